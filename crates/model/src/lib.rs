@@ -1,0 +1,116 @@
+//! Provider-neutral streaming model clients: the [`Model`] trait, the request and event types,
+//! and clients for the Anthropic Messages API and OpenAI-compatible Chat Completions.
+
+pub mod anthropic;
+pub mod error;
+pub mod openai;
+pub mod provider;
+pub mod retry;
+pub mod schema;
+pub mod sse;
+
+pub use error::ModelError;
+pub use provider::{ModelConfig, Provider};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use troupe_protocol::{ChatMessage, ContentBlock, Usage};
+
+/// HTTP header naming the agent that makes a call; lets a test server route scripts per agent.
+pub const AGENT_HEADER: &str = "x-troupe-agent";
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Tool name.
+    pub name: String,
+    /// What the tool does and when to use it.
+    pub description: String,
+    /// JSON Schema of the tool's input object.
+    pub input_schema: Value,
+}
+
+/// Everything one model call needs.
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    /// Model name as the provider knows it.
+    pub model: String,
+    /// System prompt.
+    pub system: String,
+    /// The conversation so far; never empty, starts with a user message.
+    pub messages: Vec<ChatMessage>,
+    /// Tools the model may call.
+    pub tools: Vec<ToolSpec>,
+    /// Upper bound on generated tokens for this call.
+    pub max_tokens: u32,
+    /// Name of the calling agent (sent as [`AGENT_HEADER`]).
+    pub agent: String,
+}
+
+/// Why the model stopped generating.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its turn.
+    EndTurn,
+    /// The model asked for tools.
+    ToolUse,
+    /// The output hit `max_tokens`.
+    MaxTokens,
+    /// A stop sequence matched.
+    StopSequence,
+    /// The provider refused to continue (safety).
+    Refusal,
+    /// Anything else the provider reported.
+    Other(String),
+}
+
+/// Incremental events while a response streams, for live display.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// A piece of visible text.
+    TextDelta(String),
+    /// A piece of thinking text.
+    ThinkingDelta(String),
+    /// The model started a tool call.
+    ToolUseStart {
+        /// Tool call id.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// The call failed transiently and will be retried after `wait_ms`.
+    Retrying {
+        /// Attempt number that failed (1-based).
+        attempt: u32,
+        /// Milliseconds until the next attempt.
+        wait_ms: u64,
+        /// Human-readable reason (status, error).
+        reason: String,
+    },
+}
+
+/// A complete model response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResponse {
+    /// Content blocks in order (thinking, text, tool_use).
+    pub content: Vec<ContentBlock>,
+    /// Why generation stopped.
+    pub stop_reason: StopReason,
+    /// Tokens used by this call.
+    pub usage: Usage,
+}
+
+/// A streaming chat model. Implementations retry transient failures themselves.
+#[async_trait]
+pub trait Model: Send + Sync {
+    /// Provider name, for display (`anthropic`, `openai`).
+    fn provider(&self) -> &str;
+    /// Streams one response, calling `on_event` as pieces arrive, and returns the whole of it.
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ModelError>;
+}

@@ -1,0 +1,146 @@
+//! The conversation: messages made of typed content blocks, in the shape of the Anthropic
+//! Messages API (the richest of the wire formats; the OpenAI client maps to and from it).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person, the harness (tool results, inbox mail) — anything that is not the model.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One block of a message's content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// The text itself.
+        text: String,
+    },
+    /// Extended thinking; kept and sent back unchanged (with its signature) as Anthropic requires.
+    Thinking {
+        /// The model's reasoning text.
+        thinking: String,
+        /// Opaque signature that must accompany the block when it is sent back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Thinking the provider redacted; sent back verbatim.
+    RedactedThinking {
+        /// Opaque encrypted payload.
+        data: String,
+    },
+    /// The model asks for a tool call.
+    ToolUse {
+        /// Provider-assigned id that the matching tool_result refers to.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Tool input (a JSON object).
+        input: Value,
+    },
+    /// The outcome of a tool call, sent back as part of a user message.
+    ToolResult {
+        /// The id of the tool_use this answers.
+        tool_use_id: String,
+        /// The tool's output (text).
+        content: String,
+        /// True when the tool failed; the model should act on the error.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text { text: text.into() }
+    }
+
+    /// A tool_result block.
+    pub fn tool_result(tool_use_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
+        ContentBlock::ToolResult { tool_use_id: tool_use_id.into(), content: content.into(), is_error }
+    }
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who wrote it.
+    pub role: Role,
+    /// Its content blocks, in order.
+    pub content: Vec<ContentBlock>,
+}
+
+impl ChatMessage {
+    /// A user message holding one text block.
+    pub fn user_text(text: impl Into<String>) -> Self {
+        ChatMessage { role: Role::User, content: vec![ContentBlock::text(text)] }
+    }
+
+    /// An assistant message holding one text block.
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        ChatMessage { role: Role::Assistant, content: vec![ContentBlock::text(text)] }
+    }
+
+    /// The concatenated text blocks of this message.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let ContentBlock::Text { text } = block {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The tool_use blocks of this message as (id, name, input).
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.content.iter().filter_map(|b| match b {
+            ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            _ => None,
+        })
+    }
+
+    /// True when the message asks for at least one tool call.
+    pub fn has_tool_use(&self) -> bool {
+        self.tool_uses().next().is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_round_trip_in_anthropic_shape() {
+        let msg = ChatMessage {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Thinking { thinking: "hm".into(), signature: Some("sig".into()) },
+                ContentBlock::text("hi"),
+                ContentBlock::ToolUse { id: "t1".into(), name: "bash".into(), input: serde_json::json!({"command": "ls"}) },
+            ],
+        };
+        let json = serde_json::to_value(&msg).unwrap();
+        assert_eq!(json["content"][2]["type"], "tool_use");
+        assert_eq!(json["content"][0]["signature"], "sig");
+        let back: ChatMessage = serde_json::from_value(json).unwrap();
+        assert_eq!(back, msg);
+        assert!(back.has_tool_use());
+        assert_eq!(back.text(), "hi");
+    }
+
+    #[test]
+    fn tool_result_omits_false_error_flag() {
+        let block = ContentBlock::tool_result("t1", "ok", false);
+        let json = serde_json::to_string(&block).unwrap();
+        assert_eq!(json, r#"{"type":"tool_result","tool_use_id":"t1","content":"ok"}"#);
+    }
+}

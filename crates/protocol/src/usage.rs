@@ -1,0 +1,35 @@
+//! Token usage, summed per call, per turn and per agent.
+
+use serde::{Deserialize, Serialize};
+
+/// Tokens used, in the field names of Claude Code's headless JSON output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens not read from cache.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Generated tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another usage into this one.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+    }
+
+    /// All tokens, input and output.
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+    }
+}
