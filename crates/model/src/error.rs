@@ -1,1 +1,206 @@
-//! TODO
+//! Errors a model call can end with, worded so the CLI can print them as they are.
+
+use crate::provider::ConfigError;
+use thiserror::Error;
+
+/// Why a model call failed (after any retries).
+#[derive(Debug, Error)]
+pub enum ModelError {
+    /// The server rejected the request with a status that retrying cannot fix.
+    #[error("{url} answered HTTP {status}: {message}")]
+    Http {
+        /// Endpoint called.
+        url: String,
+        /// HTTP status code.
+        status: u16,
+        /// The provider's error message (or the start of the body).
+        message: String,
+    },
+    /// The server refused the credentials (401/403).
+    #[error(
+        "{url} refused the credentials (HTTP {status}): {message}; check that {key_var} holds a valid API key"
+    )]
+    Auth {
+        /// Endpoint called.
+        url: String,
+        /// HTTP status code.
+        status: u16,
+        /// The provider's error message.
+        message: String,
+        /// The environment variable the key comes from.
+        key_var: String,
+    },
+    /// The conversation no longer fits the model's context window; compact and try again.
+    #[error("the prompt is too long for the model's context window: {message}")]
+    PromptTooLong {
+        /// The provider's error message.
+        message: String,
+    },
+    /// Every attempt failed transiently.
+    #[error("{url} kept failing after {attempts} attempts; last error: {last_error}")]
+    RetriesExhausted {
+        /// Endpoint called.
+        url: String,
+        /// How many attempts were made.
+        attempts: u32,
+        /// The last transient failure (status or network error).
+        last_error: String,
+    },
+    /// Nothing listens at the address: failed at once, without retrying.
+    #[error("connection refused by {url}: is the server running?")]
+    ConnectionRefused {
+        /// Endpoint called.
+        url: String,
+    },
+    /// The server could not be reached (bad URL, DNS failure, TLS failure).
+    #[error("could not reach {url}: {message}")]
+    Connect {
+        /// Endpoint called.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The event stream held something that cannot be understood, or a non-retriable
+    /// error reported inside the stream.
+    #[error("bad response stream from {url}: {message}")]
+    Stream {
+        /// Endpoint called.
+        url: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// A successful response whose body is not an event stream.
+    #[error("could not decode the response from {url}: {message}")]
+    Decode {
+        /// Endpoint called.
+        url: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The HTTP client could not be set up.
+    #[error("could not set up the HTTP client: {message}")]
+    Client {
+        /// What went wrong.
+        message: String,
+    },
+    /// The provider configuration is incomplete or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+impl ModelError {
+    /// True when the caller should compact the conversation and call again.
+    pub fn is_prompt_too_long(&self) -> bool {
+        matches!(self, ModelError::PromptTooLong { .. })
+    }
+}
+
+/// True when an error message says the prompt exceeds the context window, in the wording of
+/// Anthropic, OpenAI, vLLM or llama.cpp.
+pub(crate) fn mentions_prompt_too_long(message: &str) -> bool {
+    const NEEDLES: [&str; 5] = [
+        "prompt is too long",
+        "context_length_exceeded",
+        "maximum context length",
+        "exceeds the available context size",
+        "exceed_context_size",
+    ];
+    let lower = message.to_lowercase();
+    NEEDLES.iter().any(|needle| lower.contains(needle))
+}
+
+/// The human-readable message of a provider error body (`{"error":{"message":…}}` in both
+/// wire formats), or the start of the raw body when it is not JSON.
+pub(crate) fn error_body_message(body: &str) -> String {
+    const MAX_CHARS: usize = 500;
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(body) {
+        let candidates = [
+            value.pointer("/error/message"),
+            value.get("message"),
+            value.get("error"),
+            value.get("detail"),
+        ];
+        for candidate in candidates.into_iter().flatten() {
+            if let Some(text) = candidate.as_str() {
+                return text.to_owned();
+            }
+        }
+    }
+    let trimmed = body.trim();
+    if trimmed.is_empty() {
+        return "(empty body)".to_owned();
+    }
+    trimmed.chars().take(MAX_CHARS).collect()
+}
+
+/// An error and its chain of sources, joined with `: ` (reqwest's own text is terse).
+pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = cause.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_prompt_too_long_wordings() {
+        assert!(mentions_prompt_too_long(
+            "prompt is too long: 210000 tokens > 200000 maximum"
+        ));
+        assert!(mentions_prompt_too_long(
+            "This model's maximum context length is 8192 tokens. However, you requested 9000"
+        ));
+        assert!(mentions_prompt_too_long(
+            r#"{"error":{"code":"context_length_exceeded"}}"#
+        ));
+        assert!(mentions_prompt_too_long(
+            "the request exceeds the available context size, try increasing it"
+        ));
+        assert!(!mentions_prompt_too_long("max_tokens: must be positive"));
+    }
+
+    #[test]
+    fn extracts_messages_from_both_error_shapes() {
+        let anthropic =
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad model"}}"#;
+        assert_eq!(error_body_message(anthropic), "bad model");
+        let openai = r#"{"error":{"message":"Incorrect API key","type":"invalid_request_error"}}"#;
+        assert_eq!(error_body_message(openai), "Incorrect API key");
+        let ollama = r#"{"error":"model not found"}"#;
+        assert_eq!(error_body_message(ollama), "model not found");
+        assert_eq!(error_body_message("  Bad Gateway \n"), "Bad Gateway");
+        assert_eq!(error_body_message(""), "(empty body)");
+        assert_eq!(error_body_message(&"x".repeat(2000)).len(), 500);
+    }
+
+    #[test]
+    fn auth_error_names_the_key_variable() {
+        let err = ModelError::Auth {
+            url: "http://h/v1/messages".into(),
+            status: 401,
+            message: "invalid x-api-key".into(),
+            key_var: "ANTHROPIC_API_KEY".into(),
+        };
+        let text = err.to_string();
+        assert!(text.contains("ANTHROPIC_API_KEY"), "{text}");
+        assert!(text.contains("401"), "{text}");
+    }
+
+    #[test]
+    fn connection_refused_asks_whether_the_server_runs() {
+        let err = ModelError::ConnectionRefused {
+            url: "http://127.0.0.1:9/chat/completions".into(),
+        };
+        assert!(err.to_string().contains("is the server running?"));
+    }
+}

@@ -3,14 +3,18 @@
 
 pub mod anthropic;
 pub mod error;
+mod http;
 pub mod openai;
 pub mod provider;
 pub mod retry;
 pub mod schema;
 pub mod sse;
 
+pub use anthropic::AnthropicClient;
 pub use error::ModelError;
-pub use provider::{ModelConfig, Provider};
+pub use openai::OpenAiClient;
+pub use provider::{ConfigError, ModelConfig, Provider};
+pub use retry::RetryPolicy;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -19,6 +23,24 @@ use troupe_protocol::{ChatMessage, ContentBlock, Usage};
 
 /// HTTP header naming the agent that makes a call; lets a test server route scripts per agent.
 pub const AGENT_HEADER: &str = "x-troupe-agent";
+
+/// Key of the object a tool call's input becomes when the model sent text that is not a JSON
+/// object; the value is that raw text, so the tool layer can tell the model its input was
+/// malformed instead of reporting a misleading missing field.
+pub const INVALID_TOOL_INPUT_KEY: &str = "_invalid_json";
+
+/// Parses the accumulated JSON text of a tool call's input: empty text is `{}`, a JSON object
+/// is kept, anything else becomes `{INVALID_TOOL_INPUT_KEY: raw}` (still an object, so the
+/// conversation stays valid when it is sent back).
+pub fn parse_tool_input(raw: &str) -> Value {
+    if raw.trim().is_empty() {
+        return Value::Object(serde_json::Map::new());
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(value @ Value::Object(_)) => value,
+        _ => serde_json::json!({ INVALID_TOOL_INPUT_KEY: raw }),
+    }
+}
 
 /// A tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,4 +135,26 @@ pub trait Model: Send + Sync {
         request: &ModelRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tool_input_text_becomes_an_object() {
+        assert_eq!(parse_tool_input(""), json!({}));
+        assert_eq!(parse_tool_input("  "), json!({}));
+        assert_eq!(parse_tool_input(r#"{"a": [1]}"#), json!({"a": [1]}));
+        assert_eq!(
+            parse_tool_input(r#"{"a": "#),
+            json!({INVALID_TOOL_INPUT_KEY: r#"{"a": "#})
+        );
+        // Valid JSON that is not an object is not a valid tool input either.
+        assert_eq!(
+            parse_tool_input("[1, 2]"),
+            json!({INVALID_TOOL_INPUT_KEY: "[1, 2]"})
+        );
+    }
 }

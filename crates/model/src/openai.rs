@@ -1,1 +1,368 @@
-//! TODO
+//! The OpenAI-compatible Chat Completions client (streaming), for OpenAI itself and local
+//! servers such as Ollama, vLLM, llama.cpp and LM Studio.
+
+use crate::http::{build_client, call_with_retries, Assembler, Call, Emit, Fault, Flow};
+use crate::retry::RetryPolicy;
+use crate::schema::clean_schema;
+use crate::sse::SseEvent;
+use crate::{
+    parse_tool_input, Model, ModelError, ModelRequest, ModelResponse, Provider, StopReason,
+    StreamEvent, AGENT_HEADER,
+};
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
+
+/// The public OpenAI endpoint (with `/v1`).
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// Environment variable the key is read from (named in authentication errors).
+pub const KEY_VAR: &str = "OPENAI_API_KEY";
+
+/// A streaming client for `POST {base_url}/chat/completions`.
+#[derive(Debug, Clone)]
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    retry: RetryPolicy,
+}
+
+impl OpenAiClient {
+    /// A client for `base_url` (including `/v1`); local servers need no key.
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Result<Self, ModelError> {
+        Ok(OpenAiClient {
+            http: build_client()?,
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            api_key,
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// The same client with another retry policy.
+    pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The endpoint this client posts to.
+    pub fn url(&self) -> String {
+        format!("{}/chat/completions", self.base_url)
+    }
+}
+
+#[async_trait]
+impl Model for OpenAiClient {
+    fn provider(&self) -> &str {
+        "openai"
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ModelError> {
+        let body = request_body(request);
+        let mut headers = vec![
+            ("accept", "text/event-stream".to_owned()),
+            (AGENT_HEADER, request.agent.clone()),
+        ];
+        if let Some(key) = &self.api_key {
+            headers.push(("authorization", format!("Bearer {key}")));
+        }
+        let call = Call {
+            url: self.url(),
+            headers,
+            body: &body,
+            key_var: KEY_VAR,
+        };
+        call_with_retries(
+            &self.http,
+            &self.retry,
+            &call,
+            OpenAiAssembler::new,
+            on_event,
+        )
+        .await
+    }
+}
+
+/// The JSON body of a streaming Chat Completions request.
+pub(crate) fn request_body(request: &ModelRequest) -> Value {
+    let mut body = json!({
+        "model": request.model,
+        "messages": map_messages(&request.system, &request.messages),
+        "max_tokens": request.max_tokens,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": clean_schema(&tool.input_schema, Provider::OpenAi),
+                    }
+                })
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+/// Maps the conversation to Chat Completions messages: the system prompt first; each
+/// tool_result its own `tool` message (placed before any text of the same user message, as
+/// tool messages must directly follow the assistant's calls); thinking dropped.
+pub(crate) fn map_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if !system.is_empty() {
+        out.push(json!({"role": "system", "content": system}));
+    }
+    for message in messages {
+        let mut texts: Vec<&str> = Vec::new();
+        let mut tool_calls: Vec<Value> = Vec::new();
+        for block in &message.content {
+            match block {
+                ContentBlock::Text { text } => texts.push(text),
+                ContentBlock::ToolUse { id, name, input } => tool_calls.push(json!({
+                    "id": id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": input.to_string()},
+                })),
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                } => {
+                    // The format has no error flag, so the text carries it.
+                    let content = if *is_error {
+                        format!("Error: {content}")
+                    } else {
+                        content.clone()
+                    };
+                    out.push(
+                        json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}),
+                    );
+                }
+                ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
+            }
+        }
+        let text = texts.join("\n\n");
+        match message.role {
+            Role::User => {
+                if !text.is_empty() {
+                    out.push(json!({"role": "user", "content": text}));
+                }
+            }
+            Role::Assistant => {
+                // `content` is always a string: several local servers reject null.
+                let mut entry = json!({"role": "assistant", "content": text});
+                if !tool_calls.is_empty() {
+                    entry["tool_calls"] = Value::Array(tool_calls);
+                }
+                out.push(entry);
+            }
+        }
+    }
+    out
+}
+
+/// A tool call while its fragments stream in.
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+    announced: bool,
+}
+
+/// Assembles a response from Chat Completions chunks.
+#[derive(Debug)]
+pub(crate) struct OpenAiAssembler {
+    text: String,
+    /// Tool calls by their `index`: fragments after the first often carry nothing else.
+    calls: BTreeMap<u64, PartialCall>,
+    finish_reason: Option<String>,
+    usage: Usage,
+    done: bool,
+    /// Makes generated call ids unique across responses.
+    id_prefix: String,
+}
+
+impl OpenAiAssembler {
+    /// An empty assembler.
+    pub(crate) fn new() -> Self {
+        OpenAiAssembler {
+            text: String::new(),
+            calls: BTreeMap::new(),
+            finish_reason: None,
+            usage: Usage::default(),
+            done: false,
+            id_prefix: format!("call_{:08x}", fastrand::u32(..)),
+        }
+    }
+
+    fn apply_tool_call(&mut self, fragment: &Value, position: usize, emit: Emit<'_>) {
+        let str_field = |pointer: &str| {
+            fragment
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        let id = str_field("/id");
+        // A missing index is a server quirk; fall back to the fragment's place in the array,
+        // or to the last call when a fragment without id continues it.
+        let index = fragment
+            .get("index")
+            .and_then(Value::as_u64)
+            .unwrap_or_else(|| match (id, self.calls.keys().next_back()) {
+                (None, Some(&last)) => last,
+                _ => position as u64,
+            });
+        let call = self.calls.entry(index).or_default();
+        if call.id.is_none() {
+            call.id = id.map(str::to_owned);
+        }
+        if let Some(name) = str_field("/function/name") {
+            if call.name.is_empty() {
+                call.name = name.to_owned();
+            }
+        }
+        match fragment.pointer("/function/arguments") {
+            Some(Value::String(piece)) => call.arguments.push_str(piece),
+            // Some servers send the arguments as an object instead of JSON text.
+            Some(object @ Value::Object(_)) => call.arguments.push_str(&object.to_string()),
+            _ => {}
+        }
+        if !call.announced && !call.name.is_empty() {
+            call.announced = true;
+            let id = call
+                .id
+                .get_or_insert_with(|| format!("{}_{index}", self.id_prefix))
+                .clone();
+            emit(StreamEvent::ToolUseStart {
+                id,
+                name: call.name.clone(),
+            });
+        }
+    }
+}
+
+impl Assembler for OpenAiAssembler {
+    fn feed(&mut self, event: &SseEvent, emit: Emit<'_>) -> Result<Flow, Fault> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(Flow::Done);
+        }
+        if data.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| Fault::Malformed(format!("chunk is not JSON ({e}): {data}")))?;
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            let text = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or("");
+            let kind = [text("type"), text("code")]
+                .into_iter()
+                .find(|k| !k.is_empty())
+                .unwrap_or("");
+            let message = error.as_str().unwrap_or_else(|| text("message"));
+            return Err(Fault::Provider {
+                kind: kind.to_owned(),
+                message: message.to_owned(),
+            });
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = parse_usage(usage);
+        }
+        let choices = chunk.get("choices").and_then(Value::as_array);
+        // Only the first choice is requested; others (n > 1) are ignored.
+        let Some(choice) = choices.and_then(|c| c.first()) else {
+            return Ok(Flow::Continue);
+        };
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        if let Some(piece) = delta.get("content").and_then(Value::as_str) {
+            if !piece.is_empty() {
+                self.text.push_str(piece);
+                emit(StreamEvent::TextDelta(piece.to_owned()));
+            }
+        }
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(piece) = delta.get(key).and_then(Value::as_str) {
+                if !piece.is_empty() {
+                    emit(StreamEvent::ThinkingDelta(piece.to_owned()));
+                }
+            }
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for (position, fragment) in calls.iter().enumerate() {
+                self.apply_tool_call(fragment, position, &mut *emit);
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_owned());
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn finish(self) -> Result<ModelResponse, Fault> {
+        // Some servers close without `[DONE]`; a finish_reason shows the answer is whole.
+        if !self.done && self.finish_reason.is_none() {
+            return Err(Fault::Incomplete(
+                "the stream ended without finish_reason or [DONE]".to_owned(),
+            ));
+        }
+        let has_tool_use = !self.calls.is_empty();
+        let mut content = Vec::with_capacity(self.calls.len() + 1);
+        if !self.text.is_empty() {
+            content.push(ContentBlock::Text { text: self.text });
+        }
+        for (index, call) in self.calls {
+            let id = call
+                .id
+                .unwrap_or_else(|| format!("{}_{index}", self.id_prefix));
+            content.push(ContentBlock::ToolUse {
+                id,
+                name: call.name,
+                input: parse_tool_input(&call.arguments),
+            });
+        }
+        let stop_reason = match self.finish_reason.as_deref() {
+            Some("stop") => StopReason::EndTurn,
+            Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
+            Some("length") => StopReason::MaxTokens,
+            Some("content_filter") => StopReason::Refusal,
+            Some(other) => StopReason::Other(other.to_owned()),
+            None if has_tool_use => StopReason::ToolUse,
+            None => StopReason::EndTurn,
+        };
+        Ok(ModelResponse {
+            content,
+            stop_reason,
+            usage: self.usage,
+        })
+    }
+}
+
+/// Maps Chat Completions usage; cached prompt tokens are reported apart from the others, as
+/// [`Usage::input_tokens`] counts only tokens not read from cache.
+fn parse_usage(usage: &Value) -> Usage {
+    let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let cached = number("/prompt_tokens_details/cached_tokens");
+    Usage {
+        input_tokens: number("/prompt_tokens").saturating_sub(cached),
+        output_tokens: number("/completion_tokens"),
+        cache_read_input_tokens: cached,
+        cache_creation_input_tokens: 0,
+    }
+}
+
+#[cfg(test)]
+#[path = "openai_tests.rs"]
+mod tests;

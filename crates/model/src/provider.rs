@@ -1,1 +1,357 @@
-//! TODO
+//! Choosing a provider, model, endpoint and key from flags and environment variables.
+
+use crate::anthropic::{self, AnthropicClient};
+use crate::openai::{self, OpenAiClient};
+use crate::retry::RetryPolicy;
+use crate::{Model, ModelError, ModelRequest, ModelResponse, StreamEvent};
+use async_trait::async_trait;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use thiserror::Error;
+
+/// Default Anthropic model.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// Default OpenAI model.
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+/// Environment variable naming the model when `--model` is not given.
+pub const MODEL_VAR: &str = "TROUPE_MODEL";
+/// Environment variable overriding the first retry wait, in milliseconds.
+pub const RETRY_BASE_VAR: &str = "TROUPE_RETRY_BASE_MS";
+
+/// A wire format and its vendor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// The Anthropic Messages API.
+    Anthropic,
+    /// OpenAI Chat Completions, or any server compatible with it.
+    OpenAi,
+}
+
+impl Provider {
+    /// The provider's name as users type it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "anthropic",
+            Provider::OpenAi => "openai",
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Provider {
+    type Err = ConfigError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "anthropic" => Ok(Provider::Anthropic),
+            "openai" => Ok(Provider::OpenAi),
+            _ => Err(ConfigError::UnknownProvider(s.to_owned())),
+        }
+    }
+}
+
+/// Why no usable model configuration could be made.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConfigError {
+    /// The provider name is not one troupe knows.
+    #[error("unknown provider {0:?}: use anthropic or openai")]
+    UnknownProvider(String),
+    /// Neither provider's variables are set.
+    #[error(
+        "no model provider configured: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL), \
+         or OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)"
+    )]
+    NoProvider,
+    /// The chosen provider's public endpoint needs a key and none is set.
+    #[error(
+        "{provider} needs an API key: set {key_var}, or {url_var} for a server that needs none"
+    )]
+    MissingKey {
+        /// The chosen provider.
+        provider: Provider,
+        /// The key variable to set.
+        key_var: &'static str,
+        /// The base-URL variable that would point elsewhere.
+        url_var: &'static str,
+    },
+}
+
+/// Everything needed to build a model client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelConfig {
+    /// Wire format.
+    pub provider: Provider,
+    /// Model name as the provider knows it.
+    pub model: String,
+    /// Endpoint base (Anthropic without `/v1`, OpenAI with it).
+    pub base_url: String,
+    /// API key, if any.
+    pub api_key: Option<String>,
+    /// How transient failures are retried.
+    pub retry: RetryPolicy,
+}
+
+impl ModelConfig {
+    /// Resolves the configuration from flags and the environment (`env` looks a variable up;
+    /// empty values count as unset). An explicit provider wins; otherwise the Anthropic
+    /// variables are checked first, then the OpenAI ones.
+    pub fn resolve(
+        provider: Option<Provider>,
+        model: Option<String>,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<ModelConfig, ConfigError> {
+        let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let provider = match provider {
+            Some(p) => p,
+            None if var("ANTHROPIC_API_KEY").is_some() || var("ANTHROPIC_BASE_URL").is_some() => {
+                Provider::Anthropic
+            }
+            None if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() => {
+                Provider::OpenAi
+            }
+            None => return Err(ConfigError::NoProvider),
+        };
+        let (key_var, url_var, default_url, default_model) = match provider {
+            Provider::Anthropic => (
+                anthropic::KEY_VAR,
+                "ANTHROPIC_BASE_URL",
+                anthropic::DEFAULT_BASE_URL,
+                DEFAULT_ANTHROPIC_MODEL,
+            ),
+            Provider::OpenAi => (
+                openai::KEY_VAR,
+                "OPENAI_BASE_URL",
+                openai::DEFAULT_BASE_URL,
+                DEFAULT_OPENAI_MODEL,
+            ),
+        };
+        let api_key = var(key_var);
+        let custom_url = var(url_var);
+        if api_key.is_none() && custom_url.is_none() {
+            // The public endpoints always need a key; fail now rather than with a 401 later.
+            return Err(ConfigError::MissingKey {
+                provider,
+                key_var,
+                url_var,
+            });
+        }
+        let base_url = custom_url
+            .unwrap_or_else(|| default_url.to_owned())
+            .trim()
+            .trim_end_matches('/')
+            .to_owned();
+        let model = model
+            .filter(|m| !m.trim().is_empty())
+            .or_else(|| var(MODEL_VAR))
+            .unwrap_or_else(|| default_model.to_owned());
+        // An operator (or a test) may shorten the backoff; the number of attempts stays bounded.
+        let mut retry = RetryPolicy::default();
+        if let Some(ms) = var(RETRY_BASE_VAR).and_then(|v| v.trim().parse::<u64>().ok()) {
+            retry.base_delay = Duration::from_millis(ms);
+            retry.max_delay = retry
+                .max_delay
+                .min(Duration::from_millis(ms.saturating_mul(40).max(1)));
+        }
+        Ok(ModelConfig {
+            provider,
+            model,
+            base_url,
+            api_key,
+            retry,
+        })
+    }
+
+    /// A client for this configuration. Setting up the HTTP client practically never fails;
+    /// if it does, the returned model fails every call with that error rather than panicking.
+    pub fn build(&self) -> Arc<dyn Model> {
+        let built: Result<Arc<dyn Model>, ModelError> = match self.provider {
+            Provider::Anthropic => {
+                AnthropicClient::new(self.base_url.clone(), self.api_key.clone())
+                    .map(|c| Arc::new(c.with_retry_policy(self.retry)) as Arc<dyn Model>)
+            }
+            Provider::OpenAi => OpenAiClient::new(self.base_url.clone(), self.api_key.clone())
+                .map(|c| Arc::new(c.with_retry_policy(self.retry)) as Arc<dyn Model>),
+        };
+        built.unwrap_or_else(|error| {
+            tracing::error!(%error, "model client unavailable");
+            Arc::new(Unavailable {
+                provider: self.provider,
+                message: error.to_string(),
+            })
+        })
+    }
+}
+
+/// A model whose client could not be set up: every call reports why.
+#[derive(Debug)]
+struct Unavailable {
+    provider: Provider,
+    message: String,
+}
+
+#[async_trait]
+impl Model for Unavailable {
+    fn provider(&self) -> &str {
+        self.provider.as_str()
+    }
+
+    async fn stream(
+        &self,
+        _request: &ModelRequest,
+        _on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ModelError> {
+        Err(ModelError::Client {
+            message: self.message.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name: &str| map.get(name).cloned()
+    }
+
+    #[test]
+    fn parses_and_prints_provider_names() {
+        assert_eq!("anthropic".parse::<Provider>(), Ok(Provider::Anthropic));
+        assert_eq!("OpenAI".parse::<Provider>(), Ok(Provider::OpenAi));
+        assert_eq!(Provider::OpenAi.to_string(), "openai");
+        let err = "gemini".parse::<Provider>().err();
+        assert_eq!(err, Some(ConfigError::UnknownProvider("gemini".into())));
+    }
+
+    #[test]
+    fn anthropic_variables_win_when_both_are_set() {
+        let env = env_of(&[("ANTHROPIC_API_KEY", "sk-ant"), ("OPENAI_API_KEY", "sk-oa")]);
+        let config = ModelConfig::resolve(None, None, &env);
+        assert_eq!(
+            config,
+            Ok(ModelConfig {
+                provider: Provider::Anthropic,
+                model: DEFAULT_ANTHROPIC_MODEL.into(),
+                base_url: "https://api.anthropic.com".into(),
+                api_key: Some("sk-ant".into()),
+            })
+        );
+    }
+
+    #[test]
+    fn explicit_provider_and_model_win() {
+        let env = env_of(&[("ANTHROPIC_API_KEY", "sk-ant"), ("OPENAI_API_KEY", "sk-oa")]);
+        let config = ModelConfig::resolve(Some(Provider::OpenAi), Some("gpt-x".into()), &env);
+        assert_eq!(
+            config,
+            Ok(ModelConfig {
+                provider: Provider::OpenAi,
+                model: "gpt-x".into(),
+                base_url: "https://api.openai.com/v1".into(),
+                api_key: Some("sk-oa".into()),
+            })
+        );
+    }
+
+    #[test]
+    fn a_local_openai_server_needs_no_key() {
+        let env = env_of(&[
+            ("OPENAI_BASE_URL", "http://localhost:11434/v1/"),
+            ("TROUPE_MODEL", "qwen3"),
+            ("ANTHROPIC_API_KEY", ""),
+        ]);
+        let config = ModelConfig::resolve(None, None, &env);
+        assert_eq!(
+            config,
+            Ok(ModelConfig {
+                provider: Provider::OpenAi,
+                model: "qwen3".into(),
+                base_url: "http://localhost:11434/v1".into(),
+                api_key: None,
+            })
+        );
+    }
+
+    #[test]
+    fn anthropic_base_url_without_key_is_allowed() {
+        let env = env_of(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:8080")]);
+        let config = ModelConfig::resolve(None, None, &env).map(|c| (c.provider, c.api_key));
+        assert_eq!(config, Ok((Provider::Anthropic, None)));
+    }
+
+    #[test]
+    fn nothing_set_names_the_variables() {
+        let err = ModelConfig::resolve(None, None, &env_of(&[])).err();
+        assert_eq!(err, Some(ConfigError::NoProvider));
+        let text = ConfigError::NoProvider.to_string();
+        for var in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+        ] {
+            assert!(text.contains(var), "{text}");
+        }
+    }
+
+    #[test]
+    fn explicit_provider_without_key_or_url_is_refused() {
+        let env = env_of(&[("OPENAI_API_KEY", "sk-oa")]);
+        let err = ModelConfig::resolve(Some(Provider::Anthropic), None, &env).err();
+        assert_eq!(
+            err,
+            Some(ConfigError::MissingKey {
+                provider: Provider::Anthropic,
+                key_var: "ANTHROPIC_API_KEY",
+                url_var: "ANTHROPIC_BASE_URL",
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unavailable_client_reports_its_setup_error_on_every_call() {
+        let model = Unavailable {
+            provider: Provider::OpenAi,
+            message: "no TLS backend".into(),
+        };
+        let request = ModelRequest {
+            model: "m".into(),
+            system: String::new(),
+            messages: vec![troupe_protocol::ChatMessage::user_text("hi")],
+            tools: vec![],
+            max_tokens: 1,
+            agent: "lead".into(),
+        };
+        let result = model.stream(&request, &mut |_| {}).await;
+        assert!(
+            matches!(result, Err(ModelError::Client { ref message }) if message == "no TLS backend"),
+            "{result:?}"
+        );
+        assert_eq!(model.provider(), "openai");
+    }
+
+    #[test]
+    fn builds_a_client_for_each_provider() {
+        for provider in [Provider::Anthropic, Provider::OpenAi] {
+            let config = ModelConfig {
+                provider,
+                model: "m".into(),
+                base_url: "http://127.0.0.1:1".into(),
+                api_key: None,
+            };
+            assert_eq!(config.build().provider(), provider.as_str());
+        }
+    }
+}

@@ -1,1 +1,223 @@
-//! TODO
+//! Cleans generated JSON Schemas into the plain, self-contained shape providers accept for
+//! tool inputs.
+
+use crate::Provider;
+use serde_json::{Map, Value};
+
+/// How deep `$ref`s are inlined; a recursive type stops here with an open schema (`{}`).
+const MAX_REF_DEPTH: usize = 8;
+
+/// Formats defined by JSON Schema itself; schemars adds Rust ones (`uint32`, `double`, …)
+/// that some OpenAI-compatible servers reject when turning schemas into grammars.
+const STANDARD_FORMATS: [&str; 13] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "uuid",
+    "regex",
+    "json-pointer",
+];
+
+/// A clean copy of `schema` for `provider`: no `$schema`, no top-level `title`, every local
+/// `$ref` to `$defs`/`definitions` inlined, and a top-level `type: "object"` with
+/// `properties`. For OpenAI, non-standard `format` values are dropped as well.
+pub fn clean_schema(schema: &Value, provider: Provider) -> Value {
+    let defs = collect_defs(schema);
+    let mut cleaned = inline(schema, &defs, 0, provider);
+    if !cleaned.is_object() {
+        // A boolean schema (`true`) or garbage: the most permissive object schema.
+        cleaned = Value::Object(Map::new());
+    }
+    if let Value::Object(map) = &mut cleaned {
+        map.remove("$schema");
+        map.remove("title");
+        map.remove("$defs");
+        map.remove("definitions");
+        map.insert("type".to_owned(), Value::String("object".to_owned()));
+        map.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    cleaned
+}
+
+/// The named definitions of a schema, from `$defs` and the older `definitions`.
+fn collect_defs(schema: &Value) -> Map<String, Value> {
+    let mut defs = Map::new();
+    for key in ["definitions", "$defs"] {
+        if let Some(Value::Object(map)) = schema.get(key) {
+            for (name, def) in map {
+                defs.insert(name.clone(), def.clone());
+            }
+        }
+    }
+    defs
+}
+
+/// The definition a local `$ref` points to.
+fn resolve_ref<'a>(reference: &str, defs: &'a Map<String, Value>) -> Option<&'a Value> {
+    let name = reference
+        .strip_prefix("#/$defs/")
+        .or_else(|| reference.strip_prefix("#/definitions/"))?;
+    defs.get(name)
+}
+
+/// Copies `value` with local refs inlined (recursively) and per-provider fixes applied.
+fn inline(value: &Value, defs: &Map<String, Value>, depth: usize, provider: Provider) -> Value {
+    match value {
+        Value::Object(map) => {
+            if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+                if let Some(target) = resolve_ref(reference, defs) {
+                    if depth >= MAX_REF_DEPTH {
+                        return Value::Object(Map::new());
+                    }
+                    let mut resolved = inline(target, defs, depth + 1, provider);
+                    // Keywords beside the `$ref` (often a field's description) win over the
+                    // definition's own.
+                    if let Value::Object(resolved_map) = &mut resolved {
+                        for (key, sibling) in map {
+                            if key != "$ref" {
+                                resolved_map
+                                    .insert(key.clone(), inline(sibling, defs, depth, provider));
+                            }
+                        }
+                    }
+                    return resolved;
+                }
+            }
+            let mut out = Map::new();
+            for (key, child) in map {
+                if key == "$defs" || key == "definitions" {
+                    continue;
+                }
+                if key == "format" && provider == Provider::OpenAi && !is_standard_format(child) {
+                    continue;
+                }
+                out.insert(key.clone(), inline(child, defs, depth, provider));
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| inline(item, defs, depth, provider))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn is_standard_format(format: &Value) -> bool {
+    format
+        .as_str()
+        .is_some_and(|f| STANDARD_FORMATS.contains(&f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Roughly what schemars 1 generates for a struct with a nested enum and an optional field.
+    fn generated() -> Value {
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "EditInput",
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File to edit"},
+                "count": {"type": "integer", "format": "uint32", "minimum": 0},
+                "when": {"type": "string", "format": "date-time"},
+                "mode": {"$ref": "#/$defs/Mode", "description": "How to edit"},
+                "extra": {"anyOf": [{"$ref": "#/definitions/Extra"}, {"type": "null"}]}
+            },
+            "required": ["path", "mode"],
+            "$defs": {
+                "Mode": {"type": "string", "enum": ["replace", "append"], "description": "old"}
+            },
+            "definitions": {
+                "Extra": {"type": "object", "title": "Extra", "properties": {"note": {"type": "string"}}}
+            }
+        })
+    }
+
+    #[test]
+    fn removes_meta_keys_and_inlines_refs() {
+        let cleaned = clean_schema(&generated(), Provider::Anthropic);
+        assert_eq!(
+            cleaned,
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File to edit"},
+                    "count": {"type": "integer", "format": "uint32", "minimum": 0},
+                    "when": {"type": "string", "format": "date-time"},
+                    "mode": {"type": "string", "enum": ["replace", "append"], "description": "How to edit"},
+                    "extra": {"anyOf": [
+                        {"type": "object", "title": "Extra", "properties": {"note": {"type": "string"}}},
+                        {"type": "null"}
+                    ]}
+                },
+                "required": ["path", "mode"]
+            })
+        );
+    }
+
+    #[test]
+    fn openai_drops_rust_specific_formats_only() {
+        let cleaned = clean_schema(&generated(), Provider::OpenAi);
+        assert!(cleaned.pointer("/properties/count/format").is_none());
+        assert_eq!(cleaned["properties"]["count"]["minimum"], 0);
+        assert_eq!(cleaned["properties"]["when"]["format"], "date-time");
+    }
+
+    #[test]
+    fn adds_type_and_properties_when_missing() {
+        assert_eq!(
+            clean_schema(&json!({"title": "Unit"}), Provider::Anthropic),
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(
+            clean_schema(&json!(true), Provider::OpenAi),
+            json!({"type": "object", "properties": {}})
+        );
+    }
+
+    #[test]
+    fn recursive_refs_stop_at_a_bounded_depth() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/Node"}},
+            "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}}}}
+        });
+        let cleaned = clean_schema(&schema, Provider::Anthropic);
+        let mut node = &cleaned["properties"]["root"];
+        let mut levels = 0;
+        while let Some(child) = node.pointer("/properties/child") {
+            node = child;
+            levels += 1;
+        }
+        assert_eq!(levels, MAX_REF_DEPTH);
+        assert_eq!(node, &json!({}));
+        assert!(!cleaned.to_string().contains("$ref"));
+    }
+
+    #[test]
+    fn cleaning_is_idempotent() {
+        let once = clean_schema(&generated(), Provider::OpenAi);
+        assert_eq!(clean_schema(&once, Provider::OpenAi), once);
+    }
+
+    #[test]
+    fn unknown_refs_are_left_alone() {
+        let schema =
+            json!({"type": "object", "properties": {"x": {"$ref": "https://example.com/s.json"}}});
+        assert_eq!(clean_schema(&schema, Provider::Anthropic), schema);
+    }
+}

@@ -64,8 +64,16 @@ impl ContentBlock {
     }
 
     /// A tool_result block.
-    pub fn tool_result(tool_use_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
-        ContentBlock::ToolResult { tool_use_id: tool_use_id.into(), content: content.into(), is_error }
+    pub fn tool_result(
+        tool_use_id: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
+        ContentBlock::ToolResult {
+            tool_use_id: tool_use_id.into(),
+            content: content.into(),
+            is_error,
+        }
     }
 }
 
@@ -81,12 +89,18 @@ pub struct ChatMessage {
 impl ChatMessage {
     /// A user message holding one text block.
     pub fn user_text(text: impl Into<String>) -> Self {
-        ChatMessage { role: Role::User, content: vec![ContentBlock::text(text)] }
+        ChatMessage {
+            role: Role::User,
+            content: vec![ContentBlock::text(text)],
+        }
     }
 
     /// An assistant message holding one text block.
     pub fn assistant_text(text: impl Into<String>) -> Self {
-        ChatMessage { role: Role::Assistant, content: vec![ContentBlock::text(text)] }
+        ChatMessage {
+            role: Role::Assistant,
+            content: vec![ContentBlock::text(text)],
+        }
     }
 
     /// The concatenated text blocks of this message.
@@ -123,9 +137,16 @@ mod tests {
         let msg = ChatMessage {
             role: Role::Assistant,
             content: vec![
-                ContentBlock::Thinking { thinking: "hm".into(), signature: Some("sig".into()) },
+                ContentBlock::Thinking {
+                    thinking: "hm".into(),
+                    signature: Some("sig".into()),
+                },
                 ContentBlock::text("hi"),
-                ContentBlock::ToolUse { id: "t1".into(), name: "bash".into(), input: serde_json::json!({"command": "ls"}) },
+                ContentBlock::ToolUse {
+                    id: "t1".into(),
+                    name: "bash".into(),
+                    input: serde_json::json!({"command": "ls"}),
+                },
             ],
         };
         let json = serde_json::to_value(&msg).unwrap();
@@ -141,6 +162,9 @@ mod tests {
     fn tool_result_omits_false_error_flag() {
         let block = ContentBlock::tool_result("t1", "ok", false);
         let json = serde_json::to_string(&block).unwrap();
-        assert_eq!(json, r#"{"type":"tool_result","tool_use_id":"t1","content":"ok"}"#);
+        assert_eq!(
+            json,
+            r#"{"type":"tool_result","tool_use_id":"t1","content":"ok"}"#
+        );
     }
 }

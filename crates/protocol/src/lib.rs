@@ -2,7 +2,19 @@
 //! agent statuses and events. No I/O, no async.
 
 pub mod chat;
+pub mod envelope;
+pub mod event;
+pub mod ids;
+pub mod request;
+pub mod roster;
+pub mod status;
 pub mod usage;
 
 pub use chat::{ChatMessage, ContentBlock, Role};
+pub use envelope::{Envelope, MailKind};
+pub use event::{Event, EventKind};
+pub use ids::{new_id, validate_agent_name, NameError};
+pub use request::{Request, RequestError, RequestKind, RequestStatus, Response, Transition};
+pub use roster::{Member, Roster};
+pub use status::AgentStatus;
 pub use usage::Usage;

@@ -30,6 +30,9 @@ impl Usage {
 
     /// All tokens, input and output.
     pub fn total(&self) -> u64 {
-        self.input_tokens + self.output_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+        self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
     }
 }

@@ -1,1 +1,18 @@
-//! placeholder
+//! The team runtime: persistent named teammates running the agent loop, durable mail between
+//! them, lifecycle in the roster and event log, wake-on-message, and the settle rule.
+
+pub mod error;
+pub mod inbox;
+pub mod member;
+pub mod notice;
+pub mod prompt;
+pub mod render;
+pub mod runtime;
+pub mod settle;
+pub mod tools;
+pub mod wake;
+
+pub use error::TeamError;
+pub use notice::{Notice, NoticeSink};
+pub use runtime::{Team, TeamConfig, TeammateMode, LEAD};
+pub use settle::SettleState;

@@ -1,1 +1,25 @@
-//! placeholder
+//! Dev-only test tooling: a scripted fake model server speaking Anthropic Messages and OpenAI
+//! Chat Completions streaming, routed per agent and recording every request, plus workspace
+//! fixtures.
+//!
+//! ```no_run
+//! use troupe_testkit::{FakeServer, Step};
+//! let server = FakeServer::start();
+//! server.script("lead", [Step::tool("bash", serde_json::json!({"command": "ls"})), Step::text("done")]);
+//! // point the client at server.url() (Anthropic) or server.openai_url() (OpenAI) …
+//! assert_eq!(server.remaining("lead"), 2);
+//! ```
+
+mod answer;
+mod anthropic;
+pub mod fixtures;
+mod openai;
+mod recorded;
+mod render;
+mod script;
+mod server;
+
+pub use fixtures::TempWorkspace;
+pub use recorded::Recorded;
+pub use script::{Fault, Reply, ReplyBlock, Step, StopReason, Wire};
+pub use server::{FakeServer, AGENT_HEADER, DEFAULT_AGENT};

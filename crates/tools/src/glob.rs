@@ -1,1 +1,155 @@
-//! TODO
+//! The `glob` tool: files matching a glob pattern, newest first, honouring .gitignore.
+
+use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput, Workspace};
+use async_trait::async_trait;
+use globset::GlobBuilder;
+use ignore::WalkBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Most paths one call returns.
+pub const MAX_RESULTS: usize = 1_000;
+
+/// Directories never searched: git's internals and troupe's own state.
+pub(crate) const SKIPPED_DIRS: &[&str] = &[".git", ".troupe"];
+
+/// Input of the `glob` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GlobInput {
+    /// Glob pattern matched against paths relative to the search directory, e.g. `**/*.rs` or
+    /// `src/*.{ts,tsx}`; `*` does not cross `/`, `**` does.
+    pub pattern: String,
+    /// Directory to search, relative to the workspace root (default: the root).
+    pub path: Option<String>,
+}
+
+/// Finds files by name pattern.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GlobTool;
+
+const DESCRIPTION: &str = "Finds files whose path matches a glob pattern (`**/*.rs`, \
+`src/**/test_*.py`, `*.{json,toml}`), searching the workspace or the given directory. Files \
+ignored by .gitignore are skipped. Returns paths relative to the workspace root, most recently \
+modified first.";
+
+#[async_trait]
+impl Tool for GlobTool {
+    fn name(&self) -> &str {
+        "glob"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_of::<GlobInput>()
+    }
+
+    fn effect(&self, _input: &Value) -> Effect {
+        Effect::ReadOnly
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: GlobInput = match parse_input(self.name(), input) {
+            Ok(input) => input,
+            Err(output) => return output,
+        };
+        let base = match search_root(&ctx.workspace, input.path.as_deref()) {
+            Ok(base) => base,
+            Err(output) => return output,
+        };
+        if !base.is_dir() {
+            return ToolOutput::error(format!(
+                "{} is not a directory; glob searches directories",
+                ctx.workspace.display(&base)
+            ));
+        }
+        let pattern = input.pattern.trim_start_matches("./").to_owned();
+        let matcher = match GlobBuilder::new(&pattern).literal_separator(true).build() {
+            Ok(glob) => glob.compile_matcher(),
+            Err(err) => return ToolOutput::error(format!("Invalid glob pattern: {err}")),
+        };
+        let walk_base = base.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            let mut found: Vec<(SystemTime, PathBuf)> = walker(&walk_base)
+                .build()
+                .filter_map(Result::ok)
+                .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
+                .filter(|entry| {
+                    entry
+                        .path()
+                        .strip_prefix(&walk_base)
+                        .is_ok_and(|rel| matcher.is_match(rel))
+                })
+                .map(|entry| {
+                    let modified = entry
+                        .metadata()
+                        .ok()
+                        .and_then(|meta| meta.modified().ok())
+                        .unwrap_or(SystemTime::UNIX_EPOCH);
+                    (modified, entry.into_path())
+                })
+                .collect();
+            // Newest first; ties by path so the order is stable.
+            found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            found
+        })
+        .await;
+        let found = match found {
+            Ok(found) => found,
+            Err(err) => return ToolOutput::error(format!("Search failed: {err}")),
+        };
+        if found.is_empty() {
+            return ToolOutput::ok(format!(
+                "No files match `{pattern}` under {}",
+                ctx.workspace.display(&base)
+            ));
+        }
+        let mut out: Vec<String> = found
+            .iter()
+            .take(MAX_RESULTS)
+            .map(|(_, path)| ctx.workspace.display(path))
+            .collect();
+        if found.len() > MAX_RESULTS {
+            out.push(format!(
+                "(showing the {MAX_RESULTS} newest of {} matches; narrow the pattern or path)",
+                found.len()
+            ));
+        }
+        ToolOutput::ok(out.join("\n"))
+    }
+}
+
+/// Resolves an optional search directory; absent or empty means the workspace root.
+pub(crate) fn search_root(
+    workspace: &Workspace,
+    path: Option<&str>,
+) -> Result<PathBuf, ToolOutput> {
+    match path {
+        None | Some("") => Ok(workspace.root().to_path_buf()),
+        Some(path) => workspace.resolve(path).map_err(ToolOutput::from),
+    }
+}
+
+/// A gitignore-aware walker over `base` that also sees dot-files but never enters `.git` or
+/// `.troupe`, and does not need a git repository for .gitignore to count.
+pub(crate) fn walker(base: &Path) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(base);
+    builder
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            let skipped = entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && SKIPPED_DIRS
+                    .iter()
+                    .any(|dir| entry.file_name() == std::ffi::OsStr::new(dir));
+            !skipped
+        });
+    builder
+}

@@ -1,1 +1,282 @@
-//! TODO
+//! The `grep` tool: regex search over files with ripgrep's own crates, gitignore-aware.
+
+use crate::glob::{search_root, walker};
+use crate::output::{truncate_line, DEFAULT_OUTPUT_BUDGET};
+use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput, Workspace};
+use async_trait::async_trait;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use ignore::overrides::OverrideBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Longest line (in characters) shown in content mode.
+const GREP_LINE_LIMIT: usize = 500;
+
+/// What the search reports.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMode {
+    /// Matching lines as `path:line:text`.
+    Content,
+    /// Only the paths of files that match.
+    #[default]
+    FilesWithMatches,
+    /// `path:count` of matching lines per file.
+    Count,
+}
+
+/// Input of the `grep` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GrepInput {
+    /// Regular expression (Rust regex syntax, like ripgrep) to search for.
+    pub pattern: String,
+    /// File or directory to search, relative to the workspace root (default: the root).
+    pub path: Option<String>,
+    /// Only search files matching this glob, e.g. `*.rs` or `src/**/*.{ts,tsx}`.
+    pub glob: Option<String>,
+    /// `content` (matching lines), `files_with_matches` (default) or `count`.
+    pub output_mode: Option<OutputMode>,
+    /// Lines of context before and after each match (content mode only).
+    pub context: Option<usize>,
+    /// Match case-insensitively (default false).
+    pub case_insensitive: Option<bool>,
+    /// Return at most this many lines (content) or entries (other modes).
+    pub head_limit: Option<usize>,
+}
+
+/// Searches file contents by regular expression.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GrepTool;
+
+const DESCRIPTION: &str = "Searches file contents with a regular expression (ripgrep syntax) in \
+the workspace or a given file or directory, skipping .gitignored and binary files. output_mode \
+`files_with_matches` (default) lists matching files; `content` shows `path:line:text` lines \
+(with `context` lines around, shown as `path-line-text`); `count` shows matches per file. \
+Filter files with glob (e.g. `*.rs`) and cap results with head_limit.";
+
+#[async_trait]
+impl Tool for GrepTool {
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_of::<GrepInput>()
+    }
+
+    fn effect(&self, _input: &Value) -> Effect {
+        Effect::ReadOnly
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: GrepInput = match parse_input(self.name(), input) {
+            Ok(input) => input,
+            Err(output) => return output,
+        };
+        let base = match search_root(&ctx.workspace, input.path.as_deref()) {
+            Ok(base) => base,
+            Err(output) => return output,
+        };
+        let matcher = match RegexMatcherBuilder::new()
+            .case_insensitive(input.case_insensitive.unwrap_or(false))
+            .line_terminator(Some(b'\n'))
+            .build(&input.pattern)
+        {
+            Ok(matcher) => matcher,
+            Err(err) => {
+                return ToolOutput::error(format!("Invalid regex `{}`: {err}", input.pattern))
+            }
+        };
+        let workspace = Arc::clone(&ctx.workspace);
+        let searched =
+            tokio::task::spawn_blocking(move || search(&workspace, &base, &input, &matcher)).await;
+        match searched {
+            Ok(Ok(output)) => output,
+            Ok(Err(message)) => ToolOutput::error(message),
+            Err(err) => ToolOutput::error(format!("Search failed: {err}")),
+        }
+    }
+}
+
+/// Walks `base` and searches every file, producing the tool's answer.
+fn search(
+    workspace: &Workspace,
+    base: &Path,
+    input: &GrepInput,
+    matcher: &RegexMatcher,
+) -> Result<ToolOutput, String> {
+    let mode = input.output_mode.unwrap_or_default();
+    let context = match mode {
+        OutputMode::Content => input.context.unwrap_or(0),
+        OutputMode::FilesWithMatches | OutputMode::Count => 0,
+    };
+    let mut builder = walker(base);
+    builder.sort_by_file_name(|a, b| a.cmp(b));
+    if let Some(glob) = input.glob.as_deref().filter(|g| !g.is_empty()) {
+        let mut overrides = OverrideBuilder::new(base);
+        overrides
+            .add(glob)
+            .map_err(|err| format!("Invalid glob `{glob}`: {err}"))?;
+        let overrides = overrides
+            .build()
+            .map_err(|err| format!("Invalid glob `{glob}`: {err}"))?;
+        builder.overrides(overrides);
+    }
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .before_context(context)
+        .after_context(context)
+        .binary_detection(BinaryDetection::quit(0))
+        .build();
+    let limit = input.head_limit.filter(|n| *n > 0).unwrap_or(usize::MAX);
+    let mut collected = Collected::default();
+    for entry in builder.build().filter_map(Result::ok) {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if collected.entries >= limit || collected.bytes >= DEFAULT_OUTPUT_BUDGET {
+            collected.cut_short = true;
+            break;
+        }
+        let path: PathBuf = entry.into_path();
+        let mut sink = FileSink {
+            shown: workspace.display(&path),
+            mode,
+            lines: Vec::new(),
+            matches: 0,
+            room: match mode {
+                OutputMode::Content => limit - collected.entries,
+                OutputMode::FilesWithMatches | OutputMode::Count => usize::MAX,
+            },
+        };
+        if let Err(err) = searcher.search_path(matcher, &path, &mut sink) {
+            tracing::debug!(path = %path.display(), error = %err, "grep skipped a file");
+            continue;
+        }
+        collected.add(sink, context > 0);
+    }
+    Ok(collected.into_output(&input.pattern, mode))
+}
+
+/// Output gathered across files.
+#[derive(Debug, Default)]
+struct Collected {
+    lines: Vec<String>,
+    bytes: usize,
+    /// Lines (content mode) or files (other modes) produced, counted against head_limit.
+    entries: usize,
+    files: usize,
+    matches: usize,
+    cut_short: bool,
+}
+
+impl Collected {
+    /// Takes one file's results.
+    fn add(&mut self, sink: FileSink, separate: bool) {
+        if sink.matches == 0 {
+            return;
+        }
+        self.files += 1;
+        self.matches += sink.matches;
+        let new_lines = match sink.mode {
+            OutputMode::Content => {
+                if separate && !self.lines.is_empty() {
+                    self.lines.push("--".to_owned());
+                }
+                self.entries += sink.lines.len();
+                if sink.room <= sink.lines.len() {
+                    self.cut_short = true;
+                }
+                sink.lines
+            }
+            OutputMode::FilesWithMatches => {
+                self.entries += 1;
+                vec![sink.shown]
+            }
+            OutputMode::Count => {
+                self.entries += 1;
+                vec![format!("{}:{}", sink.shown, sink.matches)]
+            }
+        };
+        self.bytes += new_lines.iter().map(|l| l.len() + 1).sum::<usize>();
+        self.lines.extend(new_lines);
+    }
+
+    /// Phrases the results for the model.
+    fn into_output(self, pattern: &str, mode: OutputMode) -> ToolOutput {
+        if self.files == 0 {
+            return ToolOutput::ok(format!("No matches for `{pattern}`"));
+        }
+        let mut text = self.lines.join("\n");
+        if mode == OutputMode::Count {
+            text.push_str(&format!(
+                "\n({} matching lines in {} files)",
+                self.matches, self.files
+            ));
+        }
+        if self.cut_short {
+            text.push_str(
+                "\n(results cut short by head_limit or the output budget; narrow the search \
+                 with path or glob to see the rest)",
+            );
+        }
+        ToolOutput::ok(text)
+    }
+}
+
+/// Receives one file's matches from the searcher.
+struct FileSink {
+    shown: String,
+    mode: OutputMode,
+    lines: Vec<String>,
+    matches: usize,
+    /// Content lines still allowed by head_limit.
+    room: usize,
+}
+
+impl FileSink {
+    /// Records one output line; false once head_limit is reached.
+    fn push_line(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim_end_matches('\n').trim_end_matches('\r');
+        let number = number.unwrap_or(0);
+        self.lines.push(format!(
+            "{}{separator}{number}{separator}{}",
+            self.shown,
+            truncate_line(text, GREP_LINE_LIMIT)
+        ));
+        self.lines.len() < self.room
+    }
+}
+
+impl Sink for FileSink {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.matches += 1;
+        match self.mode {
+            // One match is enough to list the file.
+            OutputMode::FilesWithMatches => Ok(false),
+            OutputMode::Count => Ok(true),
+            OutputMode::Content => Ok(self.push_line(':', mat.line_number(), mat.bytes())),
+        }
+    }
+
+    fn context(&mut self, _searcher: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        Ok(self.push_line('-', ctx.line_number(), ctx.bytes()))
+    }
+
+    fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, io::Error> {
+        self.lines.push("--".to_owned());
+        Ok(true)
+    }
+}

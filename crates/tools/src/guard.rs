@@ -1,1 +1,267 @@
-//! TODO
+//! The workspace path guard: every path a tool touches is resolved here and must stay inside the
+//! workspace root, with symlinks followed before the check.
+
+use crate::ToolOutput;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path was refused or could not be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardError {
+    /// The workspace root itself could not be opened.
+    #[error("cannot open workspace root {path}: {source}")]
+    Root {
+        /// The root as given.
+        path: PathBuf,
+        /// What the file system said.
+        source: io::Error,
+    },
+    /// The workspace root is not a directory.
+    #[error("workspace root {0} is not a directory")]
+    RootNotDir(PathBuf),
+    /// An empty path was given.
+    #[error("empty path (workspace is {root})")]
+    Empty {
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// The path lies outside the workspace.
+    #[error("path `{path}` is outside the workspace {root}")]
+    Escapes {
+        /// The path as given.
+        path: String,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// The path looks inside but a symlink on the way points outside the workspace.
+    #[error("path `{path}` resolves through a symlink to {target}, outside the workspace {root}")]
+    SymlinkEscapes {
+        /// The path as given.
+        path: String,
+        /// Where the symlink leads.
+        target: PathBuf,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// A new path goes up (`..`) out of a directory that does not exist yet, which cannot be
+    /// checked safely.
+    #[error("path `{path}` uses `..` after a directory that does not exist (workspace is {root})")]
+    ParentOfMissing {
+        /// The path as given.
+        path: String,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// The path does not exist (only for reads).
+    #[error("path `{path}` does not exist (workspace is {root})")]
+    NotFound {
+        /// The path as given.
+        path: String,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// Any other file-system failure while resolving.
+    #[error("cannot resolve path `{path}`: {source}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// What the file system said.
+        source: io::Error,
+    },
+}
+
+impl From<GuardError> for ToolOutput {
+    fn from(err: GuardError) -> Self {
+        ToolOutput::error(err.to_string())
+    }
+}
+
+/// The directory an agent works in; every tool path is resolved against it and kept inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// Opens a workspace, canonicalizing its root so later containment checks compare real paths.
+    pub fn new(root: impl AsRef<Path>) -> Result<Self, GuardError> {
+        let given = root.as_ref();
+        let root = given.canonicalize().map_err(|source| GuardError::Root {
+            path: given.to_path_buf(),
+            source,
+        })?;
+        if !root.is_dir() {
+            return Err(GuardError::RootNotDir(root));
+        }
+        Ok(Workspace { root })
+    }
+
+    /// The canonical workspace root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves an existing path (relative to the root, or absolute inside it), following symlinks.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, GuardError> {
+        let joined = self.join(path)?;
+        match joined.canonicalize() {
+            Ok(real) => self.check_inside(path, &joined, real),
+            Err(err) if is_missing(&err) => {
+                // Report an escape in preference to "not found": it is the more useful message.
+                self.resolve_for_write(path)?;
+                Err(GuardError::NotFound {
+                    path: path.to_owned(),
+                    root: self.root.clone(),
+                })
+            }
+            Err(source) => Err(GuardError::Io {
+                path: path.to_owned(),
+                source,
+            }),
+        }
+    }
+
+    /// Resolves a path that may not exist yet: the deepest existing ancestor is canonicalized
+    /// (following symlinks) and the missing components are appended; `..` among those is refused.
+    pub fn resolve_for_write(&self, path: &str) -> Result<PathBuf, GuardError> {
+        let joined = self.join(path)?;
+        let components: Vec<Component<'_>> = joined.components().collect();
+        for existing in (1..=components.len()).rev() {
+            let ancestor: PathBuf = components[..existing].iter().collect();
+            let real = match ancestor.canonicalize() {
+                Ok(real) => real,
+                Err(err) if is_missing(&err) => continue,
+                Err(source) => {
+                    return Err(GuardError::Io {
+                        path: path.to_owned(),
+                        source,
+                    })
+                }
+            };
+            let missing = &components[existing..];
+            if missing.is_empty() {
+                return self.check_inside(path, &joined, real);
+            }
+            return self.append_missing(path, &joined, real, missing);
+        }
+        // The file-system root always exists, so this is only reached for odd inputs.
+        Err(GuardError::Escapes {
+            path: path.to_owned(),
+            root: self.root.clone(),
+        })
+    }
+
+    /// A path for messages: relative to the root when inside it, `.` for the root itself.
+    pub fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
+
+    /// Joins a relative path onto the root; absolute paths are taken as they are.
+    fn join(&self, path: &str) -> Result<PathBuf, GuardError> {
+        if path.is_empty() {
+            return Err(GuardError::Empty {
+                root: self.root.clone(),
+            });
+        }
+        let given = Path::new(path);
+        Ok(if given.is_absolute() {
+            given.to_path_buf()
+        } else {
+            self.root.join(given)
+        })
+    }
+
+    /// Appends the not-yet-existing tail of a path to its canonical existing ancestor.
+    fn append_missing(
+        &self,
+        path: &str,
+        joined: &Path,
+        mut real: PathBuf,
+        missing: &[Component<'_>],
+    ) -> Result<PathBuf, GuardError> {
+        for (index, component) in missing.iter().enumerate() {
+            match component {
+                Component::Normal(name) => {
+                    real.push(name);
+                    // Only the first missing component can exist at all: as a dangling symlink,
+                    // which a write would follow to wherever it points.
+                    if index == 0 && real.symlink_metadata().is_ok() {
+                        let target = std::fs::read_link(&real).unwrap_or_else(|_| real.clone());
+                        return Err(GuardError::SymlinkEscapes {
+                            path: path.to_owned(),
+                            target,
+                            root: self.root.clone(),
+                        });
+                    }
+                }
+                Component::CurDir => {}
+                Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                    return Err(if lexically_inside(joined, &self.root) {
+                        GuardError::ParentOfMissing {
+                            path: path.to_owned(),
+                            root: self.root.clone(),
+                        }
+                    } else {
+                        GuardError::Escapes {
+                            path: path.to_owned(),
+                            root: self.root.clone(),
+                        }
+                    });
+                }
+            }
+        }
+        self.check_inside(path, joined, real)
+    }
+
+    /// Accepts a resolved path inside the root; otherwise says whether a symlink led outside.
+    fn check_inside(
+        &self,
+        path: &str,
+        joined: &Path,
+        real: PathBuf,
+    ) -> Result<PathBuf, GuardError> {
+        if real.starts_with(&self.root) {
+            return Ok(real);
+        }
+        if lexically_inside(joined, &self.root) {
+            Err(GuardError::SymlinkEscapes {
+                path: path.to_owned(),
+                target: real,
+                root: self.root.clone(),
+            })
+        } else {
+            Err(GuardError::Escapes {
+                path: path.to_owned(),
+                root: self.root.clone(),
+            })
+        }
+    }
+}
+
+/// True for the errors that mean "some component is missing", as opposed to real failures.
+fn is_missing(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+/// Whether `path`, with `.` and `..` applied textually, stays under `root`. Used only to choose
+/// the error message; the security decision is always made on canonical paths.
+fn lexically_inside(path: &Path, root: &Path) -> bool {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::CurDir => {}
+            other => normal.push(other),
+        }
+    }
+    normal.starts_with(root)
+}

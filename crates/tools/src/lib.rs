@@ -10,11 +10,20 @@ pub mod read_file;
 pub mod registry;
 pub mod write_file;
 
-pub use guard::Workspace;
+pub use bash::{is_read_only_command, BashTool};
+pub use edit_file::EditFileTool;
+pub use glob::GlobTool;
+pub use grep::GrepTool;
+pub use guard::{GuardError, Workspace};
+pub use output::{truncate_middle, DEFAULT_OUTPUT_BUDGET};
+pub use read_file::ReadFileTool;
 pub use registry::Registry;
+pub use write_file::WriteFileTool;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// What a tool call does to the world; permissions and the plan gate decide on this.
@@ -42,12 +51,18 @@ pub struct ToolOutput {
 impl ToolOutput {
     /// A successful result.
     pub fn ok(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: false }
+        ToolOutput {
+            content: content.into(),
+            is_error: false,
+        }
     }
 
     /// A failed result, phrased so the model can act on it.
     pub fn error(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: true }
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+        }
     }
 }
 
@@ -77,3 +92,103 @@ pub trait Tool: Send + Sync {
 
 /// A shared, dynamically typed tool.
 pub type DynTool = Arc<dyn Tool>;
+
+/// JSON Schema of a tool's input type: subschemas inlined, no `$schema`/`title`/root description
+/// (the tool has its own), optional fields given their plain type (providers choke on
+/// `["string", "null"]` unions) and unit enums as a plain `enum` list.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.inline_subschemas = true;
+            settings.meta_schema = None;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Value::Object(root) = &mut schema {
+        root.remove("title");
+        root.remove("$schema");
+        root.remove("description");
+    }
+    strip_null_types(&mut schema);
+    schema
+}
+
+/// Rewrites `Option<T>` schemas (`type: [T, "null"]`, `anyOf: [T, null]`) into plain `T`
+/// everywhere, because optionality is already expressed by `required`.
+fn strip_null_types(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            simplify_nullable(map);
+            simplify_const_choice(map);
+            for child in map.values_mut() {
+                strip_null_types(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_null_types),
+        _ => {}
+    }
+}
+
+/// Simplifies one schema object whose only nullability is an added `null` alternative.
+fn simplify_nullable(map: &mut Map<String, Value>) {
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            map.insert("type".to_owned(), only);
+        }
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    let Some(Value::Array(alternatives)) = map.get("anyOf") else {
+        return;
+    };
+    let is_null = |v: &Value| v.get("type").is_some_and(|t| t == "null");
+    let rest: Vec<Value> = alternatives
+        .iter()
+        .filter(|v| !is_null(v))
+        .cloned()
+        .collect();
+    if rest.len() == 1 && rest.len() < alternatives.len() {
+        map.remove("anyOf");
+        if let Some(Value::Object(inner)) = rest.into_iter().next() {
+            for (key, val) in inner {
+                // The outer description (from the field's doc comment) wins over the type's.
+                map.entry(key).or_insert(val);
+            }
+        }
+    }
+}
+
+/// Turns `oneOf: [{const: "a", type: "string"}, …]` (what documented enum variants produce) into
+/// `type: "string", enum: ["a", …]`, which every provider understands.
+fn simplify_const_choice(map: &mut Map<String, Value>) {
+    let Some(Value::Array(choices)) = map.get("oneOf") else {
+        return;
+    };
+    let mut kind = None;
+    let mut values = Vec::with_capacity(choices.len());
+    for choice in choices {
+        let (Some(value), Some(choice_kind)) = (choice.get("const"), choice.get("type")) else {
+            return;
+        };
+        if kind.is_some_and(|k| k != choice_kind) {
+            return;
+        }
+        kind = Some(choice_kind);
+        values.push(value.clone());
+    }
+    let Some(kind) = kind.cloned() else {
+        return;
+    };
+    map.remove("oneOf");
+    map.insert("type".to_owned(), kind);
+    map.insert("enum".to_owned(), Value::Array(values));
+}
+
+/// Deserializes a tool's input, turning a malformed one into an error output naming the problem.
+pub fn parse_input<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolOutput> {
+    serde_json::from_value(input)
+        .map_err(|err| ToolOutput::error(format!("Invalid input for {tool}: {err}")))
+}

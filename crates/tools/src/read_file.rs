@@ -1,1 +1,192 @@
-//! TODO
+//! The `read_file` tool: a text file's lines, numbered like `cat -n`, a window at a time.
+
+use crate::guard::GuardError;
+use crate::output::{truncate_line, DEFAULT_LINE_LIMIT};
+use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+/// Lines returned when the call names no limit.
+pub const DEFAULT_LIMIT: usize = 2_000;
+
+/// Bytes of numbered text returned at most in one call; the rest is reached with `offset`.
+pub const READ_BUDGET: usize = 100_000;
+
+/// How much of the start of a file is checked for NUL bytes to call it binary.
+const BINARY_SNIFF: usize = 8 * 1024;
+
+/// Input of the `read_file` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadFileInput {
+    /// File to read, relative to the workspace root (or absolute inside it).
+    pub path: String,
+    /// First line to show, 1-based (default 1).
+    pub offset: Option<usize>,
+    /// How many lines to show (default 2000).
+    pub limit: Option<usize>,
+}
+
+/// Reads text files with line numbers.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReadFileTool;
+
+const DESCRIPTION: &str = "Reads a text file in the workspace and returns its lines numbered like \
+`cat -n` (number, tab, text). By default up to 2000 lines from the start; use offset (1-based \
+line) and limit to read further in large files. Lines longer than 2000 characters are cut. \
+Binary files and directories are refused. Read a file before editing it.";
+
+#[async_trait]
+impl Tool for ReadFileTool {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_of::<ReadFileInput>()
+    }
+
+    fn effect(&self, _input: &Value) -> Effect {
+        Effect::ReadOnly
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: ReadFileInput = match parse_input(self.name(), input) {
+            Ok(input) => input,
+            Err(output) => return output,
+        };
+        let path = match ctx.workspace.resolve(&input.path) {
+            Ok(path) => path,
+            Err(GuardError::NotFound { .. }) => {
+                return ToolOutput::error(format!(
+                    "File not found: {}. Use glob to find files by name (for example pattern \
+                     \"**/{}\").",
+                    input.path,
+                    file_name_hint(&input.path)
+                ))
+            }
+            Err(err) => return err.into(),
+        };
+        let shown = ctx.workspace.display(&path);
+        let offset = input.offset.unwrap_or(1).max(1);
+        let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+        if limit == 0 {
+            return ToolOutput::error("limit must be at least 1");
+        }
+        let read = tokio::task::spawn_blocking(move || read_numbered(&path, offset, limit)).await;
+        match read {
+            Ok(Ok(Listing::Text(text))) => ToolOutput::ok(text),
+            Ok(Ok(Listing::Empty)) => ToolOutput::ok(format!("({shown} is empty)")),
+            Ok(Ok(Listing::PastEnd { lines })) => ToolOutput::error(format!(
+                "offset {offset} is past the end of {shown}, which has {lines} lines"
+            )),
+            Ok(Ok(Listing::Directory)) => ToolOutput::error(format!(
+                "{shown} is a directory, not a file; use glob to list files in it"
+            )),
+            Ok(Ok(Listing::Binary)) => ToolOutput::error(format!(
+                "{shown} looks like a binary file (it contains NUL bytes); read_file shows text only"
+            )),
+            Ok(Err(err)) => ToolOutput::error(format!("Cannot read {shown}: {err}")),
+            Err(err) => ToolOutput::error(format!("Reading {shown} failed: {err}")),
+        }
+    }
+}
+
+/// The last path component, for the glob suggestion.
+fn file_name_hint(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_owned())
+}
+
+/// What a read produced.
+#[derive(Debug)]
+enum Listing {
+    /// Numbered lines, with a note when more remain.
+    Text(String),
+    /// The file has no content.
+    Empty,
+    /// The offset is beyond the last line.
+    PastEnd { lines: usize },
+    /// The path is a directory.
+    Directory,
+    /// The file contains NUL bytes near its start.
+    Binary,
+}
+
+/// Reads lines `offset..offset+limit` of a file, numbered, within the byte budget.
+fn read_numbered(path: &Path, offset: usize, limit: usize) -> io::Result<Listing> {
+    if path.is_dir() {
+        return Ok(Listing::Directory);
+    }
+    let mut reader = BufReader::with_capacity(64 * 1024, File::open(path)?);
+    let start = reader.fill_buf()?;
+    if start.is_empty() {
+        return Ok(Listing::Empty);
+    }
+    if start[..start.len().min(BINARY_SNIFF)].contains(&0) {
+        return Ok(Listing::Binary);
+    }
+    let mut out = String::new();
+    let mut line = Vec::new();
+    let mut number = 0;
+    let mut stopped_at = None;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        number += 1;
+        if number < offset {
+            continue;
+        }
+        if number >= offset + limit || out.len() >= READ_BUDGET {
+            stopped_at = Some(number);
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches('\n').trim_end_matches('\r');
+        out.push_str(&format!(
+            "{number:>6}\t{}\n",
+            truncate_line(text, DEFAULT_LINE_LIMIT)
+        ));
+    }
+    let Some(next) = stopped_at else {
+        if number < offset {
+            return Ok(Listing::PastEnd { lines: number });
+        }
+        return Ok(Listing::Text(out));
+    };
+    // Count what is left so the note can say how much more there is.
+    let remaining = 1 + count_lines(&mut reader)?;
+    let total = next - 1 + remaining;
+    out.push_str(&format!(
+        "... {remaining} more lines (file has {total}); continue with offset={next}\n"
+    ));
+    Ok(Listing::Text(out))
+}
+
+/// Counts the lines left in a reader (a last line without a newline counts).
+fn count_lines(reader: &mut impl Read) -> io::Result<usize> {
+    let mut count = 0;
+    let mut buf = [0u8; 64 * 1024];
+    let mut last = b'\n';
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        count += buf[..n].iter().filter(|b| **b == b'\n').count();
+        last = buf[n - 1];
+    }
+    Ok(count + usize::from(last != b'\n'))
+}

@@ -1,0 +1,66 @@
+//! Extension points the loop calls into: where inbox mail comes from, who answers permission
+//! questions, and gates that may refuse a tool call. The team crate implements these; the agent
+//! crate knows nothing of teams.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use troupe_tools::Effect;
+
+/// One piece of mail ready to be injected into a conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MailItem {
+    /// Unique message id, for de-duplication on re-delivery.
+    pub id: String,
+    /// How the model should see it.
+    pub text: String,
+}
+
+/// A batch of mail fetched from an inbox, to be acknowledged once persisted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MailBatch {
+    /// Messages in arrival order.
+    pub items: Vec<MailItem>,
+    /// Opaque position to acknowledge (a mailbox byte offset); `None` when nothing was read.
+    pub ack_token: Option<u64>,
+}
+
+/// Where an agent's incoming mail comes from.
+pub trait InboxSource: Send + Sync {
+    /// Unconsumed mail, without consuming it.
+    fn fetch(&self) -> Result<MailBatch, String>;
+    /// Marks a batch consumed; called only after it is in the persisted transcript.
+    fn ack(&self, batch: &MailBatch) -> Result<(), String>;
+}
+
+/// The answer to a permission question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    /// Run the call.
+    Allow,
+    /// Refuse it; the text becomes the error tool_result.
+    Deny(String),
+}
+
+/// Answers "may this call run?" when the permission rules say to ask.
+#[async_trait]
+pub trait Approver: Send + Sync {
+    /// Decides on one call; `reason` explains why it needs approval.
+    async fn approve(&self, agent: &str, tool: &str, input: &Value, reason: &str) -> Approval;
+}
+
+/// An approver for runs without a person: refuses with the reason, which says how to allow it.
+#[derive(Debug, Default)]
+pub struct RefuseApprover;
+
+#[async_trait]
+impl Approver for RefuseApprover {
+    async fn approve(&self, _agent: &str, _tool: &str, _input: &Value, reason: &str) -> Approval {
+        Approval::Deny(reason.to_string())
+    }
+}
+
+/// A gate in the tool layer (the plan gate): may refuse a call before permissions are asked.
+pub trait ToolGate: Send + Sync {
+    /// `Some(message)` refuses the call with that message.
+    fn check(&self, tool: &str, effect: Effect, input: &Value) -> Option<String>;
+}

@@ -1,0 +1,398 @@
+//! Permission modes and rules: whether a tool call runs, is asked about, or is refused.
+//!
+//! The order is fixed: a deny rule beats everything; plan mode then refuses anything that is not
+//! read-only (so no allow or ask rule can open the plan gate); an ask rule beats allow rules; an
+//! allow rule beats the mode's default.
+
+mod bash_split;
+mod path_glob;
+mod rules;
+#[cfg(test)]
+mod tests;
+
+pub use bash_split::{split_command, Part, Redirect, Split, Syntax};
+pub use rules::{rule_name, split_rule_list, Rule, RuleError, Rules};
+
+use path_glob::CallPath;
+use rules::Purpose;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+use troupe_tools::Effect;
+
+/// How much an agent may do without asking, as `--permission-mode` and settings spell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionMode {
+    /// Ask before edits and commands.
+    #[default]
+    Default,
+    /// File edits run without asking; commands still ask.
+    AcceptEdits,
+    /// Read-only tools only.
+    Plan,
+    /// Everything runs without asking; deny rules still apply.
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    /// Every mode, in the order the help text lists them.
+    pub const ALL: [PermissionMode; 4] = [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::BypassPermissions,
+    ];
+
+    /// The mode as written on the command line and in settings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+        }
+    }
+}
+
+/// A permission mode name that is not one of the four.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown permission mode `{given}`; expected default, acceptEdits, plan or bypassPermissions"
+)]
+pub struct ModeError {
+    /// What was given.
+    pub given: String,
+}
+
+impl FromStr for PermissionMode {
+    type Err = ModeError;
+
+    fn from_str(text: &str) -> Result<PermissionMode, ModeError> {
+        PermissionMode::ALL
+            .into_iter()
+            .find(|mode| mode.as_str() == text)
+            .ok_or_else(|| ModeError { given: text.into() })
+    }
+}
+
+impl fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the policy says about one tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it.
+    Allow,
+    /// Ask the user (or, for a teammate, the lead) first.
+    Ask {
+        /// Why, in a sentence the user can act on.
+        reason: String,
+    },
+    /// Refuse it; the reason goes back to the model.
+    Deny {
+        /// Why, in a sentence the model can act on.
+        reason: String,
+    },
+}
+
+/// The facts about a tool call that permissions decide on.
+#[derive(Debug, Clone, Copy)]
+pub struct CallInfo<'a> {
+    /// The tool's troupe name (`bash`, `write_file`, `mcp__github__create_issue`, …).
+    pub tool: &'a str,
+    /// What the call does, as the tool judged it from its input.
+    pub effect: Effect,
+    /// The call's input: `command` for bash, `path` for file tools.
+    pub input: &'a Value,
+    /// The workspace root that relative paths and path rules are relative to.
+    pub workspace_root: &'a Path,
+}
+
+/// A permission mode with its rules: the whole permission configuration of one agent.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// The mode that decides calls no rule speaks about.
+    pub mode: PermissionMode,
+    /// The allow, ask and deny rules.
+    pub rules: Rules,
+}
+
+/// Why a call got its decision; kept apart from the wording so headless help can say more.
+enum Outcome<'r> {
+    Allow,
+    DeniedByRule(&'r Rule),
+    DeniedByPlanMode,
+    AskedByRule(&'r Rule),
+    AskedByMode,
+}
+
+impl Policy {
+    /// A policy of `mode` and `rules`.
+    pub fn new(mode: PermissionMode, rules: Rules) -> Policy {
+        Policy { mode, rules }
+    }
+
+    /// Decides whether `call` runs, is asked about, or is refused.
+    pub fn decide(&self, call: &CallInfo<'_>) -> Decision {
+        match self.evaluate(call) {
+            Outcome::Allow => Decision::Allow,
+            outcome @ (Outcome::DeniedByRule(_) | Outcome::DeniedByPlanMode) => Decision::Deny {
+                reason: self.reason(&outcome, call),
+            },
+            outcome @ (Outcome::AskedByRule(_) | Outcome::AskedByMode) => Decision::Ask {
+                reason: self.reason(&outcome, call),
+            },
+        }
+    }
+
+    /// What a headless run, which has nobody to ask, tells the user about `call`.
+    ///
+    /// For a call the policy would ask about, this says exactly how to allow it on the next run
+    /// (`--allowedTools "Bash(rm:*)"`, `--permission-mode acceptEdits`, or removing an ask rule).
+    /// For any other call it is the decision's reason.
+    pub fn headless_refusal(&self, call: &CallInfo<'_>) -> String {
+        let outcome = self.evaluate(call);
+        let reason = self.reason(&outcome, call);
+        match (outcome, call.effect) {
+            (Outcome::AskedByMode, Effect::Edit) => format!(
+                "{reason}. To allow it, re-run with --permission-mode acceptEdits or --allowedTools {}",
+                shell_quote(&self.suggested_rules(call))
+            ),
+            (Outcome::AskedByMode, Effect::Execute | Effect::ReadOnly | Effect::Coordinate) => {
+                format!(
+                    "{reason}. To allow it, re-run with --allowedTools {} or --permission-mode bypassPermissions",
+                    shell_quote(&self.suggested_rules(call))
+                )
+            }
+            (Outcome::AskedByRule(rule), _) => format!(
+                "{reason}, and a headless run cannot ask. Ask rules win over --allowedTools and every \
+                 permission mode: remove `{rule}` from \"permissions.ask\" in the settings to run it unattended"
+            ),
+            (Outcome::Allow | Outcome::DeniedByRule(_) | Outcome::DeniedByPlanMode, _) => reason,
+        }
+    }
+
+    fn evaluate(&self, call: &CallInfo<'_>) -> Outcome<'_> {
+        let tool = rule_name(call.tool);
+        let subject = Subject::of(tool, call);
+        if let Some(rule) = relevant(&self.rules.deny, tool)
+            .into_iter()
+            .find(|rule| subject.restricted_by(rule))
+        {
+            return Outcome::DeniedByRule(rule);
+        }
+        let mutates = match call.effect {
+            Effect::ReadOnly | Effect::Coordinate => false,
+            Effect::Edit | Effect::Execute => true,
+        };
+        if mutates && self.mode == PermissionMode::Plan {
+            return Outcome::DeniedByPlanMode;
+        }
+        if let Some(rule) = relevant(&self.rules.ask, tool)
+            .into_iter()
+            .find(|rule| subject.restricted_by(rule))
+        {
+            return Outcome::AskedByRule(rule);
+        }
+        match (self.mode, call.effect) {
+            (_, Effect::ReadOnly | Effect::Coordinate)
+            | (PermissionMode::BypassPermissions, Effect::Edit | Effect::Execute)
+            | (PermissionMode::AcceptEdits, Effect::Edit) => Outcome::Allow,
+            // Already refused above; listed so the match stays exhaustive.
+            (PermissionMode::Plan, Effect::Edit | Effect::Execute) => Outcome::DeniedByPlanMode,
+            (PermissionMode::Default, Effect::Edit | Effect::Execute)
+            | (PermissionMode::AcceptEdits, Effect::Execute) => {
+                match subject.granted_by(&relevant(&self.rules.allow, tool)) {
+                    true => Outcome::Allow,
+                    false => Outcome::AskedByMode,
+                }
+            }
+        }
+    }
+
+    fn reason(&self, outcome: &Outcome<'_>, call: &CallInfo<'_>) -> String {
+        let tool = call.tool;
+        let detail = match call_detail(call) {
+            Some(detail) => format!(": {:?}", shorten(detail)),
+            None => String::new(),
+        };
+        match outcome {
+            Outcome::Allow => format!("{tool} is allowed{detail}"),
+            Outcome::DeniedByRule(rule) => {
+                format!("{tool} is denied by the permission rule `{rule}`{detail}")
+            }
+            Outcome::DeniedByPlanMode => {
+                let what = match call.effect {
+                    Effect::Edit => "changes files",
+                    Effect::Execute | Effect::ReadOnly | Effect::Coordinate => {
+                        "runs a command that may change things"
+                    }
+                };
+                format!(
+                    "plan mode allows read-only tools only, and {tool} {what}{detail}. \
+                     Finish the plan and have it approved before changing anything"
+                )
+            }
+            Outcome::AskedByRule(rule) => {
+                format!("{tool} needs permission: the ask rule `{rule}` matches{detail}")
+            }
+            Outcome::AskedByMode => {
+                format!("{tool} needs permission in {} mode{detail}", self.mode)
+            }
+        }
+    }
+
+    /// The allow rules that would let `call` run: one per command part not yet allowed.
+    fn suggested_rules(&self, call: &CallInfo<'_>) -> String {
+        let tool = rule_name(call.tool);
+        let Subject::Command { split, .. } = Subject::of(tool, call) else {
+            return tool.to_string();
+        };
+        let allow = relevant(&self.rules.allow, tool);
+        let mut suggestions: Vec<String> = Vec::new();
+        for part in &split.parts {
+            if allow
+                .iter()
+                .any(|rule| rule.matches_command(part, Purpose::Grant))
+            {
+                continue;
+            }
+            let suggestion = match part.redirect {
+                // A prefix rule never grants a redirection to a file, so only the exact command does.
+                Redirect::File => format!("Bash({})", part.text),
+                Redirect::None => format!("Bash({}:*)", command_words(&part.text)),
+            };
+            if !suggestions.contains(&suggestion) {
+                suggestions.push(suggestion);
+            }
+        }
+        match (split.syntax, suggestions.is_empty()) {
+            (Syntax::Complete, false) => suggestions.join(" "),
+            (Syntax::Complete, true) | (Syntax::Unterminated, _) => "Bash".to_string(),
+        }
+    }
+}
+
+/// What a call is judged on: the simple commands of a bash call, or the path of a file tool.
+enum Subject {
+    Command { whole: Part, split: Split },
+    Path(Option<CallPath>),
+    Opaque,
+}
+
+impl Subject {
+    fn of(tool: &str, call: &CallInfo<'_>) -> Subject {
+        let field = |name: &str| call.input.get(name).and_then(Value::as_str);
+        match tool {
+            "Bash" => {
+                let command = field("command").unwrap_or("").trim();
+                Subject::Command {
+                    whole: Part {
+                        text: command.to_string(),
+                        redirect: Redirect::None,
+                    },
+                    split: split_command(command),
+                }
+            }
+            // Glob and grep search the workspace root when no path is given.
+            "Glob" | "Grep" => Subject::Path(Some(CallPath::resolve(
+                field("path").unwrap_or("."),
+                call.workspace_root,
+            ))),
+            "Read" | "Edit" => {
+                Subject::Path(field("path").map(|raw| CallPath::resolve(raw, call.workspace_root)))
+            }
+            _ => Subject::Opaque,
+        }
+    }
+
+    /// Whether a deny or ask rule (already known to be about this tool) matches: any part will do.
+    fn restricted_by(&self, rule: &Rule) -> bool {
+        match self {
+            Subject::Command { whole, split } => {
+                rule.matches_command(whole, Purpose::Restrict)
+                    || split
+                        .parts
+                        .iter()
+                        .any(|part| rule.matches_command(part, Purpose::Restrict))
+            }
+            Subject::Path(Some(path)) => rule.matches_path(path),
+            Subject::Path(None) | Subject::Opaque => rule.is_tool_wide(),
+        }
+    }
+
+    /// Whether allow rules (already known to be about this tool) cover the call: every part must be.
+    fn granted_by(&self, allow: &[&Rule]) -> bool {
+        if allow.iter().any(|rule| rule.is_tool_wide()) {
+            return true;
+        }
+        match self {
+            // A line the splitter could not follow, or an empty one, is never granted piecemeal.
+            Subject::Command { split, .. } => {
+                split.syntax == Syntax::Complete
+                    && !split.parts.is_empty()
+                    && split.parts.iter().all(|part| {
+                        allow
+                            .iter()
+                            .any(|rule| rule.matches_command(part, Purpose::Grant))
+                    })
+            }
+            Subject::Path(Some(path)) => allow.iter().any(|rule| rule.matches_path(path)),
+            Subject::Path(None) | Subject::Opaque => false,
+        }
+    }
+}
+
+/// The rules of `rules` that are about the tool whose rule name is `tool`.
+fn relevant<'r>(rules: &'r [Rule], tool: &str) -> Vec<&'r Rule> {
+    rules.iter().filter(|rule| rule.applies_to(tool)).collect()
+}
+
+/// The command or path a message should quote for `call`.
+fn call_detail<'a>(call: &CallInfo<'a>) -> Option<&'a str> {
+    let field = match rule_name(call.tool) {
+        "Bash" => "command",
+        "Read" | "Edit" | "Glob" | "Grep" => "path",
+        _ => return None,
+    };
+    call.input.get(field).and_then(Value::as_str)
+}
+
+/// Cuts long commands (heredocs, scripts) so a reason stays one readable line.
+fn shorten(text: &str) -> String {
+    const LIMIT: usize = 200;
+    match text.char_indices().nth(LIMIT) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// The program a command runs, with any leading `VAR=value` assignments: `rm` for `rm -rf build`.
+fn command_words(command: &str) -> String {
+    let mut words = Vec::new();
+    for word in command.split_whitespace() {
+        words.push(word);
+        if !word.contains('=') || word.starts_with('-') {
+            break;
+        }
+    }
+    words.join(" ")
+}
+
+/// Quotes a `--allowedTools` value for a POSIX shell, only when it needs it.
+fn shell_quote(value: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ',');
+    if !value.is_empty() && value.chars().all(plain) {
+        value.to_string()
+    } else if !value.contains(['"', '\\', '$', '`']) {
+        format!("\"{value}\"")
+    } else {
+        format!("'{}'", value.replace('\'', r"'\''"))
+    }
+}

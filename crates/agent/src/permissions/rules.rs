@@ -1,0 +1,384 @@
+//! Permission rules (`Tool` or `Tool(specifier)`) as written in settings and on the command line.
+
+use super::bash_split::{Part, Redirect};
+use super::path_glob::{CallPath, PathPattern};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Why a rule could not be parsed; every variant names the rule as written.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    /// The tool name is missing, as in `(ls)`.
+    #[error("permission rule `{rule}` has no tool name")]
+    EmptyToolName {
+        /// The rule as written.
+        rule: String,
+    },
+    /// The tool name holds characters no tool name has.
+    #[error("permission rule `{rule}`: `{name}` is not a tool name")]
+    InvalidToolName {
+        /// The rule as written.
+        rule: String,
+        /// The offending name.
+        name: String,
+    },
+    /// A `(` without the closing `)` at the end, as in `Bash(foo`.
+    #[error("permission rule `{rule}` opens `(` but does not end with `)`")]
+    UnclosedParen {
+        /// The rule as written.
+        rule: String,
+    },
+    /// `()` with nothing inside.
+    #[error("permission rule `{rule}` has an empty specifier; write `{tool}` to match every call")]
+    EmptySpecifier {
+        /// The rule as written.
+        rule: String,
+        /// The tool name, for the suggestion.
+        tool: String,
+    },
+    /// `:*` somewhere other than the end of a Bash specifier.
+    #[error(
+        "permission rule `{rule}`: `:*` may only end the specifier, as in `Bash(npm run test:*)`"
+    )]
+    MisplacedWildcard {
+        /// The rule as written.
+        rule: String,
+    },
+    /// A specifier on an MCP tool, which takes none.
+    #[error("permission rule `{rule}`: MCP tool rules take no specifier")]
+    McpSpecifier {
+        /// The rule as written.
+        rule: String,
+    },
+    /// A path specifier that is not a valid glob.
+    #[error("permission rule `{rule}` has an invalid path glob: {source}")]
+    BadGlob {
+        /// The rule as written.
+        rule: String,
+        /// What globset objected to.
+        source: globset::Error,
+    },
+}
+
+/// Maps a troupe tool name to the name rules use (`bash` → `Bash`, `write_file` → `Edit`, …).
+///
+/// Names that are already rule names, MCP tools and unknown tools come back unchanged; Claude
+/// Code's `Write` and `MultiEdit` map to `Edit` so its settings carry over.
+pub fn rule_name(tool: &str) -> &str {
+    match tool {
+        "bash" => "Bash",
+        "read_file" => "Read",
+        "write_file" | "edit_file" | "Write" | "MultiEdit" => "Edit",
+        "glob" => "Glob",
+        "grep" => "Grep",
+        other => other,
+    }
+}
+
+/// Which tools a rule is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ToolPattern {
+    /// One tool, by its rule name.
+    Named(String),
+    /// Every tool of one MCP server (`mcp__server__*` or `mcp__server`); holds `mcp__server__`.
+    McpServer(String),
+}
+
+/// How a Bash specifier compares with a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum BashPattern {
+    /// `Bash(git status)`: the command exactly.
+    Exact(String),
+    /// `Bash(npm run test:*)` or `Bash(npm run test *)`: the words, then anything or nothing.
+    WordPrefix(String),
+    /// `Bash(ls*)`: a plain text prefix (matches `lsof` too), as Claude Code reads it.
+    TextPrefix(String),
+}
+
+/// What a rule's parentheses say.
+#[derive(Debug, Clone)]
+enum Specifier {
+    /// No parentheses (or `(*)`): every call of the tool.
+    Any,
+    /// A Bash command pattern.
+    Bash(BashPattern),
+    /// A path glob for file tools.
+    Path(PathPattern),
+    /// A specifier for a tool troupe cannot interpret (`WebFetch(domain:…)`); matches nothing.
+    Unsupported,
+}
+
+/// Whether a rule is being asked to grant a call or to restrict it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Purpose {
+    /// An allow rule: a prefix rule does not cover a command that redirects output to a file.
+    Grant,
+    /// A deny or ask rule: matched as broadly as the pattern reads.
+    Restrict,
+}
+
+/// One permission rule, such as `Bash(npm run test:*)`, `Edit(src/**)` or `mcp__github__*`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Rule {
+    text: String,
+    tool: ToolPattern,
+    specifier: Specifier,
+}
+
+impl Rule {
+    /// Parses one rule; a malformed rule is an error naming it.
+    pub fn parse(text: &str) -> Result<Rule, RuleError> {
+        let text = text.trim();
+        let (name, spec) = match text.find('(') {
+            None => (text, None),
+            Some(open) => match text[open + 1..].strip_suffix(')') {
+                Some(spec) => (&text[..open], Some(spec)),
+                None => return Err(RuleError::UnclosedParen { rule: text.into() }),
+            },
+        };
+        let tool = parse_tool(text, name.trim())?;
+        let specifier = match (spec.map(str::trim), &tool) {
+            (None, _) | (Some("*"), ToolPattern::Named(_)) => Specifier::Any,
+            (Some(""), _) => {
+                return Err(RuleError::EmptySpecifier {
+                    rule: text.into(),
+                    tool: name.trim().into(),
+                })
+            }
+            (Some(_), ToolPattern::McpServer(_)) => {
+                return Err(RuleError::McpSpecifier { rule: text.into() })
+            }
+            (Some(_), ToolPattern::Named(named)) if named.starts_with("mcp__") => {
+                return Err(RuleError::McpSpecifier { rule: text.into() })
+            }
+            (Some(spec), ToolPattern::Named(named)) => match named.as_str() {
+                "Bash" => Specifier::Bash(parse_bash(text, spec)?),
+                "Read" | "Edit" | "Glob" | "Grep" => {
+                    Specifier::Path(PathPattern::parse(spec).map_err(|source| {
+                        RuleError::BadGlob {
+                            rule: text.into(),
+                            source,
+                        }
+                    })?)
+                }
+                _ => Specifier::Unsupported,
+            },
+        };
+        Ok(Rule {
+            text: text.into(),
+            tool,
+            specifier,
+        })
+    }
+
+    /// The rule as written (trimmed).
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether this rule is about the tool whose rule name is `tool` (see [`rule_name`]).
+    ///
+    /// `Read` rules also cover `Glob` and `Grep`, which read files too, so a denied path stays
+    /// unread whichever tool asks.
+    pub fn applies_to(&self, tool: &str) -> bool {
+        match &self.tool {
+            ToolPattern::Named(name) => {
+                name == tool || (name == "Read" && matches!(tool, "Glob" | "Grep"))
+            }
+            ToolPattern::McpServer(prefix) => tool.starts_with(prefix.as_str()),
+        }
+    }
+
+    /// Whether the rule covers every call of its tools, whatever the input.
+    pub fn is_tool_wide(&self) -> bool {
+        matches!(self.specifier, Specifier::Any)
+    }
+
+    /// Whether the rule matches one simple command of a Bash call.
+    pub(super) fn matches_command(&self, part: &Part, purpose: Purpose) -> bool {
+        match &self.specifier {
+            Specifier::Any => true,
+            Specifier::Bash(pattern) => match (pattern, purpose, part.redirect) {
+                (BashPattern::Exact(exact), _, _) => part.text == *exact,
+                // `Bash(cat:*)` grants reading, not `cat a > important-file`.
+                (
+                    BashPattern::WordPrefix(_) | BashPattern::TextPrefix(_),
+                    Purpose::Grant,
+                    Redirect::File,
+                ) => false,
+                (BashPattern::WordPrefix(prefix), _, _) => part
+                    .text
+                    .strip_prefix(prefix.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace)),
+                (BashPattern::TextPrefix(prefix), _, _) => part.text.starts_with(prefix.as_str()),
+            },
+            Specifier::Path(_) | Specifier::Unsupported => false,
+        }
+    }
+
+    /// Whether the rule matches the path of a file tool call.
+    pub(super) fn matches_path(&self, path: &CallPath) -> bool {
+        match &self.specifier {
+            Specifier::Any => true,
+            Specifier::Path(pattern) => pattern.matches(path),
+            Specifier::Bash(_) | Specifier::Unsupported => false,
+        }
+    }
+}
+
+fn parse_tool(rule: &str, name: &str) -> Result<ToolPattern, RuleError> {
+    if name.is_empty() {
+        return Err(RuleError::EmptyToolName { rule: rule.into() });
+    }
+    let invalid = || RuleError::InvalidToolName {
+        rule: rule.into(),
+        name: name.into(),
+    };
+    let body = name.strip_suffix('*').unwrap_or(name);
+    if !body
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(invalid());
+    }
+    let Some(server_and_tool) = name.strip_prefix("mcp__") else {
+        return match body.len() == name.len() {
+            true => Ok(ToolPattern::Named(rule_name(name).to_string())),
+            false => Err(invalid()),
+        };
+    };
+    match server_and_tool.split_once("__") {
+        // `mcp__server__*`: every tool of the server.
+        Some((server, "*")) if !server.is_empty() => {
+            Ok(ToolPattern::McpServer(format!("mcp__{server}__")))
+        }
+        Some((server, tool)) if !server.is_empty() && !tool.is_empty() && !tool.contains('*') => {
+            Ok(ToolPattern::Named(name.to_string()))
+        }
+        // `mcp__server`: Claude Code's spelling for every tool of the server.
+        None if !server_and_tool.is_empty() && !server_and_tool.contains('*') => {
+            Ok(ToolPattern::McpServer(format!("mcp__{server_and_tool}__")))
+        }
+        _ => Err(invalid()),
+    }
+}
+
+fn parse_bash(rule: &str, spec: &str) -> Result<BashPattern, RuleError> {
+    let misplaced = || RuleError::MisplacedWildcard { rule: rule.into() };
+    let empty = || RuleError::EmptySpecifier {
+        rule: rule.into(),
+        tool: "Bash".into(),
+    };
+    let word_prefix = spec
+        .strip_suffix(":*")
+        .or_else(|| spec.strip_suffix(" *"))
+        .map(str::trim_end);
+    let pattern = match word_prefix {
+        Some(prefix) => BashPattern::WordPrefix(prefix.to_string()),
+        None => match spec.strip_suffix('*') {
+            Some(prefix) => BashPattern::TextPrefix(prefix.to_string()),
+            None => BashPattern::Exact(spec.to_string()),
+        },
+    };
+    match &pattern {
+        BashPattern::WordPrefix(p) | BashPattern::TextPrefix(p) | BashPattern::Exact(p)
+            if p.contains(":*") =>
+        {
+            Err(misplaced())
+        }
+        BashPattern::WordPrefix(p) | BashPattern::TextPrefix(p) if p.is_empty() => Err(empty()),
+        _ => Ok(pattern),
+    }
+}
+
+impl FromStr for Rule {
+    type Err = RuleError;
+
+    fn from_str(text: &str) -> Result<Rule, RuleError> {
+        Rule::parse(text)
+    }
+}
+
+impl TryFrom<String> for Rule {
+    type Error = RuleError;
+
+    fn try_from(text: String) -> Result<Rule, RuleError> {
+        Rule::parse(&text)
+    }
+}
+
+impl From<Rule> for String {
+    fn from(rule: Rule) -> String {
+        rule.text
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// The three rule lists of a settings `permissions` block (plus `--allowedTools` and friends).
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    /// Calls these match run without asking (unless a deny or ask rule matches too).
+    pub allow: Vec<Rule>,
+    /// Calls these match are asked about even when an allow rule or the mode would allow them.
+    pub ask: Vec<Rule>,
+    /// Calls these match are refused, in every mode.
+    pub deny: Vec<Rule>,
+}
+
+impl Rules {
+    /// Parses the three lists; the first malformed rule is the error.
+    pub fn parse(allow: &[String], ask: &[String], deny: &[String]) -> Result<Rules, RuleError> {
+        let parse_all = |texts: &[String]| -> Result<Vec<Rule>, RuleError> {
+            texts.iter().map(|text| Rule::parse(text)).collect()
+        };
+        Ok(Rules {
+            allow: parse_all(allow)?,
+            ask: parse_all(ask)?,
+            deny: parse_all(deny)?,
+        })
+    }
+
+    /// Adds another source's rules (a later settings file, the command line) to these.
+    pub fn extend(&mut self, other: Rules) {
+        self.allow.extend(other.allow);
+        self.ask.extend(other.ask);
+        self.deny.extend(other.deny);
+    }
+}
+
+/// Splits one `--allowedTools` value into rules at commas and spaces outside parentheses.
+///
+/// `"Bash(git diff:*) Edit,Read"` gives `["Bash(git diff:*)", "Edit", "Read"]`.
+pub fn split_rule_list(list: &str) -> Vec<String> {
+    let mut rules = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in list.chars() {
+        match c {
+            ',' | ' ' | '\t' | '\n' if depth == 0 => {
+                if !current.is_empty() {
+                    rules.push(std::mem::take(&mut current));
+                }
+            }
+            _ => {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                current.push(c);
+            }
+        }
+    }
+    if !current.is_empty() {
+        rules.push(current);
+    }
+    rules
+}

@@ -1,0 +1,245 @@
+//! Persisted conversations: one JSON line per message, append-only, repaired on load so that a
+//! killed run never leaves a tool_use without its tool_result.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use troupe_protocol::{ChatMessage, ContentBlock, Role};
+
+/// Text of the synthetic tool_result written for a call that never finished.
+pub const INTERRUPTED: &str = "error: interrupted — the call did not finish (the run was stopped or killed). Check the workspace state before retrying.";
+
+/// One line of a transcript file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Line {
+    /// Written once when the transcript is created.
+    Meta {
+        /// Session or agent id the file belongs to.
+        id: String,
+        /// Agent name.
+        agent: String,
+        /// Workspace root.
+        cwd: String,
+        /// Milliseconds since the Unix epoch.
+        ts: u64,
+    },
+    /// A conversation message.
+    Message {
+        /// The message.
+        message: ChatMessage,
+        /// Team mail ids this message carries (inbox injection), for de-duplication on re-delivery.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        mail_ids: Vec<String>,
+        /// Milliseconds since the Unix epoch.
+        ts: u64,
+    },
+}
+
+/// Errors reading or writing a transcript.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscriptError {
+    /// The file could not be read or written.
+    #[error("transcript {path}: {source}")]
+    Io {
+        /// The transcript file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// What loading a transcript found.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Messages in order, repaired.
+    pub messages: Vec<ChatMessage>,
+    /// Mail ids already delivered into this conversation.
+    pub mail_ids: HashSet<String>,
+    /// Lines that could not be parsed (skipped).
+    pub corrupt_lines: usize,
+    /// Synthetic tool results appended to close dangling tool calls.
+    pub repaired_calls: usize,
+}
+
+/// An append-only transcript file.
+#[derive(Debug)]
+pub struct Transcript {
+    path: PathBuf,
+    file: File,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Transcript {
+    /// Opens (creating if needed) the transcript at `path` for appending.
+    pub fn open(path: &Path) -> Result<Transcript, TranscriptError> {
+        let io = |source| TranscriptError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        Ok(Transcript {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// The file this transcript lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one line and syncs it to disk, so that what follows may rely on it.
+    pub fn append(&mut self, line: &Line) -> Result<(), TranscriptError> {
+        let io = |source| TranscriptError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let mut text = serde_json::to_string(line)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+        text.push('\n');
+        self.file.write_all(text.as_bytes()).map_err(io)?;
+        self.file.sync_data().map_err(io)
+    }
+
+    /// Appends a message line.
+    pub fn append_message(
+        &mut self,
+        message: &ChatMessage,
+        mail_ids: &[String],
+    ) -> Result<(), TranscriptError> {
+        self.append(&Line::Message {
+            message: message.clone(),
+            mail_ids: mail_ids.to_vec(),
+            ts: now_ms(),
+        })
+    }
+
+    /// Reads a transcript, skipping corrupt lines and closing dangling tool calls in memory.
+    /// Call [`repair_tail`] and persist its result to make the repair durable.
+    pub fn load(path: &Path) -> Result<Loaded, TranscriptError> {
+        let mut loaded = Loaded::default();
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(loaded),
+            Err(source) => {
+                return Err(TranscriptError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        for line in BufReader::new(file).lines() {
+            let line = line.map_err(|source| TranscriptError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Line>(&line) {
+                Ok(Line::Message {
+                    message, mail_ids, ..
+                }) => {
+                    loaded.mail_ids.extend(mail_ids);
+                    loaded.messages.push(message);
+                }
+                Ok(Line::Meta { .. }) => {}
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "skipping corrupt transcript line");
+                    loaded.corrupt_lines += 1;
+                }
+            }
+        }
+        Ok(loaded)
+    }
+}
+
+/// Closes tool calls left without results (a run killed mid-round): returns the user message
+/// of synthetic error results to append, or `None` when the conversation is whole.
+pub fn repair_tail(messages: &[ChatMessage]) -> Option<ChatMessage> {
+    let (idx, last_assistant) = messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, m)| m.role == Role::Assistant)?;
+    let answered: HashSet<&str> = messages[idx + 1..]
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let missing: Vec<ContentBlock> = last_assistant
+        .tool_uses()
+        .filter(|(id, _, _)| !answered.contains(id))
+        .map(|(id, _, _)| ContentBlock::tool_result(id, INTERRUPTED, true))
+        .collect();
+    if missing.is_empty() {
+        None
+    } else {
+        Some(ChatMessage {
+            role: Role::User,
+            content: missing,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn dangling_tool_use_is_closed_and_corrupt_lines_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut t = Transcript::open(&path).unwrap();
+        t.append_message(&ChatMessage::user_text("hi"), &["m1".into()])
+            .unwrap();
+        let call = ChatMessage {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: "a".into(),
+                name: "bash".into(),
+                input: json!({}),
+            }],
+        };
+        t.append_message(&call, &[]).unwrap();
+        drop(t);
+        let mut raw = std::fs::read_to_string(&path).unwrap();
+        raw.push_str("{not json\n");
+        std::fs::write(&path, raw).unwrap();
+
+        let loaded = Transcript::load(&path).unwrap();
+        assert_eq!(loaded.messages.len(), 2);
+        assert_eq!(loaded.corrupt_lines, 1);
+        assert!(loaded.mail_ids.contains("m1"));
+        let fix = repair_tail(&loaded.messages).unwrap();
+        assert_eq!(
+            fix.content,
+            vec![ContentBlock::tool_result("a", INTERRUPTED, true)]
+        );
+
+        let mut whole = loaded.messages.clone();
+        whole.push(fix);
+        assert!(repair_tail(&whole).is_none());
+    }
+}

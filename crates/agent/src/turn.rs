@@ -1,0 +1,478 @@
+//! The one loop: inject mail, call the model, run the tools it asks for, append one
+//! tool_result per tool_use, and go again until a response carries no tool_use.
+
+use crate::hooks::{Approval, Approver, InboxSource, MailBatch, ToolGate};
+use crate::permissions::{CallInfo, Decision, Policy};
+use crate::transcript::{repair_tail, Transcript, TranscriptError};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use troupe_model::{Model, ModelError, ModelRequest, StopReason, StreamEvent, ToolSpec};
+use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
+use troupe_tools::{Registry, ToolContext, ToolOutput};
+
+/// How many times a reply cut off by `max_tokens` is continued automatically.
+const MAX_CONTINUATIONS: u32 = 3;
+/// The nudge sent when a reply was cut off at the output limit.
+const CONTINUE_PROMPT: &str =
+    "Your previous reply was cut off at the output token limit. Continue exactly where it stopped, without repeating anything.";
+
+/// What the loop reports while it works, for display and logs.
+#[derive(Debug)]
+pub enum AgentEvent<'a> {
+    /// Streamed visible text.
+    TextDelta(&'a str),
+    /// Streamed thinking text.
+    ThinkingDelta(&'a str),
+    /// A model call failed transiently and will be retried.
+    Retrying {
+        /// Attempt that failed.
+        attempt: u32,
+        /// Milliseconds until the retry.
+        wait_ms: u64,
+        /// Why it failed.
+        reason: &'a str,
+    },
+    /// A complete assistant message.
+    Assistant(&'a ChatMessage),
+    /// A tool call is about to run.
+    ToolStarted {
+        /// Tool call id.
+        id: &'a str,
+        /// Tool name.
+        name: &'a str,
+        /// Its input.
+        input: &'a serde_json::Value,
+    },
+    /// The user message carrying one round's tool results.
+    ToolResults(&'a ChatMessage),
+    /// Inbox mail was injected into the conversation.
+    MailInjected {
+        /// Number of messages.
+        count: usize,
+        /// The injected text.
+        text: &'a str,
+    },
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// The model answered without a tool call.
+    Done,
+    /// The round limit was reached.
+    MaxTurns,
+    /// A stop was requested (approved shutdown) and the current round finished.
+    Stopped,
+    /// There was nothing to answer (no new input, no mail).
+    Nothing,
+}
+
+/// The result of one turn.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    /// Final text of the turn (all text of its last assistant replies).
+    pub text: String,
+    /// Model calls made.
+    pub model_calls: u32,
+    /// Why it ended.
+    pub end: TurnEnd,
+    /// Tokens used during this turn.
+    pub usage: Usage,
+}
+
+/// Why a turn failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The model call failed after retries, or could not be made.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The transcript could not be written; the turn stops rather than lose history.
+    #[error(transparent)]
+    Transcript(#[from] TranscriptError),
+    /// The inbox could not be read or acknowledged.
+    #[error("inbox: {0}")]
+    Inbox(String),
+}
+
+/// Fixed settings of an agent.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// Agent name (`lead`, a teammate's name).
+    pub name: String,
+    /// Model name sent to the provider.
+    pub model: String,
+    /// Output token limit per call.
+    pub max_tokens: u32,
+    /// Model calls allowed per turn (`--max-turns`), `None` for no limit.
+    pub max_rounds: Option<u32>,
+}
+
+/// One agent: a model, a tool set, a conversation, and the hooks the loop consults.
+pub struct Agent {
+    config: AgentConfig,
+    model: Arc<dyn Model>,
+    system: String,
+    tools: Registry,
+    ctx: ToolContext,
+    policy: Policy,
+    approver: Arc<dyn Approver>,
+    gates: Vec<Arc<dyn ToolGate>>,
+    inbox: Option<Arc<dyn InboxSource>>,
+    stop: Arc<AtomicBool>,
+    messages: Vec<ChatMessage>,
+    delivered: HashSet<String>,
+    transcript: Option<Transcript>,
+    usage: Usage,
+    api_ms: u64,
+}
+
+impl Agent {
+    /// Creates an agent with an empty conversation.
+    pub fn new(
+        config: AgentConfig,
+        model: Arc<dyn Model>,
+        system: String,
+        tools: Registry,
+        ctx: ToolContext,
+        policy: Policy,
+        approver: Arc<dyn Approver>,
+    ) -> Agent {
+        Agent {
+            config,
+            model,
+            system,
+            tools,
+            ctx,
+            policy,
+            approver,
+            gates: Vec::new(),
+            inbox: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            messages: Vec::new(),
+            delivered: HashSet::new(),
+            transcript: None,
+            usage: Usage::default(),
+            api_ms: 0,
+        }
+    }
+
+    /// Attaches a transcript and restores the conversation it holds (repairing a killed run).
+    pub fn attach_transcript(&mut self, path: &std::path::Path) -> Result<usize, TranscriptError> {
+        let loaded = Transcript::load(path)?;
+        self.messages = loaded.messages;
+        self.delivered = loaded.mail_ids;
+        self.transcript = Some(Transcript::open(path)?);
+        self.repair()?;
+        Ok(self.messages.len())
+    }
+
+    /// Closes tool calls left without results (after an interrupt or a kill) and persists that.
+    pub fn repair(&mut self) -> Result<(), TranscriptError> {
+        if let Some(fix) = repair_tail(&self.messages) {
+            self.push(fix, &[])?;
+        }
+        Ok(())
+    }
+
+    /// Adds a mail source consulted before every model call.
+    pub fn set_inbox(&mut self, inbox: Arc<dyn InboxSource>) {
+        self.inbox = Some(inbox);
+    }
+
+    /// Adds a gate consulted before every tool call.
+    pub fn add_gate(&mut self, gate: Arc<dyn ToolGate>) {
+        self.gates.push(gate);
+    }
+
+    /// A flag that, once set, ends the turn after the current round's tool calls finish.
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    /// The tool registry, for adding team or MCP tools.
+    pub fn tools_mut(&mut self) -> &mut Registry {
+        &mut self.tools
+    }
+
+    /// The tool registry.
+    pub fn tools(&self) -> &Registry {
+        &self.tools
+    }
+
+    /// Replaces the system prompt.
+    pub fn set_system(&mut self, system: String) {
+        self.system = system;
+    }
+
+    /// The system prompt.
+    pub fn system(&self) -> &str {
+        &self.system
+    }
+
+    /// The agent's fixed settings.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &[ChatMessage] {
+        &self.messages
+    }
+
+    /// Forgets the conversation (`/clear`); the transcript file keeps the history.
+    pub fn clear(&mut self) {
+        self.messages.clear();
+    }
+
+    /// Tokens used since the agent was created.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// Milliseconds spent waiting on the model.
+    pub fn api_ms(&self) -> u64 {
+        self.api_ms
+    }
+
+    /// Tool specs as the model sees them.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                input_schema: t.input_schema(),
+            })
+            .collect()
+    }
+
+    fn push(&mut self, message: ChatMessage, mail_ids: &[String]) -> Result<(), TranscriptError> {
+        if let Some(t) = self.transcript.as_mut() {
+            t.append_message(&message, mail_ids)?;
+        }
+        self.messages.push(message);
+        Ok(())
+    }
+
+    /// Runs one turn: optional new user input, then rounds until the model stops calling tools.
+    pub async fn run_turn(
+        &mut self,
+        input: Option<String>,
+        observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> Result<TurnOutcome, AgentError> {
+        self.repair()?;
+        if let Some(text) = input {
+            self.push(ChatMessage::user_text(text), &[])?;
+        }
+        let mut outcome = TurnOutcome {
+            text: String::new(),
+            model_calls: 0,
+            end: TurnEnd::Done,
+            usage: Usage::default(),
+        };
+        let mut continuations = 0;
+        loop {
+            self.inject_mail(observe)?;
+            if self.messages.last().map(|m| m.role) != Some(Role::User) {
+                if outcome.model_calls == 0 {
+                    outcome.end = TurnEnd::Nothing;
+                }
+                return Ok(outcome);
+            }
+            if let Some(max) = self.config.max_rounds {
+                if outcome.model_calls >= max {
+                    outcome.end = TurnEnd::MaxTurns;
+                    return Ok(outcome);
+                }
+            }
+            let reply = self.call_model(observe).await?;
+            outcome.model_calls += 1;
+            outcome.usage.add(&reply.usage);
+            let message = ChatMessage {
+                role: Role::Assistant,
+                content: reply.content,
+            };
+            let has_tools = message.has_tool_use();
+            let text = message.text();
+            if continuations == 0 {
+                outcome.text = text;
+            } else {
+                outcome.text.push_str(&text);
+            }
+            if !message.content.is_empty() {
+                observe(AgentEvent::Assistant(&message));
+                self.push(message.clone(), &[])?;
+            }
+            if has_tools {
+                continuations = 0;
+                self.run_tools(&message, observe).await?;
+                if self.stop.load(Ordering::SeqCst) {
+                    outcome.end = TurnEnd::Stopped;
+                    return Ok(outcome);
+                }
+                continue;
+            }
+            if reply.stop_reason == StopReason::MaxTokens && continuations < MAX_CONTINUATIONS {
+                continuations += 1;
+                self.push(ChatMessage::user_text(CONTINUE_PROMPT), &[])?;
+                continue;
+            }
+            if self.stop.load(Ordering::SeqCst) {
+                outcome.end = TurnEnd::Stopped;
+            }
+            return Ok(outcome);
+        }
+    }
+
+    /// Moves unread mail into the conversation: persisted first, acknowledged after.
+    fn inject_mail(
+        &mut self,
+        observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> Result<(), AgentError> {
+        let Some(inbox) = self.inbox.clone() else {
+            return Ok(());
+        };
+        let batch: MailBatch = inbox.fetch().map_err(AgentError::Inbox)?;
+        if batch.ack_token.is_none() {
+            return Ok(());
+        }
+        let fresh: Vec<_> = batch
+            .items
+            .iter()
+            .filter(|item| !self.delivered.contains(&item.id))
+            .collect();
+        if !fresh.is_empty() {
+            let ids: Vec<String> = fresh.iter().map(|i| i.id.clone()).collect();
+            let mut text = String::from("<inbox>\n");
+            for item in &fresh {
+                text.push_str(&item.text);
+                text.push('\n');
+            }
+            text.push_str("</inbox>");
+            self.push(ChatMessage::user_text(text.clone()), &ids)?;
+            self.delivered.extend(ids);
+            observe(AgentEvent::MailInjected {
+                count: fresh.len(),
+                text: &text,
+            });
+        }
+        inbox.ack(&batch).map_err(AgentError::Inbox)
+    }
+
+    async fn call_model(
+        &mut self,
+        observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> Result<troupe_model::ModelResponse, AgentError> {
+        let request = ModelRequest {
+            model: self.config.model.clone(),
+            system: self.system.clone(),
+            messages: wire_messages(&self.messages),
+            tools: self.tool_specs(),
+            max_tokens: self.config.max_tokens,
+            agent: self.config.name.clone(),
+        };
+        let started = Instant::now();
+        let mut forward = |event: StreamEvent| match &event {
+            StreamEvent::TextDelta(t) => observe(AgentEvent::TextDelta(t)),
+            StreamEvent::ThinkingDelta(t) => observe(AgentEvent::ThinkingDelta(t)),
+            StreamEvent::ToolUseStart { .. } => {}
+            StreamEvent::Retrying {
+                attempt,
+                wait_ms,
+                reason,
+            } => observe(AgentEvent::Retrying {
+                attempt: *attempt,
+                wait_ms: *wait_ms,
+                reason,
+            }),
+        };
+        let result = self.model.stream(&request, &mut forward).await;
+        self.api_ms += started.elapsed().as_millis() as u64;
+        let reply = result?;
+        self.usage.add(&reply.usage);
+        Ok(reply)
+    }
+
+    /// Runs every tool call of one assistant message and appends one result per call.
+    async fn run_tools(
+        &mut self,
+        message: &ChatMessage,
+        observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> Result<(), AgentError> {
+        let mut results = Vec::new();
+        for (id, name, input) in message.tool_uses() {
+            observe(AgentEvent::ToolStarted { id, name, input });
+            let output = self.run_one_tool(name, input).await;
+            results.push(ContentBlock::tool_result(
+                id,
+                output.content,
+                output.is_error,
+            ));
+        }
+        let results = ChatMessage {
+            role: Role::User,
+            content: results,
+        };
+        self.push(results.clone(), &[])?;
+        observe(AgentEvent::ToolResults(&results));
+        Ok(())
+    }
+
+    async fn run_one_tool(&self, name: &str, input: &serde_json::Value) -> ToolOutput {
+        let Some(tool) = self.tools.get(name) else {
+            let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+            return ToolOutput::error(format!(
+                "unknown tool '{name}'. Available tools: {}",
+                names.join(", ")
+            ));
+        };
+        if !input.is_object() {
+            return ToolOutput::error(format!(
+                "invalid input for {name}: expected a JSON object, got {input}"
+            ));
+        }
+        let effect = tool.effect(input);
+        for gate in &self.gates {
+            if let Some(refusal) = gate.check(name, effect, input) {
+                return ToolOutput::error(refusal);
+            }
+        }
+        let call = CallInfo {
+            tool: name,
+            effect,
+            input,
+            workspace_root: self.ctx.workspace.root(),
+        };
+        match self.policy.decide(&call) {
+            Decision::Allow => {}
+            Decision::Deny { reason } => return ToolOutput::error(reason),
+            Decision::Ask { reason } => {
+                if let Approval::Deny(why) = self
+                    .approver
+                    .approve(&self.config.name, name, input, &reason)
+                    .await
+                {
+                    return ToolOutput::error(why);
+                }
+            }
+        }
+        tool.call(input.clone(), &self.ctx).await
+    }
+}
+
+/// The conversation as sent: consecutive messages of one role merged (a user message can be
+/// followed by injected mail; providers want roles to alternate).
+pub fn wire_messages(messages: &[ChatMessage]) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
+    for message in messages {
+        match out.last_mut() {
+            Some(last) if last.role == message.role => {
+                last.content.extend(message.content.iter().cloned())
+            }
+            _ => out.push(message.clone()),
+        }
+    }
+    out
+}

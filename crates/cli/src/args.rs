@@ -1,0 +1,195 @@
+//! Command-line flags and subcommands (Claude Code's names where they exist).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const EXAMPLES: &str = "\
+Examples:
+  troupe                                   start the interactive REPL in this directory
+  troupe -p \"list the files here\"          run one prompt headless and print the result
+  echo \"fix the failing test\" | troupe -p   read the prompt from stdin
+  troupe -p --output-format stream-json \"summarise src/\"   one JSON event per line
+  troupe -p --allowedTools \"Bash(cargo test:*) Edit\" \"make the tests pass\"
+  troupe --continue                        resume the latest session
+  troupe team status                       show the team roster from another terminal
+
+Models: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL), or OPENAI_BASE_URL for any
+OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) plus OPENAI_API_KEY if it needs one.";
+
+/// troupe — a coding-agent harness whose lead agent works with a team of persistent teammates.
+#[derive(Debug, Parser)]
+#[command(name = "troupe", version, about, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// Run headless: answer the prompt (argument or stdin), print the result, exit.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// The prompt (headless), or a first message for the REPL.
+    pub prompt: Option<String>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Options shared by the REPL and headless runs.
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// Output format for headless runs.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Maximum model calls in one headless turn.
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+
+    /// Workspace directory (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+
+    /// Model name (default depends on the provider; env TROUPE_MODEL).
+    #[arg(long, env = "TROUPE_MODEL")]
+    pub model: Option<String>,
+
+    /// Provider: anthropic or openai (default: inferred from the environment).
+    #[arg(long)]
+    pub provider: Option<String>,
+
+    /// Permission mode: default, acceptEdits, plan, bypassPermissions.
+    #[arg(long, default_value = "default")]
+    pub permission_mode: String,
+
+    /// Rules for tools allowed without asking, e.g. "Bash(git diff:*) Edit".
+    #[arg(long = "allowedTools", alias = "allowed-tools", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Rules for tools that are always refused, e.g. "Bash(rm:*)".
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
+    /// Continue the latest session in this workspace.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_latest: bool,
+
+    /// Resume the session with this id.
+    #[arg(short = 'r', long)]
+    pub resume: Option<String>,
+
+    /// Output token limit per model call.
+    #[arg(long, default_value_t = 8192)]
+    pub max_tokens: u32,
+
+    /// Show tool calls and progress on stderr in headless text mode.
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// The team this lead works with.
+    #[arg(long, default_value = "default")]
+    pub team: String,
+
+    /// Seconds a headless run waits for its team to settle before giving up (non-zero exit).
+    #[arg(long, default_value_t = 1800)]
+    pub team_timeout: u64,
+
+    /// Where spawned teammates run: in-process (default) or process (setting `teammate_mode`).
+    #[arg(long)]
+    pub teammate_mode: Option<String>,
+}
+
+/// Headless output formats (as `claude -p`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The final result text.
+    Text,
+    /// One JSON result object at the end.
+    Json,
+    /// One JSON event per line as things happen.
+    StreamJson,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Look at or talk to a team from another terminal.
+    Team(TeamArgs),
+    /// Run one teammate as its own process on the team's store (joins, or rejoins after a crash).
+    Teammate(TeammateArgs),
+}
+
+/// `troupe team …`
+#[derive(Debug, Args)]
+pub struct TeamArgs {
+    /// Team name (the same default as the lead's `--team`).
+    #[arg(long, global = true, default_value = "default")]
+    pub team: String,
+
+    /// Workspace directory (default: the current directory).
+    #[arg(long, global = true)]
+    pub cwd: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: TeamCommand,
+}
+
+/// What to do with the team.
+#[derive(Debug, Subcommand)]
+pub enum TeamCommand {
+    /// The roster: name, role, status, epoch, tokens, what each is doing.
+    Status {
+        /// Print the roster as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The event log, one line an event.
+    Log {
+        /// Keep printing new events as they happen.
+        #[arg(short, long)]
+        follow: bool,
+    },
+    /// Unread mail of an agent (shown, not consumed).
+    Inbox {
+        /// Agent name (a teammate or "lead").
+        agent: String,
+    },
+    /// Write to a teammate (or the lead) as a person; it wakes like any other mail.
+    Send {
+        /// Recipient.
+        agent: String,
+        /// The message.
+        text: String,
+    },
+}
+
+/// `troupe teammate …`
+#[derive(Debug, Args)]
+pub struct TeammateArgs {
+    /// Team to join.
+    #[arg(long, default_value = "default")]
+    pub team: String,
+    /// Teammate name.
+    #[arg(long)]
+    pub name: String,
+    /// Role (default: the roster's, else "teammate").
+    #[arg(long)]
+    pub role: Option<String>,
+    /// First instructions (omit to rejoin from the transcript).
+    #[arg(long)]
+    pub prompt: Option<String>,
+    /// Workspace directory.
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Model name.
+    #[arg(long, env = "TROUPE_MODEL")]
+    pub model: Option<String>,
+    /// Provider: anthropic or openai.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Permission mode for this teammate's tools.
+    #[arg(long, default_value = "default")]
+    pub permission_mode: String,
+    /// Output token limit per model call.
+    #[arg(long, default_value_t = 8192)]
+    pub max_tokens: u32,
+}

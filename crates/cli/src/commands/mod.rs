@@ -1,0 +1,4 @@
+//! Subcommands: `troupe team …` and `troupe teammate`.
+
+pub mod team;
+pub mod teammate;

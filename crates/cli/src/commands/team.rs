@@ -1,0 +1,115 @@
+//! `troupe team status|log|inbox|send`: the team seen (and written to) from another terminal.
+
+use crate::args::{TeamArgs, TeamCommand};
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+use std::time::Duration;
+use troupe_agent::transcript::now_ms;
+use troupe_protocol::{Envelope, Event, EventKind, MailKind};
+use troupe_store::{EventLog, FileStore, MailboxStore, RosterStore};
+use troupe_team::render::roster_table;
+use troupe_team::runtime::members_list;
+use troupe_team::LEAD;
+
+fn open(args: &TeamArgs) -> Result<FileStore> {
+    let dir = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    let troupe_dir: PathBuf = dir.join(".troupe");
+    if !troupe_dir.join("teams").join(&args.team).is_dir() {
+        bail!(
+            "no team '{}' in {} (a lead creates it with `troupe --team {}`)",
+            args.team,
+            troupe_dir.display(),
+            args.team
+        );
+    }
+    Ok(FileStore::open(&troupe_dir, &args.team)?)
+}
+
+/// Formats an event as one human-readable line with a local-ish UTC time.
+pub fn event_line(event: &Event) -> String {
+    let secs = event.ts / 1000;
+    let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+    format!("{h:02}:{m:02}:{s:02} {}", event.human())
+}
+
+/// Runs a team subcommand; returns the exit code.
+pub fn run(args: &TeamArgs) -> Result<i32> {
+    let store = open(args)?;
+    match &args.command {
+        TeamCommand::Status { json } => {
+            let roster = store.roster()?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&roster)?);
+            } else if roster.members.is_empty() {
+                println!("team {} has no teammates yet", args.team);
+            } else {
+                print!("{}", roster_table(&roster));
+            }
+        }
+        TeamCommand::Log { follow } => {
+            let mut offset = 0;
+            loop {
+                let read = store.read_events(offset)?;
+                for event in &read.events {
+                    println!("{}", event_line(event));
+                }
+                offset = read.next_offset;
+                if !follow {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+        TeamCommand::Inbox { agent } => {
+            let batch = store.peek(agent)?;
+            if batch.messages.is_empty() {
+                println!("no unread mail for {agent}");
+            }
+            for env in &batch.messages {
+                println!(
+                    "[{}] {} from {}: {}",
+                    env.id,
+                    env.kind.as_str(),
+                    env.from,
+                    env.content
+                );
+            }
+            for bad in &batch.corrupt {
+                eprintln!(
+                    "warning: corrupt line at byte {} skipped: {}",
+                    bad.offset, bad.error
+                );
+            }
+        }
+        TeamCommand::Send { agent, text } => {
+            let roster = store.roster()?;
+            if agent != LEAD && roster.get(agent).is_none() {
+                bail!(
+                    "no teammate named '{agent}' on team '{}'. Members: {}",
+                    args.team,
+                    members_list(&roster)
+                );
+            }
+            let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+            let env = Envelope::new(
+                MailKind::Message,
+                format!("user:{user}"),
+                agent.clone(),
+                text.clone(),
+                now_ms(),
+            );
+            store.append(&env)?;
+            store.record(&Event::new(
+                EventKind::MessageSent,
+                Some(&env.from),
+                format!("message → {agent}: {text}"),
+                now_ms(),
+            ))?;
+            println!("sent to {agent} (id {})", env.id);
+        }
+    }
+    Ok(0)
+}

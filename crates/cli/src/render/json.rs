@@ -1,0 +1,76 @@
+//! The `result` object printed at the end of a headless run (`--output-format json`) and as the
+//! last line of `stream-json` — the same fields as `claude -p`.
+
+use serde_json::{json, Value};
+use troupe_protocol::Usage;
+
+/// How a headless run ended, as the `subtype` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subtype {
+    /// The agent finished.
+    Success,
+    /// `--max-turns` ran out.
+    ErrorMaxTurns,
+    /// Something failed (model, transcript, team timeout).
+    ErrorDuringExecution,
+}
+
+impl Subtype {
+    fn as_str(self) -> &'static str {
+        match self {
+            Subtype::Success => "success",
+            Subtype::ErrorMaxTurns => "error_max_turns",
+            Subtype::ErrorDuringExecution => "error_during_execution",
+        }
+    }
+
+    /// True for every subtype but success.
+    pub fn is_error(self) -> bool {
+        self != Subtype::Success
+    }
+}
+
+/// Everything the result object reports.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// How it ended.
+    pub subtype: Subtype,
+    /// Final text, or the error message.
+    pub result: String,
+    /// Model calls made.
+    pub num_turns: u32,
+    /// Wall time of the run.
+    pub duration_ms: u64,
+    /// Time spent waiting on the model.
+    pub duration_api_ms: u64,
+    /// The session id, for `--resume`.
+    pub session_id: String,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Approximate cost.
+    pub total_cost_usd: f64,
+    /// Each teammate's last report, when a team worked.
+    pub teammates: Vec<Value>,
+}
+
+impl RunResult {
+    /// The JSON object.
+    pub fn to_json(&self) -> Value {
+        let mut value = json!({
+            "type": "result",
+            "subtype": self.subtype.as_str(),
+            "is_error": self.subtype.is_error(),
+            "result": self.result,
+            "num_turns": self.num_turns,
+            "duration_ms": self.duration_ms,
+            "duration_api_ms": self.duration_api_ms,
+            "session_id": self.session_id,
+            "usage": self.usage,
+            "total_cost_usd": self.total_cost_usd,
+        });
+        if !self.teammates.is_empty() {
+            value["teammates"] = Value::Array(self.teammates.clone());
+        }
+        value
+    }
+}

@@ -1,0 +1,5 @@
+//! Rendering a run for people (text) and for scripts (json, stream-json).
+
+pub mod json;
+pub mod stream_json;
+pub mod text;

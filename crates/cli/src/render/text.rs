@@ -1,0 +1,121 @@
+//! Human-readable rendering: streamed text, one line per tool call, retries and mail.
+
+use std::io::Write;
+use troupe_agent::AgentEvent;
+
+/// Where text output goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sink {
+    /// The REPL: everything to stdout, streamed.
+    Stdout,
+    /// Headless `--verbose`: progress to stderr (stdout holds only the result).
+    Stderr,
+}
+
+fn write(sink: Sink, text: &str) {
+    let result = match sink {
+        Sink::Stdout => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes()).and_then(|_| out.flush())
+        }
+        Sink::Stderr => {
+            let mut out = std::io::stderr().lock();
+            out.write_all(text.as_bytes()).and_then(|_| out.flush())
+        }
+    };
+    // Output to a closed terminal is not worth failing the agent's work over.
+    let _ = result;
+}
+
+pub use troupe_tools::summarize_input;
+
+/// Renders one event. `prefix` names the agent when it is not the lead.
+pub fn render(sink: Sink, prefix: &str, event: &AgentEvent<'_>, stream_text: bool) {
+    match event {
+        AgentEvent::TextDelta(t) if stream_text => write(sink, t),
+        AgentEvent::TextDelta(_) | AgentEvent::ThinkingDelta(_) => {}
+        AgentEvent::Assistant(message) => {
+            if stream_text && !message.text().is_empty() {
+                write(sink, "\n");
+            } else if !stream_text && !message.text().is_empty() {
+                write(sink, &format!("{prefix}{}\n", message.text()));
+            }
+        }
+        AgentEvent::ToolStarted { name, input, .. } => {
+            write(
+                sink,
+                &format!("{prefix}⏺ {name}({})\n", summarize_input(name, input)),
+            );
+        }
+        AgentEvent::ToolResults(message) => {
+            for block in &message.content {
+                if let troupe_protocol::ContentBlock::ToolResult {
+                    content, is_error, ..
+                } = block
+                {
+                    let first = content.lines().next().unwrap_or("");
+                    let more = content.lines().count().saturating_sub(1);
+                    let mark = if *is_error { "✗" } else { "⎿" };
+                    let tail = if more > 0 {
+                        format!(" (+{more} lines)")
+                    } else {
+                        String::new()
+                    };
+                    write(sink, &format!("{prefix}  {mark} {first}{tail}\n"));
+                }
+            }
+        }
+        AgentEvent::Retrying {
+            attempt,
+            wait_ms,
+            reason,
+        } => {
+            write(
+                sink,
+                &format!(
+                    "{prefix}… model call failed ({reason}); retry {attempt} in {:.1}s\n",
+                    *wait_ms as f64 / 1000.0
+                ),
+            );
+        }
+        AgentEvent::MailInjected { count, .. } => {
+            write(
+                sink,
+                &format!("{prefix}✉ {count} new message(s) delivered\n"),
+            );
+        }
+    }
+}
+
+/// One line for a team notice.
+pub fn notice_line(notice: &troupe_team::Notice) -> String {
+    use troupe_team::Notice;
+    match notice {
+        Notice::Status {
+            name,
+            status,
+            detail,
+        } if detail.is_empty() => format!("[{name}] {}", status.as_str()),
+        Notice::Status {
+            name,
+            status,
+            detail,
+        } => format!("[{name}] {}: {detail}", status.as_str()),
+        Notice::Tool {
+            agent,
+            tool,
+            summary,
+        } => format!("[{agent}] ⏺ {tool}({summary})"),
+        Notice::Mail {
+            from,
+            to,
+            kind,
+            content,
+        } => {
+            format!(
+                "[{from} → {to}] {kind}: {}",
+                troupe_team::runtime::one_line(content)
+            )
+        }
+    }
+}

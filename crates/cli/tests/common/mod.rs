@@ -1,0 +1,66 @@
+//! Shared helpers for tests that drive the real `troupe` binary against the fake model server.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use troupe_testkit::{FakeServer, Wire};
+
+/// A `troupe` command pointed at `server` in `wire` format, inside workspace `ws`.
+pub fn troupe(ws: &Path, server: &FakeServer, wire: Wire) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_troupe"));
+    cmd.current_dir(ws)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("TROUPE_MODEL")
+        .env("HOME", ws.join(".home"))
+        .env("TROUPE_RETRY_BASE_MS", "5")
+        .stdin(Stdio::null());
+    match wire {
+        Wire::Anthropic => {
+            cmd.env("ANTHROPIC_BASE_URL", server.url())
+                .env("ANTHROPIC_API_KEY", "test-key");
+        }
+        Wire::OpenAi => {
+            cmd.env("OPENAI_BASE_URL", server.openai_url())
+                .args(["--model", "local-model"]);
+        }
+    }
+    cmd
+}
+
+/// Runs a command to completion.
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("troupe binary runs")
+}
+
+/// The last stdout line parsed as JSON (the result object).
+pub fn result_json(out: &Output) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .last()
+        .unwrap_or_else(|| {
+            panic!(
+                "no stdout; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("result is not JSON ({e}): {last}"))
+}
+
+/// Every stdout line parsed as JSON.
+pub fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// stderr as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

@@ -1,0 +1,79 @@
+//! A run killed with SIGKILL in the middle of a tool call resumes cleanly.
+
+mod common;
+
+use common::{result_json, run, stderr, troupe};
+use serde_json::json;
+use std::time::{Duration, Instant};
+use troupe_protocol::ContentBlock;
+use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
+
+#[test]
+fn sigkill_mid_turn_then_continue_closes_the_dangling_tool_call() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("bash", json!({"command": "sleep 30"})),
+            Step::dynamic(|req| {
+                let messages = req.messages();
+                let dangling =
+                    messages
+                        .iter()
+                        .flat_map(|m| m.content.iter())
+                        .find_map(|b| match b {
+                            ContentBlock::ToolResult {
+                                content, is_error, ..
+                            } => Some((content.clone(), *is_error)),
+                            _ => None,
+                        });
+                let (content, is_error) = dangling.expect("the interrupted call has a result");
+                assert!(is_error && content.contains("interrupted"), "{content}");
+                Reply::text("resumed cleanly")
+            }),
+        ],
+    );
+    let mut child = troupe(ws.path(), &server, Wire::Anthropic)
+        .args(["-p", "sleep", "--permission-mode", "bypassPermissions"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the tool_use is persisted (the bash call is running), then kill hard.
+    let sessions = ws.path().join(".troupe/sessions");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let persisted = std::fs::read_dir(&sessions)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| {
+                std::fs::read_to_string(e.path())
+                    .unwrap_or_default()
+                    .contains("tool_use")
+            })
+            .unwrap_or(false);
+        if persisted {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the tool call never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "go on",
+        "--continue",
+        "--output-format",
+        "json",
+    ]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(result_json(&out)["result"], "resumed cleanly");
+    let second = server.requests_for("lead").pop().unwrap();
+    let texts: Vec<String> = second.messages().iter().map(|m| m.text()).collect();
+    assert_eq!(texts.first().map(String::as_str), Some("sleep"));
+    assert!(texts.last().unwrap().contains("go on"));
+}

@@ -1,0 +1,290 @@
+//! The transport both clients share: POST a JSON body, read the event stream through a
+//! provider-specific assembler, and retry transient failures per the [`RetryPolicy`].
+
+use crate::error::error_chain;
+use crate::retry::{classify_status, parse_retry_after, Failure, RetryPolicy};
+use crate::sse::{SseEvent, SseParser};
+use crate::{ModelError, ModelResponse, StreamEvent};
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::time::Duration;
+
+/// How long establishing a connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a stream may stay silent; Anthropic pings far more often, local servers may be
+/// slow to produce the first token of a long prompt.
+const READ_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The callback a [`crate::Model`] receives for live events.
+pub(crate) type Emit<'a> = &'a mut (dyn FnMut(StreamEvent) + Send);
+
+/// Whether the stream should be read further.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Keep reading.
+    Continue,
+    /// The terminal event arrived; the response is complete.
+    Done,
+}
+
+/// Why an assembler could not make a response from the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// The stream ended before the response was complete.
+    Incomplete(String),
+    /// An event could not be understood.
+    Malformed(String),
+    /// The provider reported an error inside the stream.
+    Provider {
+        /// Error type (`overloaded_error`, …), empty when the provider gave none.
+        kind: String,
+        /// Error message.
+        message: String,
+    },
+}
+
+/// Turns a provider's event stream into a [`ModelResponse`]; one instance per attempt.
+pub(crate) trait Assembler {
+    /// Takes one event, emitting live events as pieces arrive.
+    fn feed(&mut self, event: &SseEvent, emit: Emit<'_>) -> Result<Flow, Fault>;
+    /// Builds the response once the terminal event arrived or the stream ended.
+    fn finish(self) -> Result<ModelResponse, Fault>;
+}
+
+/// One HTTP call to make, possibly several times.
+pub(crate) struct Call<'a> {
+    /// Full endpoint URL.
+    pub url: String,
+    /// Extra request headers (content-type is set from the JSON body).
+    pub headers: Vec<(&'static str, String)>,
+    /// The request body.
+    pub body: &'a Value,
+    /// Environment variable holding the API key, named in authentication errors.
+    pub key_var: &'static str,
+}
+
+/// A reqwest client with troupe's timeouts.
+pub(crate) fn build_client() -> Result<reqwest::Client, ModelError> {
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(READ_TIMEOUT)
+        .build()
+        .map_err(|e| ModelError::Client {
+            message: error_chain(&e),
+        })
+}
+
+/// Makes the call, retrying transient failures; a fresh assembler comes from `new_assembler`
+/// for every attempt. Live events of a failed attempt have already been emitted: the
+/// `Retrying` event tells the caller to discard them.
+pub(crate) async fn call_with_retries<A: Assembler>(
+    http: &reqwest::Client,
+    policy: &RetryPolicy,
+    call: &Call<'_>,
+    new_assembler: impl Fn() -> A,
+    emit: Emit<'_>,
+) -> Result<ModelResponse, ModelError> {
+    let max_attempts = policy.max_attempts.max(1);
+    // Serialized once; `Bytes` clones share the buffer across attempts.
+    let payload = bytes::Bytes::from(call.body.to_string());
+    let mut attempt = 1;
+    loop {
+        let outcome = attempt_once(http, call, payload.clone(), new_assembler(), &mut *emit).await;
+        let failure = match outcome {
+            Ok(response) => return Ok(response),
+            Err(failure) => failure,
+        };
+        let (reason, retry_after) = match failure {
+            Failure::Fatal(error) => return Err(error),
+            Failure::Transient {
+                reason,
+                retry_after,
+            } => (reason, retry_after),
+        };
+        if attempt >= max_attempts {
+            return Err(ModelError::RetriesExhausted {
+                url: call.url.clone(),
+                attempts: attempt,
+                last_error: reason,
+            });
+        }
+        let wait = policy.delay(attempt, retry_after);
+        let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+        tracing::warn!(url = %call.url, attempt, wait_ms, %reason, "model call failed; retrying");
+        emit(StreamEvent::Retrying {
+            attempt,
+            wait_ms,
+            reason,
+        });
+        tokio::time::sleep(wait).await;
+        attempt += 1;
+    }
+}
+
+/// One attempt: send, check the status, stream the body through the assembler.
+async fn attempt_once<A: Assembler>(
+    http: &reqwest::Client,
+    call: &Call<'_>,
+    payload: bytes::Bytes,
+    mut assembler: A,
+    emit: Emit<'_>,
+) -> Result<ModelResponse, Failure> {
+    let mut request = http
+        .post(&call.url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(payload);
+    for (name, value) in &call.headers {
+        request = request.header(*name, value);
+    }
+    let response = request
+        .send()
+        .await
+        .map_err(|e| classify_send_error(&call.url, &e))?;
+    let status = response.status();
+    if !status.is_success() {
+        let retry_after = parse_retry_after(response.headers());
+        // A body that cannot be read still leaves the status to classify by.
+        let body = response.text().await.unwrap_or_default();
+        return Err(classify_status(
+            &call.url,
+            status.as_u16(),
+            retry_after,
+            &body,
+            call.key_var,
+        ));
+    }
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    if content_type.starts_with("application/json") {
+        // The server ignored `stream: true` or sent an error with a success status.
+        let body = response.text().await.unwrap_or_default();
+        return Err(Failure::Fatal(ModelError::Decode {
+            url: call.url.clone(),
+            message: format!(
+                "expected an event stream, got JSON: {}",
+                crate::error::error_body_message(&body)
+            ),
+        }));
+    }
+    let mut parser = SseParser::new();
+    let mut body = response.bytes_stream();
+    loop {
+        match body.next().await {
+            Some(Ok(chunk)) => {
+                for event in parser.push(&chunk) {
+                    if assembler
+                        .feed(&event, &mut *emit)
+                        .map_err(|f| fault(call, f))?
+                        == Flow::Done
+                    {
+                        return assembler.finish().map_err(|f| fault(call, f));
+                    }
+                }
+            }
+            Some(Err(e)) => {
+                return Err(Failure::Transient {
+                    reason: format!("the response stream broke off: {}", error_chain(&e)),
+                    retry_after: None,
+                })
+            }
+            None => {
+                if let Some(event) = parser.finish() {
+                    assembler
+                        .feed(&event, &mut *emit)
+                        .map_err(|f| fault(call, f))?;
+                }
+                return assembler.finish().map_err(|f| fault(call, f));
+            }
+        }
+    }
+}
+
+/// Maps an assembler's fault to a retry decision.
+fn fault(call: &Call<'_>, fault: Fault) -> Failure {
+    match fault {
+        // Nothing was returned to the caller yet, so a cut stream is simply tried again.
+        Fault::Incomplete(reason) => Failure::Transient {
+            reason,
+            retry_after: None,
+        },
+        Fault::Malformed(message) => Failure::Fatal(ModelError::Stream {
+            url: call.url.clone(),
+            message,
+        }),
+        Fault::Provider { kind, message } => {
+            crate::retry::classify_stream_error(&call.url, &kind, &message)
+        }
+    }
+}
+
+/// Classifies an error from sending the request. Connection refused fails at once: a server
+/// that is not running will not start during a backoff, and a silent retry loop hides that.
+fn classify_send_error(url: &str, error: &reqwest::Error) -> Failure {
+    if is_connection_refused(error) {
+        return Failure::Fatal(ModelError::ConnectionRefused {
+            url: url.to_owned(),
+        });
+    }
+    let message = error_chain(error);
+    if error.is_timeout() {
+        return Failure::Transient {
+            reason: format!("timed out: {message}"),
+            retry_after: None,
+        };
+    }
+    if error.is_connect() || error.is_builder() {
+        return Failure::Fatal(ModelError::Connect {
+            url: url.to_owned(),
+            message,
+        });
+    }
+    // Resets and other failures while the request was in flight.
+    Failure::Transient {
+        reason: message,
+        retry_after: None,
+    }
+}
+
+/// True when some cause of the error is an I/O "connection refused".
+fn is_connection_refused(error: &reqwest::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+        }
+        source = cause.source();
+    }
+    false
+}
+
+/// Feeds raw SSE bytes, cut into chunks of `chunk` bytes, through an assembler, as the
+/// transport would; returns the outcome and the live events.
+#[cfg(test)]
+pub(crate) fn assemble<A: Assembler>(
+    mut assembler: A,
+    raw: &[u8],
+    chunk: usize,
+) -> (Result<ModelResponse, Fault>, Vec<StreamEvent>) {
+    let mut events = Vec::new();
+    let mut emit = |e: StreamEvent| events.push(e);
+    let mut parser = SseParser::new();
+    let mut pending: Vec<SseEvent> = Vec::new();
+    for piece in raw.chunks(chunk.max(1)) {
+        pending.extend(parser.push(piece));
+    }
+    pending.extend(parser.finish());
+    for event in &pending {
+        match assembler.feed(event, &mut emit) {
+            Ok(Flow::Continue) => {}
+            Ok(Flow::Done) => return (assembler.finish(), events),
+            Err(fault) => return (Err(fault), events),
+        }
+    }
+    (assembler.finish(), events)
+}

@@ -1,0 +1,268 @@
+//! Unit tests of the Chat Completions message mapping and delta accumulation (no HTTP).
+
+use super::*;
+use crate::http::assemble;
+use crate::ToolSpec;
+
+fn sse(chunks: &[&str]) -> String {
+    chunks.iter().map(|c| format!("data: {c}\n\n")).collect()
+}
+
+/// Text in pieces, then two tool calls whose arguments arrive in fragments (id and name only
+/// in the first), a finish chunk, the usage chunk with no choices, and `[DONE]`.
+fn full_stream() -> String {
+    sse(&[
+        r#"{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"Let me "},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"check — ok"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"bash","arguments":""}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"comm"}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"read_file","arguments":"{\"path\":"}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"and\":\"ls\"}"}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\"a.txt\"}"}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,"prompt_tokens_details":{"cached_tokens":60}}}"#,
+        "[DONE]",
+    ])
+}
+
+#[test]
+fn accumulates_text_and_tool_calls_by_index_at_any_chunk_size() {
+    let raw = full_stream();
+    for chunk in [1, 3, 50, 100_000] {
+        let (result, events) = assemble(OpenAiAssembler::new(), raw.as_bytes(), chunk);
+        let response = result.unwrap_or_else(|f| panic!("chunk {chunk}: {f:?}"));
+        assert_eq!(
+            response.content,
+            vec![
+                ContentBlock::text("Let me check — ok"),
+                ContentBlock::ToolUse {
+                    id: "call_a".into(),
+                    name: "bash".into(),
+                    input: json!({"command": "ls"})
+                },
+                ContentBlock::ToolUse {
+                    id: "call_b".into(),
+                    name: "read_file".into(),
+                    input: json!({"path": "a.txt"})
+                },
+            ],
+            "chunk {chunk}"
+        );
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(
+            response.usage,
+            Usage {
+                input_tokens: 40,
+                output_tokens: 20,
+                cache_read_input_tokens: 60,
+                cache_creation_input_tokens: 0
+            }
+        );
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::TextDelta("Let me ".into()),
+                StreamEvent::TextDelta("check — ok".into()),
+                StreamEvent::ToolUseStart {
+                    id: "call_a".into(),
+                    name: "bash".into()
+                },
+                StreamEvent::ToolUseStart {
+                    id: "call_b".into(),
+                    name: "read_file".into()
+                },
+            ]
+        );
+    }
+}
+
+#[test]
+fn missing_ids_are_generated_consistently_and_reasoning_is_streamed_not_kept() {
+    let raw = sse(&[
+        r#"{"choices":[{"delta":{"reasoning_content":"thinking..."}}]}"#,
+        r#"{"choices":[{"delta":{"reasoning":" more"}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"glob","arguments":"{\"pattern\""}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":":\"*.rs\"}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+    ]);
+    // No [DONE]: a finish_reason is enough.
+    let (result, events) = assemble(OpenAiAssembler::new(), raw.as_bytes(), 7);
+    let response = result.unwrap_or_else(|f| panic!("{f:?}"));
+    let [ContentBlock::ToolUse { id, name, input }] = response.content.as_slice() else {
+        panic!("expected one tool call, got {:?}", response.content);
+    };
+    assert!(id.starts_with("call_") && id.ends_with("_0"), "{id}");
+    assert_eq!(name, "glob");
+    assert_eq!(input, &json!({"pattern": "*.rs"}));
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::ThinkingDelta("thinking...".into()),
+            StreamEvent::ThinkingDelta(" more".into()),
+            StreamEvent::ToolUseStart {
+                id: id.clone(),
+                name: "glob".into()
+            },
+        ]
+    );
+}
+
+#[test]
+fn tolerates_missing_fields_and_odd_chunks() {
+    let raw = sse(&[
+        r#"{}"#,
+        r#"{"choices":[]}"#,
+        r#"{"choices":[{}]}"#,
+        r#"{"choices":[{"delta":null}]}"#,
+        r#"{"choices":[{"delta":{"content":null,"tool_calls":null}}]}"#,
+        r#"{"choices":[{"delta":{"content":"hi"}}],"usage":null}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#,
+        "[DONE]",
+    ]);
+    let (result, _) = assemble(OpenAiAssembler::new(), raw.as_bytes(), 4);
+    let response = result.unwrap_or_else(|f| panic!("{f:?}"));
+    assert_eq!(response.content, vec![ContentBlock::text("hi")]);
+    assert_eq!(response.stop_reason, StopReason::MaxTokens);
+    assert_eq!(response.usage, Usage::default());
+}
+
+#[test]
+fn a_stream_without_finish_or_done_is_incomplete() {
+    let raw = sse(&[r#"{"choices":[{"delta":{"content":"half an ans"}}]}"#]);
+    let (result, _) = assemble(OpenAiAssembler::new(), raw.as_bytes(), 1000);
+    assert!(matches!(result, Err(Fault::Incomplete(_))), "{result:?}");
+}
+
+#[test]
+fn error_chunks_and_bad_json_are_faults() {
+    let raw = sse(&[
+        r#"{"error":{"message":"This model's maximum context length is 4096 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+    ]);
+    let (result, _) = assemble(OpenAiAssembler::new(), raw.as_bytes(), 1000);
+    assert_eq!(
+        result.err(),
+        Some(Fault::Provider {
+            kind: "invalid_request_error".into(),
+            message: "This model's maximum context length is 4096 tokens".into()
+        })
+    );
+    let (result, _) = assemble(OpenAiAssembler::new(), b"data: {nope\n\n", 1000);
+    assert!(matches!(result, Err(Fault::Malformed(_))), "{result:?}");
+}
+
+#[test]
+fn invalid_arguments_are_kept_raw() {
+    let raw = sse(&[
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"bash","arguments":"{\"command\": "}}]},"finish_reason":"tool_calls"}]}"#,
+        "[DONE]",
+    ]);
+    let (result, _) = assemble(OpenAiAssembler::new(), raw.as_bytes(), 1000);
+    let response = result.unwrap_or_else(|f| panic!("{f:?}"));
+    assert_eq!(
+        response.content,
+        vec![ContentBlock::ToolUse {
+            id: "c".into(),
+            name: "bash".into(),
+            input: json!({crate::INVALID_TOOL_INPUT_KEY: "{\"command\": "})
+        }]
+    );
+}
+
+#[test]
+fn maps_the_conversation_to_chat_messages() {
+    let messages = vec![
+        ChatMessage::user_text("list files"),
+        ChatMessage {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Thinking {
+                    thinking: "hm".into(),
+                    signature: Some("s".into()),
+                },
+                ContentBlock::ToolUse {
+                    id: "call_1".into(),
+                    name: "bash".into(),
+                    input: json!({"command": "ls"}),
+                },
+            ],
+        },
+        ChatMessage {
+            role: Role::User,
+            content: vec![
+                ContentBlock::tool_result("call_1", "a.txt", false),
+                ContentBlock::text("also: mail from bob"),
+            ],
+        },
+        ChatMessage {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::text("Trying."),
+                ContentBlock::ToolUse {
+                    id: "call_2".into(),
+                    name: "bash".into(),
+                    input: json!({}),
+                },
+            ],
+        },
+        ChatMessage {
+            role: Role::User,
+            content: vec![ContentBlock::tool_result("call_2", "no such file", true)],
+        },
+        ChatMessage::assistant_text("Done."),
+    ];
+    let mapped = map_messages("sys", &messages);
+    assert_eq!(
+        Value::Array(mapped),
+        json!([
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "list files"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "a.txt"},
+            {"role": "user", "content": "also: mail from bob"},
+            {"role": "assistant", "content": "Trying.", "tool_calls": [
+                {"id": "call_2", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_2", "content": "Error: no such file"},
+            {"role": "assistant", "content": "Done."},
+        ])
+    );
+    assert_eq!(map_messages("", &messages[..1]).len(), 1);
+}
+
+#[test]
+fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
+    let request = ModelRequest {
+        model: "gpt-4o-mini".into(),
+        system: String::new(),
+        messages: vec![ChatMessage::user_text("hi")],
+        tools: vec![ToolSpec {
+            name: "glob".into(),
+            description: "find files".into(),
+            input_schema: json!({"title": "G", "properties": {"n": {"type": "integer", "format": "uint32"}}}),
+        }],
+        max_tokens: 300,
+        agent: "alice".into(),
+    };
+    let body = request_body(&request);
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(body["max_tokens"], 300);
+    assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
+    assert_eq!(
+        body["tools"],
+        json!([{"type": "function", "function": {
+            "name": "glob",
+            "description": "find files",
+            "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}
+        }}])
+    );
+    let no_tools = request_body(&ModelRequest {
+        tools: vec![],
+        ..request
+    });
+    assert!(no_tools.get("tools").is_none());
+}

@@ -1,0 +1,158 @@
+//! The team roster (`roster.json`): who is on the team, in what state, at which incarnation.
+
+use serde::{Deserialize, Serialize};
+
+use crate::status::AgentStatus;
+use crate::usage::Usage;
+
+/// One teammate (or the lead) as recorded in the roster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Member {
+    /// Unique agent name (see [`crate::ids::validate_agent_name`]).
+    pub name: String,
+    /// What the member is for, as given at spawn.
+    pub role: String,
+    /// Current status.
+    pub status: AgentStatus,
+    /// Incarnation counter, bumped on every respawn; requests carry it.
+    pub epoch: u64,
+    /// Model the member runs on, when not the default.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Git worktree the member works in, when it has its own.
+    #[serde(default)]
+    pub worktree: Option<String>,
+    /// Tokens used so far.
+    #[serde(default)]
+    pub usage: Usage,
+    /// Last sign of life, in ms since the Unix epoch.
+    #[serde(default)]
+    pub last_seen: u64,
+    /// What it is doing now, in a few words (for the dashboard).
+    #[serde(default)]
+    pub activity: Option<String>,
+    /// OS process id when the member runs as its own process.
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// Whether the member must have a plan approved before mutating tools run.
+    #[serde(default)]
+    pub require_plan: bool,
+    /// Whether its plan has been approved.
+    #[serde(default)]
+    pub plan_approved: bool,
+}
+
+impl Member {
+    /// A freshly spawned member: working, epoch given, everything else empty.
+    pub fn new(
+        name: impl Into<String>,
+        role: impl Into<String>,
+        epoch: u64,
+        now_ms: u64,
+    ) -> Member {
+        Member {
+            name: name.into(),
+            role: role.into(),
+            status: AgentStatus::Working,
+            epoch,
+            model: None,
+            worktree: None,
+            usage: Usage::default(),
+            last_seen: now_ms,
+            activity: None,
+            pid: None,
+            require_plan: false,
+            plan_approved: false,
+        }
+    }
+}
+
+/// The whole roster of one team.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Roster {
+    /// Team name (the directory under `.troupe/teams/`).
+    #[serde(default)]
+    pub team: String,
+    /// The lead's agent name.
+    #[serde(default)]
+    pub lead: String,
+    /// Every member, in spawn order.
+    #[serde(default)]
+    pub members: Vec<Member>,
+}
+
+impl Roster {
+    /// An empty roster for a team.
+    pub fn new(team: impl Into<String>, lead: impl Into<String>) -> Roster {
+        Roster {
+            team: team.into(),
+            lead: lead.into(),
+            members: Vec::new(),
+        }
+    }
+
+    /// The member with this name.
+    pub fn get(&self, name: &str) -> Option<&Member> {
+        self.members.iter().find(|m| m.name == name)
+    }
+
+    /// The member with this name, for changing it.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Member> {
+        self.members.iter_mut().find(|m| m.name == name)
+    }
+
+    /// Names of members that have not ended, in roster order.
+    pub fn live_names(&self) -> Vec<String> {
+        self.members
+            .iter()
+            .filter(|m| !m.status.is_ended())
+            .map(|m| m.name.clone())
+            .collect()
+    }
+
+    /// Every member's name, in roster order (for "unknown recipient" errors).
+    pub fn names(&self) -> Vec<String> {
+        self.members.iter().map(|m| m.name.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups_and_live_names() {
+        let mut roster = Roster::new("t", "lead");
+        roster.members.push(Member::new("alice", "tests", 0, 1));
+        roster.members.push(Member::new("bob", "docs", 0, 1));
+        roster.members.push(Member::new("carol", "ops", 1, 1));
+        if let Some(bob) = roster.get_mut("bob") {
+            bob.status = AgentStatus::Shutdown;
+        }
+        if let Some(carol) = roster.get_mut("carol") {
+            carol.status = AgentStatus::Idle;
+        }
+        assert_eq!(
+            roster.get("bob").map(|m| m.status),
+            Some(AgentStatus::Shutdown)
+        );
+        assert!(roster.get("dave").is_none());
+        assert_eq!(roster.live_names(), vec!["alice", "carol"]);
+        assert_eq!(roster.names(), vec!["alice", "bob", "carol"]);
+    }
+
+    #[test]
+    fn minimal_json_fills_defaults() {
+        let text = r#"{"team":"t","lead":"lead","members":[
+            {"name":"alice","role":"r","status":"idle","epoch":3}]}"#;
+        let roster: Roster = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}"));
+        let alice = roster.get("alice").unwrap_or_else(|| panic!("missing"));
+        assert_eq!(alice.epoch, 3);
+        assert_eq!(alice.status, AgentStatus::Idle);
+        assert_eq!(alice.usage, Usage::default());
+        assert!(!alice.require_plan);
+        let back = serde_json::to_string(&roster).unwrap_or_default();
+        let again: Roster = serde_json::from_str(&back).unwrap_or_default();
+        assert_eq!(again, roster);
+    }
+}

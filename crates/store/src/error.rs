@@ -1,0 +1,110 @@
+//! The store's error type: every variant names the file involved and what to do about it.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+use troupe_protocol::{NameError, RequestError};
+
+/// Everything that can go wrong in a team store.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// A file-system operation failed.
+    #[error("could not {action} {}: {source} (check that the directory exists and is writable)", path.display())]
+    Io {
+        /// What was being done ("append to", "read", "lock", ...).
+        action: &'static str,
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A whole-file JSON record could not be parsed.
+    #[error("{} is corrupt ({detail}); fix it by hand or move it aside — troupe will not overwrite it", path.display())]
+    Corrupt {
+        /// The corrupt file.
+        path: PathBuf,
+        /// The parse error.
+        detail: String,
+    },
+    /// A value could not be serialized (should not happen for troupe's own types).
+    #[error("could not serialize {what}: {source}")]
+    Serialize {
+        /// What was being serialized.
+        what: &'static str,
+        /// The serde error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A team or agent name is not safe to use as a file name.
+    #[error("invalid {what} name: {source}")]
+    BadName {
+        /// "team" or "agent".
+        what: &'static str,
+        /// The rule that was broken.
+        #[source]
+        source: NameError,
+    },
+    /// A request id contains characters that are not allowed in ids.
+    #[error("invalid request id {id:?}: ids are letters, digits, '-' and '_' (use the id exactly as it was given)")]
+    BadRequestId {
+        /// The refused id.
+        id: String,
+    },
+    /// No request with this id exists.
+    #[error("unknown request id {id}: no such file {}; list the requests to find the right id", path.display())]
+    UnknownRequest {
+        /// The id that was asked for.
+        id: String,
+        /// Where the record would be.
+        path: PathBuf,
+    },
+    /// A request with this id already exists.
+    #[error("request {id} already exists at {}; open a new request with a fresh id", path.display())]
+    DuplicateRequest {
+        /// The clashing id.
+        id: String,
+        /// The existing record.
+        path: PathBuf,
+    },
+    /// The request FSM refused the transition (the message says why and what to do).
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// An ack named an offset the mailbox does not have.
+    #[error("cannot ack {agent}'s mailbox up to byte {end}: {} is only {len} bytes long (fetch again and ack the batch's `end`)", path.display())]
+    AckBeyondEnd {
+        /// Whose mailbox.
+        agent: String,
+        /// The offset asked for.
+        end: u64,
+        /// The log's current length.
+        len: u64,
+        /// The mailbox log.
+        path: PathBuf,
+    },
+    /// An ack named an offset that is not the end of a line, so it cannot be a batch's `end`.
+    #[error("cannot ack {agent}'s mailbox up to byte {end}: that is not the end of a line in {} (ack exactly the `end` of the latest fetch)", path.display())]
+    AckNotLineEnd {
+        /// Whose mailbox.
+        agent: String,
+        /// The offset asked for.
+        end: u64,
+        /// The mailbox log.
+        path: PathBuf,
+    },
+}
+
+impl StoreError {
+    /// Wraps an I/O error with the action and path it concerns.
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> StoreError {
+        let path = path.into();
+        move |source| StoreError::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! The event log `events.jsonl`: locked appends, reads from an offset.
+
+use troupe_protocol::Event;
+
+use super::{jsonl, to_line, FileStore};
+use crate::error::StoreError;
+use crate::{EventLog, EventPage};
+
+impl EventLog for FileStore {
+    fn record(&self, event: &Event) -> Result<(), StoreError> {
+        let line = to_line("event", event)?;
+        jsonl::append_lines(&self.events_path(), &line, self.durability())
+    }
+
+    fn read_events(&self, from_offset: u64) -> Result<EventPage, StoreError> {
+        let path = self.events_path();
+        let chunk = jsonl::read_from(&path, from_offset)?;
+        let mut page = EventPage {
+            next_offset: chunk.end(),
+            ..EventPage::default()
+        };
+        for (offset, line) in chunk.lines() {
+            match serde_json::from_slice::<Event>(line) {
+                Ok(event) => page.events.push(event),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), offset, error = %e, "skipping corrupt event line");
+                    page.corrupt += 1;
+                }
+            }
+        }
+        Ok(page)
+    }
+}

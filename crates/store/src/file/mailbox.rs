@@ -1,0 +1,218 @@
+//! Mailboxes: `inbox/<agent>.jsonl` is an append-only log written by any number of processes
+//! under an exclusive lock; `inbox/<agent>.cursor` is the byte offset its owner has consumed.
+//!
+//! Delivery is at-least-once: `fetch` never moves the cursor, `ack` does, and only after the
+//! caller has persisted the messages. A fully consumed log is truncated under its lock, cursor
+//! first: a crash between the two re-delivers the batch, which the consumer skips by id.
+//! Each mailbox has a single consumer, its owner.
+
+use std::collections::BTreeMap;
+use std::fs::{self, OpenOptions};
+use std::io::ErrorKind;
+use std::os::unix::fs::FileExt;
+use std::os::unix::net::UnixDatagram;
+use std::path::PathBuf;
+
+use serde_json::json;
+use troupe_protocol::{Envelope, Event, EventKind};
+
+use super::{atomic, check_agent, jsonl, now_ms, to_line, wake, FileStore};
+use crate::error::StoreError;
+use crate::file::lock::LockGuard;
+use crate::{Batch, CorruptLine, EventLog, MailboxStore};
+
+/// Whether a read is a delivery (with reporting side effects) or an inspection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadMode {
+    Fetch,
+    Peek,
+}
+
+impl FileStore {
+    fn log_path(&self, agent: &str) -> PathBuf {
+        self.inbox_dir().join(format!("{agent}.jsonl"))
+    }
+
+    fn cursor_path(&self, agent: &str) -> PathBuf {
+        self.inbox_dir().join(format!("{agent}.cursor"))
+    }
+
+    /// The consumed offset; a missing or unreadable cursor counts as 0 (re-delivery is safe).
+    fn read_cursor(&self, agent: &str) -> Result<u64, StoreError> {
+        let path = self.cursor_path(agent);
+        match fs::read_to_string(&path) {
+            Ok(text) => Ok(text.trim().parse().unwrap_or_else(|_| {
+                tracing::warn!(path = %path.display(), "unreadable cursor; re-reading the mailbox from the start");
+                0
+            })),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(0),
+            Err(e) => Err(StoreError::io("read", path)(e)),
+        }
+    }
+
+    fn write_cursor(&self, agent: &str, offset: u64) -> Result<(), StoreError> {
+        atomic::write_atomic_with(
+            &self.cursor_path(agent),
+            offset.to_string().as_bytes(),
+            self.durability(),
+        )
+    }
+
+    fn read_mailbox(&self, agent: &str, mode: ReadMode) -> Result<Batch, StoreError> {
+        check_agent(agent)?;
+        let path = self.log_path(agent);
+        let cursor = self.read_cursor(agent)?;
+        let mut chunk = jsonl::read_from(&path, cursor)?;
+        if cursor > chunk.file_len {
+            // Only a crash or an outside truncation leaves the cursor past the end; the log
+            // was reset, so everything in it is new.
+            tracing::warn!(
+                agent,
+                cursor,
+                len = chunk.file_len,
+                "mailbox cursor past end of log; reading from 0"
+            );
+            chunk = jsonl::read_from(&path, 0)?;
+        }
+        let mut batch = Batch {
+            start: chunk.start,
+            end: chunk.end(),
+            ..Batch::default()
+        };
+        for (offset, line) in chunk.lines() {
+            match serde_json::from_slice::<Envelope>(line) {
+                Ok(env) => batch.messages.push(env),
+                Err(e) => batch.corrupt.push(CorruptLine {
+                    offset,
+                    text: jsonl::excerpt(line),
+                    error: e.to_string(),
+                }),
+            }
+        }
+        if mode == ReadMode::Fetch {
+            for bad in &batch.corrupt {
+                self.report_corrupt(agent, bad);
+            }
+        }
+        Ok(batch)
+    }
+
+    fn report_corrupt(&self, agent: &str, bad: &CorruptLine) {
+        tracing::warn!(agent, offset = bad.offset, error = %bad.error, "skipping corrupt mailbox line");
+        let event = Event::new(
+            EventKind::CorruptMail,
+            Some(agent),
+            format!(
+                "skipped corrupt line at byte {} of inbox/{agent}.jsonl: {}",
+                bad.offset, bad.error
+            ),
+            now_ms(),
+        )
+        .with_data(json!({"offset": bad.offset, "text": bad.text, "error": bad.error}));
+        if let Err(e) = self.record(&event) {
+            tracing::warn!(error = %e, "could not record corrupt_mail event");
+        }
+    }
+
+    fn wake(&self, agent: &str) {
+        wake::send(self.inner.waker.as_ref(), &self.inbox_dir(), agent);
+    }
+}
+
+impl MailboxStore for FileStore {
+    fn append(&self, envelope: &Envelope) -> Result<(), StoreError> {
+        check_agent(&envelope.to)?;
+        let line = to_line("mail envelope", envelope)?;
+        jsonl::append_lines(&self.log_path(&envelope.to), &line, self.durability())?;
+        self.wake(&envelope.to);
+        Ok(())
+    }
+
+    fn append_many(&self, envelopes: &[Envelope]) -> Result<(), StoreError> {
+        // One buffer per recipient, messages kept in the caller's order.
+        let mut by_recipient: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
+        for env in envelopes {
+            check_agent(&env.to)?;
+            let line = to_line("mail envelope", env)?;
+            by_recipient
+                .entry(env.to.as_str())
+                .or_default()
+                .extend_from_slice(&line);
+        }
+        for (agent, bytes) in &by_recipient {
+            jsonl::append_lines(&self.log_path(agent), bytes, self.durability())?;
+            self.wake(agent);
+        }
+        Ok(())
+    }
+
+    fn fetch(&self, agent: &str) -> Result<Batch, StoreError> {
+        self.read_mailbox(agent, ReadMode::Fetch)
+    }
+
+    fn peek(&self, agent: &str) -> Result<Batch, StoreError> {
+        self.read_mailbox(agent, ReadMode::Peek)
+    }
+
+    fn ack(&self, agent: &str, end: u64) -> Result<(), StoreError> {
+        check_agent(agent)?;
+        let path = self.log_path(agent);
+        let log = match OpenOptions::new().read(true).write(true).open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == ErrorKind::NotFound && end == 0 => return Ok(()),
+            Err(e) => return Err(StoreError::io("open", &path)(e)),
+        };
+        // Under the writers' lock no line can land between the length check and truncation.
+        // MUTANT
+        let len = log.metadata().map_err(StoreError::io("stat", &path))?.len();
+        if end > len {
+            return Err(StoreError::AckBeyondEnd {
+                agent: agent.to_string(),
+                end,
+                len,
+                path,
+            });
+        }
+        let mut last = [0u8; 1];
+        let at_line_end = end == 0
+            || (log
+                .read_at(&mut last, end - 1)
+                .map_err(StoreError::io("read", &path))?
+                == 1
+                && last[0] == b'\n');
+        if !at_line_end {
+            return Err(StoreError::AckNotLineEnd {
+                agent: agent.to_string(),
+                end,
+                path,
+            });
+        }
+        let cursor = self.read_cursor(agent)?;
+        let cursor = if cursor > len { 0 } else { cursor };
+        if end <= cursor {
+            return Ok(()); // already consumed: a repeated ack is harmless
+        }
+        if end == len {
+            // Cursor first, then truncate: a crash in between re-delivers, never loses.
+            self.write_cursor(agent, 0)?;
+            log.set_len(0).map_err(StoreError::io("truncate", &path))?;
+            if self.durability() == crate::Durability::Fsync {
+                log.sync_all().map_err(StoreError::io("fsync", &path))?;
+            }
+        } else {
+            self.write_cursor(agent, end)?;
+        }
+        Ok(())
+    }
+
+    fn wake_listener(&self, agent: &str) -> Result<UnixDatagram, StoreError> {
+        check_agent(agent)?;
+        wake::bind(&self.inbox_dir(), agent)
+    }
+
+    fn notify(&self, agent: &str) -> Result<(), StoreError> {
+        check_agent(agent)?;
+        self.wake(agent);
+        Ok(())
+    }
+}

@@ -1,0 +1,135 @@
+//! The embedded file backend: one directory per team under `.troupe/teams/`, laid out as in
+//! DESIGN.md §3, safe for several processes at once.
+//!
+//! ```text
+//! teams/<team>/roster.json  roster.lock
+//!              inbox/<agent>.jsonl  inbox/<agent>.cursor  inbox/<agent>.wake (socket)
+//!              requests/<id>.json   requests/.lock
+//!              transcripts/<agent>.jsonl
+//!              events.jsonl
+//! ```
+
+pub mod atomic;
+mod events;
+mod jsonl;
+pub mod lock;
+mod mailbox;
+mod requests;
+mod roster;
+mod transcripts;
+mod wake;
+
+use std::fs;
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use troupe_protocol::validate_agent_name;
+
+use crate::error::StoreError;
+use crate::Durability;
+
+/// The file-backed team store; cheap to clone, usable from many threads.
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    team: String,
+    dir: PathBuf,
+    durability: Durability,
+    /// Unbound datagram socket used to send wake-ups; `None` if the OS refused to create one
+    /// (wake-ups are an optimisation: recipients also find mail when they next fetch).
+    waker: Option<UnixDatagram>,
+}
+
+impl FileStore {
+    /// Opens (creating as needed) the store of `team` under `troupe_dir` (the `.troupe`
+    /// directory), with fsync durability.
+    pub fn open(troupe_dir: &Path, team: &str) -> Result<FileStore, StoreError> {
+        FileStore::open_with(troupe_dir, team, Durability::Fsync)
+    }
+
+    /// Like [`FileStore::open`], choosing the durability.
+    pub fn open_with(
+        troupe_dir: &Path,
+        team: &str,
+        durability: Durability,
+    ) -> Result<FileStore, StoreError> {
+        validate_agent_name(team).map_err(|source| StoreError::BadName {
+            what: "team",
+            source,
+        })?;
+        let dir = troupe_dir.join("teams").join(team);
+        for sub in ["inbox", "requests", "transcripts"] {
+            let path = dir.join(sub);
+            fs::create_dir_all(&path).map_err(StoreError::io("create directory", &path))?;
+        }
+        let waker = UnixDatagram::unbound()
+            .and_then(|s| s.set_nonblocking(true).map(|()| s))
+            .map_err(|e| tracing::warn!(error = %e, "cannot create wake socket; wake-ups disabled"))
+            .ok();
+        Ok(FileStore {
+            inner: Arc::new(Inner {
+                team: team.to_string(),
+                dir,
+                durability,
+                waker,
+            }),
+        })
+    }
+
+    /// The team's name.
+    pub fn team(&self) -> &str {
+        &self.inner.team
+    }
+
+    /// The team's directory (`<troupe_dir>/teams/<team>`).
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The durability this store was opened with.
+    pub fn durability(&self) -> Durability {
+        self.inner.durability
+    }
+
+    fn inbox_dir(&self) -> PathBuf {
+        self.inner.dir.join("inbox")
+    }
+
+    fn requests_dir(&self) -> PathBuf {
+        self.inner.dir.join("requests")
+    }
+
+    fn events_path(&self) -> PathBuf {
+        self.inner.dir.join("events.jsonl")
+    }
+}
+
+/// Refuses agent names that are unsafe as file names (they become `inbox/<agent>.jsonl`).
+fn check_agent(agent: &str) -> Result<(), StoreError> {
+    validate_agent_name(agent).map_err(|source| StoreError::BadName {
+        what: "agent",
+        source,
+    })
+}
+
+/// Milliseconds since the Unix epoch, for events the store records itself.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// Serializes a value as one JSON line (newline included).
+fn to_line<T: serde::Serialize>(what: &'static str, value: &T) -> Result<Vec<u8>, StoreError> {
+    let mut line =
+        serde_json::to_vec(value).map_err(|source| StoreError::Serialize { what, source })?;
+    line.push(b'\n');
+    Ok(line)
+}

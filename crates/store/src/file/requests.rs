@@ -1,0 +1,207 @@
+//! Protocol requests `requests/<id>.json`: one atomically written file each; every change is
+//! made under the exclusive lock on `requests/.lock` and recorded in the event log.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::PathBuf;
+
+use serde_json::json;
+use troupe_protocol::{Event, EventKind, Request, RequestError, RequestStatus, Transition};
+
+use super::{atomic, FileStore};
+use crate::error::StoreError;
+use crate::file::lock::LockFile;
+use crate::{EventLog, RequestFilter, RequestStore};
+
+/// Ids become file names, so only a safe alphabet is accepted (ULIDs and UUIDs fit).
+fn check_id(id: &str) -> Result<(), StoreError> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::BadRequestId { id: id.to_string() })
+    }
+}
+
+fn event_kind(to: RequestStatus) -> EventKind {
+    match to {
+        RequestStatus::Approved | RequestStatus::Rejected => EventKind::RequestResolved,
+        RequestStatus::Expired => EventKind::RequestExpired,
+        RequestStatus::Cancelled => EventKind::RequestCancelled,
+        // No transition leads back to pending; named for exhaustiveness only.
+        RequestStatus::Pending => EventKind::RequestOpened,
+    }
+}
+
+impl FileStore {
+    fn request_path(&self, id: &str) -> Result<PathBuf, StoreError> {
+        check_id(id)?;
+        Ok(self.requests_dir().join(format!("{id}.json")))
+    }
+
+    fn lock_requests(&self) -> Result<LockFile, StoreError> {
+        LockFile::acquire(&self.requests_dir().join(".lock"))
+    }
+
+    fn load_request(&self, id: &str) -> Result<Option<Request>, StoreError> {
+        let path = self.request_path(id)?;
+        match fs::read(&path) {
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|e| StoreError::Corrupt {
+                        path,
+                        detail: e.to_string(),
+                    })
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::io("read", path)(e)),
+        }
+    }
+
+    fn save_request(&self, request: &Request) -> Result<(), StoreError> {
+        let path = self.request_path(&request.id)?;
+        let bytes = serde_json::to_vec_pretty(request).map_err(|source| StoreError::Serialize {
+            what: "request",
+            source,
+        })?;
+        atomic::write_atomic_with(&path, &bytes, self.durability())
+    }
+
+    /// Records an event; the request file is already the source of truth, so a failure here
+    /// is logged rather than undoing a committed transition.
+    fn record_quietly(&self, event: Event) {
+        if let Err(e) = self.record(&event) {
+            tracing::warn!(error = %e, "could not record request event");
+        }
+    }
+
+    fn record_transition(&self, r: &Request, t: &Transition) {
+        let mut detail = format!(
+            "{} request {} ({} -> {}): {} by {}",
+            r.kind, r.id, r.from, r.to, t.to, t.by
+        );
+        if let Some(note) = &t.note {
+            detail.push_str(": ");
+            detail.push_str(note);
+        }
+        let event = Event::new(event_kind(t.to), Some(&t.by), detail, t.at).with_data(json!({
+            "request_id": r.id, "kind": r.kind, "from": r.from, "to": r.to,
+            "status": t.to, "by": t.by,
+        }));
+        self.record_quietly(event);
+    }
+
+    fn all_requests(&self) -> Result<Vec<Request>, StoreError> {
+        let dir = self.requests_dir();
+        let entries = fs::read_dir(&dir).map_err(StoreError::io("list", &dir))?;
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(StoreError::io("list", &dir))?;
+            let name = entry.file_name();
+            let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+                continue; // the lock file, temp files
+            };
+            if id.starts_with('.') || check_id(id).is_err() {
+                continue;
+            }
+            match self.load_request(id) {
+                Ok(Some(r)) => out.push(r),
+                Ok(None) => {} // removed while listing
+                // One bad file must not hide every other request; it is reported instead.
+                Err(e) => tracing::warn!(error = %e, "skipping unreadable request"),
+            }
+        }
+        out.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        Ok(out)
+    }
+}
+
+impl RequestStore for FileStore {
+    fn create_request(&self, request: &Request) -> Result<(), StoreError> {
+        let path = self.request_path(&request.id)?;
+        let _lock = self.lock_requests()?;
+        if path.exists() {
+            return Err(StoreError::DuplicateRequest {
+                id: request.id.clone(),
+                path,
+            });
+        }
+        self.save_request(request)?;
+        let event = Event::new(
+            EventKind::RequestOpened,
+            Some(&request.from),
+            format!(
+                "{} request {} opened by {} for {}",
+                request.kind, request.id, request.from, request.to
+            ),
+            request.created_at,
+        )
+        .with_data(json!({
+            "request_id": request.id, "kind": request.kind, "from": request.from,
+            "to": request.to, "to_epoch": request.to_epoch, "expires_at": request.expires_at,
+        }));
+        self.record_quietly(event);
+        Ok(())
+    }
+
+    fn get_request(&self, id: &str) -> Result<Option<Request>, StoreError> {
+        self.load_request(id)
+    }
+
+    fn update_request(
+        &self,
+        id: &str,
+        f: &mut dyn FnMut(&mut Request) -> Result<(), RequestError>,
+    ) -> Result<Request, StoreError> {
+        let _lock = self.lock_requests()?;
+        let Some(before) = self.load_request(id)? else {
+            return Err(StoreError::UnknownRequest {
+                id: id.to_string(),
+                path: self.request_path(id)?,
+            });
+        };
+        let mut request = before.clone();
+        let outcome = f(&mut request);
+        if request.id != before.id {
+            // The record's file name is its id; a closure must not move it.
+            request.id = before.id.clone();
+        }
+        if request != before {
+            self.save_request(&request)?;
+            for t in request.history.iter().skip(before.history.len()) {
+                self.record_transition(&request, t);
+            }
+        }
+        outcome?;
+        Ok(request)
+    }
+
+    fn list_requests(&self, filter: &RequestFilter) -> Result<Vec<Request>, StoreError> {
+        let mut all = self.all_requests()?;
+        all.retain(|r| filter.matches(r));
+        Ok(all)
+    }
+
+    fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError> {
+        let _lock = self.lock_requests()?;
+        let mut expired = Vec::new();
+        for mut request in self.all_requests()? {
+            if !request.is_overdue(now) {
+                continue;
+            }
+            let seen = request.history.len();
+            request.expire(now)?;
+            self.save_request(&request)?;
+            for t in request.history.iter().skip(seen) {
+                self.record_transition(&request, t);
+            }
+            expired.push(request);
+        }
+        Ok(expired)
+    }
+}

@@ -1,0 +1,42 @@
+//! Teammate transcripts `transcripts/<agent>.jsonl`: one conversation entry per line.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::{check_agent, jsonl, to_line, FileStore};
+use crate::error::StoreError;
+use crate::{TranscriptRead, TranscriptStore};
+
+impl TranscriptStore for FileStore {
+    fn transcript_path(&self, agent: &str) -> Result<PathBuf, StoreError> {
+        check_agent(agent)?;
+        Ok(self
+            .inner
+            .dir
+            .join("transcripts")
+            .join(format!("{agent}.jsonl")))
+    }
+
+    fn append_transcript(&self, agent: &str, entry: &Value) -> Result<(), StoreError> {
+        let path = self.transcript_path(agent)?;
+        let line = to_line("transcript entry", entry)?;
+        jsonl::append_lines(&path, &line, self.durability())
+    }
+
+    fn read_transcript(&self, agent: &str) -> Result<TranscriptRead, StoreError> {
+        let path = self.transcript_path(agent)?;
+        let chunk = jsonl::read_from(&path, 0)?;
+        let mut read = TranscriptRead::default();
+        for (offset, line) in chunk.lines() {
+            match serde_json::from_slice::<Value>(line) {
+                Ok(v) => read.entries.push(v),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), offset, error = %e, "skipping corrupt transcript line");
+                    read.corrupt += 1;
+                }
+            }
+        }
+        Ok(read)
+    }
+}

@@ -1,0 +1,307 @@
+//! Mailbox behaviour in one process: at-least-once delivery, corruption handling, truncation,
+//! cursors and wake-ups.
+
+use std::collections::HashSet;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use troupe_protocol::{Envelope, EventKind, MailKind};
+use troupe_store::{Durability, EventLog, FileStore, MailboxStore, StoreError};
+
+fn store(dir: &Path) -> FileStore {
+    FileStore::open_with(dir, "team", Durability::OsBuffered).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn mail(to: &str, n: u64) -> Envelope {
+    Envelope::new(MailKind::Message, "lead", to, format!("m{n}"), n)
+}
+
+fn contents(batch: &troupe_store::Batch) -> Vec<String> {
+    batch.messages.iter().map(|m| m.content.clone()).collect()
+}
+
+fn log_path(dir: &Path, agent: &str) -> std::path::PathBuf {
+    dir.join("teams/team/inbox").join(format!("{agent}.jsonl"))
+}
+
+fn ok<T>(r: Result<T, StoreError>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn fetch_without_ack_redelivers_and_ack_consumes() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    for n in 0..3 {
+        ok(s.append(&mail("alice", n)));
+    }
+    let first = ok(s.fetch("alice"));
+    assert_eq!(contents(&first), ["m0", "m1", "m2"]);
+    // No ack: the same messages come again (at-least-once).
+    let again = ok(s.fetch("alice"));
+    assert_eq!(again, first);
+    ok(s.ack("alice", first.end));
+    assert!(ok(s.fetch("alice")).messages.is_empty());
+    // Other agents' mailboxes are separate.
+    assert!(ok(s.fetch("bob")).messages.is_empty());
+}
+
+#[test]
+fn crashed_consumer_gets_the_same_messages_and_dedups_by_id() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    for n in 0..4 {
+        ok(s.append(&mail("alice", n)));
+    }
+    // A consumer fetches, "processes" two messages, and crashes before acking.
+    let mut processed: HashSet<String> = HashSet::new();
+    let before_crash = ok(s.fetch("alice"));
+    for m in before_crash.messages.iter().take(2) {
+        processed.insert(m.id.clone());
+    }
+    drop(s);
+    // After a restart (a fresh store handle) the whole batch comes back.
+    let s = store(dir.path());
+    let after = ok(s.fetch("alice"));
+    assert_eq!(after.messages, before_crash.messages);
+    let new: Vec<_> = after
+        .messages
+        .iter()
+        .filter(|m| processed.insert(m.id.clone()))
+        .map(|m| m.content.clone())
+        .collect();
+    assert_eq!(new, ["m2", "m3"]);
+    ok(s.ack("alice", after.end));
+
+    // A crash inside a full ack, after the cursor was reset to 0 but before the log was
+    // truncated, re-delivers messages already processed; the consumer skips them by id.
+    for n in 4..6 {
+        ok(s.append(&mail("alice", n)));
+    }
+    let b = ok(s.fetch("alice"));
+    for m in &b.messages {
+        processed.insert(m.id.clone());
+    }
+    ok(s.ack("alice", first_line_end(dir.path())));
+    std::fs::write(dir.path().join("teams/team/inbox/alice.cursor"), "0")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let replay = ok(s.fetch("alice"));
+    assert_eq!(replay.messages, b.messages);
+    assert!(replay.messages.iter().all(|m| processed.contains(&m.id)));
+}
+
+/// Offset just after the first line of alice's log.
+fn first_line_end(dir: &Path) -> u64 {
+    let bytes = std::fs::read(log_path(dir, "alice")).unwrap_or_default();
+    bytes
+        .iter()
+        .position(|b| *b == b'\n')
+        .map_or(0, |i| i as u64 + 1)
+}
+
+#[test]
+fn corrupt_line_is_skipped_reported_and_recorded() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    for n in 0..3 {
+        ok(s.append(&mail("alice", n)));
+    }
+    let bad_offset = std::fs::metadata(log_path(dir.path(), "alice"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let mut f = OpenOptions::new()
+        .append(true)
+        .open(log_path(dir.path(), "alice"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    f.write_all(b"{\"id\": not json at all\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    for n in 3..6 {
+        ok(s.append(&mail("alice", n)));
+    }
+    // peek reports but records nothing.
+    let peeked = ok(s.peek("alice"));
+    assert_eq!(peeked.corrupt.len(), 1);
+    assert!(ok(s.read_events(0)).events.is_empty());
+
+    let batch = ok(s.fetch("alice"));
+    assert_eq!(contents(&batch), ["m0", "m1", "m2", "m3", "m4", "m5"]);
+    assert_eq!(batch.corrupt.len(), 1);
+    assert_eq!(batch.corrupt[0].offset, bad_offset);
+    assert!(batch.corrupt[0].text.contains("not json"));
+    let events = ok(s.read_events(0)).events;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].kind, EventKind::CorruptMail);
+    assert_eq!(events[0].agent.as_deref(), Some("alice"));
+    assert_eq!(events[0].data["offset"], bad_offset);
+    // Acking past the corrupt line consumes it too.
+    ok(s.ack("alice", batch.end));
+    assert!(ok(s.fetch("alice")).corrupt.is_empty());
+}
+
+#[test]
+fn full_consumption_truncates_partial_ack_does_not() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    let log = log_path(dir.path(), "alice");
+    let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(u64::MAX);
+    for n in 0..3 {
+        ok(s.append(&mail("alice", n)));
+    }
+    // Ack only the first message: cursor moves, log stays.
+    let mid = first_line_end(dir.path());
+    ok(s.ack("alice", mid));
+    let full_len = len(&log);
+    assert!(full_len > mid);
+    let cursor = std::fs::read_to_string(dir.path().join("teams/team/inbox/alice.cursor"))
+        .unwrap_or_default();
+    assert_eq!(cursor, mid.to_string());
+    let rest = ok(s.fetch("alice"));
+    assert_eq!(contents(&rest), ["m1", "m2"]);
+    assert_eq!((rest.start, rest.end), (mid, full_len));
+    // Ack the rest: log truncated, cursor back to 0.
+    ok(s.ack("alice", rest.end));
+    assert_eq!(len(&log), 0);
+    let cursor = std::fs::read_to_string(dir.path().join("teams/team/inbox/alice.cursor"))
+        .unwrap_or_default();
+    assert_eq!(cursor, "0");
+    // A repeated ack of an old offset is refused rather than skipping new mail.
+    ok(s.append(&mail("alice", 9)));
+    let next = ok(s.fetch("alice"));
+    assert_eq!(contents(&next), ["m9"]);
+    assert_eq!(next.start, 0);
+    assert!(matches!(
+        s.ack("alice", rest.end),
+        Err(StoreError::AckBeyondEnd { .. } | StoreError::AckNotLineEnd { .. })
+    ));
+    assert_eq!(contents(&ok(s.fetch("alice"))), ["m9"]);
+}
+
+#[test]
+fn misaligned_ack_is_refused() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    ok(s.append(&mail("alice", 0)));
+    let b = ok(s.fetch("alice"));
+    assert!(matches!(
+        s.ack("alice", b.end - 1),
+        Err(StoreError::AckNotLineEnd { .. })
+    ));
+    assert!(matches!(
+        s.ack("alice", b.end + 10),
+        Err(StoreError::AckBeyondEnd { .. })
+    ));
+    assert_eq!(ok(s.fetch("alice")).messages.len(), 1);
+}
+
+#[test]
+fn cursor_past_end_reads_from_start() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    ok(s.append(&mail("alice", 0)));
+    std::fs::write(dir.path().join("teams/team/inbox/alice.cursor"), "99999")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let b = ok(s.fetch("alice"));
+    assert_eq!(contents(&b), ["m0"]);
+    assert_eq!(b.start, 0);
+    ok(s.ack("alice", b.end));
+    assert!(ok(s.fetch("alice")).messages.is_empty());
+}
+
+#[test]
+fn partial_trailing_line_waits_until_complete() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    ok(s.append(&mail("alice", 0)));
+    let line = serde_json::to_string(&mail("alice", 1)).unwrap_or_default();
+    let (head, tail) = line.split_at(line.len() / 2);
+    let mut f = OpenOptions::new()
+        .append(true)
+        .open(log_path(dir.path(), "alice"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    f.write_all(head.as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let b = ok(s.fetch("alice"));
+    assert_eq!(contents(&b), ["m0"]);
+    assert!(b.corrupt.is_empty());
+    f.write_all(format!("{tail}\n").as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(contents(&ok(s.fetch("alice"))), ["m0", "m1"]);
+}
+
+#[test]
+fn append_many_groups_by_recipient_in_order() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    let batch: Vec<_> = (0..6)
+        .map(|n| mail(if n % 2 == 0 { "alice" } else { "bob" }, n))
+        .collect();
+    ok(s.append_many(&batch));
+    assert_eq!(contents(&ok(s.fetch("alice"))), ["m0", "m2", "m4"]);
+    assert_eq!(contents(&ok(s.fetch("bob"))), ["m1", "m3", "m5"]);
+}
+
+#[test]
+fn unsafe_recipient_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    for bad in ["../x", "Alice", ""] {
+        assert!(matches!(
+            s.append(&mail(bad, 0)),
+            Err(StoreError::BadName { what: "agent", .. })
+        ));
+    }
+}
+
+fn wait_for_wake(sock: &std::os::unix::net::UnixDatagram) -> usize {
+    // The timeout only keeps a broken build from hanging the suite; nothing asserts on time.
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut buf = [0u8; 8];
+    sock.recv(&mut buf).unwrap_or(0)
+}
+
+#[test]
+fn append_and_notify_wake_the_listener() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    let sock = ok(s.wake_listener("alice"));
+    ok(s.append(&mail("alice", 0)));
+    assert_eq!(wait_for_wake(&sock), 1);
+    ok(s.notify("alice"));
+    assert_eq!(wait_for_wake(&sock), 1);
+    // Mail for someone else does not wake alice.
+    ok(s.append(&mail("bob", 1)));
+    sock.set_nonblocking(true).unwrap_or_else(|e| panic!("{e}"));
+    let mut buf = [0u8; 8];
+    assert!(sock.recv(&mut buf).is_err());
+    // Rebinding replaces the stale socket file.
+    drop(sock);
+    let sock = ok(s.wake_listener("alice"));
+    ok(s.append(&mail("alice", 2)));
+    assert_eq!(wait_for_wake(&sock), 1);
+}
+
+#[test]
+fn appending_without_listener_is_fine() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    // A socket file with nobody bound to it: the wake fails silently, the mail is stored.
+    let sock = ok(s.wake_listener("alice"));
+    drop(sock);
+    ok(s.append(&mail("alice", 0)));
+    assert_eq!(ok(s.fetch("alice")).messages.len(), 1);
+}
+
+#[test]
+fn wake_works_when_the_socket_path_is_too_long() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let deep = dir.path().join("x".repeat(60)).join("y".repeat(60));
+    let s = store(&deep);
+    let sock = ok(s.wake_listener("alice"));
+    // A second handle (as in another process) finds the same fallback socket.
+    let other = store(&deep);
+    ok(other.append(&mail("alice", 0)));
+    assert_eq!(wait_for_wake(&sock), 1);
+}

@@ -1,0 +1,142 @@
+//! Roster read-modify-write, event log and transcripts.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+use troupe_protocol::{AgentStatus, Event, EventKind, Member};
+use troupe_store::{
+    Durability, EventLog, FileStore, RosterStore, StoreError, TeamStore, TranscriptStore,
+};
+
+fn store(dir: &Path) -> FileStore {
+    FileStore::open_with(dir, "team", Durability::OsBuffered).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn ok<T>(r: Result<T, StoreError>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn missing_roster_is_empty_and_updates_persist() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    let empty = ok(s.roster());
+    assert_eq!(empty.team, "team");
+    assert!(empty.members.is_empty());
+    ok(s.update_roster(&mut |r| {
+        r.lead = "lead".into();
+        r.members.push(Member::new("alice", "tests", 0, 5));
+    }));
+    let again = store(dir.path());
+    let roster = ok(again.roster());
+    assert_eq!(roster.lead, "lead");
+    assert_eq!(
+        roster.get("alice").map(|m| m.status),
+        Some(AgentStatus::Working)
+    );
+}
+
+#[test]
+fn concurrent_updates_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = Arc::new(dir.path().to_path_buf());
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let s = store(&root);
+                for j in 0..5 {
+                    ok(s.update_roster(&mut |r| {
+                        r.members.push(Member::new(format!("m{i}-{j}"), "r", 0, 0));
+                    }));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap_or_else(|_| panic!("thread panicked"));
+    }
+    assert_eq!(ok(store(&root).roster()).members.len(), 40);
+}
+
+#[test]
+fn corrupt_roster_is_an_error_and_is_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    let path = dir.path().join("teams/team/roster.json");
+    std::fs::write(&path, "{ not json").unwrap_or_else(|e| panic!("{e}"));
+    let err = s.roster().map(|_| ());
+    let Err(err @ StoreError::Corrupt { .. }) = err else {
+        panic!("expected Corrupt, got {err:?}")
+    };
+    assert!(err.to_string().contains("roster.json"));
+    assert!(s.update_roster(&mut |r| r.lead = "x".into()).is_err());
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap_or_default(),
+        "{ not json"
+    );
+}
+
+#[test]
+fn events_read_from_offsets_and_count_corruption() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    ok(s.record(&Event::new(
+        EventKind::MemberSpawned,
+        Some("alice"),
+        "spawned",
+        1,
+    )));
+    let first = ok(s.read_events(0));
+    assert_eq!(first.events.len(), 1);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path().join("teams/team/events.jsonl"))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"garbage\n"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    ok(s.record(&Event::new(EventKind::TeamSettled, None, "", 2)));
+    let rest = ok(s.read_events(first.next_offset));
+    assert_eq!(rest.corrupt, 1);
+    assert_eq!(
+        rest.events.iter().map(|e| e.kind).collect::<Vec<_>>(),
+        [EventKind::TeamSettled]
+    );
+    assert!(ok(s.read_events(rest.next_offset)).events.is_empty());
+}
+
+#[test]
+fn transcripts_round_trip_skipping_corrupt_lines() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    ok(s.append_transcript("alice", &json!({"role": "user", "content": "hi"})));
+    let path = ok(s.transcript_path("alice"));
+    assert!(path.ends_with("teams/team/transcripts/alice.jsonl"));
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"{\"torn\":"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    ok(s.append_transcript("alice", &json!({"role": "assistant", "content": "yo"})));
+    let read = ok(s.read_transcript("alice"));
+    assert_eq!(read.corrupt, 1);
+    assert_eq!(read.entries.len(), 2);
+    assert_eq!(read.entries[1]["content"], "yo");
+}
+
+#[test]
+fn store_is_usable_as_a_trait_object() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s: Arc<dyn TeamStore> = Arc::new(store(dir.path()));
+    ok(s.record(&Event::new(EventKind::TurnStarted, Some("lead"), "", 1)));
+    assert_eq!(ok(s.read_events(0)).events.len(), 1);
+}
+
+#[test]
+fn bad_team_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(
+        FileStore::open(dir.path(), "../evil"),
+        Err(StoreError::BadName { what: "team", .. })
+    ));
+}

@@ -1,0 +1,58 @@
+//! The roster as text, for `/team`, `list_teammates` and `troupe team status`.
+
+use troupe_protocol::Roster;
+
+/// Seconds ago, as "5s", "3m", "2h".
+pub fn age(now_ms: u64, then_ms: u64) -> String {
+    let secs = now_ms.saturating_sub(then_ms) / 1000;
+    match secs {
+        0..=59 => format!("{secs}s"),
+        60..=3599 => format!("{}m", secs / 60),
+        _ => format!("{}h", secs / 3600),
+    }
+}
+
+/// A table: name, role, status, epoch, tokens, last seen, doing.
+pub fn roster_table(roster: &Roster) -> String {
+    let now = troupe_agent::transcript::now_ms();
+    let mut rows = vec![[
+        "NAME".to_string(),
+        "ROLE".into(),
+        "STATUS".into(),
+        "EPOCH".into(),
+        "TOKENS".into(),
+        "SEEN".into(),
+        "DOING".into(),
+    ]];
+    for m in &roster.members {
+        rows.push([
+            m.name.clone(),
+            m.role.clone(),
+            m.status.as_str().to_string(),
+            m.epoch.to_string(),
+            m.usage.total().to_string(),
+            format!("{} ago", age(now, m.last_seen)),
+            m.activity.clone().unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    let mut widths = [0usize; 7];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row.iter()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = format!("team {} (lead: {})\n", roster.team, roster.lead);
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,588 @@
+//! The team: its store, its running members, spawning (in this process or as a child
+//! process), mail between members, and status bookkeeping.
+
+use crate::error::TeamError;
+use crate::member::{self, MemberSpec};
+use crate::notice::{Notice, NoticeSink};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use troupe_agent::permissions::Policy;
+use troupe_agent::transcript::now_ms;
+use troupe_model::ModelConfig;
+use troupe_protocol::{
+    validate_agent_name, AgentStatus, Envelope, Event, EventKind, MailKind, Member, Roster,
+};
+use troupe_store::{EventLog, FileStore, MailboxStore, RosterStore};
+
+/// The lead's name on every team.
+pub const LEAD: &str = "lead";
+
+/// Where spawned teammates run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TeammateMode {
+    /// As tasks in the lead's process.
+    InProcess,
+    /// Each as its own `troupe teammate` process on the same store.
+    Process,
+}
+
+impl std::str::FromStr for TeammateMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "in-process" | "in_process" | "inprocess" | "thread" => Ok(TeammateMode::InProcess),
+            "process" => Ok(TeammateMode::Process),
+            other => Err(format!(
+                "unknown teammate mode '{other}' (use in-process or process)"
+            )),
+        }
+    }
+}
+
+/// Settings shared by every member of a team.
+#[derive(Clone)]
+pub struct TeamConfig {
+    /// Team name (`--team`).
+    pub team: String,
+    /// Workspace root.
+    pub workspace: PathBuf,
+    /// `<workspace>/.troupe`.
+    pub troupe_dir: PathBuf,
+    /// The lead's model; teammates use it unless spawned with another model name.
+    pub model: ModelConfig,
+    /// Output token limit per call.
+    pub max_tokens: u32,
+    /// Teammates' permission policy.
+    pub policy: Policy,
+    /// Where teammates run.
+    pub mode: TeammateMode,
+    /// The troupe binary, for process mode.
+    pub exe: Option<PathBuf>,
+}
+
+/// What `spawn_teammate` asks for.
+#[derive(Debug, Clone)]
+pub struct SpawnRequest {
+    /// Unique name.
+    pub name: String,
+    /// Role, e.g. coder, tester.
+    pub role: String,
+    /// First instructions.
+    pub prompt: String,
+    /// Model name, if not the lead's.
+    pub model: Option<String>,
+}
+
+struct Running {
+    epoch: u64,
+    stop: Arc<AtomicBool>,
+}
+
+/// State shared by the runtime, the team tools and the members' tasks.
+pub struct TeamShared {
+    /// Settings.
+    pub config: TeamConfig,
+    /// The durable store.
+    pub store: Arc<FileStore>,
+    running: Mutex<HashMap<String, Running>>,
+    /// Signalled whenever a member's status changes in this process.
+    pub changed: tokio::sync::Notify,
+    notices: NoticeSink,
+}
+
+/// A handle to a team; cheap to clone.
+#[derive(Clone)]
+pub struct Team {
+    shared: Arc<TeamShared>,
+}
+
+impl Team {
+    /// Opens (creating if needed) the team's store and makes sure the roster names the lead.
+    pub fn open(config: TeamConfig, notices: NoticeSink) -> Result<Team, TeamError> {
+        let store = Arc::new(FileStore::open(&config.troupe_dir, &config.team)?);
+        let team_name = config.team.clone();
+        store.update_roster(&mut |roster: &mut Roster| {
+            if roster.team.is_empty() {
+                roster.team = team_name.clone();
+            }
+            if roster.lead.is_empty() {
+                roster.lead = LEAD.to_string();
+            }
+        })?;
+        Ok(Team {
+            shared: Arc::new(TeamShared {
+                config,
+                store,
+                running: Mutex::new(HashMap::new()),
+                changed: tokio::sync::Notify::new(),
+                notices,
+            }),
+        })
+    }
+
+    /// The shared state (for tools and the settle rule).
+    pub fn shared(&self) -> &Arc<TeamShared> {
+        &self.shared
+    }
+
+    /// The team's name.
+    pub fn name(&self) -> &str {
+        &self.shared.config.team
+    }
+
+    /// The current roster.
+    pub fn roster(&self) -> Result<Roster, TeamError> {
+        Ok(self.shared.store.roster()?)
+    }
+
+    /// Spawns a teammate: validates the name, records it (a new epoch if the name had ended),
+    /// and starts its loop. Must be called inside a tokio runtime.
+    pub fn spawn(&self, req: SpawnRequest) -> Result<Member, TeamError> {
+        validate_agent_name(&req.name).map_err(|e| TeamError::InvalidName {
+            name: req.name.clone(),
+            reason: e.to_string(),
+        })?;
+        if req.name == LEAD {
+            return Err(TeamError::NameTaken(req.name));
+        }
+        let now = now_ms();
+        let mut taken = false;
+        let mut member = None;
+        self.shared
+            .store
+            .update_roster(&mut |roster: &mut Roster| {
+                let epoch = match roster.get(&req.name) {
+                    Some(m) if !m.status.is_ended() => {
+                        taken = true;
+                        return;
+                    }
+                    Some(m) => m.epoch + 1,
+                    None => 1,
+                };
+                let mut m = Member::new(req.name.clone(), req.role.clone(), epoch, now);
+                m.model = req.model.clone();
+                roster.members.retain(|x| x.name != req.name);
+                roster.members.push(m.clone());
+                member = Some(m);
+            })?;
+        let member = match member {
+            Some(m) if !taken => m,
+            _ => return Err(TeamError::NameTaken(req.name)),
+        };
+        self.shared.record(
+            EventKind::MemberSpawned,
+            Some(&member.name),
+            format!("spawned as {} (epoch {})", member.role, member.epoch),
+        );
+        let spec = MemberSpec {
+            name: member.name.clone(),
+            role: member.role.clone(),
+            epoch: member.epoch,
+            prompt: Some(req.prompt),
+            model: req.model,
+        };
+        self.start(spec)?;
+        Ok(member)
+    }
+
+    /// Restarts members that were working or idle when the lead last ran (`--continue`),
+    /// from their transcripts, with their unread mail intact. Returns their names.
+    pub fn resume_members(&self) -> Result<Vec<String>, TeamError> {
+        let roster = self.roster()?;
+        let mut resumed = Vec::new();
+        for m in roster.members.iter().filter(|m| !m.status.is_ended()) {
+            if self.is_running(&m.name) {
+                continue;
+            }
+            if let Some(pid) = m.pid {
+                if pid_alive(pid) {
+                    continue; // its own process is still running
+                }
+            }
+            let spec = MemberSpec {
+                name: m.name.clone(),
+                role: m.role.clone(),
+                epoch: m.epoch,
+                prompt: None,
+                model: m.model.clone(),
+            };
+            self.start(spec)?;
+            resumed.push(m.name.clone());
+        }
+        Ok(resumed)
+    }
+
+    fn start(&self, spec: MemberSpec) -> Result<(), TeamError> {
+        match self.shared.config.mode {
+            TeammateMode::InProcess => {
+                let stop = Arc::new(AtomicBool::new(false));
+                if let Ok(mut running) = self.shared.running.lock() {
+                    running.insert(
+                        spec.name.clone(),
+                        Running {
+                            epoch: spec.epoch,
+                            stop: stop.clone(),
+                        },
+                    );
+                }
+                member::spawn_task(self.shared.clone(), spec, stop);
+                Ok(())
+            }
+            TeammateMode::Process => self.start_process(spec),
+        }
+    }
+
+    fn start_process(&self, spec: MemberSpec) -> Result<(), TeamError> {
+        let config = &self.shared.config;
+        let err = |reason: String| TeamError::Spawn {
+            name: spec.name.clone(),
+            reason,
+        };
+        let exe = match &config.exe {
+            Some(exe) => exe.clone(),
+            None => std::env::current_exe().map_err(|e| err(e.to_string()))?,
+        };
+        let log_dir = config
+            .troupe_dir
+            .join("teams")
+            .join(&config.team)
+            .join("logs");
+        std::fs::create_dir_all(&log_dir)
+            .map_err(|e| err(format!("{}: {e}", log_dir.display())))?;
+        let log_path = log_dir.join(format!("{}.log", spec.name));
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(|e| err(format!("{}: {e}", log_path.display())))?;
+        let log2 = log.try_clone().map_err(|e| err(e.to_string()))?;
+        let mut cmd = std::process::Command::new(exe);
+        cmd.arg("teammate")
+            .args([
+                "--team",
+                &config.team,
+                "--name",
+                &spec.name,
+                "--role",
+                &spec.role,
+            ])
+            .arg("--cwd")
+            .arg(&config.workspace)
+            .args([
+                "--model",
+                spec.model.as_deref().unwrap_or(&config.model.model),
+            ])
+            .args(["--provider", &config.model.provider.to_string()])
+            .args(["--permission-mode", &config.policy.mode.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(log2));
+        if let Some(prompt) = &spec.prompt {
+            cmd.args(["--prompt", prompt]);
+        }
+        let child = cmd.spawn().map_err(|e| err(e.to_string()))?;
+        let pid = child.id();
+        // The child records itself in the roster; reap it in the background so it never lingers
+        // as a zombie.
+        std::thread::spawn(move || {
+            let mut child = child;
+            let _ = child.wait();
+        });
+        let name = spec.name.clone();
+        self.shared
+            .store
+            .update_roster(&mut |roster: &mut Roster| {
+                if let Some(m) = roster.get_mut(&name) {
+                    m.pid = Some(pid);
+                }
+            })?;
+        Ok(())
+    }
+
+    /// Joins the team as `name` in this process (`troupe teammate`): a new member, a new epoch
+    /// of an ended one, or a rejoin of a live one whose process is gone (same epoch, transcript
+    /// and unread mail intact). Returns what to run.
+    pub fn join(
+        &self,
+        name: &str,
+        role: Option<&str>,
+        prompt: Option<String>,
+        model: Option<String>,
+    ) -> Result<MemberSpec, TeamError> {
+        validate_agent_name(name).map_err(|e| TeamError::InvalidName {
+            name: name.to_string(),
+            reason: e.to_string(),
+        })?;
+        let me = std::process::id();
+        let now = now_ms();
+        let mut outcome: Result<(MemberSpec, bool), TeamError> =
+            Err(TeamError::NameTaken(name.to_string()));
+        self.shared
+            .store
+            .update_roster(&mut |roster: &mut Roster| {
+                outcome = match roster.get_mut(name) {
+                    Some(m) if !m.status.is_ended() => match m.pid {
+                        Some(pid) if pid != me && pid_alive(pid) => {
+                            Err(TeamError::NameTaken(name.to_string()))
+                        }
+                        _ => {
+                            m.pid = Some(me);
+                            m.last_seen = now;
+                            let spec = MemberSpec {
+                                name: name.into(),
+                                role: m.role.clone(),
+                                epoch: m.epoch,
+                                prompt: prompt.clone(),
+                                model: model.clone().or(m.model.clone()),
+                            };
+                            Ok((spec, false))
+                        }
+                    },
+                    previous => {
+                        let epoch = previous.map(|m| m.epoch + 1).unwrap_or(1);
+                        let mut m = Member::new(name, role.unwrap_or("teammate"), epoch, now);
+                        m.pid = Some(me);
+                        m.model = model.clone();
+                        let spec = MemberSpec {
+                            name: name.into(),
+                            role: m.role.clone(),
+                            epoch,
+                            prompt: prompt.clone(),
+                            model: model.clone(),
+                        };
+                        roster.members.retain(|x| x.name != name);
+                        roster.members.push(m);
+                        Ok((spec, true))
+                    }
+                };
+            })?;
+        let (mut spec, fresh) = outcome?;
+        if fresh {
+            self.shared.record(
+                EventKind::MemberSpawned,
+                Some(name),
+                format!("joined as {} (epoch {}, pid {me})", spec.role, spec.epoch),
+            );
+        } else {
+            self.shared.record(
+                EventKind::MemberSpawned,
+                Some(name),
+                format!("rejoined (epoch {}, pid {me})", spec.epoch),
+            );
+            // A rejoin continues the transcript; the first prompt is already in it.
+            let has_history = std::fs::metadata(self.shared.store.transcript_path(name))
+                .map(|m| m.len() > 0)
+                .unwrap_or(false);
+            if has_history {
+                spec.prompt = None;
+            }
+        }
+        Ok(spec)
+    }
+
+    /// True when a member runs as a task in this process.
+    pub fn is_running(&self, name: &str) -> bool {
+        self.shared
+            .running
+            .lock()
+            .map(|r| r.contains_key(name))
+            .unwrap_or(false)
+    }
+
+    /// Sends mail from `from` to a member (or the lead); unknown names are an error listing the members.
+    pub fn send(
+        &self,
+        from: &str,
+        to: &str,
+        kind: MailKind,
+        content: &str,
+    ) -> Result<Envelope, TeamError> {
+        self.shared
+            .send(Envelope::new(kind, from, to, content, now_ms()))
+    }
+
+    /// Sends `content` to every live member except the sender; returns the recipients.
+    pub fn broadcast(&self, from: &str, content: &str) -> Result<Vec<String>, TeamError> {
+        let roster = self.roster()?;
+        let mut sent = Vec::new();
+        for name in roster.live_names().into_iter().filter(|n| n != from) {
+            self.shared.send(Envelope::new(
+                MailKind::Broadcast,
+                from,
+                &name,
+                content,
+                now_ms(),
+            ))?;
+            sent.push(name);
+        }
+        if from != LEAD {
+            self.shared.send(Envelope::new(
+                MailKind::Broadcast,
+                from,
+                LEAD,
+                content,
+                now_ms(),
+            ))?;
+            sent.push(LEAD.to_string());
+        }
+        Ok(sent)
+    }
+
+    /// Asks every in-process member to stop after its current round (used on exit).
+    pub fn stop_all(&self) {
+        if let Ok(running) = self.shared.running.lock() {
+            for r in running.values() {
+                r.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+impl TeamShared {
+    /// Delivers one envelope after checking the recipient is on the roster.
+    pub fn send(&self, env: Envelope) -> Result<Envelope, TeamError> {
+        if env.to != LEAD {
+            let roster = self.store.roster()?;
+            if roster.get(&env.to).is_none() {
+                return Err(TeamError::UnknownRecipient {
+                    name: env.to.clone(),
+                    team: self.config.team.clone(),
+                    members: members_list(&roster),
+                });
+            }
+        }
+        self.store.append(&env)?;
+        self.record(
+            EventKind::MessageSent,
+            Some(&env.from),
+            format!(
+                "{} → {}: {}",
+                env.kind.as_str(),
+                env.to,
+                one_line(&env.content)
+            ),
+        );
+        self.notice(Notice::Mail {
+            from: env.from.clone(),
+            to: env.to.clone(),
+            kind: env.kind.as_str().to_string(),
+            content: env.content.clone(),
+        });
+        Ok(env)
+    }
+
+    /// Records an event; a failure to record is logged, not fatal.
+    pub fn record(&self, kind: EventKind, agent: Option<&str>, detail: String) {
+        if let Err(e) = self
+            .store
+            .record(&Event::new(kind, agent, detail, now_ms()))
+        {
+            tracing::warn!(error = %e, "could not record a team event");
+        }
+    }
+
+    /// Shows a notice to whoever watches.
+    pub fn notice(&self, notice: Notice) {
+        if let Some(sink) = &self.notices {
+            sink(notice);
+        }
+    }
+
+    /// Sets a member's status (and what it is doing), records the change and wakes waiters.
+    pub fn set_status(&self, name: &str, epoch: u64, status: AgentStatus, detail: &str) {
+        let mut changed = false;
+        let result = self.store.update_roster(&mut |roster: &mut Roster| {
+            if let Some(m) = roster.get_mut(name) {
+                if m.epoch == epoch && m.status != status {
+                    m.status = status;
+                    m.last_seen = now_ms();
+                    if status != AgentStatus::Working {
+                        m.activity = None;
+                    }
+                    changed = true;
+                }
+            }
+        });
+        if let Err(e) = result {
+            tracing::warn!(error = %e, member = name, "could not update the roster");
+        }
+        if changed {
+            let text = if detail.is_empty() {
+                status.as_str().to_string()
+            } else {
+                format!("{}: {detail}", status.as_str())
+            };
+            self.record(EventKind::StatusChanged, Some(name), text);
+            self.notice(Notice::Status {
+                name: name.to_string(),
+                status,
+                detail: detail.to_string(),
+            });
+        }
+        if status.is_ended() {
+            if let Ok(mut running) = self.running.lock() {
+                if running.get(name).is_some_and(|r| r.epoch == epoch) {
+                    running.remove(name);
+                }
+            }
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// Updates what a member is doing and the tokens it has used.
+    pub fn set_activity(
+        &self,
+        name: &str,
+        activity: Option<String>,
+        usage: Option<troupe_protocol::Usage>,
+    ) {
+        let result = self.store.update_roster(&mut |roster: &mut Roster| {
+            if let Some(m) = roster.get_mut(name) {
+                if activity.is_some() {
+                    m.activity = activity.clone();
+                }
+                if let Some(u) = usage {
+                    m.usage = u;
+                }
+                m.last_seen = now_ms();
+            }
+        });
+        if let Err(e) = result {
+            tracing::warn!(error = %e, member = name, "could not update the roster");
+        }
+    }
+}
+
+/// "alice (coder, idle), bob (tester, working)" — or a note that the team is empty.
+pub fn members_list(roster: &Roster) -> String {
+    let mut parts: Vec<String> = vec![format!("{LEAD} (lead)")];
+    parts.extend(
+        roster
+            .members
+            .iter()
+            .map(|m| format!("{} ({}, {})", m.name, m.role, m.status.as_str())),
+    );
+    parts.join(", ")
+}
+
+/// First line of a text, cut to 120 characters, for one-line logs.
+pub fn one_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() > 120 {
+        format!("{}…", line.chars().take(120).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
+/// True when a process with this id exists.
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with signal 0 performs only the existence and permission check.
+    unsafe { libc::kill(pid, 0) == 0 }
+}

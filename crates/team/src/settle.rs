@@ -1,0 +1,71 @@
+//! The settle rule (DESIGN.md §4): a headless run ends when every teammate is idle or ended,
+//! no request is pending, and the lead's inbox is drained.
+
+use crate::member::fail;
+use crate::runtime::{pid_alive, Team, LEAD};
+use crate::wake::WakeListener;
+use std::time::Duration;
+use troupe_protocol::AgentStatus;
+use troupe_store::MailboxStore;
+
+/// How long to wait between checks when nothing signals (a teammate process that died
+/// without a word is noticed this way).
+const FALLBACK_CHECK: Duration = Duration::from_millis(500);
+
+/// Where the team stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettleState {
+    /// Nothing left to do.
+    Settled,
+    /// The lead has unread mail: run a lead turn.
+    LeadHasMail,
+    /// Someone is still working (names).
+    Busy(Vec<String>),
+}
+
+impl Team {
+    /// Checks the settle rule once. A process-mode member whose process is gone is marked failed.
+    pub fn settle_state(&self) -> Result<SettleState, crate::TeamError> {
+        let shared = self.shared();
+        let unread = shared.store.peek(LEAD)?;
+        if !unread.messages.is_empty() || !unread.corrupt.is_empty() {
+            return Ok(SettleState::LeadHasMail);
+        }
+        let roster = self.roster()?;
+        let mut busy = Vec::new();
+        for m in &roster.members {
+            if m.status.is_ended() {
+                continue;
+            }
+            if let Some(pid) = m.pid {
+                if !self.is_running(&m.name) && !pid_alive(pid) {
+                    fail(
+                        shared,
+                        &m.name,
+                        m.epoch,
+                        &format!("its process (pid {pid}) is gone"),
+                    );
+                    return Ok(SettleState::LeadHasMail);
+                }
+            }
+            if m.status == AgentStatus::Working {
+                busy.push(m.name.clone());
+            }
+        }
+        if busy.is_empty() {
+            Ok(SettleState::Settled)
+        } else {
+            Ok(SettleState::Busy(busy))
+        }
+    }
+
+    /// Waits until something may have changed: mail for the lead, a status change, or a timeout.
+    pub async fn wait_for_change(&self, lead_wake: &mut WakeListener, limit: Duration) {
+        let changed = self.shared().changed.notified();
+        tokio::select! {
+            _ = lead_wake.wait() => {}
+            _ = changed => {}
+            _ = tokio::time::sleep(limit.min(FALLBACK_CHECK)) => {}
+        }
+    }
+}

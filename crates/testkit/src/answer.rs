@@ -1,0 +1,176 @@
+//! A rendered HTTP answer and the response body that plays it, flushes included.
+
+use std::collections::VecDeque;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use hyper::body::{Body, Frame, SizeHint};
+use serde_json::Value;
+
+/// One step of a response body as it goes on the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Chunk {
+    /// Bytes to send.
+    Data(Bytes),
+    /// Push what was sent so far onto the socket before going on, so the client reads the
+    /// stream in pieces (and a following abort cannot swallow it).
+    Flush,
+    /// Drop the connection without finishing the response.
+    Abort,
+}
+
+/// A complete scripted HTTP answer: status, extra headers, body chunks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Answer {
+    /// HTTP status code.
+    pub status: u16,
+    /// Response headers.
+    pub headers: Vec<(&'static str, String)>,
+    /// The body, in order.
+    pub body: Vec<Chunk>,
+}
+
+impl Answer {
+    /// A JSON answer with a Content-Length body.
+    pub fn json(status: u16, value: &Value) -> Answer {
+        Answer {
+            status,
+            headers: vec![("content-type", "application/json".to_string())],
+            body: vec![Chunk::Data(Bytes::from(value.to_string()))],
+        }
+    }
+
+    /// A 200 server-sent-events answer with the given chunks (sent chunked).
+    pub fn sse(body: Vec<Chunk>) -> Answer {
+        Answer {
+            status: 200,
+            headers: vec![
+                (
+                    "content-type",
+                    "text/event-stream; charset=utf-8".to_string(),
+                ),
+                ("cache-control", "no-cache".to_string()),
+            ],
+            body,
+        }
+    }
+
+    /// Adds a header.
+    pub fn with_header(mut self, name: &'static str, value: String) -> Answer {
+        self.headers.push((name, value));
+        self
+    }
+}
+
+/// Builds SSE chunks, flushing after every event so the client sees them arrive one by one.
+#[derive(Debug, Default)]
+pub(crate) struct SseWriter {
+    chunks: Vec<Chunk>,
+}
+
+impl SseWriter {
+    /// Appends a named event (`event: …` + `data: …`).
+    pub fn event(&mut self, name: &str, data: &Value) {
+        self.raw(format!("event: {name}\ndata: {data}\n\n"));
+    }
+
+    /// Appends an unnamed `data: …` event.
+    pub fn data(&mut self, data: &Value) {
+        self.raw(format!("data: {data}\n\n"));
+    }
+
+    /// Appends raw text as one event, then flushes.
+    pub fn raw(&mut self, text: String) {
+        self.chunks.push(Chunk::Data(Bytes::from(text)));
+        self.chunks.push(Chunk::Flush);
+    }
+
+    /// Appends a named event split into two writes in the middle of its data line, to exercise
+    /// a client's handling of events cut across reads.
+    pub fn event_split(&mut self, name: &str, data: &Value) {
+        let text = format!("event: {name}\ndata: {data}\n\n");
+        let mut cut = text.len() / 2;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.chunks
+            .push(Chunk::Data(Bytes::copy_from_slice(&text.as_bytes()[..cut])));
+        self.chunks.push(Chunk::Flush);
+        self.chunks
+            .push(Chunk::Data(Bytes::copy_from_slice(&text.as_bytes()[cut..])));
+        self.chunks.push(Chunk::Flush);
+    }
+
+    /// Ends by dropping the connection instead of finishing the response.
+    pub fn abort(mut self) -> Vec<Chunk> {
+        self.chunks.push(Chunk::Abort);
+        self.chunks
+    }
+
+    /// Ends the response normally.
+    pub fn finish(self) -> Vec<Chunk> {
+        self.chunks
+    }
+}
+
+/// The hyper body that plays an answer's chunks.
+#[derive(Debug)]
+pub(crate) struct ScriptedBody {
+    chunks: VecDeque<Chunk>,
+    exact_len: Option<u64>,
+}
+
+impl ScriptedBody {
+    /// A body playing `chunks`; a single data chunk gets a Content-Length, anything else is
+    /// sent chunked, like a real stream.
+    pub fn new(chunks: Vec<Chunk>) -> ScriptedBody {
+        let exact_len = match chunks.as_slice() {
+            [Chunk::Data(b)] => Some(b.len() as u64),
+            [] => Some(0),
+            _ => None,
+        };
+        ScriptedBody {
+            chunks: chunks.into(),
+            exact_len,
+        }
+    }
+}
+
+impl Body for ScriptedBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let this = self.get_mut();
+        match this.chunks.pop_front() {
+            None => Poll::Ready(None),
+            Some(Chunk::Data(b)) => Poll::Ready(Some(Ok(Frame::data(b)))),
+            Some(Chunk::Flush) => {
+                // Returning Pending makes hyper flush its write buffer to the socket before it
+                // polls us again; the wake makes that next poll come at once.
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Some(Chunk::Abort) => Poll::Ready(Some(Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "fake server: scripted disconnect",
+            )))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self.exact_len {
+            Some(n) => SizeHint::with_exact(n),
+            None => SizeHint::default(),
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! The fake model server: its own thread and runtime, per-agent scripts, and the journal.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::answer::{Answer, ScriptedBody};
+use crate::recorded::Recorded;
+use crate::render::{self, Ids};
+use crate::script::{Step, Wire};
+
+/// The header naming the agent a request comes from.
+pub const AGENT_HEADER: &str = "x-troupe-agent";
+
+/// The agent a request is routed to when it carries no agent header.
+pub const DEFAULT_AGENT: &str = "lead";
+
+type Fallback = dyn Fn(&Recorded) -> Step + Send + Sync;
+
+/// What the server and its owner share.
+struct Shared {
+    state: Mutex<State>,
+    ids: Ids,
+}
+
+#[derive(Default)]
+struct State {
+    queues: HashMap<String, VecDeque<Step>>,
+    fallback: Option<Arc<Fallback>>,
+    journal: Vec<Recorded>,
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere while holding the lock leaves plain data behind; keep serving.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A scripted fake model server on 127.0.0.1 speaking Anthropic and OpenAI streaming.
+/// Dropping it stops the server.
+pub struct FakeServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FakeServer {
+    /// Starts on 127.0.0.1 at a random port, on its own thread with its own tokio runtime, so it
+    /// serves plain `#[test]`s and async tests alike.
+    ///
+    /// # Panics
+    /// When the port cannot be bound or the thread not started: this is test tooling.
+    pub fn start() -> FakeServer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .unwrap_or_else(|e| panic!("fake server: cannot bind 127.0.0.1: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("fake server: no local address: {e}"));
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            ids: Ids::default(),
+        });
+        let (tx, rx) = oneshot::channel();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("troupe-fake-model")
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("fake server: cannot build a runtime: {e}"));
+        let serve_shared = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("troupe-fake-model".into())
+            .spawn(move || {
+                runtime.block_on(serve(listener, serve_shared, rx));
+                // Dropping the runtime here cancels every connection task before Drop returns.
+                drop(runtime);
+            })
+            .unwrap_or_else(|e| panic!("fake server: cannot start its thread: {e}"));
+        FakeServer {
+            addr,
+            shared,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The socket address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The Anthropic base URL (`http://127.0.0.1:PORT`; clients post to `{url}/v1/messages`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The OpenAI base URL (`http://127.0.0.1:PORT/v1`; clients post to
+    /// `{openai_url}/chat/completions`).
+    pub fn openai_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Environment variables pointing the troupe binary at this server for `wire`.
+    pub fn env(&self, wire: Wire) -> Vec<(String, String)> {
+        let pairs = match wire {
+            Wire::Anthropic => [
+                ("ANTHROPIC_BASE_URL", self.url()),
+                ("ANTHROPIC_API_KEY", "fake-key".into()),
+            ],
+            Wire::OpenAi => [
+                ("OPENAI_BASE_URL", self.openai_url()),
+                ("OPENAI_API_KEY", "fake-key".into()),
+            ],
+        };
+        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
+    /// Appends steps to `agent`'s queue; each request of that agent plays the next one.
+    pub fn script(&self, agent: &str, steps: impl IntoIterator<Item = Step>) {
+        self.shared
+            .state()
+            .queues
+            .entry(agent.to_string())
+            .or_default()
+            .extend(steps);
+    }
+
+    /// Sets the step source used when an agent's queue is empty (replacing any earlier one).
+    pub fn set_fallback(&self, f: impl Fn(&Recorded) -> Step + Send + Sync + 'static) {
+        self.shared.state().fallback = Some(Arc::new(f));
+    }
+
+    /// Every model request received, in arrival order (faulted ones included).
+    pub fn journal(&self) -> Vec<Recorded> {
+        self.shared.state().journal.clone()
+    }
+
+    /// The requests received from `agent`, in arrival order.
+    pub fn requests_for(&self, agent: &str) -> Vec<Recorded> {
+        self.shared
+            .state()
+            .journal
+            .iter()
+            .filter(|r| r.agent == agent)
+            .cloned()
+            .collect()
+    }
+
+    /// How many scripted steps of `agent` have not been played yet.
+    pub fn remaining(&self, agent: &str) -> usize {
+        self.shared
+            .state()
+            .queues
+            .get(agent)
+            .map_or(0, VecDeque::len)
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            // The receiver is gone only when the server already stopped; nothing to do then.
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            // A panicked server thread has nothing left to clean up.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for FakeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Accepts connections until shutdown, one task per connection (HTTP/1.1 with keep-alive).
+async fn serve(
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    mut shutdown: oneshot::Receiver<()>,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(_) => {
+                        // Out of descriptors or similar: back off instead of spinning.
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                };
+                // Small SSE writes must leave at once rather than wait for Nagle.
+                let _ = stream.set_nodelay(true);
+                let shared = Arc::clone(&shared);
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| handle(Arc::clone(&shared), req));
+                    // Connection errors (client gone, scripted abort) end just this connection.
+                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        }
+    }
+}
+
+/// Records one request, picks its step and answers it.
+async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<ScriptedBody>, Infallible> {
+    let path = req.uri().path().to_string();
+    let wire = if path.ends_with("/messages") {
+        Wire::Anthropic
+    } else if path.ends_with("/chat/completions") {
+        Wire::OpenAi
+    } else {
+        let msg = format!("fake server: no model endpoint at {path}");
+        return Ok(respond(Answer::json(
+            404,
+            &serde_json::json!({"error": {"message": msg}}),
+        )));
+    };
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let agent = req
+        .headers()
+        .get(AGENT_HEADER)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_else(|| DEFAULT_AGENT.to_string());
+    let bytes = match req.into_body().collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            return Ok(respond(render::harness_error(
+                wire,
+                &format!("fake server: bad request body: {e}"),
+            )));
+        }
+    };
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let rec = Recorded {
+        agent,
+        wire,
+        path,
+        headers,
+        body,
+        at: Instant::now(),
+    };
+
+    let (step, fallback) = {
+        let mut state = shared.state();
+        state.journal.push(rec.clone());
+        let step = state
+            .queues
+            .get_mut(&rec.agent)
+            .and_then(VecDeque::pop_front);
+        (step, state.fallback.clone())
+    };
+    let step = match (step, fallback) {
+        (Some(step), _) => Ok(step),
+        // The fallback runs outside the lock so it may take its time.
+        (None, Some(f)) => render::guarded(&rec, || f(&rec)),
+        (None, None) => Err(render::harness_error(
+            wire,
+            &format!(
+                "fake server: no scripted step left for agent '{}'",
+                rec.agent
+            ),
+        )),
+    };
+    let answer = match step {
+        Ok(step) => play(step, &rec, &shared.ids, bytes.len()).await,
+        Err(answer) => answer,
+    };
+    Ok(respond(answer))
+}
+
+/// Plays one step (waiting out delays) into an answer.
+async fn play(mut step: Step, rec: &Recorded, ids: &Ids, request_bytes: usize) -> Answer {
+    loop {
+        match step {
+            Step::Reply(r) => return render::reply(rec, &r, ids, request_bytes),
+            Step::Dynamic(f) => {
+                return match render::guarded(rec, || f(rec)) {
+                    Ok(r) => render::reply(rec, &r, ids, request_bytes),
+                    Err(answer) => answer,
+                };
+            }
+            Step::Fault(f) => return render::fault(rec, &f, ids),
+            Step::Delay(d, inner) => {
+                tokio::time::sleep(d).await;
+                step = *inner;
+            }
+        }
+    }
+}
+
+/// The hyper response for an answer.
+fn respond(answer: Answer) -> Response<ScriptedBody> {
+    let mut resp = Response::new(ScriptedBody::new(answer.body));
+    *resp.status_mut() =
+        StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    for (name, value) in answer.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            resp.headers_mut().append(name, value);
+        }
+    }
+    resp
+}

@@ -1,0 +1,145 @@
+//! Each scripted fault, on both wires, as a client experiences it.
+
+use serde_json::Value;
+use troupe_testkit::{FakeServer, Fault, Step, Wire};
+
+use crate::support::{post, request, sse_events};
+
+/// Scripts one fault for the lead and sends a streaming request on `wire`.
+async fn fault_response(fault: Fault, wire: Wire) -> (FakeServer, reqwest::Response) {
+    let server = FakeServer::start();
+    server.script("lead", [Step::fault(fault)]);
+    let resp = post(&server, wire, None, &request(wire, true, "x")).await;
+    (server, resp)
+}
+
+async fn json_body(resp: reqwest::Response) -> Value {
+    serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn status_with_retry_after_wraps_text_in_the_wire_error_shape() {
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let (server, resp) = fault_response(Fault::rate_limited(7), wire).await;
+        assert_eq!(resp.status(), 429);
+        assert_eq!(resp.headers()["retry-after"], "7");
+        let body = json_body(resp).await;
+        match wire {
+            Wire::Anthropic => assert_eq!(body["error"]["type"], "rate_limit_error"),
+            Wire::OpenAi => assert_eq!(body["error"]["code"], "rate_limit_exceeded"),
+        }
+        assert_eq!(body["error"]["message"], "fake server: rate limited");
+        assert_eq!(server.journal().len(), 1, "faulted requests are journaled");
+    }
+}
+
+#[tokio::test]
+async fn status_with_a_json_body_sends_it_verbatim() {
+    let fault = Fault::Status {
+        code: 401,
+        retry_after: None,
+        body: r#"{"custom":true}"#.into(),
+    };
+    let (_server, resp) = fault_response(fault, Wire::Anthropic).await;
+    assert_eq!(resp.status(), 401);
+    assert!(resp.headers().get("retry-after").is_none());
+    assert_eq!(json_body(resp).await, serde_json::json!({"custom": true}));
+}
+
+#[tokio::test]
+async fn overloaded_is_529_on_anthropic_and_503_on_openai() {
+    let (_s, resp) = fault_response(Fault::Overloaded, Wire::Anthropic).await;
+    assert_eq!(resp.status(), 529);
+    assert_eq!(json_body(resp).await["error"]["type"], "overloaded_error");
+    let (_s, resp) = fault_response(Fault::Overloaded, Wire::OpenAi).await;
+    assert_eq!(resp.status(), 503);
+    assert_eq!(json_body(resp).await["error"]["type"], "server_error");
+}
+
+#[tokio::test]
+async fn prompt_too_long_says_so_in_each_wire_shape() {
+    let (_s, resp) = fault_response(Fault::PromptTooLong, Wire::Anthropic).await;
+    assert_eq!(resp.status(), 400);
+    let body = json_body(resp).await;
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    assert_eq!(
+        body["error"]["message"],
+        "prompt is too long: 250000 tokens > 200000 maximum"
+    );
+    let (_s, resp) = fault_response(Fault::PromptTooLong, Wire::OpenAi).await;
+    assert_eq!(resp.status(), 400);
+    assert_eq!(
+        json_body(resp).await["error"]["code"],
+        "context_length_exceeded"
+    );
+}
+
+#[tokio::test]
+async fn disconnect_mid_stream_delivers_a_prefix_then_fails_the_body() {
+    for (wire, first_marker) in [
+        (Wire::Anthropic, "event: message_start"),
+        (Wire::OpenAi, "data: {"),
+    ] {
+        let (_s, mut resp) = fault_response(Fault::DisconnectMidStream, wire).await;
+        assert_eq!(resp.status(), 200);
+        let mut received = Vec::new();
+        let outcome = loop {
+            match resp.chunk().await {
+                Ok(Some(bytes)) => received.extend_from_slice(&bytes),
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        assert!(
+            outcome.is_err(),
+            "{wire:?}: the body must fail, not end cleanly"
+        );
+        let text = String::from_utf8(received).unwrap();
+        assert!(text.starts_with(first_marker), "{wire:?}: {text}");
+        assert!(
+            text.contains("partial"),
+            "{wire:?}: a delta arrives before the cut: {text}"
+        );
+        assert!(!text.contains("message_stop") && !text.contains("[DONE]"));
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_event_carries_data_that_is_not_json() {
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let (_s, resp) = fault_response(Fault::MalformedEvent, wire).await;
+        assert_eq!(resp.status(), 200);
+        let events = sse_events(&resp.text().await.unwrap());
+        let bad: Vec<_> = events
+            .iter()
+            .filter(|e| serde_json::from_str::<Value>(&e.data).is_err())
+            .collect();
+        assert_eq!(bad.len(), 1, "{wire:?}: {events:?}");
+        assert_eq!(
+            bad[0].data,
+            events.last().unwrap().data,
+            "{wire:?}: the bad event comes last"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_error_event_arrives_inside_a_200_stream() {
+    let (_s, resp) = fault_response(Fault::ErrorEvent, Wire::Anthropic).await;
+    assert_eq!(resp.status(), 200);
+    let events = sse_events(&resp.text().await.unwrap());
+    let last = events.last().unwrap();
+    assert_eq!(last.name.as_deref(), Some("error"));
+    let data: Value = serde_json::from_str(&last.data).unwrap();
+    assert_eq!(data["error"]["type"], "overloaded_error");
+    assert!(events
+        .iter()
+        .all(|e| e.name.as_deref() != Some("message_stop")));
+
+    let (_s, resp) = fault_response(Fault::ErrorEvent, Wire::OpenAi).await;
+    assert_eq!(resp.status(), 200);
+    let events = sse_events(&resp.text().await.unwrap());
+    let data: Value = serde_json::from_str(&events.last().unwrap().data).unwrap();
+    assert_eq!(data["error"]["message"], "Overloaded");
+    assert!(events.iter().all(|e| e.data != "[DONE]"));
+}

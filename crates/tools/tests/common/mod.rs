@@ -1,0 +1,71 @@
+//! Helpers shared by the integration tests.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Arc;
+use troupe_tools::{Registry, ToolContext, ToolOutput, Workspace};
+
+/// A temporary workspace and a context for calling tools in it.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub ctx: ToolContext,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Arc::new(Workspace::new(dir.path()).unwrap());
+        let ctx = ToolContext {
+            workspace,
+            agent: "tester".to_owned(),
+        };
+        Fixture { dir, ctx }
+    }
+
+    /// The canonical workspace root.
+    pub fn root(&self) -> &Path {
+        self.ctx.workspace.root()
+    }
+
+    /// Writes a file under the root, creating directories.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
+        let path = self.root().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    /// Reads a file under the root as text.
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root().join(rel)).unwrap()
+    }
+
+    /// Calls a built-in tool by name.
+    pub async fn call(&self, tool: &str, input: Value) -> ToolOutput {
+        let tool = Registry::with_builtins().get(tool).unwrap();
+        tool.call(input, &self.ctx).await
+    }
+}
+
+/// Asserts a successful output and returns its text.
+#[track_caller]
+pub fn ok(output: ToolOutput) -> String {
+    assert!(
+        !output.is_error,
+        "expected success, got error: {}",
+        output.content
+    );
+    output.content
+}
+
+/// Asserts an error output and returns its text.
+#[track_caller]
+pub fn err(output: ToolOutput) -> String {
+    assert!(
+        output.is_error,
+        "expected an error, got: {}",
+        output.content
+    );
+    output.content
+}
