@@ -41,21 +41,36 @@ pub enum Approval {
     Deny(String),
 }
 
+/// A permission question about one tool call.
+#[derive(Debug, Clone, Copy)]
+pub struct Question<'a> {
+    /// The agent making the call.
+    pub agent: &'a str,
+    /// The tool.
+    pub tool: &'a str,
+    /// Its input.
+    pub input: &'a Value,
+    /// Why it needs approval.
+    pub reason: &'a str,
+    /// How a person could allow such calls without being asked (flags, rules).
+    pub how_to_allow: &'a str,
+}
+
 /// Answers "may this call run?" when the permission rules say to ask.
 #[async_trait]
 pub trait Approver: Send + Sync {
-    /// Decides on one call; `reason` explains why it needs approval.
-    async fn approve(&self, agent: &str, tool: &str, input: &Value, reason: &str) -> Approval;
+    /// Decides on one call.
+    async fn approve(&self, question: Question<'_>) -> Approval;
 }
 
-/// An approver for runs without a person: refuses with the reason, which says how to allow it.
+/// An approver for runs without a person: refuses, saying how to allow the call.
 #[derive(Debug, Default)]
 pub struct RefuseApprover;
 
 #[async_trait]
 impl Approver for RefuseApprover {
-    async fn approve(&self, _agent: &str, _tool: &str, _input: &Value, reason: &str) -> Approval {
-        Approval::Deny(reason.to_string())
+    async fn approve(&self, question: Question<'_>) -> Approval {
+        Approval::Deny(question.how_to_allow.to_string())
     }
 }
 

@@ -8,5 +8,7 @@ pub mod session;
 pub mod transcript;
 pub mod turn;
 
-pub use hooks::{Approval, Approver, InboxSource, MailBatch, MailItem, RefuseApprover, ToolGate};
+pub use hooks::{
+    Approval, Approver, InboxSource, MailBatch, MailItem, Question, RefuseApprover, ToolGate,
+};
 pub use turn::{Agent, AgentConfig, AgentError, AgentEvent, TurnEnd, TurnOutcome};

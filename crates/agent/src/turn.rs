@@ -1,7 +1,7 @@
 //! The one loop: inject mail, call the model, run the tools it asks for, append one
 //! tool_result per tool_use, and go again until a response carries no tool_use.
 
-use crate::hooks::{Approval, Approver, InboxSource, MailBatch, ToolGate};
+use crate::hooks::{Approval, Approver, InboxSource, MailBatch, Question, ToolGate};
 use crate::permissions::{CallInfo, Decision, Policy};
 use crate::transcript::{repair_tail, Transcript, TranscriptError};
 use std::collections::HashSet;
@@ -449,11 +449,15 @@ impl Agent {
             Decision::Allow => {}
             Decision::Deny { reason } => return ToolOutput::error(reason),
             Decision::Ask { reason } => {
-                if let Approval::Deny(why) = self
-                    .approver
-                    .approve(&self.config.name, name, input, &reason)
-                    .await
-                {
+                let how_to_allow = self.policy.headless_refusal(&call);
+                let question = Question {
+                    agent: &self.config.name,
+                    tool: name,
+                    input,
+                    reason: &reason,
+                    how_to_allow: &how_to_allow,
+                };
+                if let Approval::Deny(why) = self.approver.approve(question).await {
                     return ToolOutput::error(why);
                 }
             }

@@ -160,7 +160,13 @@ pub fn run(cli: &Cli) -> Result<i32> {
             &session_id,
             &lead.run.model.model,
             &lead.run.workspace.display().to_string(),
-            &lead.agent.tools().names(),
+            &lead
+                .agent
+                .tools()
+                .names()
+                .into_iter()
+                .map(str::to_string)
+                .collect::<Vec<_>>(),
             &lead.run.mode.to_string(),
         ));
     }

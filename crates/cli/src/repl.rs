@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use std::collections::HashSet;
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
-use troupe_agent::{Agent, AgentEvent, Approval, Approver, TurnEnd};
+use troupe_agent::{Agent, AgentEvent, Approval, Approver, Question, TurnEnd};
 use troupe_store::MailboxStore;
 use troupe_team::render::roster_table;
 use troupe_team::wake::WakeListener;
@@ -36,13 +36,14 @@ pub struct ReplApprover {
 
 #[async_trait]
 impl Approver for ReplApprover {
-    async fn approve(
-        &self,
-        agent: &str,
-        tool: &str,
-        input: &serde_json::Value,
-        reason: &str,
-    ) -> Approval {
+    async fn approve(&self, question: Question<'_>) -> Approval {
+        let Question {
+            agent,
+            tool,
+            input,
+            reason,
+            ..
+        } = question;
         if self
             .always
             .lock()

@@ -20,10 +20,11 @@ fn two_turn_tool_loop(wire: Wire) {
                     .last_tool_result()
                     .expect("the second call carries the tool result");
                 assert!(!is_error, "ls failed: {output}");
-                Reply::text(&format!(
-                    "files: {}",
-                    output.split_whitespace().collect::<Vec<_>>().join(",")
-                ))
+                let listing: Vec<&str> = output
+                    .lines()
+                    .take_while(|l| !l.trim().is_empty() && !l.starts_with("exit code"))
+                    .collect();
+                Reply::text(&format!("files: {}", listing.join(",")))
             }),
         ],
     );

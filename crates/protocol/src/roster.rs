@@ -40,6 +40,9 @@ pub struct Member {
     /// Whether its plan has been approved.
     #[serde(default)]
     pub plan_approved: bool,
+    /// The final text of its latest work phase (also delivered to the lead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_report: Option<String>,
 }
 
 impl Member {
@@ -63,6 +66,7 @@ impl Member {
             pid: None,
             require_plan: false,
             plan_approved: false,
+            last_report: None,
         }
     }
 }

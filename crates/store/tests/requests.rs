@@ -184,7 +184,7 @@ fn sweep_expires_only_overdue_pending_requests() {
     }
     let swept = ok(s.sweep_expired(1_000));
     let ids: Vec<_> = swept.iter().map(|r| r.id.clone()).collect();
-    assert_eq!(ids, [overdue.id.clone()]);
+    assert_eq!(ids, vec![overdue.id.clone()]);
     let status = |id: &str| ok(s.get_request(id)).map(|r| r.status);
     assert_eq!(status(&overdue.id), Some(RequestStatus::Expired));
     assert_eq!(status(&fresh.id), Some(RequestStatus::Pending));
@@ -221,12 +221,12 @@ fn list_filters_by_status_kind_and_agent() {
         kind: Some(RequestKind::Plan),
         ..RequestFilter::default()
     };
-    assert_eq!(ids(plans), [b.id.clone()]);
+    assert_eq!(ids(plans), vec![b.id.clone()]);
     let carol = RequestFilter {
         agent: Some("carol".into()),
         ..RequestFilter::default()
     };
-    assert_eq!(ids(carol), [c.id.clone()]);
+    assert_eq!(ids(carol), vec![c.id.clone()]);
     let lead = RequestFilter {
         agent: Some("lead".into()),
         ..RequestFilter::default()

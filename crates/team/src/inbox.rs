@@ -52,7 +52,7 @@ impl MailboxInbox {
 impl InboxSource for MailboxInbox {
     fn fetch(&self) -> Result<MailBatch, String> {
         let batch = self.store.fetch(&self.agent).map_err(|e| e.to_string())?;
-        let read_anything = !batch.messages.is_empty() || !batch.corrupt.is_empty();
+        let read_anything = !batch.is_empty();
         let items = batch
             .messages
             .iter()

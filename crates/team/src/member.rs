@@ -12,7 +12,7 @@ use std::sync::Arc;
 use troupe_agent::{Agent, AgentConfig, AgentEvent, RefuseApprover, TurnEnd};
 use troupe_model::ModelConfig;
 use troupe_protocol::{AgentStatus, EventKind, MailKind};
-use troupe_store::MailboxStore;
+use troupe_store::{MailboxStore, TranscriptStore};
 use troupe_tools::{Registry, ToolContext, Workspace};
 
 /// Model calls one work phase may make before it is cut off (a runaway guard).
@@ -84,7 +84,7 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
             .unwrap_or_else(|| config.model.model.clone()),
         ..config.model.clone()
     };
-    let tool_names: Vec<String> = tools.names();
+    let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
     let system = teammate_system(shared, spec, &tool_names);
     let agent_config = AgentConfig {
         name: spec.name.clone(),
@@ -101,8 +101,12 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         config.policy.clone(),
         Arc::new(RefuseApprover),
     );
+    let transcript = shared
+        .store
+        .transcript_path(&spec.name)
+        .map_err(|e| e.to_string())?;
     agent
-        .attach_transcript(&shared.store.transcript_path(&spec.name))
+        .attach_transcript(&transcript)
         .map_err(|e| e.to_string())?;
     agent.set_inbox(Arc::new(MailboxInbox::new(
         shared.store.clone(),
@@ -157,6 +161,7 @@ pub async fn run(
             } else {
                 outcome.text.clone()
             };
+            shared.set_report(&spec.name, &report);
             shared
                 .send(troupe_protocol::Envelope::new(
                     MailKind::TaskResult,
@@ -179,7 +184,7 @@ pub async fn run(
                 return Ok(());
             }
             let unread = shared.store.peek(&spec.name).map_err(|e| e.to_string())?;
-            if !unread.messages.is_empty() || !unread.corrupt.is_empty() {
+            if !unread.is_empty() {
                 break;
             }
             wake.wait().await;

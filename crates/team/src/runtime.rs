@@ -15,7 +15,7 @@ use troupe_model::ModelConfig;
 use troupe_protocol::{
     validate_agent_name, AgentStatus, Envelope, Event, EventKind, MailKind, Member, Roster,
 };
-use troupe_store::{EventLog, FileStore, MailboxStore, RosterStore};
+use troupe_store::{EventLog, FileStore, MailboxStore, RosterStore, TranscriptStore};
 
 /// The lead's name on every team.
 pub const LEAD: &str = "lead";
@@ -373,9 +373,13 @@ impl Team {
                 format!("rejoined (epoch {}, pid {me})", spec.epoch),
             );
             // A rejoin continues the transcript; the first prompt is already in it.
-            let has_history = std::fs::metadata(self.shared.store.transcript_path(name))
-                .map(|m| m.len() > 0)
-                .unwrap_or(false);
+            let has_history = self
+                .shared
+                .store
+                .transcript_path(name)
+                .ok()
+                .and_then(|p| std::fs::metadata(p).ok())
+                .is_some_and(|m| m.len() > 0);
             if has_history {
                 spec.prompt = None;
             }
@@ -530,6 +534,18 @@ impl TeamShared {
             }
         }
         self.changed.notify_waiters();
+    }
+
+    /// Keeps a member's latest report in the roster.
+    pub fn set_report(&self, name: &str, report: &str) {
+        let result = self.store.update_roster(&mut |roster: &mut Roster| {
+            if let Some(m) = roster.get_mut(name) {
+                m.last_report = Some(report.to_string());
+            }
+        });
+        if let Err(e) = result {
+            tracing::warn!(error = %e, member = name, "could not update the roster");
+        }
     }
 
     /// Updates what a member is doing and the tokens it has used.

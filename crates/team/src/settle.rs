@@ -28,7 +28,7 @@ impl Team {
     pub fn settle_state(&self) -> Result<SettleState, crate::TeamError> {
         let shared = self.shared();
         let unread = shared.store.peek(LEAD)?;
-        if !unread.messages.is_empty() || !unread.corrupt.is_empty() {
+        if !unread.is_empty() {
             return Ok(SettleState::LeadHasMail);
         }
         let roster = self.roster()?;

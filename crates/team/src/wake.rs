@@ -2,7 +2,7 @@
 //! to the recipient's wake socket after each append; the recipient awaits it here.
 
 use std::io;
-use troupe_store::FileStore;
+use troupe_store::{FileStore, MailboxStore};
 
 /// An agent's bound wake socket.
 pub struct WakeListener {

@@ -8,6 +8,7 @@ pub mod guard;
 pub mod output;
 pub mod read_file;
 pub mod registry;
+pub mod summary;
 pub mod write_file;
 
 pub use bash::{is_read_only_command, BashTool};
@@ -18,6 +19,7 @@ pub use guard::{GuardError, Workspace};
 pub use output::{truncate_middle, DEFAULT_OUTPUT_BUDGET};
 pub use read_file::ReadFileTool;
 pub use registry::Registry;
+pub use summary::summarize_input;
 pub use write_file::WriteFileTool;
 
 use async_trait::async_trait;

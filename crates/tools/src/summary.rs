@@ -20,7 +20,11 @@ pub fn summarize_input(tool: &str, input: &Value) -> String {
         }
         _ => "",
     };
-    let text = input.get(key).and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| input.to_string());
+    let text = input
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| input.to_string());
     let line = text.lines().next().unwrap_or("");
     if line.chars().count() > MAX_CHARS {
         format!("{}…", line.chars().take(MAX_CHARS).collect::<String>())
@@ -36,10 +40,21 @@ mod tests {
 
     #[test]
     fn picks_the_telling_field_and_cuts_long_lines() {
-        assert_eq!(summarize_input("bash", &json!({"command": "ls -la\necho hi"})), "ls -la");
-        assert_eq!(summarize_input("read_file", &json!({"path": "src/a.rs"})), "src/a.rs");
+        assert_eq!(
+            summarize_input("bash", &json!({"command": "ls -la\necho hi"})),
+            "ls -la"
+        );
+        assert_eq!(
+            summarize_input("read_file", &json!({"path": "src/a.rs"})),
+            "src/a.rs"
+        );
         assert_eq!(summarize_input("other", &json!({"x": 1})), "{\"x\":1}");
         let long = "x".repeat(300);
-        assert_eq!(summarize_input("bash", &json!({ "command": long })).chars().count(), MAX_CHARS + 1);
+        assert_eq!(
+            summarize_input("bash", &json!({ "command": long }))
+                .chars()
+                .count(),
+            MAX_CHARS + 1
+        );
     }
 }

@@ -163,7 +163,7 @@ impl MailboxStore for FileStore {
             Err(e) => return Err(StoreError::io("open", &path)(e)),
         };
         // Under the writers' lock no line can land between the length check and truncation.
-        // MUTANT
+        let _guard = LockGuard::exclusive(&log, &path)?;
         let len = log.metadata().map_err(StoreError::io("stat", &path))?.len();
         if end > len {
             return Err(StoreError::AckBeyondEnd {

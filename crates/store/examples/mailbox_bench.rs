@@ -1,0 +1,116 @@
+//! Mailbox throughput: one producer thread appends N messages while a consumer thread fetches
+//! and acks in batches; prints end-to-end messages per second for each configuration.
+//!
+//! Run: `cargo run --release -p troupe-store --example mailbox_bench [N]` (default 50,000).
+//! Single appends with fsync are measured on fewer messages (each costs one fdatasync).
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use troupe_protocol::{Envelope, MailKind};
+use troupe_store::{Durability, FileStore, MailboxStore, StoreError};
+
+struct Outcome {
+    secs: f64,
+    batches: usize,
+}
+
+fn run(
+    root: &Path,
+    team: &str,
+    durability: Durability,
+    n: usize,
+    chunk: usize,
+) -> Result<Outcome, StoreError> {
+    let store = FileStore::open_with(root, team, durability)?;
+    let wake = store.wake_listener("sink")?;
+    wake.set_read_timeout(Some(Duration::from_millis(50)))
+        .map_err(|e| StoreError::Io {
+            action: "configure",
+            path: root.into(),
+            source: e,
+        })?;
+    let started = Instant::now();
+    let producer = {
+        let store = store.clone();
+        std::thread::spawn(move || -> Result<(), StoreError> {
+            let mut pending = Vec::with_capacity(chunk);
+            for i in 0..n {
+                let env =
+                    Envelope::new(MailKind::Message, "lead", "sink", format!("message {i}"), 0);
+                if chunk == 1 {
+                    store.append(&env)?;
+                } else {
+                    pending.push(env);
+                    if pending.len() == chunk {
+                        store.append_many(&pending)?;
+                        pending.clear();
+                    }
+                }
+            }
+            store.append_many(&pending)
+        })
+    };
+    let mut seen = HashSet::with_capacity(n);
+    let mut batches = 0;
+    while seen.len() < n {
+        let batch = store.fetch("sink")?;
+        if batch.is_empty() {
+            if producer.is_finished() && store.peek("sink")?.is_empty() && seen.len() < n {
+                break; // producer died; reported below
+            }
+            let _ = wake.recv(&mut [0u8; 64]);
+            continue;
+        }
+        for m in batch.messages {
+            seen.insert(m.id);
+        }
+        store.ack("sink", batch.end)?;
+        batches += 1;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    match producer.join() {
+        Ok(result) => result?,
+        Err(_) => eprintln!("producer panicked"),
+    }
+    if seen.len() != n {
+        eprintln!("delivered {} of {n} messages", seen.len());
+    }
+    Ok(Outcome { secs, batches })
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(50_000);
+    let dir = std::env::temp_dir().join(format!("troupe-mailbox-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let configs = [
+        ("append, fsync", Durability::Fsync, n.min(2_000), 1),
+        ("append_many(1000), fsync", Durability::Fsync, n, 1_000),
+        ("append, os-buffered", Durability::OsBuffered, n, 1),
+        (
+            "append_many(1000), os-buffered",
+            Durability::OsBuffered,
+            n,
+            1_000,
+        ),
+    ];
+    println!(
+        "{:<32} {:>9} {:>9} {:>9} {:>12}",
+        "config", "messages", "batches", "seconds", "msg/s"
+    );
+    for (i, (label, durability, count, chunk)) in configs.into_iter().enumerate() {
+        let out = run(&dir, &format!("bench{i}"), durability, count, chunk)?;
+        println!(
+            "{label:<32} {count:>9} {:>9} {:>9.3} {:>12.0}",
+            out.batches,
+            out.secs,
+            count as f64 / out.secs
+        );
+    }
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
