@@ -24,7 +24,7 @@ fn two_turn_tool_loop(wire: Wire) {
                     .lines()
                     .take_while(|l| !l.trim().is_empty() && !l.starts_with("exit code"))
                     .collect();
-                Reply::text(&format!("files: {}", listing.join(",")))
+                Reply::text(format!("files: {}", listing.join(",")))
             }),
         ],
     );
@@ -150,7 +150,7 @@ fn prompt_is_read_from_stdin() {
     server.script(
         "lead",
         [Step::dynamic(|req| {
-            Reply::text(&format!("echo:{}", req.messages()[0].text().trim()))
+            Reply::text(format!("echo:{}", req.messages()[0].text().trim()))
         })],
     );
     let mut child = troupe(ws.path(), &server, Wire::Anthropic)
@@ -185,7 +185,7 @@ fn default_mode_refuses_bash_headless_and_says_how_to_allow_it() {
             Step::dynamic(|req| {
                 let (text, is_error) = req.last_tool_result().unwrap();
                 assert!(is_error);
-                Reply::text(&text)
+                Reply::text(text)
             }),
         ],
     );

@@ -246,6 +246,7 @@ mod tests {
                 model: DEFAULT_ANTHROPIC_MODEL.into(),
                 base_url: "https://api.anthropic.com".into(),
                 api_key: Some("sk-ant".into()),
+                retry: RetryPolicy::default(),
             })
         );
     }
@@ -261,6 +262,7 @@ mod tests {
                 model: "gpt-x".into(),
                 base_url: "https://api.openai.com/v1".into(),
                 api_key: Some("sk-oa".into()),
+                retry: RetryPolicy::default(),
             })
         );
     }
@@ -280,6 +282,7 @@ mod tests {
                 model: "qwen3".into(),
                 base_url: "http://localhost:11434/v1".into(),
                 api_key: None,
+                retry: RetryPolicy::default(),
             })
         );
     }
@@ -350,6 +353,7 @@ mod tests {
                 model: "m".into(),
                 base_url: "http://127.0.0.1:1".into(),
                 api_key: None,
+                retry: RetryPolicy::default(),
             };
             assert_eq!(config.build().provider(), provider.as_str());
         }

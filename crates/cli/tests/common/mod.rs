@@ -40,8 +40,7 @@ pub fn result_json(out: &Output) -> serde_json::Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let last = stdout
         .lines()
-        .filter(|l| !l.trim().is_empty())
-        .last()
+        .rfind(|l| !l.trim().is_empty())
         .unwrap_or_else(|| {
             panic!(
                 "no stdout; stderr: {}",
