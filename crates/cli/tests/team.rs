@@ -1,0 +1,240 @@
+//! Agent teams end to end through the binary: the course's s09 "Try it" session, unknown
+//! recipients, a failing teammate, resume, and teammates as separate processes.
+
+mod common;
+
+use common::{result_json, run, stderr, troupe};
+use serde_json::{json, Value};
+use std::process::Stdio;
+use troupe_testkit::{Fault, FakeServer, Reply, Step, TempWorkspace, Wire};
+
+/// Every request of `agent` contains this text somewhere.
+fn saw(server: &FakeServer, agent: &str, text: &str) -> bool {
+    server.requests_for(agent).iter().any(|r| r.all_text().contains(text))
+}
+
+fn roster(ws: &TempWorkspace) -> Value {
+    serde_json::from_str(&ws.read(".troupe/teams/default/roster.json")).expect("roster.json is JSON")
+}
+
+fn member<'a>(roster: &'a Value, name: &str) -> &'a Value {
+    roster["members"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap_or_else(|| panic!("{name} not on roster: {roster}"))
+}
+
+/// Anything not scripted answers with a short acknowledgement naming the agent.
+fn ack_fallback(server: &FakeServer) {
+    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+}
+
+#[test]
+fn s09_try_it_session() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    ack_fallback(&server);
+    server.script(
+        "lead",
+        [
+            Step::reply(
+                Reply::tool("spawn_teammate", json!({"name": "alice", "role": "coder", "prompt": "Write the code, then tell bob it is ready."}))
+                    .with_tool("spawn_teammate", json!({"name": "bob", "role": "tester", "prompt": "Wait for alice, then test."})),
+            ),
+            Step::tool("broadcast", json!({"content": "status update: phase 1 complete"})),
+            Step::tool("read_inbox", json!({})),
+            Step::text("the team is at work"),
+        ],
+    );
+    server.script(
+        "alice",
+        [Step::tool("send_message", json!({"to": "bob", "content": "hello bob, the code is ready"})), Step::text("alice: code written, bob told")],
+    );
+    server.script("bob", [Step::text("bob: standing by")]);
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "Spawn alice (coder) and bob (tester); have alice message bob; broadcast; check the inbox.",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["subtype"], "success", "{result}");
+
+    // alice's message and the broadcast reached bob; the broadcast reached alice.
+    assert!(saw(&server, "bob", "hello bob, the code is ready"));
+    assert!(saw(&server, "bob", "status update: phase 1 complete"));
+    assert!(saw(&server, "alice", "status update: phase 1 complete"));
+    // Each teammate's final text reached the lead without anyone sending it by hand.
+    assert!(saw(&server, "lead", "alice: code written, bob told"));
+    assert!(saw(&server, "lead", "bob: standing by") || saw(&server, "lead", "ack from bob"));
+    // The teammates run with their own identity.
+    assert!(server.requests_for("alice")[0].system().contains("You are 'alice', a coder"));
+
+    let roster = roster(&ws);
+    for (name, role) in [("alice", "coder"), ("bob", "tester")] {
+        let m = member(&roster, name);
+        assert_eq!(m["role"], role);
+        assert_eq!(m["status"], "idle", "{m}");
+        assert_eq!(m["epoch"], 1);
+    }
+    let teammates = result["teammates"].as_array().expect("the result lists the teammates");
+    assert_eq!(teammates.len(), 2);
+    assert!(teammates.iter().all(|t| t["last_report"].is_string()), "{teammates:?}");
+
+    // From another terminal: the roster, and the log.
+    let status = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe")).current_dir(ws.path()).args(["team", "status"]));
+    assert!(status.status.success(), "{}", stderr(&status));
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("alice") && text.contains("coder") && text.contains("bob") && text.contains("tester") && text.contains("idle"), "{text}");
+    let log = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe")).current_dir(ws.path()).args(["team", "log"]));
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(log.contains("alice") && log.contains("member_spawned") && log.contains("status_changed"), "{log}");
+
+    // The REPL's /team shows the same roster.
+    let mut repl = troupe(ws.path(), &server, Wire::Anthropic)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    repl.stdin.take().unwrap().write_all(b"/team\n/exit\n").unwrap();
+    let out = repl.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("alice") && text.contains("tester"), "stdout: {text}\nstderr: {}", stderr(&out));
+}
+
+#[test]
+fn unknown_recipient_is_an_error_listing_the_members() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    ack_fallback(&server);
+    server.script(
+        "lead",
+        [
+            Step::tool("spawn_teammate", json!({"name": "alice", "role": "coder", "prompt": "Say hi to bob."})),
+            Step::tool("send_message", json!({"to": "bobby", "content": "are you there?"})),
+            Step::dynamic(|req| {
+                let (text, is_error) = req.last_tool_result().unwrap();
+                assert!(is_error);
+                Reply::text(format!("lead saw: {text}"))
+            }),
+        ],
+    );
+    server.script(
+        "alice",
+        [
+            Step::tool("send_message", json!({"to": "bob", "content": "hi"})),
+            Step::dynamic(|req| {
+                let (text, is_error) = req.last_tool_result().unwrap();
+                assert!(is_error);
+                Reply::text(format!("alice saw: {text}"))
+            }),
+        ],
+    );
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "x", "--output-format", "json", "--permission-mode", "bypassPermissions"]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let lead_saw = server.requests_for("lead").iter().find_map(|r| {
+        let t = r.all_text();
+        t.contains("no teammate named 'bobby'").then_some(t)
+    });
+    let lead_saw = lead_saw.expect("the lead got the unknown-recipient error");
+    assert!(lead_saw.contains("alice (coder"), "the error lists the members");
+    assert!(saw(&server, "alice", "no teammate named 'bob'"));
+    // No phantom inbox was created.
+    assert!(!ws.path().join(".troupe/teams/default/inbox/bob.jsonl").exists());
+    assert!(!ws.path().join(".troupe/teams/default/inbox/bobby.jsonl").exists());
+}
+
+#[test]
+fn a_failing_teammate_is_reported_and_the_others_finish() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    ack_fallback(&server);
+    server.script(
+        "lead",
+        [
+            Step::reply(
+                Reply::tool("spawn_teammate", json!({"name": "carol", "role": "coder", "prompt": "work"}))
+                    .with_tool("spawn_teammate", json!({"name": "dave", "role": "coder", "prompt": "work"})),
+            ),
+            Step::text("spawned"),
+        ],
+    );
+    server.script("carol", [Step::fault(Fault::Status { code: 400, retry_after: None, body: "{\"error\":{\"message\":\"bad request for carol\"}}".into() })]);
+    server.script("dave", [Step::tool("write_file", json!({"path": "dave.txt", "content": "done"})), Step::text("dave finished")]);
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "x", "--output-format", "json", "--permission-mode", "bypassPermissions"]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let roster = roster(&ws);
+    assert_eq!(member(&roster, "carol")["status"], "failed");
+    assert_eq!(member(&roster, "dave")["status"], "idle");
+    assert_eq!(ws.read("dave.txt"), "done");
+    assert!(saw(&server, "lead", "teammate 'carol' failed"));
+    assert!(saw(&server, "lead", "dave finished"));
+}
+
+#[test]
+fn continue_respawns_teammates_with_their_transcripts_and_unread_mail() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    ack_fallback(&server);
+    server.script(
+        "lead",
+        [Step::tool("spawn_teammate", json!({"name": "alice", "role": "coder", "prompt": "remember the word pineapple"})), Step::text("spawned")],
+    );
+    server.script("alice", [Step::text("noted pineapple")]);
+    let first = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "x", "--output-format", "json", "--permission-mode", "bypassPermissions"]));
+    assert!(first.status.success(), "stderr: {}", stderr(&first));
+
+    // A person writes to alice while no lead runs: the mail waits in her inbox.
+    let send = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe")).current_dir(ws.path()).args(["team", "send", "alice", "what was the word?"]));
+    assert!(send.status.success(), "{}", stderr(&send));
+    let inbox = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe")).current_dir(ws.path()).args(["team", "inbox", "alice"]));
+    assert!(String::from_utf8_lossy(&inbox.stdout).contains("what was the word?"));
+
+    server.script(
+        "alice",
+        [Step::dynamic(|req| {
+            let text = req.all_text();
+            assert!(text.contains("remember the word pineapple"), "alice's transcript was restored");
+            assert!(text.contains("what was the word?"), "her unread mail was delivered");
+            Reply::text("the word was pineapple")
+        })],
+    );
+    let second = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "carry on", "--continue", "--output-format", "json", "--permission-mode", "bypassPermissions"]));
+    assert!(second.status.success(), "stderr: {}", stderr(&second));
+    assert!(saw(&server, "lead", "the word was pineapple"));
+    // Sending to a name that is not on the roster from the terminal is an error too.
+    let bad = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe")).current_dir(ws.path()).args(["team", "send", "zed", "hi"]));
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("no teammate named 'zed'") && stderr(&bad).contains("alice"), "{}", stderr(&bad));
+}
+
+#[test]
+fn teammates_can_run_as_their_own_processes() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    ack_fallback(&server);
+    server.script(
+        "lead",
+        [Step::tool("spawn_teammate", json!({"name": "alice", "role": "coder", "prompt": "make a file"})), Step::text("spawned")],
+    );
+    server.script("alice", [Step::tool("write_file", json!({"path": "from-process.txt", "content": "hi"})), Step::text("alice wrote the file")]);
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "x",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "bypassPermissions",
+        "--teammate-mode",
+        "process",
+    ]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(ws.read("from-process.txt"), "hi");
+    assert!(saw(&server, "lead", "alice wrote the file"));
+    let roster = roster(&ws);
+    let alice = member(&roster, "alice");
+    let pid = alice["pid"].as_u64().expect("process-mode members record their pid");
+    assert_ne!(pid, 0);
+}
