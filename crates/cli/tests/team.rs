@@ -6,19 +6,28 @@ mod common;
 use common::{result_json, run, stderr, troupe};
 use serde_json::{json, Value};
 use std::process::Stdio;
-use troupe_testkit::{Fault, FakeServer, Reply, Step, TempWorkspace, Wire};
+use troupe_testkit::{FakeServer, Fault, Reply, Step, TempWorkspace, Wire};
 
 /// Every request of `agent` contains this text somewhere.
 fn saw(server: &FakeServer, agent: &str, text: &str) -> bool {
-    server.requests_for(agent).iter().any(|r| r.all_text().contains(text))
+    server
+        .requests_for(agent)
+        .iter()
+        .any(|r| r.all_text().contains(text))
 }
 
 fn roster(ws: &TempWorkspace) -> Value {
-    serde_json::from_str(&ws.read(".troupe/teams/default/roster.json")).expect("roster.json is JSON")
+    serde_json::from_str(&ws.read(".troupe/teams/default/roster.json"))
+        .expect("roster.json is JSON")
 }
 
 fn member<'a>(roster: &'a Value, name: &str) -> &'a Value {
-    roster["members"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap_or_else(|| panic!("{name} not on roster: {roster}"))
+    roster["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not on roster: {roster}"))
 }
 
 /// Anything not scripted answers with a short acknowledgement naming the agent.
@@ -45,7 +54,13 @@ fn s09_try_it_session() {
     );
     server.script(
         "alice",
-        [Step::tool("send_message", json!({"to": "bob", "content": "hello bob, the code is ready"})), Step::text("alice: code written, bob told")],
+        [
+            Step::tool(
+                "send_message",
+                json!({"to": "bob", "content": "hello bob, the code is ready"}),
+            ),
+            Step::text("alice: code written, bob told"),
+        ],
     );
     server.script("bob", [Step::text("bob: standing by")]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
@@ -68,7 +83,9 @@ fn s09_try_it_session() {
     assert!(saw(&server, "lead", "alice: code written, bob told"));
     assert!(saw(&server, "lead", "bob: standing by") || saw(&server, "lead", "ack from bob"));
     // The teammates run with their own identity.
-    assert!(server.requests_for("alice")[0].system().contains("You are 'alice', a coder"));
+    assert!(server.requests_for("alice")[0]
+        .system()
+        .contains("You are 'alice', a coder"));
 
     let roster = roster(&ws);
     for (name, role) in [("alice", "coder"), ("bob", "tester")] {
@@ -77,18 +94,37 @@ fn s09_try_it_session() {
         assert_eq!(m["status"], "idle", "{m}");
         assert_eq!(m["epoch"], 1);
     }
-    let teammates = result["teammates"].as_array().expect("the result lists the teammates");
+    let teammates = result["teammates"]
+        .as_array()
+        .expect("the result lists the teammates");
     assert_eq!(teammates.len(), 2);
-    assert!(teammates.iter().all(|t| t["last_report"].is_string()), "{teammates:?}");
+    assert!(
+        teammates.iter().all(|t| t["last_report"].is_string()),
+        "{teammates:?}"
+    );
 
     // From another terminal: the roster, and the log.
-    let status = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe")).current_dir(ws.path()).args(["team", "status"]));
+    let status = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .current_dir(ws.path())
+        .args(["team", "status"]));
     assert!(status.status.success(), "{}", stderr(&status));
     let text = String::from_utf8_lossy(&status.stdout);
-    assert!(text.contains("alice") && text.contains("coder") && text.contains("bob") && text.contains("tester") && text.contains("idle"), "{text}");
-    let log = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe")).current_dir(ws.path()).args(["team", "log"]));
+    assert!(
+        text.contains("alice")
+            && text.contains("coder")
+            && text.contains("bob")
+            && text.contains("tester")
+            && text.contains("idle"),
+        "{text}"
+    );
+    let log = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .current_dir(ws.path())
+        .args(["team", "log"]));
     let log = String::from_utf8_lossy(&log.stdout);
-    assert!(log.contains("alice") && log.contains("member_spawned") && log.contains("status_changed"), "{log}");
+    assert!(
+        log.contains("alice") && log.contains("member_spawned") && log.contains("status_changed"),
+        "{log}"
+    );
 
     // The REPL's /team shows the same roster.
     let mut repl = troupe(ws.path(), &server, Wire::Anthropic)
@@ -98,10 +134,18 @@ fn s09_try_it_session() {
         .spawn()
         .unwrap();
     use std::io::Write;
-    repl.stdin.take().unwrap().write_all(b"/team\n/exit\n").unwrap();
+    repl.stdin
+        .take()
+        .unwrap()
+        .write_all(b"/team\n/exit\n")
+        .unwrap();
     let out = repl.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("alice") && text.contains("tester"), "stdout: {text}\nstderr: {}", stderr(&out));
+    assert!(
+        text.contains("alice") && text.contains("tester"),
+        "stdout: {text}\nstderr: {}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -112,8 +156,14 @@ fn unknown_recipient_is_an_error_listing_the_members() {
     server.script(
         "lead",
         [
-            Step::tool("spawn_teammate", json!({"name": "alice", "role": "coder", "prompt": "Say hi to bob."})),
-            Step::tool("send_message", json!({"to": "bobby", "content": "are you there?"})),
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "coder", "prompt": "Say hi to bob."}),
+            ),
+            Step::tool(
+                "send_message",
+                json!({"to": "bobby", "content": "are you there?"}),
+            ),
             Step::dynamic(|req| {
                 let (text, is_error) = req.last_tool_result().unwrap();
                 assert!(is_error);
@@ -132,18 +182,34 @@ fn unknown_recipient_is_an_error_listing_the_members() {
             }),
         ],
     );
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "x", "--output-format", "json", "--permission-mode", "bypassPermissions"]));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "x",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let lead_saw = server.requests_for("lead").iter().find_map(|r| {
         let t = r.all_text();
         t.contains("no teammate named 'bobby'").then_some(t)
     });
     let lead_saw = lead_saw.expect("the lead got the unknown-recipient error");
-    assert!(lead_saw.contains("alice (coder"), "the error lists the members");
+    assert!(
+        lead_saw.contains("alice (coder"),
+        "the error lists the members"
+    );
     assert!(saw(&server, "alice", "no teammate named 'bob'"));
     // No phantom inbox was created.
-    assert!(!ws.path().join(".troupe/teams/default/inbox/bob.jsonl").exists());
-    assert!(!ws.path().join(".troupe/teams/default/inbox/bobby.jsonl").exists());
+    assert!(!ws
+        .path()
+        .join(".troupe/teams/default/inbox/bob.jsonl")
+        .exists());
+    assert!(!ws
+        .path()
+        .join(".troupe/teams/default/inbox/bobby.jsonl")
+        .exists());
 }
 
 #[test]
@@ -155,15 +221,41 @@ fn a_failing_teammate_is_reported_and_the_others_finish() {
         "lead",
         [
             Step::reply(
-                Reply::tool("spawn_teammate", json!({"name": "carol", "role": "coder", "prompt": "work"}))
-                    .with_tool("spawn_teammate", json!({"name": "dave", "role": "coder", "prompt": "work"})),
+                Reply::tool(
+                    "spawn_teammate",
+                    json!({"name": "carol", "role": "coder", "prompt": "work"}),
+                )
+                .with_tool(
+                    "spawn_teammate",
+                    json!({"name": "dave", "role": "coder", "prompt": "work"}),
+                ),
             ),
             Step::text("spawned"),
         ],
     );
-    server.script("carol", [Step::fault(Fault::Status { code: 400, retry_after: None, body: "{\"error\":{\"message\":\"bad request for carol\"}}".into() })]);
-    server.script("dave", [Step::tool("write_file", json!({"path": "dave.txt", "content": "done"})), Step::text("dave finished")]);
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "x", "--output-format", "json", "--permission-mode", "bypassPermissions"]));
+    server.script(
+        "carol",
+        [Step::fault(Fault::Status {
+            code: 400,
+            retry_after: None,
+            body: "{\"error\":{\"message\":\"bad request for carol\"}}".into(),
+        })],
+    );
+    server.script(
+        "dave",
+        [
+            Step::tool("write_file", json!({"path": "dave.txt", "content": "done"})),
+            Step::text("dave finished"),
+        ],
+    );
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "x",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let roster = roster(&ws);
     assert_eq!(member(&roster, "carol")["status"], "failed");
@@ -180,34 +272,71 @@ fn continue_respawns_teammates_with_their_transcripts_and_unread_mail() {
     ack_fallback(&server);
     server.script(
         "lead",
-        [Step::tool("spawn_teammate", json!({"name": "alice", "role": "coder", "prompt": "remember the word pineapple"})), Step::text("spawned")],
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "coder", "prompt": "remember the word pineapple"}),
+            ),
+            Step::text("spawned"),
+        ],
     );
     server.script("alice", [Step::text("noted pineapple")]);
-    let first = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "x", "--output-format", "json", "--permission-mode", "bypassPermissions"]));
+    let first = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "x",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
     assert!(first.status.success(), "stderr: {}", stderr(&first));
 
     // A person writes to alice while no lead runs: the mail waits in her inbox.
-    let send = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe")).current_dir(ws.path()).args(["team", "send", "alice", "what was the word?"]));
+    let send = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .current_dir(ws.path())
+        .args(["team", "send", "alice", "what was the word?"]));
     assert!(send.status.success(), "{}", stderr(&send));
-    let inbox = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe")).current_dir(ws.path()).args(["team", "inbox", "alice"]));
+    let inbox = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .current_dir(ws.path())
+        .args(["team", "inbox", "alice"]));
     assert!(String::from_utf8_lossy(&inbox.stdout).contains("what was the word?"));
 
     server.script(
         "alice",
         [Step::dynamic(|req| {
             let text = req.all_text();
-            assert!(text.contains("remember the word pineapple"), "alice's transcript was restored");
-            assert!(text.contains("what was the word?"), "her unread mail was delivered");
+            assert!(
+                text.contains("remember the word pineapple"),
+                "alice's transcript was restored"
+            );
+            assert!(
+                text.contains("what was the word?"),
+                "her unread mail was delivered"
+            );
             Reply::text("the word was pineapple")
         })],
     );
-    let second = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "carry on", "--continue", "--output-format", "json", "--permission-mode", "bypassPermissions"]));
+    let second = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "carry on",
+        "--continue",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
     assert!(second.status.success(), "stderr: {}", stderr(&second));
     assert!(saw(&server, "lead", "the word was pineapple"));
     // Sending to a name that is not on the roster from the terminal is an error too.
-    let bad = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe")).current_dir(ws.path()).args(["team", "send", "zed", "hi"]));
+    let bad = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .current_dir(ws.path())
+        .args(["team", "send", "zed", "hi"]));
     assert_eq!(bad.status.code(), Some(1));
-    assert!(stderr(&bad).contains("no teammate named 'zed'") && stderr(&bad).contains("alice"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("no teammate named 'zed'") && stderr(&bad).contains("alice"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 #[test]
@@ -217,9 +346,24 @@ fn teammates_can_run_as_their_own_processes() {
     ack_fallback(&server);
     server.script(
         "lead",
-        [Step::tool("spawn_teammate", json!({"name": "alice", "role": "coder", "prompt": "make a file"})), Step::text("spawned")],
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "coder", "prompt": "make a file"}),
+            ),
+            Step::text("spawned"),
+        ],
     );
-    server.script("alice", [Step::tool("write_file", json!({"path": "from-process.txt", "content": "hi"})), Step::text("alice wrote the file")]);
+    server.script(
+        "alice",
+        [
+            Step::tool(
+                "write_file",
+                json!({"path": "from-process.txt", "content": "hi"}),
+            ),
+            Step::text("alice wrote the file"),
+        ],
+    );
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "x",
@@ -235,6 +379,8 @@ fn teammates_can_run_as_their_own_processes() {
     assert!(saw(&server, "lead", "alice wrote the file"));
     let roster = roster(&ws);
     let alice = member(&roster, "alice");
-    let pid = alice["pid"].as_u64().expect("process-mode members record their pid");
+    let pid = alice["pid"]
+        .as_u64()
+        .expect("process-mode members record their pid");
     assert_ne!(pid, 0);
 }

@@ -88,6 +88,8 @@ pub struct TeamShared {
     /// The durable store.
     pub store: Arc<FileStore>,
     running: Mutex<HashMap<String, Running>>,
+    /// Teammate processes started by this process.
+    children: Mutex<Vec<u32>>,
     /// Signalled whenever a member's status changes in this process.
     pub changed: tokio::sync::Notify,
     notices: NoticeSink,
@@ -117,6 +119,7 @@ impl Team {
                 config,
                 store,
                 running: Mutex::new(HashMap::new()),
+                children: Mutex::new(Vec::new()),
                 changed: tokio::sync::Notify::new(),
                 notices,
             }),
@@ -285,6 +288,9 @@ impl Team {
         }
         let child = cmd.spawn().map_err(|e| err(e.to_string()))?;
         let pid = child.id();
+        if let Ok(mut children) = self.shared.children.lock() {
+            children.push(pid);
+        }
         // The child records itself in the roster; reap it in the background so it never lingers
         // as a zombie.
         std::thread::spawn(move || {
@@ -436,10 +442,20 @@ impl Team {
     }
 
     /// Asks every in-process member to stop after its current round (used on exit).
+    /// Teammate processes this lead started get SIGTERM: they stay on the roster as they were
+    /// and `--continue` starts them again.
     pub fn stop_all(&self) {
         if let Ok(running) = self.shared.running.lock() {
             for r in running.values() {
                 r.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        if let Ok(children) = self.shared.children.lock() {
+            for &pid in children.iter() {
+                if let Ok(pid) = i32::try_from(pid) {
+                    // SAFETY: sending a signal to a process id has no memory-safety preconditions.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                }
             }
         }
     }

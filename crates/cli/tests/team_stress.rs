@@ -1,0 +1,262 @@
+//! Mailbox stress through a real teammate process: concurrent writer processes, the owner
+//! consuming into its transcript, and SIGKILL in the middle — nothing lost, nothing twice.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use troupe_protocol::{Envelope, MailKind};
+use troupe_store::{FileStore, MailboxStore};
+use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
+
+const WRITER_VAR: &str = "TROUPE_TEST_MAIL_WRITER";
+
+/// Not a test on its own: the body of a writer process (this binary re-executed).
+#[test]
+fn mail_writer_process() {
+    let Ok(spec) = std::env::var(WRITER_VAR) else {
+        return;
+    };
+    let parts: Vec<&str> = spec.split('|').collect();
+    let (dir, writer, count) = (parts[0], parts[1], parts[2].parse::<usize>().unwrap());
+    let store = FileStore::open(&Path::new(dir).join(".troupe"), "default").unwrap();
+    for k in 0..count {
+        let env = Envelope::new(
+            MailKind::Message,
+            writer,
+            "sink",
+            format!("{writer}-{k}"),
+            0,
+        );
+        store.append(&env).unwrap();
+    }
+}
+
+fn spawn_writers(ws: &Path, writers: usize, count: usize) -> Vec<Child> {
+    (0..writers)
+        .map(|w| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "mail_writer_process",
+                    "--nocapture",
+                    "--test-threads",
+                    "1",
+                ])
+                .env(WRITER_VAR, format!("{}|w{w}|{count}", ws.display()))
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn spawn_sink(ws: &Path, server: &FakeServer) -> Child {
+    let mut cmd = common::troupe(ws, server, Wire::Anthropic);
+    cmd.args([
+        "teammate",
+        "--name",
+        "sink",
+        "--role",
+        "sink",
+        "--prompt",
+        "consume your mail",
+        "--permission-mode",
+        "bypassPermissions",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    cmd.spawn().unwrap()
+}
+
+/// (distinct ids, total ids) recorded as delivered in the sink's transcript.
+fn delivered(ws: &Path) -> (usize, usize) {
+    let text = std::fs::read_to_string(ws.join(".troupe/teams/default/transcripts/sink.jsonl"))
+        .unwrap_or_default();
+    let mut ids = HashSet::new();
+    let mut total = 0;
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        for id in value["mail_ids"].as_array().into_iter().flatten() {
+            total += 1;
+            ids.insert(id.as_str().unwrap().to_string());
+        }
+    }
+    (ids.len(), total)
+}
+
+fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn joined(ws: &Path) -> bool {
+    std::fs::read_to_string(ws.join(".troupe/teams/default/roster.json"))
+        .map(|r| r.contains("\"sink\""))
+        .unwrap_or(false)
+}
+
+fn server() -> FakeServer {
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::reply(Reply::text("ok")));
+    server
+}
+
+#[test]
+fn four_writer_processes_times_2000_messages_reach_the_transcript_exactly_once() {
+    let ws = TempWorkspace::new();
+    let server = server();
+    let mut sink = spawn_sink(ws.path(), &server);
+    wait_for("the sink to join", Duration::from_secs(30), || {
+        joined(ws.path())
+    });
+    for mut w in spawn_writers(ws.path(), 4, 2000) {
+        assert!(w.wait().unwrap().success());
+    }
+    wait_for(
+        "all 8,000 messages in the transcript",
+        Duration::from_secs(180),
+        || delivered(ws.path()).0 == 8000,
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let (distinct, total) = delivered(ws.path());
+    sink.kill().unwrap();
+    sink.wait().unwrap();
+    assert_eq!(
+        (distinct, total),
+        (8000, 8000),
+        "exactly 8,000 distinct ids, none twice"
+    );
+}
+
+#[test]
+fn sigkill_of_the_consuming_teammate_loses_and_duplicates_nothing() {
+    let ws = TempWorkspace::new();
+    let server = server();
+    let mut sink = spawn_sink(ws.path(), &server);
+    wait_for("the sink to join", Duration::from_secs(30), || {
+        joined(ws.path())
+    });
+    let writers = spawn_writers(ws.path(), 4, 500);
+    // Kill the consumer twice while mail is flowing, restarting it each time.
+    for _ in 0..2 {
+        let before = delivered(ws.path()).0;
+        wait_for("some progress", Duration::from_secs(60), || {
+            delivered(ws.path()).0 > before
+        });
+        sink.kill().unwrap(); // SIGKILL
+        sink.wait().unwrap();
+        sink = spawn_sink(ws.path(), &server);
+    }
+    for mut w in writers {
+        assert!(w.wait().unwrap().success());
+    }
+    wait_for(
+        "all 2,000 messages in the transcript",
+        Duration::from_secs(120),
+        || delivered(ws.path()).0 == 2000,
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let (distinct, total) = delivered(ws.path());
+    sink.kill().unwrap();
+    sink.wait().unwrap();
+    assert_eq!(
+        (distinct, total),
+        (2000, 2000),
+        "nothing lost, nothing delivered twice"
+    );
+    let store = FileStore::open(&ws.path().join(".troupe"), "default").unwrap();
+    assert!(
+        store.peek("sink").unwrap().messages.is_empty(),
+        "the inbox is drained"
+    );
+}
+
+#[test]
+fn a_corrupt_line_in_the_middle_of_a_mailbox_costs_no_other_message() {
+    let ws = TempWorkspace::new();
+    let server = server();
+    let inbox = ws.path().join(".troupe/teams/default/inbox");
+    std::fs::create_dir_all(&inbox).unwrap();
+    let mut log = String::new();
+    for k in 0..3 {
+        log.push_str(
+            &serde_json::to_string(&Envelope::new(
+                MailKind::Message,
+                "lead",
+                "sink",
+                format!("before-{k}"),
+                0,
+            ))
+            .unwrap(),
+        );
+        log.push('\n');
+    }
+    log.push_str("{\"id\": \"broken\", \"type\": \"message\", \"from\": \n");
+    for k in 0..3 {
+        log.push_str(
+            &serde_json::to_string(&Envelope::new(
+                MailKind::Message,
+                "lead",
+                "sink",
+                format!("after-{k}"),
+                0,
+            ))
+            .unwrap(),
+        );
+        log.push('\n');
+    }
+    std::fs::write(inbox.join("sink.jsonl"), log).unwrap();
+    let mut cmd = common::troupe(ws.path(), &server, Wire::Anthropic);
+    let mut sink = cmd
+        .args([
+            "teammate",
+            "--name",
+            "sink",
+            "--role",
+            "sink",
+            "--prompt",
+            "consume",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the six good messages", Duration::from_secs(60), || {
+        delivered(ws.path()).0 == 6
+    });
+    sink.kill().unwrap();
+    let out = sink.wait_with_output().unwrap();
+    let transcript = std::fs::read_to_string(
+        ws.path()
+            .join(".troupe/teams/default/transcripts/sink.jsonl"),
+    )
+    .unwrap();
+    for k in 0..3 {
+        assert!(
+            transcript.contains(&format!("before-{k}"))
+                && transcript.contains(&format!("after-{k}"))
+        );
+    }
+    let events =
+        std::fs::read_to_string(ws.path().join(".troupe/teams/default/events.jsonl")).unwrap();
+    assert!(
+        events.contains("corrupt_mail"),
+        "the corruption is recorded as an event"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.to_lowercase().contains("corrupt"),
+        "and warned about: {stderr}"
+    );
+}
