@@ -384,3 +384,106 @@ fn teammates_can_run_as_their_own_processes() {
         .expect("process-mode members record their pid");
     assert_ne!(pid, 0);
 }
+
+#[test]
+fn headless_run_reports_a_team_that_does_not_settle_in_time() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    ack_fallback(&server);
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "slow", "role": "coder", "prompt": "take your time"}),
+            ),
+            Step::text("spawned"),
+        ],
+    );
+    server.script(
+        "slow",
+        [Step::delay(
+            std::time::Duration::from_secs(20),
+            Step::text("finally"),
+        )],
+    );
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "x",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "bypassPermissions",
+        "--team-timeout",
+        "1",
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    let result = result_json(&out);
+    assert_eq!(result["subtype"], "error_during_execution");
+    let text = result["result"].as_str().unwrap();
+    assert!(
+        text.contains("did not settle") && text.contains("slow"),
+        "{text}"
+    );
+}
+
+#[test]
+fn interactive_lead_is_woken_by_mail_while_waiting_at_the_prompt() {
+    use std::io::Write;
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "coder", "prompt": "report back"}),
+            ),
+            Step::text("spawned alice"),
+            Step::dynamic(|req| {
+                assert!(req.all_text().contains("alice's report"));
+                Reply::text("lead read alice's report")
+            }),
+        ],
+    );
+    server.script(
+        "alice",
+        [Step::delay(
+            std::time::Duration::from_millis(300),
+            Step::text("alice's report"),
+        )],
+    );
+    let mut repl = troupe(ws.path(), &server, Wire::Anthropic)
+        .args(["--permission-mode", "bypassPermissions"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = repl.stdin.take().unwrap();
+    stdin.write_all(b"spawn alice\n").unwrap();
+    stdin.flush().unwrap();
+    // No further input: the lead's third model call can only come from mail waking it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while server.requests_for("lead").len() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lead was not woken by alice's mail"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    stdin.write_all(b"/team\n/exit\n").unwrap();
+    drop(stdin);
+    let out = repl.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("lead read alice's report"),
+        "stdout: {text}\nstderr: {}",
+        stderr(&out)
+    );
+    assert!(
+        text.contains("alice's report"),
+        "the mail was shown as it arrived: {text}"
+    );
+}
