@@ -1,0 +1,29 @@
+//! Runs the fake model server on its own, for trying troupe by hand:
+//! `cargo run -p troupe-testkit --example fake_model` prints the environment to export.
+//! Every agent gets the same behaviour: a prompt mentioning "list" runs `ls` once, then the
+//! model answers with what the last tool returned (or echoes the last message).
+
+use serde_json::json;
+use troupe_testkit::{FakeServer, Reply, Step, Wire};
+
+fn main() {
+    let server = FakeServer::start();
+    server.set_fallback(|req| {
+        if let Some((output, _)) = req.last_tool_result() {
+            return Step::reply(Reply::text(format!("The tool said:\n{output}")));
+        }
+        let last = req.messages().last().map(|m| m.text()).unwrap_or_default();
+        if last.contains("list") {
+            Step::tool("bash", json!({"command": "ls"}))
+        } else {
+            Step::reply(Reply::text(format!("{} heard: {}", req.agent, last.trim())))
+        }
+    });
+    for (key, value) in server.env(Wire::Anthropic) {
+        println!("export {key}={value}");
+    }
+    println!("# fake model server on {} — Ctrl-C to stop", server.url());
+    loop {
+        std::thread::park();
+    }
+}
