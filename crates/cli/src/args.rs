@@ -96,6 +96,12 @@ pub struct RunArgs {
     /// Where spawned teammates run: in-process (default) or process (setting `teammate_mode`).
     #[arg(long)]
     pub teammate_mode: Option<String>,
+
+    /// Who answers teammates' permission questions: lead (the lead model, default) or user
+    /// (the person at the REPL; headless runs have none, so they are refused). Setting
+    /// `teammate_permissions`.
+    #[arg(long)]
+    pub teammate_permissions: Option<String>,
 }
 
 /// Headless output formats (as `claude -p`).
@@ -159,6 +165,27 @@ pub enum TeamCommand {
         agent: String,
         /// The message.
         text: String,
+    },
+    /// Ask a teammate to shut down (a shutdown request from the lead), or force-stop it.
+    Stop {
+        /// The teammate.
+        name: String,
+        /// Stop it at once without its consent (operator override): roster `stopped`, its
+        /// process signalled; an in-process teammate stops at its next tool call or wake.
+        #[arg(long)]
+        force: bool,
+        /// Why, for the teammate.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Protocol requests (shutdown, plan, permission): kind, parties, status, age.
+    Requests {
+        /// Only requests in this status (pending, approved, rejected, expired, cancelled).
+        #[arg(long)]
+        status: Option<String>,
+        /// Print the requests as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 

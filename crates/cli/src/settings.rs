@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 pub struct Settings {
     /// `teammate_mode`: `in-process` or `process`.
     pub teammate_mode: Option<String>,
+    /// `teammate_permissions`: `lead` or `user` (who answers teammates' permission questions).
+    pub teammate_permissions: Option<String>,
 }
 
 fn files(workspace: &Path) -> Vec<PathBuf> {
@@ -35,6 +37,9 @@ pub fn load(workspace: &Path) -> Result<Settings> {
             .with_context(|| format!("{} is not valid JSON; fix or remove it", path.display()))?;
         if let Some(mode) = value.get("teammate_mode").and_then(Value::as_str) {
             settings.teammate_mode = Some(mode.to_string());
+        }
+        if let Some(who) = value.get("teammate_permissions").and_then(Value::as_str) {
+            settings.teammate_permissions = Some(who.to_string());
         }
     }
     Ok(settings)

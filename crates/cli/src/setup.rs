@@ -12,6 +12,7 @@ use troupe_agent::{Agent, AgentConfig, Approver};
 use troupe_model::{ModelConfig, Provider};
 use troupe_team::inbox::MailboxInbox;
 use troupe_team::prompt::lead_section;
+use troupe_team::protocols::{self, permission::Answerer};
 use troupe_team::tools::register_lead_tools;
 use troupe_team::{NoticeSink, Team, TeamConfig, TeammateMode, LEAD};
 use troupe_tools::{Registry, ToolContext, Workspace};
@@ -125,6 +126,13 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let teammate_mode: TeammateMode = mode_name
         .parse()
         .map_err(|e: String| anyhow::anyhow!("teammate mode: {e}"))?;
+    let answerer: Answerer = args
+        .teammate_permissions
+        .clone()
+        .or(settings.teammate_permissions)
+        .unwrap_or_else(|| "lead".into())
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("teammate permissions: {e}"))?;
     let team = Team::open(
         TeamConfig {
             team: args.team.clone(),
@@ -139,9 +147,13 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         notices,
     )
     .with_context(|| format!("opening team '{}'", args.team))?;
+    if answerer == Answerer::User {
+        // The approver that asks the person for the lead's own calls answers for teammates too.
+        team.shared().protocols.answer_with(approver.clone());
+    }
     let mut tools = Registry::with_builtins();
     register_lead_tools(&team, &mut tools);
-    let extra_prompt = [lead_section(&args.team)];
+    let extra_prompt = [lead_section(&args.team), protocols::lead_section()];
     let config = AgentConfig {
         name: "lead".into(),
         model: model.model.clone(),

@@ -6,6 +6,7 @@ pub mod inbox;
 pub mod member;
 pub mod notice;
 pub mod prompt;
+pub mod protocols;
 pub mod render;
 pub mod runtime;
 pub mod settle;

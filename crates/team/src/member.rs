@@ -9,7 +9,7 @@ use crate::tools::{ReadInbox, SendMessage};
 use crate::wake::WakeListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use troupe_agent::{Agent, AgentConfig, AgentEvent, RefuseApprover, TurnEnd};
+use troupe_agent::{Agent, AgentConfig, AgentEvent, TurnEnd};
 use troupe_model::ModelConfig;
 use troupe_protocol::{AgentStatus, EventKind, MailKind};
 use troupe_store::{MailboxStore, TranscriptStore};
@@ -99,8 +99,13 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         tools,
         ctx,
         config.policy.clone(),
-        Arc::new(RefuseApprover),
+        Arc::new(crate::protocols::permission::EscalatingApprover::new(
+            shared.clone(),
+            &spec.name,
+            spec.epoch,
+        )),
     );
+    crate::protocols::install_teammate(shared, spec, &mut agent)?;
     let transcript = shared
         .store
         .transcript_path(&spec.name)
@@ -172,7 +177,13 @@ pub async fn run(
                 ))
                 .map_err(|e| e.to_string())?;
         }
-        if outcome.end == TurnEnd::Stopped || stop.load(Ordering::SeqCst) {
+        if stop.load(Ordering::SeqCst) {
+            // The process is exiting (`stop_all`), which is not a shutdown: the member stays
+            // idle in the roster so `--continue` respawns it.
+            shared.set_status(&spec.name, spec.epoch, AgentStatus::Idle, "");
+            return Ok(());
+        }
+        if outcome.end == TurnEnd::Stopped {
             shared.set_status(&spec.name, spec.epoch, AgentStatus::Shutdown, "");
             return Ok(());
         }
@@ -180,7 +191,14 @@ pub async fn run(
         // Idle until mail arrives (or a stop is requested).
         loop {
             if stop.load(Ordering::SeqCst) {
-                shared.set_status(&spec.name, spec.epoch, AgentStatus::Shutdown, "");
+                // Process exit while idle: nothing to record, the member stays resumable.
+                return Ok(());
+            }
+            // Force-stopped (possibly from another terminal) or replaced while idle.
+            if stop_flag.load(Ordering::SeqCst)
+                || crate::protocols::incarnation_ended(&shared.store, &spec.name, spec.epoch)
+            {
+                shared.set_status(&spec.name, spec.epoch, AgentStatus::Stopped, "");
                 return Ok(());
             }
             let unread = shared.store.peek(&spec.name).map_err(|e| e.to_string())?;

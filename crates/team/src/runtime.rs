@@ -74,6 +74,8 @@ pub struct SpawnRequest {
     pub prompt: String,
     /// Model name, if not the lead's.
     pub model: Option<String>,
+    /// Start in plan mode: mutating tools are refused until the lead approves a plan.
+    pub require_plan: bool,
 }
 
 struct Running {
@@ -93,6 +95,8 @@ pub struct TeamShared {
     /// Signalled whenever a member's status changes in this process.
     pub changed: tokio::sync::Notify,
     notices: NoticeSink,
+    /// In-memory side of the protocols (stop flags, permission wake-ups).
+    pub protocols: crate::protocols::ProtocolState,
 }
 
 /// A handle to a team; cheap to clone.
@@ -122,6 +126,7 @@ impl Team {
                 children: Mutex::new(Vec::new()),
                 changed: tokio::sync::Notify::new(),
                 notices,
+                protocols: crate::protocols::ProtocolState::default(),
             }),
         })
     }
@@ -167,6 +172,7 @@ impl Team {
                 };
                 let mut m = Member::new(req.name.clone(), req.role.clone(), epoch, now);
                 m.model = req.model.clone();
+                m.require_plan = req.require_plan;
                 roster.members.retain(|x| x.name != req.name);
                 roster.members.push(m.clone());
                 member = Some(m);
@@ -516,7 +522,9 @@ impl TeamShared {
         let mut changed = false;
         let result = self.store.update_roster(&mut |roster: &mut Roster| {
             if let Some(m) = roster.get_mut(name) {
-                if m.epoch == epoch && m.status != status {
+                // An ended incarnation stays ended (a force-stop must not be undone by the
+                // member's own bookkeeping afterwards).
+                if m.epoch == epoch && m.status != status && !m.status.is_ended() {
                     m.status = status;
                     m.last_seen = now_ms();
                     if status != AgentStatus::Working {

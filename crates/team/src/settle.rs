@@ -27,6 +27,8 @@ impl Team {
     /// Checks the settle rule once. A process-mode member whose process is gone is marked failed.
     pub fn settle_state(&self) -> Result<SettleState, crate::TeamError> {
         let shared = self.shared();
+        // Sweeps first: an expiry may leave mail for the lead.
+        let pending = crate::protocols::sweep::settle_check(shared)?;
         let unread = shared.store.peek(LEAD)?;
         if !unread.is_empty() {
             return Ok(SettleState::LeadHasMail);
@@ -50,8 +52,12 @@ impl Team {
             }
             if m.status == AgentStatus::Working {
                 busy.push(m.name.clone());
+            } else if !shared.store.peek(&m.name)?.is_empty() {
+                // Idle with unread mail: it is about to wake (protocol answers land here).
+                busy.push(m.name.clone());
             }
         }
+        busy.extend(pending);
         if busy.is_empty() {
             Ok(SettleState::Settled)
         } else {

@@ -220,9 +220,12 @@ pub struct SpawnTeammateInput {
     /// Model name, if not the lead's.
     #[serde(default)]
     pub model: Option<String>,
+    /// Start in plan mode: it must have a plan approved (review_plan) before it can edit files or run commands.
+    #[serde(default)]
+    pub require_plan: bool,
 }
 
-/// `spawn_teammate{name, role, prompt, model?}`: starts a persistent teammate.
+/// `spawn_teammate{name, role, prompt, model?, require_plan?}`: starts a persistent teammate.
 pub struct SpawnTeammate {
     team: Team,
 }
@@ -261,11 +264,19 @@ impl Tool for SpawnTeammate {
             role: input.role,
             prompt: input.prompt,
             model: input.model,
+            require_plan: input.require_plan,
         };
         match self.team.spawn(req) {
             Ok(m) => ToolOutput::ok(format!(
-                "Spawned teammate '{}' (role: {}, epoch {}). It is working now.",
-                m.name, m.role, m.epoch
+                "Spawned teammate '{}' (role: {}, epoch {}). It is working now.{}",
+                m.name,
+                m.role,
+                m.epoch,
+                if m.require_plan {
+                    " It is in plan mode: it will send you a plan to review with review_plan before it can change anything."
+                } else {
+                    ""
+                }
             )),
             Err(e) => {
                 let roster = self
@@ -286,4 +297,5 @@ pub fn register_lead_tools(team: &Team, tools: &mut troupe_tools::Registry) {
     tools.register(Arc::new(SendMessage::new(team.shared().clone())));
     tools.register(Arc::new(Broadcast::new(team.clone())));
     tools.register(Arc::new(ReadInbox::new(team.shared().clone())));
+    crate::protocols::register_lead_tools(team.shared(), tools);
 }

@@ -1,4 +1,5 @@
-//! `troupe team status|log|inbox|send`: the team seen (and written to) from another terminal.
+//! `troupe team status|log|inbox|send|stop|requests`: the team seen (and written to) from
+//! another terminal.
 
 use crate::args::{TeamArgs, TeamCommand};
 use anyhow::{bail, Context, Result};
@@ -7,6 +8,9 @@ use std::time::Duration;
 use troupe_agent::transcript::now_ms;
 use troupe_protocol::{Envelope, Event, EventKind, MailKind};
 use troupe_store::{EventLog, FileStore, MailboxStore, RosterStore};
+use troupe_team::protocols::list::{list, parse_status, requests_table};
+use troupe_team::protocols::shutdown::{force_stop_in_store, request_shutdown, Asked, ForcePolicy};
+use troupe_team::protocols::StoreCourier;
 use troupe_team::render::roster_table;
 use troupe_team::runtime::members_list;
 use troupe_team::LEAD;
@@ -110,6 +114,52 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             ))?;
             println!("sent to {agent} (id {})", env.id);
         }
+        TeamCommand::Stop {
+            name,
+            force,
+            reason,
+        } => return stop(&store, name, *force, reason.clone()),
+        TeamCommand::Requests { status, json } => {
+            let status = status
+                .as_deref()
+                .map(parse_status)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--status: {e}"))?;
+            let requests = list(&StoreCourier(&store), status)?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&requests)?);
+            } else if requests.is_empty() {
+                println!("no requests");
+            } else {
+                print!("{}", requests_table(&requests, now_ms()));
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// `troupe team stop <name> [--force]`: without `--force`, a shutdown request sent as the
+/// lead (the teammate answers it like any other); with `--force`, an operator override that
+/// stops it at once, no expiry needed.
+fn stop(store: &FileStore, name: &str, force: bool, reason: Option<String>) -> Result<i32> {
+    if force {
+        let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+        let m = force_stop_in_store(store, name, ForcePolicy::Override, &format!("user:{user}"))?;
+        println!(
+            "force-stopped {} (epoch {}): status stopped",
+            m.name, m.epoch
+        );
+        return Ok(0);
+    }
+    match request_shutdown(&StoreCourier(store), LEAD, name, reason)? {
+        Asked::Opened(r) => println!(
+            "shutdown request {} sent to {} (pending); its answer goes to the lead's inbox. `troupe team requests` shows where it stands",
+            r.id, r.to
+        ),
+        Asked::AlreadyPending(r) => println!(
+            "a shutdown request to {} is already pending: {}",
+            r.to, r.id
+        ),
     }
     Ok(0)
 }

@@ -1,0 +1,195 @@
+//! Shared by the bench binaries: running the release `troupe` binary as a child and measuring
+//! its wall time and peak resident set size (from `wait4`'s rusage, so nothing needs
+//! installing), plus small statistics helpers.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use troupe_testkit::FakeServer;
+
+/// What one measured run of a child process cost.
+#[derive(Debug, Clone, Copy)]
+pub struct Measured {
+    /// From just before `spawn` to the moment `wait4` reaped the child.
+    pub wall: Duration,
+    /// Peak resident set size in KiB (`ru_maxrss`; on Linux the child's own peak, or its
+    /// largest reaped descendant's if that was bigger).
+    pub max_rss_kib: u64,
+    /// The exit code, or `None` when a signal ended it.
+    pub code: Option<i32>,
+}
+
+/// A `troupe` command (the binary Cargo built with this bench's profile) pointed at `server`
+/// (Anthropic wire), run in workspace `ws` with a private `HOME` and no stdin.
+pub fn troupe(ws: &Path, server: &FakeServer) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_troupe"));
+    cmd.current_dir(ws)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("TROUPE_MODEL")
+        .env_remove("TROUPE_LOG")
+        .env("HOME", ws.join(".home"))
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "bench-key")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// First argument that makes a bench binary act as the measuring wrapper (see [`run_measured`]).
+const WRAP_FLAG: &str = "--measure-child";
+
+/// Runs `cmd` to completion with stdout and stderr sent to the given files, and measures it.
+///
+/// `ru_maxrss` of a child starts at the RSS of the process that forked it (Linux copies the
+/// parent's high-water mark at fork and keeps the old mm's at exec), and this bench process
+/// holds the fake server. So the command runs under a fresh copy of this binary acting as a
+/// small wrapper (like `/usr/bin/time`): it spawns the command, reaps it with `wait4`, and
+/// writes the figures to a file.
+pub fn run_measured(cmd: &mut Command, stdout: &Path, stderr: &Path) -> io::Result<Measured> {
+    let report = stdout.with_extension("measured");
+    let mut wrapper = Command::new(std::env::current_exe()?);
+    wrapper
+        .arg(WRAP_FLAG)
+        .arg(&report)
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .stdin(Stdio::null())
+        .stdout(File::create(stdout)?)
+        .stderr(File::create(stderr)?);
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapper.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(v) => wrapper.env(key, v),
+            None => wrapper.env_remove(key),
+        };
+    }
+    let status = wrapper.status()?;
+    if !status.success() {
+        return Err(io::Error::other(format!(
+            "measuring wrapper failed: {status}"
+        )));
+    }
+    let text = std::fs::read_to_string(&report)?;
+    let fields: Vec<i64> = text
+        .split_whitespace()
+        .map(|f| f.parse().map_err(io::Error::other))
+        .collect::<io::Result<_>>()?;
+    match fields.as_slice() {
+        [wall_ns, rss, code] => Ok(Measured {
+            wall: Duration::from_nanos(u64::try_from(*wall_ns).unwrap_or(0)),
+            max_rss_kib: u64::try_from(*rss).unwrap_or(0),
+            code: (*code >= 0).then(|| i32::try_from(*code).unwrap_or(-1)),
+        }),
+        _ => Err(io::Error::other(format!("bad wrapper report: {text}"))),
+    }
+}
+
+/// When this process was started as the measuring wrapper, runs the wrapped command (with the
+/// inherited cwd, environment and stdio), writes `wall_ns max_rss_kib exit_code` to the report
+/// file and exits; otherwise returns at once. Call first thing in `main`.
+pub fn wrapper_main_if_requested() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_none_or(|a| a != WRAP_FLAG) {
+        return;
+    }
+    let code = match (args.get(2), args.get(3)) {
+        (Some(report), Some(program)) => {
+            match spawn_and_reap(Command::new(program).args(&args[4..])) {
+                Ok(m) => {
+                    let line = format!(
+                        "{} {} {}\n",
+                        m.wall.as_nanos(),
+                        m.max_rss_kib,
+                        m.code.unwrap_or(-1)
+                    );
+                    match std::fs::write(report, line) {
+                        Ok(()) => 0,
+                        Err(e) => {
+                            eprintln!("measure: cannot write report: {e}");
+                            2
+                        }
+                    }
+                }
+                Err(e) => {
+                    eprintln!("measure: cannot run {}: {e}", program.to_string_lossy());
+                    2
+                }
+            }
+        }
+        _ => {
+            eprintln!("usage: {WRAP_FLAG} REPORT PROGRAM [ARGS...]");
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+/// Spawns `cmd`, reaps it with `wait4`, and returns its wall time and rusage peak RSS.
+fn spawn_and_reap(cmd: &mut Command) -> io::Result<Measured> {
+    let started = Instant::now();
+    let child = cmd.spawn()?;
+    let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
+    let mut status: libc::c_int = 0;
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is our own unreaped child; both out-pointers are valid for the call.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+    let wall = started.elapsed();
+    // The child is reaped already; dropping the handle only closes what it holds.
+    drop(child);
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    Ok(Measured {
+        wall,
+        max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+        code,
+    })
+}
+
+/// The value at quantile `q` (0..=1) of `sorted`, nearest-rank.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> T {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// Milliseconds, for printing.
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// KiB as MiB, for printing.
+pub fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// The number after `--flag` on the command line (as `cargo bench -- --runs 50` passes it).
+pub fn arg_value(flag: &str) -> Option<usize> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+}
+
+/// "PASS"/"MISS" against a target, for the summary lines.
+pub fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "PASS"
+    } else {
+        "MISS"
+    }
+}

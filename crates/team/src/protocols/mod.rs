@@ -1,0 +1,302 @@
+//! Team protocols (DESIGN.md §4): shutdown handshake, plan approval gate and permission
+//! escalation, all built on the durable request FSM of `troupe_protocol::request` and the
+//! request store. The harness enforces every rule; the prompt only explains them.
+
+pub mod error;
+pub mod list;
+pub mod permission;
+pub mod plan;
+pub mod shutdown;
+pub mod state;
+pub mod sweep;
+
+use crate::error::TeamError;
+use crate::member::MemberSpec;
+use crate::prompt::teammate_system;
+use crate::runtime::{TeamShared, LEAD};
+use serde_json::Value;
+use std::sync::Arc;
+use troupe_agent::transcript::now_ms;
+use troupe_agent::Agent;
+use troupe_protocol::{Envelope, Event, EventKind, MailKind, Request, RequestKind};
+use troupe_store::{EventLog, FileStore, MailboxStore, RequestStore, RosterStore};
+
+pub use error::ProtocolError;
+pub use state::ProtocolState;
+
+/// How long a teammate has to answer a shutdown request before the lead may force-stop it.
+pub const SHUTDOWN_TTL_MS: u64 = 5 * 60 * 1000;
+/// How long a submitted plan waits for the lead's review.
+pub const PLAN_TTL_MS: u64 = 30 * 60 * 1000;
+/// How long a tool call waits for the lead's permission before it is refused.
+pub const PERMISSION_TTL_MS: u64 = 10 * 60 * 1000;
+/// The lead is not on the roster and never respawns, so requests to it carry epoch 0.
+pub const LEAD_EPOCH: u64 = 0;
+
+/// Delivers protocol mail: the runtime in a lead or teammate process, or the bare store for
+/// the `troupe team` subcommands run from another terminal.
+pub trait Courier: Send + Sync {
+    /// The team's store.
+    fn store(&self) -> &FileStore;
+    /// Sends one envelope (the recipient must be on the roster, or the lead).
+    fn deliver(&self, env: Envelope) -> Result<(), TeamError>;
+}
+
+impl Courier for TeamShared {
+    fn store(&self) -> &FileStore {
+        &self.store
+    }
+    fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
+        self.send(env).map(|_| ())
+    }
+}
+
+/// A courier over the bare store, for a process that is not running the team.
+pub struct StoreCourier<'a>(pub &'a FileStore);
+
+impl Courier for StoreCourier<'_> {
+    fn store(&self) -> &FileStore {
+        self.0
+    }
+    fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
+        if env.to != LEAD {
+            let roster = self.0.roster()?;
+            if roster.get(&env.to).is_none() {
+                return Err(TeamError::UnknownRecipient {
+                    name: env.to.clone(),
+                    team: roster.team.clone(),
+                    members: crate::runtime::members_list(&roster),
+                });
+            }
+        }
+        self.0.append(&env)?;
+        let detail = format!(
+            "{} → {}: {}",
+            env.kind,
+            env.to,
+            crate::runtime::one_line(&env.content)
+        );
+        if let Err(e) = self.0.record(&Event::new(
+            EventKind::MessageSent,
+            Some(&env.from),
+            detail,
+            now_ms(),
+        )) {
+            tracing::warn!(error = %e, "could not record a protocol mail event");
+        }
+        Ok(())
+    }
+}
+
+/// Opens a request in the store and mails its addressee; a request whose mail cannot be
+/// delivered is cancelled again, so nothing stays pending that nobody was told about.
+pub fn open_and_mail(
+    courier: &dyn Courier,
+    request: &Request,
+    kind: MailKind,
+    content: String,
+) -> Result<(), ProtocolError> {
+    courier.store().create_request(request)?;
+    let env = Envelope::new(
+        kind,
+        &request.from,
+        &request.to,
+        content,
+        request.created_at,
+    )
+    .with_request(&request.id)
+    .with_payload(request.payload.clone());
+    if let Err(e) = courier.deliver(env) {
+        let opener = request.from.clone();
+        let _ = courier
+            .store()
+            .update_request(&request.id, &mut |r| r.cancel(&opener, now_ms()));
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+/// Mails the other party of a request (responses, verdicts), carrying the request id.
+pub fn mail_about(
+    courier: &dyn Courier,
+    request: &Request,
+    kind: MailKind,
+    from: &str,
+    to: &str,
+    content: String,
+    payload: Value,
+) -> Result<(), ProtocolError> {
+    let env = Envelope::new(kind, from, to, content, now_ms())
+        .with_request(&request.id)
+        .with_payload(payload);
+    courier.deliver(env)?;
+    Ok(())
+}
+
+/// Loads a request and checks it belongs to the protocol the tool serves.
+pub fn load(
+    store: &FileStore,
+    id: &str,
+    expected: RequestKind,
+    tool: &'static str,
+) -> Result<Request, ProtocolError> {
+    let id = id.trim();
+    let request = store
+        .get_request(id)
+        .map_err(|e| ProtocolError::from_store(id, e))?
+        .ok_or_else(|| ProtocolError::UnknownRequest(id.to_string()))?;
+    if request.kind != expected {
+        return Err(ProtocolError::WrongKind {
+            id: id.to_string(),
+            actual: request.kind,
+            expected,
+            tool,
+        });
+    }
+    Ok(request)
+}
+
+/// The epoch of the incarnation that opened a request (teammates record it in the payload).
+pub fn opener_epoch(request: &Request) -> Option<u64> {
+    request.payload.get("from_epoch").and_then(Value::as_u64)
+}
+
+/// True when this incarnation of a teammate is gone: off the roster, respawned, or ended.
+pub fn incarnation_ended(store: &FileStore, name: &str, epoch: u64) -> bool {
+    match store.roster() {
+        Ok(roster) => match roster.get(name) {
+            Some(m) => m.epoch != epoch || m.status.is_ended(),
+            None => true,
+        },
+        // An unreadable roster says nothing about the member; keep it running.
+        Err(_) => false,
+    }
+}
+
+/// Gives a teammate's agent its protocol tools and gates, and rewrites its system prompt to
+/// explain them (plan mode included). Called once the agent exists, because the shutdown
+/// answer needs the agent's own stop flag.
+pub fn install_teammate(
+    shared: &Arc<TeamShared>,
+    spec: &MemberSpec,
+    agent: &mut Agent,
+) -> Result<(), String> {
+    let stop = agent.stop_flag();
+    shared
+        .protocols
+        .register_agent(&spec.name, spec.epoch, stop.clone());
+    let tools = agent.tools_mut();
+    tools.register(Arc::new(shutdown::ShutdownResponse::new(
+        shared.clone(),
+        spec.epoch,
+        stop.clone(),
+    )));
+    tools.register(Arc::new(plan::SubmitPlan::new(shared.clone(), spec.epoch)));
+    agent.add_gate(Arc::new(shutdown::StopGate::new(
+        shared.clone(),
+        &spec.name,
+        spec.epoch,
+        stop,
+    )));
+    let member = shared
+        .store
+        .roster()
+        .map_err(|e| e.to_string())?
+        .get(&spec.name)
+        .cloned();
+    let plan_state = match member {
+        Some(m) if m.require_plan && m.epoch == spec.epoch => {
+            let approved = m.plan_approved;
+            agent.add_gate(Arc::new(plan::PlanGate::new(
+                shared.clone(),
+                &spec.name,
+                spec.epoch,
+                approved,
+            )));
+            Some(approved)
+        }
+        _ => None,
+    };
+    let names: Vec<String> = agent
+        .tools()
+        .names()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let mut system = teammate_system(shared, spec, &names);
+    system.push_str("\n\n");
+    system.push_str(&teammate_section(plan_state));
+    agent.set_system(system);
+    Ok(())
+}
+
+/// The protocol part of a teammate's system prompt; `plan` is `Some(approved)` in plan mode.
+pub fn teammate_section(plan: Option<bool>) -> String {
+    let mut text = String::from(
+        "# Team protocols\n\
+- The lead may ask you to shut down: a shutdown_request arrives in your inbox with a request_id. Answer it with \
+shutdown_response{request_id, approve, reason}. Approve when you can stop: the tool calls of your current step finish, \
+then you exit. Reject (with a reason) when you are in the middle of work that must not be interrupted.\n\
+- A tool call your permission mode does not allow by itself is sent to the lead for approval and waits for the \
+answer; a refusal comes back as an error result — do not retry the same call, adapt.\n\
+- Use request ids exactly as given.",
+    );
+    match plan {
+        Some(false) => text.push_str(
+            "\n\n# Plan mode\nYou are in plan mode: until the lead approves your plan, the harness refuses write_file, \
+edit_file and bash commands that are not read-only. First explore with read-only tools, then submit your plan with \
+submit_plan{plan} and end your turn. The lead's verdict arrives as a plan_approval_response: on approval carry the plan \
+out; on rejection revise it following the feedback and submit it again.",
+        ),
+        Some(true) => text.push_str(
+            "\n\n# Plan mode\nYour plan has been approved by the lead: you may edit files and run commands to carry it out.",
+        ),
+        None => {}
+    }
+    text
+}
+
+/// The protocol part of the lead's system prompt.
+pub fn lead_section() -> String {
+    "# Team protocols\n\
+- To stop a teammate, ask with shutdown_request{teammate, reason}: it answers with a shutdown_response in your inbox \
+(approve: it finishes its current step and exits; reject: it keeps working and says why). If a request expires \
+unanswered you may force-stop with shutdown_request{teammate, force: true}.\n\
+- A teammate spawned with require_plan: true must have its plan approved before it can change anything. Plans arrive \
+as plan_approval_request mail; answer with review_plan{request_id, approve, feedback}. Only you can approve.\n\
+- When a teammate needs permission for a tool call you get a permission_request; answer with \
+review_permission{request_id, approve, reason}. The teammate waits for your answer.\n\
+- list_requests{status} shows every protocol request and where it stands."
+        .to_string()
+}
+
+/// Registers the lead's protocol tools.
+pub fn register_lead_tools(shared: &Arc<TeamShared>, tools: &mut troupe_tools::Registry) {
+    tools.register(Arc::new(shutdown::ShutdownRequest::new(shared.clone())));
+    tools.register(Arc::new(plan::ReviewPlan::new(shared.clone())));
+    tools.register(Arc::new(permission::ReviewPermission::new(shared.clone())));
+    tools.register(Arc::new(list::ListRequests::new(shared.clone())));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_mode_is_explained_until_approved() {
+        let pending = teammate_section(Some(false));
+        assert!(pending.contains("You are in plan mode") && pending.contains("submit_plan{plan}"));
+        let approved = teammate_section(Some(true));
+        assert!(approved.contains("has been approved"));
+        let none = teammate_section(None);
+        assert!(!none.contains("plan mode") && none.contains("shutdown_response"));
+    }
+
+    #[test]
+    fn answerer_setting_parses() {
+        use permission::Answerer;
+        assert_eq!("lead".parse::<Answerer>(), Ok(Answerer::Lead));
+        assert_eq!("user".parse::<Answerer>(), Ok(Answerer::User));
+        assert!("model".parse::<Answerer>().is_err());
+    }
+}

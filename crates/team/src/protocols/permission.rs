@@ -1,0 +1,309 @@
+//! Permission escalation: when a teammate's tool call needs approval under its permission
+//! mode, the call becomes a `permission` request to the lead and waits for the answer. Who
+//! answers for the lead is a setting: the lead model (`review_permission`, the default) or
+//! the person at the REPL (`teammate_permissions: "user"`).
+
+use super::{load, mail_about, open_and_mail, ProtocolError, LEAD_EPOCH, PERMISSION_TTL_MS};
+use crate::runtime::{TeamShared, LEAD};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use troupe_agent::transcript::now_ms;
+use troupe_agent::{Approval, Approver, Question};
+use troupe_protocol::{MailKind, Request, RequestKind, RequestStatus};
+use troupe_store::RequestStore;
+use troupe_tools::{
+    parse_input, schema_of, summarize_input, Effect, Tool, ToolContext, ToolOutput,
+};
+
+/// A waiting call re-reads its request this often when no wake-up comes: the answer may be
+/// given by another process (process-mode teammates), which cannot reach this one's wake-up.
+const RECHECK: Duration = Duration::from_millis(500);
+
+/// Which party answers teammates' permission questions for the lead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Answerer {
+    /// The lead model, through `review_permission` (the default).
+    #[default]
+    Lead,
+    /// The person at the REPL.
+    User,
+}
+
+impl std::str::FromStr for Answerer {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "lead" => Ok(Answerer::Lead),
+            "user" => Ok(Answerer::User),
+            other => Err(format!(
+                "unknown teammate_permissions '{other}' (use lead or user)"
+            )),
+        }
+    }
+}
+
+/// A teammate's approver: turns a permission question into a request to the lead and waits.
+pub struct EscalatingApprover {
+    shared: Arc<TeamShared>,
+    name: String,
+    epoch: u64,
+}
+
+impl EscalatingApprover {
+    /// The approver of one incarnation.
+    pub fn new(shared: Arc<TeamShared>, name: &str, epoch: u64) -> EscalatingApprover {
+        EscalatingApprover {
+            shared,
+            name: name.to_string(),
+            epoch,
+        }
+    }
+
+    /// Asks the person directly, keeping the request on record (answered as the lead).
+    async fn ask_person(
+        &self,
+        person: Arc<dyn Approver>,
+        request: &Request,
+        question: Question<'_>,
+    ) -> Approval {
+        if let Err(e) = self.shared.store.create_request(request) {
+            return Approval::Deny(format!("could not record the permission request: {e}"));
+        }
+        let answer = person.approve(question).await;
+        let (approve, reason) = match &answer {
+            Approval::Allow => (true, Some("answered by the user".to_string())),
+            Approval::Deny(why) => (false, Some(why.clone())),
+        };
+        if let Err(e) = self.shared.store.update_request(&request.id, &mut |r| {
+            r.respond(LEAD, LEAD_EPOCH, approve, reason.clone(), now_ms())
+                .map(|_| ())
+        }) {
+            tracing::warn!(error = %e, "could not record the user's permission answer");
+        }
+        answer
+    }
+
+    /// Waits until the request is resolved: woken at once by an answer given in this
+    /// process, otherwise re-reading the request file every [`RECHECK`].
+    async fn wait(&self, id: &str, tool: &str, wake: &Notify) -> Approval {
+        let store = &self.shared.store;
+        loop {
+            let now = now_ms();
+            let request = match store.get_request(id) {
+                Ok(Some(r)) => r,
+                Ok(None) => {
+                    return Approval::Deny(format!(
+                        "the permission request {id} disappeared; the {tool} call was not run"
+                    ))
+                }
+                Err(e) => {
+                    return Approval::Deny(format!(
+                    "could not read the permission request {id} ({e}); the {tool} call was not run"
+                ))
+                }
+            };
+            match request.status {
+                RequestStatus::Approved => return Approval::Allow,
+                RequestStatus::Rejected => {
+                    let why = request
+                        .response
+                        .and_then(|r| r.reason)
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default();
+                    return Approval::Deny(format!(
+                        "the lead refused this {tool} call{why}. Do not retry it; adapt your approach or ask the lead."
+                    ));
+                }
+                RequestStatus::Expired => {
+                    return Approval::Deny(format!(
+                        "the lead did not answer permission request {id} in time; the {tool} call was not run"
+                    ))
+                }
+                RequestStatus::Cancelled => {
+                    return Approval::Deny(format!(
+                        "permission request {id} was cancelled; the {tool} call was not run"
+                    ))
+                }
+                RequestStatus::Pending if request.is_overdue(now) => {
+                    // Expire it ourselves rather than wait for a sweep that may never run.
+                    let _ = store.update_request(id, &mut |r| r.expire(now));
+                    continue;
+                }
+                RequestStatus::Pending => {}
+            }
+            if super::incarnation_ended(store, &self.name, self.epoch) {
+                let me = self.name.clone();
+                let _ = store.update_request(id, &mut |r| r.cancel(&me, now));
+                return Approval::Deny(format!(
+                    "you have been stopped; the {tool} call was not run"
+                ));
+            }
+            tokio::select! {
+                _ = wake.notified() => {}
+                _ = tokio::time::sleep(RECHECK) => {}
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Approver for EscalatingApprover {
+    async fn approve(&self, question: Question<'_>) -> Approval {
+        let summary = summarize_input(question.tool, question.input);
+        let payload = json!({
+            "tool": question.tool,
+            "input": question.input,
+            "summary": summary,
+            "reason": question.reason,
+            "from_epoch": self.epoch,
+        });
+        let request = Request::open(
+            RequestKind::Permission,
+            &self.name,
+            LEAD,
+            LEAD_EPOCH,
+            payload,
+            now_ms(),
+            Some(PERMISSION_TTL_MS),
+        );
+        if let Some(person) = self.shared.protocols.user_answerer() {
+            return self.ask_person(person, &request, question).await;
+        }
+        // Registered before the request exists, so an answer can never slip past the waiter.
+        let wake = self.shared.protocols.waiter(&request.id);
+        let content = format!(
+            "{name} asks permission to run {tool}: {summary}\n(it needs approval because: {reason})\n\
+Answer with review_permission{{request_id: \"{id}\", approve, reason}}; {name} is waiting for your answer.",
+            name = self.name,
+            tool = question.tool,
+            reason = question.reason,
+            id = request.id
+        );
+        if let Err(e) = open_and_mail(
+            &*self.shared,
+            &request,
+            MailKind::PermissionRequest,
+            content,
+        ) {
+            self.shared.protocols.forget_waiter(&request.id);
+            return Approval::Deny(format!("could not ask the lead for permission: {e}"));
+        }
+        let answer = self.wait(&request.id, question.tool, &wake).await;
+        self.shared.protocols.forget_waiter(&request.id);
+        answer
+    }
+}
+
+/// The lead's answer to a permission request: recorded, the teammate told, and its waiting
+/// call woken.
+pub fn review_permission(
+    shared: &TeamShared,
+    by: &str,
+    id: &str,
+    approve: bool,
+    reason: Option<String>,
+) -> Result<Request, ProtocolError> {
+    let store = &shared.store;
+    let current = load(store, id, RequestKind::Permission, "review_permission")?;
+    let id = current.id.clone();
+    let request = store
+        .update_request(&id, &mut |r| {
+            r.respond(by, LEAD_EPOCH, approve, reason.clone(), now_ms())
+                .map(|_| ())
+        })
+        .map_err(|e| ProtocolError::from_store(&id, e))?;
+    let tool = request
+        .payload
+        .get("summary")
+        .and_then(Value::as_str)
+        .unwrap_or("the tool call");
+    let content = match (approve, reason.as_deref()) {
+        (true, _) => format!("The lead allowed {tool} (request {id})."),
+        (false, Some(why)) => format!("The lead refused {tool} (request {id}): {why}"),
+        (false, None) => format!("The lead refused {tool} (request {id})."),
+    };
+    let to = request.from.clone();
+    // The mail goes first, so the teammate sees it with its tool result rather than being
+    // woken for it later.
+    let mailed = mail_about(
+        shared,
+        &request,
+        MailKind::PermissionResponse,
+        by,
+        &to,
+        content,
+        json!({ "approve": approve, "reason": reason }),
+    );
+    shared.protocols.resolved(&id);
+    mailed?;
+    Ok(request)
+}
+
+/// Input of `review_permission`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReviewPermissionInput {
+    /// The id of the permission request.
+    pub request_id: String,
+    /// True to let the call run, false to refuse it.
+    pub approve: bool,
+    /// Why (shown to the teammate).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// `review_permission{request_id, approve, reason?}` (lead): answers a teammate's permission request.
+pub struct ReviewPermission {
+    shared: Arc<TeamShared>,
+}
+
+impl ReviewPermission {
+    /// The tool bound to a team.
+    pub fn new(shared: Arc<TeamShared>) -> ReviewPermission {
+        ReviewPermission { shared }
+    }
+}
+
+#[async_trait]
+impl Tool for ReviewPermission {
+    fn name(&self) -> &str {
+        "review_permission"
+    }
+    fn description(&self) -> &str {
+        "Allow or refuse a teammate's tool call (from a permission_request). The teammate's call is waiting for this answer; a refusal becomes an error result for it."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<ReviewPermissionInput>()
+    }
+    fn effect(&self, _input: &Value) -> Effect {
+        Effect::Coordinate
+    }
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: ReviewPermissionInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        if ctx.agent != LEAD {
+            return ToolOutput::error(
+                ProtocolError::LeadOnly("answer permission requests").to_string(),
+            );
+        }
+        match review_permission(
+            &self.shared,
+            &ctx.agent,
+            &input.request_id,
+            input.approve,
+            input.reason,
+        ) {
+            Ok(r) => ToolOutput::ok(format!(
+                "Permission request {} of {} {}.",
+                r.id, r.from, r.status
+            )),
+            Err(e) => ToolOutput::error(e.to_string()),
+        }
+    }
+}

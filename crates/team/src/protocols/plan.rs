@@ -1,0 +1,301 @@
+//! Plan approval: a teammate spawned with `require_plan` is held in plan mode by a gate in the
+//! tool layer (mutating tools are refused) until the lead approves its plan with
+//! `review_plan`. Approval is persisted in the roster (`plan_approved`), so it survives a
+//! restart; a rejection delivers the feedback and a revised plan opens a new request.
+
+use super::{load, mail_about, open_and_mail, Courier, ProtocolError, LEAD_EPOCH, PLAN_TTL_MS};
+use crate::runtime::{TeamShared, LEAD};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use troupe_agent::transcript::now_ms;
+use troupe_agent::ToolGate;
+use troupe_protocol::{MailKind, Request, RequestKind, RequestStatus, Roster};
+use troupe_store::{RequestFilter, RequestStore, RosterStore};
+use troupe_tools::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
+
+/// Opens a plan request from `name` (at `epoch`) to the lead; a plan of the same incarnation
+/// still pending is cancelled as superseded.
+pub fn submit_plan(
+    courier: &dyn Courier,
+    name: &str,
+    epoch: u64,
+    plan: &str,
+) -> Result<Request, ProtocolError> {
+    let store = courier.store();
+    let now = now_ms();
+    let filter = RequestFilter {
+        status: Some(RequestStatus::Pending),
+        kind: Some(RequestKind::Plan),
+        agent: Some(name.to_string()),
+    };
+    for old in store.list_requests(&filter)? {
+        if old.from == name {
+            let result = store.update_request(&old.id, &mut |r| {
+                r.cancel(name, now)?;
+                if let Some(t) = r.history.last_mut() {
+                    t.note = Some("superseded by a revised plan".to_string());
+                }
+                Ok(())
+            });
+            if let Err(e) = result {
+                // Resolved meanwhile: the lead answered the old plan first; keep going.
+                tracing::debug!(error = %e, "old plan not cancelled");
+            }
+        }
+    }
+    let payload = json!({ "plan": plan, "from_epoch": epoch });
+    let request = Request::open(
+        RequestKind::Plan,
+        name,
+        LEAD,
+        LEAD_EPOCH,
+        payload,
+        now,
+        Some(PLAN_TTL_MS),
+    );
+    let content = format!(
+        "{name} submits a plan for your approval (request {id}):\n{plan}\n\nApprove or reject with \
+review_plan{{request_id: \"{id}\", approve, feedback}}.",
+        id = request.id
+    );
+    open_and_mail(courier, &request, MailKind::PlanApprovalRequest, content)?;
+    Ok(request)
+}
+
+/// The lead's verdict on a plan: recorded, the gate lifted on approval (roster
+/// `plan_approved` for that incarnation), and the teammate told (with the feedback).
+pub fn review_plan(
+    courier: &dyn Courier,
+    by: &str,
+    id: &str,
+    approve: bool,
+    feedback: Option<String>,
+) -> Result<Request, ProtocolError> {
+    let store = courier.store();
+    let current = load(store, id, RequestKind::Plan, "review_plan")?;
+    let id = current.id.clone();
+    let opener_epoch = super::opener_epoch(&current).unwrap_or(0);
+    let opener_alive = !super::incarnation_ended(store, &current.from, opener_epoch);
+    if current.status == RequestStatus::Pending && current.to == by && !opener_alive {
+        let now = now_ms();
+        let from = current.from.clone();
+        let _ = store.update_request(&id, &mut |r| {
+            r.cancel(&from, now)?;
+            if let Some(t) = r.history.last_mut() {
+                t.note = Some("the teammate that submitted it has ended".to_string());
+            }
+            Ok(())
+        });
+        return Err(ProtocolError::OpenerGone {
+            id,
+            opener: current.from,
+            epoch: opener_epoch,
+        });
+    }
+    let request = store
+        .update_request(&id, &mut |r| {
+            r.respond(by, LEAD_EPOCH, approve, feedback.clone(), now_ms())
+                .map(|_| ())
+        })
+        .map_err(|e| ProtocolError::from_store(&id, e))?;
+    if approve {
+        let name = request.from.clone();
+        store.update_roster(&mut |roster: &mut Roster| {
+            if let Some(m) = roster.get_mut(&name) {
+                if m.epoch == opener_epoch {
+                    m.plan_approved = true;
+                }
+            }
+        })?;
+    }
+    let content = match (approve, feedback.as_deref()) {
+        (true, Some(f)) => format!("Your plan (request {id}) was approved. You may now edit files and run commands to carry it out. Note from the lead: {f}"),
+        (true, None) => format!("Your plan (request {id}) was approved. You may now edit files and run commands to carry it out."),
+        (false, Some(f)) => format!("Your plan (request {id}) was rejected. Feedback: {f}\nRevise the plan and submit it again with submit_plan; until then, change nothing."),
+        (false, None) => format!("Your plan (request {id}) was rejected (no feedback given). Revise it and submit it again with submit_plan; until then, change nothing."),
+    };
+    let payload = json!({ "approve": approve, "feedback": feedback });
+    let to = request.from.clone();
+    mail_about(
+        courier,
+        &request,
+        MailKind::PlanApprovalResponse,
+        by,
+        &to,
+        content,
+        payload,
+    )?;
+    Ok(request)
+}
+
+/// The plan gate: refuses mutating tools (edits, non-read-only bash) until the plan of this
+/// incarnation is approved. Approval is read from the roster, so it may come from any process.
+pub struct PlanGate {
+    shared: Arc<TeamShared>,
+    name: String,
+    epoch: u64,
+    approved: AtomicBool,
+}
+
+impl PlanGate {
+    /// The gate of one incarnation, starting from what the roster says.
+    pub fn new(shared: Arc<TeamShared>, name: &str, epoch: u64, approved: bool) -> PlanGate {
+        PlanGate {
+            shared,
+            name: name.to_string(),
+            epoch,
+            approved: AtomicBool::new(approved),
+        }
+    }
+
+    fn approved_now(&self) -> bool {
+        if self.approved.load(Ordering::SeqCst) {
+            return true;
+        }
+        // Only a refusal pays for a roster read; approval is sticky for the incarnation.
+        let approved = self.shared.store.roster().ok().is_some_and(|r| {
+            r.get(&self.name)
+                .is_some_and(|m| m.epoch == self.epoch && m.plan_approved)
+        });
+        if approved {
+            self.approved.store(true, Ordering::SeqCst);
+        }
+        approved
+    }
+}
+
+impl ToolGate for PlanGate {
+    fn check(&self, tool: &str, effect: Effect, _input: &Value) -> Option<String> {
+        match effect {
+            Effect::ReadOnly | Effect::Coordinate => None,
+            Effect::Edit | Effect::Execute if self.approved_now() => None,
+            Effect::Edit | Effect::Execute => Some(format!(
+                "{tool} was refused: you are in plan mode and your plan has not been approved yet. \
+Submit your plan first with submit_plan{{plan}}, then wait for the lead's plan_approval_response; \
+until it approves, only read-only tools work."
+            )),
+        }
+    }
+}
+
+/// Input of `submit_plan`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SubmitPlanInput {
+    /// The plan: what you will change, where, and how you will check it.
+    pub plan: String,
+}
+
+/// `submit_plan{plan}` (teammate): asks the lead to approve a plan.
+pub struct SubmitPlan {
+    shared: Arc<TeamShared>,
+    epoch: u64,
+}
+
+impl SubmitPlan {
+    /// The tool for one incarnation.
+    pub fn new(shared: Arc<TeamShared>, epoch: u64) -> SubmitPlan {
+        SubmitPlan { shared, epoch }
+    }
+}
+
+#[async_trait]
+impl Tool for SubmitPlan {
+    fn name(&self) -> &str {
+        "submit_plan"
+    }
+    fn description(&self) -> &str {
+        "Submit your plan to the lead for approval. The verdict arrives as a plan_approval_response in your inbox; a revised plan replaces a pending one."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<SubmitPlanInput>()
+    }
+    fn effect(&self, _input: &Value) -> Effect {
+        Effect::Coordinate
+    }
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: SubmitPlanInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        if input.plan.trim().is_empty() {
+            return ToolOutput::error("the plan is empty; describe what you will change and how");
+        }
+        match submit_plan(&*self.shared, &ctx.agent, self.epoch, &input.plan) {
+            Ok(r) => ToolOutput::ok(format!(
+                "Plan submitted to the lead as request {}. Wait for the plan_approval_response in your inbox before changing anything; end your turn if there is nothing read-only left to do.",
+                r.id
+            )),
+            Err(e) => ToolOutput::error(e.to_string()),
+        }
+    }
+}
+
+/// Input of `review_plan`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReviewPlanInput {
+    /// The id of the plan request.
+    pub request_id: String,
+    /// True to approve (lifts the teammate's plan gate), false to reject.
+    pub approve: bool,
+    /// What to change (for a rejection) or any note (for an approval).
+    #[serde(default)]
+    pub feedback: Option<String>,
+}
+
+/// `review_plan{request_id, approve, feedback?}` (lead): the verdict on a teammate's plan.
+pub struct ReviewPlan {
+    shared: Arc<TeamShared>,
+}
+
+impl ReviewPlan {
+    /// The tool bound to a team.
+    pub fn new(shared: Arc<TeamShared>) -> ReviewPlan {
+        ReviewPlan { shared }
+    }
+}
+
+#[async_trait]
+impl Tool for ReviewPlan {
+    fn name(&self) -> &str {
+        "review_plan"
+    }
+    fn description(&self) -> &str {
+        "Approve or reject a teammate's plan (from a plan_approval_request). Approval lets it edit files and run commands; rejection sends your feedback so it can revise and resubmit."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<ReviewPlanInput>()
+    }
+    fn effect(&self, _input: &Value) -> Effect {
+        Effect::Coordinate
+    }
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: ReviewPlanInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        if ctx.agent != LEAD {
+            return ToolOutput::error(ProtocolError::LeadOnly("review plans").to_string());
+        }
+        match review_plan(
+            &*self.shared,
+            &ctx.agent,
+            &input.request_id,
+            input.approve,
+            input.feedback,
+        ) {
+            Ok(r) if input.approve => ToolOutput::ok(format!(
+                "Plan {} of {} approved; it may now make changes.",
+                r.id, r.from
+            )),
+            Ok(r) => ToolOutput::ok(format!(
+                "Plan {} of {} rejected; your feedback was delivered.",
+                r.id, r.from
+            )),
+            Err(e) => ToolOutput::error(e.to_string()),
+        }
+    }
+}
