@@ -37,6 +37,9 @@ pub struct Cli {
 /// Options shared by the REPL and headless runs.
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
+    #[command(flatten)]
+    pub agent: AgentArgs,
+
     /// Output format for headless runs.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
@@ -44,22 +47,6 @@ pub struct RunArgs {
     /// Maximum model calls in one headless turn.
     #[arg(long)]
     pub max_turns: Option<u32>,
-
-    /// Workspace directory (default: the current directory).
-    #[arg(long)]
-    pub cwd: Option<PathBuf>,
-
-    /// Model name (default depends on the provider; env TROUPE_MODEL).
-    #[arg(long, env = "TROUPE_MODEL")]
-    pub model: Option<String>,
-
-    /// Provider: anthropic or openai (default: inferred from the environment).
-    #[arg(long)]
-    pub provider: Option<String>,
-
-    /// Permission mode: default, acceptEdits, plan, bypassPermissions.
-    #[arg(long, default_value = "default")]
-    pub permission_mode: String,
 
     /// Rules for tools allowed without asking, e.g. "Bash(git diff:*) Edit".
     #[arg(long = "allowedTools", alias = "allowed-tools", num_args = 1..)]
@@ -76,10 +63,6 @@ pub struct RunArgs {
     /// Resume the session with this id.
     #[arg(short = 'r', long)]
     pub resume: Option<String>,
-
-    /// Output token limit per model call.
-    #[arg(long, default_value_t = 8192)]
-    pub max_tokens: u32,
 
     /// Show tool calls and progress on stderr in headless text mode.
     #[arg(long)]
@@ -204,18 +187,29 @@ pub struct TeammateArgs {
     /// First instructions (omit to rejoin from the transcript).
     #[arg(long)]
     pub prompt: Option<String>,
-    /// Workspace directory.
+    #[command(flatten)]
+    pub agent: AgentArgs,
+}
+
+/// Where and with what an agent works: shared by the lead and `troupe teammate`.
+#[derive(Debug, Args, Clone)]
+pub struct AgentArgs {
+    /// Workspace directory (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
-    /// Model name.
+
+    /// Model name (default depends on the provider; env TROUPE_MODEL).
     #[arg(long, env = "TROUPE_MODEL")]
     pub model: Option<String>,
-    /// Provider: anthropic or openai.
+
+    /// Provider: anthropic or openai (default: inferred from the environment).
     #[arg(long)]
     pub provider: Option<String>,
-    /// Permission mode for this teammate's tools.
+
+    /// Permission mode: default, acceptEdits, plan, bypassPermissions.
     #[arg(long, default_value = "default")]
     pub permission_mode: String,
+
     /// Output token limit per model call.
     #[arg(long, default_value_t = 8192)]
     pub max_tokens: u32,

@@ -1,7 +1,7 @@
 //! Turns command-line options into a ready lead agent: workspace, model, tools, permissions,
 //! system prompt, and the session transcript (new, continued or resumed).
 
-use crate::args::RunArgs;
+use crate::args::{AgentArgs, RunArgs};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ pub struct RunContext {
 const IDENTITY: &str = "You are troupe, a coding agent working in the user's repository. You have tools to read, search, edit files and run commands.";
 
 /// Resolves the workspace root from `--cwd` or the current directory.
-pub fn workspace_root(args: &RunArgs) -> Result<PathBuf> {
+pub fn workspace_root(args: &AgentArgs) -> Result<PathBuf> {
     let dir = match &args.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("reading the current directory")?,
@@ -48,14 +48,19 @@ pub fn workspace_root(args: &RunArgs) -> Result<PathBuf> {
     })
 }
 
-/// Builds the permission policy from the mode and rule flags.
-pub fn policy(args: &RunArgs) -> Result<Policy> {
-    let mode: PermissionMode = args.permission_mode.parse().map_err(|e| {
+/// Parses `--permission-mode`.
+pub fn permission_mode(args: &AgentArgs) -> Result<PermissionMode> {
+    args.permission_mode.parse().map_err(|e| {
         anyhow::anyhow!(
             "--permission-mode {}: {e} (use default, acceptEdits, plan or bypassPermissions)",
             args.permission_mode
         )
-    })?;
+    })
+}
+
+/// Builds the permission policy from the mode and rule flags.
+pub fn policy(args: &RunArgs) -> Result<Policy> {
+    let mode = permission_mode(&args.agent)?;
     let allow: Vec<String> = args
         .allowed_tools
         .iter()
@@ -72,7 +77,7 @@ pub fn policy(args: &RunArgs) -> Result<Policy> {
 }
 
 /// Resolves the model from flags and environment.
-pub fn model_config(args: &RunArgs) -> Result<ModelConfig> {
+pub fn model_config(args: &AgentArgs) -> Result<ModelConfig> {
     let provider = match args.provider.as_deref() {
         None => None,
         Some(p) => Some(
@@ -99,11 +104,11 @@ pub struct Lead {
 /// Builds the lead: agent with team tools and inbox, session transcript, team (teammates
 /// respawned when continuing a session).
 pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) -> Result<Lead> {
-    let workspace = workspace_root(args)?;
+    let workspace = workspace_root(&args.agent)?;
     let troupe_dir = workspace.join(".troupe");
     let policy = policy(args)?;
     let mode = policy.mode;
-    let model = model_config(args)?;
+    let model = model_config(&args.agent)?;
     let session_id = if let Some(id) = &args.resume {
         find_session(&troupe_dir, id)?
     } else if args.continue_latest {
@@ -139,7 +144,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             workspace: workspace.clone(),
             troupe_dir: troupe_dir.clone(),
             model: model.clone(),
-            max_tokens: args.max_tokens,
+            max_tokens: args.agent.max_tokens,
             policy: policy.clone(),
             mode: teammate_mode,
             exe: None,
@@ -157,7 +162,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let config = AgentConfig {
         name: "lead".into(),
         model: model.model.clone(),
-        max_tokens: args.max_tokens,
+        max_tokens: args.agent.max_tokens,
         max_rounds: args.max_turns,
     };
     let tool_names: Vec<String> = tools.iter().map(|t| t.name().to_string()).collect();

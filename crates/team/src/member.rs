@@ -12,7 +12,7 @@ use std::sync::Arc;
 use troupe_agent::{Agent, AgentConfig, AgentEvent, TurnEnd};
 use troupe_model::ModelConfig;
 use troupe_protocol::{AgentStatus, EventKind, MailKind};
-use troupe_store::{MailboxStore, TranscriptStore};
+use troupe_store::{MailboxStore, RosterStore, TranscriptStore};
 use troupe_tools::{Registry, ToolContext, Workspace};
 
 /// Model calls one work phase may make before it is cut off (a runaway guard).
@@ -52,8 +52,17 @@ pub fn spawn_task(shared: Arc<TeamShared>, spec: MemberSpec, stop: Arc<AtomicBoo
 
 /// Marks a member failed and tells the lead; the rest of the team keeps working.
 pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
-    shared.set_status(name, epoch, AgentStatus::Failed, reason);
     shared.record(EventKind::Error, Some(name), reason.to_string());
+    let superseded = shared
+        .store
+        .roster()
+        .ok()
+        .and_then(|r| r.get(name).map(|m| m.epoch != epoch || m.status.is_ended()))
+        .unwrap_or(false);
+    if superseded {
+        return; // stopped, shut down or replaced already: nothing to report
+    }
+    // The mail goes first: whoever sees the member ended must also find the lead's mail.
     let text = format!("teammate '{name}' failed and stopped: {reason}");
     if let Err(e) = shared.send(troupe_protocol::Envelope::new(
         MailKind::Message,
@@ -64,6 +73,7 @@ pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
     )) {
         tracing::warn!(error = %e, "could not tell the lead that {name} failed");
     }
+    shared.set_status(name, epoch, AgentStatus::Failed, reason);
 }
 
 /// Builds the member's agent: built-in tools plus the teammate tools, its own transcript and inbox.

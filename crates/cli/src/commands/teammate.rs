@@ -1,42 +1,25 @@
 //! `troupe teammate`: one teammate as its own process on the team's store.
 
 use crate::args::TeammateArgs;
+use crate::setup::{model_config, permission_mode, workspace_root};
 use anyhow::{Context, Result};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use troupe_agent::permissions::{PermissionMode, Policy, Rules};
-use troupe_model::{ModelConfig, Provider};
+use troupe_agent::permissions::{Policy, Rules};
 use troupe_team::{member, Team, TeamConfig, TeammateMode};
 
 /// Runs the teammate until it shuts down or fails; returns the exit code.
 pub fn run(args: &TeammateArgs) -> Result<i32> {
-    let dir = match &args.cwd {
-        Some(d) => d.clone(),
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
-    let workspace = dir
-        .canonicalize()
-        .with_context(|| format!("workspace {} is not accessible", dir.display()))?;
-    let provider = match args.provider.as_deref() {
-        None => None,
-        Some(p) => Some(
-            p.parse::<Provider>()
-                .map_err(|e| anyhow::anyhow!("--provider {p}: {e}"))?,
-        ),
-    };
-    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
-    let model = ModelConfig::resolve(provider, args.model.clone(), &env)?;
-    let mode: PermissionMode = args
-        .permission_mode
-        .parse()
-        .map_err(|e| anyhow::anyhow!("--permission-mode: {e}"))?;
+    let workspace = workspace_root(&args.agent)?;
+    let model = model_config(&args.agent)?;
+    let mode = permission_mode(&args.agent)?;
     let rules = Rules::parse(&[], &[], &[]).context("building permission rules")?;
     let config = TeamConfig {
         team: args.team.clone(),
         troupe_dir: workspace.join(".troupe"),
         workspace,
         model,
-        max_tokens: args.max_tokens,
+        max_tokens: args.agent.max_tokens,
         policy: Policy { mode, rules },
         mode: TeammateMode::InProcess,
         exe: None,
@@ -46,7 +29,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         &args.name,
         args.role.as_deref(),
         args.prompt.clone(),
-        args.model.clone(),
+        args.agent.model.clone(),
     )?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
