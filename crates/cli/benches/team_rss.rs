@@ -4,6 +4,7 @@
 //! peak RSS (target < 100 MiB) and wall time.
 //!
 //! Run: `cargo bench -p troupe-cli --bench team_rss [-- --teammates 100 --runs 3]`.
+//! `-- --serve SECS` only keeps the scripted fake server up, to profile a run by hand.
 
 mod support;
 
@@ -76,7 +77,8 @@ struct RunInfo {
     mate_calls: usize,
 }
 
-fn one_run(teammates: usize, timeout_s: u64) -> Result<(Measured, RunInfo), String> {
+/// A fake server scripted for a team of `teammates`.
+fn server(teammates: usize) -> FakeServer {
     let server = FakeServer::start();
     server.set_fallback(move |req| {
         if req.agent == LEAD {
@@ -85,6 +87,11 @@ fn one_run(teammates: usize, timeout_s: u64) -> Result<(Measured, RunInfo), Stri
             mate_step(req)
         }
     });
+    server
+}
+
+fn one_run(teammates: usize, timeout_s: u64) -> Result<(Measured, RunInfo), String> {
+    let server = server(teammates);
     let ws = workspace();
     let out = ws.path().join(".out");
     let err = ws.path().join(".err");
@@ -168,6 +175,13 @@ fn main() -> Result<(), String> {
     let teammates = arg_value("--teammates").unwrap_or(100).max(1);
     let runs = arg_value("--runs").unwrap_or(3).max(1);
     let timeout_s = arg_value("--timeout").unwrap_or(180) as u64;
+    if let Some(secs) = arg_value("--serve") {
+        // For profiling by hand (strace, perf): keep the scripted server up and say where.
+        let server = server(teammates);
+        println!("ANTHROPIC_BASE_URL={} (serving for {secs} s)", server.url());
+        std::thread::sleep(Duration::from_secs(secs as u64));
+        return Ok(());
+    }
     println!(
         "team: lead spawns {teammates} in-process teammates, one tool round each (fake server)"
     );

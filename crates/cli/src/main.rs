@@ -6,6 +6,7 @@ mod cost;
 mod headless;
 mod render;
 mod repl;
+mod repl_ask;
 mod repl_input;
 mod settings;
 mod setup;

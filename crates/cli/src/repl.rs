@@ -4,14 +4,13 @@
 use crate::args::Cli;
 use crate::cost::cost_usd;
 use crate::render::text::{notice_line, render, Sink};
+use crate::repl_ask::{Ask, ReplApprover};
 use crate::repl_input::{Input, LineReader, Printer};
 use crate::setup::{lead, Lead};
 use anyhow::{Context, Result};
-use async_trait::async_trait;
-use std::collections::HashSet;
-use std::io::{BufRead, Write};
-use std::sync::{Arc, Mutex};
-use troupe_agent::{Agent, AgentEvent, Approval, Approver, Question, TurnEnd};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use troupe_agent::{Agent, AgentEvent, TurnEnd};
 use troupe_store::MailboxStore;
 use troupe_team::render::roster_table;
 use troupe_team::wake::WakeListener;
@@ -28,59 +27,11 @@ Commands:
 Ctrl-C interrupts the agent's current turn; the session stays.
 Mail from teammates is shown as it arrives and wakes the lead when it is not busy.";
 
-/// Asks the person at the terminal before a tool call that needs permission.
-#[derive(Default)]
-pub struct ReplApprover {
-    always: Mutex<HashSet<String>>,
-}
-
-#[async_trait]
-impl Approver for ReplApprover {
-    async fn approve(&self, question: Question<'_>) -> Approval {
-        let Question {
-            agent,
-            tool,
-            input,
-            reason,
-            ..
-        } = question;
-        if self
-            .always
-            .lock()
-            .map(|set| set.contains(tool))
-            .unwrap_or(false)
-        {
-            return Approval::Allow;
-        }
-        let summary = troupe_tools::summarize_input(tool, input);
-        let question = format!("\n{agent} wants to run {tool}: {summary}\n  ({reason})\n  Allow? [y]es / [n]o / [a]lways allow {tool} this session: ");
-        let answer = tokio::task::spawn_blocking(move || {
-            eprint!("{question}");
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            std::io::stdin().lock().read_line(&mut line).map(|_| line)
-        })
-        .await;
-        match answer {
-            Ok(Ok(line)) => match line.trim().to_ascii_lowercase().as_str() {
-                "y" | "yes" => Approval::Allow,
-                "a" | "always" => {
-                    if let Ok(mut set) = self.always.lock() {
-                        set.insert(tool.to_string());
-                    }
-                    Approval::Allow
-                }
-                _ => Approval::Deny(format!("the user refused this {tool} call")),
-            },
-            _ => Approval::Deny(format!("no answer to the permission question for {tool}")),
-        }
-    }
-}
-
 /// Runs the REPL and returns the exit code.
 pub fn run(cli: &Cli) -> Result<i32> {
     let printer = Printer::new();
     let notice_printer = printer.clone();
+    let (approver, asks) = ReplApprover::new();
     let sink: troupe_team::NoticeSink = Some(Arc::new(move |n: Notice| {
         notice_printer.line(&notice_line(&n))
     }));
@@ -89,7 +40,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         run,
         team,
         runtime,
-    } = lead(&cli.run, Arc::new(ReplApprover::default()), sink)?;
+    } = lead(&cli.run, Arc::new(approver), sink)?;
     let reader = LineReader::start(run.troupe_dir.join("history"), printer.clone())
         .context("starting the line editor")?;
     println!(
@@ -106,16 +57,40 @@ pub fn run(cli: &Cli) -> Result<i32> {
     }
     let model = run.model.model.clone();
     let first = cli.prompt.clone();
-    let result = runtime.block_on(repl_loop(&mut agent, &team, reader, printer, first, &model));
+    let io = Io {
+        reader,
+        printer,
+        asks,
+    };
+    let result = runtime.block_on(repl_loop(&mut agent, &team, io, first, &model));
     team.stop_all();
     result.map(|_| 0)
+}
+
+/// The terminal side of the REPL: the line editor, the printer, and pending questions.
+struct Io {
+    reader: LineReader,
+    printer: Printer,
+    asks: mpsc::UnboundedReceiver<Ask>,
+}
+
+impl Io {
+    /// Shows a permission question and takes the next line as the answer (Ctrl-C: no).
+    async fn answer(&mut self, ask: Ask) {
+        self.printer.line(&ask.text);
+        self.reader.request();
+        let answer = match self.reader.next().await {
+            Input::Line(line) => line,
+            Input::Interrupted | Input::Eof => "n".to_string(),
+        };
+        let _ = ask.reply.send(answer);
+    }
 }
 
 async fn repl_loop(
     agent: &mut Agent,
     team: &Team,
-    mut reader: LineReader,
-    printer: Printer,
+    mut io: Io,
     first: Option<String>,
     model: &str,
 ) -> Result<()> {
@@ -124,45 +99,55 @@ async fn repl_loop(
     let mut queued: Vec<String> = first.into_iter().collect();
     'outer: loop {
         while let Some(line) = (!queued.is_empty()).then(|| queued.remove(0)) {
-            if !handle_line(agent, team, &line, model, &printer, &mut reader).await {
-                break 'outer;
+            match handle_line(agent, team, &line, model, &mut io).await {
+                Handled::Exit => break 'outer,
+                Handled::Continue(Some(next)) => queued.push(next),
+                Handled::Continue(None) => {}
             }
         }
-        reader.request();
+        io.reader.request();
         tokio::select! {
-            input = reader.next() => match input {
+            input = io.reader.next() => match input {
                 Input::Line(line) => queued.push(line),
-                Input::Interrupted => printer.line("(Ctrl-C: nothing to interrupt; /exit or Ctrl-D to leave)"),
+                Input::Interrupted => io.printer.line("(Ctrl-C: nothing to interrupt; /exit or Ctrl-D to leave)"),
                 Input::Eof => break,
             },
+            Some(ask) = io.asks.recv() => io.answer(ask).await,
             _ = wake.wait() => {
                 let unread = team.shared().store.peek(LEAD).map(|b| b.messages.len()).unwrap_or(0);
                 if unread > 0 {
                     // The prompt stays active; output goes above it, and Ctrl-C arrives as input.
-                    if let Some(line) = mail_turn(agent, &printer, &mut reader).await {
+                    if let Some(line) = drive(agent, None, &mut io).await {
                         queued.push(line);
                     }
                 }
             }
         }
     }
-    reader.finish();
+    io.reader.finish();
     Ok(())
 }
 
-/// Handles one line; returns false to leave.
+/// What handling a line led to.
+enum Handled {
+    /// Keep going, with a line the person typed meanwhile.
+    Continue(Option<String>),
+    /// Leave the REPL.
+    Exit,
+}
+
+/// Handles one line.
 async fn handle_line(
     agent: &mut Agent,
     team: &Team,
     line: &str,
     model: &str,
-    printer: &Printer,
-    reader: &mut LineReader,
-) -> bool {
+    io: &mut Io,
+) -> Handled {
     let line = line.trim();
     match line {
         "" => {}
-        "/exit" | "/quit" => return false,
+        "/exit" | "/quit" => return Handled::Exit,
         "/help" => println!("{HELP}"),
         "/clear" => {
             agent.clear();
@@ -191,9 +176,9 @@ async fn handle_line(
             Err(e) => eprintln!("error: {e}"),
         },
         cmd if cmd.starts_with('/') => println!("unknown command {cmd}; /help lists them"),
-        _ => user_turn(agent, line.to_string(), printer, reader).await,
+        _ => return Handled::Continue(drive(agent, Some(line.to_string()), io).await),
     }
-    true
+    Handled::Continue(None)
 }
 
 fn print_cost(agent: &Agent, model: &str) {
@@ -209,60 +194,37 @@ fn print_cost(agent: &Agent, model: &str) {
     );
 }
 
-fn report(
-    result: Option<Result<troupe_agent::TurnOutcome, troupe_agent::AgentError>>,
-    agent: &mut Agent,
-    printer: &Printer,
-) {
-    match result {
-        Some(Ok(o)) if o.end == TurnEnd::MaxTurns => printer.line("(stopped: turn limit reached)"),
-        Some(Ok(_)) => {}
-        Some(Err(e)) => printer.line(&format!("error: {e}")),
-        None => {
-            printer.line("(interrupted)");
-            if let Err(e) = agent.repair() {
-                printer.line(&format!("error: {e}"));
-            }
+/// Runs one turn. With `input` (the person typed it) output streams and Ctrl-C is a signal;
+/// without (mail woke the lead) the prompt stays active, whole messages print above it, and
+/// Ctrl-C at the prompt interrupts. Permission questions are answered either way. Returns a
+/// line the person entered meanwhile.
+async fn drive(agent: &mut Agent, input: Option<String>, io: &mut Io) -> Option<String> {
+    let by_mail = input.is_none();
+    let p = io.printer.clone();
+    let mut observe = move |event: AgentEvent<'_>| {
+        if !by_mail {
+            return render(Sink::Stdout, "", &event, true);
         }
-    }
-}
-
-/// A turn the person started: output streams; Ctrl-C (SIGINT) interrupts it.
-async fn user_turn(agent: &mut Agent, line: String, printer: &Printer, _reader: &mut LineReader) {
-    let mut observe = |event: AgentEvent<'_>| render(Sink::Stdout, "", &event, true);
-    let result = tokio::select! {
-        r = agent.run_turn(Some(line), &mut observe) => Some(r),
-        _ = tokio::signal::ctrl_c() => None,
-    };
-    report(result, agent, printer);
-}
-
-/// A turn woken by mail while the prompt is active: whole messages printed above the prompt;
-/// Ctrl-C at the prompt interrupts it. Returns a line the person entered meanwhile.
-async fn mail_turn(
-    agent: &mut Agent,
-    printer: &Printer,
-    reader: &mut LineReader,
-) -> Option<String> {
-    let p = printer.clone();
-    let mut observe = move |event: AgentEvent<'_>| match &event {
-        AgentEvent::MailInjected { text, .. } => p.line(&format!("✉ {text}")),
-        AgentEvent::Assistant(m) if !m.text().is_empty() => p.line(&m.text()),
-        AgentEvent::ToolStarted { name, input, .. } => p.line(&format!(
-            "⏺ {name}({})",
-            troupe_tools::summarize_input(name, input)
-        )),
-        _ => {}
+        match &event {
+            AgentEvent::MailInjected { text, .. } => p.line(&format!("✉ {text}")),
+            AgentEvent::Assistant(m) if !m.text().is_empty() => p.line(&m.text()),
+            AgentEvent::ToolStarted { name, input, .. } => p.line(&format!(
+                "⏺ {name}({})",
+                troupe_tools::summarize_input(name, input)
+            )),
+            _ => {}
+        }
     };
     let mut entered = None;
     let result = {
-        let turn = agent.run_turn(None, &mut observe);
+        let turn = agent.run_turn(input, &mut observe);
         tokio::pin!(turn);
         loop {
             tokio::select! {
                 r = &mut turn => break Some(r),
                 _ = tokio::signal::ctrl_c() => break None,
-                input = reader.next() => match input {
+                Some(ask) = io.asks.recv() => io.answer(ask).await,
+                input = io.reader.next(), if by_mail && entered.is_none() => match input {
                     Input::Interrupted => break None,
                     Input::Line(line) => entered = Some(line),
                     Input::Eof => entered = Some("/exit".to_string()),
@@ -270,6 +232,18 @@ async fn mail_turn(
             }
         }
     };
-    report(result, agent, printer);
+    match result {
+        Some(Ok(o)) if o.end == TurnEnd::MaxTurns => {
+            io.printer.line("(stopped: turn limit reached)")
+        }
+        Some(Ok(_)) => {}
+        Some(Err(e)) => io.printer.line(&format!("error: {e}")),
+        None => {
+            io.printer.line("(interrupted)");
+            if let Err(e) = agent.repair() {
+                io.printer.line(&format!("error: {e}"));
+            }
+        }
+    }
     entered
 }

@@ -1,7 +1,8 @@
 //! Runs the fake model server on its own, for trying troupe by hand:
 //! `cargo run -p troupe-testkit --example fake_model` prints the environment to export.
 //! Every agent gets the same behaviour: a prompt mentioning "list" runs `ls` once, then the
-//! model answers with what the last tool returned (or echoes the last message).
+//! model answers with what the last tool returned (or echoes the last message); "touch NAME"
+//! runs `touch NAME` (a command that needs permission).
 
 use serde_json::json;
 use troupe_testkit::{FakeServer, Reply, Step, Wire};
@@ -15,6 +16,11 @@ fn main() {
         let last = req.messages().last().map(|m| m.text()).unwrap_or_default();
         if last.contains("list") {
             Step::tool("bash", json!({"command": "ls"}))
+        } else if let Some(name) = last.strip_prefix("touch ") {
+            Step::tool(
+                "bash",
+                json!({ "command": format!("touch {}", name.trim()) }),
+            )
         } else {
             Step::reply(Reply::text(format!("{} heard: {}", req.agent, last.trim())))
         }
