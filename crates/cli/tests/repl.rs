@@ -1,0 +1,66 @@
+//! The REPL through the real binary with stdin piped: slash commands and permission questions.
+
+mod common;
+
+use common::{stderr, troupe};
+use serde_json::json;
+use std::io::Write;
+use std::process::{Output, Stdio};
+use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
+
+fn repl(ws: &TempWorkspace, server: &FakeServer, input: &str) -> Output {
+    let mut child = troupe(ws.path(), server, Wire::Anthropic)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn permission_question_is_answered_at_the_prompt() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("bash", json!({"command": "touch yes-file"})),
+            Step::text("made it"),
+            Step::tool("bash", json!({"command": "touch no-file"})),
+            Step::text("refused"),
+        ],
+    );
+    let out = repl(&ws, &server, "make one\ny\nmake another\nn\n/cost\n/exit\n");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        text.contains("lead wants to run bash: touch yes-file"),
+        "{text}"
+    );
+    assert!(ws.path().join("yes-file").exists());
+    assert!(!ws.path().join("no-file").exists());
+    let refusal = server.requests_for("lead")[3].last_tool_result().unwrap();
+    assert!(refusal.1 && refusal.0.contains("refused"), "{refusal:?}");
+    assert!(text.contains("tokens:"), "/cost prints usage: {text}");
+}
+
+#[test]
+fn unknown_slash_command_is_named() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    let out = repl(&ws, &server, "/frobnicate\n/help\n/exit\n");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("unknown command /frobnicate"), "{text}");
+    assert!(text.contains("/inbox"), "help lists the commands: {text}");
+    assert!(
+        server.journal().is_empty(),
+        "slash commands never call the model"
+    );
+}
