@@ -2,27 +2,9 @@
 
 mod common;
 
-use common::{stderr, troupe};
+use common::{repl, stderr};
 use serde_json::json;
-use std::io::Write;
-use std::process::{Output, Stdio};
-use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
-
-fn repl(ws: &TempWorkspace, server: &FakeServer, input: &str) -> Output {
-    let mut child = troupe(ws.path(), server, Wire::Anthropic)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
+use troupe_testkit::{FakeServer, Step, TempWorkspace};
 
 #[test]
 fn permission_question_is_answered_at_the_prompt() {
@@ -37,7 +19,12 @@ fn permission_question_is_answered_at_the_prompt() {
             Step::text("refused"),
         ],
     );
-    let out = repl(&ws, &server, "make one\ny\nmake another\nn\n/cost\n/exit\n");
+    let out = repl(
+        ws.path(),
+        &server,
+        &[],
+        "make one\ny\nmake another\nn\n/cost\n/exit\n",
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -55,7 +42,7 @@ fn permission_question_is_answered_at_the_prompt() {
 fn unknown_slash_command_is_named() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
-    let out = repl(&ws, &server, "/frobnicate\n/help\n/exit\n");
+    let out = repl(ws.path(), &server, &[], "/frobnicate\n/help\n/exit\n");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("unknown command /frobnicate"), "{text}");
     assert!(text.contains("/inbox"), "help lists the commands: {text}");

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{result_json, run, stderr, troupe};
+use common::{headless_bypass, repl, result_json, run, stderr, subcommand, troupe};
 use serde_json::{json, Value};
 use std::process::Stdio;
 use troupe_testkit::{FakeServer, Fault, Reply, Step, TempWorkspace, Wire};
@@ -63,14 +63,12 @@ fn s09_try_it_session() {
         ],
     );
     server.script("bob", [Step::text("bob: standing by")]);
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
+    let out = headless_bypass(
+        ws.path(),
+        &server,
         "Spawn alice (coder) and bob (tester); have alice message bob; broadcast; check the inbox.",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "bypassPermissions",
-    ]));
+        &[],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let result = result_json(&out);
     assert_eq!(result["subtype"], "success", "{result}");
@@ -104,9 +102,7 @@ fn s09_try_it_session() {
     );
 
     // From another terminal: the roster, and the log.
-    let status = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .current_dir(ws.path())
-        .args(["team", "status"]));
+    let status = subcommand(ws.path(), &["team", "status"]);
     assert!(status.status.success(), "{}", stderr(&status));
     let text = String::from_utf8_lossy(&status.stdout);
     assert!(
@@ -117,9 +113,7 @@ fn s09_try_it_session() {
             && text.contains("idle"),
         "{text}"
     );
-    let log = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .current_dir(ws.path())
-        .args(["team", "log"]));
+    let log = subcommand(ws.path(), &["team", "log"]);
     let log = String::from_utf8_lossy(&log.stdout);
     assert!(
         log.contains("alice") && log.contains("member_spawned") && log.contains("status_changed"),
@@ -127,19 +121,7 @@ fn s09_try_it_session() {
     );
 
     // The REPL's /team shows the same roster.
-    let mut repl = troupe(ws.path(), &server, Wire::Anthropic)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    repl.stdin
-        .take()
-        .unwrap()
-        .write_all(b"/team\n/exit\n")
-        .unwrap();
-    let out = repl.wait_with_output().unwrap();
+    let out = repl(ws.path(), &server, &[], "/team\n/exit\n");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("alice") && text.contains("tester"),
@@ -182,14 +164,7 @@ fn unknown_recipient_is_an_error_listing_the_members() {
             }),
         ],
     );
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "x",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "bypassPermissions",
-    ]));
+    let out = headless_bypass(ws.path(), &server, "x", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let lead_saw = server.requests_for("lead").iter().find_map(|r| {
         let t = r.all_text();
@@ -248,14 +223,7 @@ fn a_failing_teammate_is_reported_and_the_others_finish() {
             Step::text("dave finished"),
         ],
     );
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "x",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "bypassPermissions",
-    ]));
+    let out = headless_bypass(ws.path(), &server, "x", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let roster = roster(&ws);
     assert_eq!(member(&roster, "carol")["status"], "failed");
@@ -281,24 +249,13 @@ fn continue_respawns_teammates_with_their_transcripts_and_unread_mail() {
         ],
     );
     server.script("alice", [Step::text("noted pineapple")]);
-    let first = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "x",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "bypassPermissions",
-    ]));
+    let first = headless_bypass(ws.path(), &server, "x", &[]);
     assert!(first.status.success(), "stderr: {}", stderr(&first));
 
     // A person writes to alice while no lead runs: the mail waits in her inbox.
-    let send = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .current_dir(ws.path())
-        .args(["team", "send", "alice", "what was the word?"]));
+    let send = subcommand(ws.path(), &["team", "send", "alice", "what was the word?"]);
     assert!(send.status.success(), "{}", stderr(&send));
-    let inbox = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .current_dir(ws.path())
-        .args(["team", "inbox", "alice"]));
+    let inbox = subcommand(ws.path(), &["team", "inbox", "alice"]);
     assert!(String::from_utf8_lossy(&inbox.stdout).contains("what was the word?"));
 
     server.script(
@@ -328,9 +285,7 @@ fn continue_respawns_teammates_with_their_transcripts_and_unread_mail() {
     assert!(second.status.success(), "stderr: {}", stderr(&second));
     assert!(saw(&server, "lead", "the word was pineapple"));
     // Sending to a name that is not on the roster from the terminal is an error too.
-    let bad = run(std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .current_dir(ws.path())
-        .args(["team", "send", "zed", "hi"]));
+    let bad = subcommand(ws.path(), &["team", "send", "zed", "hi"]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(
         stderr(&bad).contains("no teammate named 'zed'") && stderr(&bad).contains("alice"),
@@ -364,16 +319,7 @@ fn teammates_can_run_as_their_own_processes() {
             Step::text("alice wrote the file"),
         ],
     );
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "x",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "bypassPermissions",
-        "--teammate-mode",
-        "process",
-    ]));
+    let out = headless_bypass(ws.path(), &server, "x", &["--teammate-mode", "process"]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(ws.read("from-process.txt"), "hi");
     assert!(saw(&server, "lead", "alice wrote the file"));
@@ -407,16 +353,7 @@ fn headless_run_reports_a_team_that_does_not_settle_in_time() {
             Step::text("finally"),
         )],
     );
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "x",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "bypassPermissions",
-        "--team-timeout",
-        "1",
-    ]));
+    let out = headless_bypass(ws.path(), &server, "x", &["--team-timeout", "1"]);
     assert_eq!(out.status.code(), Some(1));
     let result = result_json(&out);
     assert_eq!(result["subtype"], "error_during_execution");

@@ -10,6 +10,7 @@ pub mod protocols;
 pub mod render;
 pub mod runtime;
 pub mod settle;
+pub mod shared;
 pub mod tools;
 pub mod wake;
 

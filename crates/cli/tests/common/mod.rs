@@ -63,3 +63,42 @@ pub fn json_lines(out: &Output) -> Vec<serde_json::Value> {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// `troupe -p PROMPT --output-format json --permission-mode bypassPermissions EXTRA…`, run to completion.
+pub fn headless_bypass(ws: &Path, server: &FakeServer, prompt: &str, extra: &[&str]) -> Output {
+    run(troupe(ws, server, Wire::Anthropic)
+        .args([
+            "-p",
+            prompt,
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .args(extra))
+}
+
+/// A `troupe` subcommand run in `ws` as from another terminal (no model involved).
+pub fn subcommand(ws: &Path, args: &[&str]) -> Output {
+    run(Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .current_dir(ws)
+        .args(args))
+}
+
+/// The REPL with `args`, fed `input` on stdin, run to completion.
+pub fn repl(ws: &Path, server: &FakeServer, args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = troupe(ws, server, Wire::Anthropic)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("troupe binary runs");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(input.as_bytes())
+            .expect("stdin accepts the input");
+    }
+    child.wait_with_output().expect("troupe binary runs")
+}
