@@ -1,0 +1,69 @@
+//! Rules for MCP tools, tools troupe cannot inspect, and coordination tools.
+
+use super::*;
+
+#[test]
+fn mcp_rules_match_a_tool_or_a_whole_server() {
+    let server = allowing(&["mcp__github__*"]);
+    let mcp = |policy: &Policy, tool: &str| kind(&call(policy, tool, Effect::Execute, json!({})));
+    assert_eq!(mcp(&server, "mcp__github__create_issue"), Kind::Allow);
+    assert_eq!(mcp(&server, "mcp__gitlab__create_issue"), Kind::Ask);
+    assert_eq!(mcp(&server, "mcp__githubx__tool"), Kind::Ask);
+    let short = allowing(&["mcp__github"]);
+    assert_eq!(mcp(&short, "mcp__github__list"), Kind::Allow);
+    let exact = allowing(&["mcp__github__get_issue"]);
+    assert_eq!(mcp(&exact, "mcp__github__get_issue"), Kind::Allow);
+    assert_eq!(mcp(&exact, "mcp__github__close_issue"), Kind::Ask);
+    let denied = policy(
+        PermissionMode::BypassPermissions,
+        &[],
+        &[],
+        &["mcp__github__*"],
+    );
+    assert_eq!(mcp(&denied, "mcp__github__get_issue"), Kind::Deny);
+}
+
+#[test]
+fn specifiers_troupe_cannot_read_parse_but_match_nothing() {
+    let policy = policy(
+        PermissionMode::BypassPermissions,
+        &[],
+        &[],
+        &["WebFetch(domain:example.com)"],
+    );
+    assert_eq!(
+        kind(&call(
+            &policy,
+            "WebFetch",
+            Effect::Execute,
+            json!({"url": "https://example.com"})
+        )),
+        Kind::Allow
+    );
+    let tool_wide = policy_with_deny("WebFetch");
+    assert_eq!(
+        kind(&call(&tool_wide, "WebFetch", Effect::ReadOnly, json!({}))),
+        Kind::Deny
+    );
+}
+
+#[test]
+fn coordination_tools_run_in_every_mode_unless_denied() {
+    for mode in PermissionMode::ALL {
+        let open = policy(mode, &[], &[], &[]);
+        assert_eq!(
+            kind(&call(&open, "send_message", Effect::Coordinate, json!({}))),
+            Kind::Allow
+        );
+        let closed = policy(mode, &[], &[], &["send_message"]);
+        assert_eq!(
+            kind(&call(
+                &closed,
+                "send_message",
+                Effect::Coordinate,
+                json!({})
+            )),
+            Kind::Deny
+        );
+    }
+}
