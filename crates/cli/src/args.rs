@@ -18,7 +18,7 @@ OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) plus OPENAI_API_KE
 
 /// troupe — a coding-agent harness whose lead agent works with a team of persistent teammates.
 #[derive(Debug, Parser)]
-#[command(name = "troupe", version, about, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
+#[command(name = "troupe", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     /// Run headless: answer the prompt (argument or stdin), print the result, exit.
     #[arg(short = 'p', long = "print")]
@@ -48,12 +48,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub max_turns: Option<u32>,
 
-    /// Rules for tools allowed without asking, e.g. "Bash(git diff:*) Edit".
-    #[arg(long = "allowedTools", alias = "allowed-tools", num_args = 1..)]
+    /// Rules for tools allowed without asking, e.g. "Bash(git diff:*) Edit" (repeatable).
+    #[arg(long = "allowedTools", alias = "allowed-tools")]
     pub allowed_tools: Vec<String>,
 
-    /// Rules for tools that are always refused, e.g. "Bash(rm:*)".
-    #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1..)]
+    /// Rules for tools that are always refused, e.g. "Bash(rm:*)" (repeatable).
+    #[arg(long = "disallowedTools", alias = "disallowed-tools")]
     pub disallowed_tools: Vec<String>,
 
     /// Continue the latest session in this workspace.

@@ -213,11 +213,14 @@ fn allowed_tools_rule_lets_a_matching_bash_command_run() {
             Step::text("done"),
         ],
     );
+    // The prompt may follow the rule list, as in the README's examples.
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
-        "x",
         "--allowedTools",
-        "Bash(touch:*)",
+        "Bash(touch:*) Edit",
+        "--allowedTools",
+        "Glob",
+        "make a file",
     ]));
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(ws.path().join("allowed").exists());
