@@ -36,27 +36,7 @@ pub struct TeamShared {
 impl TeamShared {
     /// Delivers one envelope after checking the recipient is on the roster.
     pub fn send(&self, env: Envelope) -> Result<Envelope, TeamError> {
-        if env.to != LEAD {
-            let roster = self.store.roster()?;
-            if roster.get(&env.to).is_none() {
-                return Err(TeamError::UnknownRecipient {
-                    name: env.to.clone(),
-                    team: self.config.team.clone(),
-                    members: members_list(&roster),
-                });
-            }
-        }
-        self.store.append(&env)?;
-        self.record(
-            EventKind::MessageSent,
-            Some(&env.from),
-            format!(
-                "{} → {}: {}",
-                env.kind.as_str(),
-                env.to,
-                one_line(&env.content)
-            ),
-        );
+        deliver(&self.store, &env)?;
         self.notice(Notice::Mail {
             from: env.from.clone(),
             to: env.to.clone(),
@@ -160,6 +140,38 @@ impl TeamShared {
             tracing::warn!(error = %e, member = name, "could not update the roster");
         }
     }
+}
+
+/// Appends mail to its recipient's mailbox after checking the recipient is on the roster (or
+/// is the lead), and records it in the event log — the one way mail enters a team, from a
+/// running team or from another terminal.
+pub fn deliver(store: &FileStore, env: &Envelope) -> Result<(), TeamError> {
+    if env.to != LEAD {
+        let roster = store.roster()?;
+        if roster.get(&env.to).is_none() {
+            return Err(TeamError::UnknownRecipient {
+                name: env.to.clone(),
+                team: roster.team.clone(),
+                members: members_list(&roster),
+            });
+        }
+    }
+    store.append(env)?;
+    let detail = format!(
+        "{} → {}: {}",
+        env.kind.as_str(),
+        env.to,
+        one_line(&env.content)
+    );
+    if let Err(e) = store.record(&Event::new(
+        EventKind::MessageSent,
+        Some(&env.from),
+        detail,
+        now_ms(),
+    )) {
+        tracing::warn!(error = %e, "could not record a mail event");
+    }
+    Ok(())
 }
 
 /// "alice (coder, idle), bob (tester, working)" — or a note that the team is empty.

@@ -6,13 +6,13 @@ use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 use troupe_agent::transcript::now_ms;
-use troupe_protocol::{Envelope, Event, EventKind, MailKind};
+use troupe_protocol::{Envelope, Event, MailKind};
 use troupe_store::{EventLog, FileStore, MailboxStore, RosterStore};
 use troupe_team::protocols::list::{list, parse_status, requests_table};
 use troupe_team::protocols::shutdown::{force_stop_in_store, request_shutdown, Asked, ForcePolicy};
 use troupe_team::protocols::StoreCourier;
 use troupe_team::render::roster_table;
-use troupe_team::runtime::members_list;
+use troupe_team::shared::deliver;
 use troupe_team::LEAD;
 
 fn open(args: &TeamArgs) -> Result<FileStore> {
@@ -89,14 +89,6 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             }
         }
         TeamCommand::Send { agent, text } => {
-            let roster = store.roster()?;
-            if agent != LEAD && roster.get(agent).is_none() {
-                bail!(
-                    "no teammate named '{agent}' on team '{}'. Members: {}",
-                    args.team,
-                    members_list(&roster)
-                );
-            }
             let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
             let env = Envelope::new(
                 MailKind::Message,
@@ -105,13 +97,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 text.clone(),
                 now_ms(),
             );
-            store.append(&env)?;
-            store.record(&Event::new(
-                EventKind::MessageSent,
-                Some(&env.from),
-                format!("message → {agent}: {text}"),
-                now_ms(),
-            ))?;
+            deliver(&store, &env)?;
             println!("sent to {agent} (id {})", env.id);
         }
         TeamCommand::Stop {

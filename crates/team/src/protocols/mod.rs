@@ -13,13 +13,13 @@ pub mod sweep;
 use crate::error::TeamError;
 use crate::member::MemberSpec;
 use crate::prompt::teammate_system;
-use crate::runtime::{TeamShared, LEAD};
+use crate::runtime::TeamShared;
 use serde_json::Value;
 use std::sync::Arc;
 use troupe_agent::transcript::now_ms;
 use troupe_agent::Agent;
-use troupe_protocol::{Envelope, Event, EventKind, MailKind, Request, RequestKind};
-use troupe_store::{EventLog, FileStore, MailboxStore, RequestStore, RosterStore};
+use troupe_protocol::{Envelope, MailKind, Request, RequestKind};
+use troupe_store::{FileStore, RequestStore, RosterStore};
 
 pub use error::ProtocolError;
 pub use state::ProtocolState;
@@ -59,32 +59,7 @@ impl Courier for StoreCourier<'_> {
         self.0
     }
     fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
-        if env.to != LEAD {
-            let roster = self.0.roster()?;
-            if roster.get(&env.to).is_none() {
-                return Err(TeamError::UnknownRecipient {
-                    name: env.to.clone(),
-                    team: roster.team.clone(),
-                    members: crate::runtime::members_list(&roster),
-                });
-            }
-        }
-        self.0.append(&env)?;
-        let detail = format!(
-            "{} → {}: {}",
-            env.kind,
-            env.to,
-            crate::runtime::one_line(&env.content)
-        );
-        if let Err(e) = self.0.record(&Event::new(
-            EventKind::MessageSent,
-            Some(&env.from),
-            detail,
-            now_ms(),
-        )) {
-            tracing::warn!(error = %e, "could not record a protocol mail event");
-        }
-        Ok(())
+        crate::shared::deliver(self.0, &env)
     }
 }
 
