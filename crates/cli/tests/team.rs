@@ -35,6 +35,20 @@ fn ack_fallback(server: &FakeServer) {
     server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
 }
 
+/// The lead spawns one teammate, then ends its turn.
+fn lead_spawns(server: &FakeServer, name: &str, role: &str, prompt: &str) {
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": name, "role": role, "prompt": prompt}),
+            ),
+            Step::text("spawned"),
+        ],
+    );
+}
+
 #[test]
 fn s09_try_it_session() {
     let ws = TempWorkspace::new();
@@ -238,16 +252,7 @@ fn continue_respawns_teammates_with_their_transcripts_and_unread_mail() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     ack_fallback(&server);
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "alice", "role": "coder", "prompt": "remember the word pineapple"}),
-            ),
-            Step::text("spawned"),
-        ],
-    );
+    lead_spawns(&server, "alice", "coder", "remember the word pineapple");
     server.script("alice", [Step::text("noted pineapple")]);
     let first = headless_bypass(ws.path(), &server, "x", &[]);
     assert!(first.status.success(), "stderr: {}", stderr(&first));
@@ -299,16 +304,7 @@ fn teammates_can_run_as_their_own_processes() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     ack_fallback(&server);
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "alice", "role": "coder", "prompt": "make a file"}),
-            ),
-            Step::text("spawned"),
-        ],
-    );
+    lead_spawns(&server, "alice", "coder", "make a file");
     server.script(
         "alice",
         [
@@ -336,16 +332,7 @@ fn headless_run_reports_a_team_that_does_not_settle_in_time() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     ack_fallback(&server);
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "slow", "role": "coder", "prompt": "take your time"}),
-            ),
-            Step::text("spawned"),
-        ],
-    );
+    lead_spawns(&server, "slow", "coder", "take your time");
     server.script(
         "slow",
         [Step::delay(

@@ -104,6 +104,26 @@ fn joined(ws: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Starts the sink teammate process and waits until it is on the roster.
+fn start_joined_sink(ws: &Path, server: &FakeServer) -> Child {
+    let sink = spawn_sink(ws, server);
+    wait_for("the sink to join", Duration::from_secs(30), || joined(ws));
+    sink
+}
+
+/// Waits until `expected` distinct ids are in the transcript, lets any stray duplicate land,
+/// stops the sink, and returns (distinct, total) ids delivered.
+fn final_count(ws: &Path, mut sink: Child, expected: usize, limit: Duration) -> (usize, usize) {
+    wait_for("every message in the transcript", limit, || {
+        delivered(ws).0 == expected
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let counts = delivered(ws);
+    sink.kill().unwrap();
+    sink.wait().unwrap();
+    counts
+}
+
 fn server() -> FakeServer {
     let server = FakeServer::start();
     server.set_fallback(|_| Step::reply(Reply::text("ok")));
@@ -114,22 +134,11 @@ fn server() -> FakeServer {
 fn four_writer_processes_times_2000_messages_reach_the_transcript_exactly_once() {
     let ws = TempWorkspace::new();
     let server = server();
-    let mut sink = spawn_sink(ws.path(), &server);
-    wait_for("the sink to join", Duration::from_secs(30), || {
-        joined(ws.path())
-    });
+    let sink = start_joined_sink(ws.path(), &server);
     for mut w in spawn_writers(ws.path(), 4, 2000) {
         assert!(w.wait().unwrap().success());
     }
-    wait_for(
-        "all 8,000 messages in the transcript",
-        Duration::from_secs(180),
-        || delivered(ws.path()).0 == 8000,
-    );
-    std::thread::sleep(Duration::from_millis(200));
-    let (distinct, total) = delivered(ws.path());
-    sink.kill().unwrap();
-    sink.wait().unwrap();
+    let (distinct, total) = final_count(ws.path(), sink, 8000, Duration::from_secs(180));
     assert_eq!(
         (distinct, total),
         (8000, 8000),
@@ -141,10 +150,7 @@ fn four_writer_processes_times_2000_messages_reach_the_transcript_exactly_once()
 fn sigkill_of_the_consuming_teammate_loses_and_duplicates_nothing() {
     let ws = TempWorkspace::new();
     let server = server();
-    let mut sink = spawn_sink(ws.path(), &server);
-    wait_for("the sink to join", Duration::from_secs(30), || {
-        joined(ws.path())
-    });
+    let mut sink = start_joined_sink(ws.path(), &server);
     let writers = spawn_writers(ws.path(), 4, 500);
     // Kill the consumer twice while mail is flowing, restarting it each time.
     for _ in 0..2 {
@@ -159,15 +165,7 @@ fn sigkill_of_the_consuming_teammate_loses_and_duplicates_nothing() {
     for mut w in writers {
         assert!(w.wait().unwrap().success());
     }
-    wait_for(
-        "all 2,000 messages in the transcript",
-        Duration::from_secs(120),
-        || delivered(ws.path()).0 == 2000,
-    );
-    std::thread::sleep(Duration::from_millis(200));
-    let (distinct, total) = delivered(ws.path());
-    sink.kill().unwrap();
-    sink.wait().unwrap();
+    let (distinct, total) = final_count(ws.path(), sink, 2000, Duration::from_secs(120));
     assert_eq!(
         (distinct, total),
         (2000, 2000),
