@@ -4,9 +4,11 @@
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use troupe_protocol::{ChatMessage, ContentBlock, Role};
+use troupe_store::file::jsonl;
+use troupe_store::StoreError;
 
 /// Text of the synthetic tool_result written for a call that never finished.
 pub const INTERRUPTED: &str = "error: interrupted — the call did not finish (the run was stopped or killed). Check the workspace state before retrying.";
@@ -49,6 +51,9 @@ pub enum TranscriptError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The file could not be read back (the store's JSON-lines reader names the file).
+    #[error("transcript: {0}")]
+    Read(#[from] StoreError),
 }
 
 /// What loading a transcript found.
@@ -91,9 +96,13 @@ impl Transcript {
         }
         let file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
             .map_err(io)?;
+        // A run killed mid-line (or a full disk) leaves a torn last line; our next line must
+        // not be glued to it, or it would be lost too.
+        jsonl::seal_torn_tail(&file, path)?;
         Ok(Transcript {
             path: path.to_path_buf(),
             file,
@@ -134,37 +143,22 @@ impl Transcript {
     /// Reads a transcript, skipping corrupt lines and closing dangling tool calls in memory.
     /// Call [`repair_tail`] and persist its result to make the repair durable.
     pub fn load(path: &Path) -> Result<Loaded, TranscriptError> {
-        let mut loaded = Loaded::default();
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(loaded),
-            Err(source) => {
-                return Err(TranscriptError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                })
-            }
+        // Bytes, not text: a line torn inside a multi-byte character is one skipped line,
+        // reported by the reader, never a transcript that cannot be loaded.
+        let log = jsonl::read_log::<Line>(path, "transcript")?;
+        let mut loaded = Loaded {
+            corrupt_lines: log.corrupt.len(),
+            ..Loaded::default()
         };
-        for line in BufReader::new(file).lines() {
-            let line = line.map_err(|source| TranscriptError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Line>(&line) {
-                Ok(Line::Message {
+        for line in log.entries {
+            match line {
+                Line::Message {
                     message, mail_ids, ..
-                }) => {
+                } => {
                     loaded.mail_ids.extend(mail_ids);
                     loaded.messages.push(message);
                 }
-                Ok(Line::Meta { .. }) => {}
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "skipping corrupt transcript line");
-                    loaded.corrupt_lines += 1;
-                }
+                Line::Meta { .. } => {}
             }
         }
         Ok(loaded)
@@ -241,5 +235,41 @@ mod tests {
         let mut whole = loaded.messages.clone();
         whole.push(fix);
         assert!(repair_tail(&whole).is_none());
+    }
+
+    #[test]
+    fn a_last_line_torn_inside_a_character_is_skipped_and_the_next_line_is_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut t = Transcript::open(&path).unwrap();
+        t.append_message(&ChatMessage::user_text("café"), &[])
+            .unwrap();
+        drop(t);
+        // A full disk kept only the first byte of `é` (0xC3 0xA9) of the next line.
+        let mut raw = std::fs::read(&path).unwrap();
+        let torn_at = raw.len();
+        raw.extend_from_slice(
+            b"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"caf\xc3",
+        );
+        std::fs::write(&path, &raw).unwrap();
+
+        let loaded = Transcript::load(&path).unwrap();
+        assert_eq!(loaded.messages, vec![ChatMessage::user_text("café")]);
+        assert_eq!(loaded.corrupt_lines, 1);
+
+        let mut t = Transcript::open(&path).unwrap();
+        t.append_message(&ChatMessage::user_text("again"), &[])
+            .unwrap();
+        let loaded = Transcript::load(&path).unwrap();
+        assert_eq!(
+            loaded.messages,
+            vec![
+                ChatMessage::user_text("café"),
+                ChatMessage::user_text("again")
+            ]
+        );
+        assert_eq!(loaded.corrupt_lines, 1);
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes[torn_at..].iter().filter(|b| **b == b'\n').count(), 2);
     }
 }

@@ -77,3 +77,74 @@ fn sigkill_mid_turn_then_continue_closes_the_dangling_tool_call() {
     assert_eq!(texts.first().map(String::as_str), Some("sleep"));
     assert!(texts.last().unwrap().contains("go on"));
 }
+
+/// Appends `bytes` to the only session transcript of `ws`.
+fn tear_session(ws: &TempWorkspace, bytes: &[u8]) {
+    use std::io::Write;
+    let sessions = ws.path().join(".troupe/sessions");
+    let path = std::fs::read_dir(&sessions)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("the first run wrote a session transcript");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(bytes))
+        .unwrap();
+}
+
+#[test]
+fn continue_works_when_the_transcript_ends_inside_a_multibyte_character() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::text("première réponse"),
+            Step::dynamic(|req| {
+                let texts: Vec<String> = req.messages().iter().map(|m| m.text()).collect();
+                assert_eq!(texts.first().map(String::as_str), Some("bonjour"));
+                assert!(texts.iter().any(|t| t == "première réponse"), "{texts:?}");
+                Reply::text("suite")
+            }),
+            Step::dynamic(|req| {
+                let texts: Vec<String> = req.messages().iter().map(|m| m.text()).collect();
+                assert!(texts.iter().any(|t| t == "suite"), "{texts:?}");
+                Reply::text("third run sees the second")
+            }),
+        ],
+    );
+    let first = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "bonjour"]));
+    assert!(first.status.success(), "stderr: {}", stderr(&first));
+    // A full disk kept only the first byte of `è` (0xC3 0xA8) of the next line.
+    tear_session(
+        &ws,
+        b"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"derni\xc3",
+    );
+    let second = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "encore",
+        "--continue",
+        "--output-format",
+        "json",
+    ]));
+    assert!(second.status.success(), "stderr: {}", stderr(&second));
+    assert_eq!(result_json(&second)["result"], "suite");
+    assert!(
+        stderr(&second).contains("skipping corrupt transcript line"),
+        "the torn line is reported: {}",
+        stderr(&second)
+    );
+    // The line written after the torn one is whole: a third run reads it.
+    let third = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "et après",
+        "--continue",
+        "--output-format",
+        "json",
+    ]));
+    assert!(third.status.success(), "stderr: {}", stderr(&third));
+    assert_eq!(result_json(&third)["result"], "third run sees the second");
+}

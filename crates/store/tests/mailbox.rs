@@ -141,6 +141,34 @@ fn corrupt_line_is_skipped_reported_and_recorded() {
 }
 
 #[test]
+fn a_message_torn_inside_a_character_is_skipped_and_later_mail_still_arrives() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    ok(s.append(&mail("alice", 0)));
+    // A writer that died mid-line, inside the two bytes of `é`.
+    let mut f = OpenOptions::new()
+        .append(true)
+        .open(log_path(dir.path(), "alice"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    f.write_all(b"{\"id\":\"x\",\"content\":\"caf\xc3")
+        .unwrap_or_else(|e| panic!("{e}"));
+    ok(s.append(&mail("alice", 1)));
+    let batch = ok(s.fetch("alice"));
+    assert_eq!(contents(&batch), ["m0", "m1"]);
+    assert_eq!(batch.corrupt.len(), 1);
+    assert!(
+        batch.corrupt[0].error.contains("UTF-8"),
+        "{:?}",
+        batch.corrupt
+    );
+    let events = ok(s.read_events(0)).events;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].kind, EventKind::CorruptMail);
+    ok(s.ack("alice", batch.end));
+    assert!(ok(s.fetch("alice")).is_empty());
+}
+
+#[test]
 fn full_consumption_truncates_partial_ack_does_not() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());

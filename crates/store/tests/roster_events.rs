@@ -125,6 +125,40 @@ fn transcripts_round_trip_skipping_corrupt_lines() {
 }
 
 #[test]
+fn torn_multibyte_characters_do_not_stop_event_and_transcript_reads() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    ok(s.record(&Event::new(EventKind::MemberSpawned, Some("alice"), "é", 1)));
+    let append_raw = |path: &Path, bytes: &[u8]| {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, bytes))
+            .unwrap_or_else(|e| panic!("{e}"));
+    };
+    // `é` is 0xC3 0xA9; the crash kept only its first byte.
+    append_raw(
+        &dir.path().join("teams/team/events.jsonl"),
+        b"{\"ts\":2,\"kind\":\"team_settled\",\"text\":\"caf\xc3",
+    );
+    ok(s.record(&Event::new(EventKind::TeamSettled, None, "", 3)));
+    let page = ok(s.read_events(0));
+    assert_eq!(page.corrupt, 1);
+    assert_eq!(page.events.len(), 2);
+
+    ok(s.append_transcript("alice", &json!({"content": "café"})));
+    let path = ok(s.transcript_path("alice"));
+    append_raw(&path, b"{\"content\":\"caf\xc3");
+    // The torn last line is skipped on read; the next append starts a line of its own.
+    let read = ok(s.read_transcript("alice"));
+    assert_eq!((read.entries.len(), read.corrupt), (1, 1));
+    ok(s.append_transcript("alice", &json!({"content": "again"})));
+    let read = ok(s.read_transcript("alice"));
+    assert_eq!((read.entries.len(), read.corrupt), (2, 1));
+    assert_eq!(read.entries[1]["content"], "again");
+}
+
+#[test]
 fn store_is_usable_as_a_trait_object() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s: Arc<dyn TeamStore> = Arc::new(store(dir.path()));

@@ -15,19 +15,14 @@ impl EventLog for FileStore {
     fn read_events(&self, from_offset: u64) -> Result<EventPage, StoreError> {
         let path = self.events_path();
         let chunk = jsonl::read_from(&path, from_offset)?;
-        let mut page = EventPage {
-            next_offset: chunk.end(),
-            ..EventPage::default()
-        };
-        for (offset, line) in chunk.lines() {
-            match serde_json::from_slice::<Event>(line) {
-                Ok(event) => page.events.push(event),
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), offset, error = %e, "skipping corrupt event line");
-                    page.corrupt += 1;
-                }
-            }
+        let (events, corrupt) = jsonl::parse_chunk::<Event>(&chunk);
+        for bad in &corrupt {
+            tracing::warn!(path = %path.display(), offset = bad.offset, error = %bad.error, "skipping corrupt event line");
         }
-        Ok(page)
+        Ok(EventPage {
+            events,
+            next_offset: chunk.end(),
+            corrupt: corrupt.len(),
+        })
     }
 }

@@ -1,13 +1,20 @@
-//! Append-only JSON-lines files: locked whole-line appends and reads of complete lines only.
+//! Append-only JSON-lines files: locked whole-line appends, reads of complete lines, and the
+//! one line parser every JSON-lines reader in troupe uses.
+//!
+//! Lines are read as bytes, never as text: a line torn in the middle of a multi-byte character
+//! (a full disk, a killed writer) is one bad line like any other — skipped and reported — and
+//! never makes the whole log unreadable.
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use serde::de::DeserializeOwned;
+
 use crate::error::StoreError;
 use crate::file::lock::LockGuard;
-use crate::Durability;
+use crate::{CorruptLine, Durability};
 
 /// Longest excerpt of a corrupt line kept in reports.
 const EXCERPT_CHARS: usize = 200;
@@ -23,14 +30,7 @@ pub fn append_lines(path: &Path, bytes: &[u8], durability: Durability) -> Result
         .open(path)
         .map_err(StoreError::io("open for append", path))?;
     let _guard = LockGuard::exclusive(&file, path)?;
-    let len = file.metadata().map_err(StoreError::io("stat", path))?.len();
-    let mut last = [0u8; 1];
-    let torn = len > 0
-        && file
-            .read_at(&mut last, len - 1)
-            .map_err(StoreError::io("read", path))?
-            == 1
-        && last[0] != b'\n';
+    let torn = ends_unterminated(&file, path)?;
     let mut writer = &file;
     if torn {
         tracing::warn!(path = %path.display(), "partial last line found; isolating it");
@@ -49,6 +49,34 @@ pub fn append_lines(path: &Path, bytes: &[u8], durability: Durability) -> Result
         file.sync_data().map_err(StoreError::io("fsync", path))?;
     }
     Ok(())
+}
+
+/// True when the file's last byte is not a newline: a writer died in the middle of a line.
+fn ends_unterminated(file: &File, path: &Path) -> Result<bool, StoreError> {
+    let len = file.metadata().map_err(StoreError::io("stat", path))?.len();
+    let mut last = [0u8; 1];
+    Ok(len > 0
+        && file
+            .read_at(&mut last, len - 1)
+            .map_err(StoreError::io("read", path))?
+            == 1
+        && last[0] != b'\n')
+}
+
+/// For a log with a single writer that keeps its own handle open for appending (an agent's
+/// transcript): ends a torn last line with a newline, so that the writer's next line starts
+/// on a line of its own instead of being glued to the fragment. Returns whether it did.
+pub fn seal_torn_tail(file: &File, path: &Path) -> Result<bool, StoreError> {
+    let torn = ends_unterminated(file, path)?;
+    if torn {
+        tracing::warn!(path = %path.display(), "partial last line found; isolating it");
+        let mut writer = file;
+        writer
+            .write_all(b"\n")
+            .map_err(StoreError::io("append to", path))?;
+        file.sync_data().map_err(StoreError::io("fsync", path))?;
+    }
+    Ok(torn)
 }
 
 /// Complete lines read from a log, starting at byte `start`.
@@ -126,6 +154,95 @@ pub fn read_from(path: &Path, from: u64) -> Result<Chunk, StoreError> {
     })
 }
 
+/// Parses one line as `T`. Invalid UTF-8 (a line torn inside a multi-byte character) and
+/// unparsable JSON alike come back as a [`CorruptLine`] naming what was wrong.
+pub fn parse_line<T: DeserializeOwned>(offset: u64, line: &[u8]) -> Result<T, CorruptLine> {
+    let corrupt = |error: String| CorruptLine {
+        offset,
+        text: excerpt(line),
+        error,
+    };
+    if let Err(e) = std::str::from_utf8(line) {
+        return Err(corrupt(format!(
+            "not valid UTF-8 at byte {} of the line (torn in the middle of a character?)",
+            e.valid_up_to()
+        )));
+    }
+    serde_json::from_slice(line).map_err(|e| corrupt(e.to_string()))
+}
+
+/// Parses every line of a chunk: the values in order, and the lines that did not parse.
+pub fn parse_chunk<T: DeserializeOwned>(chunk: &Chunk) -> (Vec<T>, Vec<CorruptLine>) {
+    let mut values = Vec::new();
+    let mut corrupt = Vec::new();
+    for (offset, line) in chunk.lines() {
+        match parse_line(offset, line) {
+            Ok(v) => values.push(v),
+            Err(bad) => corrupt.push(bad),
+        }
+    }
+    (values, corrupt)
+}
+
+/// A whole JSON-lines log read back, for logs read once at start (transcripts).
+#[derive(Debug)]
+pub struct Log<T> {
+    /// Every line that parsed, in order.
+    pub entries: Vec<T>,
+    /// Lines that were skipped, in order: torn or unparsable ones.
+    pub corrupt: Vec<CorruptLine>,
+    /// The file did not end with a newline: its last line was torn (it is in `entries` when
+    /// it still parsed, in `corrupt` otherwise). A writer must start its next line on a new
+    /// line ([`seal_torn_tail`]).
+    pub unterminated: bool,
+}
+
+impl<T> Default for Log<T> {
+    fn default() -> Self {
+        Log {
+            entries: Vec::new(),
+            corrupt: Vec::new(),
+            unterminated: false,
+        }
+    }
+}
+
+/// Reads a whole log, the unterminated last line included, skipping lines that do not parse.
+/// Each skipped line is logged as a warning naming `what` and the file. A missing file reads
+/// as empty.
+pub fn read_log<T: DeserializeOwned>(path: &Path, what: &str) -> Result<Log<T>, StoreError> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Log::default()),
+        Err(e) => return Err(StoreError::io("open", path)(e)),
+    };
+    let _guard = LockGuard::shared(&file, path)?;
+    let mut bytes = Vec::new();
+    (&file)
+        .read_to_end(&mut bytes)
+        .map_err(StoreError::io("read", path))?;
+    let unterminated = bytes.last().is_some_and(|b| *b != b'\n');
+    if unterminated {
+        // The torn tail is parsed like any line: a writer killed right before its newline
+        // leaves a whole record behind.
+        bytes.push(b'\n');
+    }
+    let chunk = Chunk {
+        start: 0,
+        file_len: bytes.len() as u64,
+        bytes,
+    };
+    let (entries, corrupt) = parse_chunk(&chunk);
+    for bad in &corrupt {
+        tracing::warn!(path = %path.display(), offset = bad.offset, error = %bad.error, "skipping corrupt {what} line");
+    }
+    Ok(Log {
+        entries,
+        corrupt,
+        unterminated,
+    })
+}
+
 /// A short, printable excerpt of a bad line.
 pub fn excerpt(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
@@ -167,6 +284,66 @@ mod tests {
                 (14, b"{\"c\":3}".to_vec())
             ]
         );
+    }
+
+    /// A log whose last line was torn inside `é` (0xC3 0xA9): only 0xC3 made it to disk.
+    fn torn_inside_a_character(path: &Path) {
+        std::fs::write(path, b"{\"a\":\"caf\xc3\xa9\"}\n{\"a\":\"caf\xc3")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn a_line_torn_inside_a_character_is_skipped_and_reported() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("t.jsonl");
+        torn_inside_a_character(&path);
+        let log: Log<serde_json::Value> = read_log(&path, "test").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(log.entries, vec![serde_json::json!({"a": "café"})]);
+        assert!(log.unterminated);
+        assert_eq!(log.corrupt.len(), 1);
+        assert_eq!(log.corrupt[0].offset, 14);
+        assert!(log.corrupt[0].error.contains("UTF-8"), "{:?}", log.corrupt);
+    }
+
+    #[test]
+    fn invalid_utf8_inside_the_log_is_one_bad_line_among_good_ones() {
+        let chunk = Chunk {
+            start: 0,
+            bytes: b"{\"n\":1}\n{\"n\":\"\xff\xfe\"}\nnot json\n{\"n\":4}\n".to_vec(),
+            file_len: 0,
+        };
+        let (values, corrupt) = parse_chunk::<serde_json::Value>(&chunk);
+        assert_eq!(
+            values,
+            vec![serde_json::json!({"n": 1}), serde_json::json!({"n": 4})]
+        );
+        let offsets: Vec<u64> = corrupt.iter().map(|c| c.offset).collect();
+        assert_eq!(offsets, vec![8, 19]);
+        assert!(corrupt[0].error.contains("UTF-8"));
+        assert!(!corrupt[1].error.contains("UTF-8"));
+    }
+
+    #[test]
+    fn a_torn_tail_that_still_parses_is_kept_and_sealed_before_the_next_line() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, b"{\"n\":1}\n{\"n\":2}").unwrap_or_else(|e| panic!("{e}"));
+        let log: Log<serde_json::Value> = read_log(&path, "test").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(log.entries.len(), 2);
+        assert!(log.unterminated && log.corrupt.is_empty());
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(seal_torn_tail(&file, &path).unwrap_or_else(|e| panic!("{e}")));
+        assert!(!seal_torn_tail(&file, &path).unwrap_or_else(|e| panic!("{e}")));
+        (&file)
+            .write_all(b"{\"n\":3}\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let log: Log<serde_json::Value> = read_log(&path, "test").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(log.entries.len(), 3);
+        assert!(!log.unterminated);
     }
 
     #[test]

@@ -74,21 +74,13 @@ impl FileStore {
             );
             chunk = jsonl::read_from(&path, 0)?;
         }
-        let mut batch = Batch {
+        let (messages, corrupt) = jsonl::parse_chunk::<Envelope>(&chunk);
+        let batch = Batch {
+            messages,
             start: chunk.start,
             end: chunk.end(),
-            ..Batch::default()
+            corrupt,
         };
-        for (offset, line) in chunk.lines() {
-            match serde_json::from_slice::<Envelope>(line) {
-                Ok(env) => batch.messages.push(env),
-                Err(e) => batch.corrupt.push(CorruptLine {
-                    offset,
-                    text: jsonl::excerpt(line),
-                    error: e.to_string(),
-                }),
-            }
-        }
         if mode == ReadMode::Fetch {
             for bad in &batch.corrupt {
                 self.report_corrupt(agent, bad);

@@ -11,7 +11,7 @@
 
 pub mod atomic;
 mod events;
-mod jsonl;
+pub mod jsonl;
 pub mod lock;
 mod mailbox;
 mod requests;

@@ -26,17 +26,10 @@ impl TranscriptStore for FileStore {
 
     fn read_transcript(&self, agent: &str) -> Result<TranscriptRead, StoreError> {
         let path = self.transcript_path(agent)?;
-        let chunk = jsonl::read_from(&path, 0)?;
-        let mut read = TranscriptRead::default();
-        for (offset, line) in chunk.lines() {
-            match serde_json::from_slice::<Value>(line) {
-                Ok(v) => read.entries.push(v),
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), offset, error = %e, "skipping corrupt transcript line");
-                    read.corrupt += 1;
-                }
-            }
-        }
-        Ok(read)
+        let log = jsonl::read_log::<Value>(&path, "transcript")?;
+        Ok(TranscriptRead {
+            entries: log.entries,
+            corrupt: log.corrupt.len(),
+        })
     }
 }
