@@ -5,6 +5,7 @@
 use crate::args::{Cli, OutputFormat};
 use crate::cost::cost_usd;
 use crate::render::json::{RunResult, Subtype};
+use crate::render::sanitize::terminal;
 use crate::render::{stream_json, text};
 use crate::setup::lead;
 use anyhow::{bail, Context, Result};
@@ -83,7 +84,7 @@ fn notice_sink(format: OutputFormat, verbose: bool, session: Arc<OnceLock<String
             stream_json::emit(&value);
         })),
         OutputFormat::Text if verbose => Some(Arc::new(|notice: Notice| {
-            eprintln!("{}", text::notice_line(&notice))
+            eprintln!("{}", terminal(&text::notice_line(&notice)))
         })),
         OutputFormat::Text | OutputFormat::Json => None,
     }
@@ -226,9 +227,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
     match format {
         OutputFormat::Text => {
             if subtype.is_error() {
-                eprintln!("troupe: {}", report.result);
+                eprintln!("troupe: {}", terminal(&report.result));
             } else {
-                println!("{}", report.result);
+                println!("{}", terminal(&report.result));
             }
         }
         OutputFormat::Json | OutputFormat::StreamJson => stream_json::emit(&report.to_json()),

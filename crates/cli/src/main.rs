@@ -25,7 +25,11 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("troupe: error: {e:#}");
+            // Errors may quote model input or file contents.
+            eprintln!(
+                "troupe: error: {}",
+                render::sanitize::terminal(&format!("{e:#}"))
+            );
             std::process::exit(1);
         }
     }

@@ -3,6 +3,7 @@
 
 use crate::args::Cli;
 use crate::cost::cost_usd;
+use crate::render::sanitize::{errln, out, outln};
 use crate::render::text::{notice_line, render, Sink};
 use crate::repl_ask::{Ask, ReplApprover};
 use crate::repl_input::{Input, LineReader, Printer};
@@ -43,7 +44,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
     } = lead(&cli.run, Arc::new(approver), sink)?;
     let reader = LineReader::start(run.troupe_dir.join("history"), printer.clone())
         .context("starting the line editor")?;
-    println!(
+    outln!(
         "troupe {} — {} ({}) in {}\nsession {} · team {} · /help for commands",
         env!("CARGO_PKG_VERSION"),
         run.model.model,
@@ -53,7 +54,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         team.name()
     );
     if !agent.messages().is_empty() {
-        println!("(resumed {} messages)", agent.messages().len());
+        outln!("(resumed {} messages)", agent.messages().len());
     }
     let model = run.model.model.clone();
     let first = cli.prompt.clone();
@@ -148,24 +149,24 @@ async fn handle_line(
     match line {
         "" => {}
         "/exit" | "/quit" => return Handled::Exit,
-        "/help" => println!("{HELP}"),
+        "/help" => outln!("{HELP}"),
         "/clear" => {
             agent.clear();
-            println!("(conversation cleared)");
+            outln!("(conversation cleared)");
         }
         "/cost" => print_cost(agent, model),
         "/team" => match team.roster() {
-            Ok(r) if r.members.is_empty() => println!("team {} has no teammates yet", team.name()),
-            Ok(r) => print!("{}", roster_table(&r)),
-            Err(e) => eprintln!("error: {e}"),
+            Ok(r) if r.members.is_empty() => outln!("team {} has no teammates yet", team.name()),
+            Ok(r) => out!("{}", roster_table(&r)),
+            Err(e) => errln!("error: {e}"),
         },
         "/inbox" => match team.shared().store.peek(LEAD) {
             Ok(b) if b.messages.is_empty() => {
-                println!("no unread mail (mail is shown as it arrives)")
+                outln!("no unread mail (mail is shown as it arrives)")
             }
             Ok(b) => {
                 for env in &b.messages {
-                    println!(
+                    outln!(
                         "[{} → lead] {}: {}",
                         env.from,
                         env.kind.as_str(),
@@ -173,9 +174,9 @@ async fn handle_line(
                     );
                 }
             }
-            Err(e) => eprintln!("error: {e}"),
+            Err(e) => errln!("error: {e}"),
         },
-        cmd if cmd.starts_with('/') => println!("unknown command {cmd}; /help lists them"),
+        cmd if cmd.starts_with('/') => outln!("unknown command {cmd}; /help lists them"),
         _ => return Handled::Continue(drive(agent, Some(line.to_string()), io).await),
     }
     Handled::Continue(None)
@@ -183,7 +184,7 @@ async fn handle_line(
 
 fn print_cost(agent: &Agent, model: &str) {
     let u = agent.usage();
-    println!(
+    outln!(
         "tokens: {} in, {} out, {} cache read, {} cache write · api time {:.1}s · ≈ ${:.4}",
         u.input_tokens,
         u.output_tokens,

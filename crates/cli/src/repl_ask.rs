@@ -36,6 +36,18 @@ impl ReplApprover {
     }
 }
 
+/// What a permission question shows of the call: a shell command in full, every line of it
+/// (a one-line summary would hide what follows the first newline from the person approving),
+/// otherwise the usual summary. The printer makes control characters visible.
+fn question_detail(tool: &str, input: &serde_json::Value) -> String {
+    match input.get("command").and_then(serde_json::Value::as_str) {
+        Some(command) if tool == "bash" && command.contains('\n') => {
+            format!("\n    {}", command.trim_end().replace('\n', "\n    "))
+        }
+        _ => troupe_tools::summarize_input(tool, input),
+    }
+}
+
 #[async_trait]
 impl Approver for ReplApprover {
     async fn approve(&self, question: Question<'_>) -> Approval {
@@ -54,7 +66,7 @@ impl Approver for ReplApprover {
         {
             return Approval::Allow;
         }
-        let summary = troupe_tools::summarize_input(tool, input);
+        let summary = question_detail(tool, input);
         let text = format!(
             "{agent} wants to run {tool}: {summary}\n  ({reason})\n  Allow? [y]es / [n]o / [a]lways allow {tool} this session"
         );

@@ -36,8 +36,9 @@ impl Printer {
         }
     }
 
-    /// Prints one line.
+    /// Prints one line, its control characters made visible (it may quote a model or a file).
     pub fn line(&self, text: &str) {
+        let text = crate::render::sanitize::terminal(text);
         if self.active.load(Ordering::SeqCst) {
             if let Ok(mut guard) = self.external.lock() {
                 if let Some(p) = guard.as_mut() {

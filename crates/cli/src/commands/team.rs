@@ -2,6 +2,7 @@
 //! another terminal.
 
 use crate::args::{TeamArgs, TeamCommand};
+use crate::render::sanitize::{errln, json_line, out, outln};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,11 +47,11 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
         TeamCommand::Status { json } => {
             let roster = store.roster()?;
             if *json {
-                println!("{}", serde_json::to_string_pretty(&roster)?);
+                println!("{}", json_line(&serde_json::to_string_pretty(&roster)?));
             } else if roster.members.is_empty() {
-                println!("team {} has no teammates yet", args.team);
+                outln!("team {} has no teammates yet", args.team);
             } else {
-                print!("{}", roster_table(&roster));
+                out!("{}", roster_table(&roster));
             }
         }
         TeamCommand::Log { follow } => {
@@ -58,7 +59,13 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             loop {
                 let read = store.read_events(offset)?;
                 for event in &read.events {
-                    println!("{}", event_line(event));
+                    outln!("{}", event_line(event));
+                }
+                if read.corrupt > 0 {
+                    errln!(
+                        "warning: {} corrupt line(s) of events.jsonl skipped",
+                        read.corrupt
+                    );
                 }
                 offset = read.next_offset;
                 if !follow {
@@ -70,10 +77,10 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
         TeamCommand::Inbox { agent } => {
             let batch = store.peek(agent)?;
             if batch.messages.is_empty() {
-                println!("no unread mail for {agent}");
+                outln!("no unread mail for {agent}");
             }
             for env in &batch.messages {
-                println!(
+                outln!(
                     "[{}] {} from {}: {}",
                     env.id,
                     env.kind.as_str(),
@@ -82,9 +89,10 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 );
             }
             for bad in &batch.corrupt {
-                eprintln!(
+                errln!(
                     "warning: corrupt line at byte {} skipped: {}",
-                    bad.offset, bad.error
+                    bad.offset,
+                    bad.error
                 );
             }
         }
@@ -98,7 +106,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 now_ms(),
             );
             deliver(&store, &env)?;
-            println!("sent to {agent} (id {})", env.id);
+            outln!("sent to {agent} (id {})", env.id);
         }
         TeamCommand::Stop {
             name,
@@ -113,11 +121,11 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 .map_err(|e| anyhow::anyhow!("--status: {e}"))?;
             let requests = list(&StoreCourier(&store), status)?;
             if *json {
-                println!("{}", serde_json::to_string_pretty(&requests)?);
+                println!("{}", json_line(&serde_json::to_string_pretty(&requests)?));
             } else if requests.is_empty() {
-                println!("no requests");
+                outln!("no requests");
             } else {
-                print!("{}", requests_table(&requests, now_ms()));
+                out!("{}", requests_table(&requests, now_ms()));
             }
         }
     }
@@ -131,18 +139,19 @@ fn stop(store: &FileStore, name: &str, force: bool, reason: Option<String>) -> R
     if force {
         let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
         let m = force_stop_in_store(store, name, ForcePolicy::Override, &format!("user:{user}"))?;
-        println!(
+        outln!(
             "force-stopped {} (epoch {}): status stopped",
-            m.name, m.epoch
+            m.name,
+            m.epoch
         );
         return Ok(0);
     }
     match request_shutdown(&StoreCourier(store), LEAD, name, reason)? {
-        Asked::Opened(r) => println!(
+        Asked::Opened(r) => outln!(
             "shutdown request {} sent to {} (pending); its answer goes to the lead's inbox. `troupe team requests` shows where it stands",
             r.id, r.to
         ),
-        Asked::AlreadyPending(r) => println!(
+        Asked::AlreadyPending(r) => outln!(
             "a shutdown request to {} is already pending: {}",
             r.to, r.id
         ),

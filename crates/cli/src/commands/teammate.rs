@@ -47,7 +47,10 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         Ok(()) => Ok(0),
         Err(reason) => {
             member::fail(&shared, &name, epoch, &reason);
-            eprintln!("troupe teammate {name}: failed: {reason}");
+            eprintln!(
+                "troupe teammate {name}: failed: {}",
+                crate::render::sanitize::terminal(&reason)
+            );
             Ok(1)
         }
     }

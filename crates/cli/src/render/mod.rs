@@ -1,5 +1,6 @@
 //! Rendering a run for people (text) and for scripts (json, stream-json).
 
 pub mod json;
+pub mod sanitize;
 pub mod stream_json;
 pub mod text;

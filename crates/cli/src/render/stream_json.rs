@@ -8,7 +8,7 @@ use troupe_agent::AgentEvent;
 pub fn emit(value: &Value) {
     let mut out = std::io::stdout().lock();
     // A closed pipe means nobody is reading; the run goes on and the exit code still tells.
-    let _ = writeln!(out, "{value}");
+    let _ = writeln!(out, "{}", super::sanitize::json_line(&value.to_string()));
     let _ = out.flush();
 }
 

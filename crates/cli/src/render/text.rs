@@ -12,7 +12,9 @@ pub enum Sink {
     Stderr,
 }
 
+/// Writes model- and file-derived text with its control characters made visible.
 fn write(sink: Sink, text: &str) {
+    let text = super::sanitize::terminal(text);
     let result = match sink {
         Sink::Stdout => {
             let mut out = std::io::stdout().lock();
