@@ -193,3 +193,29 @@ fn connection_refused_fails_fast_with_a_clear_error() {
     // Not a timed assertion of speed: a guard that no retry loop with real backoff ran.
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+#[test]
+fn a_stream_of_pings_only_is_retried_then_reported_naming_the_idle_deadline() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    let stall = || {
+        Step::fault(Fault::KeepAliveOnly {
+            every: Duration::from_millis(20),
+            count: 3_000,
+        })
+    };
+    // The default policy makes four attempts.
+    server.script("lead", (0..4).map(|_| stall()));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic)
+        .env("TROUPE_STREAM_IDLE_TIMEOUT_MS", "200")
+        .args(["-p", "x"]));
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    assert_eq!(server.requests_for("lead").len(), 4);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("{}/v1/messages", server.url()))
+            && err.contains("no content for 200ms")
+            && err.contains("idle deadline"),
+        "{err}"
+    );
+}

@@ -6,11 +6,12 @@ use crate::schema::clean_schema;
 use crate::sse::SseEvent;
 use crate::{
     parse_tool_input, Model, ModelError, ModelRequest, ModelResponse, Provider, StopReason,
-    StreamEvent, AGENT_HEADER,
+    StreamEvent, AGENT_HEADER, DEFAULT_STREAM_IDLE_TIMEOUT,
 };
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::time::Duration;
 use troupe_protocol::{ContentBlock, Usage};
 
 /// The public Anthropic endpoint.
@@ -27,6 +28,7 @@ pub struct AnthropicClient {
     base_url: String,
     api_key: Option<String>,
     retry: RetryPolicy,
+    idle_timeout: Duration,
 }
 
 impl AnthropicClient {
@@ -37,12 +39,20 @@ impl AnthropicClient {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             api_key,
             retry: RetryPolicy::default(),
+            idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
         })
     }
 
     /// The same client with another retry policy.
     pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
+        self
+    }
+
+    /// The same client with another stream idle deadline: an attempt that receives no content
+    /// event (pings do not count) for this long is abandoned and retried.
+    pub fn with_stream_idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout = idle;
         self
     }
 
@@ -77,6 +87,7 @@ impl Model for AnthropicClient {
             headers,
             body: &body,
             key_var: KEY_VAR,
+            idle_timeout: self.idle_timeout,
         };
         call_with_retries(
             &self.http,
@@ -225,8 +236,10 @@ impl Assembler for AnthropicAssembler {
                 });
             }
             // `content_block_stop` needs no work: blocks are finished together at the end.
-            // `ping` and event types added after this was written are ignored.
-            _ => {}
+            "content_block_stop" => {}
+            // `ping` and event types added after this was written carry nothing: they keep the
+            // connection open but do not count as progress.
+            _ => return Ok(Flow::KeepAlive),
         }
         Ok(Flow::Continue)
     }

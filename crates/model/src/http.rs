@@ -21,8 +21,11 @@ pub(crate) type Emit<'a> = &'a mut (dyn FnMut(StreamEvent) + Send);
 /// Whether the stream should be read further.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Flow {
-    /// Keep reading.
+    /// Keep reading: the event carried part of the response, so the idle deadline restarts.
     Continue,
+    /// Keep reading, but the event carried nothing (a `ping`, an event type troupe ignores):
+    /// it does not restart the idle deadline, or a server sending only pings would hang us.
+    KeepAlive,
     /// The terminal event arrived; the response is complete.
     Done,
 }
@@ -61,6 +64,8 @@ pub(crate) struct Call<'a> {
     pub body: &'a Value,
     /// Environment variable holding the API key, named in authentication errors.
     pub key_var: &'static str,
+    /// How long an attempt may go without a content event before it is abandoned and retried.
+    pub idle_timeout: Duration,
 }
 
 /// A reqwest client with troupe's timeouts.
@@ -136,9 +141,13 @@ async fn attempt_once<A: Assembler>(
     for (name, value) in &call.headers {
         request = request.header(*name, value);
     }
-    let response = request
-        .send()
+    // One deadline from the start of the attempt, moved on by every content event only: pings,
+    // SSE comments and silence all count as idle.
+    let idle = call.idle_timeout;
+    let mut deadline = tokio::time::Instant::now() + idle;
+    let response = tokio::time::timeout_at(deadline, request.send())
         .await
+        .map_err(|_| idle_failure(idle))?
         .map_err(|e| classify_send_error(&call.url, &e))?;
     let status = response.status();
     if !status.is_success() {
@@ -173,15 +182,19 @@ async fn attempt_once<A: Assembler>(
     let mut parser = SseParser::new();
     let mut body = response.bytes_stream();
     loop {
-        match body.next().await {
+        let next = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .map_err(|_| idle_failure(idle))?;
+        match next {
             Some(Ok(chunk)) => {
                 for event in parser.push(&chunk) {
-                    if assembler
+                    match assembler
                         .feed(&event, &mut *emit)
                         .map_err(|f| fault(call, f))?
-                        == Flow::Done
                     {
-                        return assembler.finish().map_err(|f| fault(call, f));
+                        Flow::Done => return assembler.finish().map_err(|f| fault(call, f)),
+                        Flow::Continue => deadline = tokio::time::Instant::now() + idle,
+                        Flow::KeepAlive => {}
                     }
                 }
             }
@@ -200,6 +213,19 @@ async fn attempt_once<A: Assembler>(
                 return assembler.finish().map_err(|f| fault(call, f));
             }
         }
+    }
+}
+
+/// The transient failure of an attempt that went `idle` without a content event; the reason
+/// ends up in the final error when every attempt stalls.
+fn idle_failure(idle: Duration) -> Failure {
+    Failure::Transient {
+        reason: format!(
+            "the stream sent no content for {} (stream idle deadline; only keep-alives or nothing arrived; {} sets it in milliseconds)",
+            crate::provider::human_duration(idle),
+            crate::provider::STREAM_IDLE_VAR,
+        ),
+        retry_after: None,
     }
 }
 
@@ -281,7 +307,7 @@ pub(crate) fn assemble<A: Assembler>(
     pending.extend(parser.finish());
     for event in &pending {
         match assembler.feed(event, &mut emit) {
-            Ok(Flow::Continue) => {}
+            Ok(Flow::Continue | Flow::KeepAlive) => {}
             Ok(Flow::Done) => return (assembler.finish(), events),
             Err(fault) => return (Err(fault), events),
         }

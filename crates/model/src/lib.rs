@@ -21,6 +21,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use troupe_protocol::{ChatMessage, ContentBlock, Usage};
 
+/// How long a model stream may go without a content event before the attempt is abandoned
+/// and retried (pings and SSE comments do not count). Claude Code and Codex use deadlines of
+/// this order; `TROUPE_STREAM_IDLE_TIMEOUT_MS` changes it.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
+
 /// HTTP header naming the agent that makes a call; lets a test server route scripts per agent.
 pub const AGENT_HEADER: &str = "x-troupe-agent";
 

@@ -7,11 +7,12 @@ use crate::schema::clean_schema;
 use crate::sse::SseEvent;
 use crate::{
     parse_tool_input, Model, ModelError, ModelRequest, ModelResponse, Provider, StopReason,
-    StreamEvent, AGENT_HEADER,
+    StreamEvent, AGENT_HEADER, DEFAULT_STREAM_IDLE_TIMEOUT,
 };
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::time::Duration;
 use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
 
 /// The public OpenAI endpoint (with `/v1`).
@@ -26,6 +27,7 @@ pub struct OpenAiClient {
     base_url: String,
     api_key: Option<String>,
     retry: RetryPolicy,
+    idle_timeout: Duration,
 }
 
 impl OpenAiClient {
@@ -36,12 +38,20 @@ impl OpenAiClient {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             api_key,
             retry: RetryPolicy::default(),
+            idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
         })
     }
 
     /// The same client with another retry policy.
     pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
+        self
+    }
+
+    /// The same client with another stream idle deadline: an attempt that receives no content
+    /// chunk (SSE comments do not count) for this long is abandoned and retried.
+    pub fn with_stream_idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout = idle;
         self
     }
 
@@ -75,6 +85,7 @@ impl Model for OpenAiClient {
             headers,
             body: &body,
             key_var: KEY_VAR,
+            idle_timeout: self.idle_timeout,
         };
         call_with_retries(
             &self.http,
@@ -262,7 +273,7 @@ impl Assembler for OpenAiAssembler {
             return Ok(Flow::Done);
         }
         if data.is_empty() {
-            return Ok(Flow::Continue);
+            return Ok(Flow::KeepAlive);
         }
         let chunk: Value = serde_json::from_str(data)
             .map_err(|e| Fault::Malformed(format!("chunk is not JSON ({e}): {data}")))?;

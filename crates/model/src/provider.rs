@@ -19,6 +19,18 @@ pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 pub const MODEL_VAR: &str = "TROUPE_MODEL";
 /// Environment variable overriding the first retry wait, in milliseconds.
 pub const RETRY_BASE_VAR: &str = "TROUPE_RETRY_BASE_MS";
+/// Environment variable overriding the stream idle deadline, in milliseconds.
+pub const STREAM_IDLE_VAR: &str = "TROUPE_STREAM_IDLE_TIMEOUT_MS";
+
+/// A duration as people read it: whole seconds as `90s`, anything else in milliseconds.
+pub(crate) fn human_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
 
 /// A wire format and its vendor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -96,6 +108,8 @@ pub struct ModelConfig {
     pub api_key: Option<String>,
     /// How transient failures are retried.
     pub retry: RetryPolicy,
+    /// How long a stream may go without a content event before the attempt is retried.
+    pub stream_idle_timeout: Duration,
 }
 
 impl ModelConfig {
@@ -159,12 +173,17 @@ impl ModelConfig {
                 .max_delay
                 .min(Duration::from_millis(ms.saturating_mul(40).max(1)));
         }
+        let stream_idle_timeout = var(STREAM_IDLE_VAR)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|ms| *ms > 0)
+            .map_or(crate::DEFAULT_STREAM_IDLE_TIMEOUT, Duration::from_millis);
         Ok(ModelConfig {
             provider,
             model,
             base_url,
             api_key,
             retry,
+            stream_idle_timeout,
         })
     }
 
@@ -173,11 +192,21 @@ impl ModelConfig {
     pub fn build(&self) -> Arc<dyn Model> {
         let built: Result<Arc<dyn Model>, ModelError> = match self.provider {
             Provider::Anthropic => {
-                AnthropicClient::new(self.base_url.clone(), self.api_key.clone())
-                    .map(|c| Arc::new(c.with_retry_policy(self.retry)) as Arc<dyn Model>)
+                AnthropicClient::new(self.base_url.clone(), self.api_key.clone()).map(|c| {
+                    Arc::new(
+                        c.with_retry_policy(self.retry)
+                            .with_stream_idle_timeout(self.stream_idle_timeout),
+                    ) as Arc<dyn Model>
+                })
             }
-            Provider::OpenAi => OpenAiClient::new(self.base_url.clone(), self.api_key.clone())
-                .map(|c| Arc::new(c.with_retry_policy(self.retry)) as Arc<dyn Model>),
+            Provider::OpenAi => {
+                OpenAiClient::new(self.base_url.clone(), self.api_key.clone()).map(|c| {
+                    Arc::new(
+                        c.with_retry_policy(self.retry)
+                            .with_stream_idle_timeout(self.stream_idle_timeout),
+                    ) as Arc<dyn Model>
+                })
+            }
         };
         built.unwrap_or_else(|error| {
             tracing::error!(%error, "model client unavailable");
@@ -247,6 +276,7 @@ mod tests {
                 base_url: "https://api.anthropic.com".into(),
                 api_key: Some("sk-ant".into()),
                 retry: RetryPolicy::default(),
+                stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
             })
         );
     }
@@ -263,6 +293,7 @@ mod tests {
                 base_url: "https://api.openai.com/v1".into(),
                 api_key: Some("sk-oa".into()),
                 retry: RetryPolicy::default(),
+                stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
             })
         );
     }
@@ -283,8 +314,27 @@ mod tests {
                 base_url: "http://localhost:11434/v1".into(),
                 api_key: None,
                 retry: RetryPolicy::default(),
+                stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
             })
         );
+    }
+
+    #[test]
+    fn the_stream_idle_deadline_comes_from_the_environment() {
+        let env = env_of(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("TROUPE_STREAM_IDLE_TIMEOUT_MS", "250"),
+        ]);
+        let config = ModelConfig::resolve(None, None, &env).map(|c| c.stream_idle_timeout);
+        assert_eq!(config, Ok(Duration::from_millis(250)));
+        // Zero or nonsense keeps the default rather than cutting every stream at once.
+        for bad in ["0", "soon"] {
+            let env = env_of(&[("ANTHROPIC_API_KEY", "k"), (STREAM_IDLE_VAR, bad)]);
+            let config = ModelConfig::resolve(None, None, &env).map(|c| c.stream_idle_timeout);
+            assert_eq!(config, Ok(crate::DEFAULT_STREAM_IDLE_TIMEOUT));
+        }
+        assert_eq!(human_duration(Duration::from_secs(90)), "90s");
+        assert_eq!(human_duration(Duration::from_millis(200)), "200ms");
     }
 
     #[test]
@@ -354,6 +404,7 @@ mod tests {
                 base_url: "http://127.0.0.1:1".into(),
                 api_key: None,
                 retry: RetryPolicy::default(),
+                stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
             };
             assert_eq!(config.build().provider(), provider.as_str());
         }

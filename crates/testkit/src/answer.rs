@@ -1,9 +1,11 @@
 //! A rendered HTTP answer and the response body that plays it, flushes included.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
@@ -19,6 +21,8 @@ pub(crate) enum Chunk {
     Flush,
     /// Drop the connection without finishing the response.
     Abort,
+    /// Wait this long before going on (a slow or stalled server).
+    Sleep(Duration),
 }
 
 /// A complete scripted HTTP answer: status, extra headers, body chunks.
@@ -62,6 +66,21 @@ impl Answer {
         self.headers.push((name, value));
         self
     }
+
+    /// The same answer with a pause of `gap` after every flushed piece: a stream that is slow
+    /// but keeps making progress.
+    pub fn paced(mut self, gap: Duration) -> Answer {
+        let mut body = Vec::with_capacity(self.body.len() * 2);
+        for chunk in self.body {
+            let flush = chunk == Chunk::Flush;
+            body.push(chunk);
+            if flush {
+                body.push(Chunk::Sleep(gap));
+            }
+        }
+        self.body = body;
+        self
+    }
 }
 
 /// Builds SSE chunks, flushing after every event so the client sees them arrive one by one.
@@ -103,6 +122,11 @@ impl SseWriter {
         self.chunks.push(Chunk::Flush);
     }
 
+    /// Waits `d` before the next chunk.
+    pub fn sleep(&mut self, d: Duration) {
+        self.chunks.push(Chunk::Sleep(d));
+    }
+
     /// Ends by dropping the connection instead of finishing the response.
     pub fn abort(mut self) -> Vec<Chunk> {
         self.chunks.push(Chunk::Abort);
@@ -116,10 +140,21 @@ impl SseWriter {
 }
 
 /// The hyper body that plays an answer's chunks.
-#[derive(Debug)]
 pub(crate) struct ScriptedBody {
     chunks: VecDeque<Chunk>,
     exact_len: Option<u64>,
+    /// The pause in progress, if any.
+    sleeping: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl std::fmt::Debug for ScriptedBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedBody")
+            .field("chunks", &self.chunks)
+            .field("exact_len", &self.exact_len)
+            .field("sleeping", &self.sleeping.is_some())
+            .finish()
+    }
 }
 
 impl ScriptedBody {
@@ -134,6 +169,7 @@ impl ScriptedBody {
         ScriptedBody {
             chunks: chunks.into(),
             exact_len,
+            sleeping: None,
         }
     }
 }
@@ -147,8 +183,23 @@ impl Body for ScriptedBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         let this = self.get_mut();
+        loop {
+            if let Some(sleep) = this.sleeping.as_mut() {
+                if sleep.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                this.sleeping = None;
+            }
+            match this.chunks.front() {
+                Some(Chunk::Sleep(d)) => {
+                    this.sleeping = Some(Box::pin(tokio::time::sleep(*d)));
+                    this.chunks.pop_front();
+                }
+                _ => break,
+            }
+        }
         match this.chunks.pop_front() {
-            None => Poll::Ready(None),
+            None | Some(Chunk::Sleep(_)) => Poll::Ready(None),
             Some(Chunk::Data(b)) => Poll::Ready(Some(Ok(Frame::data(b)))),
             Some(Chunk::Flush) => {
                 // Returning Pending makes hyper flush its write buffer to the socket before it
@@ -164,7 +215,7 @@ impl Body for ScriptedBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.chunks.is_empty()
+        self.chunks.is_empty() && self.sleeping.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {

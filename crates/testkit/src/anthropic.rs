@@ -235,5 +235,18 @@ pub(crate) fn fault(rec: &Recorded, fault: &Fault, ids: &Ids) -> Answer {
             w.event("error", &error_body("overloaded_error", "Overloaded"));
             Answer::sse(w.finish())
         }
+        Fault::KeepAliveOnly { every, count } => {
+            let mut w = SseWriter::default();
+            let usage = Usage {
+                input_tokens: 1,
+                ..Usage::default()
+            };
+            message_start(&mut w, rec, &format!("msg_fake_{}", ids.next()), &usage);
+            for _ in 0..*count {
+                w.sleep(*every);
+                ping(&mut w);
+            }
+            Answer::sse(w.finish())
+        }
     }
 }

@@ -210,5 +210,13 @@ pub(crate) fn fault(rec: &Recorded, fault: &Fault, ids: &Ids) -> Answer {
             cw.w.data(&error_body(503, "Overloaded"));
             Answer::sse(cw.w.finish())
         }
+        Fault::KeepAliveOnly { every, count } => {
+            let mut w = SseWriter::default();
+            for _ in 0..*count {
+                w.sleep(*every);
+                w.raw(": keep-alive\n\n".to_string());
+            }
+            Answer::sse(w.finish())
+        }
     }
 }

@@ -27,6 +27,8 @@ pub enum Step {
     Fault(Fault),
     /// Wait before answering with the inner step (for interrupt and kill tests).
     Delay(Duration, Box<Step>),
+    /// Answer with the inner step, pausing after every streamed event: slow but progressing.
+    Paced(Duration, Box<Step>),
 }
 
 impl Step {
@@ -59,6 +61,11 @@ impl Step {
     pub fn delay(d: Duration, step: Step) -> Step {
         Step::Delay(d, Box::new(step))
     }
+
+    /// A step that streams `step`'s answer with a pause of `gap` after every event.
+    pub fn paced(gap: Duration, step: Step) -> Step {
+        Step::Paced(gap, Box::new(step))
+    }
 }
 
 impl fmt::Debug for Step {
@@ -68,6 +75,7 @@ impl fmt::Debug for Step {
             Step::Dynamic(_) => f.write_str("Dynamic(..)"),
             Step::Fault(x) => f.debug_tuple("Fault").field(x).finish(),
             Step::Delay(d, s) => f.debug_tuple("Delay").field(d).field(s).finish(),
+            Step::Paced(d, s) => f.debug_tuple("Paced").field(d).field(s).finish(),
         }
     }
 }
@@ -243,6 +251,15 @@ pub enum Fault {
     /// A 200 stream that starts normally, then carries an error event (Anthropic `event: error`
     /// with `overloaded_error`; OpenAI a `data: {"error": …}` chunk) and ends.
     ErrorEvent,
+    /// A 200 stream that stalls: after its opening (Anthropic `message_start`; OpenAI nothing)
+    /// it sends only keep-alives — Anthropic `ping` events, OpenAI SSE comments — `count` of
+    /// them, `every` apart, then ends without a response.
+    KeepAliveOnly {
+        /// The pause between keep-alives.
+        every: Duration,
+        /// How many keep-alives before the stream ends.
+        count: u32,
+    },
 }
 
 impl Fault {

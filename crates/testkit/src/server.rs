@@ -309,21 +309,30 @@ async fn handle(
 
 /// Plays one step (waiting out delays) into an answer.
 async fn play(mut step: Step, rec: &Recorded, ids: &Ids, request_bytes: usize) -> Answer {
-    loop {
+    let mut pace = None;
+    let answer = loop {
         match step {
-            Step::Reply(r) => return render::reply(rec, &r, ids, request_bytes),
+            Step::Reply(r) => break render::reply(rec, &r, ids, request_bytes),
             Step::Dynamic(f) => {
-                return match render::guarded(rec, || f(rec)) {
+                break match render::guarded(rec, || f(rec)) {
                     Ok(r) => render::reply(rec, &r, ids, request_bytes),
                     Err(answer) => answer,
                 };
             }
-            Step::Fault(f) => return render::fault(rec, &f, ids),
+            Step::Fault(f) => break render::fault(rec, &f, ids),
             Step::Delay(d, inner) => {
                 tokio::time::sleep(d).await;
                 step = *inner;
             }
+            Step::Paced(gap, inner) => {
+                pace = Some(gap);
+                step = *inner;
+            }
         }
+    };
+    match pace {
+        Some(gap) => answer.paced(gap),
+        None => answer,
     }
 }
 

@@ -143,3 +143,66 @@ async fn an_error_event_arrives_inside_a_200_stream() {
     assert_eq!(data["error"]["message"], "Overloaded");
     assert!(events.iter().all(|e| e.data != "[DONE]"));
 }
+
+#[tokio::test]
+async fn keep_alive_only_streams_pings_or_comments_and_no_response() {
+    let fault = || Fault::KeepAliveOnly {
+        every: std::time::Duration::from_millis(1),
+        count: 3,
+    };
+    let (_s, resp) = fault_response(fault(), Wire::Anthropic).await;
+    assert_eq!(resp.status(), 200);
+    let events = sse_events(&resp.text().await.unwrap());
+    let names: Vec<_> = events.iter().map(|e| e.name.as_deref()).collect();
+    assert_eq!(
+        names,
+        [
+            Some("message_start"),
+            Some("ping"),
+            Some("ping"),
+            Some("ping")
+        ]
+    );
+
+    let (_s, resp) = fault_response(fault(), Wire::OpenAi).await;
+    assert_eq!(resp.status(), 200);
+    let text = resp.text().await.unwrap();
+    assert_eq!(text, ": keep-alive\n\n".repeat(3));
+}
+
+#[tokio::test]
+async fn a_paced_step_streams_the_same_events_as_the_plain_one() {
+    use troupe_testkit::{Reply, Step};
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let server = FakeServer::start();
+        server.script(
+            "lead",
+            [
+                Step::reply(Reply::text("same words")),
+                Step::paced(
+                    std::time::Duration::from_millis(2),
+                    Step::reply(Reply::text("same words")),
+                ),
+            ],
+        );
+        let plain = crate::support::stream_text(&server, wire, "lead", "x").await;
+        let paced = crate::support::stream_text(&server, wire, "lead", "x").await;
+        let datas = |text: &str| -> Vec<Value> {
+            sse_events(text)
+                .iter()
+                .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok())
+                // Ids differ between the two replies; the shape and text must not.
+                .map(|v| {
+                    let mut v = v;
+                    for key in ["id", "message"] {
+                        if let Some(o) = v.as_object_mut() {
+                            o.remove(key);
+                        }
+                    }
+                    v
+                })
+                .collect()
+        };
+        assert_eq!(datas(&plain), datas(&paced), "{wire:?}");
+    }
+}
