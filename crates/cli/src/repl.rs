@@ -37,6 +37,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         notice_printer.line(&notice_line(&n))
     }));
     let Lead {
+        lease: _lease,
         mut agent,
         run,
         team,

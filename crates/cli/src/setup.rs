@@ -10,6 +10,7 @@ use troupe_agent::prompt::{system_prompt, today, PromptContext};
 use troupe_agent::session::{find_session, latest_session, new_session_id, session_path};
 use troupe_agent::{Agent, AgentConfig, Approver};
 use troupe_model::{ModelConfig, Provider};
+use troupe_store::{acquire_lease, Lease, StoreError};
 use troupe_team::inbox::MailboxInbox;
 use troupe_team::prompt::lead_section;
 use troupe_team::protocols::{self, permission::Answerer};
@@ -89,8 +90,27 @@ pub fn model_config(args: &AgentArgs) -> Result<ModelConfig> {
     Ok(ModelConfig::resolve(provider, args.model.clone(), &env)?)
 }
 
+/// Takes the lead's lease on its team, or explains who already leads it.
+fn lead_lease(team: &Team) -> Result<Lease> {
+    match acquire_lease(team.shared().store.dir(), LEAD) {
+        Ok(lease) => Ok(lease),
+        Err(StoreError::LeaseHeld { holder, path, .. }) => {
+            let who = holder.map_or_else(|| "it is just starting".to_string(), |h| h.to_string());
+            bail!(
+                "another lead is already running on team '{}' ({who}; it holds {}). Two leads on one team would race on its mail and roster: stop that one first, or start this one with another --team",
+                team.name(),
+                path.display()
+            )
+        }
+        Err(e) => Err(e).context("taking the lead's lease"),
+    }
+}
+
 /// A lead ready to run: its agent, its team, and the runtime they run on.
 pub struct Lead {
+    /// The lead's lease on its team: held for the life of the process, so a second lead on
+    /// the same team is refused.
+    pub lease: Lease,
     /// The lead agent.
     pub agent: Agent,
     /// Paths, session and model.
@@ -152,6 +172,9 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         notices,
     )
     .with_context(|| format!("opening team '{}'", args.team))?;
+    // Before anything that writes the session or starts teammates: two leads on one team would
+    // race on its mailboxes, roster and requests.
+    let lease = lead_lease(&team)?;
     if answerer == Answerer::User {
         // The approver that asks the person for the lead's own calls answers for teammates too.
         team.shared().protocols.answer_with(approver.clone());
@@ -201,6 +224,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         }
     }
     Ok(Lead {
+        lease,
         agent,
         run: RunContext {
             workspace,

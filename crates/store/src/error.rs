@@ -82,6 +82,18 @@ pub enum StoreError {
         /// The mailbox log.
         path: PathBuf,
     },
+    /// Another live process holds the agent's lease (`live/<agent>.lock`).
+    #[error("{agent} of team '{team}' is already running ({}); it holds {} until it exits", holder.as_ref().map_or_else(|| "it has not recorded its pid yet".to_string(), |h| h.to_string()), path.display())]
+    LeaseHeld {
+        /// Whose lease.
+        agent: String,
+        /// The team.
+        team: String,
+        /// The lock file.
+        path: PathBuf,
+        /// Who holds it, as it recorded itself; `None` while it is still writing that.
+        holder: Option<crate::live::LeaseHolder>,
+    },
     /// An ack named an offset that is not the end of a line, so it cannot be a batch's `end`.
     #[error("cannot ack {agent}'s mailbox up to byte {end}: that is not the end of a line in {} (ack exactly the `end` of the latest fetch)", path.display())]
     AckNotLineEnd {

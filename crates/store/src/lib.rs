@@ -4,6 +4,7 @@
 
 pub mod error;
 pub mod file;
+pub mod live;
 
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use troupe_protocol::{Envelope, Event, Request, RequestError, RequestKind, Reque
 
 pub use error::StoreError;
 pub use file::FileStore;
+pub use live::{acquire_lease, Lease, LeaseHolder};
 
 /// How hard the store works to make a write survive a power loss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -7,6 +7,7 @@
 //!              requests/<id>.json   requests/.lock
 //!              transcripts/<agent>.jsonl
 //!              events.jsonl
+//!              live/<agent>.lock    (held by the agent's live process: see `crate::live`)
 //! ```
 
 pub mod atomic;

@@ -1,0 +1,81 @@
+//! One lead per team: a second lead is refused, naming the running one; a lead that was killed
+//! leaves nothing behind that blocks the next.
+
+mod common;
+
+use common::{run, stderr, troupe};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
+
+/// Waits (bounded) until `n` model requests of the lead have arrived.
+fn wait_for_lead_requests(server: &FakeServer, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.requests_for("lead").len() < n {
+        assert!(Instant::now() < deadline, "the lead never called the model");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_second_lead_on_the_same_team_is_refused_until_the_first_is_gone() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            // Lead A's model call hangs: A is alive and holds its lease meanwhile.
+            Step::delay(Duration::from_secs(120), Step::text("too late")),
+            Step::text("a lead on another team"),
+            Step::text("the next lead runs"),
+        ],
+    );
+    let mut first = troupe(ws.path(), &server, Wire::Anthropic)
+        .args(["-p", "work slowly"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("troupe binary runs");
+    wait_for_lead_requests(&server, 1);
+
+    let second = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "me too"]));
+    assert_eq!(second.status.code(), Some(1));
+    let err = stderr(&second);
+    assert!(
+        err.contains("another lead is already running on team 'default'")
+            && err.contains(&format!("pid {}", first.id()))
+            && err.contains("started 20"),
+        "{err}"
+    );
+    // The REPL is a lead too.
+    // (stdin is empty: were the REPL not refused, it would read end-of-input and exit 0.)
+    let repl_out = run(&mut troupe(ws.path(), &server, Wire::Anthropic));
+    assert_eq!(repl_out.status.code(), Some(1));
+    assert!(
+        stderr(&repl_out).contains(&format!("pid {}", first.id())),
+        "{}",
+        stderr(&repl_out)
+    );
+    assert_eq!(
+        server.requests_for("lead").len(),
+        1,
+        "refused leads never call the model"
+    );
+
+    // A lead of another team is not in the way.
+    let other = run(troupe(ws.path(), &server, Wire::Anthropic)
+        .args(["-p", "elsewhere", "--team", "green"])
+        .args(["--output-format", "json"]));
+    assert!(other.status.success(), "{}", stderr(&other));
+    assert!(String::from_utf8_lossy(&other.stdout).contains("a lead on another team"));
+
+    // Killed without a chance to clean up: the kernel releases the lock with the process.
+    first.kill().expect("SIGKILL the first lead");
+    first.wait().expect("reap the first lead");
+    let next = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "take over"]));
+    assert!(next.status.success(), "{}", stderr(&next));
+    assert_eq!(
+        String::from_utf8_lossy(&next.stdout).trim(),
+        "the next lead runs"
+    );
+}
