@@ -187,6 +187,16 @@ pub struct TeammateArgs {
     /// First instructions (omit to rejoin from the transcript).
     #[arg(long)]
     pub prompt: Option<String>,
+    /// A rule allowing calls without asking, taken exactly as written (repeatable); the lead
+    /// passes on each of its own, so the teammate obeys the same rules.
+    #[arg(long = "allow-rule")]
+    pub allow_rules: Vec<String>,
+    /// A rule making calls ask first, exactly as written (repeatable).
+    #[arg(long = "ask-rule")]
+    pub ask_rules: Vec<String>,
+    /// A rule refusing calls, exactly as written (repeatable).
+    #[arg(long = "deny-rule")]
+    pub deny_rules: Vec<String>,
     #[command(flatten)]
     pub agent: AgentArgs,
 }

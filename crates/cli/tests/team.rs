@@ -411,3 +411,49 @@ fn interactive_lead_is_woken_by_mail_while_waiting_at_the_prompt() {
         "the mail was shown as it arrived: {text}"
     );
 }
+
+#[test]
+fn every_teammate_obeys_the_deny_rules_of_the_lead_that_spawned_it() {
+    for mode in ["process", "in-process"] {
+        let ws = TempWorkspace::new();
+        ws.write("victim.txt", "keep me");
+        let server = FakeServer::start();
+        ack_fallback(&server);
+        // A role that starts like a flag must still arrive as the role.
+        lead_spawns(&server, "bob", "-x tidier", "tidy up");
+        server.script(
+            "bob",
+            [
+                Step::tool("bash", json!({"command": "rm victim.txt"})),
+                Step::text("bob tried"),
+            ],
+        );
+        let out = headless_bypass(
+            ws.path(),
+            &server,
+            "x",
+            &[
+                "--teammate-mode",
+                mode,
+                "--disallowedTools",
+                "Bash(rm:*)",
+                "--allowedTools",
+                "Bash(git status)",
+            ],
+        );
+        assert!(out.status.success(), "{mode}: stderr: {}", stderr(&out));
+        assert_eq!(
+            ws.read("victim.txt"),
+            "keep me",
+            "{mode}: the file survives"
+        );
+        let bob = server.requests_for("bob");
+        assert!(bob.len() >= 2, "{mode}: bob saw the result of his call");
+        let (content, is_error) = bob[1].last_tool_result().expect("a tool result");
+        assert!(
+            is_error && content.contains("Bash(rm:*)"),
+            "{mode}: the refusal names the rule: {content}"
+        );
+        assert_eq!(member(&roster(&ws), "bob")["role"], "-x tidier", "{mode}");
+    }
+}

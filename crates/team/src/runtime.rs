@@ -250,27 +250,35 @@ impl Team {
         let log2 = log.try_clone().map_err(|e| err(e.to_string()))?;
         let mut cmd = std::process::Command::new(exe);
         cmd.arg("teammate")
-            .args([
-                "--team",
-                &config.team,
-                "--name",
-                &spec.name,
-                "--role",
-                &spec.role,
-            ])
+            .args(["--team", &config.team, "--name", &spec.name])
+            // `--flag=value`: a role or prompt the model wrote may start with `-`.
+            .arg(format!("--role={}", spec.role))
             .arg("--cwd")
             .arg(&config.workspace)
-            .args([
-                "--model",
-                spec.model.as_deref().unwrap_or(&config.model.model),
-            ])
+            .arg(format!(
+                "--model={}",
+                spec.model.as_deref().unwrap_or(&config.model.model)
+            ))
             .args(["--provider", &config.model.provider.to_string()])
+            .args(["--max-tokens", &config.max_tokens.to_string()])
             .args(["--permission-mode", &config.policy.mode.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(log2));
         if let Some(prompt) = &spec.prompt {
-            cmd.args(["--prompt", prompt]);
+            cmd.arg(format!("--prompt={prompt}"));
+        }
+        // The whole policy goes with the mode: a deny rule that held only in the lead's own
+        // process would not be a rule. `--flag=value` keeps a rule that starts with `-` a value.
+        let rules = &config.policy.rules;
+        for (flag, list) in [
+            ("--allow-rule", &rules.allow),
+            ("--ask-rule", &rules.ask),
+            ("--deny-rule", &rules.deny),
+        ] {
+            for rule in list {
+                cmd.arg(format!("{flag}={}", rule.as_str()));
+            }
         }
         let child = cmd.spawn().map_err(|e| err(e.to_string()))?;
         let pid = child.id();

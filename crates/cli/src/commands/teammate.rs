@@ -13,7 +13,9 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     let workspace = workspace_root(&args.agent)?;
     let model = model_config(&args.agent)?;
     let mode = permission_mode(&args.agent)?;
-    let rules = Rules::parse(&[], &[], &[]).context("building permission rules")?;
+    // The rules of the lead that spawned this teammate, passed on one by one.
+    let rules = Rules::parse(&args.allow_rules, &args.ask_rules, &args.deny_rules)
+        .context("invalid permission rule passed to the teammate")?;
     let config = TeamConfig {
         team: args.team.clone(),
         troupe_dir: workspace.join(".troupe"),
