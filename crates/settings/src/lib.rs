@@ -1,0 +1,159 @@
+//! troupe's settings, typed: the keys troupe knows (`permissions`, `hooks`, `env`, `model`,
+//! `mcpServers`, `sandbox`, teammate options), read from every settings file a Claude Code
+//! project may carry and merged with Claude Code's precedence. Unknown keys are kept and ignored;
+//! a malformed file is an error naming the file and the line.
+
+mod error;
+mod load;
+mod merge;
+mod sandbox;
+
+pub use error::SettingsError;
+pub use load::{load, settings_files, Layer, Loaded, Scope};
+pub use sandbox::{SandboxMode, SandboxSettings};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The merged settings of one workspace, or the contents of one settings file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Permission rules and the default mode.
+    pub permissions: Permissions,
+    /// Hook commands by event name (`PreToolUse`, `Stop`, …), in Claude Code's shape.
+    pub hooks: BTreeMap<String, Vec<HookMatcher>>,
+    /// Environment variables set for the session and every tool process.
+    pub env: BTreeMap<String, String>,
+    /// The model name, when no `--model` is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// MCP servers by name; each entry is validated by the MCP client that starts it.
+    #[serde(rename = "mcpServers")]
+    pub mcp_servers: BTreeMap<String, Value>,
+    /// The OS sandbox under bash commands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSettings>,
+    /// Where spawned teammates run: `in-process` or `process`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub teammate_mode: Option<String>,
+    /// Who answers teammates' permission questions: `lead` or `user`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub teammate_permissions: Option<String>,
+    /// Keys troupe does not know (Claude Code's own, a later version's): kept, never an error.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// The `permissions` object: Claude Code rules and the mode that decides what no rule covers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Permissions {
+    /// Rules whose calls run without asking (`Bash(cargo test:*)`, `Edit(src/**)`).
+    pub allow: Vec<String>,
+    /// Rules whose calls are always asked about.
+    pub ask: Vec<String>,
+    /// Rules whose calls are always refused.
+    pub deny: Vec<String>,
+    /// `default`, `acceptEdits`, `plan` or `bypassPermissions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_mode: Option<String>,
+    /// Directories outside the workspace that tools may also use.
+    pub additional_directories: Vec<String>,
+}
+
+/// One entry of a hook event: which tools it matches and the commands to run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HookMatcher {
+    /// A tool-name pattern (`Bash|Edit`, `mcp__.*`); empty or absent matches everything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// The commands to run when it matches.
+    pub hooks: Vec<HookCommand>,
+}
+
+/// One hook command.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HookCommand {
+    /// The hook kind; `command` is the one troupe runs.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The shell command.
+    pub command: String,
+    /// Seconds before the hook is abandoned (it then decides nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+}
+
+/// The permission mode names settings may give as `defaultMode`.
+pub const PERMISSION_MODES: [&str; 4] = ["default", "acceptEdits", "plan", "bypassPermissions"];
+
+/// Teammate placements settings may give as `teammate_mode`.
+pub const TEAMMATE_MODES: [&str; 2] = ["in-process", "process"];
+
+/// Who may answer teammates' permission questions, as `teammate_permissions`.
+pub const TEAMMATE_ANSWERERS: [&str; 2] = ["lead", "user"];
+
+impl Settings {
+    /// Parses one settings document; `origin` names it in errors (a path or `--settings`).
+    pub fn parse(text: &str, origin: &str) -> Result<Settings, SettingsError> {
+        let settings: Settings =
+            serde_json::from_str(text).map_err(|err| SettingsError::Parse {
+                origin: origin.to_string(),
+                line: err.line(),
+                column: err.column(),
+                message: err.to_string(),
+            })?;
+        settings.validate(origin)?;
+        Ok(settings)
+    }
+
+    /// Checks the values serde cannot: names that must be one of a few.
+    fn validate(&self, origin: &str) -> Result<(), SettingsError> {
+        let one_of = |key: &str, value: &Option<String>, allowed: &[&str]| match value {
+            Some(v) if !allowed.contains(&v.as_str()) => Err(SettingsError::Invalid {
+                origin: origin.to_string(),
+                key: key.to_string(),
+                message: format!("`{v}` is not one of {}", allowed.join(", ")),
+            }),
+            _ => Ok(()),
+        };
+        one_of(
+            "permissions.defaultMode",
+            &self.permissions.default_mode,
+            &PERMISSION_MODES,
+        )?;
+        let mode = self.teammate_mode.as_ref().map(|m| m.replace('_', "-"));
+        one_of("teammate_mode", &mode, &TEAMMATE_MODES)?;
+        one_of(
+            "teammate_permissions",
+            &self.teammate_permissions,
+            &TEAMMATE_ANSWERERS,
+        )?;
+        for (event, matchers) in &self.hooks {
+            for hook in matchers.iter().flat_map(|m| &m.hooks) {
+                if hook.kind != "command" {
+                    return Err(SettingsError::Invalid {
+                        origin: origin.to_string(),
+                        key: format!("hooks.{event}"),
+                        message: format!(
+                            "hook type `{}` is not supported; troupe runs `command` hooks",
+                            hook.kind
+                        ),
+                    });
+                }
+                if hook.command.trim().is_empty() {
+                    return Err(SettingsError::Invalid {
+                        origin: origin.to_string(),
+                        key: format!("hooks.{event}"),
+                        message: "a command hook needs a non-empty `command`".to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}

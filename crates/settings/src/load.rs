@@ -1,0 +1,130 @@
+//! Which settings files exist for a workspace, in what order they apply, and reading them.
+
+use crate::{Settings, SettingsError};
+use std::path::{Path, PathBuf};
+
+/// Where a settings layer comes from; later scopes win.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    /// The person's own settings (`~/.troupe`, `~/.claude`).
+    User,
+    /// The project's committed settings (`.troupe/settings.json`, `.claude/settings.json`).
+    Project,
+    /// The project's uncommitted settings (`*.local.json`).
+    Local,
+    /// `--settings <file-or-json>`.
+    CommandLine,
+}
+
+impl Scope {
+    /// The scope's name as `troupe config` shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Local => "local",
+            Scope::CommandLine => "command line",
+        }
+    }
+}
+
+/// One settings document that was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layer {
+    /// Its scope.
+    pub scope: Scope,
+    /// The file it was read from, or `--settings` for inline JSON.
+    pub origin: String,
+    /// What it said.
+    pub settings: Settings,
+}
+
+/// The effective settings and every layer they were merged from, lowest precedence first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    /// The merged result.
+    pub settings: Settings,
+    /// The documents that were read, in the order they were applied.
+    pub layers: Vec<Layer>,
+}
+
+/// The settings files of `workspace`, lowest precedence first: Claude Code's file before
+/// troupe's within each scope, so troupe's own file wins where both speak.
+pub fn settings_files(workspace: &Path, home: Option<&Path>) -> Vec<(Scope, PathBuf)> {
+    let mut files = Vec::with_capacity(6);
+    if let Some(home) = home {
+        files.push((Scope::User, home.join(".claude/settings.json")));
+        files.push((Scope::User, home.join(".troupe/settings.json")));
+    }
+    files.push((Scope::Project, workspace.join(".claude/settings.json")));
+    files.push((Scope::Project, workspace.join(".troupe/settings.json")));
+    files.push((Scope::Local, workspace.join(".claude/settings.local.json")));
+    files.push((Scope::Local, workspace.join(".troupe/settings.local.json")));
+    files
+}
+
+/// Reads every settings file of `workspace` that exists, then `--settings` (a path, or JSON when
+/// it starts with `{`), and merges them. A missing file is skipped; any other problem is an error
+/// naming the file.
+pub fn load(
+    workspace: &Path,
+    home: Option<&Path>,
+    command_line: Option<&str>,
+) -> Result<Loaded, SettingsError> {
+    let mut loaded = Loaded::default();
+    for (scope, path) in settings_files(workspace, home) {
+        if let Some(settings) = read_file(&path)? {
+            loaded.push(scope, path.display().to_string(), settings);
+        }
+    }
+    if let Some(given) = command_line {
+        let trimmed = given.trim_start();
+        if trimmed.starts_with('{') {
+            let settings = Settings::parse(trimmed, "--settings")?;
+            loaded.push(Scope::CommandLine, "--settings".to_string(), settings);
+        } else {
+            let path = PathBuf::from(given);
+            match read_file(&path)? {
+                Some(settings) => {
+                    loaded.push(Scope::CommandLine, path.display().to_string(), settings)
+                }
+                None => {
+                    return Err(SettingsError::Io {
+                        path,
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::NotFound,
+                            "no such file (given with --settings)",
+                        ),
+                    })
+                }
+            }
+        }
+    }
+    Ok(loaded)
+}
+
+impl Loaded {
+    fn push(&mut self, scope: Scope, origin: String, settings: Settings) {
+        self.settings.merge(&settings);
+        self.layers.push(Layer {
+            scope,
+            origin,
+            settings,
+        });
+    }
+}
+
+/// One file's settings; `None` when it does not exist.
+fn read_file(path: &Path) -> Result<Option<Settings>, SettingsError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(SettingsError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    Settings::parse(&text, &path.display().to_string()).map(Some)
+}

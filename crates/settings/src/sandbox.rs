@@ -1,0 +1,68 @@
+//! The `sandbox` key: `"auto"`, `"off"`, or `{"mode": …, "writableRoots": […]}`.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use std::path::PathBuf;
+
+/// Whether bash commands run under the OS sandbox.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Sandbox where the kernel supports it; fail closed where it does not.
+    #[default]
+    Auto,
+    /// Never sandbox: the read-only classification is trusted as is.
+    Off,
+}
+
+/// The sandbox configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxSettings {
+    /// Whether to sandbox.
+    pub mode: SandboxMode,
+    /// Extra directories an explicitly allowed command may write to.
+    pub writable_roots: Vec<PathBuf>,
+}
+
+/// Both spellings the key accepts.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Spelling {
+    Mode(SandboxMode),
+    Full {
+        #[serde(default)]
+        mode: SandboxMode,
+        #[serde(default, rename = "writableRoots")]
+        writable_roots: Vec<PathBuf>,
+    },
+}
+
+impl<'de> Deserialize<'de> for SandboxSettings {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Spelling::deserialize(deserializer).map_err(|_| {
+            serde::de::Error::custom(
+                "`sandbox` must be \"auto\", \"off\" or {\"mode\": \"auto\"|\"off\", \"writableRoots\": [\"/abs/dir\", …]}",
+            )
+        })? {
+            Spelling::Mode(mode) => Ok(SandboxSettings {
+                mode,
+                writable_roots: Vec::new(),
+            }),
+            Spelling::Full {
+                mode,
+                writable_roots,
+            } => {
+                if let Some(relative) = writable_roots.iter().find(|p| !p.is_absolute()) {
+                    return Err(serde::de::Error::custom(format!(
+                        "sandbox.writableRoots entries must be absolute paths, not `{}`",
+                        relative.display()
+                    )));
+                }
+                Ok(SandboxSettings {
+                    mode,
+                    writable_roots,
+                })
+            }
+        }
+    }
+}

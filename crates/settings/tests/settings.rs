@@ -1,0 +1,176 @@
+//! Reading, validating and merging settings files as a Claude Code project carries them.
+
+use std::fs;
+use std::path::Path;
+use troupe_settings::{load, SandboxMode, Scope, Settings, SettingsError};
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    fs::write(path, text).expect("write");
+}
+
+#[test]
+fn known_keys_are_typed_and_unknown_keys_kept() {
+    let settings = Settings::parse(
+        r#"{
+          "permissions": {"allow": ["Bash(cargo test:*)"], "deny": ["Bash(rm:*)"], "defaultMode": "acceptEdits"},
+          "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh", "timeout": 5}]}]},
+          "env": {"RUST_LOG": "debug"},
+          "model": "claude-opus-4-1",
+          "mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}},
+          "sandbox": {"mode": "auto", "writableRoots": ["/var/cache/build"]},
+          "teammate_mode": "process",
+          "statusLine": {"type": "command", "command": "echo hi"}
+        }"#,
+        "test",
+    )
+    .expect("parses");
+    assert_eq!(settings.permissions.deny, ["Bash(rm:*)"]);
+    assert_eq!(
+        settings.permissions.default_mode.as_deref(),
+        Some("acceptEdits")
+    );
+    assert_eq!(
+        settings.hooks["PreToolUse"][0].hooks[0].command,
+        "./check.sh"
+    );
+    assert_eq!(settings.hooks["PreToolUse"][0].hooks[0].timeout, Some(5));
+    assert_eq!(settings.env["RUST_LOG"], "debug");
+    assert_eq!(settings.model.as_deref(), Some("claude-opus-4-1"));
+    assert!(settings.mcp_servers.contains_key("time"));
+    let sandbox = settings.sandbox.expect("sandbox");
+    assert_eq!(sandbox.mode, SandboxMode::Auto);
+    assert_eq!(sandbox.writable_roots[0], Path::new("/var/cache/build"));
+    assert_eq!(settings.teammate_mode.as_deref(), Some("process"));
+    assert!(
+        settings.other.contains_key("statusLine"),
+        "unknown key kept"
+    );
+}
+
+#[test]
+fn sandbox_accepts_the_short_spelling_and_refuses_relative_roots() {
+    let off = Settings::parse(r#"{"sandbox": "off"}"#, "t").expect("parses");
+    assert_eq!(off.sandbox.expect("set").mode, SandboxMode::Off);
+    let err = Settings::parse(r#"{"sandbox": {"writableRoots": ["rel/dir"]}}"#, "t")
+        .expect_err("relative root refused");
+    assert!(err.to_string().contains("sandbox"), "{err}");
+    let err = Settings::parse(r#"{"sandbox": "sometimes"}"#, "t").expect_err("bad mode");
+    assert!(err.to_string().contains("\"auto\""), "{err}");
+}
+
+#[test]
+fn a_malformed_file_names_the_file_and_the_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(".troupe/settings.json");
+    write(
+        &path,
+        "{\n  \"model\": \"x\",\n  \"permissions\": {\"allow\": [\"Bash\",]}\n}\n",
+    );
+    let err = load(dir.path(), None, None).expect_err("malformed");
+    match &err {
+        SettingsError::Parse { origin, line, .. } => {
+            assert!(origin.ends_with(".troupe/settings.json"), "{origin}");
+            assert_eq!(*line, 3);
+        }
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+    assert!(err.to_string().contains("line 3"), "{err}");
+}
+
+#[test]
+fn a_known_key_of_the_wrong_type_is_an_error_with_its_line() {
+    let err = Settings::parse(
+        "{\n\"permissions\": {\"deny\": \"Bash(rm:*)\"}\n}",
+        "f.json",
+    )
+    .expect_err("string where a list belongs");
+    assert!(err.to_string().starts_with("f.json, line 2"), "{err}");
+}
+
+#[test]
+fn invalid_names_are_refused() {
+    let err = Settings::parse(r#"{"permissions": {"defaultMode": "yolo"}}"#, "f.json")
+        .expect_err("bad mode");
+    assert!(err.to_string().contains("permissions.defaultMode"), "{err}");
+    let err = Settings::parse(
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "prompt", "command": "x"}]}]}}"#,
+        "f.json",
+    )
+    .expect_err("unsupported hook type");
+    assert!(err.to_string().contains("hooks.Stop"), "{err}");
+}
+
+#[test]
+fn layers_merge_with_claude_code_precedence() {
+    let home = tempfile::tempdir().expect("home");
+    let ws = tempfile::tempdir().expect("ws");
+    write(
+        &home.path().join(".claude/settings.json"),
+        r#"{"model": "user-model", "permissions": {"deny": ["Bash(curl:*)"]}, "env": {"A": "user", "B": "user"}}"#,
+    );
+    write(
+        &ws.path().join(".claude/settings.json"),
+        r#"{"model": "claude-project", "permissions": {"allow": ["Edit"], "deny": ["Bash(rm:*)"]}}"#,
+    );
+    write(
+        &ws.path().join(".troupe/settings.json"),
+        r#"{"model": "troupe-project", "env": {"B": "project"}}"#,
+    );
+    write(
+        &ws.path().join(".troupe/settings.local.json"),
+        r#"{"permissions": {"defaultMode": "plan", "deny": ["Bash(rm:*)"]}}"#,
+    );
+    let loaded = load(
+        ws.path(),
+        Some(home.path()),
+        Some(r#"{"teammate_mode": "process"}"#),
+    )
+    .expect("loads");
+    let s = &loaded.settings;
+    assert_eq!(
+        s.model.as_deref(),
+        Some("troupe-project"),
+        "project beats user; troupe's file beats Claude's"
+    );
+    assert_eq!(
+        s.permissions.deny,
+        ["Bash(curl:*)", "Bash(rm:*)"],
+        "rules accumulate, once each"
+    );
+    assert_eq!(s.permissions.allow, ["Edit"]);
+    assert_eq!(s.permissions.default_mode.as_deref(), Some("plan"));
+    assert_eq!(s.env["A"], "user");
+    assert_eq!(s.env["B"], "project");
+    assert_eq!(s.teammate_mode.as_deref(), Some("process"));
+    let scopes: Vec<Scope> = loaded.layers.iter().map(|l| l.scope).collect();
+    assert_eq!(
+        scopes,
+        [
+            Scope::User,
+            Scope::Project,
+            Scope::Project,
+            Scope::Local,
+            Scope::CommandLine
+        ]
+    );
+    assert_eq!(loaded.layers[4].origin, "--settings");
+}
+
+#[test]
+fn a_missing_settings_argument_file_is_an_error() {
+    let ws = tempfile::tempdir().expect("ws");
+    let err = load(ws.path(), None, Some("/nonexistent/settings.json")).expect_err("missing");
+    assert!(
+        err.to_string().contains("/nonexistent/settings.json"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_files_gives_defaults() {
+    let ws = tempfile::tempdir().expect("ws");
+    let loaded = load(ws.path(), None, None).expect("loads");
+    assert_eq!(loaded.settings, Settings::default());
+    assert!(loaded.layers.is_empty());
+}
