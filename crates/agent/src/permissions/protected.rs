@@ -105,7 +105,9 @@ pub(super) fn unnamed_write(policy: &Policy, call: &CallInfo<'_>, tool: &str) ->
 /// The decision's reason: what the file is and why no mode or pattern covers it.
 pub(super) fn reason(tool: &str, hit: &Hit) -> String {
     let why = match hit.kind {
-        Kind::Git => "git's own files: its config and hooks can make the next git command run anything",
+        Kind::Git => {
+            "git's own files: its config and hooks can make the next git command run anything"
+        }
         Kind::Settings => "a settings file, which decides what troupe may do without asking",
         Kind::Mcp => "it names the MCP servers, programs troupe starts",
         Kind::Hook => "a hook script named in the settings, which troupe runs",

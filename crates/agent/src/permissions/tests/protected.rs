@@ -25,7 +25,10 @@ fn write(policy: &Policy, path: &str) -> Kind {
 #[test]
 fn accept_edits_asks_before_writing_a_protected_file() {
     let policy = policy(PermissionMode::AcceptEdits, &[], &[], &[]);
-    for path in PROTECTED.into_iter().chain([".GIT/config", ".troupe/settings.local.json"]) {
+    for path in PROTECTED
+        .into_iter()
+        .chain([".GIT/config", ".troupe/settings.local.json"])
+    {
         assert_eq!(write(&policy, path), Kind::Ask, "{path}");
         assert_eq!(
             file(&policy, "edit_file", Effect::Edit, path),
@@ -33,7 +36,12 @@ fn accept_edits_asks_before_writing_a_protected_file() {
             "{path}"
         );
     }
-    for ordinary in ["src/main.rs", ".gitignore", ".github/workflows/ci.yml", "git/config"] {
+    for ordinary in [
+        "src/main.rs",
+        ".gitignore",
+        ".github/workflows/ci.yml",
+        "git/config",
+    ] {
         assert_eq!(write(&policy, ordinary), Kind::Allow, "{ordinary}");
     }
     // Reading them is not writing them.
@@ -119,7 +127,10 @@ fn the_refusal_says_the_file_is_protected_and_how_to_allow_it() {
     ) else {
         panic!("should ask");
     };
-    assert!(reason.contains("`.git/config`, a protected file"), "{reason}");
+    assert!(
+        reason.contains("`.git/config`, a protected file"),
+        "{reason}"
+    );
     let message = headless(
         &policy,
         "write_file",
@@ -167,7 +178,12 @@ fn a_symlinked_directory_or_file_does_not_hide_a_protected_file() {
     symlink(".git/config", ws.root.join("innocent.txt")).unwrap();
     std::fs::create_dir(ws.root.join("src")).unwrap();
     let policy = policy(PermissionMode::AcceptEdits, &["Edit(**)"], &[], &[]);
-    for path in ["cfg/config", "./cfg/../cfg/config", "hooks/post-checkout", "innocent.txt"] {
+    for path in [
+        "cfg/config",
+        "./cfg/../cfg/config",
+        "hooks/post-checkout",
+        "innocent.txt",
+    ] {
         let decision = ws.decide(&policy, path);
         let Decision::Ask { reason } = &decision else {
             panic!("{path}: {decision:?}");
@@ -190,13 +206,20 @@ fn a_worktree_git_file_and_extra_protected_paths_are_protected() {
     std::fs::create_dir_all(ws.root.join("wt/scripts")).unwrap();
     std::fs::write(ws.root.join("wt/.git"), "gitdir: ../.git/worktrees/wt\n").unwrap();
     let mut policy = policy_in(PermissionMode::AcceptEdits, &[]);
-    assert!(matches!(ws.decide(&policy, "wt/.git"), Decision::Ask { .. }));
+    assert!(matches!(
+        ws.decide(&policy, "wt/.git"),
+        Decision::Ask { .. }
+    ));
     assert_eq!(ws.decide(&policy, "wt/scripts/hook.sh"), Decision::Allow);
     policy.protected = ProtectedPaths::new([
         PathBuf::from("wt/scripts/hook.sh"),
         ws.root.join("wt/scripts/other.sh"),
     ]);
-    for path in ["wt/scripts/hook.sh", "wt/scripts/other.sh", "wt/../wt/scripts/hook.sh"] {
+    for path in [
+        "wt/scripts/hook.sh",
+        "wt/scripts/other.sh",
+        "wt/../wt/scripts/hook.sh",
+    ] {
         let decision = ws.decide(&policy, path);
         let Decision::Ask { reason } = &decision else {
             panic!("{path}: {decision:?}");
