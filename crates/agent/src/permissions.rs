@@ -6,11 +6,13 @@
 
 mod bash_split;
 mod path_glob;
+mod protected;
 mod rules;
 #[cfg(test)]
 mod tests;
 
 pub use bash_split::{split_command, Part, Redirect, Split, Syntax};
+pub use protected::ProtectedPaths;
 pub use rules::{rule_name, split_rule_list, Rule, RuleError, Rules};
 
 use path_glob::CallPath;
@@ -121,6 +123,8 @@ pub struct Policy {
     pub mode: PermissionMode,
     /// The allow, ask and deny rules.
     pub rules: Rules,
+    /// Files protected besides the built-in ones (hook scripts named in settings).
+    pub protected: ProtectedPaths,
 }
 
 /// Why a call got its decision; kept apart from the wording so headless help can say more.
@@ -130,12 +134,17 @@ enum Outcome<'r> {
     DeniedByPlanMode,
     AskedByRule(&'r Rule),
     AskedByMode,
+    AskedProtected(protected::Hit),
 }
 
 impl Policy {
     /// A policy of `mode` and `rules`.
     pub fn new(mode: PermissionMode, rules: Rules) -> Policy {
-        Policy { mode, rules }
+        Policy {
+            mode,
+            rules,
+            protected: ProtectedPaths::default(),
+        }
     }
 
     /// Decides whether `call` runs, is asked about, or is refused.
@@ -145,7 +154,9 @@ impl Policy {
             outcome @ (Outcome::DeniedByRule(_) | Outcome::DeniedByPlanMode) => Decision::Deny {
                 reason: self.reason(&outcome, call),
             },
-            outcome @ (Outcome::AskedByRule(_) | Outcome::AskedByMode) => Decision::Ask {
+            outcome @ (Outcome::AskedByRule(_)
+            | Outcome::AskedByMode
+            | Outcome::AskedProtected(_)) => Decision::Ask {
                 reason: self.reason(&outcome, call),
             },
         }
@@ -174,6 +185,7 @@ impl Policy {
                 "{reason}, and a headless run cannot ask. Ask rules win over --allowedTools and every \
                  permission mode: remove `{rule}` from \"permissions.ask\" in the settings to run it unattended"
             ),
+            (Outcome::AskedProtected(hit), _) => protected::headless(&reason, &hit),
             (Outcome::Allow | Outcome::DeniedByRule(_) | Outcome::DeniedByPlanMode, _) => reason,
         }
     }
@@ -199,6 +211,10 @@ impl Policy {
             .find(|rule| subject.restricted_by(rule))
         {
             return Outcome::AskedByRule(rule);
+        }
+        // Files that make git or troupe run commands: no mode or path pattern writes them.
+        if let Some(hit) = protected::unnamed_write(self, call, tool) {
+            return Outcome::AskedProtected(hit);
         }
         match (self.mode, call.effect) {
             (_, Effect::ReadOnly | Effect::Coordinate)
@@ -245,6 +261,7 @@ impl Policy {
             Outcome::AskedByMode => {
                 format!("{tool} needs permission in {} mode{detail}", self.mode)
             }
+            Outcome::AskedProtected(hit) => protected::reason(tool, hit),
         }
     }
 

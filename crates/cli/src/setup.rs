@@ -74,7 +74,7 @@ pub fn policy(args: &RunArgs) -> Result<Policy> {
         .collect();
     let rules = Rules::parse(&allow, &[], &deny)
         .context("invalid --allowedTools/--disallowedTools rule")?;
-    Ok(Policy { mode, rules })
+    Ok(Policy::new(mode, rules))
 }
 
 /// Resolves the model from flags and environment.

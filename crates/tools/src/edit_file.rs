@@ -1,14 +1,13 @@
 //! The `edit_file` tool: exact string replacement in a text file, written atomically.
 
-use crate::write_file::write_atomic;
-use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
+use crate::{parse_input, schema_of, Effect, Parents, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Input of the `edit_file` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -78,8 +77,15 @@ impl Tool for EditFileTool {
         };
         let shown = ctx.workspace.display(&path);
         let replace_all = input.replace_all.unwrap_or(false);
+        let workspace = Arc::clone(&ctx.workspace);
         let edited = tokio::task::spawn_blocking(move || {
-            edit(&path, &input.old_string, &input.new_string, replace_all)
+            edit(
+                &workspace,
+                &path,
+                &input.old_string,
+                &input.new_string,
+                replace_all,
+            )
         })
         .await;
         match edited {
@@ -117,12 +123,20 @@ impl Tool for EditFileTool {
     }
 }
 
-/// Performs the replacement; returns how many were made and the 1-based line of the first.
-fn edit(path: &Path, old: &str, new: &str, replace_all: bool) -> Result<(usize, usize), Refusal> {
-    if path.is_dir() {
-        return Err(Refusal::Io(io::Error::other("it is a directory")));
-    }
-    let bytes = fs::read(path).map_err(Refusal::Io)?;
+/// Performs the replacement; returns how many were made and the 1-based line of the first. The
+/// file is read and rewritten beneath the workspace root's handle.
+fn edit(
+    workspace: &Workspace,
+    path: &Path,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<(usize, usize), Refusal> {
+    let mut bytes = Vec::new();
+    workspace
+        .open_read(path)
+        .and_then(|mut file| file.read_to_end(&mut bytes))
+        .map_err(Refusal::Io)?;
     let text = String::from_utf8(bytes).map_err(|_| Refusal::NotText)?;
     let count = text.matches(old).count();
     let Some(first) = text.find(old) else {
@@ -140,6 +154,8 @@ fn edit(path: &Path, old: &str, new: &str, replace_all: bool) -> Result<(usize, 
     } else {
         text.replacen(old, new, 1)
     };
-    write_atomic(path, updated.as_bytes()).map_err(Refusal::Io)?;
+    workspace
+        .write_atomic(path, updated.as_bytes(), Parents::MustExist)
+        .map_err(Refusal::Io)?;
     Ok((count, line))
 }

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// Most paths one call returns.
@@ -74,6 +75,7 @@ impl Tool for GlobTool {
             Err(err) => return ToolOutput::error(format!("Invalid glob pattern: {err}")),
         };
         let walk_base = base.clone();
+        let workspace = Arc::clone(&ctx.workspace);
         let found = tokio::task::spawn_blocking(move || {
             let mut found: Vec<(SystemTime, PathBuf)> = walker(&walk_base)
                 .build()
@@ -85,13 +87,15 @@ impl Tool for GlobTool {
                         .strip_prefix(&walk_base)
                         .is_ok_and(|rel| matcher.is_match(rel))
                 })
-                .map(|entry| {
-                    let modified = entry
-                        .metadata()
-                        .ok()
-                        .and_then(|meta| meta.modified().ok())
-                        .unwrap_or(SystemTime::UNIX_EPOCH);
-                    (modified, entry.into_path())
+                .filter_map(|entry| {
+                    // Looked at beneath the root handle: a name the walker listed through a
+                    // directory swapped for a symlink meanwhile is dropped, not reported.
+                    let meta = workspace.metadata(entry.path()).ok()?;
+                    if !meta.is_file() {
+                        return None;
+                    }
+                    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                    Some((modified, entry.into_path()))
                 })
                 .collect();
             // Newest first; ties by path so the order is stable.
@@ -137,6 +141,12 @@ pub(crate) fn search_root(
 
 /// A gitignore-aware walker over `base` that also sees dot-files but never enters `.git` or
 /// `.troupe`, and does not need a git repository for .gitignore to count.
+///
+/// It never follows symlinks (`follow_links(false)`: a symlink is yielded as a symlink and not
+/// descended into), but it lists directories by path, so a directory swapped for a symlink
+/// mid-walk can still be listed through it. That is why glob and grep never trust an entry: each
+/// is opened beneath the workspace root's handle before it is reported or read, and one that
+/// now leads outside is dropped.
 pub(crate) fn walker(base: &Path) -> WalkBuilder {
     let mut builder = WalkBuilder::new(base);
     builder

@@ -158,7 +158,12 @@ fn search(
                 OutputMode::FilesWithMatches | OutputMode::Count => usize::MAX,
             },
         };
-        if let Err(err) = searcher.search_path(matcher, &path, &mut sink) {
+        // Opened beneath the root handle: a file the walker reached through a directory swapped
+        // for a symlink meanwhile is refused here, never read.
+        let searched = workspace
+            .open_read(&path)
+            .and_then(|file| searcher.search_file(matcher, &file, &mut sink));
+        if let Err(err) = searched {
             tracing::debug!(path = %path.display(), error = %err, "grep skipped a file");
             continue;
         }

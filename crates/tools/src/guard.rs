@@ -1,9 +1,15 @@
 //! The workspace path guard: every path a tool touches is resolved here and must stay inside the
-//! workspace root, with symlinks followed before the check.
+//! workspace root, with symlinks followed before the check — and is then opened beneath a
+//! directory handle of the root, so the kernel refuses a path that was swapped to lead outside
+//! after the check (see the `beneath` module).
 
+use crate::beneath::{self, Failure, Parents, Previous};
 use crate::ToolOutput;
+use std::fs::{File, Metadata};
 use std::io;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// Why a path was refused or could not be resolved.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +66,30 @@ pub enum GuardError {
         /// The workspace root.
         root: PathBuf,
     },
+    /// The path was inside when checked, but led outside when opened: a directory on the way was
+    /// replaced (by a symlink) in between.
+    #[error(
+        "path `{path}` led outside the workspace {root} when it was opened (something on the way \
+         was replaced by a symlink after the path was checked); refused"
+    )]
+    Changed {
+        /// The path as shown to the model.
+        path: String,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// The kernel cannot open a path beneath a directory handle, so containment cannot be
+    /// enforced: every file tool fails closed.
+    #[error(
+        "cannot open `{path}` safely: this system lacks openat2 (Linux 5.6 or later), which troupe \
+         needs to keep file tools inside the workspace {root}; refused"
+    )]
+    Unsupported {
+        /// The path as shown to the model.
+        path: String,
+        /// The workspace root.
+        root: PathBuf,
+    },
     /// Any other file-system failure while resolving.
     #[error("cannot resolve path `{path}`: {source}")]
     Io {
@@ -77,13 +107,27 @@ impl From<GuardError> for ToolOutput {
 }
 
 /// The directory an agent works in; every tool path is resolved against it and kept inside it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// It holds an open handle of the root (one file descriptor, shared by clones), which every file
+/// tool opens its paths beneath; making one costs a `realpath` and an `open`.
+#[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    handle: Arc<OwnedFd>,
 }
 
+/// Two workspaces are the same when they have the same root, whichever handle they hold.
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Eq for Workspace {}
+
 impl Workspace {
-    /// Opens a workspace, canonicalizing its root so later containment checks compare real paths.
+    /// Opens a workspace, canonicalizing its root so later containment checks compare real paths,
+    /// and opening the root directory as the handle files are opened beneath.
     pub fn new(root: impl AsRef<Path>) -> Result<Self, GuardError> {
         let given = root.as_ref();
         let root = given.canonicalize().map_err(|source| GuardError::Root {
@@ -93,7 +137,14 @@ impl Workspace {
         if !root.is_dir() {
             return Err(GuardError::RootNotDir(root));
         }
-        Ok(Workspace { root })
+        let handle = beneath::open_root(&root).map_err(|source| GuardError::Root {
+            path: given.to_path_buf(),
+            source,
+        })?;
+        Ok(Workspace {
+            root,
+            handle: Arc::new(handle),
+        })
     }
 
     /// The canonical workspace root.
@@ -149,6 +200,76 @@ impl Workspace {
             path: path.to_owned(),
             root: self.root.clone(),
         })
+    }
+
+    /// Opens a resolved file (a path [`Workspace::resolve`] returned) for reading, beneath the
+    /// root handle: a directory is an `IsADirectory` error, anything else not a regular file is
+    /// refused, and a path that now leads outside is a [`GuardError::Changed`] error.
+    pub fn open_read(&self, resolved: &Path) -> io::Result<File> {
+        let relative = self.relative(resolved)?;
+        beneath::open_for_reading(self.handle.as_fd(), relative)
+            .map_err(|failure| self.failure(resolved, failure))
+    }
+
+    /// The metadata of a resolved path (symlinks followed, beneath the root handle), without
+    /// opening it for reading.
+    pub fn metadata(&self, resolved: &Path) -> io::Result<Metadata> {
+        let relative = self.relative(resolved)?;
+        beneath::open_path(self.handle.as_fd(), relative)
+            .map_err(|failure| self.failure(resolved, failure))?
+            .metadata()
+    }
+
+    /// Replaces the file at a resolved path (from [`Workspace::resolve_for_write`]) with
+    /// `content` atomically: the temporary file is created in the target's directory, which is
+    /// opened (and, with [`Parents::Create`], made) beneath the root handle, and renamed over the
+    /// target there. Says what stood there before.
+    pub fn write_atomic(
+        &self,
+        resolved: &Path,
+        content: &[u8],
+        parents: Parents,
+    ) -> io::Result<Previous> {
+        let relative = self.relative(resolved)?;
+        let (Some(name), Some(dir)) = (relative.file_name(), relative.parent()) else {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is the workspace root, a directory",
+            ));
+        };
+        beneath::open_dir(self.handle.as_fd(), dir, parents)
+            .and_then(|dir| beneath::replace(dir.as_fd(), name, content))
+            .map_err(|failure| self.failure(resolved, failure))
+    }
+
+    /// The part of a resolved path below the root.
+    fn relative<'p>(&self, resolved: &'p Path) -> io::Result<&'p Path> {
+        resolved.strip_prefix(&self.root).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                GuardError::Escapes {
+                    path: resolved.display().to_string(),
+                    root: self.root.clone(),
+                },
+            )
+        })
+    }
+
+    /// Words a failure of an operation beneath the root for the model.
+    fn failure(&self, resolved: &Path, failure: Failure) -> io::Error {
+        let path = self.display(resolved);
+        let root = self.root.clone();
+        match failure {
+            Failure::Escaped => io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                GuardError::Changed { path, root },
+            ),
+            Failure::Unsupported => io::Error::new(
+                io::ErrorKind::Unsupported,
+                GuardError::Unsupported { path, root },
+            ),
+            Failure::Io(err) => err,
+        }
     }
 
     /// A path for messages: relative to the root when inside it, `.` for the root itself.

@@ -1,6 +1,7 @@
 //! The [`Tool`] trait, the [`Registry`], the workspace path guard and troupe's built-in tools.
 
 pub mod bash;
+mod beneath;
 pub mod edit_file;
 pub mod glob;
 pub mod grep;
@@ -12,6 +13,7 @@ pub mod summary;
 pub mod write_file;
 
 pub use bash::{is_read_only_command, BashTool};
+pub use beneath::{Parents, Previous};
 pub use edit_file::EditFileTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;

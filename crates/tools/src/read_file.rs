@@ -2,14 +2,14 @@
 
 use crate::guard::GuardError;
 use crate::output::{truncate_line, DEFAULT_LINE_LIMIT};
-use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
+use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Lines returned when the call names no limit.
 pub const DEFAULT_LIMIT: usize = 2_000;
@@ -81,7 +81,10 @@ impl Tool for ReadFileTool {
         if limit == 0 {
             return ToolOutput::error("limit must be at least 1");
         }
-        let read = tokio::task::spawn_blocking(move || read_numbered(&path, offset, limit)).await;
+        let workspace = Arc::clone(&ctx.workspace);
+        let read =
+            tokio::task::spawn_blocking(move || read_numbered(&workspace, &path, offset, limit))
+                .await;
         match read {
             Ok(Ok(Listing::Text(text))) => ToolOutput::ok(text),
             Ok(Ok(Listing::Empty)) => ToolOutput::ok(format!("({shown} is empty)")),
@@ -123,12 +126,20 @@ enum Listing {
     Binary,
 }
 
-/// Reads lines `offset..offset+limit` of a file, numbered, within the byte budget.
-fn read_numbered(path: &Path, offset: usize, limit: usize) -> io::Result<Listing> {
-    if path.is_dir() {
-        return Ok(Listing::Directory);
-    }
-    let mut reader = BufReader::with_capacity(64 * 1024, File::open(path)?);
+/// Reads lines `offset..offset+limit` of a file, numbered, within the byte budget; the file is
+/// opened beneath the workspace root's handle.
+fn read_numbered(
+    workspace: &Workspace,
+    path: &Path,
+    offset: usize,
+    limit: usize,
+) -> io::Result<Listing> {
+    let file = match workspace.open_read(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::IsADirectory => return Ok(Listing::Directory),
+        Err(err) => return Err(err),
+    };
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
     let start = reader.fill_buf()?;
     if start.is_empty() {
         return Ok(Listing::Empty);

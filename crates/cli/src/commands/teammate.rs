@@ -22,7 +22,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         workspace,
         model,
         max_tokens: args.agent.max_tokens,
-        policy: Policy { mode, rules },
+        policy: Policy::new(mode, rules),
         mode: TeammateMode::InProcess,
         exe: None,
     };

@@ -9,6 +9,7 @@ mod modes;
 mod parsing;
 mod paths;
 mod precedence;
+mod protected;
 mod tools;
 
 const ROOT: &str = "/work/ws";
