@@ -1,14 +1,20 @@
 //! The one agent loop (DESIGN.md §1): prompt assembly, model calls, permissions, tool dispatch
-//! and transcripts. Every agent — lead, teammate — runs it with its own tools and identity.
+//! and transcripts. Every agent — lead, teammate — is made by [`AgentBuilder`] and runs it with
+//! its own tools, identity and [`Extension`]s.
 
-pub mod hooks;
+pub mod builder;
+pub mod effective_policy;
+pub mod extension;
 pub mod permissions;
 pub mod prompt;
 pub mod session;
 pub mod transcript;
 pub mod turn;
 
-pub use hooks::{
-    Approval, Approver, InboxSource, MailBatch, MailItem, Question, RefuseApprover, ToolGate,
+pub use builder::{AgentBuilder, BuildError, DEFAULT_IDENTITY, DEFAULT_MAX_TOKENS};
+pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
+pub use extension::{
+    Approval, Approver, Extension, ExtensionContext, InboxSource, MailBatch, MailItem, Question,
+    RefuseApprover, ToolGate,
 };
 pub use turn::{Agent, AgentConfig, AgentError, AgentEvent, TurnEnd, TurnOutcome};

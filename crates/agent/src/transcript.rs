@@ -38,6 +38,21 @@ pub enum Line {
         /// Milliseconds since the Unix epoch.
         ts: u64,
     },
+    /// The conversation restarts here: loading keeps only what follows the last boundary.
+    Boundary {
+        /// Why it restarted.
+        kind: Boundary,
+        /// Milliseconds since the Unix epoch.
+        ts: u64,
+    },
+}
+
+/// Why a conversation restarted at a transcript boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Boundary {
+    /// `/clear`: the person started a fresh conversation.
+    Clear,
 }
 
 /// Errors reading or writing a transcript.
@@ -140,7 +155,12 @@ impl Transcript {
         })
     }
 
-    /// Reads a transcript, skipping corrupt lines and closing dangling tool calls in memory.
+    /// Appends a boundary: the conversation a later load restores starts after it.
+    pub fn append_boundary(&mut self, kind: Boundary) -> Result<(), TranscriptError> {
+        self.append(&Line::Boundary { kind, ts: now_ms() })
+    }
+
+    /// Reads a transcript from its last boundary on, skipping corrupt lines and closing dangling tool calls in memory.
     /// Call [`repair_tail`] and persist its result to make the repair durable.
     pub fn load(path: &Path) -> Result<Loaded, TranscriptError> {
         // Bytes, not text: a line torn inside a multi-byte character is one skipped line,
@@ -158,6 +178,8 @@ impl Transcript {
                     loaded.mail_ids.extend(mail_ids);
                     loaded.messages.push(message);
                 }
+                // Mail ids stay: mail delivered before the boundary must not come back.
+                Line::Boundary { .. } => loaded.messages.clear(),
                 Line::Meta { .. } => {}
             }
         }
@@ -235,6 +257,24 @@ mod tests {
         let mut whole = loaded.messages.clone();
         whole.push(fix);
         assert!(repair_tail(&whole).is_none());
+    }
+
+    #[test]
+    fn loading_starts_after_the_last_boundary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut t = Transcript::open(&path).unwrap();
+        t.append_message(&ChatMessage::user_text("before"), &["m1".into()])
+            .unwrap();
+        t.append_boundary(Boundary::Clear).unwrap();
+        t.append_message(&ChatMessage::user_text("after"), &[])
+            .unwrap();
+        let loaded = Transcript::load(&path).unwrap();
+        assert_eq!(loaded.messages, vec![ChatMessage::user_text("after")]);
+        assert!(loaded.mail_ids.contains("m1"));
+        assert_eq!(loaded.corrupt_lines, 0);
+        let raw = std::fs::read_to_string(&path).unwrap();
+        assert!(raw.contains(r#""type":"boundary","kind":"clear""#), "{raw}");
     }
 
     #[test]

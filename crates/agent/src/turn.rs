@@ -1,15 +1,16 @@
 //! The one loop: inject mail, call the model, run the tools it asks for, append one
 //! tool_result per tool_use, and go again until a response carries no tool_use.
 
-use crate::hooks::{Approval, Approver, InboxSource, MailBatch, Question, ToolGate};
+use crate::extension::{Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate};
 use crate::permissions::{CallInfo, Decision, Policy};
-use crate::transcript::{repair_tail, Transcript, TranscriptError};
+use crate::transcript::{repair_tail, Boundary, Transcript, TranscriptError};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use troupe_model::{Model, ModelError, ModelRequest, StopReason, StreamEvent, ToolSpec};
 use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
+use troupe_settings::Settings;
 use troupe_tools::{Registry, ToolContext, ToolOutput};
 
 /// How many times a reply cut off by `max_tokens` is continued automatically.
@@ -109,7 +110,8 @@ pub struct AgentConfig {
     pub max_rounds: Option<u32>,
 }
 
-/// One agent: a model, a tool set, a conversation, and the hooks the loop consults.
+/// One agent: a model, a tool set, a conversation, and the extensions the loop consults.
+/// Made by [`AgentBuilder`](crate::AgentBuilder).
 pub struct Agent {
     config: AgentConfig,
     model: Arc<dyn Model>,
@@ -119,8 +121,10 @@ pub struct Agent {
     policy: Policy,
     approver: Arc<dyn Approver>,
     gates: Vec<Arc<dyn ToolGate>>,
-    inbox: Option<Arc<dyn InboxSource>>,
+    inboxes: Vec<Arc<dyn InboxSource>>,
     stop: Arc<AtomicBool>,
+    settings: Arc<Settings>,
+    extensions: Vec<Arc<dyn Extension>>,
     messages: Vec<ChatMessage>,
     delivered: HashSet<String>,
     transcript: Option<Transcript>,
@@ -128,28 +132,38 @@ pub struct Agent {
     api_ms: u64,
 }
 
+/// What the builder hands over to make an agent.
+pub(crate) struct Parts {
+    pub(crate) config: AgentConfig,
+    pub(crate) model: Arc<dyn Model>,
+    pub(crate) system: String,
+    pub(crate) tools: Registry,
+    pub(crate) ctx: ToolContext,
+    pub(crate) policy: Policy,
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) gates: Vec<Arc<dyn ToolGate>>,
+    pub(crate) inboxes: Vec<Arc<dyn InboxSource>>,
+    pub(crate) stop: Arc<AtomicBool>,
+    pub(crate) settings: Arc<Settings>,
+    pub(crate) extensions: Vec<Arc<dyn Extension>>,
+}
+
 impl Agent {
-    /// Creates an agent with an empty conversation.
-    pub fn new(
-        config: AgentConfig,
-        model: Arc<dyn Model>,
-        system: String,
-        tools: Registry,
-        ctx: ToolContext,
-        policy: Policy,
-        approver: Arc<dyn Approver>,
-    ) -> Agent {
+    /// An agent with an empty conversation, from the parts the builder assembled.
+    pub(crate) fn from_parts(parts: Parts) -> Agent {
         Agent {
-            config,
-            model,
-            system,
-            tools,
-            ctx,
-            policy,
-            approver,
-            gates: Vec::new(),
-            inbox: None,
-            stop: Arc::new(AtomicBool::new(false)),
+            config: parts.config,
+            model: parts.model,
+            system: parts.system,
+            tools: parts.tools,
+            ctx: parts.ctx,
+            policy: parts.policy,
+            approver: parts.approver,
+            gates: parts.gates,
+            inboxes: parts.inboxes,
+            stop: parts.stop,
+            settings: parts.settings,
+            extensions: parts.extensions,
             messages: Vec::new(),
             delivered: HashSet::new(),
             transcript: None,
@@ -159,7 +173,10 @@ impl Agent {
     }
 
     /// Attaches a transcript and restores the conversation it holds (repairing a killed run).
-    pub fn attach_transcript(&mut self, path: &std::path::Path) -> Result<usize, TranscriptError> {
+    pub(crate) fn attach_transcript(
+        &mut self,
+        path: &std::path::Path,
+    ) -> Result<usize, TranscriptError> {
         let loaded = Transcript::load(path)?;
         self.messages = loaded.messages;
         self.delivered = loaded.mail_ids;
@@ -176,34 +193,14 @@ impl Agent {
         Ok(())
     }
 
-    /// Adds a mail source consulted before every model call.
-    pub fn set_inbox(&mut self, inbox: Arc<dyn InboxSource>) {
-        self.inbox = Some(inbox);
-    }
-
-    /// Adds a gate consulted before every tool call.
-    pub fn add_gate(&mut self, gate: Arc<dyn ToolGate>) {
-        self.gates.push(gate);
-    }
-
     /// A flag that, once set, ends the turn after the current round's tool calls finish.
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         self.stop.clone()
     }
 
-    /// The tool registry, for adding team or MCP tools.
-    pub fn tools_mut(&mut self) -> &mut Registry {
-        &mut self.tools
-    }
-
     /// The tool registry.
     pub fn tools(&self) -> &Registry {
         &self.tools
-    }
-
-    /// Replaces the system prompt.
-    pub fn set_system(&mut self, system: String) {
-        self.system = system;
     }
 
     /// The system prompt.
@@ -216,14 +213,35 @@ impl Agent {
         &self.config
     }
 
+    /// The effective settings the agent was built from.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The permission policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The extensions registered on the builder, in registration order.
+    pub fn extensions(&self) -> &[Arc<dyn Extension>] {
+        &self.extensions
+    }
+
     /// The conversation so far.
     pub fn messages(&self) -> &[ChatMessage] {
         &self.messages
     }
 
-    /// Forgets the conversation (`/clear`); the transcript file keeps the history.
-    pub fn clear(&mut self) {
+    /// Forgets the conversation (`/clear`). The transcript keeps the history and gains a
+    /// boundary, so a later `--continue` starts after it. The conversation is forgotten even
+    /// when the boundary cannot be written; the error says the transcript lacks it.
+    pub fn clear(&mut self) -> Result<(), TranscriptError> {
         self.messages.clear();
+        match self.transcript.as_mut() {
+            Some(t) => t.append_boundary(Boundary::Clear),
+            None => Ok(()),
+        }
     }
 
     /// Tokens used since the agent was created.
@@ -326,14 +344,23 @@ impl Agent {
         }
     }
 
-    /// Moves unread mail into the conversation: persisted first, acknowledged after.
+    /// Moves unread mail into the conversation, source by source: persisted first,
+    /// acknowledged after.
     fn inject_mail(
         &mut self,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<(), AgentError> {
-        let Some(inbox) = self.inbox.clone() else {
-            return Ok(());
-        };
+        for inbox in self.inboxes.clone() {
+            self.inject_from(inbox.as_ref(), observe)?;
+        }
+        Ok(())
+    }
+
+    fn inject_from(
+        &mut self,
+        inbox: &dyn InboxSource,
+        observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> Result<(), AgentError> {
         let batch: MailBatch = inbox.fetch().map_err(AgentError::Inbox)?;
         if batch.ack_token.is_none() {
             return Ok(());

@@ -216,9 +216,14 @@ pub struct AgentArgs {
     #[arg(long)]
     pub provider: Option<String>,
 
-    /// Permission mode: default, acceptEdits, plan, bypassPermissions.
-    #[arg(long, default_value = "default")]
-    pub permission_mode: String,
+    /// Permission mode: default, acceptEdits, plan, bypassPermissions (default: the settings'
+    /// `permissions.defaultMode`, else default).
+    #[arg(long)]
+    pub permission_mode: Option<String>,
+
+    /// Extra settings, highest precedence: a settings file, or inline JSON starting with `{`.
+    #[arg(long)]
+    pub settings: Option<String>,
 
     /// Output token limit per model call.
     #[arg(long, default_value_t = 8192)]

@@ -151,10 +151,10 @@ async fn handle_line(
         "" => {}
         "/exit" | "/quit" => return Handled::Exit,
         "/help" => outln!("{HELP}"),
-        "/clear" => {
-            agent.clear();
-            outln!("(conversation cleared)");
-        }
+        "/clear" => match agent.clear() {
+            Ok(()) => outln!("(conversation cleared)"),
+            Err(e) => errln!("(conversation cleared, but --continue would bring it back: {e})"),
+        },
         "/cost" => print_cost(agent, model),
         "/team" => match team.roster() {
             Ok(r) if r.members.is_empty() => outln!("team {} has no teammates yet", team.name()),

@@ -1,46 +1,34 @@
-//! Settings files (CONVENTIONS.md): `~/.troupe/settings.json`, `.troupe/settings.json`,
-//! `.troupe/settings.local.json`, later files winning. Only the keys troupe uses so far are read.
+//! The binary's side of settings: reading them (every Claude Code and troupe settings file of
+//! the workspace, then `--settings`) through the typed `troupe_settings` crate, and applying
+//! what applies to the whole process.
 
-use anyhow::{Context, Result};
-use serde_json::Value;
+use anyhow::Result;
 use std::path::{Path, PathBuf};
+use troupe_settings::{Loaded, Settings};
 
-/// The merged settings.
-#[derive(Debug, Default, Clone)]
-pub struct Settings {
-    /// `teammate_mode`: `in-process` or `process`.
-    pub teammate_mode: Option<String>,
-    /// `teammate_permissions`: `lead` or `user` (who answers teammates' permission questions).
-    pub teammate_permissions: Option<String>,
+/// Reads and merges the settings of `workspace`; a malformed file is an error naming the file
+/// and the line.
+pub fn load(workspace: &Path, command_line: Option<&str>) -> Result<Loaded> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    Ok(troupe_settings::load(
+        workspace,
+        home.as_deref(),
+        command_line,
+    )?)
 }
 
-fn files(workspace: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Some(home) = std::env::var_os("HOME") {
-        out.push(PathBuf::from(home).join(".troupe/settings.json"));
-    }
-    out.push(workspace.join(".troupe/settings.json"));
-    out.push(workspace.join(".troupe/settings.local.json"));
-    out
-}
-
-/// Reads and merges the settings files; a malformed file is an error naming it.
-pub fn load(workspace: &Path) -> Result<Settings> {
-    let mut settings = Settings::default();
-    for path in files(workspace) {
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-        };
-        let value: Value = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not valid JSON; fix or remove it", path.display()))?;
-        if let Some(mode) = value.get("teammate_mode").and_then(Value::as_str) {
-            settings.teammate_mode = Some(mode.to_string());
+/// Sets the settings' `env` for this process, so the model client and every tool process (they
+/// inherit it) see it. Called before any other thread exists: the environment is shared,
+/// unsynchronised process state.
+pub fn apply_env(settings: &Settings) {
+    for (key, value) in &settings.env {
+        if key.is_empty() || key.contains('=') || key.contains('\0') || value.contains('\0') {
+            tracing::warn!(key, "settings env: skipping a variable that cannot be set");
+            continue;
         }
-        if let Some(who) = value.get("teammate_permissions").and_then(Value::as_str) {
-            settings.teammate_permissions = Some(who.to_string());
-        }
+        std::env::set_var(key, value);
     }
-    Ok(settings)
 }
+
+// The `sandbox` key is typed as `troupe_settings::SandboxSettings` (`settings.sandbox`); the
+// sandbox work reads it from the loaded `Settings` here rather than from raw JSON.

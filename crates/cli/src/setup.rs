@@ -5,18 +5,15 @@ use crate::args::{AgentArgs, RunArgs};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
-use troupe_agent::permissions::{split_rule_list, PermissionMode, Policy, Rules};
-use troupe_agent::prompt::{system_prompt, today, PromptContext};
+use troupe_agent::permissions::{split_rule_list, PermissionMode, Policy};
 use troupe_agent::session::{find_session, latest_session, new_session_id, session_path};
-use troupe_agent::{Agent, AgentConfig, Approver};
+use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, PermissionFlags};
 use troupe_model::{ModelConfig, Provider};
+use troupe_settings::Settings;
 use troupe_store::{acquire_lease, Lease, StoreError};
-use troupe_team::inbox::MailboxInbox;
-use troupe_team::prompt::lead_section;
-use troupe_team::protocols::{self, permission::Answerer};
-use troupe_team::tools::register_lead_tools;
-use troupe_team::{NoticeSink, Team, TeamConfig, TeammateMode, LEAD};
-use troupe_tools::{Registry, ToolContext, Workspace};
+use troupe_team::protocols::permission::Answerer;
+use troupe_team::{LeadExtension, NoticeSink, Team, TeamConfig, TeammateMode, LEAD};
+use troupe_tools::Workspace;
 
 /// Everything a run needs besides the agent itself.
 pub struct RunContext {
@@ -32,9 +29,6 @@ pub struct RunContext {
     pub mode: PermissionMode,
 }
 
-/// The identity line of the lead agent.
-const IDENTITY: &str = "You are troupe, a coding agent working in the user's repository. You have tools to read, search, edit files and run commands.";
-
 /// Resolves the workspace root from `--cwd` or the current directory.
 pub fn workspace_root(args: &AgentArgs) -> Result<PathBuf> {
     let dir = match &args.cwd {
@@ -49,36 +43,25 @@ pub fn workspace_root(args: &AgentArgs) -> Result<PathBuf> {
     })
 }
 
-/// Parses `--permission-mode`.
-pub fn permission_mode(args: &AgentArgs) -> Result<PermissionMode> {
-    args.permission_mode.parse().map_err(|e| {
-        anyhow::anyhow!(
-            "--permission-mode {}: {e} (use default, acceptEdits, plan or bypassPermissions)",
-            args.permission_mode
-        )
-    })
+/// The effective permission policy: the settings' `permissions` with `--allowedTools` and
+/// `--disallowedTools` added, `--permission-mode` winning over `defaultMode`.
+pub fn policy(args: &RunArgs, settings: &Settings) -> Result<Policy> {
+    let split = |lists: &[String]| -> Vec<String> {
+        lists.iter().flat_map(|s| split_rule_list(s)).collect()
+    };
+    let flags = PermissionFlags {
+        mode: args.agent.permission_mode.clone(),
+        allow: split(&args.allowed_tools),
+        ask: Vec::new(),
+        deny: split(&args.disallowed_tools),
+    };
+    effective_policy(&settings.permissions, &flags).context(
+        "invalid permissions (use the modes default, acceptEdits, plan or bypassPermissions)",
+    )
 }
 
-/// Builds the permission policy from the mode and rule flags.
-pub fn policy(args: &RunArgs) -> Result<Policy> {
-    let mode = permission_mode(&args.agent)?;
-    let allow: Vec<String> = args
-        .allowed_tools
-        .iter()
-        .flat_map(|s| split_rule_list(s))
-        .collect();
-    let deny: Vec<String> = args
-        .disallowed_tools
-        .iter()
-        .flat_map(|s| split_rule_list(s))
-        .collect();
-    let rules = Rules::parse(&allow, &[], &deny)
-        .context("invalid --allowedTools/--disallowedTools rule")?;
-    Ok(Policy::new(mode, rules))
-}
-
-/// Resolves the model from flags and environment.
-pub fn model_config(args: &AgentArgs) -> Result<ModelConfig> {
+/// Resolves the model from flags, settings (`model` when no `--model`) and environment.
+pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig> {
     let provider = match args.provider.as_deref() {
         None => None,
         Some(p) => Some(
@@ -87,7 +70,8 @@ pub fn model_config(args: &AgentArgs) -> Result<ModelConfig> {
         ),
     };
     let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
-    Ok(ModelConfig::resolve(provider, args.model.clone(), &env)?)
+    let model = args.model.clone().or_else(|| settings.model.clone());
+    Ok(ModelConfig::resolve(provider, model, &env)?)
 }
 
 /// Takes the lead's lease on its team, or explains who already leads it.
@@ -126,9 +110,16 @@ pub struct Lead {
 pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) -> Result<Lead> {
     let workspace = workspace_root(&args.agent)?;
     let troupe_dir = workspace.join(".troupe");
-    let policy = policy(args)?;
+    let loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
+    // Before the model is resolved (the env may name its endpoint) and before any thread exists.
+    crate::settings::apply_env(&loaded.settings);
+    let settings = Arc::new(loaded.settings);
+    let policy = policy(args, &settings)?;
     let mode = policy.mode;
-    let model = model_config(&args.agent)?;
+    let model = model_config(&args.agent, &settings)?;
+    if args.max_turns == Some(0) {
+        bail!("--max-turns must be at least 1");
+    }
     let session_id = if let Some(id) = &args.resume {
         find_session(&troupe_dir, id)?
     } else if args.continue_latest {
@@ -138,15 +129,10 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     };
     let guard = Workspace::new(&workspace)
         .with_context(|| format!("opening workspace {}", workspace.display()))?;
-    let ctx = ToolContext {
-        workspace: Arc::new(guard),
-        agent: "lead".into(),
-    };
-    let settings = crate::settings::load(&workspace)?;
     let mode_name = args
         .teammate_mode
         .clone()
-        .or(settings.teammate_mode)
+        .or_else(|| settings.teammate_mode.clone())
         .unwrap_or_else(|| "in-process".into());
     let teammate_mode: TeammateMode = mode_name
         .parse()
@@ -154,7 +140,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let answerer: Answerer = args
         .teammate_permissions
         .clone()
-        .or(settings.teammate_permissions)
+        .or_else(|| settings.teammate_permissions.clone())
         .unwrap_or_else(|| "lead".into())
         .parse()
         .map_err(|e: String| anyhow::anyhow!("teammate permissions: {e}"))?;
@@ -168,6 +154,8 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             policy: policy.clone(),
             mode: teammate_mode,
             exe: None,
+            settings: settings.clone(),
+            settings_arg: args.agent.settings.clone(),
         },
         notices,
     )
@@ -179,38 +167,18 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         // The approver that asks the person for the lead's own calls answers for teammates too.
         team.shared().protocols.answer_with(approver.clone());
     }
-    let mut tools = Registry::with_builtins();
-    register_lead_tools(&team, &mut tools);
-    let extra_prompt = [lead_section(&args.team), protocols::lead_section()];
-    let config = AgentConfig {
-        name: "lead".into(),
-        model: model.model.clone(),
-        max_tokens: args.agent.max_tokens,
-        max_rounds: args.max_turns,
-    };
-    let tool_names: Vec<String> = tools.iter().map(|t| t.name().to_string()).collect();
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let date = today();
-    let system = system_prompt(&PromptContext {
-        identity: IDENTITY,
-        workspace: &workspace,
-        date: &date,
-        tools: &tool_names,
-        extra: &extra_prompt,
-        home: home.as_deref(),
-    });
-    let mut agent = Agent::new(config, model.build(), system, tools, ctx, policy, approver);
     let path = session_path(&troupe_dir, &session_id);
-    if args.max_turns == Some(0) {
-        bail!("--max-turns must be at least 1");
-    }
-    agent
-        .attach_transcript(&path)
+    let agent = AgentBuilder::new(LEAD, Arc::new(guard), model.build(), model.model.clone())
+        .home(std::env::var_os("HOME").map(PathBuf::from))
+        .settings(settings)
+        .policy(policy)
+        .approver(approver)
+        .max_tokens(args.agent.max_tokens)
+        .max_rounds(args.max_turns)
+        .extension(Arc::new(LeadExtension::new(team.clone())))
+        .transcript(&path)
+        .build()
         .with_context(|| format!("opening session {}", path.display()))?;
-    agent.set_inbox(Arc::new(MailboxInbox::new(
-        team.shared().store.clone(),
-        LEAD,
-    )));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -51,3 +51,41 @@ fn unknown_slash_command_is_named() {
         "slash commands never call the model"
     );
 }
+
+#[test]
+fn continue_after_clear_starts_after_the_boundary() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::text("first answer"),
+            Step::text("after clear"),
+            Step::text("continued"),
+        ],
+    );
+    let out = repl(
+        ws.path(),
+        &server,
+        &[],
+        "remember the word zebra\n/clear\nwhat now\n/exit\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = common::run(
+        common::troupe(ws.path(), &server, troupe_testkit::Wire::Anthropic).args([
+            "-p",
+            "--continue",
+            "and now",
+        ]),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests_for("lead");
+    let last = requests.last().unwrap().messages();
+    let text: Vec<String> = last.iter().map(|m| m.text()).collect();
+    assert!(
+        !text.iter().any(|t| t.contains("zebra")),
+        "the cleared conversation stays cleared: {text:?}"
+    );
+    assert!(text.iter().any(|t| t.contains("what now")), "{text:?}");
+    assert!(text.iter().any(|t| t.contains("and now")), "{text:?}");
+}

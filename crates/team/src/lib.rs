@@ -2,6 +2,7 @@
 //! them, lifecycle in the roster and event log, wake-on-message, and the settle rule.
 
 pub mod error;
+pub mod extension;
 pub mod inbox;
 pub mod member;
 pub mod notice;
@@ -11,10 +12,13 @@ pub mod render;
 pub mod runtime;
 pub mod settle;
 pub mod shared;
+pub mod spec;
 pub mod tools;
 pub mod wake;
 
 pub use error::TeamError;
+pub use extension::{LeadExtension, TeammateExtension};
 pub use notice::{Notice, NoticeSink};
-pub use runtime::{Team, TeamConfig, TeammateMode, LEAD};
+pub use runtime::Team;
 pub use settle::SettleState;
+pub use spec::{MemberSpec, SpawnRequest, TeamConfig, TeammateMode, LEAD};

@@ -1,37 +1,23 @@
 //! One teammate's life: build its agent, work, report to the lead, go idle, wake on mail,
 //! until it shuts down or fails.
 
-use crate::inbox::MailboxInbox;
+use crate::extension::TeammateExtension;
 use crate::notice::Notice;
-use crate::prompt::teammate_system;
-use crate::runtime::{TeamShared, LEAD};
-use crate::tools::{ReadInbox, SendMessage};
+use crate::prompt::teammate_identity;
+use crate::protocols::permission::EscalatingApprover;
+use crate::shared::TeamShared;
+use crate::spec::{MemberSpec, LEAD};
 use crate::wake::WakeListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use troupe_agent::{Agent, AgentConfig, AgentEvent, TurnEnd};
+use troupe_agent::{Agent, AgentBuilder, AgentEvent, TurnEnd};
 use troupe_model::ModelConfig;
 use troupe_protocol::{AgentStatus, EventKind, MailKind};
 use troupe_store::{MailboxStore, RosterStore, TranscriptStore};
-use troupe_tools::{Registry, ToolContext, Workspace};
+use troupe_tools::Workspace;
 
 /// Model calls one work phase may make before it is cut off (a runaway guard).
 const MAX_ROUNDS_PER_PHASE: u32 = 200;
-
-/// Who to run.
-#[derive(Debug, Clone)]
-pub struct MemberSpec {
-    /// Name.
-    pub name: String,
-    /// Role.
-    pub role: String,
-    /// Incarnation.
-    pub epoch: u64,
-    /// First instructions; `None` when resuming from a transcript.
-    pub prompt: Option<String>,
-    /// Model name, if not the lead's.
-    pub model: Option<String>,
-}
 
 /// Starts a member as a task with a supervisor that turns a panic into `failed` and tells the lead.
 pub fn spawn_task(shared: Arc<TeamShared>, spec: MemberSpec, stop: Arc<AtomicBool>) {
@@ -76,17 +62,12 @@ pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
     shared.set_status(name, epoch, AgentStatus::Failed, reason);
 }
 
-/// Builds the member's agent: built-in tools plus the teammate tools, its own transcript and inbox.
+/// Builds the member's agent — in this process or in its own — through the one builder: the
+/// team's settings and policy, the escalating approver, and the teammate extension (its mail and
+/// protocol tools, gates, prompt sections and mailbox); its own transcript.
 pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent, String> {
     let config = &shared.config;
     let workspace = Workspace::new(&config.workspace).map_err(|e| e.to_string())?;
-    let ctx = ToolContext {
-        workspace: Arc::new(workspace),
-        agent: spec.name.clone(),
-    };
-    let mut tools = Registry::with_builtins();
-    tools.register(Arc::new(SendMessage::new(shared.clone())));
-    tools.register(Arc::new(ReadInbox::new(shared.clone())));
     let model = ModelConfig {
         model: spec
             .model
@@ -94,39 +75,33 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
             .unwrap_or_else(|| config.model.model.clone()),
         ..config.model.clone()
     };
-    let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
-    let system = teammate_system(shared, spec, &tool_names);
-    let agent_config = AgentConfig {
-        name: spec.name.clone(),
-        model: model.model.clone(),
-        max_tokens: config.max_tokens,
-        max_rounds: Some(MAX_ROUNDS_PER_PHASE),
-    };
-    let mut agent = Agent::new(
-        agent_config,
-        model.build(),
-        system,
-        tools,
-        ctx,
-        config.policy.clone(),
-        Arc::new(crate::protocols::permission::EscalatingApprover::new(
-            shared.clone(),
-            &spec.name,
-            spec.epoch,
-        )),
-    );
-    crate::protocols::install_teammate(shared, spec, &mut agent)?;
     let transcript = shared
         .store
         .transcript_path(&spec.name)
         .map_err(|e| e.to_string())?;
-    agent
-        .attach_transcript(&transcript)
+    let extension =
+        TeammateExtension::new(shared.clone(), spec.clone()).map_err(|e| e.to_string())?;
+    let approver = EscalatingApprover::new(shared.clone(), &spec.name, spec.epoch);
+    let builder = AgentBuilder::new(
+        spec.name.clone(),
+        Arc::new(workspace),
+        model.build(),
+        model.model.clone(),
+    );
+    let agent = builder
+        .identity(teammate_identity(&config.team, spec))
+        .settings(config.settings.clone())
+        .policy(config.policy.clone())
+        .approver(Arc::new(approver))
+        .max_tokens(config.max_tokens)
+        .max_rounds(Some(MAX_ROUNDS_PER_PHASE))
+        .extension(Arc::new(extension))
+        .transcript(transcript)
+        .build()
         .map_err(|e| e.to_string())?;
-    agent.set_inbox(Arc::new(MailboxInbox::new(
-        shared.store.clone(),
-        &spec.name,
-    )));
+    shared
+        .protocols
+        .register_agent(&spec.name, spec.epoch, agent.stop_flag());
     Ok(agent)
 }
 

@@ -1,8 +1,6 @@
 //! The team's parts of system prompts: the lead's team section and a teammate's identity.
 
-use crate::member::MemberSpec;
-use crate::runtime::{TeamShared, LEAD};
-use troupe_agent::prompt::{system_prompt, today, PromptContext};
+use crate::spec::{MemberSpec, LEAD};
 
 /// The section the lead's system prompt gains when it leads a team.
 pub fn lead_section(team: &str) -> String {
@@ -16,30 +14,23 @@ not need to poll. Idle teammates wake when they receive mail. Give each teammate
     )
 }
 
-/// The whole system prompt of a teammate.
-pub fn teammate_system(shared: &TeamShared, spec: &MemberSpec, tools: &[String]) -> String {
-    let config = &shared.config;
-    let identity = format!(
+/// A teammate's identity line: the first line of its system prompt.
+pub fn teammate_identity(team: &str, spec: &MemberSpec) -> String {
+    format!(
         "You are '{name}', a {role} on team '{team}', working in the user's repository with your own tools. \
 Your lead is '{LEAD}'. You are a persistent teammate: after each piece of work you go idle and wake when mail arrives.",
         name = spec.name,
         role = spec.role,
-        team = config.team
-    );
-    let team_section = format!(
+    )
+}
+
+/// The section a teammate's system prompt gains: how work on a team goes.
+pub fn teammate_section() -> String {
+    format!(
         "# Working on a team\n\
 - Your final message at the end of each work phase is delivered to '{LEAD}' automatically: end with a short report of what you did and found.\n\
 - Messages from the lead and teammates arrive as <inbox> blocks; act on them.\n\
 - Use send_message{{to, content}} to reach a teammate by name or '{LEAD}'. Sending to a name not on the team is an error that lists the members.\n\
 - Coordinate before editing files another teammate may be editing."
-    );
-    let date = today();
-    system_prompt(&PromptContext {
-        identity: &identity,
-        workspace: &config.workspace,
-        date: &date,
-        tools,
-        extra: &[team_section],
-        home: None,
-    })
+    )
 }

@@ -2,82 +2,20 @@
 //! process), mail between members, and status bookkeeping.
 
 use crate::error::TeamError;
-use crate::member::{self, MemberSpec};
+use crate::member;
 use crate::notice::NoticeSink;
+use crate::spec::MemberSpec;
+pub use crate::spec::{SpawnRequest, TeamConfig, TeammateMode, LEAD};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use troupe_agent::permissions::Policy;
 use troupe_agent::transcript::now_ms;
-use troupe_model::ModelConfig;
 use troupe_protocol::{validate_agent_name, Envelope, EventKind, MailKind, Member, Roster};
 use troupe_store::{FileStore, RosterStore, TranscriptStore};
 
 use crate::shared::Running;
 pub use crate::shared::{members_list, one_line, pid_alive, TeamShared};
-
-/// The lead's name on every team.
-pub const LEAD: &str = "lead";
-
-/// Where spawned teammates run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TeammateMode {
-    /// As tasks in the lead's process.
-    InProcess,
-    /// Each as its own `troupe teammate` process on the same store.
-    Process,
-}
-
-impl std::str::FromStr for TeammateMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "in-process" | "in_process" | "inprocess" | "thread" => Ok(TeammateMode::InProcess),
-            "process" => Ok(TeammateMode::Process),
-            other => Err(format!(
-                "unknown teammate mode '{other}' (use in-process or process)"
-            )),
-        }
-    }
-}
-
-/// Settings shared by every member of a team.
-#[derive(Clone)]
-pub struct TeamConfig {
-    /// Team name (`--team`).
-    pub team: String,
-    /// Workspace root.
-    pub workspace: PathBuf,
-    /// `<workspace>/.troupe`.
-    pub troupe_dir: PathBuf,
-    /// The lead's model; teammates use it unless spawned with another model name.
-    pub model: ModelConfig,
-    /// Output token limit per call.
-    pub max_tokens: u32,
-    /// Teammates' permission policy.
-    pub policy: Policy,
-    /// Where teammates run.
-    pub mode: TeammateMode,
-    /// The troupe binary, for process mode.
-    pub exe: Option<PathBuf>,
-}
-
-/// What `spawn_teammate` asks for.
-#[derive(Debug, Clone)]
-pub struct SpawnRequest {
-    /// Unique name.
-    pub name: String,
-    /// Role, e.g. coder, tester.
-    pub role: String,
-    /// First instructions.
-    pub prompt: String,
-    /// Model name, if not the lead's.
-    pub model: Option<String>,
-    /// Start in plan mode: mutating tools are refused until the lead approves a plan.
-    pub require_plan: bool,
-}
 
 /// A handle to a team; cheap to clone.
 #[derive(Clone)]
@@ -267,6 +205,11 @@ impl Team {
             .stderr(Stdio::from(log2));
         if let Some(prompt) = &spec.prompt {
             cmd.arg(format!("--prompt={prompt}"));
+        }
+        // The same settings files are read from the same workspace; a `--settings` the lead was
+        // given goes along, so the teammate's effective settings are the lead's.
+        if let Some(settings) = &config.settings_arg {
+            cmd.arg(format!("--settings={settings}"));
         }
         // The whole policy goes with the mode: a deny rule that held only in the lead's own
         // process would not be a rule. `--flag=value` keeps a rule that starts with `-` a value.

@@ -2,7 +2,9 @@
 //! no request is pending, and the lead's inbox is drained.
 
 use crate::member::fail;
-use crate::runtime::{pid_alive, Team, LEAD};
+use crate::runtime::Team;
+use crate::shared::pid_alive;
+use crate::spec::LEAD;
 use crate::wake::WakeListener;
 use std::time::Duration;
 use troupe_protocol::AgentStatus;

@@ -3,7 +3,7 @@
 
 use crate::error::TeamError;
 use crate::notice::{Notice, NoticeSink};
-use crate::runtime::{TeamConfig, LEAD};
+use crate::spec::{TeamConfig, LEAD};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};

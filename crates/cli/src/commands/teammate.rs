@@ -1,20 +1,29 @@
 //! `troupe teammate`: one teammate as its own process on the team's store.
 
 use crate::args::TeammateArgs;
-use crate::setup::{model_config, permission_mode, workspace_root};
+use crate::setup::{model_config, workspace_root};
 use anyhow::{Context, Result};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use troupe_agent::permissions::{Policy, Rules};
+use troupe_agent::{effective_policy, PermissionFlags};
 use troupe_team::{member, Team, TeamConfig, TeammateMode};
 
 /// Runs the teammate until it shuts down or fails; returns the exit code.
 pub fn run(args: &TeammateArgs) -> Result<i32> {
     let workspace = workspace_root(&args.agent)?;
-    let model = model_config(&args.agent)?;
-    let mode = permission_mode(&args.agent)?;
+    // The same settings files as the lead that spawned it, plus its `--settings`.
+    let loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
+    crate::settings::apply_env(&loaded.settings);
+    let settings = Arc::new(loaded.settings);
+    let model = model_config(&args.agent, &settings)?;
     // The rules of the lead that spawned this teammate, passed on one by one.
-    let rules = Rules::parse(&args.allow_rules, &args.ask_rules, &args.deny_rules)
+    let flags = PermissionFlags {
+        mode: args.agent.permission_mode.clone(),
+        allow: args.allow_rules.clone(),
+        ask: args.ask_rules.clone(),
+        deny: args.deny_rules.clone(),
+    };
+    let policy = effective_policy(&settings.permissions, &flags)
         .context("invalid permission rule passed to the teammate")?;
     let config = TeamConfig {
         team: args.team.clone(),
@@ -22,9 +31,11 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         workspace,
         model,
         max_tokens: args.agent.max_tokens,
-        policy: Policy::new(mode, rules),
+        policy,
         mode: TeammateMode::InProcess,
         exe: None,
+        settings_arg: args.agent.settings.clone(),
+        settings,
     };
     let team = Team::open(config, None)?;
     let spec = team.join(

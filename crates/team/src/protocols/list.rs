@@ -4,7 +4,7 @@
 use super::sweep::sweep;
 use super::Courier;
 use crate::render::age;
-use crate::runtime::TeamShared;
+use crate::shared::TeamShared;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -28,9 +28,9 @@ fn gist(r: &Request) -> String {
         .iter()
         .find_map(|k| r.payload.get(*k).and_then(Value::as_str))
         .unwrap_or("");
-    let mut line = crate::runtime::one_line(text);
+    let mut line = crate::shared::one_line(text);
     if let Some(answer) = r.response.as_ref().and_then(|a| a.reason.as_deref()) {
-        line.push_str(&format!(" — answer: {}", crate::runtime::one_line(answer)));
+        line.push_str(&format!(" — answer: {}", crate::shared::one_line(answer)));
     }
     line
 }

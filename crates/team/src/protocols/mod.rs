@@ -11,15 +11,16 @@ pub mod state;
 pub mod sweep;
 
 use crate::error::TeamError;
-use crate::member::MemberSpec;
-use crate::prompt::teammate_system;
-use crate::runtime::TeamShared;
+use crate::shared::TeamShared;
+use crate::spec::MemberSpec;
 use serde_json::Value;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use troupe_agent::transcript::now_ms;
-use troupe_agent::Agent;
+use troupe_agent::ToolGate;
 use troupe_protocol::{Envelope, MailKind, Request, RequestKind};
 use troupe_store::{FileStore, RequestStore, RosterStore};
+use troupe_tools::DynTool;
 
 pub use error::ProtocolError;
 pub use state::ProtocolState;
@@ -148,61 +149,54 @@ pub fn incarnation_ended(store: &FileStore, name: &str, epoch: u64) -> bool {
     }
 }
 
-/// Gives a teammate's agent its protocol tools and gates, and rewrites its system prompt to
-/// explain them (plan mode included). Called once the agent exists, because the shutdown
-/// answer needs the agent's own stop flag.
-pub fn install_teammate(
+/// Whether a teammate incarnation works in plan mode: `Some(approved)` when its roster entry
+/// requires a plan, `None` otherwise (or when the entry belongs to another incarnation).
+pub fn plan_state(store: &FileStore, spec: &MemberSpec) -> Result<Option<bool>, TeamError> {
+    let member = store.roster()?.get(&spec.name).cloned();
+    Ok(match member {
+        Some(m) if m.require_plan && m.epoch == spec.epoch => Some(m.plan_approved),
+        _ => None,
+    })
+}
+
+/// A teammate's protocol tools; `stop` is its agent's stop flag (an approved shutdown sets it).
+pub fn teammate_tools(
     shared: &Arc<TeamShared>,
     spec: &MemberSpec,
-    agent: &mut Agent,
-) -> Result<(), String> {
-    let stop = agent.stop_flag();
-    shared
-        .protocols
-        .register_agent(&spec.name, spec.epoch, stop.clone());
-    let tools = agent.tools_mut();
-    tools.register(Arc::new(shutdown::ShutdownResponse::new(
-        shared.clone(),
-        spec.epoch,
-        stop.clone(),
-    )));
-    tools.register(Arc::new(plan::SubmitPlan::new(shared.clone(), spec.epoch)));
-    agent.add_gate(Arc::new(shutdown::StopGate::new(
+    stop: &Arc<AtomicBool>,
+) -> Vec<DynTool> {
+    vec![
+        Arc::new(shutdown::ShutdownResponse::new(
+            shared.clone(),
+            spec.epoch,
+            stop.clone(),
+        )),
+        Arc::new(plan::SubmitPlan::new(shared.clone(), spec.epoch)),
+    ]
+}
+
+/// A teammate's protocol gates: the stop gate always, the plan gate in plan mode.
+pub fn teammate_gates(
+    shared: &Arc<TeamShared>,
+    spec: &MemberSpec,
+    stop: &Arc<AtomicBool>,
+    plan: Option<bool>,
+) -> Vec<Arc<dyn ToolGate>> {
+    let mut gates: Vec<Arc<dyn ToolGate>> = vec![Arc::new(shutdown::StopGate::new(
         shared.clone(),
         &spec.name,
         spec.epoch,
-        stop,
-    )));
-    let member = shared
-        .store
-        .roster()
-        .map_err(|e| e.to_string())?
-        .get(&spec.name)
-        .cloned();
-    let plan_state = match member {
-        Some(m) if m.require_plan && m.epoch == spec.epoch => {
-            let approved = m.plan_approved;
-            agent.add_gate(Arc::new(plan::PlanGate::new(
-                shared.clone(),
-                &spec.name,
-                spec.epoch,
-                approved,
-            )));
-            Some(approved)
-        }
-        _ => None,
-    };
-    let names: Vec<String> = agent
-        .tools()
-        .names()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    let mut system = teammate_system(shared, spec, &names);
-    system.push_str("\n\n");
-    system.push_str(&teammate_section(plan_state));
-    agent.set_system(system);
-    Ok(())
+        stop.clone(),
+    ))];
+    if let Some(approved) = plan {
+        gates.push(Arc::new(plan::PlanGate::new(
+            shared.clone(),
+            &spec.name,
+            spec.epoch,
+            approved,
+        )));
+    }
+    gates
 }
 
 /// The protocol part of a teammate's system prompt; `plan` is `Some(approved)` in plan mode.
@@ -245,12 +239,14 @@ review_permission{request_id, approve, reason}. The teammate waits for your answ
         .to_string()
 }
 
-/// Registers the lead's protocol tools.
-pub fn register_lead_tools(shared: &Arc<TeamShared>, tools: &mut troupe_tools::Registry) {
-    tools.register(Arc::new(shutdown::ShutdownRequest::new(shared.clone())));
-    tools.register(Arc::new(plan::ReviewPlan::new(shared.clone())));
-    tools.register(Arc::new(permission::ReviewPermission::new(shared.clone())));
-    tools.register(Arc::new(list::ListRequests::new(shared.clone())));
+/// The lead's protocol tools.
+pub fn lead_tools(shared: &Arc<TeamShared>) -> Vec<DynTool> {
+    vec![
+        Arc::new(shutdown::ShutdownRequest::new(shared.clone())),
+        Arc::new(plan::ReviewPlan::new(shared.clone())),
+        Arc::new(permission::ReviewPermission::new(shared.clone())),
+        Arc::new(list::ListRequests::new(shared.clone())),
+    ]
 }
 
 #[cfg(test)]

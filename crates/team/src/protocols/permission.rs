@@ -4,7 +4,8 @@
 //! the person at the REPL (`teammate_permissions: "user"`).
 
 use super::{load, mail_about, open_and_mail, ProtocolError, LEAD_EPOCH, PERMISSION_TTL_MS};
-use crate::runtime::{TeamShared, LEAD};
+use crate::shared::TeamShared;
+use crate::spec::LEAD;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -4,7 +4,8 @@
 //! restart; a rejection delivers the feedback and a revised plan opens a new request.
 
 use super::{load, mail_about, open_and_mail, Courier, ProtocolError, LEAD_EPOCH, PLAN_TTL_MS};
-use crate::runtime::{TeamShared, LEAD};
+use crate::shared::TeamShared;
+use crate::spec::LEAD;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;

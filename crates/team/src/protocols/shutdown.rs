@@ -4,7 +4,8 @@
 //! (roster `stopped`); the operator may force-stop at any time with `troupe team stop --force`.
 
 use super::{load, mail_about, open_and_mail, Courier, ProtocolError, SHUTDOWN_TTL_MS};
-use crate::runtime::{members_list, pid_alive, TeamShared, LEAD};
+use crate::shared::{members_list, pid_alive, TeamShared};
+use crate::spec::LEAD;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -4,7 +4,8 @@
 
 use super::{opener_epoch, Courier};
 use crate::error::TeamError;
-use crate::runtime::{TeamShared, LEAD};
+use crate::shared::TeamShared;
+use crate::spec::LEAD;
 use troupe_agent::transcript::now_ms;
 use troupe_protocol::{
     AgentStatus, Envelope, MailKind, Request, RequestKind, RequestStatus, Roster,

@@ -1,10 +1,58 @@
-//! Extension points the loop calls into: where inbox mail comes from, who answers permission
-//! questions, and gates that may refuse a tool call. The team crate implements these; the agent
-//! crate knows nothing of teams.
+//! Extension points the loop calls into: [`Extension`] — one registration on the
+//! [`AgentBuilder`](crate::AgentBuilder) contributing tools, system-prompt sections, a mail
+//! source and tool gates — and the pieces it hands over: where inbox mail comes from, who answers
+//! permission questions, gates that may refuse a tool call. The team crate implements these; the
+//! agent crate knows nothing of teams.
 
 use async_trait::async_trait;
 use serde_json::Value;
-use troupe_tools::Effect;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use troupe_tools::{DynTool, Effect};
+
+/// What an extension may know about the agent it is installed into.
+#[derive(Debug, Clone, Copy)]
+pub struct ExtensionContext<'a> {
+    /// The agent's name (`lead`, a teammate's name).
+    pub agent: &'a str,
+    /// The workspace root.
+    pub workspace: &'a Path,
+    /// The agent's stop flag: set it and the turn ends after the current round's tool calls.
+    pub stop: &'a Arc<AtomicBool>,
+}
+
+/// Something that extends every agent it is registered on: the team (lead or teammate side),
+/// and later hooks, MCP servers, skills, memory, compaction, background work and cron.
+///
+/// The builder asks each registered extension once, in registration order, while it builds the
+/// agent: tools are added to the registry (a later tool of the same name replaces an earlier
+/// one), prompt sections are appended to the system prompt, gates run before permissions on
+/// every call, and every inbox is drained into the conversation before each model call.
+pub trait Extension: Send + Sync {
+    /// A short name for logs and errors (`team-lead`, `mcp`).
+    fn name(&self) -> &str;
+
+    /// Tools the agent gains.
+    fn tools(&self, _cx: &ExtensionContext<'_>) -> Vec<DynTool> {
+        Vec::new()
+    }
+
+    /// Sections appended to the system prompt, after the project memory.
+    fn prompt_sections(&self, _cx: &ExtensionContext<'_>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Gates consulted before the permission policy on every tool call.
+    fn gates(&self, _cx: &ExtensionContext<'_>) -> Vec<Arc<dyn ToolGate>> {
+        Vec::new()
+    }
+
+    /// Mail injected into the conversation before every model call.
+    fn inbox(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn InboxSource>> {
+        None
+    }
+}
 
 /// One piece of mail ready to be injected into a conversation.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,224 @@
+//! [`AgentBuilder`]: the one way an agent is made — lead, teammate, later subagents — from the
+//! effective settings, the permission policy, a tool set, an identity and the extensions that
+//! add tools, prompt sections, mail and gates. The system prompt is assembled here, once.
+
+use crate::effective_policy::{effective_policy, PermissionFlags, PolicyError};
+use crate::extension::{Approver, Extension, ExtensionContext, RefuseApprover};
+use crate::permissions::Policy;
+use crate::prompt::{system_prompt, today, PromptContext};
+use crate::transcript::TranscriptError;
+use crate::turn::{Agent, AgentConfig};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use troupe_model::Model;
+use troupe_settings::Settings;
+use troupe_tools::{Registry, ToolContext, Workspace};
+
+/// The identity line of an agent not given another (the lead's).
+pub const DEFAULT_IDENTITY: &str = "You are troupe, a coding agent working in the user's repository. You have tools to read, search, edit files and run commands.";
+
+/// The output token limit per model call when none is given.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// Why an agent could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The permission policy derived from the settings is invalid.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The transcript could not be opened or repaired.
+    #[error(transparent)]
+    Transcript(#[from] TranscriptError),
+}
+
+/// Collects everything an agent is made of; [`AgentBuilder::build`] makes it.
+pub struct AgentBuilder {
+    name: String,
+    workspace: Arc<Workspace>,
+    model: Arc<dyn Model>,
+    model_name: String,
+    identity: String,
+    home: Option<PathBuf>,
+    date: Option<String>,
+    max_tokens: u32,
+    max_rounds: Option<u32>,
+    settings: Arc<Settings>,
+    policy: Option<Policy>,
+    approver: Arc<dyn Approver>,
+    tools: Registry,
+    extensions: Vec<Arc<dyn Extension>>,
+    transcript: Option<PathBuf>,
+    stop: Arc<AtomicBool>,
+}
+
+impl AgentBuilder {
+    /// Starts an agent named `name` working in `workspace` on `model` (sent as `model_name`),
+    /// with the built-in tools, default settings, a policy from those settings and an approver
+    /// that refuses what the policy would ask about.
+    pub fn new(
+        name: impl Into<String>,
+        workspace: Arc<Workspace>,
+        model: Arc<dyn Model>,
+        model_name: impl Into<String>,
+    ) -> AgentBuilder {
+        AgentBuilder {
+            name: name.into(),
+            workspace,
+            model,
+            model_name: model_name.into(),
+            identity: DEFAULT_IDENTITY.to_string(),
+            home: None,
+            date: None,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            max_rounds: None,
+            settings: Arc::new(Settings::default()),
+            policy: None,
+            approver: Arc::new(RefuseApprover),
+            tools: Registry::with_builtins(),
+            extensions: Vec::new(),
+            transcript: None,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The first line of the system prompt: who the agent is.
+    pub fn identity(mut self, identity: impl Into<String>) -> Self {
+        self.identity = identity.into();
+        self
+    }
+
+    /// The user's home directory, for `~/.troupe/AGENTS.md` (none: no user memory).
+    pub fn home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
+    }
+
+    /// The date the prompt states (default: today, UTC); fixed in tests.
+    pub fn date(mut self, date: impl Into<String>) -> Self {
+        self.date = Some(date.into());
+        self
+    }
+
+    /// Output token limit per model call.
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Model calls allowed per turn; `None` for no limit.
+    pub fn max_rounds(mut self, max_rounds: Option<u32>) -> Self {
+        self.max_rounds = max_rounds;
+        self
+    }
+
+    /// The effective settings. Without an explicit [`policy`](Self::policy) the agent's
+    /// permissions are the settings' `permissions` block.
+    pub fn settings(mut self, settings: Arc<Settings>) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// The permission policy, when it is not the settings' own (command-line rules merged in:
+    /// see [`effective_policy`]).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Who answers when the policy says to ask.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// The base tool set (default: the built-in tools); extensions add to it.
+    pub fn tools(mut self, tools: Registry) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Registers an extension: its tools, prompt sections, gates and inbox join the agent.
+    pub fn extension(mut self, extension: Arc<dyn Extension>) -> Self {
+        self.extensions.push(extension);
+        self
+    }
+
+    /// Persists the conversation at `path`, restoring what it already holds.
+    pub fn transcript(mut self, path: impl Into<PathBuf>) -> Self {
+        self.transcript = Some(path.into());
+        self
+    }
+
+    /// The flag that will end the agent's turn after the current round: known before the agent
+    /// exists, so its owner can hold it from the start.
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    /// Makes the agent: asks every extension for its contributions, assembles the system
+    /// prompt, and attaches the transcript.
+    pub fn build(self) -> Result<Agent, BuildError> {
+        let policy = match self.policy {
+            Some(policy) => policy,
+            None => effective_policy(&self.settings.permissions, &PermissionFlags::default())?,
+        };
+        let cx = ExtensionContext {
+            agent: &self.name,
+            workspace: self.workspace.root(),
+            stop: &self.stop,
+        };
+        let mut tools = self.tools;
+        let mut sections = Vec::new();
+        let mut gates = Vec::new();
+        let mut inboxes = Vec::new();
+        for extension in &self.extensions {
+            for tool in extension.tools(&cx) {
+                tools.register(tool);
+            }
+            sections.extend(extension.prompt_sections(&cx));
+            gates.extend(extension.gates(&cx));
+            inboxes.extend(extension.inbox(&cx));
+        }
+        let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
+        let date = self.date.unwrap_or_else(today);
+        let system = system_prompt(&PromptContext {
+            identity: &self.identity,
+            workspace: self.workspace.root(),
+            date: &date,
+            tools: &tool_names,
+            extra: &sections,
+            home: self.home.as_deref(),
+        });
+        let ctx = ToolContext {
+            workspace: self.workspace,
+            agent: self.name.clone(),
+        };
+        // TODO(settings.env): set `self.settings.env` on tool processes once ToolContext carries
+        // an environment; the binary applies it to its own process meanwhile.
+        let config = AgentConfig {
+            name: self.name,
+            model: self.model_name,
+            max_tokens: self.max_tokens,
+            max_rounds: self.max_rounds,
+        };
+        let mut agent = Agent::from_parts(crate::turn::Parts {
+            config,
+            model: self.model,
+            system,
+            tools,
+            ctx,
+            policy,
+            approver: self.approver,
+            gates,
+            inboxes,
+            stop: self.stop,
+            settings: self.settings,
+            extensions: self.extensions,
+        });
+        if let Some(path) = self.transcript {
+            agent.attach_transcript(&path)?;
+        }
+        Ok(agent)
+    }
+}

@@ -1,0 +1,89 @@
+//! The types every part of the team shares — the lead's name, the team's settings, what a
+//! spawn asks for and who a member runs as — kept apart so no module needs the runtime for them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use troupe_agent::permissions::Policy;
+use troupe_model::ModelConfig;
+use troupe_settings::Settings;
+
+/// The lead's name on every team.
+pub const LEAD: &str = "lead";
+
+/// Where spawned teammates run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TeammateMode {
+    /// As tasks in the lead's process.
+    InProcess,
+    /// Each as its own `troupe teammate` process on the same store.
+    Process,
+}
+
+impl std::str::FromStr for TeammateMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "in-process" | "in_process" | "inprocess" | "thread" => Ok(TeammateMode::InProcess),
+            "process" => Ok(TeammateMode::Process),
+            other => Err(format!(
+                "unknown teammate mode '{other}' (use in-process or process)"
+            )),
+        }
+    }
+}
+
+/// Settings shared by every member of a team.
+#[derive(Clone)]
+pub struct TeamConfig {
+    /// Team name (`--team`).
+    pub team: String,
+    /// Workspace root.
+    pub workspace: PathBuf,
+    /// `<workspace>/.troupe`.
+    pub troupe_dir: PathBuf,
+    /// The lead's model; teammates use it unless spawned with another model name.
+    pub model: ModelConfig,
+    /// Output token limit per call.
+    pub max_tokens: u32,
+    /// Teammates' permission policy.
+    pub policy: Policy,
+    /// Where teammates run.
+    pub mode: TeammateMode,
+    /// The troupe binary, for process mode.
+    pub exe: Option<PathBuf>,
+    /// The effective settings every teammate is built from.
+    pub settings: Arc<Settings>,
+    /// The lead's `--settings` value, passed on to teammate processes so they read the same
+    /// settings.
+    pub settings_arg: Option<String>,
+}
+
+/// What `spawn_teammate` asks for.
+#[derive(Debug, Clone)]
+pub struct SpawnRequest {
+    /// Unique name.
+    pub name: String,
+    /// Role, e.g. coder, tester.
+    pub role: String,
+    /// First instructions.
+    pub prompt: String,
+    /// Model name, if not the lead's.
+    pub model: Option<String>,
+    /// Start in plan mode: mutating tools are refused until the lead approves a plan.
+    pub require_plan: bool,
+}
+
+/// Who to run.
+#[derive(Debug, Clone)]
+pub struct MemberSpec {
+    /// Name.
+    pub name: String,
+    /// Role.
+    pub role: String,
+    /// Incarnation.
+    pub epoch: u64,
+    /// First instructions; `None` when resuming from a transcript.
+    pub prompt: Option<String>,
+    /// Model name, if not the lead's.
+    pub model: Option<String>,
+}
