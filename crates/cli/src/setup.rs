@@ -10,7 +10,7 @@ use troupe_agent::prompt::{system_prompt, today, PromptContext};
 use troupe_agent::session::{find_session, latest_session, new_session_id, session_path};
 use troupe_agent::{Agent, AgentConfig, Approver};
 use troupe_model::{ModelConfig, Provider};
-use troupe_store::{acquire_lease, Lease, StoreError};
+use troupe_store::{Lease, StoreError};
 use troupe_team::inbox::MailboxInbox;
 use troupe_team::prompt::lead_section;
 use troupe_team::protocols::{self, permission::Answerer};
@@ -92,7 +92,7 @@ pub fn model_config(args: &AgentArgs) -> Result<ModelConfig> {
 
 /// Takes the lead's lease on its team, or explains who already leads it.
 fn lead_lease(team: &Team) -> Result<Lease> {
-    match acquire_lease(team.shared().store.dir(), LEAD) {
+    match team.shared().store.acquire_lease(LEAD) {
         Ok(lease) => Ok(lease),
         Err(StoreError::LeaseHeld { holder, path, .. }) => {
             let who = holder.map_or_else(|| "it is just starting".to_string(), |h| h.to_string());
@@ -169,6 +169,8 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             mode: teammate_mode,
             exe: None,
         },
+        troupe_store::file::open(&troupe_dir, &args.team)
+            .with_context(|| format!("opening team '{}'", args.team))?,
         notices,
     )
     .with_context(|| format!("opening team '{}'", args.team))?;

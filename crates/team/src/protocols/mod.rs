@@ -19,7 +19,7 @@ use std::sync::Arc;
 use troupe_agent::transcript::now_ms;
 use troupe_agent::Agent;
 use troupe_protocol::{Envelope, MailKind, Request, RequestKind};
-use troupe_store::{FileStore, RequestStore, RosterStore};
+use troupe_store::TeamStore;
 
 pub use error::ProtocolError;
 pub use state::ProtocolState;
@@ -37,14 +37,14 @@ pub const LEAD_EPOCH: u64 = 0;
 /// the `troupe team` subcommands run from another terminal.
 pub trait Courier: Send + Sync {
     /// The team's store.
-    fn store(&self) -> &FileStore;
+    fn store(&self) -> &dyn TeamStore;
     /// Sends one envelope (the recipient must be on the roster, or the lead).
     fn deliver(&self, env: Envelope) -> Result<(), TeamError>;
 }
 
 impl Courier for TeamShared {
-    fn store(&self) -> &FileStore {
-        &self.store
+    fn store(&self) -> &dyn TeamStore {
+        &*self.store
     }
     fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
         self.send(env).map(|_| ())
@@ -52,10 +52,10 @@ impl Courier for TeamShared {
 }
 
 /// A courier over the bare store, for a process that is not running the team.
-pub struct StoreCourier<'a>(pub &'a FileStore);
+pub struct StoreCourier<'a>(pub &'a dyn TeamStore);
 
 impl Courier for StoreCourier<'_> {
-    fn store(&self) -> &FileStore {
+    fn store(&self) -> &dyn TeamStore {
         self.0
     }
     fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
@@ -110,7 +110,7 @@ pub fn mail_about(
 
 /// Loads a request and checks it belongs to the protocol the tool serves.
 pub fn load(
-    store: &FileStore,
+    store: &dyn TeamStore,
     id: &str,
     expected: RequestKind,
     tool: &'static str,
@@ -137,7 +137,7 @@ pub fn opener_epoch(request: &Request) -> Option<u64> {
 }
 
 /// True when this incarnation of a teammate is gone: off the roster, respawned, or ended.
-pub fn incarnation_ended(store: &FileStore, name: &str, epoch: u64) -> bool {
+pub fn incarnation_ended(store: &dyn TeamStore, name: &str, epoch: u64) -> bool {
     match store.roster() {
         Ok(roster) => match roster.get(name) {
             Some(m) => m.epoch != epoch || m.status.is_ended(),
