@@ -14,6 +14,9 @@ pub mod shared;
 pub mod tools;
 pub mod wake;
 
+#[cfg(test)]
+mod lifecycle_tests;
+
 pub use error::TeamError;
 pub use notice::{Notice, NoticeSink};
 pub use runtime::{Team, TeamConfig, TeammateMode, LEAD};
