@@ -17,6 +17,9 @@ use troupe_agent::{Agent, AgentError, AgentEvent, RefuseApprover, TurnEnd};
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, NoticeSink, SettleState, Team, LEAD};
 
+/// How long exit waits for in-process teammates to finish their round before aborting them.
+pub const STOP_LIMIT: Duration = Duration::from_secs(30);
+
 /// The prompt from the argument, else from stdin.
 fn read_prompt(cli: &Cli) -> Result<String> {
     if let Some(p) = &cli.prompt {
@@ -191,7 +194,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         timeout,
         &mut observe,
     ));
-    lead.team.stop_all();
+    runtime.block_on(lead.team.stop_all(STOP_LIMIT));
     let (subtype, result, num_turns) = match outcome {
         Ok(p) if p.end == TurnEnd::MaxTurns => (
             Subtype::ErrorMaxTurns,

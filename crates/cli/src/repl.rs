@@ -12,7 +12,6 @@ use anyhow::{Context, Result};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use troupe_agent::{Agent, AgentEvent, TurnEnd};
-use troupe_store::MailboxStore;
 use troupe_team::render::roster_table;
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, Team, LEAD};
@@ -65,7 +64,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         asks,
     };
     let result = runtime.block_on(repl_loop(&mut agent, &team, io, first, &model));
-    team.stop_all();
+    runtime.block_on(team.stop_all(crate::headless::STOP_LIMIT));
     result.map(|_| 0)
 }
 

@@ -10,7 +10,7 @@ use troupe_agent::session::{find_session, latest_session, new_session_id, sessio
 use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, PermissionFlags};
 use troupe_model::{ModelConfig, Provider};
 use troupe_settings::Settings;
-use troupe_store::{acquire_lease, Lease, StoreError};
+use troupe_store::{Lease, StoreError};
 use troupe_team::protocols::permission::Answerer;
 use troupe_team::{LeadExtension, NoticeSink, Team, TeamConfig, TeammateMode, LEAD};
 use troupe_tools::Workspace;
@@ -76,7 +76,7 @@ pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig
 
 /// Takes the lead's lease on its team, or explains who already leads it.
 fn lead_lease(team: &Team) -> Result<Lease> {
-    match acquire_lease(team.shared().store.dir(), LEAD) {
+    match team.shared().store.acquire_lease(LEAD) {
         Ok(lease) => Ok(lease),
         Err(StoreError::LeaseHeld { holder, path, .. }) => {
             let who = holder.map_or_else(|| "it is just starting".to_string(), |h| h.to_string());
@@ -157,6 +157,8 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             settings: settings.clone(),
             settings_arg: args.agent.settings.clone(),
         },
+        troupe_store::file::open(&troupe_dir, &args.team)
+            .with_context(|| format!("opening team '{}'", args.team))?,
         notices,
     )
     .with_context(|| format!("opening team '{}'", args.team))?;

@@ -14,7 +14,7 @@ use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use troupe_protocol::{Request, RequestKind, RequestStatus};
-use troupe_store::{FileStore, RequestFilter, RequestStore};
+use troupe_store::RequestFilter;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
 #[test]
@@ -121,7 +121,7 @@ fn charlie_plan_approved_then_his_change_is_on_disk() {
 fn wait_for_pending_plan(ws: &Path) -> Request {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if let Ok(s) = FileStore::open(&ws.join(".troupe"), "default") {
+        if let Ok(s) = troupe_store::file::open(&ws.join(".troupe"), "default") {
             let pending = s
                 .list_requests(&RequestFilter {
                     status: Some(RequestStatus::Pending),

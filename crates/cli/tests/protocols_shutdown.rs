@@ -14,7 +14,6 @@ use protocol_support::{
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use troupe_protocol::{AgentStatus, RequestKind, RequestStatus};
-use troupe_store::EventLog;
 use troupe_testkit::{FakeServer, Fault, Reply, Step, TempWorkspace, Wire};
 
 #[test]
@@ -71,7 +70,10 @@ fn alice_approves_shutdown_and_her_loop_ends() {
             && m.request_id.as_deref() == Some(r.id.as_str())
             && m.body.contains("approved")));
     // Every transition is an event.
-    let events = store(ws.path()).read_events(0).unwrap().events;
+    let events = store(ws.path())
+        .read_events(troupe_store::EventCursor::START)
+        .unwrap()
+        .events;
     let kinds: Vec<String> = events
         .iter()
         .filter(|e| e.detail.contains(&r.id))

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use troupe_protocol::{Envelope, MailKind};
-use troupe_store::{FileStore, MailboxStore};
+use troupe_store::file::open as open_store;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
 const WRITER_VAR: &str = "TROUPE_TEST_MAIL_WRITER";
@@ -22,7 +22,7 @@ fn mail_writer_process() {
     };
     let parts: Vec<&str> = spec.split('|').collect();
     let (dir, writer, count) = (parts[0], parts[1], parts[2].parse::<usize>().unwrap());
-    let store = FileStore::open(&Path::new(dir).join(".troupe"), "default").unwrap();
+    let store = open_store(&Path::new(dir).join(".troupe"), "default").unwrap();
     for k in 0..count {
         let env = Envelope::new(
             MailKind::Message,
@@ -171,7 +171,7 @@ fn sigkill_of_the_consuming_teammate_loses_and_duplicates_nothing() {
         (2000, 2000),
         "nothing lost, nothing delivered twice"
     );
-    let store = FileStore::open(&ws.path().join(".troupe"), "default").unwrap();
+    let store = open_store(&ws.path().join(".troupe"), "default").unwrap();
     assert!(
         store.peek("sink").unwrap().messages.is_empty(),
         "the inbox is drained"

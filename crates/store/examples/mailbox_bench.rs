@@ -9,7 +9,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use troupe_protocol::{Envelope, MailKind};
-use troupe_store::{Durability, FileStore, MailboxStore, StoreError};
+use troupe_store::file::FileStore;
+use troupe_store::{Durability, MailboxStore, StoreError};
 
 struct Outcome {
     secs: f64,
@@ -24,7 +25,7 @@ fn run(
     chunk: usize,
 ) -> Result<Outcome, StoreError> {
     let store = FileStore::open_with(root, team, durability)?;
-    let wake = store.wake_listener("sink")?;
+    let wake = store.wake_socket("sink")?;
     wake.set_read_timeout(Some(Duration::from_millis(50)))
         .map_err(|e| StoreError::Io {
             action: "configure",
@@ -66,7 +67,9 @@ fn run(
         for m in batch.messages {
             seen.insert(m.id);
         }
-        store.ack("sink", batch.end)?;
+        if let Some(token) = batch.ack {
+            store.ack("sink", token)?;
+        }
         batches += 1;
     }
     let secs = started.elapsed().as_secs_f64();

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use troupe_protocol::{Envelope, MailKind, Request, RequestKind};
-use troupe_store::{Durability, FileStore, MailboxStore, RequestStore, StoreError};
+use troupe_store::file::FileStore;
+use troupe_store::{Durability, MailboxStore, RequestStore, StoreError};
 
 const TEAMMATES: usize = 10;
 
@@ -43,7 +44,7 @@ fn teammate(
     opened: Arc<Mutex<HashMap<String, Instant>>>,
     root: &Path,
 ) -> Result<Vec<f64>, StoreError> {
-    let wake = store.wake_listener(&name)?;
+    let wake = store.wake_socket(&name)?;
     wake.set_read_timeout(Some(Duration::from_millis(20)))
         .map_err(io_err(root))?;
     let mut latencies = Vec::with_capacity(expected);
@@ -68,7 +69,9 @@ fn teammate(
                 latencies.push(started.elapsed().as_secs_f64() * 1000.0);
             }
         }
-        store.ack(&name, batch.end)?;
+        if let Some(token) = batch.ack {
+            store.ack(&name, token)?;
+        }
     }
     Ok(latencies)
 }

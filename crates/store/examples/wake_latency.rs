@@ -15,7 +15,8 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use troupe_protocol::{Envelope, MailKind};
-use troupe_store::{Durability, FileStore, MailboxStore};
+use troupe_store::file::FileStore;
+use troupe_store::{Durability, MailboxStore};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -54,7 +55,7 @@ fn parse_durability(s: &str) -> Result<Durability, BoxError> {
 /// mail and prints `sent_ns wake_ns fetched_ns acked_ns` per message, until a "stop" message.
 fn recipient(dir: &Path, team: &str, durability: Durability) -> Result<(), BoxError> {
     let store = FileStore::open_with(dir, team, durability)?;
-    let wake = store.wake_listener(RECIPIENT)?;
+    let wake = store.wake_socket(RECIPIENT)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     writeln!(out, "ready")?;
@@ -68,7 +69,9 @@ fn recipient(dir: &Path, team: &str, durability: Durability) -> Result<(), BoxEr
         if batch.is_empty() {
             continue; // a wake whose mail an earlier fetch already took
         }
-        store.ack(RECIPIENT, batch.end)?;
+        if let Some(token) = batch.ack {
+            store.ack(RECIPIENT, token)?;
+        }
         let acked = now_ns();
         for m in &batch.messages {
             if m.content == STOP {

@@ -1,20 +1,28 @@
 //! Team state that survives crashes and is shared between processes: the roster, mailboxes,
-//! protocol requests, transcripts and the event log. The traits here are what the team runtime
-//! uses; [`FileStore`] is the embedded default backend under `.troupe/teams/<team>/`.
+//! protocol requests, transcripts, the event log, presence and liveness. The traits here are
+//! what the team runtime uses, in backend-neutral terms (opaque ack tokens and event cursors,
+//! an async [`Watch`] for wake-ups, closure-based compare-and-set updates); the team holds an
+//! `Arc<dyn TeamStore>` and nothing else. [`file::open`] opens the embedded default backend
+//! under `.troupe/teams/<team>/`.
+//!
+//! The traits are synchronous: a backend may block (the file backend takes `flock`s and
+//! fsyncs). Async code reaches a store only through [`blocking`], which runs the work on
+//! tokio's blocking pool.
 
 pub mod error;
 pub mod file;
 pub mod live;
 
-use std::os::unix::net::UnixDatagram;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use async_trait::async_trait;
 use serde_json::Value;
 use troupe_protocol::{Envelope, Event, Request, RequestError, RequestKind, RequestStatus, Roster};
 
 pub use error::StoreError;
-pub use file::FileStore;
-pub use live::{acquire_lease, Lease, LeaseHolder};
+pub use live::{Lease, LeaseHolder};
 
 /// How hard the store works to make a write survive a power loss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -27,10 +35,47 @@ pub enum Durability {
     OsBuffered,
 }
 
+/// Acknowledges one fetched batch: opaque, meaningful only to the store that issued it (the
+/// file backend keeps a byte offset in it, a message broker would keep a sequence number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AckToken(u64);
+
+impl AckToken {
+    /// Wraps a backend's own position. Only backends call this.
+    pub fn from_backend(raw: u64) -> AckToken {
+        AckToken(raw)
+    }
+
+    /// The backend's own position. Only the backend that issued the token reads it.
+    pub fn backend_position(self) -> u64 {
+        self.0
+    }
+}
+
+/// Where to resume reading the event log: opaque, issued by the store that is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct EventCursor(u64);
+
+impl EventCursor {
+    /// The start of the log (read everything).
+    pub const START: EventCursor = EventCursor(0);
+
+    /// Wraps a backend's own position. Only backends call this.
+    pub fn from_backend(raw: u64) -> EventCursor {
+        EventCursor(raw)
+    }
+
+    /// The backend's own position. Only the backend that issued the cursor reads it.
+    pub fn backend_position(self) -> u64 {
+        self.0
+    }
+}
+
 /// A mailbox line that could not be parsed; it is skipped and reported, never fatal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CorruptLine {
-    /// Byte offset of the line in the mailbox log.
+    /// Where the line is, in the backend's terms (the byte offset in the file backend), for
+    /// people to find it.
     pub offset: u64,
     /// The line's text (lossy UTF-8, shortened when long).
     pub text: String,
@@ -43,11 +88,9 @@ pub struct CorruptLine {
 pub struct Batch {
     /// The messages, in log order.
     pub messages: Vec<Envelope>,
-    /// Offset the batch was read from (the cursor at the time).
-    pub start: u64,
-    /// Offset just after the last complete line read: pass it to `ack` once the messages are
-    /// persisted.
-    pub end: u64,
+    /// Pass it to `ack` once the messages are persisted; `None` when the batch read nothing
+    /// (no messages and no corrupt lines).
+    pub ack: Option<AckToken>,
     /// Lines that were skipped because they did not parse.
     pub corrupt: Vec<CorruptLine>,
 }
@@ -55,7 +98,7 @@ pub struct Batch {
 impl Batch {
     /// True when the batch holds nothing to ack (no messages and no corrupt lines).
     pub fn is_empty(&self) -> bool {
-        self.end == self.start
+        self.ack.is_none()
     }
 }
 
@@ -64,8 +107,8 @@ impl Batch {
 pub struct EventPage {
     /// The events, in log order.
     pub events: Vec<Event>,
-    /// Offset to read from next time.
-    pub next_offset: u64,
+    /// Where to read from next time.
+    pub next: EventCursor,
     /// How many lines were skipped because they did not parse.
     pub corrupt: usize,
 }
@@ -127,14 +170,27 @@ pub trait MailboxStore: Send + Sync {
     /// Like `fetch`, without recording anything (for inspection).
     fn peek(&self, agent: &str) -> Result<Batch, StoreError>;
 
-    /// Marks everything before `end` consumed; call only once the messages are persisted.
-    fn ack(&self, agent: &str, end: u64) -> Result<(), StoreError>;
+    /// Marks the batch `token` came with (and everything before it) consumed; call only once
+    /// the messages are persisted. A repeated ack is harmless.
+    fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError>;
 
-    /// Binds the agent's wake socket; each append to its mailbox sends it one datagram.
-    fn wake_listener(&self, agent: &str) -> Result<UnixDatagram, StoreError>;
+    /// Starts watching the agent's mailbox: the returned [`Watch`] resolves after each append
+    /// to it and each [`MailboxStore::notify`], from any process. One watcher per agent (a new
+    /// one replaces the old); create it before checking for mail, so no wake is missed. Must be
+    /// called inside a tokio runtime.
+    fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError>;
 
-    /// Wakes the agent without sending mail.
+    /// Wakes the agent's watcher without sending mail (a stop, an answered request).
     fn notify(&self, agent: &str) -> Result<(), StoreError>;
+}
+
+/// Wake-ups for one agent; see [`MailboxStore::watch`].
+#[async_trait]
+pub trait Watch: Send {
+    /// Resolves once something may have changed since the previous call (wake-ups that came
+    /// while nobody waited are kept, several coalesce into one). It may resolve spuriously:
+    /// callers re-check what they wait for.
+    async fn changed(&mut self);
 }
 
 /// The team's append-only event log.
@@ -142,14 +198,19 @@ pub trait EventLog: Send + Sync {
     /// Appends one event.
     fn record(&self, event: &Event) -> Result<(), StoreError>;
 
-    /// Reads the events from a byte offset (0 for all) up to the last complete line.
-    fn read_events(&self, from_offset: u64) -> Result<EventPage, StoreError>;
+    /// Reads the events after `from` ([`EventCursor::START`] for all) that are complete now.
+    fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError>;
 }
 
 /// Each teammate's conversation log, kept for resume.
 pub trait TranscriptStore: Send + Sync {
-    /// Where the agent's transcript lives.
-    fn transcript_path(&self, agent: &str) -> Result<PathBuf, StoreError>;
+    /// The local file the agent loop keeps this agent's transcript in. The agent crate's
+    /// transcript is a file today; a remote backend answers with a local cache file and syncs
+    /// it with `append_transcript`/`read_transcript`.
+    fn transcript_file(&self, agent: &str) -> Result<PathBuf, StoreError>;
+
+    /// True when the agent has a non-empty transcript (a rejoin continues it).
+    fn has_transcript(&self, agent: &str) -> Result<bool, StoreError>;
 
     /// Appends one entry (one JSON line) and syncs it.
     fn append_transcript(&self, agent: &str, entry: &Value) -> Result<(), StoreError>;
@@ -182,10 +243,57 @@ pub trait RequestStore: Send + Sync {
     fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError>;
 }
 
-/// Everything a team needs from its store, in one object-safe trait.
-pub trait TeamStore:
-    RosterStore + MailboxStore + EventLog + TranscriptStore + RequestStore
-{
+/// Volatile per-member state ("what it is doing now"): cheap to write, readable from other
+/// processes, never synced and never locked against the roster. Losing it in a crash loses
+/// nothing that matters.
+pub trait PresenceStore: Send + Sync {
+    /// Sets (or with `None` clears) what `agent` is doing.
+    fn set_doing(&self, agent: &str, doing: Option<&str>) -> Result<(), StoreError>;
+
+    /// What every member is doing right now, by name (members doing nothing are absent).
+    fn doing(&self) -> Result<BTreeMap<String, String>, StoreError>;
 }
 
-impl<T: RosterStore + MailboxStore + EventLog + TranscriptStore + RequestStore> TeamStore for T {}
+/// Liveness: an agent is alive while its process holds its lease.
+pub trait LivenessStore: Send + Sync {
+    /// Takes `agent`'s lease without waiting; while another live process holds it the answer
+    /// is [`StoreError::LeaseHeld`] naming that process. The lease ends when the returned
+    /// guard is dropped or the process ends, however it ends.
+    fn acquire_lease(&self, agent: &str) -> Result<Lease, StoreError>;
+}
+
+/// Everything a team needs from its store, in one object-safe trait.
+pub trait TeamStore:
+    RosterStore
+    + MailboxStore
+    + EventLog
+    + TranscriptStore
+    + RequestStore
+    + PresenceStore
+    + LivenessStore
+{
+    /// The team's name.
+    fn team(&self) -> &str;
+}
+
+/// A team store shared by every part of a running team.
+pub type SharedStore = Arc<dyn TeamStore>;
+
+/// Runs store work on tokio's blocking pool, so no lock wait or fsync stalls an async
+/// worker: the one way async code reaches a store. A panic in `f` is resumed here.
+pub async fn blocking<R, F>(store: &SharedStore, f: F) -> R
+where
+    R: Send + 'static,
+    F: FnOnce(&dyn TeamStore) -> R + Send + 'static,
+{
+    let store = store.clone();
+    match tokio::task::spawn_blocking(move || f(&*store)).await {
+        Ok(r) => r,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            // Cancelled only while the runtime shuts down, when nobody polls this any more:
+            // never resolving is the honest answer.
+            Err(_) => std::future::pending().await,
+        },
+    }
+}

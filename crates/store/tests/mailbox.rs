@@ -8,10 +8,25 @@ use std::path::Path;
 use std::time::Duration;
 
 use troupe_protocol::{Envelope, EventKind, MailKind};
-use troupe_store::{Durability, EventLog, FileStore, MailboxStore, StoreError};
+use troupe_store::{AckToken, Durability, EventCursor, SharedStore, StoreError};
 
-fn store(dir: &Path) -> FileStore {
-    FileStore::open_with(dir, "team", Durability::OsBuffered).unwrap_or_else(|e| panic!("{e}"))
+/// The file backend as the team sees it: a trait object (the conformance tests a second
+/// backend reuses go through nothing else).
+fn store(dir: &Path) -> SharedStore {
+    troupe_store::file::open_with(dir, "team", Durability::OsBuffered)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The token of a batch that read something.
+fn token(batch: &troupe_store::Batch) -> AckToken {
+    batch
+        .ack
+        .unwrap_or_else(|| panic!("the batch read nothing: {batch:?}"))
+}
+
+/// A file-backend ack token at a byte offset (for tests of the file format only).
+fn at(offset: u64) -> AckToken {
+    AckToken::from_backend(offset)
 }
 
 fn mail(to: &str, n: u64) -> Envelope {
@@ -42,7 +57,7 @@ fn fetch_without_ack_redelivers_and_ack_consumes() {
     // No ack: the same messages come again (at-least-once).
     let again = ok(s.fetch("alice"));
     assert_eq!(again, first);
-    ok(s.ack("alice", first.end));
+    ok(s.ack("alice", token(&first)));
     assert!(ok(s.fetch("alice")).messages.is_empty());
     // Other agents' mailboxes are separate.
     assert!(ok(s.fetch("bob")).messages.is_empty());
@@ -73,7 +88,7 @@ fn crashed_consumer_gets_the_same_messages_and_dedups_by_id() {
         .map(|m| m.content.clone())
         .collect();
     assert_eq!(new, ["m2", "m3"]);
-    ok(s.ack("alice", after.end));
+    ok(s.ack("alice", token(&after)));
 
     // A crash inside a full ack, after the cursor was reset to 0 but before the log was
     // truncated, re-delivers messages already processed; the consumer skips them by id.
@@ -84,7 +99,7 @@ fn crashed_consumer_gets_the_same_messages_and_dedups_by_id() {
     for m in &b.messages {
         processed.insert(m.id.clone());
     }
-    ok(s.ack("alice", first_line_end(dir.path())));
+    ok(s.ack("alice", at(first_line_end(dir.path()))));
     std::fs::write(dir.path().join("teams/team/inbox/alice.cursor"), "0")
         .unwrap_or_else(|e| panic!("{e}"));
     let replay = ok(s.fetch("alice"));
@@ -123,20 +138,20 @@ fn corrupt_line_is_skipped_reported_and_recorded() {
     // peek reports but records nothing.
     let peeked = ok(s.peek("alice"));
     assert_eq!(peeked.corrupt.len(), 1);
-    assert!(ok(s.read_events(0)).events.is_empty());
+    assert!(ok(s.read_events(EventCursor::START)).events.is_empty());
 
     let batch = ok(s.fetch("alice"));
     assert_eq!(contents(&batch), ["m0", "m1", "m2", "m3", "m4", "m5"]);
     assert_eq!(batch.corrupt.len(), 1);
     assert_eq!(batch.corrupt[0].offset, bad_offset);
     assert!(batch.corrupt[0].text.contains("not json"));
-    let events = ok(s.read_events(0)).events;
+    let events = ok(s.read_events(EventCursor::START)).events;
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].kind, EventKind::CorruptMail);
     assert_eq!(events[0].agent.as_deref(), Some("alice"));
     assert_eq!(events[0].data["offset"], bad_offset);
     // Acking past the corrupt line consumes it too.
-    ok(s.ack("alice", batch.end));
+    ok(s.ack("alice", token(&batch)));
     assert!(ok(s.fetch("alice")).corrupt.is_empty());
 }
 
@@ -161,10 +176,10 @@ fn a_message_torn_inside_a_character_is_skipped_and_later_mail_still_arrives() {
         "{:?}",
         batch.corrupt
     );
-    let events = ok(s.read_events(0)).events;
+    let events = ok(s.read_events(EventCursor::START)).events;
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].kind, EventKind::CorruptMail);
-    ok(s.ack("alice", batch.end));
+    ok(s.ack("alice", token(&batch)));
     assert!(ok(s.fetch("alice")).is_empty());
 }
 
@@ -179,7 +194,7 @@ fn full_consumption_truncates_partial_ack_does_not() {
     }
     // Ack only the first message: cursor moves, log stays.
     let mid = first_line_end(dir.path());
-    ok(s.ack("alice", mid));
+    ok(s.ack("alice", at(mid)));
     let full_len = len(&log);
     assert!(full_len > mid);
     let cursor = std::fs::read_to_string(dir.path().join("teams/team/inbox/alice.cursor"))
@@ -187,9 +202,9 @@ fn full_consumption_truncates_partial_ack_does_not() {
     assert_eq!(cursor, mid.to_string());
     let rest = ok(s.fetch("alice"));
     assert_eq!(contents(&rest), ["m1", "m2"]);
-    assert_eq!((rest.start, rest.end), (mid, full_len));
+    assert_eq!(rest.ack, Some(at(full_len)));
     // Ack the rest: log truncated, cursor back to 0.
-    ok(s.ack("alice", rest.end));
+    ok(s.ack("alice", token(&rest)));
     assert_eq!(len(&log), 0);
     let cursor = std::fs::read_to_string(dir.path().join("teams/team/inbox/alice.cursor"))
         .unwrap_or_default();
@@ -198,9 +213,8 @@ fn full_consumption_truncates_partial_ack_does_not() {
     ok(s.append(&mail("alice", 9)));
     let next = ok(s.fetch("alice"));
     assert_eq!(contents(&next), ["m9"]);
-    assert_eq!(next.start, 0);
     assert!(matches!(
-        s.ack("alice", rest.end),
+        s.ack("alice", token(&rest)),
         Err(StoreError::AckBeyondEnd { .. } | StoreError::AckNotLineEnd { .. })
     ));
     assert_eq!(contents(&ok(s.fetch("alice"))), ["m9"]);
@@ -213,11 +227,11 @@ fn misaligned_ack_is_refused() {
     ok(s.append(&mail("alice", 0)));
     let b = ok(s.fetch("alice"));
     assert!(matches!(
-        s.ack("alice", b.end - 1),
+        s.ack("alice", at(token(&b).backend_position() - 1)),
         Err(StoreError::AckNotLineEnd { .. })
     ));
     assert!(matches!(
-        s.ack("alice", b.end + 10),
+        s.ack("alice", at(token(&b).backend_position() + 10)),
         Err(StoreError::AckBeyondEnd { .. })
     ));
     assert_eq!(ok(s.fetch("alice")).messages.len(), 1);
@@ -232,8 +246,7 @@ fn cursor_past_end_reads_from_start() {
         .unwrap_or_else(|e| panic!("{e}"));
     let b = ok(s.fetch("alice"));
     assert_eq!(contents(&b), ["m0"]);
-    assert_eq!(b.start, 0);
-    ok(s.ack("alice", b.end));
+    ok(s.ack("alice", token(&b)));
     assert!(ok(s.fetch("alice")).messages.is_empty());
 }
 
@@ -282,54 +295,54 @@ fn unsafe_recipient_names_are_refused() {
     }
 }
 
-fn wait_for_wake(sock: &std::os::unix::net::UnixDatagram) -> usize {
-    // The timeout only keeps a broken build from hanging the suite; nothing asserts on time.
-    sock.set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut buf = [0u8; 8];
-    sock.recv(&mut buf).unwrap_or(0)
+/// Waits for the watch to fire; the bound only keeps a broken build from hanging the suite,
+/// nothing asserts on time.
+async fn wait_for_wake(watch: &mut Box<dyn troupe_store::Watch>) {
+    tokio::time::timeout(Duration::from_secs(10), watch.changed())
+        .await
+        .unwrap_or_else(|_| panic!("no wake-up came"));
 }
 
-#[test]
-fn append_and_notify_wake_the_listener() {
+#[tokio::test]
+async fn append_and_notify_wake_the_watcher() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());
-    let sock = ok(s.wake_listener("alice"));
+    let mut watch = ok(s.watch("alice"));
     ok(s.append(&mail("alice", 0)));
-    assert_eq!(wait_for_wake(&sock), 1);
+    wait_for_wake(&mut watch).await;
     ok(s.notify("alice"));
-    assert_eq!(wait_for_wake(&sock), 1);
-    // Mail for someone else does not wake alice.
-    ok(s.append(&mail("bob", 1)));
-    sock.set_nonblocking(true).unwrap_or_else(|e| panic!("{e}"));
-    let mut buf = [0u8; 8];
-    assert!(sock.recv(&mut buf).is_err());
-    // Rebinding replaces the stale socket file.
-    drop(sock);
-    let sock = ok(s.wake_listener("alice"));
+    wait_for_wake(&mut watch).await;
+    // Several appends while nobody waits coalesce into one wake, and none is lost.
+    ok(s.append(&mail("alice", 1)));
     ok(s.append(&mail("alice", 2)));
-    assert_eq!(wait_for_wake(&sock), 1);
+    wait_for_wake(&mut watch).await;
+    // Watching again replaces the stale watcher.
+    drop(watch);
+    let mut watch = ok(s.watch("alice"));
+    ok(s.append(&mail("alice", 3)));
+    wait_for_wake(&mut watch).await;
+    assert_eq!(ok(s.fetch("alice")).messages.len(), 4);
 }
 
-#[test]
-fn appending_without_listener_is_fine() {
+#[tokio::test]
+async fn appending_without_watcher_is_fine() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());
     // A socket file with nobody bound to it: the wake fails silently, the mail is stored.
-    let sock = ok(s.wake_listener("alice"));
-    drop(sock);
+    let watch = ok(s.watch("alice"));
+    drop(watch);
     ok(s.append(&mail("alice", 0)));
     assert_eq!(ok(s.fetch("alice")).messages.len(), 1);
 }
 
-#[test]
-fn wake_works_when_the_socket_path_is_too_long() {
+#[tokio::test]
+async fn wake_works_when_the_socket_path_is_too_long() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let deep = dir.path().join("x".repeat(60)).join("y".repeat(60));
     let s = store(&deep);
-    let sock = ok(s.wake_listener("alice"));
+    let mut watch = ok(s.watch("alice"));
     // A second handle (as in another process) finds the same fallback socket.
     let other = store(&deep);
     ok(other.append(&mail("alice", 0)));
-    assert_eq!(wait_for_wake(&sock), 1);
+    wait_for_wake(&mut watch).await;
 }

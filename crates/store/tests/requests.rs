@@ -4,10 +4,12 @@ use std::path::Path;
 
 use serde_json::json;
 use troupe_protocol::{EventKind, Request, RequestError, RequestKind, RequestStatus};
-use troupe_store::{Durability, EventLog, FileStore, RequestFilter, RequestStore, StoreError};
+use troupe_store::{Durability, EventCursor, RequestFilter, SharedStore, StoreError};
 
-fn store(dir: &Path) -> FileStore {
-    FileStore::open_with(dir, "team", Durability::OsBuffered).unwrap_or_else(|e| panic!("{e}"))
+/// The file backend as the team sees it: a trait object.
+fn store(dir: &Path) -> SharedStore {
+    troupe_store::file::open_with(dir, "team", Durability::OsBuffered)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn ok<T>(r: Result<T, StoreError>) -> T {
@@ -42,7 +44,7 @@ fn create_get_round_trip_and_duplicate_refused() {
         Err(StoreError::DuplicateRequest { .. })
     ));
     assert_eq!(ok(s.get_request("01NOPE")), None);
-    let events = ok(s.read_events(0)).events;
+    let events = ok(s.read_events(EventCursor::START)).events;
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].kind, EventKind::RequestOpened);
     assert_eq!(events[0].data["request_id"], r.id.as_str());
@@ -98,7 +100,11 @@ fn response_rules_are_enforced_and_persisted() {
         panic!("second response accepted")
     };
     assert!(err.to_string().contains("approved"), "{err}");
-    let kinds: Vec<_> = ok(s.read_events(0)).events.iter().map(|e| e.kind).collect();
+    let kinds: Vec<_> = ok(s.read_events(EventCursor::START))
+        .events
+        .iter()
+        .map(|e| e.kind)
+        .collect();
     assert_eq!(
         kinds,
         [EventKind::RequestOpened, EventKind::RequestResolved]
@@ -122,7 +128,10 @@ fn late_response_expires_the_stored_request() {
     let stored = ok(s.get_request(&r.id)).unwrap_or_else(|| panic!("missing"));
     assert_eq!(stored.status, RequestStatus::Expired);
     assert_eq!(stored.response, None);
-    let last = ok(s.read_events(0)).events.pop().map(|e| e.kind);
+    let last = ok(s.read_events(EventCursor::START))
+        .events
+        .pop()
+        .map(|e| e.kind);
     assert_eq!(last, Some(EventKind::RequestExpired));
 }
 
@@ -162,7 +171,7 @@ fn concurrent_responders_yield_exactly_one_resolution() {
     assert_eq!(stored.history.len(), 1);
     let winner = results.iter().find_map(|r| r.as_ref().ok());
     assert_eq!(winner, Some(&stored));
-    let resolved = ok(s.read_events(0))
+    let resolved = ok(s.read_events(EventCursor::START))
         .events
         .iter()
         .filter(|e| e.kind == EventKind::RequestResolved)

@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use serde_json::json;
 use troupe_protocol::{AgentStatus, Event, EventKind, Member};
-use troupe_store::{
-    Durability, EventLog, FileStore, RosterStore, StoreError, TeamStore, TranscriptStore,
-};
+use troupe_store::{Durability, EventCursor, SharedStore, StoreError, TeamStore};
 
-fn store(dir: &Path) -> FileStore {
-    FileStore::open_with(dir, "team", Durability::OsBuffered).unwrap_or_else(|e| panic!("{e}"))
+/// The file backend as the team sees it: a trait object.
+fn store(dir: &Path) -> SharedStore {
+    troupe_store::file::open_with(dir, "team", Durability::OsBuffered)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn ok<T>(r: Result<T, StoreError>) -> T {
@@ -88,7 +88,7 @@ fn events_read_from_offsets_and_count_corruption() {
         "spawned",
         1,
     )));
-    let first = ok(s.read_events(0));
+    let first = ok(s.read_events(EventCursor::START));
     assert_eq!(first.events.len(), 1);
     std::fs::OpenOptions::new()
         .append(true)
@@ -96,13 +96,13 @@ fn events_read_from_offsets_and_count_corruption() {
         .and_then(|mut f| std::io::Write::write_all(&mut f, b"garbage\n"))
         .unwrap_or_else(|e| panic!("{e}"));
     ok(s.record(&Event::new(EventKind::TeamSettled, None, "", 2)));
-    let rest = ok(s.read_events(first.next_offset));
+    let rest = ok(s.read_events(first.next));
     assert_eq!(rest.corrupt, 1);
     assert_eq!(
         rest.events.iter().map(|e| e.kind).collect::<Vec<_>>(),
         [EventKind::TeamSettled]
     );
-    assert!(ok(s.read_events(rest.next_offset)).events.is_empty());
+    assert!(ok(s.read_events(rest.next)).events.is_empty());
 }
 
 #[test]
@@ -110,7 +110,7 @@ fn transcripts_round_trip_skipping_corrupt_lines() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());
     ok(s.append_transcript("alice", &json!({"role": "user", "content": "hi"})));
-    let path = ok(s.transcript_path("alice"));
+    let path = ok(s.transcript_file("alice"));
     assert!(path.ends_with("teams/team/transcripts/alice.jsonl"));
     std::fs::OpenOptions::new()
         .append(true)
@@ -142,12 +142,12 @@ fn torn_multibyte_characters_do_not_stop_event_and_transcript_reads() {
         b"{\"ts\":2,\"kind\":\"team_settled\",\"text\":\"caf\xc3",
     );
     ok(s.record(&Event::new(EventKind::TeamSettled, None, "", 3)));
-    let page = ok(s.read_events(0));
+    let page = ok(s.read_events(EventCursor::START));
     assert_eq!(page.corrupt, 1);
     assert_eq!(page.events.len(), 2);
 
     ok(s.append_transcript("alice", &json!({"content": "café"})));
-    let path = ok(s.transcript_path("alice"));
+    let path = ok(s.transcript_file("alice"));
     append_raw(&path, b"{\"content\":\"caf\xc3");
     // The torn last line is skipped on read; the next append starts a line of its own.
     let read = ok(s.read_transcript("alice"));
@@ -161,16 +161,74 @@ fn torn_multibyte_characters_do_not_stop_event_and_transcript_reads() {
 #[test]
 fn store_is_usable_as_a_trait_object() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let s: Arc<dyn TeamStore> = Arc::new(store(dir.path()));
+    let s: Arc<dyn TeamStore> = store(dir.path());
+    assert_eq!(s.team(), "team");
     ok(s.record(&Event::new(EventKind::TurnStarted, Some("lead"), "", 1)));
-    assert_eq!(ok(s.read_events(0)).events.len(), 1);
+    assert_eq!(ok(s.read_events(EventCursor::START)).events.len(), 1);
+}
+
+#[test]
+fn presence_is_per_member_and_cleared_by_none() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    assert!(ok(s.doing()).is_empty());
+    ok(s.set_doing("alice", Some("bash: cargo test")));
+    ok(s.set_doing("bob", Some("read_file: a.rs")));
+    ok(s.set_doing("alice", Some("edit_file: b.rs")));
+    // Another handle (as another process) sees the same.
+    let other = store(dir.path());
+    let doing = ok(other.doing());
+    assert_eq!(
+        doing.get("alice").map(String::as_str),
+        Some("edit_file: b.rs")
+    );
+    assert_eq!(
+        doing.get("bob").map(String::as_str),
+        Some("read_file: a.rs")
+    );
+    ok(s.set_doing("alice", None));
+    ok(s.set_doing("alice", None)); // clearing twice is harmless
+    assert_eq!(ok(other.doing()).keys().collect::<Vec<_>>(), ["bob"]);
+    // Presence never touches the roster.
+    assert!(ok(s.roster()).members.is_empty());
+    assert!(matches!(
+        s.set_doing("../x", Some("x")),
+        Err(StoreError::BadName { .. })
+    ));
+}
+
+#[test]
+fn a_lease_is_exclusive_until_dropped() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    let lease = ok(s.acquire_lease("lead"));
+    assert_eq!(lease.holder().pid, std::process::id());
+    match store(dir.path()).acquire_lease("lead") {
+        Err(StoreError::LeaseHeld { agent, holder, .. }) => {
+            assert_eq!(agent, "lead");
+            assert_eq!(holder.as_ref(), Some(lease.holder()));
+        }
+        other => panic!("expected the lease to be held: {other:?}"),
+    }
+    drop(lease);
+    assert!(s.acquire_lease("lead").is_ok());
+}
+
+#[test]
+fn has_transcript_only_after_an_entry() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    assert!(!ok(s.has_transcript("alice")));
+    ok(s.append_transcript("alice", &json!({"content": "hi"})));
+    assert!(ok(s.has_transcript("alice")));
+    assert!(!ok(s.has_transcript("bob")));
 }
 
 #[test]
 fn bad_team_name_is_refused() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(
-        FileStore::open(dir.path(), "../evil"),
+        troupe_store::file::open(dir.path(), "../evil").map(|_| ()),
         Err(StoreError::BadName { what: "team", .. })
     ));
 }

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use troupe_protocol::{Envelope, MailKind};
-use troupe_store::{FileStore, MailboxStore, StoreError};
+use troupe_store::StoreError;
 
 const CHILD_ENV: &str = "TROUPE_STORE_CHILD";
 const DIR_ENV: &str = "TROUPE_STORE_DIR";
@@ -43,7 +43,7 @@ fn child_entry() {
     let (Ok(mode), Ok(dir)) = (std::env::var(CHILD_ENV), std::env::var(DIR_ENV)) else {
         return;
     };
-    let store = ok(FileStore::open(Path::new(&dir), "stress"));
+    let store = ok(troupe_store::file::open(Path::new(&dir), "stress"));
     if let Some(w) = mode.strip_prefix("writer:") {
         for i in 0..PER_WRITER {
             let env = Envelope::new(
@@ -68,10 +68,15 @@ fn child_entry() {
 #[test]
 fn four_writer_processes_lose_and_duplicate_nothing() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = ok(FileStore::open(dir.path(), "stress"));
-    let wake = ok(store.wake_listener("sink"));
-    wake.set_read_timeout(Some(Duration::from_millis(200)))
+    let store = ok(troupe_store::file::open(dir.path(), "stress"));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
         .unwrap_or_else(|e| panic!("{e}"));
+    let mut wake = {
+        let _entered = runtime.enter();
+        ok(store.watch("sink"))
+    };
     let mut writers: Vec<Child> = (0..WRITERS)
         .map(|w| spawn_child(&format!("writer:{w}"), dir.path()))
         .collect();
@@ -103,14 +108,18 @@ fn four_writer_processes_lose_and_duplicate_nothing() {
         }
         if !batch.is_empty() {
             // The consumer acks concurrently with the writers, truncating when caught up.
-            ok(store.ack("sink", batch.end));
+            if let Some(token) = batch.ack {
+                ok(store.ack("sink", token));
+            }
             continue;
         }
         if running == 0 {
             break; // every writer exited and the log is drained
         }
-        let mut buf = [0u8; 16];
-        let _ = wake.recv(&mut buf); // woken by an append, or re-check after the timeout
+        // Woken by an append, or re-check after the bound (a writer's exit sends no wake).
+        let _ = runtime.block_on(async {
+            tokio::time::timeout(Duration::from_millis(200), wake.changed()).await
+        });
         running = 0;
         for w in &mut writers {
             match w.try_wait() {
@@ -131,7 +140,7 @@ fn four_writer_processes_lose_and_duplicate_nothing() {
 #[test]
 fn consumer_killed_between_fetch_and_ack_gets_the_same_messages() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = ok(FileStore::open(dir.path(), "stress"));
+    let store = ok(troupe_store::file::open(dir.path(), "stress"));
     let mut sent = Vec::new();
     for n in 0..5 {
         let env = Envelope::new(MailKind::Message, "lead", "sink", format!("m{n}"), n);

@@ -61,7 +61,7 @@ pub struct TeammateExtension {
 impl TeammateExtension {
     /// The extension for the teammate incarnation `spec`; reads its plan mode from the roster.
     pub fn new(shared: Arc<TeamShared>, spec: MemberSpec) -> Result<TeammateExtension, TeamError> {
-        let plan = protocols::plan_state(&shared.store, &spec)?;
+        let plan = protocols::plan_state(shared.store.as_ref(), &spec)?;
         Ok(TeammateExtension { shared, spec, plan })
     }
 }

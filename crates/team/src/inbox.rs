@@ -1,10 +1,11 @@
 //! A teammate's (or the lead's) mailbox as the agent loop's mail source, and how mail reads
 //! to a model.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::Mutex;
 use troupe_agent::{InboxSource, MailBatch, MailItem};
 use troupe_protocol::{Envelope, MailKind};
-use troupe_store::{FileStore, MailboxStore};
+use troupe_store::{AckToken, SharedStore};
 
 /// How one envelope reads inside an `<inbox>` block.
 pub fn render_mail(env: &Envelope) -> String {
@@ -35,16 +36,20 @@ pub fn render_mail(env: &Envelope) -> String {
 
 /// The mail source of one agent: fetches from its mailbox, acknowledges after persistence.
 pub struct MailboxInbox {
-    store: Arc<FileStore>,
+    store: SharedStore,
     agent: String,
+    /// The store's opaque tokens of fetched, unacked batches, by the number the agent loop
+    /// carries in `MailBatch::ack_token`.
+    tokens: Mutex<(u64, HashMap<u64, AckToken>)>,
 }
 
 impl MailboxInbox {
     /// The mailbox of `agent` in `store`.
-    pub fn new(store: Arc<FileStore>, agent: &str) -> MailboxInbox {
+    pub fn new(store: SharedStore, agent: &str) -> MailboxInbox {
         MailboxInbox {
             store,
             agent: agent.to_string(),
+            tokens: Mutex::new((0, HashMap::new())),
         }
     }
 }
@@ -52,7 +57,6 @@ impl MailboxInbox {
 impl InboxSource for MailboxInbox {
     fn fetch(&self) -> Result<MailBatch, String> {
         let batch = self.store.fetch(&self.agent).map_err(|e| e.to_string())?;
-        let read_anything = !batch.is_empty();
         let items = batch
             .messages
             .iter()
@@ -61,15 +65,36 @@ impl InboxSource for MailboxInbox {
                 text: render_mail(env),
             })
             .collect();
-        Ok(MailBatch {
-            items,
-            ack_token: read_anything.then_some(batch.end),
-        })
+        let ack_token = match batch.ack {
+            Some(token) => {
+                let mut tokens = self.tokens.lock().map_err(|e| e.to_string())?;
+                tokens.0 += 1;
+                let key = tokens.0;
+                tokens.1.insert(key, token);
+                Some(key)
+            }
+            None => None,
+        };
+        Ok(MailBatch { items, ack_token })
     }
 
     fn ack(&self, batch: &MailBatch) -> Result<(), String> {
-        match batch.ack_token {
-            Some(end) => self.store.ack(&self.agent, end).map_err(|e| e.to_string()),
+        let Some(key) = batch.ack_token else {
+            return Ok(());
+        };
+        let token = {
+            let mut tokens = self.tokens.lock().map_err(|e| e.to_string())?;
+            // A later batch covers everything before it: drop the older tokens with this one.
+            let token = tokens.1.get(&key).copied();
+            tokens.1.retain(|k, _| *k > key);
+            token
+        };
+        match token {
+            Some(token) => self
+                .store
+                .ack(&self.agent, token)
+                .map_err(|e| e.to_string()),
+            // Already acknowledged (with a later batch): a repeated ack is harmless.
             None => Ok(()),
         }
     }

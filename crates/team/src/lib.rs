@@ -16,6 +16,9 @@ pub mod spec;
 pub mod tools;
 pub mod wake;
 
+#[cfg(test)]
+mod lifecycle_tests;
+
 pub use error::TeamError;
 pub use extension::{LeadExtension, TeammateExtension};
 pub use notice::{Notice, NoticeSink};

@@ -7,33 +7,35 @@ use crate::prompt::teammate_identity;
 use crate::protocols::permission::EscalatingApprover;
 use crate::shared::TeamShared;
 use crate::spec::{MemberSpec, LEAD};
-use crate::wake::WakeListener;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::wake::{SharedWake, WakeListener};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 use troupe_agent::{Agent, AgentBuilder, AgentEvent, TurnEnd};
 use troupe_model::ModelConfig;
 use troupe_protocol::{AgentStatus, EventKind, MailKind};
-use troupe_store::{MailboxStore, RosterStore, TranscriptStore};
 use troupe_tools::Workspace;
 
 /// Model calls one work phase may make before it is cut off (a runaway guard).
 const MAX_ROUNDS_PER_PHASE: u32 = 200;
 
-/// Starts a member as a task with a supervisor that turns a panic into `failed` and tells the lead.
-pub fn spawn_task(shared: Arc<TeamShared>, spec: MemberSpec, stop: Arc<AtomicBool>) {
-    tokio::spawn(async move {
-        let name = spec.name.clone();
-        let epoch = spec.epoch;
-        let task = tokio::spawn(run(shared.clone(), spec, stop));
-        let failure = match task.await {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(e),
-            Err(join) => Some(format!("its task panicked: {join}")),
-        };
-        if let Some(reason) = failure {
-            fail(&shared, &name, epoch, &reason);
-        }
-    });
+/// Runs a member under a supervisor that turns a failure or a panic into `failed` and tells
+/// the lead; the runtime spawns this into its task set. The member ends at a round boundary
+/// once `cancel` fires.
+pub async fn supervise(shared: Arc<TeamShared>, spec: MemberSpec, cancel: CancellationToken) {
+    let name = spec.name.clone();
+    let epoch = spec.epoch;
+    let task = tokio::spawn(run(shared.clone(), spec, cancel));
+    let failure = match task.await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e),
+        Err(join) => Some(format!("its task panicked: {join}")),
+    };
+    if let Some(reason) = failure {
+        let (n, r) = (name.clone(), reason);
+        shared.offload(move |s| fail(s, &n, epoch, &r)).await;
+    }
+    shared.forget_running(&name, epoch);
 }
 
 /// Marks a member failed and tells the lead; the rest of the team keeps working.
@@ -77,7 +79,7 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
     };
     let transcript = shared
         .store
-        .transcript_path(&spec.name)
+        .transcript_file(&spec.name)
         .map_err(|e| e.to_string())?;
     let extension =
         TeammateExtension::new(shared.clone(), spec.clone()).map_err(|e| e.to_string())?;
@@ -105,92 +107,188 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
     Ok(agent)
 }
 
-/// The member's loop. Returns `Err` with a reason when it fails.
+/// Where a member is in its life; the loop in [`run`] moves it from phase to phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    /// Running a turn, with the mail or prompt it starts from.
+    Working(Option<String>),
+    /// Between turns, waiting for mail.
+    Idle,
+    /// Done: the loop returns.
+    Ended(Ending),
+}
+
+/// How a member's loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// This process is exiting (`stop_all`): not a shutdown, the member stays on the roster
+    /// idle and `--continue` respawns it.
+    ProcessExit,
+    /// It approved a shutdown request and finished its round.
+    Shutdown,
+    /// It was force-stopped or replaced by a newer incarnation.
+    Stopped,
+}
+
+/// The member's loop: [`Phase`] by phase until it ends. Returns `Err` with a reason when it
+/// fails. Every store access runs off the async workers (`TeamShared::offload`).
 pub async fn run(
     shared: Arc<TeamShared>,
     spec: MemberSpec,
-    stop: Arc<AtomicBool>,
+    cancel: CancellationToken,
 ) -> Result<(), String> {
     // Listen before anything else, so no wake sent after this point is missed.
-    let mut wake = WakeListener::bind(&shared.store, &spec.name).map_err(|e| e.to_string())?;
-    let mut agent = build_agent(&shared, &spec)?;
-    let stop_flag = agent.stop_flag();
-    let mut input = spec.prompt.clone();
-    loop {
-        shared.set_status(&spec.name, spec.epoch, AgentStatus::Working, "");
-        let name = spec.name.clone();
+    let wake: SharedWake = Arc::new(tokio::sync::Mutex::new(
+        WakeListener::bind(&shared.store, &spec.name).map_err(|e| e.to_string())?,
+    ));
+    shared.register_wake(&spec.name, wake.clone());
+    let result = phases(&shared, &spec, &cancel, &wake).await;
+    shared.forget_wake(&spec.name);
+    result
+}
+
+async fn phases(
+    shared: &Arc<TeamShared>,
+    spec: &MemberSpec,
+    cancel: &CancellationToken,
+    wake: &SharedWake,
+) -> Result<(), String> {
+    let mut agent = {
+        let spec = spec.clone();
         let sh = shared.clone();
-        let mut observe = move |event: AgentEvent<'_>| {
-            if let AgentEvent::ToolStarted {
-                name: tool, input, ..
-            } = event
-            {
-                let summary = crate::tools::summarize(tool, input);
-                sh.set_activity(&name, Some(format!("{tool}: {summary}")), None);
-                sh.notice(Notice::Tool {
-                    agent: name.clone(),
-                    tool: tool.to_string(),
-                    summary,
-                });
-            }
-        };
-        if stop.load(Ordering::SeqCst) {
-            stop_flag.store(true, Ordering::SeqCst);
-        }
-        let outcome = agent
-            .run_turn(input.take(), &mut observe)
+        tokio::task::spawn_blocking(move || build_agent(&sh, &spec))
             .await
-            .map_err(|e| e.to_string())?;
-        shared.set_activity(&spec.name, None, Some(agent.usage()));
-        if outcome.end != TurnEnd::Nothing {
-            let report = if outcome.text.trim().is_empty() {
-                format!(
-                    "({} finished a work phase without a final message)",
-                    spec.name
-                )
-            } else {
-                outcome.text.clone()
-            };
-            shared.set_report(&spec.name, &report);
-            shared
-                .send(troupe_protocol::Envelope::new(
-                    MailKind::TaskResult,
-                    &spec.name,
-                    LEAD,
-                    report,
-                    troupe_agent::transcript::now_ms(),
-                ))
+            .map_err(|e| format!("building the agent failed: {e}"))??
+    };
+    let stop_flag = agent.stop_flag();
+    let (name, epoch) = (spec.name.clone(), spec.epoch);
+    let mut phase = Phase::Working(spec.prompt.clone());
+    loop {
+        phase = match phase {
+            Phase::Ended(ending) => {
+                let status = match ending {
+                    Ending::ProcessExit => AgentStatus::Idle,
+                    Ending::Shutdown => AgentStatus::Shutdown,
+                    Ending::Stopped => AgentStatus::Stopped,
+                };
+                let n = name.clone();
+                shared
+                    .offload(move |s| s.set_status(&n, epoch, status, ""))
+                    .await;
+                return Ok(());
+            }
+            Phase::Working(input) => {
+                let n = name.clone();
+                shared
+                    .offload(move |s| s.set_status(&n, epoch, AgentStatus::Working, ""))
+                    .await;
+                let sh = shared.clone();
+                let n = name.clone();
+                let mut observe = move |event: AgentEvent<'_>| {
+                    if let AgentEvent::ToolStarted {
+                        name: tool, input, ..
+                    } = event
+                    {
+                        let summary = crate::tools::summarize(tool, input);
+                        sh.set_doing(&n, Some(format!("{tool}: {summary}")));
+                        sh.notice(Notice::Tool {
+                            agent: n.clone(),
+                            tool: tool.to_string(),
+                            summary,
+                        });
+                    }
+                };
+                if cancel.is_cancelled() {
+                    stop_flag.store(true, Ordering::SeqCst);
+                }
+                let outcome = {
+                    let turn = agent.run_turn(input, &mut observe);
+                    tokio::pin!(turn);
+                    tokio::select! {
+                        outcome = &mut turn => outcome,
+                        () = cancel.cancelled() => {
+                            // End at the round boundary: the calls in flight finish first.
+                            stop_flag.store(true, Ordering::SeqCst);
+                            turn.await
+                        }
+                    }
+                }
                 .map_err(|e| e.to_string())?;
-        }
-        if stop.load(Ordering::SeqCst) {
-            // The process is exiting (`stop_all`), which is not a shutdown: the member stays
-            // idle in the roster so `--continue` respawns it.
-            shared.set_status(&spec.name, spec.epoch, AgentStatus::Idle, "");
-            return Ok(());
-        }
-        if outcome.end == TurnEnd::Stopped {
-            shared.set_status(&spec.name, spec.epoch, AgentStatus::Shutdown, "");
-            return Ok(());
-        }
-        shared.set_status(&spec.name, spec.epoch, AgentStatus::Idle, "");
-        // Idle until mail arrives (or a stop is requested).
-        loop {
-            if stop.load(Ordering::SeqCst) {
-                // Process exit while idle: nothing to record, the member stays resumable.
-                return Ok(());
+                let usage = agent.usage();
+                let report = (outcome.end != TurnEnd::Nothing).then(|| {
+                    if outcome.text.trim().is_empty() {
+                        format!("({name} finished a work phase without a final message)")
+                    } else {
+                        outcome.text.clone()
+                    }
+                });
+                let n = name.clone();
+                shared
+                    .offload(move |s| -> Result<(), String> {
+                        s.set_usage(&n, usage);
+                        if let Some(report) = report {
+                            s.set_report(&n, &report);
+                            s.send(troupe_protocol::Envelope::new(
+                                MailKind::TaskResult,
+                                &n,
+                                LEAD,
+                                report,
+                                troupe_agent::transcript::now_ms(),
+                            ))
+                            .map_err(|e| e.to_string())?;
+                        }
+                        Ok(())
+                    })
+                    .await?;
+                if cancel.is_cancelled() {
+                    Phase::Ended(Ending::ProcessExit)
+                } else if outcome.end == TurnEnd::Stopped {
+                    Phase::Ended(Ending::Shutdown)
+                } else {
+                    let n = name.clone();
+                    shared
+                        .offload(move |s| s.set_status(&n, epoch, AgentStatus::Idle, ""))
+                        .await;
+                    Phase::Idle
+                }
             }
-            // Force-stopped (possibly from another terminal) or replaced while idle.
-            if stop_flag.load(Ordering::SeqCst)
-                || crate::protocols::incarnation_ended(&shared.store, &spec.name, spec.epoch)
-            {
-                shared.set_status(&spec.name, spec.epoch, AgentStatus::Stopped, "");
-                return Ok(());
-            }
-            let unread = shared.store.peek(&spec.name).map_err(|e| e.to_string())?;
-            if !unread.is_empty() {
-                break;
-            }
-            wake.wait().await;
+            Phase::Idle => idle(shared, &name, epoch, cancel, wake, &stop_flag).await?,
+        };
+    }
+}
+
+/// Waits for mail while idle; the next phase is work on it, or the end.
+async fn idle(
+    shared: &Arc<TeamShared>,
+    name: &str,
+    epoch: u64,
+    cancel: &CancellationToken,
+    wake: &SharedWake,
+    stop_flag: &std::sync::atomic::AtomicBool,
+) -> Result<Phase, String> {
+    let mut wake = wake.lock().await;
+    loop {
+        if cancel.is_cancelled() {
+            // Process exit while idle: nothing to record, the member stays resumable.
+            return Ok(Phase::Ended(Ending::ProcessExit));
+        }
+        // Force-stopped (possibly from another terminal) or replaced while idle.
+        let n = name.to_string();
+        let (ended, unread) = shared
+            .offload(move |s| {
+                let ended = crate::protocols::incarnation_ended(&*s.store, &n, epoch);
+                (ended, s.store.peek(&n).map(|b| !b.is_empty()))
+            })
+            .await;
+        if stop_flag.load(Ordering::SeqCst) || ended {
+            return Ok(Phase::Ended(Ending::Stopped));
+        }
+        if unread.map_err(|e| e.to_string())? {
+            return Ok(Phase::Working(None));
+        }
+        tokio::select! {
+            () = wake.wait() => {}
+            () = cancel.cancelled() => {}
         }
     }
 }

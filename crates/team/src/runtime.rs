@@ -8,11 +8,11 @@ use crate::spec::MemberSpec;
 pub use crate::spec::{SpawnRequest, TeamConfig, TeammateMode, LEAD};
 use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use troupe_agent::transcript::now_ms;
 use troupe_protocol::{validate_agent_name, Envelope, EventKind, MailKind, Member, Roster};
-use troupe_store::{FileStore, RosterStore, TranscriptStore};
+use troupe_store::SharedStore;
 
 use crate::shared::Running;
 pub use crate::shared::{members_list, one_line, pid_alive, TeamShared};
@@ -24,9 +24,13 @@ pub struct Team {
 }
 
 impl Team {
-    /// Opens (creating if needed) the team's store and makes sure the roster names the lead.
-    pub fn open(config: TeamConfig, notices: NoticeSink) -> Result<Team, TeamError> {
-        let store = Arc::new(FileStore::open(&config.troupe_dir, &config.team)?);
+    /// Runs a team on `store` (opened by the caller, e.g. `troupe_store::file::open`) and
+    /// makes sure the roster names the lead.
+    pub fn open(
+        config: TeamConfig,
+        store: SharedStore,
+        notices: NoticeSink,
+    ) -> Result<Team, TeamError> {
         let team_name = config.team.clone();
         store.update_roster(&mut |roster: &mut Roster| {
             if roster.team.is_empty() {
@@ -41,6 +45,9 @@ impl Team {
                 config,
                 store,
                 running: Mutex::new(HashMap::new()),
+                tasks: Mutex::new(crate::shared::Tasks::default()),
+                wakes: Mutex::new(HashMap::new()),
+                doing: Mutex::new(HashMap::new()),
                 children: Mutex::new(Vec::new()),
                 changed: tokio::sync::Notify::new(),
                 notices,
@@ -59,9 +66,9 @@ impl Team {
         &self.shared.config.team
     }
 
-    /// The current roster.
+    /// The current roster, with what each working member is doing now.
     pub fn roster(&self) -> Result<Roster, TeamError> {
-        Ok(self.shared.store.roster()?)
+        Ok(self.shared.roster_view()?)
     }
 
     /// Spawns a teammate: validates the name, records it (a new epoch if the name had ended),
@@ -145,17 +152,18 @@ impl Team {
     fn start(&self, spec: MemberSpec) -> Result<(), TeamError> {
         match self.shared.config.mode {
             TeammateMode::InProcess => {
-                let stop = Arc::new(AtomicBool::new(false));
+                let Ok(mut tasks) = self.shared.tasks.lock() else {
+                    return Err(TeamError::Spawn {
+                        name: spec.name,
+                        reason: "the team's task list is poisoned".into(),
+                    });
+                };
+                let cancel = tasks.cancel.child_token();
                 if let Ok(mut running) = self.shared.running.lock() {
-                    running.insert(
-                        spec.name.clone(),
-                        Running {
-                            epoch: spec.epoch,
-                            stop: stop.clone(),
-                        },
-                    );
+                    running.insert(spec.name.clone(), Running { epoch: spec.epoch });
                 }
-                member::spawn_task(self.shared.clone(), spec, stop);
+                let shared = self.shared.clone();
+                tasks.set.spawn(member::supervise(shared, spec, cancel));
                 Ok(())
             }
             TeammateMode::Process => self.start_process(spec),
@@ -172,11 +180,8 @@ impl Team {
             Some(exe) => exe.clone(),
             None => std::env::current_exe().map_err(|e| err(e.to_string()))?,
         };
-        let log_dir = config
-            .troupe_dir
-            .join("teams")
-            .join(&config.team)
-            .join("logs");
+        // The child's own output is local to this machine, whatever backend holds the team.
+        let log_dir = config.troupe_dir.join("logs").join(&config.team);
         std::fs::create_dir_all(&log_dir)
             .map_err(|e| err(format!("{}: {e}", log_dir.display())))?;
         let log_path = log_dir.join(format!("{}.log", spec.name));
@@ -316,13 +321,7 @@ impl Team {
                 format!("rejoined (epoch {}, pid {me})", spec.epoch),
             );
             // A rejoin continues the transcript; the first prompt is already in it.
-            let has_history = self
-                .shared
-                .store
-                .transcript_path(name)
-                .ok()
-                .and_then(|p| std::fs::metadata(p).ok())
-                .is_some_and(|m| m.len() > 0);
+            let has_history = self.shared.store.has_transcript(name).unwrap_or(false);
             if has_history {
                 spec.prompt = None;
             }
@@ -378,15 +377,19 @@ impl Team {
         Ok(sent)
     }
 
-    /// Asks every in-process member to stop after its current round (used on exit).
-    /// Teammate processes this lead started get SIGTERM: they stay on the roster as they were
-    /// and `--continue` starts them again.
-    pub fn stop_all(&self) {
-        if let Ok(running) = self.shared.running.lock() {
-            for r in running.values() {
-                r.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    /// Ends every in-process member at its next round boundary (the tool calls in flight
+    /// finish; an idle member leaves at once) and waits for them, at most `limit`; whatever
+    /// is still running then is aborted. Returns the names that had to be aborted. Members
+    /// stay on the roster as they were (working ones are left idle), so `--continue` starts
+    /// them again. Teammate processes this lead started get SIGTERM.
+    pub async fn stop_all(&self, limit: Duration) -> Vec<String> {
+        let mut set = match self.shared.tasks.lock() {
+            Ok(mut tasks) => {
+                tasks.cancel.cancel();
+                std::mem::take(&mut tasks.set)
             }
-        }
+            Err(_) => tokio::task::JoinSet::new(),
+        };
         if let Ok(children) = self.shared.children.lock() {
             for &pid in children.iter() {
                 if let Ok(pid) = i32::try_from(pid) {
@@ -395,5 +398,20 @@ impl Team {
                 }
             }
         }
+        let drained =
+            tokio::time::timeout(limit, async { while set.join_next().await.is_some() {} }).await;
+        if drained.is_ok() {
+            return Vec::new();
+        }
+        let stuck: Vec<String> = self
+            .shared
+            .running
+            .lock()
+            .map(|r| r.keys().cloned().collect())
+            .unwrap_or_default();
+        tracing::warn!(members = ?stuck, "teammates did not finish their round in time; aborting them");
+        set.abort_all();
+        while set.join_next().await.is_some() {}
+        stuck
     }
 }

@@ -8,7 +8,6 @@ use crate::spec::LEAD;
 use crate::wake::WakeListener;
 use std::time::Duration;
 use troupe_protocol::AgentStatus;
-use troupe_store::MailboxStore;
 
 /// How long to wait between checks when nothing signals (a teammate process that died
 /// without a word is noticed this way).

@@ -4,17 +4,34 @@
 use crate::error::TeamError;
 use crate::notice::{Notice, NoticeSink};
 use crate::spec::{TeamConfig, LEAD};
+use crate::wake::SharedWake;
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
 use troupe_agent::transcript::now_ms;
 use troupe_protocol::{AgentStatus, Envelope, Event, EventKind, Roster};
-use troupe_store::{EventLog, FileStore, MailboxStore, RosterStore};
+use troupe_store::{SharedStore, StoreError, TeamStore};
 
 /// A member running as a task in this process.
 pub(crate) struct Running {
     pub(crate) epoch: u64,
-    pub(crate) stop: Arc<AtomicBool>,
+}
+
+/// The tasks this process runs for the team, owned so that exit can end and await them.
+pub(crate) struct Tasks {
+    /// Every member task (and its supervisor) spawned here.
+    pub(crate) set: tokio::task::JoinSet<()>,
+    /// Parent of every member's token: cancelling it ends them all.
+    pub(crate) cancel: CancellationToken,
+}
+
+impl Default for Tasks {
+    fn default() -> Tasks {
+        Tasks {
+            set: tokio::task::JoinSet::new(),
+            cancel: CancellationToken::new(),
+        }
+    }
 }
 
 /// State shared by the runtime, the team tools and the members' tasks.
@@ -22,8 +39,13 @@ pub struct TeamShared {
     /// Settings.
     pub config: TeamConfig,
     /// The durable store.
-    pub store: Arc<FileStore>,
+    pub store: SharedStore,
     pub(crate) running: Mutex<HashMap<String, Running>>,
+    pub(crate) tasks: Mutex<Tasks>,
+    /// The wake-ups of members running here, by name (see [`SharedWake`]).
+    pub(crate) wakes: Mutex<HashMap<String, SharedWake>>,
+    /// What members running here are doing; the latest value is what reaches the store.
+    pub(crate) doing: Mutex<HashMap<String, Option<String>>>,
     /// Teammate processes started by this process.
     pub(crate) children: Mutex<Vec<u32>>,
     /// Signalled whenever a member's status changes in this process.
@@ -34,9 +56,61 @@ pub struct TeamShared {
 }
 
 impl TeamShared {
+    /// Runs synchronous team work (anything touching the store) on tokio's blocking pool, so
+    /// no lock wait or fsync stalls an async worker. A panic in `f` is resumed here.
+    pub async fn offload<R, F>(self: &Arc<Self>, f: F) -> R
+    where
+        R: Send + 'static,
+        F: FnOnce(&TeamShared) -> R + Send + 'static,
+    {
+        let shared = self.clone();
+        match tokio::task::spawn_blocking(move || f(&shared)).await {
+            Ok(r) => r,
+            Err(e) => match e.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                // Cancelled only while the runtime shuts down, when nobody polls this.
+                Err(_) => std::future::pending().await,
+            },
+        }
+    }
+
+    /// Makes a member's wake-ups reachable by its tool calls (a permission wait).
+    pub(crate) fn register_wake(&self, name: &str, wake: SharedWake) {
+        if let Ok(mut wakes) = self.wakes.lock() {
+            wakes.insert(name.to_string(), wake);
+        }
+    }
+
+    /// Forgets a member's wake-ups when its loop ends.
+    pub(crate) fn forget_wake(&self, name: &str) {
+        if let Ok(mut wakes) = self.wakes.lock() {
+            wakes.remove(name);
+        }
+    }
+
+    /// The wake-ups of a member running here.
+    pub(crate) fn wake_of(&self, name: &str) -> Option<SharedWake> {
+        self.wakes.lock().ok().and_then(|w| w.get(name).cloned())
+    }
+
+    /// Drops a member's entry among the running once its task is over.
+    pub(crate) fn forget_running(&self, name: &str, epoch: u64) {
+        if let Ok(mut running) = self.running.lock() {
+            if running.get(name).is_some_and(|r| r.epoch == epoch) {
+                running.remove(name);
+            }
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// The roster with what each live member is doing now (kept out of the synced roster).
+    pub fn roster_view(&self) -> Result<Roster, StoreError> {
+        roster_with_doing(&*self.store)
+    }
+
     /// Delivers one envelope after checking the recipient is on the roster.
     pub fn send(&self, env: Envelope) -> Result<Envelope, TeamError> {
-        deliver(&self.store, &env)?;
+        deliver(&*self.store, &env)?;
         self.notice(Notice::Mail {
             from: env.from.clone(),
             to: env.to.clone(),
@@ -73,15 +147,15 @@ impl TeamShared {
                 if m.epoch == epoch && m.status != status && !m.status.is_ended() {
                     m.status = status;
                     m.last_seen = now_ms();
-                    if status != AgentStatus::Working {
-                        m.activity = None;
-                    }
                     changed = true;
                 }
             }
         });
         if let Err(e) = result {
             tracing::warn!(error = %e, member = name, "could not update the roster");
+        }
+        if changed && status != AgentStatus::Working {
+            self.publish_doing(name, None);
         }
         if changed {
             let text = if detail.is_empty() {
@@ -118,21 +192,11 @@ impl TeamShared {
         }
     }
 
-    /// Updates what a member is doing and the tokens it has used.
-    pub fn set_activity(
-        &self,
-        name: &str,
-        activity: Option<String>,
-        usage: Option<troupe_protocol::Usage>,
-    ) {
+    /// Records the tokens a member has used (once per turn: this rewrites the roster).
+    pub fn set_usage(&self, name: &str, usage: troupe_protocol::Usage) {
         let result = self.store.update_roster(&mut |roster: &mut Roster| {
             if let Some(m) = roster.get_mut(name) {
-                if activity.is_some() {
-                    m.activity = activity.clone();
-                }
-                if let Some(u) = usage {
-                    m.usage = u;
-                }
+                m.usage = usage;
                 m.last_seen = now_ms();
             }
         });
@@ -140,12 +204,62 @@ impl TeamShared {
             tracing::warn!(error = %e, member = name, "could not update the roster");
         }
     }
+
+    /// Records what a member is doing now (per tool call): kept in memory and published to
+    /// the store's volatile presence off the async workers, never in the synced roster, so
+    /// many teammates never queue on the roster lock for it.
+    pub fn set_doing(self: &Arc<Self>, name: &str, doing: Option<String>) {
+        if let Ok(mut map) = self.doing.lock() {
+            map.insert(name.to_string(), doing);
+        }
+        let shared = self.clone();
+        let name = name.to_string();
+        let publish = move || shared.publish_latest_doing(&name);
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(publish)),
+            Err(_) => publish(),
+        }
+    }
+
+    /// Sets a member's doing and publishes it now (this thread may block).
+    fn publish_doing(&self, name: &str, doing: Option<String>) {
+        if let Ok(mut map) = self.doing.lock() {
+            map.insert(name.to_string(), doing);
+        }
+        self.publish_latest_doing(name);
+    }
+
+    /// Writes the latest known doing of `name` to the store. The map stays locked during the
+    /// write, so concurrent publishers cannot leave an older value behind a newer one.
+    fn publish_latest_doing(&self, name: &str) {
+        let Ok(map) = self.doing.lock() else { return };
+        let doing = map.get(name).cloned().flatten();
+        if let Err(e) = self.store.set_doing(name, doing.as_deref()) {
+            tracing::debug!(error = %e, member = name, "could not publish what a member is doing");
+        }
+    }
+}
+
+/// The roster with each live member's current doing (from the store's presence) filled in.
+pub fn roster_with_doing(store: &dyn TeamStore) -> Result<Roster, StoreError> {
+    let mut roster = store.roster()?;
+    let doing = store.doing().unwrap_or_default();
+    for m in &mut roster.members {
+        if m.status == AgentStatus::Working {
+            if let Some(d) = doing.get(&m.name) {
+                m.activity = Some(d.clone());
+            }
+        } else {
+            m.activity = None;
+        }
+    }
+    Ok(roster)
 }
 
 /// Appends mail to its recipient's mailbox after checking the recipient is on the roster (or
 /// is the lead), and records it in the event log — the one way mail enters a team, from a
 /// running team or from another terminal.
-pub fn deliver(store: &FileStore, env: &Envelope) -> Result<(), TeamError> {
+pub fn deliver(store: &dyn TeamStore, env: &Envelope) -> Result<(), TeamError> {
     if env.to != LEAD {
         let roster = store.roster()?;
         if roster.get(&env.to).is_none() {

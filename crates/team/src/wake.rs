@@ -1,31 +1,29 @@
-//! Waking an idle agent the moment mail arrives, across processes: the store sends a datagram
-//! to the recipient's wake socket after each append; the recipient awaits it here.
+//! Waking an idle agent the moment mail arrives, across processes: the store's [`Watch`]
+//! fires after each append to the agent's mailbox (and each `notify`); the agent awaits it
+//! here, whatever the backend.
 
-use std::io;
-use troupe_store::{FileStore, MailboxStore};
+use std::sync::Arc;
+use troupe_store::{SharedStore, StoreError, Watch};
 
-/// An agent's bound wake socket.
+/// An agent's wake-ups.
 pub struct WakeListener {
-    socket: tokio::net::UnixDatagram,
+    watch: Box<dyn Watch>,
 }
 
+/// A member's wake-ups, shared by its idle loop and its tool calls waiting on an answer (a
+/// permission): they never wait at the same time, so the lock is never contended.
+pub type SharedWake = Arc<tokio::sync::Mutex<WakeListener>>;
+
 impl WakeListener {
-    /// Binds the wake socket of `agent`. Must be called inside a tokio runtime.
-    pub fn bind(store: &FileStore, agent: &str) -> io::Result<WakeListener> {
-        let socket = store.wake_listener(agent).map_err(io::Error::other)?;
-        socket.set_nonblocking(true)?;
+    /// Starts watching the mailbox of `agent`. Must be called inside a tokio runtime.
+    pub fn bind(store: &SharedStore, agent: &str) -> Result<WakeListener, StoreError> {
         Ok(WakeListener {
-            socket: tokio::net::UnixDatagram::from_std(socket)?,
+            watch: store.watch(agent)?,
         })
     }
 
-    /// Waits for the next wake, then drains any others queued behind it.
+    /// Waits for the next wake (wakes that came while nobody waited count).
     pub async fn wait(&mut self) {
-        let mut buf = [0u8; 16];
-        if let Err(e) = self.socket.recv(&mut buf).await {
-            tracing::warn!(error = %e, "wake socket failed; falling back to a short sleep");
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        while self.socket.try_recv(&mut buf).is_ok() {}
+        self.watch.changed().await;
     }
 }

@@ -62,7 +62,11 @@ pub fn team(workspace: &Path, server: &FakeServer, name: &str) -> Team {
         settings: Arc::new(troupe_settings::Settings::default()),
         settings_arg: None,
     };
-    match Team::open(config, None) {
+    let store = match troupe_store::file::open(&config.troupe_dir, &config.team) {
+        Ok(store) => store,
+        Err(e) => panic!("opening the store of team {name}: {e}"),
+    };
+    match Team::open(config, store, None) {
         Ok(team) => team,
         Err(e) => panic!("opening team {name}: {e}"),
     }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use troupe_agent::transcript::now_ms;
 use troupe_protocol::{Envelope, Event, MailKind};
-use troupe_store::{EventLog, FileStore, MailboxStore, RosterStore};
+use troupe_store::{EventCursor, SharedStore, TeamStore};
 use troupe_team::protocols::list::{list, parse_status, requests_table};
 use troupe_team::protocols::shutdown::{force_stop_in_store, request_shutdown, Asked, ForcePolicy};
 use troupe_team::protocols::StoreCourier;
@@ -16,13 +16,13 @@ use troupe_team::render::roster_table;
 use troupe_team::shared::deliver;
 use troupe_team::LEAD;
 
-fn open(args: &TeamArgs) -> Result<FileStore> {
+fn open(args: &TeamArgs) -> Result<SharedStore> {
     let dir = match &args.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("reading the current directory")?,
     };
     let troupe_dir: PathBuf = dir.join(".troupe");
-    if !troupe_dir.join("teams").join(&args.team).is_dir() {
+    if !troupe_store::file::exists(&troupe_dir, &args.team) {
         bail!(
             "no team '{}' in {} (a lead creates it with `troupe --team {}`)",
             args.team,
@@ -30,7 +30,7 @@ fn open(args: &TeamArgs) -> Result<FileStore> {
             args.team
         );
     }
-    Ok(FileStore::open(&troupe_dir, &args.team)?)
+    Ok(troupe_store::file::open(&troupe_dir, &args.team)?)
 }
 
 /// Formats an event as one human-readable line with a local-ish UTC time.
@@ -45,7 +45,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
     let store = open(args)?;
     match &args.command {
         TeamCommand::Status { json } => {
-            let roster = store.roster()?;
+            let roster = troupe_team::shared::roster_with_doing(&*store)?;
             if *json {
                 println!("{}", json_line(&serde_json::to_string_pretty(&roster)?));
             } else if roster.members.is_empty() {
@@ -55,9 +55,9 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             }
         }
         TeamCommand::Log { follow } => {
-            let mut offset = 0;
+            let mut cursor = EventCursor::START;
             loop {
-                let read = store.read_events(offset)?;
+                let read = store.read_events(cursor)?;
                 for event in &read.events {
                     outln!("{}", event_line(event));
                 }
@@ -67,7 +67,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                         read.corrupt
                     );
                 }
-                offset = read.next_offset;
+                cursor = read.next;
                 if !follow {
                     break;
                 }
@@ -105,21 +105,21 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 text.clone(),
                 now_ms(),
             );
-            deliver(&store, &env)?;
+            deliver(&*store, &env)?;
             outln!("sent to {agent} (id {})", env.id);
         }
         TeamCommand::Stop {
             name,
             force,
             reason,
-        } => return stop(&store, name, *force, reason.clone()),
+        } => return stop(&*store, name, *force, reason.clone()),
         TeamCommand::Requests { status, json } => {
             let status = status
                 .as_deref()
                 .map(parse_status)
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--status: {e}"))?;
-            let requests = list(&StoreCourier(&store), status)?;
+            let requests = list(&StoreCourier(&*store), status)?;
             if *json {
                 println!("{}", json_line(&serde_json::to_string_pretty(&requests)?));
             } else if requests.is_empty() {
@@ -135,7 +135,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
 /// `troupe team stop <name> [--force]`: without `--force`, a shutdown request sent as the
 /// lead (the teammate answers it like any other); with `--force`, an operator override that
 /// stops it at once, no expiry needed.
-fn stop(store: &FileStore, name: &str, force: bool, reason: Option<String>) -> Result<i32> {
+fn stop(store: &dyn TeamStore, name: &str, force: bool, reason: Option<String>) -> Result<i32> {
     if force {
         let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
         let m = force_stop_in_store(store, name, ForcePolicy::Override, &format!("user:{user}"))?;

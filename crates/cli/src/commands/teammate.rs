@@ -3,7 +3,6 @@
 use crate::args::TeammateArgs;
 use crate::setup::{model_config, workspace_root};
 use anyhow::{Context, Result};
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use troupe_agent::{effective_policy, PermissionFlags};
 use troupe_team::{member, Team, TeamConfig, TeammateMode};
@@ -37,7 +36,9 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         settings_arg: args.agent.settings.clone(),
         settings,
     };
-    let team = Team::open(config, None)?;
+    let store = troupe_store::file::open(&config.troupe_dir, &config.team)
+        .with_context(|| format!("opening team '{}'", config.team))?;
+    let team = Team::open(config, store, None)?;
     let spec = team.join(
         &args.name,
         args.role.as_deref(),
@@ -51,11 +52,9 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         .context("starting the async runtime")?;
     let shared = team.shared().clone();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
-    let result = runtime.block_on(member::run(
-        shared.clone(),
-        spec,
-        Arc::new(AtomicBool::new(false)),
-    ));
+    // The process ends by SIGTERM (the lead's exit) or by the member's own end.
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let result = runtime.block_on(member::run(shared.clone(), spec, cancel));
     match result {
         Ok(()) => Ok(0),
         Err(reason) => {

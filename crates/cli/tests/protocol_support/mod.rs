@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Output;
 use troupe_protocol::{ContentBlock, Member, Request, RequestKind};
-use troupe_store::{FileStore, RequestFilter, RequestStore, RosterStore};
+use troupe_store::{RequestFilter, SharedStore};
 use troupe_testkit::{FakeServer, Recorded, TempWorkspace, Wire};
 
 /// One `<message …>` block of an injected inbox.
@@ -136,8 +136,8 @@ pub fn spawn(name: &str, prompt: &str, require_plan: bool) -> Value {
 }
 
 /// The default team's store in workspace `ws`.
-pub fn store(ws: &Path) -> FileStore {
-    FileStore::open(&ws.join(".troupe"), "default").expect("team store opens")
+pub fn store(ws: &Path) -> SharedStore {
+    troupe_store::file::open(&ws.join(".troupe"), "default").expect("team store opens")
 }
 
 /// `name`'s roster entry; panics if they are not on the roster.

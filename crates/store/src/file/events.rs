@@ -4,7 +4,7 @@ use troupe_protocol::Event;
 
 use super::{jsonl, to_line, FileStore};
 use crate::error::StoreError;
-use crate::{EventLog, EventPage};
+use crate::{EventCursor, EventLog, EventPage};
 
 impl EventLog for FileStore {
     fn record(&self, event: &Event) -> Result<(), StoreError> {
@@ -12,16 +12,16 @@ impl EventLog for FileStore {
         jsonl::append_lines(&self.events_path(), &line, self.durability())
     }
 
-    fn read_events(&self, from_offset: u64) -> Result<EventPage, StoreError> {
+    fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError> {
         let path = self.events_path();
-        let chunk = jsonl::read_from(&path, from_offset)?;
+        let chunk = jsonl::read_from(&path, from.backend_position())?;
         let (events, corrupt) = jsonl::parse_chunk::<Event>(&chunk);
         for bad in &corrupt {
             tracing::warn!(path = %path.display(), offset = bad.offset, error = %bad.error, "skipping corrupt event line");
         }
         Ok(EventPage {
             events,
-            next_offset: chunk.end(),
+            next: EventCursor::from_backend(chunk.end()),
             corrupt: corrupt.len(),
         })
     }

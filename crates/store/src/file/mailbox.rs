@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
-use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -19,7 +18,7 @@ use troupe_protocol::{Envelope, Event, EventKind};
 use super::{atomic, check_agent, jsonl, now_ms, to_line, wake, FileStore};
 use crate::error::StoreError;
 use crate::file::lock::LockGuard;
-use crate::{Batch, CorruptLine, EventLog, MailboxStore};
+use crate::{AckToken, Batch, CorruptLine, EventLog, MailboxStore, Watch};
 
 /// Whether a read is a delivery (with reporting side effects) or an inspection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,10 +74,10 @@ impl FileStore {
             chunk = jsonl::read_from(&path, 0)?;
         }
         let (messages, corrupt) = jsonl::parse_chunk::<Envelope>(&chunk);
+        let end = chunk.end();
         let batch = Batch {
             messages,
-            start: chunk.start,
-            end: chunk.end(),
+            ack: (end != chunk.start).then_some(AckToken::from_backend(end)),
             corrupt,
         };
         if mode == ReadMode::Fetch {
@@ -146,8 +145,9 @@ impl MailboxStore for FileStore {
         self.read_mailbox(agent, ReadMode::Peek)
     }
 
-    fn ack(&self, agent: &str, end: u64) -> Result<(), StoreError> {
+    fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
         check_agent(agent)?;
+        let end = token.backend_position();
         let path = self.log_path(agent);
         let log = match OpenOptions::new().read(true).write(true).open(&path) {
             Ok(f) => f,
@@ -197,9 +197,9 @@ impl MailboxStore for FileStore {
         Ok(())
     }
 
-    fn wake_listener(&self, agent: &str) -> Result<UnixDatagram, StoreError> {
+    fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError> {
         check_agent(agent)?;
-        wake::bind(&self.inbox_dir(), agent)
+        Ok(Box::new(wake::SocketWatch::bind(&self.inbox_dir(), agent)?))
     }
 
     fn notify(&self, agent: &str) -> Result<(), StoreError> {

@@ -8,13 +8,17 @@
 //!              transcripts/<agent>.jsonl
 //!              events.jsonl
 //!              live/<agent>.lock    (held by the agent's live process: see `crate::live`)
+//!              presence/<agent>.doing  (volatile, never synced: see `presence`)
 //! ```
+//!
+//! Everything outside this crate opens it with [`open`] and sees only `dyn TeamStore`.
 
 pub mod atomic;
 mod events;
 pub mod jsonl;
 pub mod lock;
 mod mailbox;
+mod presence;
 mod requests;
 mod roster;
 mod transcripts;
@@ -29,7 +33,34 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use troupe_protocol::validate_agent_name;
 
 use crate::error::StoreError;
-use crate::Durability;
+use crate::{Durability, LivenessStore, SharedStore, TeamStore};
+
+/// Opens (creating as needed) the file store of `team` under `troupe_dir` (the `.troupe`
+/// directory), with fsync durability: the file backend as the team runtime sees it.
+pub fn open(troupe_dir: &Path, team: &str) -> Result<SharedStore, StoreError> {
+    open_with(troupe_dir, team, Durability::Fsync)
+}
+
+/// Like [`open`], choosing the durability.
+pub fn open_with(
+    troupe_dir: &Path,
+    team: &str,
+    durability: Durability,
+) -> Result<SharedStore, StoreError> {
+    Ok(Arc::new(FileStore::open_with(
+        troupe_dir, team, durability,
+    )?))
+}
+
+/// True when `troupe_dir` holds a store for `team` (a lead created it).
+pub fn exists(troupe_dir: &Path, team: &str) -> bool {
+    validate_agent_name(team).is_ok() && troupe_dir.join("teams").join(team).is_dir()
+}
+
+/// Where a team's own local files live (teammate process logs), next to its store.
+pub fn team_dir(troupe_dir: &Path, team: &str) -> PathBuf {
+    troupe_dir.join("teams").join(team)
+}
 
 /// The file-backed team store; cheap to clone, usable from many threads.
 #[derive(Debug, Clone)]
@@ -83,11 +114,6 @@ impl FileStore {
         })
     }
 
-    /// The team's name.
-    pub fn team(&self) -> &str {
-        &self.inner.team
-    }
-
     /// The team's directory (`<troupe_dir>/teams/<team>`).
     pub fn dir(&self) -> &Path {
         &self.inner.dir
@@ -96,6 +122,13 @@ impl FileStore {
     /// The durability this store was opened with.
     pub fn durability(&self) -> Durability {
         self.inner.durability
+    }
+
+    /// Binds the agent's raw wake socket, for blocking (non-async) consumers such as the
+    /// benchmarks; the team runtime uses [`crate::MailboxStore::watch`].
+    pub fn wake_socket(&self, agent: &str) -> Result<UnixDatagram, StoreError> {
+        check_agent(agent)?;
+        wake::bind(&self.inbox_dir(), agent)
     }
 
     fn inbox_dir(&self) -> PathBuf {
@@ -108,6 +141,18 @@ impl FileStore {
 
     fn events_path(&self) -> PathBuf {
         self.inner.dir.join("events.jsonl")
+    }
+}
+
+impl TeamStore for FileStore {
+    fn team(&self) -> &str {
+        &self.inner.team
+    }
+}
+
+impl LivenessStore for FileStore {
+    fn acquire_lease(&self, agent: &str) -> Result<crate::Lease, StoreError> {
+        crate::live::acquire_lease(&self.inner.dir, agent)
     }
 }
 

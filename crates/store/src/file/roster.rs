@@ -23,7 +23,7 @@ impl FileStore {
                 path,
                 detail: e.to_string(),
             }),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(Roster::new(self.team(), "")),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(Roster::new(&self.inner.team, "")),
             Err(e) => Err(StoreError::io("read", path)(e)),
         }
     }

@@ -11,7 +11,10 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 
+use async_trait::async_trait;
+
 use crate::error::StoreError;
+use crate::Watch;
 
 /// Longest socket path that fits `sun_path` with its terminating NUL.
 const MAX_SOCKET_PATH: usize = 107;
@@ -58,6 +61,42 @@ pub fn bind(inbox_dir: &Path, agent: &str) -> Result<UnixDatagram, StoreError> {
         Err(e) => return Err(StoreError::io("remove stale wake socket", &path)(e)),
     }
     UnixDatagram::bind(&path).map_err(StoreError::io("bind wake socket", &path))
+}
+
+/// A bound wake socket as a [`Watch`]: datagrams queue in the kernel while nobody waits, so
+/// a wake sent between a check and the wait is never lost.
+#[derive(Debug)]
+pub struct SocketWatch {
+    socket: tokio::net::UnixDatagram,
+}
+
+impl SocketWatch {
+    /// Binds the agent's wake socket (see [`bind`]). Must be called inside a tokio runtime.
+    pub fn bind(inbox_dir: &Path, agent: &str) -> Result<SocketWatch, StoreError> {
+        let path = socket_path(inbox_dir, agent);
+        let socket = bind(inbox_dir, agent)?;
+        socket
+            .set_nonblocking(true)
+            .map_err(StoreError::io("configure wake socket", &path))?;
+        let socket = tokio::net::UnixDatagram::from_std(socket)
+            .map_err(StoreError::io("register wake socket", &path))?;
+        Ok(SocketWatch { socket })
+    }
+}
+
+#[async_trait]
+impl Watch for SocketWatch {
+    async fn changed(&mut self) {
+        let mut buf = [0u8; 16];
+        if let Err(e) = self.socket.recv(&mut buf).await {
+            // A broken socket must not turn every waiter into a busy loop; the caller
+            // re-checks the store after any wake, so a short pause is safe.
+            tracing::warn!(error = %e, "wake socket failed; waking after a short pause");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        // Several appends may have queued several datagrams: one wake covers them all.
+        while self.socket.try_recv(&mut buf).is_ok() {}
+    }
 }
 
 /// Sends one wake byte, ignoring every failure: no listener, a full queue or a missing socket

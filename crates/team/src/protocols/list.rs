@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use troupe_agent::transcript::now_ms;
 use troupe_protocol::{Request, RequestStatus};
-use troupe_store::{RequestFilter, RequestStore};
+use troupe_store::RequestFilter;
 use troupe_tools::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 
 /// Parses a status name as written on the wire (`pending`, `approved`, …).

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use troupe_agent::transcript::now_ms;
 use troupe_agent::ToolGate;
 use troupe_protocol::{Envelope, MailKind, Request, RequestKind};
-use troupe_store::{FileStore, RequestStore, RosterStore};
+use troupe_store::TeamStore;
 use troupe_tools::DynTool;
 
 pub use error::ProtocolError;
@@ -38,14 +38,14 @@ pub const LEAD_EPOCH: u64 = 0;
 /// the `troupe team` subcommands run from another terminal.
 pub trait Courier: Send + Sync {
     /// The team's store.
-    fn store(&self) -> &FileStore;
+    fn store(&self) -> &dyn TeamStore;
     /// Sends one envelope (the recipient must be on the roster, or the lead).
     fn deliver(&self, env: Envelope) -> Result<(), TeamError>;
 }
 
 impl Courier for TeamShared {
-    fn store(&self) -> &FileStore {
-        &self.store
+    fn store(&self) -> &dyn TeamStore {
+        &*self.store
     }
     fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
         self.send(env).map(|_| ())
@@ -53,10 +53,10 @@ impl Courier for TeamShared {
 }
 
 /// A courier over the bare store, for a process that is not running the team.
-pub struct StoreCourier<'a>(pub &'a FileStore);
+pub struct StoreCourier<'a>(pub &'a dyn TeamStore);
 
 impl Courier for StoreCourier<'_> {
-    fn store(&self) -> &FileStore {
+    fn store(&self) -> &dyn TeamStore {
         self.0
     }
     fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
@@ -111,7 +111,7 @@ pub fn mail_about(
 
 /// Loads a request and checks it belongs to the protocol the tool serves.
 pub fn load(
-    store: &FileStore,
+    store: &dyn TeamStore,
     id: &str,
     expected: RequestKind,
     tool: &'static str,
@@ -138,7 +138,7 @@ pub fn opener_epoch(request: &Request) -> Option<u64> {
 }
 
 /// True when this incarnation of a teammate is gone: off the roster, respawned, or ended.
-pub fn incarnation_ended(store: &FileStore, name: &str, epoch: u64) -> bool {
+pub fn incarnation_ended(store: &dyn TeamStore, name: &str, epoch: u64) -> bool {
     match store.roster() {
         Ok(roster) => match roster.get(name) {
             Some(m) => m.epoch != epoch || m.status.is_ended(),
@@ -151,7 +151,7 @@ pub fn incarnation_ended(store: &FileStore, name: &str, epoch: u64) -> bool {
 
 /// Whether a teammate incarnation works in plan mode: `Some(approved)` when its roster entry
 /// requires a plan, `None` otherwise (or when the entry belongs to another incarnation).
-pub fn plan_state(store: &FileStore, spec: &MemberSpec) -> Result<Option<bool>, TeamError> {
+pub fn plan_state(store: &dyn TeamStore, spec: &MemberSpec) -> Result<Option<bool>, TeamError> {
     let member = store.roster()?.get(&spec.name).cloned();
     Ok(match member {
         Some(m) if m.require_plan && m.epoch == spec.epoch => Some(m.plan_approved),

@@ -16,14 +16,9 @@ use tokio::sync::Notify;
 use troupe_agent::transcript::now_ms;
 use troupe_agent::{Approval, Approver, Question};
 use troupe_protocol::{MailKind, Request, RequestKind, RequestStatus};
-use troupe_store::RequestStore;
 use troupe_tools::{
     parse_input, schema_of, summarize_input, Effect, Tool, ToolContext, ToolOutput,
 };
-
-/// A waiting call re-reads its request this often when no wake-up comes: the answer may be
-/// given by another process (process-mode teammates), which cannot reach this one's wake-up.
-const RECHECK: Duration = Duration::from_millis(500);
 
 /// Which party answers teammates' permission questions for the lead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -89,13 +84,24 @@ impl EscalatingApprover {
         answer
     }
 
-    /// Waits until the request is resolved: woken at once by an answer given in this
-    /// process, otherwise re-reading the request file every [`RECHECK`].
+    /// Waits until the request is resolved, re-reading it only when something happened: an
+    /// answer given in this process (`wake`), the member's mailbox watch (an answer from
+    /// another process is mailed to it first; a force-stop notifies it), or the request's
+    /// expiry. Store reads run off the async workers.
     async fn wait(&self, id: &str, tool: &str, wake: &Notify) -> Approval {
-        let store = &self.shared.store;
+        let member_wake = self.shared.wake_of(&self.name);
         loop {
             let now = now_ms();
-            let request = match store.get_request(id) {
+            let (sid, name, epoch) = (id.to_string(), self.name.clone(), self.epoch);
+            let (read, ended) = self
+                .shared
+                .offload(move |s| {
+                    let read = s.store.get_request(&sid);
+                    let ended = super::incarnation_ended(&*s.store, &name, epoch);
+                    (read, ended)
+                })
+                .await;
+            let request = match read {
                 Ok(Some(r)) => r,
                 Ok(None) => {
                     return Approval::Deny(format!(
@@ -132,21 +138,49 @@ impl EscalatingApprover {
                 }
                 RequestStatus::Pending if request.is_overdue(now) => {
                     // Expire it ourselves rather than wait for a sweep that may never run.
-                    let _ = store.update_request(id, &mut |r| r.expire(now));
+                    let sid = id.to_string();
+                    self.shared
+                        .offload(move |s| {
+                            let _ = s.store.update_request(&sid, &mut |r| r.expire(now));
+                        })
+                        .await;
                     continue;
                 }
                 RequestStatus::Pending => {}
             }
-            if super::incarnation_ended(store, &self.name, self.epoch) {
-                let me = self.name.clone();
-                let _ = store.update_request(id, &mut |r| r.cancel(&me, now));
+            if ended {
+                let (sid, me) = (id.to_string(), self.name.clone());
+                self.shared
+                    .offload(move |s| {
+                        let _ = s.store.update_request(&sid, &mut |r| r.cancel(&me, now));
+                    })
+                    .await;
                 return Approval::Deny(format!(
                     "you have been stopped; the {tool} call was not run"
                 ));
             }
+            // Woken by a change, never by polling; the only timer is the request's deadline.
+            let until_expiry = request
+                .expires_at
+                .map(|at| Duration::from_millis(at.saturating_sub(now)));
+            let expiry = async {
+                match until_expiry {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let mailbox = async {
+                match &member_wake {
+                    Some(w) => w.lock().await.wait().await,
+                    // Not a member loop of this process (no watch): only this process's
+                    // answers and the deadline can wake it.
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
-                _ = wake.notified() => {}
-                _ = tokio::time::sleep(RECHECK) => {}
+                () = wake.notified() => {}
+                () = mailbox => {}
+                () = expiry => {}
             }
         }
     }
@@ -210,7 +244,7 @@ pub fn review_permission(
     reason: Option<String>,
 ) -> Result<Request, ProtocolError> {
     let store = &shared.store;
-    let current = load(store, id, RequestKind::Permission, "review_permission")?;
+    let current = load(&**store, id, RequestKind::Permission, "review_permission")?;
     let id = current.id.clone();
     let request = store
         .update_request(&id, &mut |r| {

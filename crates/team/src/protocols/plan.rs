@@ -15,7 +15,7 @@ use std::sync::Arc;
 use troupe_agent::transcript::now_ms;
 use troupe_agent::ToolGate;
 use troupe_protocol::{MailKind, Request, RequestKind, RequestStatus, Roster};
-use troupe_store::{RequestFilter, RequestStore, RosterStore};
+use troupe_store::RequestFilter;
 use troupe_tools::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 
 /// Opens a plan request from `name` (at `epoch`) to the lead; a plan of the same incarnation

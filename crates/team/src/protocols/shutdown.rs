@@ -17,7 +17,7 @@ use troupe_agent::ToolGate;
 use troupe_protocol::{
     AgentStatus, Event, EventKind, MailKind, Member, Request, RequestKind, RequestStatus, Roster,
 };
-use troupe_store::{EventLog, FileStore, MailboxStore, RequestFilter, RequestStore, RosterStore};
+use troupe_store::{RequestFilter, TeamStore};
 use troupe_tools::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 
 /// What asking for a shutdown led to.
@@ -39,7 +39,7 @@ pub enum ForcePolicy {
 }
 
 /// The live member `name`, or an error the model can act on.
-fn live_member(store: &FileStore, name: &str) -> Result<Member, ProtocolError> {
+fn live_member(store: &dyn TeamStore, name: &str) -> Result<Member, ProtocolError> {
     let roster: Roster = store.roster()?;
     match roster.get(name) {
         None => Err(ProtocolError::UnknownTeammate {
@@ -141,7 +141,7 @@ pub fn answer_shutdown(
 
 /// Checks that `name` may be force-stopped under `policy` and returns the member.
 fn force_target(
-    store: &FileStore,
+    store: &dyn TeamStore,
     name: &str,
     policy: ForcePolicy,
 ) -> Result<Member, ProtocolError> {
@@ -181,7 +181,7 @@ fn force_target(
 }
 
 /// Ends a teammate's process (process mode) and wakes it, so an idle loop notices the stop.
-fn signal(store: &FileStore, member: &Member) {
+fn signal(store: &dyn TeamStore, member: &Member) {
     if let Some(pid) = member.pid {
         if pid != std::process::id() && pid_alive(pid) {
             if let Ok(pid) = i32::try_from(pid) {
@@ -201,7 +201,7 @@ fn signal(store: &FileStore, member: &Member) {
 /// event, SIGTERM to its process, a wake so an idle in-process loop exits; a working
 /// in-process teammate stops at its next tool call (see [`StopGate`]).
 pub fn force_stop_in_store(
-    store: &FileStore,
+    store: &dyn TeamStore,
     name: &str,
     policy: ForcePolicy,
     by: &str,
@@ -234,10 +234,10 @@ impl TeamShared {
     /// Force-stops a teammate from the process running the team: roster `stopped`, its
     /// agent's stop flag set (it finishes the tool calls in flight), its process signalled.
     pub fn force_stop(&self, name: &str, policy: ForcePolicy) -> Result<Member, ProtocolError> {
-        let member = force_target(&self.store, name, policy)?;
+        let member = force_target(&*self.store, name, policy)?;
         self.set_status(name, member.epoch, AgentStatus::Stopped, "force-stopped");
         self.protocols.stop_agent(name, member.epoch);
-        signal(&self.store, &member);
+        signal(&*self.store, &member);
         Ok(member)
     }
 }
@@ -414,7 +414,7 @@ impl StopGate {
 
 impl ToolGate for StopGate {
     fn check(&self, tool: &str, _effect: Effect, _input: &Value) -> Option<String> {
-        if !super::incarnation_ended(&self.shared.store, &self.name, self.epoch) {
+        if !super::incarnation_ended(&*self.shared.store, &self.name, self.epoch) {
             return None;
         }
         self.stop.store(true, Ordering::SeqCst);

@@ -10,7 +10,7 @@ use troupe_agent::transcript::now_ms;
 use troupe_protocol::{
     AgentStatus, Envelope, MailKind, Request, RequestKind, RequestStatus, Roster,
 };
-use troupe_store::{MailboxStore, RequestFilter, RequestStore, RosterStore};
+use troupe_store::RequestFilter;
 
 /// A request younger than this is not reminded about: its own mail may still be on the way.
 const REMIND_AFTER_MS: u64 = 1000;

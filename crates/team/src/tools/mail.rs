@@ -7,7 +7,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
 use troupe_protocol::MailKind;
-use troupe_store::MailboxStore;
 use troupe_tools::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 
 /// Input of `send_message`.
