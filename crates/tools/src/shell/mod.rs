@@ -19,14 +19,18 @@
 //! the program only in a standard system directory (`/bin`, `/usr/bin`, …); `./ls` is just that
 //! path, so only a rule that names it grants it.
 
+mod builtins;
+mod depth;
 mod find;
 mod git;
 mod options;
 mod pattern;
 mod read_only;
+mod redirect;
 mod render;
 mod walk;
 mod words;
+mod wrapper_table;
 mod wrappers;
 
 #[cfg(test)]

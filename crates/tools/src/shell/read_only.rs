@@ -146,108 +146,49 @@ fn command_is_read_only(command: &Command) -> bool {
 
 /// GNU sort without `-o`/`--output` (writes a file), `-T` (temporary files), or
 /// `--compress-program` (runs a program).
+#[rustfmt::skip]
 const SORT: Spec = Spec {
     short: "bdfghiMnRrVcCmsuzk:t:S:",
     long: &[
-        "ignore-leading-blanks",
-        "dictionary-order",
-        "ignore-case",
-        "general-numeric-sort",
-        "ignore-nonprinting",
-        "month-sort",
-        "human-numeric-sort",
-        "numeric-sort",
-        "random-sort",
-        "reverse",
-        "version-sort",
-        "check?",
-        "merge",
-        "stable",
-        "unique",
-        "zero-terminated",
-        "debug",
-        "key=",
-        "field-separator=",
-        "buffer-size=",
-        "parallel=",
-        "batch-size=",
-        "files0-from=",
-        "random-source=",
-        "sort=",
+        "ignore-leading-blanks", "dictionary-order", "ignore-case", "general-numeric-sort",
+        "ignore-nonprinting", "month-sort", "human-numeric-sort", "numeric-sort", "random-sort",
+        "reverse", "version-sort", "check?", "merge", "stable", "unique", "zero-terminated",
+        "debug", "key=", "field-separator=", "buffer-size=", "parallel=", "batch-size=",
+        "files0-from=", "random-source=", "sort=",
     ],
 };
 
 /// tree without `-o` (writes its listing to a file) or `-R`.
+#[rustfmt::skip]
 const TREE: Spec = Spec {
     short: "adlfxpsugDFqNQrtvUCnhiAJXSL:P:I:",
     long: &[
-        "noreport",
-        "prune",
-        "dirsfirst",
-        "filesfirst",
-        "filelimit=",
-        "charset=",
-        "gitignore",
-        "du",
-        "si",
-        "matchdirs",
-        "ignore-case",
-        "inodes",
-        "device",
-        "sort=",
-        "timefmt=",
-        "fromfile",
-        "info",
-        "metafirst",
-        "noindent",
+        "noreport", "prune", "dirsfirst", "filesfirst", "filelimit=", "charset=", "gitignore",
+        "du", "si", "matchdirs", "ignore-case", "inodes", "device", "sort=", "timefmt=",
+        "fromfile", "info", "metafirst", "noindent",
     ],
 };
 
 /// file without `-C` (compiles a magic file) or `-p` (resets access times).
+#[rustfmt::skip]
 const FILE: Spec = Spec {
     short: "bchiklLNnrsvzZ0Se:f:F:m:P:",
     long: &[
-        "brief",
-        "mime",
-        "mime-type",
-        "mime-encoding",
-        "dereference",
-        "no-dereference",
-        "uncompress",
-        "uncompress-noreport",
-        "keep-going",
-        "special-files",
-        "no-pad",
-        "no-buffer",
-        "raw",
-        "print0",
-        "extension",
-        "apple",
-        "exclude=",
-        "exclude-quiet=",
-        "files-from=",
-        "separator=",
-        "magic-file=",
-        "parameter=",
+        "brief", "mime", "mime-type", "mime-encoding", "dereference", "no-dereference",
+        "uncompress", "uncompress-noreport", "keep-going", "special-files", "no-pad", "no-buffer",
+        "raw", "print0", "extension", "apple", "exclude=", "exclude-quiet=", "files-from=",
+        "separator=", "magic-file=", "parameter=",
     ],
 };
 
 /// date without `-s`/`--set`, and with no operand but `+FORMAT` (`date MMDDhhmm` sets the clock).
 fn date(args: &[Word]) -> bool {
+    #[rustfmt::skip]
     const DATE: Spec = Spec {
         short: "uRI::d:f:r:",
         long: &[
-            "utc",
-            "universal",
-            "rfc-email",
-            "rfc-2822",
-            "iso-8601?",
-            "rfc-3339=",
-            "date=",
-            "file=",
-            "reference=",
-            "debug",
-            "resolution",
+            "utc", "universal", "rfc-email", "rfc-2822", "iso-8601?", "rfc-3339=", "date=",
+            "file=", "reference=", "debug", "resolution",
         ],
     };
     options::parse(&DATE, args, Order::Permute).is_ok_and(|p| {
@@ -259,19 +200,12 @@ fn date(args: &[Word]) -> bool {
 
 /// `uniq IN OUT` writes OUT, so at most one operand.
 fn uniq(args: &[Word]) -> bool {
+    #[rustfmt::skip]
     const UNIQ: Spec = Spec {
         short: "cdDiuzf:s:w:",
         long: &[
-            "count",
-            "repeated",
-            "all-repeated?",
-            "ignore-case",
-            "unique",
-            "zero-terminated",
-            "skip-fields=",
-            "skip-chars=",
-            "check-chars=",
-            "group?",
+            "count", "repeated", "all-repeated?", "ignore-case", "unique", "zero-terminated",
+            "skip-fields=", "skip-chars=", "check-chars=", "group?",
         ],
     };
     options::parse(&UNIQ, args, Order::Permute).is_ok_and(|p| p.operands.len() <= 1)
@@ -305,15 +239,9 @@ fn rg(args: &[Word]) -> bool {
 
 /// `cargo metadata`, `cargo tree`, `cargo locate-project`, `cargo --version`.
 fn cargo(args: &[Word]) -> bool {
+    #[rustfmt::skip]
     const GLOBAL: [&str; 8] = [
-        "--locked",
-        "--offline",
-        "--frozen",
-        "-q",
-        "--quiet",
-        "-v",
-        "-vv",
-        "--verbose",
+        "--locked", "--offline", "--frozen", "-q", "--quiet", "-v", "-vv", "--verbose",
     ];
     let mut rest = args;
     while let Some((first, tail)) = rest.split_first() {
@@ -348,37 +276,22 @@ macro_rules! cargo_common {
     };
 }
 
+#[rustfmt::skip]
 const CARGO_METADATA: Spec = Spec {
     short: "qvF:",
     long: cargo_common!(
-        "format-version=",
-        "no-deps",
-        "features=",
-        "all-features",
-        "no-default-features",
+        "format-version=", "no-deps", "features=", "all-features", "no-default-features",
         "filter-platform=",
     ),
 };
 
+#[rustfmt::skip]
 const CARGO_TREE: Spec = Spec {
     short: "qvp:e:i:df:F:",
     long: cargo_common!(
-        "package=",
-        "workspace",
-        "exclude=",
-        "features=",
-        "all-features",
-        "no-default-features",
-        "target=",
-        "edges=",
-        "invert=",
-        "prune=",
-        "depth=",
-        "prefix=",
-        "no-dedupe",
-        "duplicates",
-        "charset=",
-        "format=",
+        "package=", "workspace", "exclude=", "features=", "all-features", "no-default-features",
+        "target=", "edges=", "invert=", "prune=", "depth=", "prefix=", "no-dedupe", "duplicates",
+        "charset=", "format=",
     ),
 };
 

@@ -1,8 +1,10 @@
 //! Walks brush's syntax tree of a command line and collects every simple command that would run,
 //! recursing into compound commands, substitutions and what wrappers run.
 
+use super::redirect::{is_descriptor, is_harmless_target, redirection_token, render_target};
 use super::words::{self, Expanded};
 use super::wrappers::{self, Peel};
+use super::{builtins, depth};
 use super::{Analysis, Command, Layer, Origin, Redirect, Unknown, UnknownReason, Word, WordKind};
 use brush_parser::ast::{self, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect};
 use brush_parser::Parser;
@@ -14,60 +16,6 @@ const MAX_DEPTH: usize = 12;
 /// How deeply brackets and compound commands may nest in one text. The parser recurses on each
 /// level, so this keeps it far from the end of a 2 MiB thread stack.
 const MAX_NESTING: usize = 40;
-
-/// Builtins that run text as code or change which program a name runs.
-const RUNS_TEXT: &[&str] = &[
-    "eval", "source", ".", "trap", "alias", "fc", "enable", "complete", "compgen", "bind", "let",
-];
-
-/// Builtins whose arguments can name array elements, whose subscripts are evaluated as code.
-const NAMES_VARIABLES: &[&str] = &[
-    "read",
-    "unset",
-    "printf",
-    "declare",
-    "typeset",
-    "local",
-    "export",
-    "readonly",
-    "test",
-    "[",
-    "wait",
-    "getopts",
-    "mapfile",
-    "readarray",
-];
-
-/// Builtins that declare variables (and with `-i` or `-n` make later assignments run code).
-const DECLARES: &[&str] = &["declare", "typeset", "local", "export", "readonly"];
-
-/// Variables whose value other programs run as code or use to find code.
-const SENSITIVE: &[&str] = &[
-    "BASH_ENV",
-    "ENV",
-    "PS4",
-    "PROMPT_COMMAND",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_PAGER",
-    "PAGER",
-    "GIT_EDITOR",
-    "EDITOR",
-    "VISUAL",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_ASKPASS",
-    "SSH_ASKPASS",
-    "GIT_EXEC_PATH",
-    "GIT_CONFIG_PARAMETERS",
-    "LD_PRELOAD",
-    "LD_AUDIT",
-    "LD_LIBRARY_PATH",
-];
-
-/// Variable name prefixes that are sensitive the same way.
-const SENSITIVE_PREFIXES: &[&str] = &["BASH_FUNC_", "GIT_CONFIG_"];
 
 pub(super) fn analyze(command: &str) -> Analysis {
     let mut walker = Walker::default();
@@ -99,7 +47,7 @@ impl Walker {
 
     /// Parses and walks one piece of shell text.
     fn source(&mut self, text: &str, depth: usize) {
-        if depth > MAX_DEPTH || nesting(text) > MAX_NESTING {
+        if depth > MAX_DEPTH || depth::nesting(text) > MAX_NESTING {
             self.unknown(text, UnknownReason::TooDeep);
             return;
         }
@@ -524,6 +472,24 @@ impl Walker {
         }
     }
 
+    fn check_assignment(&mut self, assignment: &Word, text: &str) {
+        if let Some(reason) = builtins::assignment_risk(assignment) {
+            self.unknown(text, reason);
+        }
+    }
+
+    fn check_builtin(&mut self, name: &str, parts: &Parts, text: &str) {
+        for reason in builtins::risks(name, &parts.words[1..]) {
+            self.unknown(text, reason);
+        }
+    }
+
+    fn subscripts(&mut self, word: &Word) {
+        if let Some(reason) = builtins::subscript_risk(word) {
+            self.unknown(word.text.clone(), reason);
+        }
+    }
+
     fn push(&mut self, parts: Parts, layer: Layer, origin: Origin, text: String) {
         self.out.commands.push(Command {
             assignments: parts.assignments,
@@ -535,66 +501,6 @@ impl Walker {
             text,
         });
     }
-
-    fn check_assignment(&mut self, assignment: &Word, text: &str) {
-        let name = assignment
-            .text
-            .split(['=', '[', '+'])
-            .next()
-            .unwrap_or_default();
-        let sensitive =
-            SENSITIVE.contains(&name) || SENSITIVE_PREFIXES.iter().any(|p| name.starts_with(p));
-        if sensitive {
-            self.unknown(text, UnknownReason::SensitiveVariable(name.to_string()));
-        }
-    }
-
-    /// Builtins that run text, declare code-running variables or name array elements.
-    fn check_builtin(&mut self, name: &str, parts: &Parts, text: &str) {
-        let args = &parts.words[1..];
-        if RUNS_TEXT.contains(&name)
-            || (name == "hash" && args.iter().any(|a| a.text.starts_with("-p")))
-            || (matches!(name, "mapfile" | "readarray")
-                && args.iter().any(|a| a.text.starts_with("-C")))
-        {
-            self.unknown(text, UnknownReason::RunsText(name.to_string()));
-        }
-        if DECLARES.contains(&name) {
-            let options = args.iter().filter(|a| a.text.starts_with(['-', '+']));
-            if options.clone().any(|a| a.text.contains(['i', 'n'])) {
-                self.unknown(
-                    text,
-                    UnknownReason::Expansion(format!(
-                        "`{name} -i`/`-n` makes later assignments evaluate code that"
-                    )),
-                );
-            }
-            for arg in args.iter().filter(|a| wrappers::is_assignment(a)) {
-                self.check_assignment(arg, text);
-            }
-        }
-        if NAMES_VARIABLES.contains(&name) {
-            for arg in args {
-                self.subscripts(arg);
-            }
-        }
-    }
-
-    /// `name[index]` in a word a builtin takes as a variable name: the index is arithmetic.
-    fn subscripts(&mut self, word: &Word) {
-        let Some((name, rest)) = word.text.split_once('[') else {
-            return;
-        };
-        let is_name = !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if is_name {
-            let index = rest.split(']').next().unwrap_or_default();
-            let mut expanded = Expanded::default();
-            words::subscript(&mut expanded, index);
-            self.absorb(expanded, &word.text, 0);
-        }
-    }
 }
 
 /// Where an item of a simple command stands relative to its name.
@@ -602,76 +508,4 @@ impl Walker {
 enum Position {
     Prefix,
     Suffix,
-}
-
-/// A redirection token, dynamic when its target is.
-fn redirection_token(token: String, target: &Word) -> Word {
-    Word {
-        text: token,
-        kind: match target.kind {
-            WordKind::Static => WordKind::Static,
-            WordKind::Dynamic | WordKind::DynamicOperand => WordKind::Dynamic,
-        },
-    }
-}
-
-fn render_target(word: &Word) -> String {
-    match word.kind {
-        WordKind::Static => super::render::quote(&word.text),
-        WordKind::Dynamic | WordKind::DynamicOperand => word.text.clone(),
-    }
-}
-
-/// Output that goes nowhere or to the standard streams writes no file.
-fn is_harmless_target(word: &Word) -> bool {
-    word.kind == WordKind::Static
-        && matches!(
-            word.text.as_str(),
-            "/dev/null" | "/dev/stdout" | "/dev/stderr"
-        )
-}
-
-/// `2>&1`, `>&-`, `>&2-`: a descriptor, not a file name.
-fn is_descriptor(word: &Word) -> bool {
-    let digits = word.text.trim_end_matches('-');
-    word.kind == WordKind::Static
-        && (digits.is_empty() || digits.chars().all(|c| c.is_ascii_digit()))
-}
-
-/// How deeply `text` nests brackets and compound commands, overcounting (quotes are ignored),
-/// so that text the parser could overflow its stack on is never parsed.
-fn nesting(text: &str) -> usize {
-    const OPENERS: [&str; 6] = ["if", "case", "while", "until", "for", "select"];
-    const CLOSERS: [&str; 3] = ["fi", "esac", "done"];
-    let mut depth = 0usize;
-    let mut deepest = 0usize;
-    let mut command_start = true;
-    let mut word = String::new();
-    for c in text.chars().chain(std::iter::once('\n')) {
-        if c.is_ascii_alphanumeric() || c == '_' {
-            word.push(c);
-            continue;
-        }
-        if !word.is_empty() {
-            if command_start && OPENERS.contains(&word.as_str()) {
-                depth += 1;
-            } else if CLOSERS.contains(&word.as_str()) {
-                depth = depth.saturating_sub(1);
-            }
-            command_start = matches!(word.as_str(), "then" | "do" | "else" | "elif");
-            word.clear();
-        }
-        match c {
-            '(' | '{' | '[' => depth += 1,
-            ')' | '}' | ']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if matches!(c, ';' | '&' | '|' | '\n' | '(' | '{' | '!') {
-            command_start = true;
-        } else if !c.is_whitespace() {
-            command_start = false;
-        }
-        deepest = deepest.max(depth);
-    }
-    deepest
 }
