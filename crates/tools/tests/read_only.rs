@@ -78,3 +78,36 @@ fn writes_executions_and_unknown_programs_are_not() {
         assert!(!is_read_only_command(cmd), "should not be read-only: {cmd}");
     }
 }
+
+/// The plan gate of a teammate whose plan is not approved lets a bash call through only when
+/// `BashTool::effect` says `ReadOnly`; every disguise of a write must come out `Execute`.
+#[test]
+fn the_bash_tool_reports_disguised_writes_as_execute() {
+    use serde_json::json;
+    use troupe_tools::{BashTool, Effect, Tool};
+    for command in [
+        "ls # it's\nrm x",
+        "$'\\x72m' x",
+        "sort -uo out.txt in",
+        "date -us 2020-01-01",
+        "git -c core.pager=x log",
+        "git -c core.fsmonitor='touch m' status",
+        "find . -delete",
+        "echo x > f",
+        "cat a | tee b",
+        "a=rm; $a x",
+    ] {
+        assert_eq!(
+            BashTool.effect(&json!({ "command": command })),
+            Effect::Execute,
+            "{command:?}"
+        );
+    }
+    for command in ["ls -la", "git status", "cargo metadata --format-version 1"] {
+        assert_eq!(
+            BashTool.effect(&json!({ "command": command })),
+            Effect::ReadOnly,
+            "{command:?}"
+        );
+    }
+}
