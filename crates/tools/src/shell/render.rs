@@ -25,7 +25,9 @@ pub(super) fn quote(text: &str) -> String {
                 '_' | '-' | '.' | '/' | ',' | ':' | '+' | '=' | '@' | '%' | '^'
             )
     };
-    if !text.is_empty() && text.chars().all(plain) {
+    // The test commands read as they are written.
+    let test_word = matches!(text, "[" | "]" | "[[" | "]]");
+    if test_word || (!text.is_empty() && text.chars().all(plain)) {
         text.to_string()
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))

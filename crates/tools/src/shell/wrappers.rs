@@ -222,6 +222,10 @@ fn shell(name: &str, args: &[Word]) -> Peel {
     while i < args.len() {
         let word = &args[i];
         if word.kind == WordKind::Dynamic {
+            if command_flag {
+                // The command text itself (`sh -c "$CMD"`): judged below.
+                break;
+            }
             return option_unknown(name, &word.text);
         }
         let text = word.text.as_str();
