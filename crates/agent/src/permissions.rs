@@ -4,14 +4,12 @@
 //! read-only (so no allow or ask rule can open the plan gate); an ask rule beats allow rules; an
 //! allow rule beats the mode's default.
 
-mod bash_split;
 mod path_glob;
 mod protected;
 mod rules;
 #[cfg(test)]
 mod tests;
 
-pub use bash_split::{split_command, Part, Redirect, Split, Syntax};
 pub use protected::ProtectedPaths;
 pub use rules::{rule_name, split_rule_list, Rule, RuleError, Rules};
 
@@ -22,6 +20,7 @@ use serde_json::Value;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
+use troupe_tools::shell::{self, Analysis, Redirect};
 use troupe_tools::Effect;
 
 /// How much an agent may do without asking, as `--permission-mode` and settings spell it.
@@ -241,7 +240,8 @@ impl Policy {
         match outcome {
             Outcome::Allow => format!("{tool} is allowed{detail}"),
             Outcome::DeniedByRule(rule) => {
-                format!("{tool} is denied by the permission rule `{rule}`{detail}")
+                let why = Subject::of(rule_name(tool), call).unanalysed_under(rule);
+                format!("{tool} is denied by the permission rule `{rule}`{why}{detail}")
             }
             Outcome::DeniedByPlanMode => {
                 let what = match call.effect {
@@ -256,7 +256,8 @@ impl Policy {
                 )
             }
             Outcome::AskedByRule(rule) => {
-                format!("{tool} needs permission: the ask rule `{rule}` matches{detail}")
+                let why = Subject::of(rule_name(tool), call).unanalysed_under(rule);
+                format!("{tool} needs permission: the ask rule `{rule}` matches{why}{detail}")
             }
             Outcome::AskedByMode => {
                 format!("{tool} needs permission in {} mode{detail}", self.mode)
@@ -265,40 +266,48 @@ impl Policy {
         }
     }
 
-    /// The allow rules that would let `call` run: one per command part not yet allowed.
+    /// The allow rules that would let `call` run: one per analysed command not yet allowed.
     fn suggested_rules(&self, call: &CallInfo<'_>) -> String {
         let tool = rule_name(call.tool);
-        let Subject::Command { split, .. } = Subject::of(tool, call) else {
+        let Subject::Command { analysis, .. } = Subject::of(tool, call) else {
             return tool.to_string();
         };
+        if !analysis.is_understood() {
+            // Nothing narrower than the whole tool grants a line the analysis cannot follow.
+            return "Bash".to_string();
+        }
         let allow = relevant(&self.rules.allow, tool);
         let mut suggestions: Vec<String> = Vec::new();
-        for part in &split.parts {
+        for command in &analysis.commands {
             if allow
                 .iter()
-                .any(|rule| rule.matches_command(part, Purpose::Grant))
+                .any(|rule| rule.matches_command(command, Purpose::Grant))
             {
                 continue;
             }
-            let suggestion = match part.redirect {
+            let suggestion = match command.redirect {
                 // A prefix rule never grants a redirection to a file, so only the exact command does.
-                Redirect::File => format!("Bash({})", part.text),
-                Redirect::None => format!("Bash({}:*)", command_words(&part.text)),
+                Redirect::File => format!("Bash({})", command.line()),
+                Redirect::None => format!("Bash({}:*)", command_words(command)),
             };
             if !suggestions.contains(&suggestion) {
                 suggestions.push(suggestion);
             }
         }
-        match (split.syntax, suggestions.is_empty()) {
-            (Syntax::Complete, false) => suggestions.join(" "),
-            (Syntax::Complete, true) | (Syntax::Unterminated, _) => "Bash".to_string(),
+        match suggestions.is_empty() {
+            false => suggestions.join(" "),
+            true => "Bash".to_string(),
         }
     }
 }
 
-/// What a call is judged on: the simple commands of a bash call, or the path of a file tool.
+/// What a call is judged on: the analysed commands of a bash call, or the path of a file tool.
 enum Subject {
-    Command { whole: Part, split: Split },
+    Command {
+        /// The command line as written.
+        whole: String,
+        analysis: Analysis,
+    },
     Path(Option<CallPath>),
     Opaque,
 }
@@ -310,11 +319,8 @@ impl Subject {
             "Bash" => {
                 let command = field("command").unwrap_or("").trim();
                 Subject::Command {
-                    whole: Part {
-                        text: command.to_string(),
-                        redirect: Redirect::None,
-                    },
-                    split: split_command(command),
+                    whole: command.to_string(),
+                    analysis: shell::analyze(command),
                 }
             }
             // Glob and grep search the workspace root when no path is given.
@@ -329,35 +335,58 @@ impl Subject {
         }
     }
 
-    /// Whether a deny or ask rule (already known to be about this tool) matches: any part will do.
+    /// Whether a deny or ask rule (already known to be about this tool) matches: any command will
+    /// do, and a line the analysis could not follow matches every rule, since it might run
+    /// exactly what the rule names.
     fn restricted_by(&self, rule: &Rule) -> bool {
         match self {
-            Subject::Command { whole, split } => {
-                rule.matches_command(whole, Purpose::Restrict)
-                    || split
-                        .parts
+            Subject::Command { whole, analysis } => {
+                !analysis.is_understood()
+                    || rule.matches_command_text(whole)
+                    || analysis
+                        .commands
                         .iter()
-                        .any(|part| rule.matches_command(part, Purpose::Restrict))
+                        .any(|command| rule.matches_command(command, Purpose::Restrict))
             }
             Subject::Path(Some(path)) => rule.matches_path(path),
             Subject::Path(None) | Subject::Opaque => rule.is_tool_wide(),
         }
     }
 
-    /// Whether allow rules (already known to be about this tool) cover the call: every part must be.
+    /// When `rule` restricts this call only because the analysis could not follow the command,
+    /// the words saying so (to go after the rule in a message); empty otherwise.
+    fn unanalysed_under(&self, rule: &Rule) -> String {
+        let Subject::Command { whole, analysis } = self else {
+            return String::new();
+        };
+        let named = rule.matches_command_text(whole)
+            || analysis
+                .commands
+                .iter()
+                .any(|command| rule.matches_command(command, Purpose::Restrict));
+        match named || analysis.is_understood() {
+            true => String::new(),
+            false => format!(
+                ", because the command could not be analysed and might run what the rule names ({})",
+                analysis.unknown_reasons()
+            ),
+        }
+    }
+
+    /// Whether allow rules (already known to be about this tool) cover the call: every command
+    /// must be, and a line the analysis could not follow is granted only by a tool-wide rule.
     fn granted_by(&self, allow: &[&Rule]) -> bool {
         if allow.iter().any(|rule| rule.is_tool_wide()) {
             return true;
         }
         match self {
-            // A line the splitter could not follow, or an empty one, is never granted piecemeal.
-            Subject::Command { split, .. } => {
-                split.syntax == Syntax::Complete
-                    && !split.parts.is_empty()
-                    && split.parts.iter().all(|part| {
+            Subject::Command { analysis, .. } => {
+                analysis.is_understood()
+                    && !analysis.commands.is_empty()
+                    && analysis.commands.iter().all(|command| {
                         allow
                             .iter()
-                            .any(|rule| rule.matches_command(part, Purpose::Grant))
+                            .any(|rule| rule.matches_command(command, Purpose::Grant))
                     })
             }
             Subject::Path(Some(path)) => allow.iter().any(|rule| rule.matches_path(path)),
@@ -390,16 +419,20 @@ fn shorten(text: &str) -> String {
     }
 }
 
-/// The program a command runs, with any leading `VAR=value` assignments: `rm` for `rm -rf build`.
-fn command_words(command: &str) -> String {
-    let mut words = Vec::new();
-    for word in command.split_whitespace() {
-        words.push(word);
-        if !word.contains('=') || word.starts_with('-') {
-            break;
-        }
+/// The program a command runs, with any leading `VAR=value` assignments: `rm` for `rm -rf build`,
+/// `FOO=1 cargo` for `FOO=1 cargo test`.
+fn command_words(command: &shell::Command) -> String {
+    let program = command
+        .words
+        .first()
+        .map(std::slice::from_ref)
+        .unwrap_or(&[]);
+    shell::Command {
+        words: program.to_vec(),
+        redirections: Vec::new(),
+        ..command.clone()
     }
-    words.join(" ")
+    .line()
 }
 
 /// Quotes a `--allowedTools` value for a POSIX shell, only when it needs it.

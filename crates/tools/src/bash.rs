@@ -1,9 +1,7 @@
 //! The `bash` tool: runs a shell command in the workspace, in its own process group, with a
 //! timeout, capturing stdout and stderr interleaved under an output budget.
 
-mod read_only;
-
-pub use read_only::is_read_only_command;
+pub use crate::shell::is_read_only_command;
 
 use crate::output::{HeadTail, DEFAULT_OUTPUT_BUDGET};
 use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};

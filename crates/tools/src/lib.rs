@@ -9,6 +9,7 @@ pub mod guard;
 pub mod output;
 pub mod read_file;
 pub mod registry;
+pub mod shell;
 pub mod summary;
 pub mod write_file;
 

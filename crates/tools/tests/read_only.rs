@@ -27,6 +27,11 @@ fn plain_inspection_commands_are_read_only() {
         "tree -L 2",
         "stat Cargo.toml; file Cargo.toml",
         "sort -u names.txt | cut -d, -f1",
+        // Substitutions, subshells and groups are judged by what they run.
+        "echo `whoami`",
+        "echo \"$(pwd)\"",
+        "(ls)",
+        "{ ls; }",
     ] {
         assert!(is_read_only_command(cmd), "should be read-only: {cmd}");
     }
@@ -44,7 +49,7 @@ fn writes_executions_and_unknown_programs_are_not() {
         "ls; touch y",
         "ls | xargs rm",
         "echo $(rm -rf x)",
-        "echo `whoami`",
+        "echo `touch x`",
         "echo \"$(rm x)\"",
         "cat <(rm x)",
         "find . -name '*.tmp' -delete",
@@ -61,8 +66,8 @@ fn writes_executions_and_unknown_programs_are_not() {
         "./ls",
         "/bin/rm x",
         "FOO=bar ls",
-        "(ls)",
-        "{ ls; }",
+        "(ls) > out",
+        "{ ls; touch x; }",
         "cargo build",
         "sed -i s/a/b/ file",
         "awk '{print > \"x\"}' file",
@@ -71,5 +76,38 @@ fn writes_executions_and_unknown_programs_are_not() {
         "sleep 10 & rm x",
     ] {
         assert!(!is_read_only_command(cmd), "should not be read-only: {cmd}");
+    }
+}
+
+/// The plan gate of a teammate whose plan is not approved lets a bash call through only when
+/// `BashTool::effect` says `ReadOnly`; every disguise of a write must come out `Execute`.
+#[test]
+fn the_bash_tool_reports_disguised_writes_as_execute() {
+    use serde_json::json;
+    use troupe_tools::{BashTool, Effect, Tool};
+    for command in [
+        "ls # it's\nrm x",
+        "$'\\x72m' x",
+        "sort -uo out.txt in",
+        "date -us 2020-01-01",
+        "git -c core.pager=x log",
+        "git -c core.fsmonitor='touch m' status",
+        "find . -delete",
+        "echo x > f",
+        "cat a | tee b",
+        "a=rm; $a x",
+    ] {
+        assert_eq!(
+            BashTool.effect(&json!({ "command": command })),
+            Effect::Execute,
+            "{command:?}"
+        );
+    }
+    for command in ["ls -la", "git status", "cargo metadata --format-version 1"] {
+        assert_eq!(
+            BashTool.effect(&json!({ "command": command })),
+            Effect::ReadOnly,
+            "{command:?}"
+        );
     }
 }

@@ -1,10 +1,12 @@
 //! Permission rules (`Tool` or `Tool(specifier)`) as written in settings and on the command line.
 
-use super::bash_split::{Part, Redirect};
 use super::path_glob::{CallPath, PathPattern};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
+use troupe_tools::shell::{Command, Pattern, PatternKind};
+
+pub(super) use troupe_tools::shell::Purpose;
 
 /// Why a rule could not be parsed; every variant names the rule as written.
 #[derive(Debug, thiserror::Error)]
@@ -85,37 +87,17 @@ enum ToolPattern {
     McpServer(String),
 }
 
-/// How a Bash specifier compares with a command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum BashPattern {
-    /// `Bash(git status)`: the command exactly.
-    Exact(String),
-    /// `Bash(npm run test:*)` or `Bash(npm run test *)`: the words, then anything or nothing.
-    WordPrefix(String),
-    /// `Bash(ls*)`: a plain text prefix (matches `lsof` too), as Claude Code reads it.
-    TextPrefix(String),
-}
-
 /// What a rule's parentheses say.
 #[derive(Debug, Clone)]
 enum Specifier {
     /// No parentheses (or `(*)`): every call of the tool.
     Any,
     /// A Bash command pattern.
-    Bash(BashPattern),
+    Bash(Pattern),
     /// A path glob for file tools.
     Path(PathPattern),
     /// A specifier for a tool troupe cannot interpret (`WebFetch(domain:…)`); matches nothing.
     Unsupported,
-}
-
-/// Whether a rule is being asked to grant a call or to restrict it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Purpose {
-    /// An allow rule: a prefix rule does not cover a command that redirects output to a file.
-    Grant,
-    /// A deny or ask rule: matched as broadly as the pattern reads.
-    Restrict,
 }
 
 /// One permission rule, such as `Bash(npm run test:*)`, `Edit(src/**)` or `mcp__github__*`.
@@ -196,24 +178,20 @@ impl Rule {
         matches!(self.specifier, Specifier::Any)
     }
 
-    /// Whether the rule matches one simple command of a Bash call.
-    pub(super) fn matches_command(&self, part: &Part, purpose: Purpose) -> bool {
+    /// Whether the rule matches one analysed command of a Bash call.
+    pub(super) fn matches_command(&self, command: &Command, purpose: Purpose) -> bool {
         match &self.specifier {
             Specifier::Any => true,
-            Specifier::Bash(pattern) => match (pattern, purpose, part.redirect) {
-                (BashPattern::Exact(exact), _, _) => part.text == *exact,
-                // `Bash(cat:*)` grants reading, not `cat a > important-file`.
-                (
-                    BashPattern::WordPrefix(_) | BashPattern::TextPrefix(_),
-                    Purpose::Grant,
-                    Redirect::File,
-                ) => false,
-                (BashPattern::WordPrefix(prefix), _, _) => part
-                    .text
-                    .strip_prefix(prefix.as_str())
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace)),
-                (BashPattern::TextPrefix(prefix), _, _) => part.text.starts_with(prefix.as_str()),
-            },
+            Specifier::Bash(pattern) => pattern.matches(command, purpose),
+            Specifier::Path(_) | Specifier::Unsupported => false,
+        }
+    }
+
+    /// Whether the rule matches a Bash command line as written, whole (to restrict only).
+    pub(super) fn matches_command_text(&self, text: &str) -> bool {
+        match &self.specifier {
+            Specifier::Any => true,
+            Specifier::Bash(pattern) => pattern.matches_text(text),
             Specifier::Path(_) | Specifier::Unsupported => false,
         }
     }
@@ -265,7 +243,7 @@ fn parse_tool(rule: &str, name: &str) -> Result<ToolPattern, RuleError> {
     }
 }
 
-fn parse_bash(rule: &str, spec: &str) -> Result<BashPattern, RuleError> {
+fn parse_bash(rule: &str, spec: &str) -> Result<Pattern, RuleError> {
     let misplaced = || RuleError::MisplacedWildcard { rule: rule.into() };
     let empty = || RuleError::EmptySpecifier {
         rule: rule.into(),
@@ -275,22 +253,20 @@ fn parse_bash(rule: &str, spec: &str) -> Result<BashPattern, RuleError> {
         .strip_suffix(":*")
         .or_else(|| spec.strip_suffix(" *"))
         .map(str::trim_end);
-    let pattern = match word_prefix {
-        Some(prefix) => BashPattern::WordPrefix(prefix.to_string()),
+    let (kind, text) = match word_prefix {
+        Some(prefix) => (PatternKind::WordPrefix, prefix),
         None => match spec.strip_suffix('*') {
-            Some(prefix) => BashPattern::TextPrefix(prefix.to_string()),
-            None => BashPattern::Exact(spec.to_string()),
+            Some(prefix) => (PatternKind::TextPrefix, prefix),
+            None => (PatternKind::Exact, spec),
         },
     };
-    match &pattern {
-        BashPattern::WordPrefix(p) | BashPattern::TextPrefix(p) | BashPattern::Exact(p)
-            if p.contains(":*") =>
-        {
-            Err(misplaced())
-        }
-        BashPattern::WordPrefix(p) | BashPattern::TextPrefix(p) if p.is_empty() => Err(empty()),
-        _ => Ok(pattern),
+    if text.contains(":*") {
+        return Err(misplaced());
     }
+    if text.is_empty() && kind != PatternKind::Exact {
+        return Err(empty());
+    }
+    Ok(Pattern::new(kind, text))
 }
 
 impl FromStr for Rule {

@@ -162,7 +162,7 @@ fn a_line_the_splitter_cannot_follow_or_an_empty_one_is_never_granted_by_narrow_
 }
 
 #[test]
-fn splitter_finds_every_simple_command() {
+fn the_analysis_finds_every_simple_command() {
     assert_eq!(
         parts("a && b || c; d | e\nf & g"),
         ["a", "b", "c", "d", "e", "f", "g"]
@@ -172,23 +172,97 @@ fn splitter_finds_every_simple_command() {
         ["date", "whoami", "echo $(date) `whoami`"]
     );
     assert_eq!(parts("(cd x && make) 2>/dev/null"), ["cd x", "make"]);
-    let grouped = split_command("(cd x && make) > log; ls");
-    let redirects: Vec<Redirect> = grouped.parts.iter().map(|p| p.redirect).collect();
-    assert_eq!(redirects, [Redirect::File, Redirect::File, Redirect::None]);
-    assert_eq!(
-        parts("for f in *.rs; do rustfmt $f; done"),
-        ["for f in *.rs", "rustfmt $f"]
-    );
-    assert_eq!(parts("echo 'a && b' \"c; d\""), ["echo 'a && b' \"c; d\""]);
+    // The loop header runs nothing; its body does.
+    assert_eq!(parts("for f in *.rs; do rustfmt $f; done"), ["rustfmt $f"]);
+    // Quotes are removed; words are requoted where needed.
+    assert_eq!(parts("echo 'a && b' \"c; d\""), ["echo 'a && b' 'c; d'"]);
     assert_eq!(parts("make 2>&1 | tee log"), ["make 2>&1", "tee log"]);
     assert_eq!(parts("ls # && rm x\npwd"), ["ls", "pwd"]);
-    assert_eq!(parts("echo a\\;b"), ["echo a\\;b"]);
-    let split = split_command("echo 'open");
-    assert_eq!(split.syntax, Syntax::Unterminated);
-    assert_eq!(split_command("echo ok").syntax, Syntax::Complete);
-    let redirect = split_command("sort x > y; ls 2>/dev/null");
-    let redirects: Vec<Redirect> = redirect.parts.iter().map(|p| p.redirect).collect();
-    assert_eq!(redirects, [Redirect::File, Redirect::None]);
+    assert_eq!(parts("echo a\\;b"), ["echo 'a;b'"]);
+    let redirects = |command: &str| -> Vec<Redirect> {
+        troupe_tools::shell::analyze(command)
+            .commands
+            .iter()
+            .map(|c| c.redirect)
+            .collect()
+    };
+    assert_eq!(
+        redirects("(cd x && make) > log; ls"),
+        [Redirect::File, Redirect::File, Redirect::None]
+    );
+    assert_eq!(
+        redirects("sort x > y; ls 2>/dev/null"),
+        [Redirect::File, Redirect::None]
+    );
+    assert!(!troupe_tools::shell::analyze("echo 'open").is_understood());
+    assert!(troupe_tools::shell::analyze("echo ok").is_understood());
+}
+
+#[test]
+fn every_spelling_of_a_denied_program_is_denied_naming_the_rule() {
+    let deny = policy(
+        PermissionMode::BypassPermissions,
+        &["Bash"],
+        &[],
+        &["Bash(rm:*)"],
+    );
+    for spelling in [
+        "\"rm\" x",
+        "r''m x",
+        "\\rm x",
+        "/bin/rm x",
+        "/usr/bin/env rm x",
+        "env -i rm x",
+        "stdbuf -o0 rm x",
+        "command rm x",
+        "xargs rm",
+        "find . -exec rm {} +",
+    ] {
+        let Decision::Deny { reason } = call(
+            &deny,
+            "bash",
+            Effect::Execute,
+            json!({ "command": spelling }),
+        ) else {
+            panic!("not denied: {spelling:?}");
+        };
+        assert!(reason.contains("`Bash(rm:*)`"), "{reason}");
+        assert!(!reason.contains("could not be analysed"), "{reason}");
+    }
+}
+
+#[test]
+fn a_command_that_cannot_be_analysed_is_denied_by_any_bash_deny_rule_saying_why() {
+    let deny = policy(
+        PermissionMode::BypassPermissions,
+        &["Bash"],
+        &[],
+        &["Bash(rm:*)"],
+    );
+    for (command, why) in [
+        ("${X:-rm} x", "not a plain word"),
+        ("a=rm; $a x", "not a plain word"),
+        ("trap 'rm x' EXIT", "`trap` runs code"),
+        ("f(){ g; }; f", "function definition"),
+        ("eval rm x", "`eval` runs code"),
+        ("$(echo rm) x", "not a plain word"),
+        ("echo 'unterminated", "could not be parsed"),
+    ] {
+        let Decision::Deny { reason } = call(
+            &deny,
+            "bash",
+            Effect::Execute,
+            json!({ "command": command }),
+        ) else {
+            panic!("not denied: {command:?}");
+        };
+        assert!(reason.contains("`Bash(rm:*)`"), "{reason}");
+        assert!(reason.contains("could not be analysed"), "{reason}");
+        assert!(reason.contains(why), "{command:?}: {reason}");
+    }
+    // Without a Bash deny rule, an unanalysable command is only ever asked about.
+    let plain = allowing(&["Bash(echo:*)"]);
+    assert_eq!(bash(&plain, "eval echo hi"), Kind::Ask);
 }
 
 #[test]

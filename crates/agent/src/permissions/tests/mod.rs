@@ -76,11 +76,12 @@ fn headless(policy: &Policy, tool: &str, effect: Effect, input: Value) -> String
     })
 }
 
+/// The commands the shell analysis finds in `command`, as lines.
 fn parts(command: &str) -> Vec<String> {
-    split_command(command)
-        .parts
-        .into_iter()
-        .map(|part| part.text)
+    troupe_tools::shell::analyze(command)
+        .commands
+        .iter()
+        .map(troupe_tools::shell::Command::line)
         .collect()
 }
 
