@@ -118,10 +118,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     };
     let guard = Workspace::new(&workspace)
         .with_context(|| format!("opening workspace {}", workspace.display()))?;
-    let ctx = ToolContext {
-        workspace: Arc::new(guard),
-        agent: "lead".into(),
-    };
+    let ctx = ToolContext::new(Arc::new(guard), "lead");
     let settings = crate::settings::load(&workspace)?;
     let mode_name = args
         .teammate_mode
