@@ -153,6 +153,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         Arc::new(RefuseApprover),
         notice_sink(format, args.verbose, session_cell.clone()),
     )?;
+    crate::signals::install(&lead.runtime, crate::signals::CtrlC::Ends)?;
     let session_id = lead.run.session_id.clone();
     let _ = session_cell.set(session_id.clone());
     if format == OutputFormat::StreamJson {
@@ -191,6 +192,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         &mut observe,
     ));
     lead.team.stop_all();
+    // Nothing a tool started may outlive the run, even what left its call behind.
+    troupe_tools::process::end_all();
     let (subtype, result, num_turns) = match outcome {
         Ok(p) if p.end == TurnEnd::MaxTurns => (
             Subtype::ErrorMaxTurns,

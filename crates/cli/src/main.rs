@@ -10,15 +10,21 @@ mod repl_ask;
 mod repl_input;
 mod settings;
 mod setup;
+mod signals;
 
 use clap::Parser;
 
 fn main() {
     let cli = args::Cli::parse();
     init_logging();
+    // Orphans of tool calls (double-forked daemons) come back to troupe, which ends them.
+    if let Err(err) = troupe_tools::process::become_subreaper() {
+        tracing::warn!(error = %err, "cannot become the child subreaper; detached tool processes may outlive their call");
+    }
     let result = match &cli.command {
         Some(args::Command::Team(team)) => commands::team::run(team),
         Some(args::Command::Teammate(mate)) => commands::teammate::run(mate),
+        Some(args::Command::Sandbox(sandbox)) => commands::sandbox::run(sandbox),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),
     };

@@ -41,6 +41,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         team,
         runtime,
     } = lead(&cli.run, Arc::new(approver), sink)?;
+    crate::signals::install(&runtime, crate::signals::CtrlC::Interrupts)?;
     let reader = LineReader::start(run.troupe_dir.join("history"), printer.clone())
         .context("starting the line editor")?;
     println!(
@@ -64,6 +65,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
     };
     let result = runtime.block_on(repl_loop(&mut agent, &team, io, first, &model));
     team.stop_all();
+    troupe_tools::process::end_all();
     result.map(|_| 0)
 }
 

@@ -118,8 +118,9 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     };
     let guard = Workspace::new(&workspace)
         .with_context(|| format!("opening workspace {}", workspace.display()))?;
-    let ctx = ToolContext::new(Arc::new(guard), "lead");
     let settings = crate::settings::load(&workspace)?;
+    let sandbox = Arc::new(settings.sandbox.clone());
+    let ctx = ToolContext::new(Arc::new(guard), "lead").with_sandbox_config(sandbox.clone());
     let mode_name = args
         .teammate_mode
         .clone()
@@ -145,6 +146,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             policy: policy.clone(),
             mode: teammate_mode,
             exe: None,
+            sandbox,
         },
         notices,
     )

@@ -80,7 +80,8 @@ pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
 pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent, String> {
     let config = &shared.config;
     let workspace = Workspace::new(&config.workspace).map_err(|e| e.to_string())?;
-    let ctx = ToolContext::new(Arc::new(workspace), spec.name.clone());
+    let ctx = ToolContext::new(Arc::new(workspace), spec.name.clone())
+        .with_sandbox_config(config.sandbox.clone());
     let mut tools = Registry::with_builtins();
     tools.register(Arc::new(SendMessage::new(shared.clone())));
     tools.register(Arc::new(ReadInbox::new(shared.clone())));

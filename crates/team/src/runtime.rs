@@ -14,6 +14,7 @@ use troupe_agent::transcript::now_ms;
 use troupe_model::ModelConfig;
 use troupe_protocol::{validate_agent_name, Envelope, EventKind, MailKind, Member, Roster};
 use troupe_store::{FileStore, RosterStore, TranscriptStore};
+use troupe_tools::SandboxConfig;
 
 use crate::shared::Running;
 pub use crate::shared::{members_list, one_line, pid_alive, TeamShared};
@@ -62,6 +63,9 @@ pub struct TeamConfig {
     pub mode: TeammateMode,
     /// The troupe binary, for process mode.
     pub exe: Option<PathBuf>,
+    /// Sandbox settings for teammates' commands (in-process teammates; a teammate process reads
+    /// the same settings files itself).
+    pub sandbox: Arc<SandboxConfig>,
 }
 
 /// What `spawn_teammate` asks for.

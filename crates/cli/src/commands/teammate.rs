@@ -14,6 +14,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     let model = model_config(&args.agent)?;
     let mode = permission_mode(&args.agent)?;
     let rules = Rules::parse(&[], &[], &[]).context("building permission rules")?;
+    let settings = crate::settings::load(&workspace)?;
     let config = TeamConfig {
         team: args.team.clone(),
         troupe_dir: workspace.join(".troupe"),
@@ -23,6 +24,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         policy: Policy { mode, rules },
         mode: TeammateMode::InProcess,
         exe: None,
+        sandbox: Arc::new(settings.sandbox),
     };
     let team = Team::open(config, None)?;
     let spec = team.join(
@@ -36,6 +38,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    crate::signals::install(&runtime, crate::signals::CtrlC::Ends)?;
     let shared = team.shared().clone();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
     let result = runtime.block_on(member::run(
@@ -43,6 +46,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         spec,
         Arc::new(AtomicBool::new(false)),
     ));
+    troupe_tools::process::end_all();
     match result {
         Ok(()) => Ok(0),
         Err(reason) => {
