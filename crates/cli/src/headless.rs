@@ -153,7 +153,6 @@ pub fn run(cli: &Cli) -> Result<i32> {
         Arc::new(RefuseApprover),
         notice_sink(format, args.verbose, session_cell.clone()),
     )?;
-    crate::signals::install(&lead.runtime, crate::signals::CtrlC::Ends)?;
     let session_id = lead.run.session_id.clone();
     let _ = session_cell.set(session_id.clone());
     if format == OutputFormat::StreamJson {

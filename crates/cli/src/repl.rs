@@ -41,7 +41,6 @@ pub fn run(cli: &Cli) -> Result<i32> {
         team,
         runtime,
     } = lead(&cli.run, Arc::new(approver), sink)?;
-    crate::signals::install(&runtime, crate::signals::CtrlC::Interrupts)?;
     let reader = LineReader::start(run.troupe_dir.join("history"), printer.clone())
         .context("starting the line editor")?;
     println!(

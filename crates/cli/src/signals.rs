@@ -1,10 +1,12 @@
 //! Signals that end troupe: its tool processes end first, then troupe exits with the
 //! conventional code (128 + the signal number).
+//!
+//! The signals are blocked in every thread and taken by one thread of their own with
+//! `sigwait`, so ending does not depend on the async runtime still running, and nothing else
+//! sees them. (Children start with an empty signal mask: the standard library resets it.)
 
-use anyhow::{Context, Result};
-use std::future::pending;
-use tokio::runtime::Runtime;
-use tokio::signal::unix::{signal, Signal, SignalKind};
+use anyhow::{bail, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What Ctrl-C (SIGINT) means for this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,41 +17,60 @@ pub enum CtrlC {
     Interrupts,
 }
 
-/// Listens, on `runtime`, for SIGTERM and SIGHUP (and SIGINT when it `Ends` the run). On one,
-/// every tool call's processes are ended, the terminal is put back as it was, and troupe exits.
-/// The handlers are in place when this returns.
-pub fn install(runtime: &Runtime, ctrl_c: CtrlC) -> Result<()> {
-    let _entered = runtime.enter();
-    let listen = |kind: SignalKind| signal(kind).context("installing a signal handler");
-    let mut term = listen(SignalKind::terminate())?;
-    let mut hup = listen(SignalKind::hangup())?;
-    let mut int = match ctrl_c {
-        CtrlC::Ends => Some(listen(SignalKind::interrupt())?),
-        CtrlC::Interrupts => None,
-    };
+/// Set once a signal is ending troupe; the main thread then leaves the exit to that thread.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Takes over SIGTERM and SIGHUP (and SIGINT when it `Ends` the run): on one, every tool call's
+/// processes are ended, the terminal is put back as it was, and troupe exits. Call before any
+/// other thread is started, so they all inherit the blocked mask.
+pub fn install(ctrl_c: CtrlC) -> Result<()> {
+    let mut signals = vec![libc::SIGTERM, libc::SIGHUP];
+    if ctrl_c == CtrlC::Ends {
+        signals.push(libc::SIGINT);
+    }
+    let set = block(&signals)?;
     let terminal = Terminal::save();
-    runtime.spawn(async move {
-        let signo = tokio::select! {
-            _ = term.recv() => libc::SIGTERM,
-            _ = hup.recv() => libc::SIGHUP,
-            _ = maybe(&mut int) => libc::SIGINT,
-        };
-        terminal.restore();
-        if let Err(err) = tokio::task::spawn_blocking(troupe_tools::process::end_all).await {
-            tracing::warn!(error = %err, "ending tool processes");
-        }
-        std::process::exit(128 + signo);
-    });
+    std::thread::Builder::new()
+        .name("troupe-signals".into())
+        .spawn(move || loop {
+            let mut signo: libc::c_int = 0;
+            // SAFETY: `set` is an initialised signal set and `signo` a valid out pointer.
+            if unsafe { libc::sigwait(&set, &mut signo) } != 0 {
+                continue;
+            }
+            ENDING.store(true, Ordering::SeqCst);
+            terminal.restore();
+            troupe_tools::process::end_all();
+            std::process::exit(128 + signo);
+        })?;
     Ok(())
 }
 
-/// Waits on an optional signal stream; never resolves without one.
-async fn maybe(signal: &mut Option<Signal>) {
-    match signal {
-        Some(signal) => {
-            signal.recv().await;
+/// Exits with `code`, unless a signal is already ending troupe: then that thread exits, with
+/// the signal's code, once the tool processes are gone.
+pub fn exit(code: i32) -> ! {
+    if ENDING.load(Ordering::SeqCst) {
+        loop {
+            std::thread::park();
         }
-        None => pending::<()>().await,
+    }
+    std::process::exit(code)
+}
+
+/// Blocks `signals` in this thread (and every thread it starts later).
+fn block(signals: &[libc::c_int]) -> Result<libc::sigset_t> {
+    // SAFETY: the set is initialised by sigemptyset before use; sigaddset and pthread_sigmask
+    // only read and write it and the thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in signals {
+            libc::sigaddset(&mut set, *signal);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            bail!("could not block termination signals");
+        }
+        Ok(set)
     }
 }
 

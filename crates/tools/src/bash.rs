@@ -289,7 +289,7 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run,
     let root = ctx.workspace.root();
     let confinement = Confinement::prepare(ctx.sandbox, root, &ctx.sandbox_config)?;
     let sandbox = confinement.level();
-    let mut live = LiveCall::start();
+    let mut live = LiveCall::start().map_err(io::Error::other)?;
     let spawned = spawn_shell(command, root, &confinement, &live);
     let scratch = confinement.into_scratch();
     if let Ok((child, _)) = &spawned {

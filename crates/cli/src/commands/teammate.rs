@@ -38,7 +38,6 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    crate::signals::install(&runtime, crate::signals::CtrlC::Ends)?;
     let shared = team.shared().clone();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
     let result = runtime.block_on(member::run(

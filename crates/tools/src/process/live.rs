@@ -1,6 +1,7 @@
 //! The tool calls running right now, so a signal to troupe can end their processes.
 
 use super::sweep;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// The environment variable that marks every process of one call.
@@ -17,6 +18,14 @@ struct Trace {
 
 static LIVE: Mutex<Vec<Trace>> = Mutex::new(Vec::new());
 
+/// Set by [`end_all`]: troupe is exiting, and no new call may start (it would escape the sweep).
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Why a call may not start.
+#[derive(Debug, thiserror::Error)]
+#[error("troupe is exiting; no new command may start")]
+pub struct Exiting;
+
 /// One running call, registered until it is ended.
 #[derive(Debug)]
 pub struct LiveCall {
@@ -25,17 +34,22 @@ pub struct LiveCall {
 }
 
 impl LiveCall {
-    /// Registers a new call with a fresh marker; give its processes [`LiveCall::env`].
-    pub fn start() -> LiveCall {
+    /// Registers a new call with a fresh marker; give its processes [`LiveCall::env`]. Refused
+    /// once troupe is exiting.
+    pub fn start() -> Result<LiveCall, Exiting> {
         let id = ulid::Ulid::new().to_string();
         let trace = Trace {
             marker: format!("{CALL_MARKER_ENV}={id}").into_bytes(),
             pgid: None,
         };
-        if let Ok(mut live) = LIVE.lock() {
-            live.push(trace.clone());
+        let mut live = LIVE.lock().map_err(|_| Exiting)?;
+        // Checked under the lock end_all takes its snapshot under: a call is either in the
+        // snapshot or refused.
+        if ENDING.load(Ordering::SeqCst) {
+            return Err(Exiting);
         }
-        LiveCall { id, trace }
+        live.push(trace.clone());
+        Ok(LiveCall { id, trace })
     }
 
     /// The marker variable to export to the call's processes.
@@ -70,10 +84,17 @@ impl LiveCall {
     }
 }
 
-/// Ends every running call's processes and every process troupe adopted; for when troupe exits
-/// (a signal, or the end of the run). Blocks until they are gone.
+/// Ends every running call's processes and every process troupe adopted, and refuses new calls
+/// from then on; for when troupe exits (a signal, or the end of the run). Blocks until they are
+/// gone.
 pub fn end_all() {
-    let calls = LIVE.lock().map(|live| live.clone()).unwrap_or_default();
+    let calls = match LIVE.lock() {
+        Ok(live) => {
+            ENDING.store(true, Ordering::SeqCst);
+            live.clone()
+        }
+        Err(_) => Vec::new(),
+    };
     for trace in &calls {
         if let Some(pgid) = trace.pgid {
             sweep::kill_group(pgid);

@@ -6,7 +6,7 @@ mod live;
 mod sweep;
 
 pub use child::setup_child;
-pub use live::{end_all, LiveCall, CALL_MARKER_ENV};
+pub use live::{end_all, Exiting, LiveCall, CALL_MARKER_ENV};
 
 use std::io;
 use std::sync::atomic::Ordering;
