@@ -114,8 +114,14 @@ fn a_plan_gated_teammate_runs_read_only_commands_read_only_even_under_bypass() {
     let status = results_of(&bob, "bash");
     assert_eq!(status.len(), 1, "bob ran git status once");
     assert!(status[0].0.contains("a.txt"), "{:?}", status[0]);
-    assert!(!pwned_in.exists(), "an unapproved plan's command wrote in the workspace");
-    assert!(!pwned_out.exists(), "an unapproved plan's command wrote outside");
+    assert!(
+        !pwned_in.exists(),
+        "an unapproved plan's command wrote in the workspace"
+    );
+    assert!(
+        !pwned_out.exists(),
+        "an unapproved plan's command wrote outside"
+    );
 }
 
 #[test]
@@ -165,7 +171,10 @@ fn without_landlock_a_read_only_command_is_refused_headless_saying_why() {
     assert!(*is_error, "{text}");
     assert!(text.contains("no usable Landlock"), "{text}");
     assert!(text.contains("read-only sandbox"), "{text}");
-    assert!(text.contains("--permission-mode bypassPermissions"), "{text}");
+    assert!(
+        text.contains("--permission-mode bypassPermissions"),
+        "{text}"
+    );
     assert!(text.contains("\"sandbox\": \"off\""), "{text}");
     assert!(!text.contains("a.txt"), "it ran: {text}");
     // An allowed command needs workspace-write, and is refused the same way.
@@ -180,6 +189,46 @@ fn without_landlock_a_read_only_command_is_refused_headless_saying_why() {
 }
 
 #[test]
+fn without_landlock_the_repl_asks_and_a_yes_runs_the_command_unconfined() {
+    use std::io::Write;
+    let ws = TempWorkspace::new();
+    ws.write("a.txt", "a");
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("bash", json!({"command": "ls"})),
+            Step::text("listed"),
+            Step::tool("bash", json!({"command": "ls"})),
+            Step::text("not listed"),
+        ],
+    );
+    let mut child = troupe(ws.path(), &server, Wire::Anthropic)
+        .env("TROUPE_SANDBOX_FORCE_UNSUPPORTED", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = "list\ny\nlist again\nn\n/exit\n";
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no usable Landlock"), "{text}");
+    let lead = server.requests_for("lead");
+    let (listing, is_error) = lead[1].last_tool_result().unwrap();
+    assert!(!is_error && listing.contains("a.txt"), "{listing}");
+    let (refusal, is_error) = lead[3].last_tool_result().unwrap();
+    assert!(is_error && !refusal.contains("a.txt"), "{refusal}");
+}
+
+#[test]
 fn without_landlock_bypass_or_sandbox_off_still_run() {
     let ws = TempWorkspace::new();
     ws.write("a.txt", "a");
@@ -190,7 +239,11 @@ fn without_landlock_bypass_or_sandbox_off_still_run() {
         &["--permission-mode", "bypassPermissions"],
         &forced,
     );
-    assert!(!bypass[0].1 && bypass[0].0.contains("a.txt"), "{:?}", bypass[0]);
+    assert!(
+        !bypass[0].1 && bypass[0].0.contains("a.txt"),
+        "{:?}",
+        bypass[0]
+    );
     ws.write(".troupe/settings.json", r#"{"sandbox": "off"}"#);
     let off = bash_calls(&ws, &["ls"], &[], &forced);
     assert!(!off[0].1 && off[0].0.contains("a.txt"), "{:?}", off[0]);
@@ -290,10 +343,7 @@ fn an_allowed_cargo_build_writes_its_target_in_the_workspace() {
         .into_iter()
         .map(|(k, v)| (k, v.display().to_string()))
         .collect();
-    env.push((
-        "CARGO_TARGET_DIR".into(),
-        target.display().to_string(),
-    ));
+    env.push(("CARGO_TARGET_DIR".into(), target.display().to_string()));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let results = bash_calls(
         &ws,

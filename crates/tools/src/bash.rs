@@ -142,7 +142,11 @@ impl Run {
             Ending::Exited(status) => !status.success(),
             Ending::TimedOut => true,
         };
-        if failed {
+        // Only when something was refused, so an ordinary failure (grep found nothing) is not
+        // blamed on the sandbox.
+        let refused =
+            text.contains("Permission denied") || text.contains("Operation not permitted");
+        if failed && refused {
             if let Some(note) = sandbox_note(self.sandbox) {
                 text.push_str(note);
             }

@@ -43,6 +43,17 @@ async fn read_only_refuses_writes_in_the_workspace_and_outside() {
 }
 
 #[tokio::test]
+async fn an_ordinary_failure_is_not_blamed_on_the_sandbox() {
+    if !landlock() {
+        return;
+    }
+    let f = Fixture::new().sandboxed(Sandbox::ReadOnly);
+    f.write("a.txt", "alpha");
+    let text = err(bash(&f, "grep -r nothing-like-this .").await);
+    assert_eq!(text, "(no output)\nexit code: 1");
+}
+
+#[tokio::test]
 async fn read_only_refuses_truncating_an_existing_file() {
     if !landlock() {
         return;
@@ -184,4 +195,37 @@ async fn sandbox_off_in_settings_runs_unconfined() {
     let target = outside.path().join("free");
     ok(bash(&f, &format!("touch {}", quoted(&target))).await);
     assert!(target.exists());
+}
+
+#[tokio::test]
+async fn read_only_cannot_connect_over_tcp_but_workspace_write_can() {
+    if !landlock() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo connected");
+    let read_only = Fixture::new().sandboxed(Sandbox::ReadOnly);
+    let text = err(bash(&read_only, &connect).await);
+    assert!(!text.contains("connected"), "{text}");
+    let write = Fixture::new().sandboxed(Sandbox::WorkspaceWrite);
+    let text = ok(bash(&write, &connect).await);
+    assert!(text.contains("connected"), "{text}");
+}
+
+#[tokio::test]
+async fn read_only_cannot_signal_a_process_outside_its_sandbox() {
+    if !landlock() {
+        return;
+    }
+    let mut outsider = std::process::Command::new("sleep")
+        .arg("300")
+        .spawn()
+        .unwrap();
+    let f = Fixture::new().sandboxed(Sandbox::ReadOnly);
+    let text = err(bash(&f, &format!("kill -9 {}", outsider.id())).await);
+    assert!(text.contains("Operation not permitted"), "{text}");
+    assert!(outsider.try_wait().unwrap().is_none(), "the outsider died");
+    outsider.kill().unwrap();
+    outsider.wait().unwrap();
 }
