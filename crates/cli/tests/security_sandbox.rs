@@ -274,7 +274,7 @@ fn writable_roots_from_settings_are_writable_in_workspace_write() {
     let root = extra.path().canonicalize().unwrap();
     ws.write(
         ".troupe/settings.json",
-        &json!({"sandbox": {"writableRoots": [root]}}).to_string(),
+        json!({"sandbox": {"writableRoots": [root]}}).to_string(),
     );
     let target = root.join("made");
     let results = bash_calls(
