@@ -29,23 +29,10 @@ fn quantile(sorted: &[Duration], q: f64) -> f64 {
     sorted[index].as_secs_f64() * 1000.0
 }
 
-/// Median and p90 in milliseconds of `runs` timed calls of `one`.
-async fn measure<F, Fut>(runs: usize, mut one: F) -> Result<(f64, f64), String>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<(), String>>,
-{
-    for _ in 0..WARMUP {
-        one().await?;
-    }
-    let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let started = Instant::now();
-        one().await?;
-        times.push(started.elapsed());
-    }
+/// Median and p90 in milliseconds of timed samples.
+fn summary(mut times: Vec<Duration>) -> (f64, f64) {
     times.sort();
-    Ok((quantile(&times, 0.5), quantile(&times, 0.9)))
+    (quantile(&times, 0.5), quantile(&times, 0.9))
 }
 
 async fn spawn_only() -> Result<(), String> {
@@ -85,25 +72,49 @@ fn main() -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    let levels = [
+        Sandbox::Unsandboxed,
+        Sandbox::ReadOnly,
+        Sandbox::WorkspaceWrite,
+    ];
+    let contexts: Vec<ToolContext> = levels
+        .iter()
+        .map(|level| {
+            let mut ctx = ToolContext::new(workspace.clone(), "bench");
+            ctx.sandbox = *level;
+            ctx
+        })
+        .collect();
     runtime.block_on(async {
-        println!("bash call of `true`, {runs} runs each (ms)");
+        // Round robin, so a machine that gets busier mid-run weighs on every row alike.
+        let mut floor = Vec::with_capacity(runs);
+        let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); levels.len()];
+        for round in 0..WARMUP + runs {
+            let started = Instant::now();
+            spawn_only().await?;
+            if round >= WARMUP {
+                floor.push(started.elapsed());
+            }
+            for (ctx, times) in contexts.iter().zip(samples.iter_mut()) {
+                let started = Instant::now();
+                tool_call(ctx).await?;
+                if round >= WARMUP {
+                    times.push(started.elapsed());
+                }
+            }
+        }
+        println!("bash call of `true`, {runs} runs each, interleaved (ms)");
         println!("{:<28} {:>8} {:>8}", "", "median", "p90");
-        let (floor, floor_p90) = measure(runs, spawn_only).await?;
+        let (floor, floor_p90) = summary(floor);
         println!("{:<28} {floor:>8.2} {floor_p90:>8.2}", "spawn only (floor)");
         let mut medians = Vec::new();
-        for level in [
-            Sandbox::Unsandboxed,
-            Sandbox::ReadOnly,
-            Sandbox::WorkspaceWrite,
-        ] {
-            let mut ctx = ToolContext::new(workspace.clone(), "bench");
-            ctx.sandbox = level;
-            let (median, p90) = measure(runs, || tool_call(&ctx)).await?;
+        for (level, times) in levels.iter().zip(samples) {
+            let (median, p90) = summary(times);
             println!(
                 "{:<28} {median:>8.2} {p90:>8.2}",
                 format!("bash tool, {level}")
             );
-            medians.push((level, median));
+            medians.push((*level, median));
         }
         let unsandboxed = medians[0].1;
         let mut ok = true;

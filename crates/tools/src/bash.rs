@@ -7,7 +7,7 @@ pub use read_only::is_read_only_command;
 
 use crate::output::{HeadTail, DEFAULT_OUTPUT_BUDGET};
 use crate::process::{setup_child, LiveCall};
-use crate::sandbox::{Confinement, Sandbox, SandboxError, Scratch};
+use crate::sandbox::{retire, Confinement, Sandbox, SandboxError, Scratch};
 use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -199,21 +199,18 @@ impl CallGuard {
         }
     }
 
-    /// Kills everything the call started, waits until it is gone, then removes the temporary
-    /// directory.
+    /// Kills everything the call started, waits until it is gone, then has the temporary
+    /// directory removed.
     async fn end(mut self) {
-        let live = self.live.take();
-        let scratch = self.scratch.take();
-        let ended = tokio::task::spawn_blocking(move || {
-            if let Some(live) = live {
-                live.end();
+        if let Some(live) = self.live.take().and_then(LiveCall::end_without_waiting) {
+            // Something is still dying: wait for it on a thread that may block.
+            if let Err(err) = tokio::task::spawn_blocking(move || live.end()).await {
+                // Only when the runtime is shutting down; troupe ends every call on its way out.
+                tracing::debug!(error = %err, "ending a tool call");
             }
-            drop(scratch);
-        })
-        .await;
-        if let Err(err) = ended {
-            // Only when the runtime is shutting down; troupe ends every call on its way out.
-            tracing::debug!(error = %err, "ending a tool call");
+        }
+        if let Some(scratch) = self.scratch.take() {
+            retire(scratch);
         }
     }
 }
@@ -227,7 +224,9 @@ impl Drop for CallGuard {
         let scratch = self.scratch.take();
         std::thread::spawn(move || {
             live.end();
-            drop(scratch);
+            if let Some(scratch) = scratch {
+                retire(scratch);
+            }
         });
     }
 }

@@ -14,6 +14,8 @@ struct Trace {
     marker: Vec<u8>,
     /// The shell's process group, once it is spawned.
     pgid: Option<libc::pid_t>,
+    /// The pids the call's processes can have.
+    window: sweep::Window,
 }
 
 static LIVE: Mutex<Vec<Trace>> = Mutex::new(Vec::new());
@@ -41,6 +43,7 @@ impl LiveCall {
         let trace = Trace {
             marker: format!("{CALL_MARKER_ENV}={id}").into_bytes(),
             pgid: None,
+            window: sweep::Window::open(),
         };
         let mut live = LIVE.lock().map_err(|_| Exiting)?;
         // Checked under the lock end_all takes its snapshot under: a call is either in the
@@ -74,10 +77,26 @@ impl LiveCall {
         }
     }
 
+    /// One round of [`LiveCall::end`] that never waits: the call is over (and unregistered) when
+    /// nothing of it is left alive, else it is handed back to be ended with `end`. The usual
+    /// command leaves nothing behind, and this spares it a trip to a blocking thread.
+    pub fn end_without_waiting(self) -> Option<LiveCall> {
+        let alive = sweep::end_call_once(&self.trace.marker, self.trace.pgid, &self.trace.window);
+        if alive > 0 {
+            return Some(self);
+        }
+        self.unregister();
+        None
+    }
+
     /// Kills every process of the call, waits until they are gone, reaps what troupe adopted,
     /// and unregisters the call. Blocks (briefly, unless a process is stuck in the kernel).
     pub fn end(self) {
-        sweep::end_call(&self.trace.marker, self.trace.pgid);
+        sweep::end_call(&self.trace.marker, self.trace.pgid, &self.trace.window);
+        self.unregister();
+    }
+
+    fn unregister(&self) {
         if let Ok(mut live) = LIVE.lock() {
             live.retain(|t| t.marker != self.trace.marker);
         }
@@ -101,7 +120,8 @@ pub fn end_all() {
         }
     }
     for trace in &calls {
-        sweep::end_call(&trace.marker, trace.pgid);
+        sweep::end_call(&trace.marker, trace.pgid, &sweep::Window::everything());
     }
     sweep::end_adopted();
+    crate::sandbox::wait_retired(std::time::Duration::from_secs(5));
 }

@@ -19,6 +19,7 @@ pub fn become_subreaper() -> io::Result<()> {
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    let _ = sweep::SINCE_START.set(sweep::Window::open());
     sweep::SUBREAPER.store(true, Ordering::Relaxed);
     Ok(())
 }

@@ -15,18 +15,81 @@
 use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Set once troupe is the child subreaper; before that orphans go to init, so the whole process
 /// table is searched.
 pub(crate) static SUBREAPER: AtomicBool = AtomicBool::new(false);
 
+/// The pid window opened when troupe became the subreaper: everything it can adopt is in it.
+pub(crate) static SINCE_START: OnceLock<Window> = OnceLock::new();
+
 /// Serialises reaping: a zombie must be re-checked and reaped with nobody else reaping in between.
 static REAP: Mutex<()> = Mutex::new(());
 
 /// How long ending a call may take before troupe gives up on a process (one stuck in the kernel).
 const END_DEADLINE: Duration = Duration::from_secs(5);
+
+/// How long after a call started the pid window still bounds its processes (see [`Window`]).
+const WINDOW_TRUST: Duration = Duration::from_millis(50);
+
+/// Where the kernel's pid counter stood when a call started.
+///
+/// Reading `/proc/<pid>/stat` costs about 14 µs a process, so scanning a busy machine's whole
+/// process table after every call would cost milliseconds. A call's processes are all created
+/// after it starts, and pids are handed out in increasing order (wrapping at `pid_max`), so for a
+/// short call only the pids in (counter at start, counter now] need a look. Wrapping all the way
+/// round within [`WINDOW_TRUST`] would take hundreds of thousands of forks a second; past that,
+/// and whenever the counter cannot be read, the whole table is scanned.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window {
+    last_pid: Option<libc::pid_t>,
+    opened: Instant,
+}
+
+impl Window {
+    /// A window opening now.
+    pub(crate) fn open() -> Window {
+        Window {
+            last_pid: last_pid(),
+            opened: Instant::now(),
+        }
+    }
+
+    /// A window that bounds nothing: the whole table is scanned.
+    pub(crate) fn everything() -> Window {
+        Window {
+            last_pid: None,
+            opened: Instant::now(),
+        }
+    }
+
+    /// The pids a scan must read now: `(after, up_to)` cyclically, or `None` for all.
+    fn range(&self) -> Option<(libc::pid_t, libc::pid_t)> {
+        if self.opened.elapsed() > WINDOW_TRUST {
+            return None;
+        }
+        Some((self.last_pid?, last_pid()?))
+    }
+}
+
+/// The last pid the kernel handed out in troupe's pid namespace.
+fn last_pid() -> Option<libc::pid_t> {
+    std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether `pid` lies in the cyclic range (after, up_to].
+fn in_range(pid: libc::pid_t, (after, up_to): (libc::pid_t, libc::pid_t)) -> bool {
+    match after <= up_to {
+        true => pid > after && pid <= up_to,
+        false => pid > after || pid <= up_to,
+    }
+}
 
 /// One line of `/proc/<pid>/stat`, the fields that matter here.
 #[derive(Debug, Clone, Copy)]
@@ -54,12 +117,19 @@ fn read_stat(pid: libc::pid_t) -> Option<Stat> {
     })
 }
 
-fn all_processes() -> Vec<Stat> {
+/// The processes in `window` (all of them when it bounds nothing).
+fn processes(window: &Window) -> Vec<Stat> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    dir.flatten()
+    let pids: Vec<libc::pid_t> = dir
+        .flatten()
         .filter_map(|entry| entry.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .collect();
+    // Read after listing, so every listed pid was handed out by then.
+    let range = window.range();
+    pids.into_iter()
+        .filter(|pid| range.is_none_or(|range| in_range(*pid, range)))
         .filter_map(read_stat)
         .collect()
 }
@@ -164,32 +234,40 @@ fn reap_adopted(all: &[Stat], me: libc::pid_t) {
     }
 }
 
-/// Kills what one call left: its group and every process carrying `marker`, round after round
-/// until none is left alive (each death can re-parent more to troupe), then reaps the adopted.
-pub(crate) fn end_call(marker: &[u8], pgid: Option<libc::pid_t>) {
+/// One round of ending a call: kills its group and every process carrying `marker`, reaps what
+/// troupe adopted, and returns how many of its processes were still alive (dying, or signalled
+/// just now).
+pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window) -> usize {
     // SAFETY: getpid(2) has no preconditions.
     let me = unsafe { libc::getpid() };
+    if let Some(pgid) = pgid {
+        kill_group(pgid);
+    }
+    let all = processes(window);
+    let searched = match SUBREAPER.load(Ordering::Relaxed) {
+        true => descendants(&all, me),
+        false => all.clone(),
+    };
+    let mut alive = 0;
+    for stat in searched.iter().filter(|s| !s.zombie && s.pid != me) {
+        if Some(stat.pgid) == pgid {
+            alive += 1; // killed above; waiting for it to die
+        } else if carries(stat.pid, marker) {
+            kill_marked(stat.pid, marker);
+            alive += 1;
+        }
+    }
+    reap_adopted(&all, me);
+    alive
+}
+
+/// Kills what one call left: round after round (each death can re-parent more to troupe) until
+/// none of its processes is alive.
+pub(crate) fn end_call(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window) {
     let started = Instant::now();
     let mut pause = Duration::from_micros(100);
     loop {
-        if let Some(pgid) = pgid {
-            kill_group(pgid);
-        }
-        let all = all_processes();
-        let searched = match SUBREAPER.load(Ordering::Relaxed) {
-            true => descendants(&all, me),
-            false => all.clone(),
-        };
-        let mut alive = 0;
-        for stat in searched.iter().filter(|s| !s.zombie && s.pid != me) {
-            if Some(stat.pgid) == pgid {
-                alive += 1; // killed above; waiting for it to die
-            } else if carries(stat.pid, marker) {
-                kill_marked(stat.pid, marker);
-                alive += 1;
-            }
-        }
-        reap_adopted(&all, me);
+        let alive = end_call_once(marker, pgid, window);
         if alive == 0 {
             return;
         }
@@ -209,8 +287,12 @@ pub(crate) fn end_adopted() {
     let me = unsafe { libc::getpid() };
     let session = own_session();
     let started = Instant::now();
+    let window = SINCE_START
+        .get()
+        .copied()
+        .unwrap_or_else(Window::everything);
     loop {
-        let all = all_processes();
+        let all = processes(&window);
         let mut alive = 0;
         for stat in all
             .iter()

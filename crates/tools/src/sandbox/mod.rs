@@ -11,7 +11,7 @@ mod scratch;
 mod support;
 
 pub use paths::{writable_paths, Writable, WritableKind};
-pub use scratch::Scratch;
+pub use scratch::{retire, wait_retired, Scratch};
 pub use support::{kernel_abi, support, Support, FORCE_UNSUPPORTED_ENV, MIN_ABI};
 
 use std::fmt;
