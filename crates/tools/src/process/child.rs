@@ -8,7 +8,12 @@ use std::io;
 use std::os::fd::RawFd;
 
 /// Makes `cmd`'s child die with troupe (parent-death signal) and, with `ruleset`, confine itself
-/// with that Landlock ruleset before it executes the program. Inherited by everything it starts.
+/// with that Landlock ruleset before it executes the program. The ruleset is inherited by
+/// everything the program starts; the parent-death signal is not (it covers the shell only).
+///
+/// The kernel sends the parent-death signal when the *thread* that forked exits, so spawn from
+/// a thread that lives as long as troupe (the main thread or an async runtime worker), never from
+/// a short-lived blocking-pool thread.
 pub fn setup_child(cmd: &mut std::process::Command, ruleset: Option<RawFd>) {
     use std::os::unix::process::CommandExt;
     // SAFETY: getpid(2) has no preconditions.
