@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use troupe_model::Model;
 use troupe_settings::Settings;
-use troupe_tools::{Registry, ToolContext, Workspace};
+use troupe_tools::{Registry, SandboxConfig, SandboxMode, ToolContext, Workspace};
 
 /// The identity line of an agent not given another (the lead's).
 pub const DEFAULT_IDENTITY: &str = "You are troupe, a coding agent working in the user's repository. You have tools to read, search, edit files and run commands.";
@@ -190,10 +190,8 @@ impl AgentBuilder {
             extra: &sections,
             home: self.home.as_deref(),
         });
-        let ctx = ToolContext {
-            workspace: self.workspace,
-            agent: self.name.clone(),
-        };
+        let ctx = ToolContext::new(self.workspace, self.name.clone())
+            .with_sandbox_config(Arc::new(sandbox_config(&self.settings)));
         // TODO(settings.env): set `self.settings.env` on tool processes once ToolContext carries
         // an environment; the binary applies it to its own process meanwhile.
         let config = AgentConfig {
@@ -220,5 +218,19 @@ impl AgentBuilder {
             agent.attach_transcript(&path)?;
         }
         Ok(agent)
+    }
+}
+
+/// The sandbox the settings ask for (`"sandbox"`), as the bash tool takes it.
+pub fn sandbox_config(settings: &Settings) -> SandboxConfig {
+    match &settings.sandbox {
+        None => SandboxConfig::default(),
+        Some(given) => SandboxConfig {
+            mode: match given.mode {
+                troupe_settings::SandboxMode::Auto => SandboxMode::Auto,
+                troupe_settings::SandboxMode::Off => SandboxMode::Off,
+            },
+            writable_roots: given.writable_roots.clone(),
+        },
     }
 }

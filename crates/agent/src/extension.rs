@@ -126,4 +126,10 @@ impl Approver for RefuseApprover {
 pub trait ToolGate: Send + Sync {
     /// `Some(message)` refuses the call with that message.
     fn check(&self, tool: &str, effect: Effect, input: &Value) -> Option<String>;
+
+    /// Whether the gate let the call pass only because its effect is read-only, so it must run
+    /// in the read-only sandbox whatever the permission mode says (the plan gate before approval).
+    fn confines(&self, _tool: &str, _effect: Effect, _input: &Value) -> bool {
+        false
+    }
 }

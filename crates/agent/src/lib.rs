@@ -3,6 +3,7 @@
 //! its own tools, identity and [`Extension`]s.
 
 pub mod builder;
+pub mod confine;
 pub mod effective_policy;
 pub mod extension;
 pub mod permissions;

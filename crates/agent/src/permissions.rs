@@ -21,7 +21,7 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 use troupe_tools::shell::{self, Analysis, Redirect};
-use troupe_tools::Effect;
+use troupe_tools::{Effect, Sandbox};
 
 /// How much an agent may do without asking, as `--permission-mode` and settings spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -85,11 +85,38 @@ impl fmt::Display for PermissionMode {
     }
 }
 
+/// Why a call may run; decides how far its processes are confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// Only because its effect was judged read-only (any mode but bypassPermissions, plan mode
+    /// included). The judgement reads shell text, so the OS sandbox must back it: read-only.
+    Classified,
+    /// An allow rule covers it.
+    Rule,
+    /// The mode allows it as such (an edit in acceptEdits).
+    Mode,
+    /// A person (or the lead, for a teammate) approved it when asked.
+    Person,
+    /// bypassPermissions.
+    Bypass,
+}
+
+impl Grant {
+    /// The sandbox a call allowed this way runs in.
+    pub fn sandbox(self) -> Sandbox {
+        match self {
+            Grant::Classified => Sandbox::ReadOnly,
+            Grant::Rule | Grant::Mode | Grant::Person => Sandbox::WorkspaceWrite,
+            Grant::Bypass => Sandbox::Unsandboxed,
+        }
+    }
+}
+
 /// What the policy says about one tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    /// Run it.
-    Allow,
+    /// Run it, for this reason.
+    Allow(Grant),
     /// Ask the user (or, for a teammate, the lead) first.
     Ask {
         /// Why, in a sentence the user can act on.
@@ -128,7 +155,7 @@ pub struct Policy {
 
 /// Why a call got its decision; kept apart from the wording so headless help can say more.
 enum Outcome<'r> {
-    Allow,
+    Allow(Grant),
     DeniedByRule(&'r Rule),
     DeniedByPlanMode,
     AskedByRule(&'r Rule),
@@ -149,7 +176,7 @@ impl Policy {
     /// Decides whether `call` runs, is asked about, or is refused.
     pub fn decide(&self, call: &CallInfo<'_>) -> Decision {
         match self.evaluate(call) {
-            Outcome::Allow => Decision::Allow,
+            Outcome::Allow(grant) => Decision::Allow(grant),
             outcome @ (Outcome::DeniedByRule(_) | Outcome::DeniedByPlanMode) => Decision::Deny {
                 reason: self.reason(&outcome, call),
             },
@@ -185,7 +212,7 @@ impl Policy {
                  permission mode: remove `{rule}` from \"permissions.ask\" in the settings to run it unattended"
             ),
             (Outcome::AskedProtected(hit), _) => protected::headless(&reason, &hit),
-            (Outcome::Allow | Outcome::DeniedByRule(_) | Outcome::DeniedByPlanMode, _) => reason,
+            (Outcome::Allow(_) | Outcome::DeniedByRule(_) | Outcome::DeniedByPlanMode, _) => reason,
         }
     }
 
@@ -215,19 +242,29 @@ impl Policy {
         if let Some(hit) = protected::unnamed_write(self, call, tool) {
             return Outcome::AskedProtected(hit);
         }
+        let by_rule = || subject.granted_by(&relevant(&self.rules.allow, tool));
         match (self.mode, call.effect) {
-            (_, Effect::ReadOnly | Effect::Coordinate)
-            | (PermissionMode::BypassPermissions, Effect::Edit | Effect::Execute)
-            | (PermissionMode::AcceptEdits, Effect::Edit) => Outcome::Allow,
+            (PermissionMode::BypassPermissions, _) => Outcome::Allow(Grant::Bypass),
+            // Plan mode never lets a rule widen what a read-only call may do.
+            (PermissionMode::Plan, Effect::ReadOnly | Effect::Coordinate) => {
+                Outcome::Allow(Grant::Classified)
+            }
+            // A read-only call an allow rule also covers runs as the rule allows.
+            (
+                PermissionMode::Default | PermissionMode::AcceptEdits,
+                Effect::ReadOnly | Effect::Coordinate,
+            ) => match by_rule() {
+                true => Outcome::Allow(Grant::Rule),
+                false => Outcome::Allow(Grant::Classified),
+            },
+            (PermissionMode::AcceptEdits, Effect::Edit) => Outcome::Allow(Grant::Mode),
             // Already refused above; listed so the match stays exhaustive.
             (PermissionMode::Plan, Effect::Edit | Effect::Execute) => Outcome::DeniedByPlanMode,
             (PermissionMode::Default, Effect::Edit | Effect::Execute)
-            | (PermissionMode::AcceptEdits, Effect::Execute) => {
-                match subject.granted_by(&relevant(&self.rules.allow, tool)) {
-                    true => Outcome::Allow,
-                    false => Outcome::AskedByMode,
-                }
-            }
+            | (PermissionMode::AcceptEdits, Effect::Execute) => match by_rule() {
+                true => Outcome::Allow(Grant::Rule),
+                false => Outcome::AskedByMode,
+            },
         }
     }
 
@@ -238,7 +275,7 @@ impl Policy {
             None => String::new(),
         };
         match outcome {
-            Outcome::Allow => format!("{tool} is allowed{detail}"),
+            Outcome::Allow(_) => format!("{tool} is allowed{detail}"),
             Outcome::DeniedByRule(rule) => {
                 let why = Subject::of(rule_name(tool), call).unanalysed_under(rule);
                 format!("{tool} is denied by the permission rule `{rule}`{why}{detail}")

@@ -1,8 +1,9 @@
 //! The one loop: inject mail, call the model, run the tools it asks for, append one
 //! tool_result per tool_use, and go again until a response carries no tool_use.
 
+use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate};
-use crate::permissions::{CallInfo, Decision, Policy};
+use crate::permissions::{CallInfo, Decision, Grant, Policy};
 use crate::transcript::{repair_tail, Boundary, Transcript, TranscriptError};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +12,7 @@ use std::time::Instant;
 use troupe_model::{Model, ModelError, ModelRequest, StopReason, StreamEvent, ToolSpec};
 use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
 use troupe_settings::Settings;
-use troupe_tools::{Registry, ToolContext, ToolOutput};
+use troupe_tools::{Registry, Sandbox, ToolContext, ToolOutput};
 
 /// How many times a reply cut off by `max_tokens` is continued automatically.
 const MAX_CONTINUATIONS: u32 = 3;
@@ -466,30 +467,47 @@ impl Agent {
                 return ToolOutput::error(refusal);
             }
         }
+        let gate_confines = self
+            .gates
+            .iter()
+            .any(|gate| gate.confines(name, effect, input));
         let call = CallInfo {
             tool: name,
             effect,
             input,
             workspace_root: self.ctx.workspace.root(),
         };
-        match self.policy.decide(&call) {
-            Decision::Allow => {}
+        let (grant, asked) = match self.policy.decide(&call) {
+            Decision::Allow(grant) => (grant, None),
             Decision::Deny { reason } => return ToolOutput::error(reason),
-            Decision::Ask { reason } => {
-                let how_to_allow = self.policy.headless_refusal(&call);
-                let question = Question {
-                    agent: &self.config.name,
-                    tool: name,
-                    input,
-                    reason: &reason,
-                    how_to_allow: &how_to_allow,
-                };
-                if let Approval::Deny(why) = self.approver.approve(question).await {
-                    return ToolOutput::error(why);
-                }
+            Decision::Ask { reason } => (Grant::Person, Some(reason)),
+        };
+        let mut sandbox = sandbox_for(grant, gate_confines, &self.ctx.sandbox_config);
+        let unconfinable = match tool.runs_programs() {
+            true => unconfinable(name, input, sandbox),
+            false => None,
+        };
+        let cannot_confine = unconfinable.is_some();
+        let question = question(asked, unconfinable, || self.policy.headless_refusal(&call));
+        if let Some((reason, how_to_allow)) = question {
+            let question = Question {
+                agent: &self.config.name,
+                tool: name,
+                input,
+                reason: &reason,
+                how_to_allow: &how_to_allow,
+            };
+            if let Approval::Deny(why) = self.approver.approve(question).await {
+                return ToolOutput::error(why);
+            }
+            if cannot_confine {
+                // The person said yes knowing it cannot be confined here.
+                sandbox = Sandbox::Unsandboxed;
             }
         }
-        tool.call(input.clone(), &self.ctx).await
+        let mut ctx = self.ctx.clone();
+        ctx.sandbox = sandbox;
+        tool.call(input.clone(), &ctx).await
     }
 }
 

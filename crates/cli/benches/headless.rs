@@ -3,7 +3,8 @@
 //! time and peak RSS of the release binary. Targets: median < 50 ms, peak RSS < 20 MiB.
 //!
 //! Run: `cargo bench -p troupe-cli --bench headless [-- --runs 20]`.
-//! A `troupe --version` row gives the floor: process spawn, dynamic loading, exit.
+//! A `troupe --version` row gives the floor: process spawn, dynamic loading, exit. A second row
+//! runs in `default` mode, where `ls` is allowed as read-only and runs in the read-only sandbox.
 //! `-- --serve SECS` only keeps the scripted fake server up, to profile runs by hand.
 
 mod support;
@@ -43,8 +44,10 @@ fn workspace() -> TempWorkspace {
     ws
 }
 
-/// One headless run in a fresh workspace; checks the result is the expected success.
-fn one_run(server: &FakeServer) -> Result<Measured, String> {
+/// One headless run in a fresh workspace in permission `mode`; checks the result is the
+/// expected success. In `default` mode `ls` is allowed as read-only and runs in the read-only
+/// sandbox; in `bypassPermissions` it runs unconfined.
+fn one_run(server: &FakeServer, mode: &str) -> Result<Measured, String> {
     let ws = workspace();
     let out = ws.path().join(".out");
     let err = ws.path().join(".err");
@@ -55,7 +58,7 @@ fn one_run(server: &FakeServer) -> Result<Measured, String> {
             "--output-format",
             "json",
             "--permission-mode",
-            "bypassPermissions",
+            mode,
         ]),
         &out,
         &err,
@@ -147,16 +150,20 @@ fn main() -> Result<(), String> {
     }
 
     for _ in 0..WARMUP {
-        one_run(&server)?;
+        one_run(&server, "bypassPermissions")?;
     }
     let before = server.journal().len();
     let mut measured = Vec::with_capacity(runs);
     for _ in 0..runs {
-        measured.push(one_run(&server)?);
+        measured.push(one_run(&server, "bypassPermissions")?);
     }
     let calls = server.journal().len() - before;
     if calls != 2 * runs {
         return Err(format!("expected {} model calls, saw {calls}", 2 * runs));
+    }
+    let mut sandboxed = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        sandboxed.push(one_run(&server, "default")?);
     }
     let mut floor = Vec::with_capacity(runs);
     for _ in 0..runs {
@@ -172,6 +179,11 @@ fn main() -> Result<(), String> {
         "run", "n", "p50 ms", "p90 ms", "max ms", "rss p50 MiB", "rss max MiB"
     );
     row("troupe -p \"list files\"", runs, &s);
+    row(
+        "  same, default mode (sandboxed ls)",
+        runs,
+        &summarize(&sandboxed),
+    );
     row("troupe --version (floor)", runs, &summarize(&floor));
     let time_ok = ms(s.median) < TARGET_MEDIAN_MS;
     let rss_ok = mib(s.rss_max_kib) < TARGET_RSS_MIB;

@@ -105,6 +105,30 @@ pub enum Command {
     Team(TeamArgs),
     /// Run one teammate as its own process on the team's store (joins, or rejoins after a crash).
     Teammate(TeammateArgs),
+    /// The OS sandbox bash commands run under.
+    Sandbox(SandboxArgs),
+}
+
+/// `troupe sandbox …`
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    #[command(subcommand)]
+    pub command: SandboxCommand,
+}
+
+/// What to do about the sandbox.
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// What this machine supports: Landlock and its ABI, what read-only and workspace-write
+    /// commands may write, and a proof by a sandboxed child (exit 0 when the sandbox works).
+    Check {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Workspace directory (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+    },
 }
 
 /// `troupe team …`

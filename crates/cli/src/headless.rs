@@ -195,6 +195,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         &mut observe,
     ));
     runtime.block_on(lead.team.stop_all(STOP_LIMIT));
+    // Nothing a tool started may outlive the run, even what left its call behind.
+    troupe_tools::process::end_all();
     let (subtype, result, num_turns) = match outcome {
         Ok(p) if p.end == TurnEnd::MaxTurns => (
             Subtype::ErrorMaxTurns,

@@ -10,27 +10,46 @@ mod repl_ask;
 mod repl_input;
 mod settings;
 mod setup;
+mod signals;
 
 use clap::Parser;
 
 fn main() {
     let cli = args::Cli::parse();
+    let ctrl_c = match &cli.command {
+        None if cli.print => Some(signals::CtrlC::Ends),
+        None => Some(signals::CtrlC::Interrupts),
+        Some(args::Command::Teammate(_)) => Some(signals::CtrlC::Ends),
+        Some(args::Command::Team(_) | args::Command::Sandbox(_)) => None,
+    };
+    // First, while troupe has one thread: the others inherit the blocked signals.
+    if let Some(ctrl_c) = ctrl_c {
+        if let Err(e) = signals::install(ctrl_c) {
+            eprintln!("troupe: error: {e:#}");
+            std::process::exit(1);
+        }
+    }
     init_logging();
+    // Orphans of tool calls (double-forked daemons) come back to troupe, which ends them.
+    if let Err(err) = troupe_tools::process::become_subreaper() {
+        tracing::warn!(error = %err, "cannot become the child subreaper; detached tool processes may outlive their call");
+    }
     let result = match &cli.command {
         Some(args::Command::Team(team)) => commands::team::run(team),
         Some(args::Command::Teammate(mate)) => commands::teammate::run(mate),
+        Some(args::Command::Sandbox(sandbox)) => commands::sandbox::run(sandbox),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),
     };
     match result {
-        Ok(code) => std::process::exit(code),
+        Ok(code) => signals::exit(code),
         Err(e) => {
             // Errors may quote model input or file contents.
             eprintln!(
                 "troupe: error: {}",
                 render::sanitize::terminal(&format!("{e:#}"))
             );
-            std::process::exit(1);
+            signals::exit(1);
         }
     }
 }

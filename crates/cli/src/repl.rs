@@ -65,6 +65,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
     };
     let result = runtime.block_on(repl_loop(&mut agent, &team, io, first, &model));
     runtime.block_on(team.stop_all(crate::headless::STOP_LIMIT));
+    troupe_tools::process::end_all();
     result.map(|_| 0)
 }
 

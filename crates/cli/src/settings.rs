@@ -29,6 +29,3 @@ pub fn apply_env(settings: &Settings) {
         std::env::set_var(key, value);
     }
 }
-
-// The `sandbox` key is typed as `troupe_settings::SandboxSettings` (`settings.sandbox`); the
-// sandbox work reads it from the loaded `Settings` here rather than from raw JSON.

@@ -64,5 +64,8 @@ async fn a_teammate_built_through_the_builder_reports_to_the_lead() {
     let lead_system = server.requests_for("lead")[0].system();
     assert!(lead_system.contains("You lead team 'harness'"));
     let aborted = team.stop_all(std::time::Duration::from_secs(30)).await;
-    assert!(aborted.is_empty(), "teammates had to be aborted: {aborted:?}");
+    assert!(
+        aborted.is_empty(),
+        "teammates had to be aborted: {aborted:?}"
+    );
 }

@@ -4,6 +4,8 @@
 pub use crate::shell::is_read_only_command;
 
 use crate::output::{HeadTail, DEFAULT_OUTPUT_BUDGET};
+use crate::process::{setup_child, LiveCall};
+use crate::sandbox::{retire, Confinement, Sandbox, SandboxError, Scratch};
 use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -24,8 +26,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Longest timeout a call may ask for.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// How long to keep reading after the shell exited and its group was killed; only a process that
-/// left the group (setsid) while holding the output pipe makes this wait.
+/// How long to keep reading after the call's processes were ended; only a process that left
+/// both the group and the call's environment marker while holding the output pipe makes this wait.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// Input of the `bash` tool.
@@ -47,8 +49,10 @@ const DESCRIPTION: &str =
     "Runs a shell command with `bash -c` in the workspace root and returns its \
 combined stdout and stderr followed by `exit code: N`. Stdin is closed, so interactive programs \
 fail. The timeout defaults to 120000 ms (max 600000); on timeout the command and everything it \
-started are killed. Processes left running in the background when the command ends are killed \
-too; to keep a server running, detach it: `setsid cmd > log 2>&1 &`. Long output keeps its \
+started are killed. Every process the command starts ends with it, detached ones (`setsid`, \
+`nohup`, `&`) included, so a server cannot be left running for a later command. The command may \
+run in a sandbox: one allowed as read-only can write only to $TMPDIR (a private directory deleted \
+afterwards); one allowed explicitly can also write in the workspace. Long output keeps its \
 beginning and end. Prefer read_file, glob and grep over cat, find and grep for reading files.";
 
 #[async_trait]
@@ -63,6 +67,10 @@ impl Tool for BashTool {
 
     fn input_schema(&self) -> Value {
         schema_of::<BashInput>()
+    }
+
+    fn runs_programs(&self) -> bool {
+        true
     }
 
     fn effect(&self, input: &Value) -> Effect {
@@ -81,9 +89,14 @@ impl Tool for BashTool {
             None | Some(0) => DEFAULT_TIMEOUT,
             Some(ms) => Duration::from_millis(ms).min(MAX_TIMEOUT),
         };
-        match run(&input.command, ctx.workspace.root(), timeout).await {
+        match run(&input.command, ctx, timeout).await {
             Ok(run) => run.into_output(timeout),
-            Err(err) => ToolOutput::error(format!("Could not run the command: {err}")),
+            Err(RunError::Sandbox(err)) => {
+                ToolOutput::error(format!("The command did not run: {err}"))
+            }
+            Err(RunError::Io(err)) => {
+                ToolOutput::error(format!("Could not run the command: {err}"))
+            }
         }
     }
 }
@@ -104,6 +117,8 @@ struct Run {
     output: String,
     /// A process that left the group still held the output pipe when reading stopped.
     pipe_held_open: bool,
+    /// How it was confined.
+    sandbox: Sandbox,
 }
 
 impl Run {
@@ -120,6 +135,19 @@ impl Run {
             text.push_str(
                 "(a detached process still holds the output open; later output is not shown)\n",
             );
+        }
+        let failed = match self.ending {
+            Ending::Exited(status) => !status.success(),
+            Ending::TimedOut => true,
+        };
+        // Only when something was refused, so an ordinary failure (grep found nothing) is not
+        // blamed on the sandbox.
+        let refused =
+            text.contains("Permission denied") || text.contains("Operation not permitted");
+        if failed && refused {
+            if let Some(note) = sandbox_note(self.sandbox) {
+                text.push_str(note);
+            }
         }
         match self.ending {
             Ending::TimedOut => {
@@ -153,44 +181,73 @@ impl Run {
     }
 }
 
-/// Kills a whole process group when dropped, so a cancelled call (Ctrl-C drops the future)
-/// leaves nothing running. Disarmed once the group has been killed on purpose.
-struct GroupKiller {
-    pgid: Option<libc::pid_t>,
+/// Ends the call's processes and removes its temporary directory on every way out of [`run`]:
+/// awaited when the call finishes, or from a thread of its own when the call is dropped
+/// (Ctrl-C drops the future), so a cancelled call leaves nothing running either.
+struct CallGuard {
+    live: Option<LiveCall>,
+    scratch: Option<Scratch>,
 }
 
-impl GroupKiller {
-    /// Sends SIGKILL to the group now and disarms the guard.
-    fn kill_now(&mut self) {
-        if let Some(pgid) = self.pgid.take() {
-            kill_group(pgid);
+impl CallGuard {
+    /// Kills the shell's process group now, without waiting; closes the output pipe quickly.
+    fn kill_group(&self) {
+        if let Some(live) = &self.live {
+            live.kill_group();
+        }
+    }
+
+    /// Kills everything the call started, waits until it is gone, then has the temporary
+    /// directory removed.
+    async fn end(mut self) {
+        if let Some(live) = self.live.take().and_then(LiveCall::end_without_waiting) {
+            // Something is still dying: wait for it on a thread that may block.
+            if let Err(err) = tokio::task::spawn_blocking(move || live.end()).await {
+                // Only when the runtime is shutting down; troupe ends every call on its way out.
+                tracing::debug!(error = %err, "ending a tool call");
+            }
+        }
+        if let Some(scratch) = self.scratch.take() {
+            retire(scratch);
         }
     }
 }
 
-impl Drop for GroupKiller {
+impl Drop for CallGuard {
     fn drop(&mut self) {
-        self.kill_now();
+        let Some(live) = self.live.take() else {
+            return;
+        };
+        live.kill_group();
+        let scratch = self.scratch.take();
+        std::thread::spawn(move || {
+            live.end();
+            if let Some(scratch) = scratch {
+                retire(scratch);
+            }
+        });
     }
 }
 
-/// SIGKILLs every process in group `pgid`.
-fn kill_group(pgid: libc::pid_t) {
-    if pgid <= 0 {
-        // kill(0 or -1) would hit our own group or every process we may signal.
-        return;
-    }
-    // SAFETY: kill(2) has no memory-safety preconditions; a negative pid addresses a group.
-    let result = unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    if result != 0 {
-        // ESRCH: the group is already empty, which is the usual case after a clean exit.
-        tracing::trace!(pgid, error = %io::Error::last_os_error(), "kill process group");
-    }
+/// Why a command did not run.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    #[error(transparent)]
+    Io(#[from] io::Error),
 }
 
-/// Starts the shell, falling back from bash to sh, with stdout and stderr on one pipe.
-fn spawn_shell(command: &str, cwd: &Path) -> io::Result<(Child, pipe::Receiver)> {
+/// Starts the shell, falling back from bash to sh, with stdout and stderr on one pipe, marked as
+/// `live`'s and confined as `confinement` says.
+fn spawn_shell(
+    command: &str,
+    cwd: &Path,
+    confinement: &Confinement,
+    live: &LiveCall,
+) -> io::Result<(Child, pipe::Receiver)> {
     let mut last_err = None;
+    let (marker, id) = live.env();
     for shell in ["bash", "sh"] {
         let (reader, writer) = io::pipe()?;
         let writer_for_stderr = writer.try_clone()?;
@@ -204,7 +261,15 @@ fn spawn_shell(command: &str, cwd: &Path) -> io::Result<(Child, pipe::Receiver)>
             // Its own group: one kill reaches every descendant, and the terminal's Ctrl-C does not.
             .process_group(0)
             // A git credential prompt would open /dev/tty and hang until the timeout.
-            .env("GIT_TERMINAL_PROMPT", "0");
+            .env("GIT_TERMINAL_PROMPT", "0")
+            // Inherited by every descendant, so the call's processes can be found when it ends.
+            .env(marker, id);
+        if let Some(scratch) = confinement.scratch_dir() {
+            for var in ["TMPDIR", "TMP", "TEMP"] {
+                cmd.env(var, scratch);
+            }
+        }
+        setup_child(cmd.as_std_mut(), confinement.ruleset_fd());
         match cmd.spawn() {
             Ok(child) => {
                 // The command owns our copies of the write end; drop them or EOF never comes.
@@ -219,12 +284,25 @@ fn spawn_shell(command: &str, cwd: &Path) -> io::Result<(Child, pipe::Receiver)>
     Err(last_err.unwrap_or_else(|| io::Error::other("no shell found")))
 }
 
-/// Runs `command` to completion or timeout, collecting its output under the default budget.
-async fn run(command: &str, cwd: &Path, timeout: Duration) -> io::Result<Run> {
-    let (mut child, mut receiver) = spawn_shell(command, cwd)?;
-    let mut killer = GroupKiller {
-        pgid: child.id().and_then(|id| libc::pid_t::try_from(id).ok()),
+/// Runs `command` to completion or timeout under the call's sandbox, collecting its output under
+/// the default budget; everything it started is ended before this returns.
+async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run, RunError> {
+    let root = ctx.workspace.root();
+    let confinement = Confinement::prepare(ctx.sandbox, root, &ctx.sandbox_config)?;
+    let sandbox = confinement.level();
+    let mut live = LiveCall::start().map_err(io::Error::other)?;
+    let spawned = spawn_shell(command, root, &confinement, &live);
+    let scratch = confinement.into_scratch();
+    if let Ok((child, _)) = &spawned {
+        if let Some(pgid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) {
+            live.set_group(pgid);
+        }
+    }
+    let guard = CallGuard {
+        live: Some(live),
+        scratch,
     };
+    let (mut child, mut receiver) = spawned?;
     let mut collected = HeadTail::new(DEFAULT_OUTPUT_BUDGET);
     let mut buf = vec![0u8; 64 * 1024];
     let mut eof = false;
@@ -245,10 +323,11 @@ async fn run(command: &str, cwd: &Path, timeout: Duration) -> io::Result<Run> {
         }
     };
     // Whether it finished or timed out, nothing it started may outlive the call.
-    killer.kill_now();
+    guard.kill_group();
     if matches!(ending, Ending::TimedOut) {
         child.wait().await?;
     }
+    guard.end().await;
     let drained = tokio::time::timeout(DRAIN_GRACE, async {
         while !eof {
             match receiver.read(&mut buf).await {
@@ -262,7 +341,22 @@ async fn run(command: &str, cwd: &Path, timeout: Duration) -> io::Result<Run> {
         ending,
         output: collected.into_text(),
         pipe_held_open: drained.is_err(),
+        sandbox,
     })
+}
+
+/// What a failed command is told about its sandbox, so a refused write is not a mystery.
+fn sandbox_note(sandbox: Sandbox) -> Option<&'static str> {
+    match sandbox {
+        Sandbox::ReadOnly => Some(
+            "(it ran in the read-only sandbox: writing files anywhere but $TMPDIR is refused)\n",
+        ),
+        Sandbox::WorkspaceWrite => Some(
+            "(it ran in the workspace-write sandbox: writing files outside the workspace and \
+             $TMPDIR is refused)\n",
+        ),
+        Sandbox::Unsandboxed => None,
+    }
 }
 
 /// Conventional name of a signal number, for messages.

@@ -7,8 +7,10 @@ pub mod glob;
 pub mod grep;
 pub mod guard;
 pub mod output;
+pub mod process;
 pub mod read_file;
 pub mod registry;
+pub mod sandbox;
 pub mod shell;
 pub mod summary;
 pub mod write_file;
@@ -22,6 +24,7 @@ pub use guard::{GuardError, Workspace};
 pub use output::{truncate_middle, DEFAULT_OUTPUT_BUDGET};
 pub use read_file::ReadFileTool;
 pub use registry::Registry;
+pub use sandbox::{Sandbox, SandboxConfig, SandboxMode};
 pub use summary::summarize_input;
 pub use write_file::WriteFileTool;
 
@@ -78,6 +81,30 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     /// Name of the agent making the call.
     pub agent: String,
+    /// How this call's processes are confined; the loop sets it per call from why the call was
+    /// allowed.
+    pub sandbox: Sandbox,
+    /// The run's sandbox settings (mode, writable roots).
+    pub sandbox_config: Arc<SandboxConfig>,
+}
+
+impl ToolContext {
+    /// A context for `agent` in `workspace` with default sandbox settings; calls run read-only
+    /// until the loop says otherwise.
+    pub fn new(workspace: Arc<Workspace>, agent: impl Into<String>) -> ToolContext {
+        ToolContext {
+            workspace,
+            agent: agent.into(),
+            sandbox: Sandbox::ReadOnly,
+            sandbox_config: Arc::new(SandboxConfig::default()),
+        }
+    }
+
+    /// The same context with these sandbox settings.
+    pub fn with_sandbox_config(mut self, config: Arc<SandboxConfig>) -> ToolContext {
+        self.sandbox_config = config;
+        self
+    }
 }
 
 /// A capability the model can call.
@@ -91,6 +118,11 @@ pub trait Tool: Send + Sync {
     fn input_schema(&self) -> Value;
     /// What this particular call would do (bash inspects its command).
     fn effect(&self, input: &Value) -> Effect;
+    /// Whether the call runs programs, which the OS sandbox must then confine. When it cannot
+    /// (no Landlock), such a call is asked about or refused instead of run unconfined.
+    fn runs_programs(&self) -> bool {
+        false
+    }
     /// Runs the call. Malformed input is an error output, never a panic.
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
 }

@@ -1,4 +1,5 @@
-//! Subcommands: `troupe team …` and `troupe teammate`.
+//! Subcommands: `troupe team …`, `troupe teammate` and `troupe sandbox check`.
 
+pub mod sandbox;
 pub mod team;
 pub mod teammate;

@@ -55,6 +55,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     // The process ends by SIGTERM (the lead's exit) or by the member's own end.
     let cancel = tokio_util::sync::CancellationToken::new();
     let result = runtime.block_on(member::run(shared.clone(), spec, cancel));
+    troupe_tools::process::end_all();
     match result {
         Ok(()) => Ok(0),
         Err(reason) => {

@@ -181,6 +181,11 @@ until it approves, only read-only tools work."
             )),
         }
     }
+
+    fn confines(&self, _tool: &str, _effect: Effect, _input: &Value) -> bool {
+        // Before approval only read-only calls pass, on the strength of the classifier alone.
+        !self.approved_now()
+    }
 }
 
 /// Input of `submit_plan`.

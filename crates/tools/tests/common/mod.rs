@@ -5,7 +5,7 @@
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
-use troupe_tools::{Registry, ToolContext, ToolOutput, Workspace};
+use troupe_tools::{Registry, Sandbox, ToolContext, ToolOutput, Workspace};
 
 /// A temporary workspace and a context for calling tools in it.
 pub struct Fixture {
@@ -17,11 +17,16 @@ impl Fixture {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let workspace = Arc::new(Workspace::new(dir.path()).unwrap());
-        let ctx = ToolContext {
-            workspace,
-            agent: "tester".to_owned(),
-        };
+        let mut ctx = ToolContext::new(workspace, "tester");
+        // Tests of what tools do run unconfined; the sandbox has tests of its own.
+        ctx.sandbox = Sandbox::Unsandboxed;
         Fixture { dir, ctx }
+    }
+
+    /// The same fixture with calls confined to `level`.
+    pub fn sandboxed(mut self, level: Sandbox) -> Self {
+        self.ctx.sandbox = level;
+        self
     }
 
     /// The canonical workspace root.

@@ -4,6 +4,7 @@ use super::*;
 use serde_json::json;
 
 mod bash_rules;
+mod grants;
 mod headless;
 mod modes;
 mod parsing;
@@ -24,7 +25,7 @@ enum Kind {
 
 fn kind(decision: &Decision) -> Kind {
     match decision {
-        Decision::Allow => Kind::Allow,
+        Decision::Allow(_) => Kind::Allow,
         Decision::Ask { .. } => Kind::Ask,
         Decision::Deny { .. } => Kind::Deny,
     }

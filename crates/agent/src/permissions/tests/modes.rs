@@ -97,7 +97,8 @@ fn plan_mode_is_not_opened_by_allow_or_ask_rules() {
         Kind::Deny
     );
     assert_eq!(bash(&policy, "make"), Kind::Deny);
-    // A bash command the tool judged read-only still runs.
+    // A bash command the tool judged read-only still runs, and only read-only: the allow rule
+    // does not widen its sandbox in plan mode.
     let read_only = call(&policy, "bash", Effect::ReadOnly, json!({"command": "ls"}));
-    assert_eq!(read_only, Decision::Allow);
+    assert_eq!(read_only, Decision::Allow(Grant::Classified));
 }

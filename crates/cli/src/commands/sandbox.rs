@@ -1,0 +1,201 @@
+//! `troupe sandbox check`: what this machine's sandbox can do, proven by a confined child that
+//! tries to write where it must not.
+
+use crate::args::{SandboxArgs, SandboxCommand};
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use troupe_tools::process::setup_child;
+use troupe_tools::sandbox::{kernel_abi, support, writable_paths, Confinement, Scratch, Support};
+use troupe_tools::{Sandbox, SandboxConfig};
+
+/// Runs `troupe sandbox …` and returns the exit code.
+pub fn run(args: &SandboxArgs) -> Result<i32> {
+    match &args.command {
+        SandboxCommand::Check { json, cwd } => check(*json, cwd.as_deref()),
+    }
+}
+
+/// One thing a confined child tried, and whether the sandbox behaved.
+struct Proof {
+    what: &'static str,
+    ok: bool,
+}
+
+fn check(as_json: bool, cwd: Option<&Path>) -> Result<i32> {
+    let workspace = match cwd {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    let workspace = workspace
+        .canonicalize()
+        .with_context(|| format!("workspace {} is not accessible", workspace.display()))?;
+    let config =
+        troupe_agent::builder::sandbox_config(&crate::settings::load(&workspace, None)?.settings);
+    let proofs = match support() {
+        Support::Available { .. } => prove(&config)?,
+        Support::Unsupported { .. } => Vec::new(),
+    };
+    let usable = support().is_available() && proofs.iter().all(|p| p.ok);
+    let report = Report {
+        workspace: &workspace,
+        config: &config,
+        proofs: &proofs,
+        usable,
+    };
+    match as_json {
+        true => println!("{}", report.json()),
+        false => print!("{}", report.text()),
+    }
+    Ok(if usable { 0 } else { 1 })
+}
+
+/// Runs the confined children: each tries one write and the outcome is compared with the rule.
+fn prove(config: &SandboxConfig) -> Result<Vec<Proof>> {
+    // A workspace of its own, so the check never writes into the person's.
+    let workspace = Scratch::create().context("creating a scratch workspace")?;
+    let outside = Scratch::create().context("creating a directory outside the workspace")?;
+    let to_file = "echo probe > \"$1\" && test -s \"$1\"";
+    let to_tmpdir = "echo probe > \"$TMPDIR/probe\" && test -s \"$TMPDIR/probe\"";
+    let target = |name: &str| outside.path().join(name);
+    let in_workspace = workspace.path().join("written");
+    let attempt =
+        |level, script: &str, arg: &Path| attempt(level, workspace.path(), config, script, arg);
+    Ok(vec![
+        Proof {
+            what: "read-only refuses a write outside the workspace",
+            ok: !attempt(Sandbox::ReadOnly, to_file, &target("ro"))? && !target("ro").exists(),
+        },
+        Proof {
+            what: "read-only refuses a write in the workspace",
+            ok: !attempt(Sandbox::ReadOnly, to_file, &in_workspace)? && !in_workspace.exists(),
+        },
+        Proof {
+            what: "read-only allows its private $TMPDIR",
+            ok: attempt(Sandbox::ReadOnly, to_tmpdir, Path::new(""))?,
+        },
+        Proof {
+            what: "workspace-write allows the workspace",
+            ok: attempt(Sandbox::WorkspaceWrite, to_file, &in_workspace)? && in_workspace.exists(),
+        },
+        Proof {
+            what: "workspace-write refuses a write outside the workspace",
+            ok: !attempt(Sandbox::WorkspaceWrite, to_file, &target("ww"))?
+                && !target("ww").exists(),
+        },
+    ])
+}
+
+/// Runs `sh -c script sh arg` confined to `level` (settings' mode ignored: this tests the
+/// sandbox itself); true when it exits 0.
+fn attempt(
+    level: Sandbox,
+    workspace: &Path,
+    config: &SandboxConfig,
+    script: &str,
+    arg: &Path,
+) -> Result<bool> {
+    let config = SandboxConfig {
+        mode: troupe_tools::SandboxMode::Auto,
+        ..config.clone()
+    };
+    let confinement = Confinement::prepare(level, workspace, &config)
+        .with_context(|| format!("preparing the {level} sandbox"))?;
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", script, "sh"])
+        .arg(arg)
+        .current_dir(workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some(tmp) = confinement.scratch_dir() {
+        cmd.env("TMPDIR", tmp);
+    }
+    setup_child(&mut cmd, confinement.ruleset_fd());
+    let status = cmd
+        .status()
+        .with_context(|| format!("running a child in the {level} sandbox"))?;
+    Ok(status.success())
+}
+
+/// Everything the check found.
+struct Report<'a> {
+    workspace: &'a Path,
+    config: &'a SandboxConfig,
+    proofs: &'a [Proof],
+    usable: bool,
+}
+
+impl Report<'_> {
+    /// The writable paths of `level`, besides the private `$TMPDIR`.
+    fn writable(&self, level: Sandbox) -> Vec<(PathBuf, &'static str)> {
+        writable_paths(level, self.workspace, None, self.config)
+            .into_iter()
+            .map(|w| (w.path, w.kind.as_str()))
+            .collect()
+    }
+
+    fn json(&self) -> Value {
+        let (available, abi, reason) = match support() {
+            Support::Available { abi } => (true, Some(*abi), None),
+            Support::Unsupported { why } => (false, kernel_abi().ok(), Some(why.clone())),
+        };
+        let list = |level| {
+            let mut paths: Vec<Value> = self
+                .writable(level)
+                .into_iter()
+                .map(|(path, kind)| json!({"path": path, "kind": kind}))
+                .collect();
+            paths.push(json!({"path": "$TMPDIR", "kind": "private temporary directory"}));
+            paths
+        };
+        json!({
+            "landlock": {"available": available, "abi": abi, "reason": reason},
+            "mode": self.config.mode.as_str(),
+            "workspace": self.workspace,
+            "readOnly": {"writable": list(Sandbox::ReadOnly)},
+            "workspaceWrite": {"writable": list(Sandbox::WorkspaceWrite)},
+            "checks": self.proofs.iter().map(|p| json!({"check": p.what, "ok": p.ok})).collect::<Vec<_>>(),
+            "usable": self.usable,
+        })
+    }
+
+    fn text(&self) -> String {
+        let mut out = match support() {
+            Support::Available { abi } => format!("Landlock: available (ABI {abi})\n"),
+            Support::Unsupported { why } => format!("Landlock: not usable: {why}\n"),
+        };
+        out.push_str(&format!("Sandbox setting: {}", self.config.mode.as_str()));
+        if self.config.mode == troupe_tools::SandboxMode::Off {
+            out.push_str(" (commands run unconfined)");
+        }
+        out.push_str("\n\nread-only commands may write only:\n");
+        let read_only = self.writable(Sandbox::ReadOnly);
+        for (path, kind) in &read_only {
+            out.push_str(&format!("  {}  ({kind})\n", path.display()));
+        }
+        out.push_str("  $TMPDIR  (a private directory per call, deleted after it)\n");
+        out.push_str("workspace-write commands may also write:\n");
+        for (path, kind) in self.writable(Sandbox::WorkspaceWrite) {
+            if !read_only.iter().any(|(p, _)| *p == path) {
+                out.push_str(&format!("  {}  ({kind})\n", path.display()));
+            }
+        }
+        if !self.proofs.is_empty() {
+            out.push_str("\nProof (a sandboxed child tried each):\n");
+            for proof in self.proofs {
+                let mark = if proof.ok { "ok    " } else { "FAILED" };
+                out.push_str(&format!("  {mark}  {}\n", proof.what));
+            }
+        }
+        out.push_str(match self.usable {
+            true => "\nThe sandbox works on this machine.\n",
+            false => {
+                "\nThe sandbox does not work here: commands that need it are asked about \
+                      (REPL) or refused (headless) unless the sandbox is off in settings.\n"
+            }
+        });
+        out
+    }
+}

@@ -1,0 +1,102 @@
+//! Signals that end troupe: its tool processes end first, then troupe exits with the
+//! conventional code (128 + the signal number).
+//!
+//! The signals are blocked in every thread and taken by one thread of their own with
+//! `sigwait`, so ending does not depend on the async runtime still running, and nothing else
+//! sees them. (Children start with an empty signal mask: the standard library resets it.)
+
+use anyhow::{bail, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What Ctrl-C (SIGINT) means for this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CtrlC {
+    /// It ends troupe (headless runs, teammate processes).
+    Ends,
+    /// The REPL handles it (it interrupts the current turn).
+    Interrupts,
+}
+
+/// Set once a signal is ending troupe; the main thread then leaves the exit to that thread.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Takes over SIGTERM and SIGHUP (and SIGINT when it `Ends` the run): on one, every tool call's
+/// processes are ended, the terminal is put back as it was, and troupe exits. Call before any
+/// other thread is started, so they all inherit the blocked mask.
+pub fn install(ctrl_c: CtrlC) -> Result<()> {
+    let mut signals = vec![libc::SIGTERM, libc::SIGHUP];
+    if ctrl_c == CtrlC::Ends {
+        signals.push(libc::SIGINT);
+    }
+    let set = block(&signals)?;
+    let terminal = Terminal::save();
+    std::thread::Builder::new()
+        .name("troupe-signals".into())
+        .spawn(move || loop {
+            let mut signo: libc::c_int = 0;
+            // SAFETY: `set` is an initialised signal set and `signo` a valid out pointer.
+            if unsafe { libc::sigwait(&set, &mut signo) } != 0 {
+                continue;
+            }
+            ENDING.store(true, Ordering::SeqCst);
+            terminal.restore();
+            troupe_tools::process::end_all();
+            std::process::exit(128 + signo);
+        })?;
+    Ok(())
+}
+
+/// Exits with `code`, unless a signal is already ending troupe: then that thread exits, with
+/// the signal's code, once the tool processes are gone.
+pub fn exit(code: i32) -> ! {
+    if ENDING.load(Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+    std::process::exit(code)
+}
+
+/// Blocks `signals` in this thread (and every thread it starts later).
+fn block(signals: &[libc::c_int]) -> Result<libc::sigset_t> {
+    // SAFETY: the set is initialised by sigemptyset before use; sigaddset and pthread_sigmask
+    // only read and write it and the thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in signals {
+            libc::sigaddset(&mut set, *signal);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            bail!("could not block termination signals");
+        }
+        Ok(set)
+    }
+}
+
+/// The terminal settings of stdin when troupe started, so a signal that arrives while the line
+/// editor has the terminal in raw mode does not leave it that way.
+struct Terminal(Option<libc::termios>);
+
+impl Terminal {
+    fn save() -> Terminal {
+        // SAFETY: isatty and tcgetattr only read fd 0's state into the zeroed struct we own.
+        unsafe {
+            if libc::isatty(libc::STDIN_FILENO) != 1 {
+                return Terminal(None);
+            }
+            let mut termios: libc::termios = std::mem::zeroed();
+            match libc::tcgetattr(libc::STDIN_FILENO, &mut termios) {
+                0 => Terminal(Some(termios)),
+                _ => Terminal(None),
+            }
+        }
+    }
+
+    fn restore(&self) {
+        if let Some(termios) = &self.0 {
+            // SAFETY: tcsetattr reads the struct saved by tcgetattr above.
+            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, termios) };
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! No process outlives its owner: troupe is the child subreaper of everything its tools start,
+//! marks each call's processes, ends them with the call, and ends them all when it exits.
+
+mod child;
+mod live;
+mod sweep;
+
+pub use child::setup_child;
+pub use live::{end_all, Exiting, LiveCall, CALL_MARKER_ENV};
+
+use std::io;
+use std::sync::atomic::Ordering;
+
+/// Makes this process the child subreaper: orphaned descendants (double-forked daemons, `setsid`
+/// servers) are re-parented to it rather than to init, so they can be found and ended. Call once
+/// at start-up, before any tool runs.
+pub fn become_subreaper() -> io::Result<()> {
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) takes only integers.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let _ = sweep::SINCE_START.set(sweep::Window::open());
+    sweep::SUBREAPER.store(true, Ordering::Relaxed);
+    Ok(())
+}

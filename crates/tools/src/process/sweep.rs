@@ -1,0 +1,312 @@
+//! Finding, killing and reaping what a tool call left behind, from `/proc`.
+//!
+//! A call's processes are its process group plus every process carrying its marker in the
+//! environment it was started with (`TROUPE_TOOL_CALL=<id>`, inherited by every descendant).
+//! troupe is the child subreaper, so a descendant whose parent died is re-parented to troupe
+//! instead of init: every process of a call stays in troupe's process tree, and only that tree
+//! has to be searched.
+//!
+//! Reaping must never take the exit status of a child tokio (or the team runtime) waits for.
+//! troupe's own children are bash shells (each the leader of its own group) and programs left in
+//! troupe's group (teammate processes); none of them ever changes its session. So a zombie child
+//! that sits in another session, or in a group it does not lead that is not troupe's, was
+//! adopted, and nobody else will wait for it.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Set once troupe is the child subreaper; before that orphans go to init, so the whole process
+/// table is searched.
+pub(crate) static SUBREAPER: AtomicBool = AtomicBool::new(false);
+
+/// The pid window opened when troupe became the subreaper: everything it can adopt is in it.
+pub(crate) static SINCE_START: OnceLock<Window> = OnceLock::new();
+
+/// Serialises reaping: a zombie must be re-checked and reaped with nobody else reaping in between.
+static REAP: Mutex<()> = Mutex::new(());
+
+/// How long ending a call may take before troupe gives up on a process (one stuck in the kernel).
+const END_DEADLINE: Duration = Duration::from_secs(5);
+
+/// How long after a call started the pid window still bounds its processes (see [`Window`]).
+const WINDOW_TRUST: Duration = Duration::from_millis(50);
+
+/// Where the kernel's pid counter stood when a call started.
+///
+/// Reading `/proc/<pid>/stat` costs about 14 µs a process, so scanning a busy machine's whole
+/// process table after every call would cost milliseconds. A call's processes are all created
+/// after it starts, and pids are handed out in increasing order (wrapping at `pid_max`), so for a
+/// short call only the pids in (counter at start, counter now] need a look. Wrapping all the way
+/// round within [`WINDOW_TRUST`] would take hundreds of thousands of forks a second; past that,
+/// and whenever the counter cannot be read, the whole table is scanned.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window {
+    last_pid: Option<libc::pid_t>,
+    opened: Instant,
+}
+
+impl Window {
+    /// A window opening now.
+    pub(crate) fn open() -> Window {
+        Window {
+            last_pid: last_pid(),
+            opened: Instant::now(),
+        }
+    }
+
+    /// A window that bounds nothing: the whole table is scanned.
+    pub(crate) fn everything() -> Window {
+        Window {
+            last_pid: None,
+            opened: Instant::now(),
+        }
+    }
+
+    /// The pids a scan must read now: `(after, up_to)` cyclically, or `None` for all.
+    fn range(&self) -> Option<(libc::pid_t, libc::pid_t)> {
+        if self.opened.elapsed() > WINDOW_TRUST {
+            return None;
+        }
+        Some((self.last_pid?, last_pid()?))
+    }
+}
+
+/// The last pid the kernel handed out in troupe's pid namespace.
+fn last_pid() -> Option<libc::pid_t> {
+    std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether `pid` lies in the cyclic range (after, up_to].
+fn in_range(pid: libc::pid_t, (after, up_to): (libc::pid_t, libc::pid_t)) -> bool {
+    match after <= up_to {
+        true => pid > after && pid <= up_to,
+        false => pid > after || pid <= up_to,
+    }
+}
+
+/// One line of `/proc/<pid>/stat`, the fields that matter here.
+#[derive(Debug, Clone, Copy)]
+struct Stat {
+    pid: libc::pid_t,
+    ppid: libc::pid_t,
+    pgid: libc::pid_t,
+    sid: libc::pid_t,
+    zombie: bool,
+}
+
+fn read_stat(pid: libc::pid_t) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp session …`; comm may hold spaces and parentheses.
+    let (_, rest) = text.rsplit_once(')')?;
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next()?;
+    let mut number = || fields.next()?.parse::<libc::pid_t>().ok();
+    Some(Stat {
+        pid,
+        ppid: number()?,
+        pgid: number()?,
+        sid: number()?,
+        zombie: matches!(state, "Z" | "X"),
+    })
+}
+
+/// The processes in `window` (all of them when it bounds nothing).
+fn processes(window: &Window) -> Vec<Stat> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let pids: Vec<libc::pid_t> = dir
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .collect();
+    // Read after listing, so every listed pid was handed out by then.
+    let range = window.range();
+    pids.into_iter()
+        .filter(|pid| range.is_none_or(|range| in_range(*pid, range)))
+        .filter_map(read_stat)
+        .collect()
+}
+
+/// The processes below `root` in the process tree (not `root` itself).
+fn descendants(all: &[Stat], root: libc::pid_t) -> Vec<Stat> {
+    let mut children: HashMap<libc::pid_t, Vec<&Stat>> = HashMap::new();
+    for stat in all {
+        children.entry(stat.ppid).or_default().push(stat);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(pid) = stack.pop() {
+        for child in children.get(&pid).into_iter().flatten() {
+            out.push(**child);
+            stack.push(child.pid);
+        }
+    }
+    out
+}
+
+/// Whether `pid` was started with `marker` (`NAME=value`) in its environment.
+fn carries(pid: libc::pid_t, marker: &[u8]) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|environ| environ.split(|b| *b == 0).any(|entry| entry == marker))
+}
+
+/// SIGKILLs `pid` if it still carries `marker`, through a pidfd so a recycled pid is never hit.
+fn kill_marked(pid: libc::pid_t, marker: &[u8]) {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
+    if fd < 0 {
+        return; // gone already (or no pidfds: the process table is re-read next round)
+    }
+    // The descriptor pins the process: if `pid` still carries the marker now, it is the one the
+    // descriptor refers to (or that one has exited and the signal finds nobody).
+    if carries(pid, marker) {
+        // SAFETY: pidfd_send_signal takes the descriptor opened above, a signal number, a null
+        // siginfo pointer (allowed) and flags.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                fd as libc::c_int,
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0u32,
+            )
+        };
+    }
+    // SAFETY: `fd` was returned by pidfd_open above and is closed exactly once.
+    unsafe { libc::close(fd as libc::c_int) };
+}
+
+/// SIGKILLs every process in group `pgid`.
+pub(crate) fn kill_group(pgid: libc::pid_t) {
+    if pgid <= 0 {
+        // kill(0 or -1) would hit our own group or every process we may signal.
+        return;
+    }
+    // SAFETY: kill(2) has no memory-safety preconditions; a negative pid addresses a group.
+    let result = unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    if result != 0 {
+        // ESRCH: the group is already empty, which is the usual case after a clean exit.
+        tracing::trace!(pgid, error = %io::Error::last_os_error(), "kill process group");
+    }
+}
+
+/// The session and group troupe itself is in.
+fn own_session() -> (libc::pid_t, libc::pid_t) {
+    // SAFETY: getsid(0) and getpgrp() have no preconditions.
+    unsafe { (libc::getsid(0), libc::getpgrp()) }
+}
+
+/// Whether a child of troupe was adopted (see the module comment) rather than spawned by troupe.
+fn adopted(stat: &Stat, session: (libc::pid_t, libc::pid_t)) -> bool {
+    let (sid, pgrp) = session;
+    stat.sid != sid || (stat.pgid != stat.pid && stat.pgid != pgrp)
+}
+
+/// Reaps every adopted zombie child of troupe.
+fn reap_adopted(all: &[Stat], me: libc::pid_t) {
+    let session = own_session();
+    let candidates: Vec<libc::pid_t> = all
+        .iter()
+        .filter(|s| s.ppid == me && s.zombie && adopted(s, session))
+        .map(|s| s.pid)
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
+    let Ok(_reaping) = REAP.lock() else {
+        return;
+    };
+    for pid in candidates {
+        // Re-read under the lock: only we reap adopted children, so a zombie seen here is still
+        // ours when waitpid runs.
+        if read_stat(pid).is_some_and(|s| s.ppid == me && s.zombie && adopted(&s, session)) {
+            let mut status = 0;
+            // SAFETY: waitpid on one specific pid with WNOHANG; `status` is a valid out pointer.
+            unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        }
+    }
+}
+
+/// One round of ending a call: kills its group and every process carrying `marker`, reaps what
+/// troupe adopted, and returns how many of its processes were still alive (dying, or signalled
+/// just now).
+pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window) -> usize {
+    // SAFETY: getpid(2) has no preconditions.
+    let me = unsafe { libc::getpid() };
+    if let Some(pgid) = pgid {
+        kill_group(pgid);
+    }
+    let all = processes(window);
+    let searched = match SUBREAPER.load(Ordering::Relaxed) {
+        true => descendants(&all, me),
+        false => all.clone(),
+    };
+    let mut alive = 0;
+    for stat in searched.iter().filter(|s| !s.zombie && s.pid != me) {
+        if Some(stat.pgid) == pgid {
+            alive += 1; // killed above; waiting for it to die
+        } else if carries(stat.pid, marker) {
+            kill_marked(stat.pid, marker);
+            alive += 1;
+        }
+    }
+    reap_adopted(&all, me);
+    alive
+}
+
+/// Kills what one call left: round after round (each death can re-parent more to troupe) until
+/// none of its processes is alive.
+pub(crate) fn end_call(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window) {
+    let started = Instant::now();
+    let mut pause = Duration::from_micros(100);
+    loop {
+        let alive = end_call_once(marker, pgid, window);
+        if alive == 0 {
+            return;
+        }
+        if started.elapsed() > END_DEADLINE {
+            tracing::warn!(alive, "processes of a tool call would not die");
+            return;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// Kills and reaps every adopted child of troupe (processes that left their call's group and
+/// environment behind); for when troupe ends and no call may leave anything running.
+pub(crate) fn end_adopted() {
+    // SAFETY: getpid(2) has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let session = own_session();
+    let started = Instant::now();
+    let window = SINCE_START
+        .get()
+        .copied()
+        .unwrap_or_else(Window::everything);
+    loop {
+        let all = processes(&window);
+        let mut alive = 0;
+        for stat in all
+            .iter()
+            .filter(|s| s.ppid == me && !s.zombie && adopted(s, session))
+        {
+            // SAFETY: kill(2) on a positive pid; it is our child, so the pid cannot be recycled
+            // before we reap it.
+            unsafe { libc::kill(stat.pid, libc::SIGKILL) };
+            alive += 1;
+        }
+        reap_adopted(&all, me);
+        if alive == 0 || started.elapsed() > END_DEADLINE {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}

@@ -1,0 +1,105 @@
+//! No process outlives its call: double-forked daemons, cancelled calls, and `end_all` when
+//! troupe is told to stop. Real processes; waits are bounded polls on a condition.
+
+mod common;
+
+use common::{ok, Fixture};
+use serde_json::json;
+use std::path::Path;
+use std::time::Duration;
+use troupe_tools::Sandbox;
+
+/// `/proc/<pid>` exists: running, or a zombie nobody reaped.
+fn exists(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Whether a process is running (a zombie counts as gone).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !matches!(
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next()),
+            Some('Z' | 'X')
+        )
+    })
+}
+
+/// Waits (boundedly) until `cond` holds.
+async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    for _ in 0..400 {
+        if cond() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    false
+}
+
+/// A command that starts `sleep 300` as a double-forked daemon in its own session, and prints
+/// its pid once the pid file is complete.
+fn daemon_command(dir: &str) -> String {
+    format!(
+        "(setsid sh -c 'sleep 300 & echo $! > {dir}/d.tmp; mv {dir}/d.tmp {dir}/d.pid' &); \
+         while [ ! -e {dir}/d.pid ]; do sleep 0.01; done; echo daemon=$(cat {dir}/d.pid)"
+    )
+}
+
+fn daemon_pid(text: &str) -> u32 {
+    text.lines()
+        .find_map(|l| l.strip_prefix("daemon="))
+        .unwrap_or_else(|| panic!("no daemon pid in {text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_double_forked_daemon_is_ended_and_reaped_before_the_call_returns() {
+    troupe_tools::process::become_subreaper().unwrap();
+    let f = Fixture::new();
+    let text = ok(f
+        .call("bash", json!({"command": daemon_command(".")}))
+        .await);
+    let pid = daemon_pid(&text);
+    assert!(!alive(pid), "daemon {pid} outlived the call: {text}");
+    assert!(!exists(pid), "daemon {pid} was left a zombie");
+}
+
+#[tokio::test]
+async fn a_daemon_started_under_the_read_only_sandbox_is_ended_too() {
+    troupe_tools::process::become_subreaper().unwrap();
+    if !troupe_tools::sandbox::support().is_available() {
+        return;
+    }
+    let f = Fixture::new().sandboxed(Sandbox::ReadOnly);
+    let text = ok(f
+        .call("bash", json!({"command": daemon_command("\"$TMPDIR\"")}))
+        .await);
+    let pid = daemon_pid(&text);
+    assert!(!alive(pid), "daemon {pid} outlived the call: {text}");
+}
+
+#[tokio::test]
+async fn a_cancelled_call_ends_its_daemon() {
+    troupe_tools::process::become_subreaper().unwrap();
+    let f = Fixture::new();
+    let pid_file = f.root().join("d.pid");
+    let command = format!("{}; sleep 300", daemon_command("."));
+    let call = f.call("bash", json!({ "command": command }));
+    let pid = tokio::select! {
+        output = call => panic!("the command should still be running: {output:?}"),
+        pid = async {
+            loop {
+                if let Ok(text) = std::fs::read_to_string(&pid_file) {
+                    break text.trim().parse::<u32>().unwrap();
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        } => pid,
+    };
+    assert!(
+        eventually(|| !alive(pid)).await,
+        "daemon {pid} survived the dropped call"
+    );
+}
