@@ -131,6 +131,7 @@ fn main() -> Result<(), String> {
             "owning the call's processes (marker, sweep) adds {:.2} ms over the spawn floor",
             unsandboxed - floor
         );
+        troupe_tools::sandbox::wait_retired(Duration::from_secs(5));
         match ok {
             true => Ok(()),
             false => Err("the sandbox costs more than the target".to_string()),

@@ -53,6 +53,13 @@ impl Fixture {
     }
 }
 
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        // Calls' temporary directories are removed in the background; leave none behind.
+        troupe_tools::sandbox::wait_retired(std::time::Duration::from_secs(5));
+    }
+}
+
 /// Asserts a successful output and returns its text.
 #[track_caller]
 pub fn ok(output: ToolOutput) -> String {
