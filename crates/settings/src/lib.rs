@@ -105,7 +105,7 @@ impl Settings {
                 origin: origin.to_string(),
                 line: err.line(),
                 column: err.column(),
-                message: err.to_string(),
+                message: without_location(&err),
             })?;
         settings.validate(origin)?;
         Ok(settings)
@@ -155,5 +155,15 @@ impl Settings {
             }
         }
         Ok(())
+    }
+}
+
+/// serde's message without the " at line L column C" it appends; the error shows those itself.
+fn without_location(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    let suffix = format!(" at line {} column {}", err.line(), err.column());
+    match text.strip_suffix(&suffix) {
+        Some(message) => message.to_string(),
+        None => text,
     }
 }

@@ -54,7 +54,7 @@ impl<'de> Deserialize<'de> for SandboxSettings {
             } => {
                 if let Some(relative) = writable_roots.iter().find(|p| !p.is_absolute()) {
                     return Err(serde::de::Error::custom(format!(
-                        "sandbox.writableRoots entries must be absolute paths, not `{}`",
+                        "sandbox.writableRoots entry `{}` is not an absolute path",
                         relative.display()
                     )));
                 }
