@@ -6,6 +6,7 @@
 //! A `troupe --version` row gives the floor: process spawn, dynamic loading, exit. A second row
 //! runs in `default` mode, where `ls` is allowed as read-only and runs in the read-only sandbox.
 //! `-- --serve SECS` only keeps the scripted fake server up, to profile runs by hand.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod support;
 

@@ -5,6 +5,7 @@
 //!
 //! Run: `cargo bench -p troupe-cli --bench team_rss [-- --teammates 100 --runs 3]`.
 //! `-- --serve SECS` only keeps the scripted fake server up, to profile a run by hand.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! Model faults through the real binary: retried when transient, clear errors otherwise.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

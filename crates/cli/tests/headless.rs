@@ -1,4 +1,5 @@
 //! Headless runs through the real binary, the real HTTP client and the fake model server.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

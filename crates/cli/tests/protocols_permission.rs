@@ -2,6 +2,7 @@
 //! the lead's (or the user's) answer, through the real binary with scripted models. Every agent's
 //! script is reactive — it decides from the conversation it is sent — so the tests do not depend
 //! on how the agents' turns interleave.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 mod protocol_support;

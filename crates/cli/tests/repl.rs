@@ -1,4 +1,5 @@
 //! The REPL through the real binary with stdin piped: slash commands and permission questions.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

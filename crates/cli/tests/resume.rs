@@ -1,4 +1,5 @@
 //! A run killed with SIGKILL in the middle of a tool call resumes cleanly.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

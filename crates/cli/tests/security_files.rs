@@ -1,6 +1,7 @@
 //! Protected files through the real binary: the `.git/config` route from `acceptEdits` to
 //! running any command (`core.fsmonitor`, then a read-only `git status`) is closed, while
 //! ordinary edits still run without asking.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

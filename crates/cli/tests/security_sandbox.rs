@@ -1,6 +1,7 @@
 //! The OS sandbox and process ownership through the real binary: what a command may write
 //! depends on why it was allowed, a machine without Landlock fails closed, and no tool process
 //! outlives troupe when it is told to stop.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 mod protocol_support;

@@ -5,6 +5,7 @@
 //! Each test has a control that runs the same commands where they are allowed, so a refusal is
 //! known to have prevented something real. (The plan-gated teammate uses the same classifier,
 //! through `BashTool::effect`; that is covered by the tools crate's unit tests.)
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

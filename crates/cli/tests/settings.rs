@@ -1,6 +1,7 @@
 //! Settings files through the real binary: rules and the default mode from
 //! `.claude/settings.json` hold in headless runs, `--settings` adds a layer, and a malformed
 //! file is an error naming the file and the line.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

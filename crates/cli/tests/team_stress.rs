@@ -1,5 +1,6 @@
 //! Mailbox stress through a real teammate process: concurrent writer processes, the owner
 //! consuming into its transcript, and SIGKILL in the middle — nothing lost, nothing twice.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! What troupe prints to a terminal never carries a raw control sequence from a model or a
 //! file: roles, mail and model text show escapes (`\x1b`) instead of clipboard writes (OSC 52),
 //! screen clears or carriage-return overwrites. JSON output stays exact JSON.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

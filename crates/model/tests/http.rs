@@ -1,5 +1,6 @@
 //! The clients over real HTTP against a scripted local responder: request shape, retries,
 //! Retry-After, cut streams, and errors that must not be retried.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! sends keep-alives (Anthropic `ping`, OpenAI SSE comments) is abandoned and retried, then
 //! fails with an error naming the URL and the deadline; a slow stream that keeps sending
 //! content is never cut.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::time::Duration;
 use troupe_model::{

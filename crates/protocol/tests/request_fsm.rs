@@ -1,6 +1,7 @@
 //! Property tests for the request FSM: terminal states are final, only the addressee
 //! resolves, and any mix of duplicate, late and out-of-order responses resolves each request
 //! exactly once, by the first legal response.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use proptest::prelude::*;
 use serde_json::json;

@@ -3,6 +3,7 @@
 //!
 //! Run: `cargo run --release -p troupe-store --example mailbox_bench [N]` (default 50,000).
 //! Single appends with fsync are measured on fewer messages (each costs one fdatasync).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::collections::HashSet;
 use std::path::Path;

@@ -4,6 +4,7 @@
 //! requests per second and the open-to-resolved latency (p50, p99, max) for each durability.
 //!
 //! Run: `cargo run --release -p troupe-store --example requests_bench [N]`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -8,6 +8,7 @@
 //! B's answer and then a short gap before each send, so B is always idle in `recv` when mail
 //! comes. B here blocks in a plain `recv`; the team runtime awaits the same socket through
 //! tokio, which adds a task wake-up on top.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -1,4 +1,5 @@
 //! Whole-file updates are atomic: concurrent readers only ever see a complete version.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! Mailbox behaviour in one process: at-least-once delivery, corruption handling, truncation,
 //! cursors and wake-ups.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::collections::HashSet;
 use std::fs::OpenOptions;

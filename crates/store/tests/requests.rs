@@ -1,4 +1,5 @@
 //! The request store: round trips, FSM rules enforced on disk, concurrency, expiry sweeps.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::path::Path;
 

@@ -1,4 +1,5 @@
 //! Roster read-modify-write, event log and transcripts.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::path::Path;
 use std::sync::Arc;

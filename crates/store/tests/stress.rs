@@ -1,5 +1,6 @@
 //! Cross-process stress and crash tests. Child processes are this same test binary re-run
 //! with `TROUPE_STORE_CHILD` set, selecting the ignored `child_entry` test.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

@@ -1,5 +1,6 @@
 //! The loop through the builder, in process: a scripted model's tool calls run, results go back,
 //! and an extension's tool, prompt section and gate reach the agent from one registration.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use serde_json::{json, Value};
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! The team runtime in process, through the builder: the lead (lead extension) spawns a
 //! teammate (teammate extension), whose report reaches the lead's inbox.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use serde_json::json;
 use troupe_protocol::AgentStatus;

@@ -3,6 +3,7 @@
 //! Every agent gets the same behaviour: a prompt mentioning "list" runs `ls` once, then the
 //! model answers with what the last tool returned (or echoes the last message); "touch NAME"
 //! runs `touch NAME` (a command that needs permission).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use serde_json::json;
 use troupe_testkit::{FakeServer, Reply, Step, Wire};

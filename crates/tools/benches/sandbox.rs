@@ -6,6 +6,7 @@
 //! before it owned its processes (no marker, no sweep, no sandbox).
 //!
 //! Run: `cargo bench -p troupe-tools --bench sandbox [-- --runs 300]`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use serde_json::json;
 use std::sync::Arc;

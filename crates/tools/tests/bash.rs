@@ -1,4 +1,5 @@
 //! The bash tool: output capture, exit codes, timeouts and process-group cleanup.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! File tools open paths beneath a handle of the workspace root: a path checked inside and then
 //! swapped to lead outside is refused by the kernel, while symlinks that stay inside still work.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! `end_all`, what troupe runs when a signal tells it to stop: every running call's processes
 //! end. Its own test binary, because it ends every tool process of the process it runs in.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

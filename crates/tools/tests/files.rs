@@ -1,4 +1,5 @@
 //! read_file, write_file and edit_file.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! No process outlives its call: double-forked daemons, cancelled calls, and `end_all` when
 //! troupe is told to stop. Real processes; waits are bounded polls on a condition.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

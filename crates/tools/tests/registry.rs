@@ -1,4 +1,5 @@
 //! The registry: ordered, unique names, replace/remove/retain.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use async_trait::async_trait;
 use serde_json::{json, Value};

@@ -1,5 +1,6 @@
 //! The bash tool under the OS sandbox: what each level lets a command (and everything it starts)
 //! write, with real processes on this machine's Landlock.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Input schemas: generated from the Rust input types, clean enough for every provider.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use serde_json::Value;
 use troupe_tools::Registry;

@@ -1,4 +1,5 @@
 //! glob and grep: gitignore-aware walks, matching, output modes and limits.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
 
