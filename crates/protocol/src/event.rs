@@ -36,6 +36,12 @@ pub enum EventKind {
     Error,
     /// Every teammate is idle or ended, nothing is pending, the lead's inbox is drained.
     TeamSettled,
+    /// A task was put on the board.
+    TaskCreated,
+    /// A task changed status (claimed, completed, failed, released, cancelled).
+    TaskTransitioned,
+    /// A task's fields changed without a status change (description, blockers, worktree).
+    TaskEdited,
     /// A kind written by a newer troupe; kept readable rather than treated as corruption.
     #[serde(other)]
     Other,
@@ -59,6 +65,9 @@ impl EventKind {
             EventKind::ToolCalled => "tool_called",
             EventKind::Error => "error",
             EventKind::TeamSettled => "team_settled",
+            EventKind::TaskCreated => "task_created",
+            EventKind::TaskTransitioned => "task_transitioned",
+            EventKind::TaskEdited => "task_edited",
             EventKind::Other => "other",
         }
     }

@@ -8,6 +8,7 @@ pub mod ids;
 pub mod request;
 pub mod roster;
 pub mod status;
+pub mod task;
 pub mod usage;
 
 pub use chat::{ChatMessage, ContentBlock, Role};
@@ -17,4 +18,8 @@ pub use ids::{new_id, validate_agent_name, NameError};
 pub use request::{Request, RequestError, RequestKind, RequestStatus, Response, Transition};
 pub use roster::{Member, Roster};
 pub use status::AgentStatus;
+pub use task::{
+    check_dependencies, BlockerStatus, Task, TaskError, TaskId, TaskStatus, TaskTransition,
+    TASK_LEAD, USER_OWNER_PREFIX,
+};
 pub use usage::Usage;

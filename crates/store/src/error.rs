@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use thiserror::Error;
-use troupe_protocol::{NameError, RequestError};
+use troupe_protocol::{NameError, RequestError, TaskError, TaskId};
 
 /// Everything that can go wrong in a team store.
 #[derive(Debug, Error)]
@@ -104,6 +104,17 @@ pub enum StoreError {
         /// The mailbox log.
         path: PathBuf,
     },
+    /// No task with this id exists.
+    #[error("unknown task id {id}: no such file {}; list the tasks to find the right id", path.display())]
+    UnknownTask {
+        /// The id that was asked for.
+        id: TaskId,
+        /// Where the record would be.
+        path: PathBuf,
+    },
+    /// The task FSM or the dependency check refused the change (the message says why).
+    #[error(transparent)]
+    Task(#[from] TaskError),
 }
 
 impl StoreError {

@@ -1,9 +1,9 @@
 //! Team state that survives crashes and is shared between processes: the roster, mailboxes,
-//! protocol requests, transcripts, the event log, presence and liveness. The traits here are
-//! what the team runtime uses, in backend-neutral terms (opaque ack tokens and event cursors,
-//! an async [`Watch`] for wake-ups, closure-based compare-and-set updates); the team holds an
-//! `Arc<dyn TeamStore>` and nothing else. [`file::open`] opens the embedded default backend
-//! under `.troupe/teams/<team>/`.
+//! protocol requests, the task board, transcripts, the event log, presence and liveness. The
+//! traits here are what the team runtime uses, in backend-neutral terms (opaque ack tokens and
+//! event cursors, an async [`Watch`] for wake-ups, closure-based compare-and-set updates); the
+//! team holds an `Arc<dyn TeamStore>` and nothing else. [`file::open`] opens the embedded
+//! default backend under `.troupe/teams/<team>/`.
 //!
 //! The traits are synchronous: a backend may block (the file backend takes `flock`s and
 //! fsyncs). Async code reaches a store only through [`blocking`], which runs the work on
@@ -12,6 +12,7 @@
 pub mod error;
 pub mod file;
 pub mod live;
+pub mod tasks;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -23,6 +24,7 @@ use troupe_protocol::{Envelope, Event, Request, RequestError, RequestKind, Reque
 
 pub use error::StoreError;
 pub use live::{Lease, LeaseHolder};
+pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
 
 /// How hard the store works to make a write survive a power loss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -271,6 +273,7 @@ pub trait TeamStore:
     + RequestStore
     + PresenceStore
     + LivenessStore
+    + TaskStore
 {
     /// The team's name.
     fn team(&self) -> &str;

@@ -5,6 +5,7 @@
 //! teams/<team>/roster.json  roster.lock
 //!              inbox/<agent>.jsonl  inbox/<agent>.cursor  inbox/<agent>.wake (socket)
 //!              requests/<id>.json   requests/.lock
+//!              tasks/<id>.json      tasks/.next  tasks/.lock
 //!              transcripts/<agent>.jsonl
 //!              events.jsonl
 //!              live/<agent>.lock    (held by the agent's live process: see `crate::live`)
@@ -21,6 +22,7 @@ mod mailbox;
 mod presence;
 mod requests;
 mod roster;
+mod tasks;
 mod transcripts;
 mod wake;
 

@@ -1,0 +1,256 @@
+//! The task board `tasks/<id>.json`: one atomically written file per task. Every change, and
+//! the allocation of ids (`tasks/.next`), happens under the exclusive lock on `tasks/.lock`,
+//! so a claim is atomic across threads and processes; reads take no lock (whole-file writes
+//! are never seen half-done). Each change is recorded in the event log.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::PathBuf;
+
+use serde_json::json;
+use troupe_protocol::{
+    check_dependencies, BlockerStatus, Event, EventKind, Task, TaskId, TaskTransition,
+};
+
+use super::{atomic, now_ms, FileStore};
+use crate::error::StoreError;
+use crate::file::lock::LockFile;
+use crate::tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
+use crate::EventLog;
+
+/// A task id as the board's file names hold it; other names (the lock, temp files) are not tasks.
+fn id_of(name: &str) -> Option<TaskId> {
+    let stem = name.strip_suffix(".json")?;
+    // Only canonical decimal: "03.json" would alias "3.json".
+    if stem.is_empty() || (stem.len() > 1 && stem.starts_with('0')) {
+        return None;
+    }
+    stem.parse().ok()
+}
+
+impl FileStore {
+    fn tasks_dir(&self) -> PathBuf {
+        self.dir().join("tasks")
+    }
+
+    fn task_path(&self, id: TaskId) -> PathBuf {
+        self.tasks_dir().join(format!("{id}.json"))
+    }
+
+    fn lock_tasks(&self) -> Result<LockFile, StoreError> {
+        let dir = self.tasks_dir();
+        fs::create_dir_all(&dir).map_err(StoreError::io("create directory", &dir))?;
+        LockFile::acquire(&dir.join(".lock"))
+    }
+
+    /// The task's record: `None` when absent, [`StoreError::Corrupt`] when unreadable.
+    fn load_task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        let path = self.task_path(id);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::io("read", path)(e)),
+        };
+        let task: Task = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
+        if task.id != id {
+            return Err(StoreError::Corrupt {
+                path,
+                detail: format!("it holds task {} instead", task.id),
+            });
+        }
+        Ok(Some(task))
+    }
+
+    fn save_task(&self, task: &Task) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec_pretty(task).map_err(|source| StoreError::Serialize {
+            what: "task",
+            source,
+        })?;
+        atomic::write_atomic_with(&self.task_path(task.id), &bytes, self.durability())
+    }
+
+    /// Every id with a record on the board, ascending (readable or not).
+    fn task_ids(&self) -> Result<Vec<TaskId>, StoreError> {
+        let dir = self.tasks_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StoreError::io("list", dir)(e)),
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(StoreError::io("list", &dir))?;
+            if let Some(id) = entry.file_name().to_str().and_then(id_of) {
+                ids.push(id);
+            }
+        }
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// Every readable task and every unreadable record.
+    fn whole_board(&self) -> Result<TaskList, StoreError> {
+        let mut board = TaskList::default();
+        for id in self.task_ids()? {
+            match self.load_task(id) {
+                Ok(Some(t)) => board.tasks.push(t),
+                Ok(None) => {}
+                Err(StoreError::Corrupt { path, detail }) => {
+                    // One bad file must not hide the rest of the board; it is reported instead.
+                    tracing::warn!(path = %path.display(), error = %detail, "skipping unreadable task");
+                    board.corrupt.push(CorruptTask {
+                        id,
+                        path,
+                        error: detail,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(board)
+    }
+
+    /// The next free id; the caller holds the tasks lock. `.next` keeps ids from being reused
+    /// should a record be removed; the directory listing covers a lost or stale `.next`.
+    fn allocate_task_id(&self) -> Result<TaskId, StoreError> {
+        let next_path = self.tasks_dir().join(".next");
+        let recorded = match fs::read_to_string(&next_path) {
+            Ok(text) => text.trim().parse::<TaskId>().unwrap_or(1),
+            Err(e) if e.kind() == ErrorKind::NotFound => 1,
+            Err(e) => return Err(StoreError::io("read", next_path)(e)),
+        };
+        let after_last = self.task_ids()?.last().map_or(1, |last| last + 1);
+        let id = recorded.max(after_last).max(1);
+        let next = id.saturating_add(1).to_string();
+        atomic::write_atomic_with(&next_path, next.as_bytes(), self.durability())?;
+        Ok(id)
+    }
+
+    /// The statuses of the task's blockers; unreadable or missing ones are left out, so they
+    /// count as not completed.
+    fn blocker_status(&self, task: &Task) -> BlockerStatus {
+        task.blocked_by
+            .iter()
+            .filter_map(|&b| match self.load_task(b) {
+                Ok(Some(t)) => Some((b, t.status)),
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!(task = task.id, blocker = b, error = %e, "cannot read blocker");
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// Records an event; the task file is the source of truth, so a failure here is logged
+    /// rather than undoing a committed change.
+    fn record_task_event(&self, event: Event) {
+        if let Err(e) = self.record(&event) {
+            tracing::warn!(error = %e, "could not record task event");
+        }
+    }
+
+    fn record_task_transition(&self, task: &Task, t: &TaskTransition) {
+        let mut detail = format!(
+            "task {} ({}): {} -> {} by {}",
+            task.id, task.subject, t.from, t.to, t.by
+        );
+        if let Some(note) = &t.note {
+            detail.push_str(": ");
+            detail.push_str(note);
+        }
+        let event =
+            Event::new(EventKind::TaskTransitioned, Some(&t.by), detail, t.at).with_data(json!({
+                "task_id": task.id, "from": t.from, "to": t.to, "by": t.by,
+                "owner": task.owner, "note": t.note,
+            }));
+        self.record_task_event(event);
+    }
+}
+
+impl TaskStore for FileStore {
+    fn create_task(&self, new: &NewTask) -> Result<Task, StoreError> {
+        let _lock = self.lock_tasks()?;
+        let mut board = self.whole_board()?;
+        let id = self.allocate_task_id()?;
+        let task = Task::new(
+            id,
+            new.subject.clone(),
+            new.description.clone(),
+            new.blocked_by.clone(),
+            new.created_by.clone(),
+            now_ms(),
+        )?;
+        board.tasks.push(task.clone());
+        check_dependencies(&board.tasks)?;
+        self.save_task(&task)?;
+        let event = Event::new(
+            EventKind::TaskCreated,
+            Some(&task.created_by),
+            format!(
+                "task {} created by {}: {}",
+                task.id, task.created_by, task.subject
+            ),
+            task.created_at,
+        )
+        .with_data(json!({
+            "task_id": task.id, "subject": task.subject, "blocked_by": task.blocked_by,
+            "created_by": task.created_by,
+        }));
+        self.record_task_event(event);
+        Ok(task)
+    }
+
+    fn get_task(&self, id: TaskId) -> Result<Task, StoreError> {
+        self.load_task(id)?.ok_or_else(|| StoreError::UnknownTask {
+            id,
+            path: self.task_path(id),
+        })
+    }
+
+    fn list_tasks(&self, filter: &TaskFilter) -> Result<TaskList, StoreError> {
+        let mut board = self.whole_board()?;
+        board.tasks.retain(|t| filter.matches(t));
+        Ok(board)
+    }
+
+    fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError> {
+        let _lock = self.lock_tasks()?;
+        let before = self.get_task(id)?;
+        let blockers = self.blocker_status(&before);
+        let mut task = before.clone();
+        f(&mut task, &blockers)?;
+        // The record's file name is its id; a closure must not move it.
+        task.id = before.id;
+        if task == before {
+            return Ok(task);
+        }
+        if task.blocked_by != before.blocked_by {
+            let mut board = self.whole_board()?;
+            board.tasks.retain(|t| t.id != id);
+            board.tasks.push(task.clone());
+            check_dependencies(&board.tasks)?;
+        }
+        self.save_task(&task)?;
+        let new = task.history.get(before.history.len()..).unwrap_or_default();
+        if new.is_empty() {
+            let event = Event::new(
+                EventKind::TaskEdited,
+                None,
+                format!("task {} ({}) edited", task.id, task.subject),
+                task.updated_at,
+            )
+            .with_data(json!({
+                "task_id": task.id, "blocked_by": task.blocked_by, "worktree": task.worktree,
+            }));
+            self.record_task_event(event);
+        }
+        for t in new {
+            self.record_task_transition(&task, t);
+        }
+        Ok(task)
+    }
+}
