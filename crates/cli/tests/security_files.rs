@@ -5,10 +5,10 @@
 
 mod common;
 
-use common::{result_json, run, stderr, troupe};
+use common::{headless_in_mode, result_json, stderr};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
-use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
+use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
 
 const FSMONITOR: &str = "[core]\n\tfsmonitor = \"touch PWNED\"\n";
 
@@ -59,14 +59,7 @@ fn accept_edits_cannot_write_git_config_so_git_status_runs_nothing() {
     let config_before = ws.read(".git/config");
     let server = FakeServer::start();
     let results = script_git_config_route(&server);
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "configure git",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "acceptEdits",
-    ]));
+    let out = headless_in_mode(ws.path(), &server, "configure git", "acceptEdits", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(result_json(&out)["result"], "done");
 
@@ -105,16 +98,13 @@ fn a_symlinked_directory_does_not_hide_git_config() {
             then(&results, None),
         ],
     );
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
+    let out = headless_in_mode(
+        ws.path(),
+        &server,
         "configure git",
-        "--output-format",
-        "json",
-        "--permission-mode",
         "acceptEdits",
-        "--allowedTools",
-        "Edit(**)",
-    ]));
+        &["--allowedTools", "Edit(**)"],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let results = results.lock().unwrap();
     let (write, write_failed) = &results[0];
@@ -144,14 +134,7 @@ fn ordinary_edits_still_run_in_accept_edits() {
             then(&results, None),
         ],
     );
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "edit",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "acceptEdits",
-    ]));
+    let out = headless_in_mode(ws.path(), &server, "edit", "acceptEdits", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     for (text, failed) in results.lock().unwrap().iter() {
         assert!(!failed, "{text}");
@@ -167,14 +150,13 @@ fn the_route_is_real_where_bypass_allows_protected_files() {
     let ws = git_repo();
     let server = FakeServer::start();
     let results = script_git_config_route(&server);
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
+    let out = headless_in_mode(
+        ws.path(),
+        &server,
         "configure git",
-        "--output-format",
-        "json",
-        "--permission-mode",
         "bypassPermissions",
-    ]));
+        &[],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let results = results.lock().unwrap();
     assert!(!results[0].1, "the write: {}", results[0].0);

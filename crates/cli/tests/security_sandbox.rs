@@ -6,7 +6,7 @@
 mod common;
 mod protocol_support;
 
-use common::{result_json, run, stderr, subcommand, troupe};
+use common::{alive, headless_go, result_json, run, script_bash_calls, stderr, subcommand, troupe};
 use protocol_support::{calls, headless, results_of, spawn};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -33,19 +33,8 @@ fn bash_calls(
     env: &[(&str, &str)],
 ) -> Vec<(String, bool)> {
     let server = FakeServer::start();
-    let mut steps: Vec<Step> = commands
-        .iter()
-        .map(|c| Step::tool("bash", json!({ "command": c })))
-        .collect();
-    steps.push(Step::text("done"));
-    server.script("lead", steps);
-    let mut cmd = troupe(ws.path(), &server, Wire::Anthropic);
-    cmd.args(["-p", "go", "--output-format", "json"]).args(args);
-    for (key, value) in env {
-        cmd.env(key, value);
-    }
-    let out = run(&mut cmd);
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    script_bash_calls(&server, commands);
+    let out = headless_go(ws.path(), &server, args, env);
     assert_eq!(result_json(&out)["result"], "done");
     server.requests_for("lead")[1..]
         .iter()
@@ -354,17 +343,6 @@ fn an_allowed_cargo_build_writes_its_target_in_the_workspace() {
     );
     assert!(!results[0].1, "{}", results[0].0);
     assert!(target.join("debug/tiny").exists(), "{}", results[0].0);
-}
-
-/// Whether a process is running (a zombie counts as gone).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !matches!(
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next()),
-            Some('Z' | 'X')
-        )
-    })
 }
 
 /// Waits (boundedly) until `cond` holds.

@@ -9,9 +9,8 @@
 
 mod common;
 
-use common::{run, stderr, troupe};
-use serde_json::json;
-use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
+use common::{headless_go, script_bash_calls};
+use troupe_testkit::{FakeServer, TempWorkspace};
 
 /// Runs troupe headless in `ws` with `args` while the fake model asks for one bash call per
 /// command; returns each call's result text and whether it was an error.
@@ -26,18 +25,8 @@ fn bash_calls_with_env(
     env: &[(&str, String)],
 ) -> Vec<(String, bool)> {
     let server = FakeServer::start();
-    let steps = commands
-        .iter()
-        .map(|command| Step::tool("bash", json!({ "command": command })))
-        .chain([Step::text("done")]);
-    server.script("lead", steps);
-    let mut cmd = troupe(ws.path(), &server, Wire::Anthropic);
-    cmd.args(["-p", "go", "--output-format", "json"]).args(args);
-    for (key, value) in env {
-        cmd.env(key, value);
-    }
-    let out = run(&mut cmd);
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    script_bash_calls(&server, commands);
+    headless_go(ws.path(), &server, args, env);
     let requests = server.requests_for("lead");
     assert_eq!(requests.len(), commands.len() + 1, "one request per call");
     requests[1..]

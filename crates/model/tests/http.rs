@@ -50,17 +50,8 @@ fn openai(base_url: &str, key: Option<&str>, attempts: u32) -> OpenAiClient {
 }
 
 /// Runs one call, collecting the live events.
-async fn run(
-    model: &dyn Model,
-) -> (
-    Result<troupe_model::ModelResponse, ModelError>,
-    Vec<StreamEvent>,
-) {
-    let mut events = Vec::new();
-    let result = model
-        .stream(&request(), &mut |e: StreamEvent| events.push(e))
-        .await;
-    (result, events)
+async fn run(model: &dyn Model) -> support::Streamed {
+    support::stream(model, &request()).await
 }
 
 fn anthropic_text_stream(text: &str) -> String {

@@ -4,6 +4,8 @@
 //! content is never cut.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
+mod support;
+
 use std::time::Duration;
 use troupe_model::{
     AnthropicClient, Model, ModelError, ModelRequest, OpenAiClient, RetryPolicy, StreamEvent,
@@ -46,17 +48,8 @@ fn request() -> ModelRequest {
     }
 }
 
-async fn call(
-    model: &dyn Model,
-) -> (
-    Result<troupe_model::ModelResponse, ModelError>,
-    Vec<StreamEvent>,
-) {
-    let mut events = Vec::new();
-    let result = model
-        .stream(&request(), &mut |e: StreamEvent| events.push(e))
-        .await;
-    (result, events)
+async fn call(model: &dyn Model) -> support::Streamed {
+    support::stream(model, &request()).await
 }
 
 /// Keep-alives every 20 ms for far longer than the deadline: only the deadline can end it.

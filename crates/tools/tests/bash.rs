@@ -3,22 +3,9 @@
 
 mod common;
 
-use common::{err, ok, Fixture};
+use common::{alive, err, ok, pid_once_written, Fixture};
 use serde_json::json;
 use std::time::Duration;
-
-/// Whether a process is still running (a zombie waiting to be reaped counts as gone).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        // The state follows the parenthesised command name: `pid (comm) S ...`.
-        Ok(stat) => !matches!(
-            stat.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().chars().next()),
-            Some(Some('Z' | 'X'))
-        ),
-    }
-}
 
 /// Waits (boundedly) for a process to disappear; SIGKILL delivery is asynchronous.
 async fn gone(pid: u32) -> bool {
@@ -127,14 +114,7 @@ async fn dropping_the_call_kills_the_process_group() {
     // Run the call until the pid file appears, then drop it, as a Ctrl-C would.
     let pid = tokio::select! {
         output = call => panic!("the command should still be running: {output:?}"),
-        pid = async {
-            loop {
-                if let Ok(text) = std::fs::read_to_string(&pid_file) {
-                    break text.trim().parse::<u32>().unwrap();
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        } => pid,
+        pid = pid_once_written(&pid_file) => pid,
     };
     assert!(gone(pid).await, "process {pid} survived the dropped call");
 }

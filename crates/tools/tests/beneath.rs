@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{err, ok, Fixture};
+use common::{err, listing, ok, Fixture};
 use serde_json::json;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
@@ -35,15 +35,6 @@ fn assert_changed(err: &std::io::Error) {
     let message = err.to_string();
     assert!(message.contains("led outside the workspace"), "{message}");
     assert!(message.contains("refused"), "{message}");
-}
-
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]

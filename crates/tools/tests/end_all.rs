@@ -4,31 +4,9 @@
 
 mod common;
 
-use common::Fixture;
+use common::{alive, eventually, Fixture};
 use serde_json::json;
 use std::time::Duration;
-
-/// Whether a process is running (a zombie counts as gone).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !matches!(
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next()),
-            Some('Z' | 'X')
-        )
-    })
-}
-
-/// Waits (boundedly) until `cond` holds.
-async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    for _ in 0..400 {
-        if cond() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    false
-}
 
 #[tokio::test]
 async fn end_all_ends_the_processes_of_running_calls() {

@@ -4,37 +4,14 @@
 
 mod common;
 
-use common::{ok, Fixture};
+use common::{alive, eventually, ok, pid_once_written, Fixture};
 use serde_json::json;
 use std::path::Path;
-use std::time::Duration;
 use troupe_tools::Sandbox;
 
 /// `/proc/<pid>` exists: running, or a zombie nobody reaped.
 fn exists(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// Whether a process is running (a zombie counts as gone).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !matches!(
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next()),
-            Some('Z' | 'X')
-        )
-    })
-}
-
-/// Waits (boundedly) until `cond` holds.
-async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    for _ in 0..400 {
-        if cond() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    false
 }
 
 /// A command that starts `sleep 300` as a double-forked daemon in its own session, and prints
@@ -90,14 +67,7 @@ async fn a_cancelled_call_ends_its_daemon() {
     let call = f.call("bash", json!({ "command": command }));
     let pid = tokio::select! {
         output = call => panic!("the command should still be running: {output:?}"),
-        pid = async {
-            loop {
-                if let Ok(text) = std::fs::read_to_string(&pid_file) {
-                    break text.trim().parse::<u32>().unwrap();
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        } => pid,
+        pid = pid_once_written(&pid_file) => pid,
     };
     assert!(
         eventually(|| !alive(pid)).await,

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Fixture;
+use common::{listing, Fixture};
 use rustix::fs::{renameat_with, RenameFlags, CWD};
 use serde_json::json;
 use std::os::unix::fs::symlink;
@@ -21,15 +21,6 @@ fn swapper(a: &Path, b: &Path, stop: &AtomicBool, swaps: &AtomicUsize) {
         renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).unwrap();
         swaps.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

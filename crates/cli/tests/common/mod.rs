@@ -1,9 +1,11 @@
 //! Shared helpers for tests that drive the real `troupe` binary against the fake model server.
 #![allow(dead_code)]
 
+use serde_json::json;
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use troupe_testkit::{FakeServer, Wire};
+use troupe_testkit::{FakeServer, Step, Wire};
 
 /// A `troupe` command pointed at `server` in `wire` format, inside workspace `ws`.
 pub fn troupe(ws: &Path, server: &FakeServer, wire: Wire) -> Command {
@@ -66,6 +68,17 @@ pub fn stderr(out: &Output) -> String {
 
 /// `troupe -p PROMPT --output-format json --permission-mode bypassPermissions EXTRA…`, run to completion.
 pub fn headless_bypass(ws: &Path, server: &FakeServer, prompt: &str, extra: &[&str]) -> Output {
+    headless_in_mode(ws, server, prompt, "bypassPermissions", extra)
+}
+
+/// `troupe -p PROMPT --output-format json --permission-mode MODE EXTRA…`, run to completion.
+pub fn headless_in_mode(
+    ws: &Path,
+    server: &FakeServer,
+    prompt: &str,
+    mode: &str,
+    extra: &[&str],
+) -> Output {
     run(troupe(ws, server, Wire::Anthropic)
         .args([
             "-p",
@@ -73,10 +86,44 @@ pub fn headless_bypass(ws: &Path, server: &FakeServer, prompt: &str, extra: &[&s
             "--output-format",
             "json",
             "--permission-mode",
-            "bypassPermissions",
+            mode,
         ])
         .args(extra))
 }
+
+/// Scripts the lead to call bash with each of `commands` in turn, then answer "done".
+pub fn script_bash_calls(server: &FakeServer, commands: &[&str]) {
+    let steps = commands
+        .iter()
+        .map(|command| Step::tool("bash", json!({ "command": command })))
+        .chain([Step::text("done")]);
+    server.script("lead", steps);
+}
+
+/// `troupe -p go --output-format json ARGS…` with `env` set, run to completion; asserts it
+/// succeeded.
+#[track_caller]
+pub fn headless_go<K: AsRef<OsStr>, V: AsRef<OsStr>>(
+    ws: &Path,
+    server: &FakeServer,
+    args: &[&str],
+    env: &[(K, V)],
+) -> Output {
+    let mut cmd = troupe(ws, server, Wire::Anthropic);
+    cmd.args(["-p", "go", "--output-format", "json"]).args(args);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    out
+}
+
+/// Whether a process is running (a zombie counts as gone); shared with the tools crate's tests.
+#[path = "../../../tools/tests/common/procs.rs"]
+mod procs;
+#[allow(unused_imports)] // not every test binary checks processes
+pub use procs::alive;
 
 /// A `troupe` subcommand run in `ws` as from another terminal (no model involved).
 pub fn subcommand(ws: &Path, args: &[&str]) -> Output {

@@ -6,6 +6,19 @@
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use troupe_model::{Model, ModelError, ModelRequest, ModelResponse, StreamEvent};
+
+/// A call's outcome and the live events it streamed.
+pub type Streamed = (Result<ModelResponse, ModelError>, Vec<StreamEvent>);
+
+/// Streams one call of `request`, collecting the live events.
+pub async fn stream(model: &dyn Model, request: &ModelRequest) -> Streamed {
+    let mut events = Vec::new();
+    let result = model
+        .stream(request, &mut |e: StreamEvent| events.push(e))
+        .await;
+    (result, events)
+}
 
 /// One canned answer.
 pub struct Reply {

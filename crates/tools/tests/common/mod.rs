@@ -2,9 +2,14 @@
 
 #![allow(dead_code)]
 
+mod procs;
+
+#[allow(unused_imports)] // not every test binary checks processes
+pub use procs::alive;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 use troupe_tools::{Registry, Sandbox, ToolContext, ToolOutput, Workspace};
 
 /// A temporary workspace and a context for calling tools in it.
@@ -80,4 +85,35 @@ pub fn err(output: ToolOutput) -> String {
         output.content
     );
     output.content
+}
+
+/// Waits (boundedly) until `cond` holds.
+pub async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    for _ in 0..400 {
+        if cond() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    false
+}
+
+/// The pid in `pid_file`, once a command has written it (polled until it appears).
+pub async fn pid_once_written(pid_file: &Path) -> u32 {
+    loop {
+        if let Ok(text) = std::fs::read_to_string(pid_file) {
+            break text.trim().parse::<u32>().unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The names in `dir`, sorted.
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
