@@ -30,18 +30,29 @@ fn then(results: &Results, next: Option<(&'static str, serde_json::Value)>) -> S
 
 /// Scripts the attack: write `.git/config` with an fsmonitor command, then `git status`.
 fn script_git_config_route(server: &FakeServer) -> Results {
+    script_fsmonitor_write(
+        server,
+        ".git/config",
+        Some(("bash", json!({"command": "git status"}))),
+    )
+}
+
+/// Scripts a write of the fsmonitor config to `path`, then the `next` tool call (if any).
+fn script_fsmonitor_write(
+    server: &FakeServer,
+    path: &str,
+    next: Option<(&'static str, serde_json::Value)>,
+) -> Results {
     let results: Results = Arc::default();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "write_file",
-                json!({"path": ".git/config", "content": FSMONITOR}),
-            ),
-            then(&results, Some(("bash", json!({"command": "git status"})))),
-            then(&results, None),
-        ],
-    );
+    let mut steps = vec![Step::tool(
+        "write_file",
+        json!({"path": path, "content": FSMONITOR}),
+    )];
+    if next.is_some() {
+        steps.push(then(&results, next));
+    }
+    steps.push(then(&results, None));
+    server.script("lead", steps);
     results
 }
 
@@ -87,17 +98,7 @@ fn a_symlinked_directory_does_not_hide_git_config() {
     let config_before = ws.read(".git/config");
     std::os::unix::fs::symlink(".git", ws.join("cfg")).unwrap();
     let server = FakeServer::start();
-    let results: Results = Arc::default();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "write_file",
-                json!({"path": "cfg/config", "content": FSMONITOR}),
-            ),
-            then(&results, None),
-        ],
-    );
+    let results = script_fsmonitor_write(&server, "cfg/config", None);
     let out = headless_in_mode(
         ws.path(),
         &server,
