@@ -2,6 +2,7 @@
 //! and transcripts. Every agent — lead, teammate — is made by [`AgentBuilder`] and runs it with
 //! its own tools, identity and [`Extension`]s.
 
+mod binding;
 pub mod builder;
 pub mod confine;
 pub mod effective_policy;
@@ -16,6 +17,6 @@ pub use builder::{AgentBuilder, BuildError, DEFAULT_IDENTITY, DEFAULT_MAX_TOKENS
 pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
 pub use extension::{
     Approval, Approver, Extension, ExtensionContext, InboxSource, MailBatch, MailItem, Question,
-    RefuseApprover, ToolGate,
+    RefuseApprover, ToolGate, WorkspaceBinding, WorkspaceSource,
 };
 pub use turn::{Agent, AgentConfig, AgentError, AgentEvent, TurnEnd, TurnOutcome};

@@ -1,8 +1,11 @@
 //! The one loop: inject mail, call the model, run the tools it asks for, append one
 //! tool_result per tool_use, and go again until a response carries no tool_use.
 
+use crate::binding::Binder;
 use crate::confine::{question, sandbox_for, unconfinable};
-use crate::extension::{Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate};
+use crate::extension::{
+    Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, WorkspaceSource,
+};
 use crate::permissions::{CallInfo, Decision, Grant, Policy};
 use crate::transcript::{repair_tail, Boundary, Transcript, TranscriptError};
 use std::collections::HashSet;
@@ -123,6 +126,7 @@ pub struct Agent {
     approver: Arc<dyn Approver>,
     gates: Vec<Arc<dyn ToolGate>>,
     inboxes: Vec<Arc<dyn InboxSource>>,
+    binder: Binder,
     stop: Arc<AtomicBool>,
     settings: Arc<Settings>,
     extensions: Vec<Arc<dyn Extension>>,
@@ -144,6 +148,7 @@ pub(crate) struct Parts {
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) gates: Vec<Arc<dyn ToolGate>>,
     pub(crate) inboxes: Vec<Arc<dyn InboxSource>>,
+    pub(crate) workspace_sources: Vec<Arc<dyn WorkspaceSource>>,
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) settings: Arc<Settings>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
@@ -157,6 +162,7 @@ impl Agent {
             model: parts.model,
             system: parts.system,
             tools: parts.tools,
+            binder: Binder::new(parts.workspace_sources, parts.ctx.clone()),
             ctx: parts.ctx,
             policy: parts.policy,
             approver: parts.approver,
@@ -227,6 +233,12 @@ impl Agent {
     /// The extensions registered on the builder, in registration order.
     pub fn extensions(&self) -> &[Arc<dyn Extension>] {
         &self.extensions
+    }
+
+    /// The directory the tools work in now: the workspace the agent was built with, or the one
+    /// a [`WorkspaceSource`] bound them to for the latest round.
+    pub fn tool_workspace(&self) -> &std::path::Path {
+        self.ctx.workspace.root()
     }
 
     /// The conversation so far.
@@ -306,6 +318,7 @@ impl Agent {
                     return Ok(outcome);
                 }
             }
+            self.follow_workspace().await?;
             let reply = self.call_model(observe).await?;
             outcome.model_calls += 1;
             outcome.usage.add(&reply.usage);
@@ -387,6 +400,20 @@ impl Agent {
             });
         }
         inbox.ack(&batch).map_err(AgentError::Inbox)
+    }
+
+    /// Moves the tools to where the extensions bind them for this round, telling the model
+    /// when the directory changes (persisted like any message).
+    async fn follow_workspace(&mut self) -> Result<(), AgentError> {
+        let Some(rebound) = self.binder.follow(&self.config.name).await else {
+            return Ok(());
+        };
+        self.ctx = rebound.ctx;
+        if let Some(note) = rebound.note {
+            let text = format!("<workspace-change>\n{note}\n</workspace-change>");
+            self.push(ChatMessage::user_text(text), &[])?;
+        }
+        Ok(())
     }
 
     async fn call_model(

@@ -15,6 +15,7 @@ pub mod shared;
 pub mod spec;
 pub mod tools;
 pub mod wake;
+pub mod worktree;
 
 #[cfg(test)]
 mod lifecycle_tests;
