@@ -25,4 +25,4 @@ pub use extension::{LeadExtension, TeammateExtension};
 pub use notice::{Notice, NoticeSink};
 pub use runtime::Team;
 pub use settle::SettleState;
-pub use spec::{MemberSpec, SpawnRequest, TeamConfig, TeammateMode, LEAD};
+pub use spec::{Isolation, MemberSpec, SpawnRequest, TeamConfig, TeammateMode, LEAD};

@@ -12,7 +12,7 @@ pub fn age(now_ms: u64, then_ms: u64) -> String {
     }
 }
 
-/// A table: name, role, status, epoch, tokens, last seen, doing.
+/// A table: name, role, status, epoch, tokens, last seen, worktree, doing.
 pub fn roster_table(roster: &Roster) -> String {
     let now = troupe_agent::transcript::now_ms();
     let mut rows = vec![[
@@ -22,6 +22,7 @@ pub fn roster_table(roster: &Roster) -> String {
         "EPOCH".into(),
         "TOKENS".into(),
         "SEEN".into(),
+        "WORKTREE".into(),
         "DOING".into(),
     ]];
     for m in &roster.members {
@@ -32,10 +33,11 @@ pub fn roster_table(roster: &Roster) -> String {
             m.epoch.to_string(),
             m.usage.total().to_string(),
             format!("{} ago", age(now, m.last_seen)),
+            m.worktree.clone().unwrap_or_else(|| "-".into()),
             m.activity.clone().unwrap_or_else(|| "-".into()),
         ]);
     }
-    let mut widths = [0usize; 7];
+    let mut widths = [0usize; 8];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row.iter()) {
             *w = (*w).max(cell.chars().count());

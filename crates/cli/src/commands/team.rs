@@ -51,6 +51,8 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             } else if roster.members.is_empty() {
                 outln!("team {} has no teammates yet", args.team);
             } else {
+                let mut roster = roster;
+                troupe_team::worktree::table::show_task_worktrees(&*store, &mut roster);
                 out!("{}", roster_table(&roster));
             }
         }

@@ -24,6 +24,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     };
     let policy = effective_policy(&settings.permissions, &flags)
         .context("invalid permission rule passed to the teammate")?;
+    let workspace_dir = workspace.clone();
     let config = TeamConfig {
         team: args.team.clone(),
         troupe_dir: workspace.join(".troupe"),
@@ -38,6 +39,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     };
     let store = troupe_store::file::open(&config.troupe_dir, &config.team)
         .with_context(|| format!("opening team '{}'", config.team))?;
+    crate::setup::exclude_troupe_dir(&workspace_dir);
     let team = Team::open(config, store, None)?;
     let spec = team.join(
         &args.name,

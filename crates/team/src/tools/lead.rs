@@ -91,7 +91,11 @@ impl Tool for ListTeammates {
         Effect::ReadOnly
     }
     async fn call(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
-        match self.team.roster() {
+        let roster = self.team.roster().map(|mut r| {
+            crate::worktree::table::show_task_worktrees(self.team.shared().store.as_ref(), &mut r);
+            r
+        });
+        match roster {
             Ok(roster) if roster.members.is_empty() => {
                 ToolOutput::ok("The team has no teammates yet. Spawn one with spawn_teammate.")
             }
@@ -116,6 +120,9 @@ pub struct SpawnTeammateInput {
     /// Start in plan mode: it must have a plan approved (review_plan) before it can edit files or run commands.
     #[serde(default)]
     pub require_plan: bool,
+    /// "worktree": the teammate works in a git worktree of its own (.troupe/worktrees/<name>, branch wt/<name>) for its whole life, so it never edits the files others edit. Leave out to share the workspace.
+    #[serde(default)]
+    pub isolation: Option<String>,
 }
 
 /// `spawn_teammate{name, role, prompt, model?, require_plan?}`: starts a persistent teammate.
@@ -152,16 +159,21 @@ impl Tool for SpawnTeammate {
         if ctx.agent != LEAD {
             return ToolOutput::error("only the lead can spawn teammates");
         }
+        let isolation = match input.isolation.as_deref().unwrap_or("").parse() {
+            Ok(i) => i,
+            Err(e) => return ToolOutput::error(e),
+        };
         let req = SpawnRequest {
             name: input.name,
             role: input.role,
             prompt: input.prompt,
             model: input.model,
             require_plan: input.require_plan,
+            isolation,
         };
         match self.team.spawn(req) {
             Ok(m) => ToolOutput::ok(format!(
-                "Spawned teammate '{}' (role: {}, epoch {}). It is working now.{}",
+                "Spawned teammate '{}' (role: {}, epoch {}). It is working now.{}{}",
                 m.name,
                 m.role,
                 m.epoch,
@@ -169,6 +181,10 @@ impl Tool for SpawnTeammate {
                     " It is in plan mode: it will send you a plan to review with review_plan before it can change anything."
                 } else {
                     ""
+                },
+                match &m.worktree {
+                    Some(w) => format!(" It works in its own worktree '{w}' on branch wt/{w}; merge that branch when its work is done."),
+                    None => String::new(),
                 }
             )),
             Err(e) => {

@@ -1,8 +1,11 @@
-//! The team tools: everyone's mail tools ([`mail`]) and the lead's own ([`lead`]).
+//! The team tools: everyone's mail tools ([`mail`]), the lead's own ([`lead`]) and everyone's
+//! worktree tools ([`worktrees`]).
 
 pub mod lead;
 pub mod mail;
+pub mod worktrees;
 
 pub use lead::{lead_tools, Broadcast, ListTeammates, SpawnTeammate};
 pub use mail::{ReadInbox, SendMessage};
 pub use troupe_tools::summarize_input as summarize;
+pub use worktrees::worktree_tools;

@@ -183,19 +183,6 @@ pub fn git_write_roots(worktree: &Path, branch: &str) -> Result<Vec<PathBuf>, Wo
     ])
 }
 
-/// The system prompt section of a teammate with its own worktree.
-pub fn own_section(record: &WorktreeRecord, dir: &Path) -> String {
-    format!(
-        "# Your worktree\nYou work in your own git worktree '{name}' at {dir} on branch {branch} (started from {base}), for your whole life on the team: \
-bash runs there and every file path resolves inside it; the main tree is out of your tools' reach, so teammates never edit your files. \
-Commit your work there on {branch} (`git add` and `git commit`); the lead merges it.",
-        name = record.name,
-        dir = dir.display(),
-        branch = record.branch,
-        base = record.base.as_deref().unwrap_or(&record.base_commit),
-    )
-}
-
 fn own_note(opened: &Opened) -> String {
     format!(
         "Your tools work in your own git worktree '{}' at {} (branch {}).",

@@ -11,6 +11,8 @@ pub mod git;
 pub mod index;
 mod manage;
 pub mod name;
+pub mod prompt;
+pub mod table;
 
 pub use error::WorktreeError;
 pub use exclude::ensure_troupe_excluded;

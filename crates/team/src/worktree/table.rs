@@ -1,0 +1,100 @@
+//! Worktrees as text, for `list_worktrees` and `troupe worktree list`.
+
+use super::manage::{Listed, WorkState};
+use super::WorktreeRecord;
+
+/// "clean", "missing", or what it holds: "2 uncommitted file(s), 1 unmerged commit(s)".
+pub fn state_text(state: &WorkState) -> String {
+    if state.missing {
+        return "missing (its directory is gone)".to_string();
+    }
+    let mut parts = Vec::new();
+    if !state.uncommitted.is_empty() {
+        parts.push(format!("{} uncommitted file(s)", state.uncommitted.len()));
+    }
+    if !state.unmerged.is_empty() {
+        parts.push(format!("{} unmerged commit(s)", state.unmerged.len()));
+    }
+    if parts.is_empty() {
+        "clean".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// "task 3", "alice's own", or "-".
+pub fn bound_text(record: &WorktreeRecord) -> String {
+    match (record.task, &record.member) {
+        (Some(id), _) => format!("task {id}"),
+        (None, Some(m)) => format!("{m}'s own"),
+        (None, None) => "-".to_string(),
+    }
+}
+
+/// A table: name, status, branch, base, bound to, what it holds, path.
+pub fn worktrees_table(list: &[Listed]) -> String {
+    let mut rows = vec![[
+        "NAME".to_string(),
+        "STATUS".into(),
+        "BRANCH".into(),
+        "BASE".into(),
+        "FOR".into(),
+        "HOLDS".into(),
+        "PATH".into(),
+    ]];
+    for l in list {
+        let r = &l.record;
+        let base_commit: String = r.base_commit.chars().take(8).collect();
+        rows.push([
+            r.name.clone(),
+            r.status.as_str().to_string(),
+            r.branch.clone(),
+            r.base.clone().unwrap_or(base_commit),
+            bound_text(r),
+            state_text(&l.state),
+            r.path.display().to_string(),
+        ]);
+    }
+    let mut widths = [0usize; 7];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row.iter()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// For display: each member without a worktree of its own shows the worktree of the
+/// in-progress task it owns, as "a (task 1)". A board that cannot be read changes nothing.
+pub fn show_task_worktrees(
+    store: &dyn troupe_store::TeamStore,
+    roster: &mut troupe_protocol::Roster,
+) {
+    let filter = troupe_store::TaskFilter {
+        status: Some(troupe_protocol::TaskStatus::InProgress),
+        owner: None,
+    };
+    let Ok(list) = store.list_tasks(&filter) else {
+        return;
+    };
+    for m in roster.members.iter_mut().filter(|m| m.worktree.is_none()) {
+        m.worktree = list
+            .tasks
+            .iter()
+            .filter(|t| t.owner.as_deref() == Some(m.name.as_str()))
+            .find_map(|t| Some(format!("{} (task {})", t.worktree.as_ref()?, t.id)));
+    }
+}
