@@ -11,7 +11,7 @@ use common::{run, stderr, subcommand, troupe};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Output;
-use troupe_store::{NewTask, TaskStore};
+use troupe_store::NewTask;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
 /// Anything not scripted (the lead reading its teammates' reports) answers with a short text.

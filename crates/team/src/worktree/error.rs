@@ -87,26 +87,8 @@ pub enum WorktreeError {
         files: String,
     },
     /// Removal would lose commits not reachable from the base.
-    #[error(
-        "worktree '{name}' has {count} commit(s) on {branch} that {base} does not have, so it \
-         was not removed: {commits}. Merge them: `{merge}`; or keep the worktree with \
-         keep_worktree (`troupe worktree keep {name}`); or throw them away with discard: true \
-         (`troupe worktree remove {name} --discard`)"
-    )]
-    Unmerged {
-        /// The worktree.
-        name: String,
-        /// Its branch.
-        branch: String,
-        /// What was compared against ("main", or "any other branch").
-        base: String,
-        /// How many commits.
-        count: usize,
-        /// The first few, one line each.
-        commits: String,
-        /// The git command that merges them.
-        merge: String,
-    },
+    #[error("{0}")]
+    Unmerged(Box<UnmergedWork>),
     /// The worktree is a live teammate's own.
     #[error("worktree '{name}' is teammate {member}'s own and {member} is {status}; shut {member} down first")]
     InUse {
@@ -154,4 +136,27 @@ impl WorktreeError {
             reason: err.to_string(),
         }
     }
+}
+
+/// Commits a worktree's branch holds that its base lacks: why a removal was refused.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "worktree '{name}' has {count} commit(s) on {branch} that {base} does not have, so it \
+     was not removed: {commits}. Merge them: `{merge}`; or keep the worktree with \
+     keep_worktree (`troupe worktree keep {name}`); or throw them away with discard: true \
+     (`troupe worktree remove {name} --discard`)"
+)]
+pub struct UnmergedWork {
+    /// The worktree.
+    pub name: String,
+    /// Its branch.
+    pub branch: String,
+    /// What was compared against ("main", or "another branch").
+    pub base: String,
+    /// How many commits.
+    pub count: usize,
+    /// The first few, one line each.
+    pub commits: String,
+    /// The git command that merges them.
+    pub merge: String,
 }

@@ -6,7 +6,7 @@
 //! points where it was checked (`git update-ref -d <ref> <old>`), so a commit landing meanwhile
 //! survives. `discard` is the one explicit way through, and it is recorded.
 
-use super::error::WorktreeError;
+use super::error::{UnmergedWork, WorktreeError};
 use super::exclude::ensure_troupe_excluded;
 use super::git::{git, git_ok};
 use super::index::{self, Locked, WorktreeRecord, WorktreeStatus};
@@ -614,14 +614,14 @@ fn refuse_losing_work(
                 record.branch
             ),
         };
-        return Err(WorktreeError::Unmerged {
+        return Err(WorktreeError::Unmerged(Box::new(UnmergedWork {
             name: record.name.clone(),
             branch: record.branch.clone(),
             base: base_name(record),
             count: state.unmerged.len(),
             commits: shown(&state.unmerged),
             merge,
-        });
+        })));
     }
     Ok(())
 }

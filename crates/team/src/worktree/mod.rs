@@ -13,8 +13,10 @@ mod manage;
 pub mod name;
 pub mod prompt;
 pub mod table;
+#[cfg(test)]
+mod tests;
 
-pub use error::WorktreeError;
+pub use error::{UnmergedWork, WorktreeError};
 pub use exclude::ensure_troupe_excluded;
 pub use index::{WorktreeRecord, WorktreeStatus};
 pub use manage::{Listed, NewWorktree, Removal, Removed, WorkState, Worktrees};
