@@ -88,7 +88,7 @@ impl AgentBuilder {
         self
     }
 
-    /// The user's home directory, for `~/.troupe/AGENTS.md` (none: no user memory).
+    /// The user's home directory, for the user's memory files (none: no user memory).
     pub fn home(mut self, home: Option<PathBuf>) -> Self {
         self.home = home;
         self
@@ -184,13 +184,14 @@ impl AgentBuilder {
         }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
+        let memory = crate::memory::load(self.workspace.root(), self.home.as_deref());
         let system = system_prompt(&PromptContext {
             identity: &self.identity,
             workspace: self.workspace.root(),
             date: &date,
             tools: &tool_names,
             extra: &sections,
-            home: self.home.as_deref(),
+            memory: &memory,
         });
         let ctx = ToolContext::new(self.workspace, self.name.clone())
             .with_sandbox_config(Arc::new(sandbox_config(&self.settings)));

@@ -7,6 +7,7 @@ pub mod builder;
 pub mod confine;
 pub mod effective_policy;
 pub mod extension;
+pub mod memory;
 pub mod permissions;
 pub mod prompt;
 pub mod session;

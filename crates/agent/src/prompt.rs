@@ -1,12 +1,8 @@
 //! System prompt assembly: identity, workspace, date, platform, tool guidance, project memory,
 //! and any extra sections (the team crate adds the team's).
 
+use crate::memory::Memory;
 use std::path::Path;
-
-/// Project memory files, first found wins (Claude Code and Codex conventions).
-const MEMORY_FILES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
-/// Memory files larger than this are cut, so one huge file cannot crowd out the conversation.
-const MEMORY_BUDGET: usize = 40_000;
 
 /// Inputs to the system prompt.
 #[derive(Debug, Clone)]
@@ -21,8 +17,8 @@ pub struct PromptContext<'a> {
     pub tools: &'a [String],
     /// Extra sections appended at the end (team, protocols).
     pub extra: &'a [String],
-    /// The user's home directory, for `~/.troupe/AGENTS.md`.
-    pub home: Option<&'a Path>,
+    /// The memory files' text (see [`crate::memory`]).
+    pub memory: &'a Memory,
 }
 
 /// Today's date in UTC as `YYYY-MM-DD`.
@@ -53,17 +49,13 @@ pub fn system_prompt(ctx: &PromptContext<'_>) -> String {
     ));
     out.push_str(&format!("- Tools: {}\n", ctx.tools.join(", ")));
     out.push_str(TOOL_GUIDANCE);
-    if let Some(home) = ctx.home {
-        if let Some(text) = read_memory(&home.join(".troupe"), &["AGENTS.md"]) {
-            out.push_str("\n# User memory (~/.troupe/AGENTS.md)\n");
-            out.push_str(&text);
-            out.push('\n');
-        }
+    if !ctx.memory.user_text().is_empty() {
+        out.push_str("\n# User memory\n");
+        out.push_str(ctx.memory.user_text());
     }
-    if let Some(text) = read_memory(ctx.workspace, &MEMORY_FILES) {
+    if !ctx.memory.project_text().is_empty() {
         out.push_str("\n# Project memory\nInstructions from the project; follow them.\n\n");
-        out.push_str(&text);
-        out.push('\n');
+        out.push_str(ctx.memory.project_text());
     }
     for section in ctx.extra {
         out.push('\n');
@@ -83,25 +75,6 @@ const TOOL_GUIDANCE: &str = "
 - When the task is done, answer with a short summary and no tool call.
 ";
 
-fn read_memory(dir: &Path, names: &[&str]) -> Option<String> {
-    names.iter().find_map(|name| {
-        let text = std::fs::read_to_string(dir.join(name)).ok()?;
-        let mut text = text.trim().to_string();
-        if text.is_empty() {
-            return None;
-        }
-        if text.len() > MEMORY_BUDGET {
-            let mut cut = MEMORY_BUDGET;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            text.truncate(cut);
-            text.push_str("\n[… memory file truncated]");
-        }
-        Some(format!("From {name}:\n{text}"))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,7 +91,7 @@ mod tests {
             date: "2026-11-21",
             tools: &tools,
             extra: &extra,
-            home: None,
+            memory: &crate::memory::load(dir.path(), None),
         });
         assert!(prompt.starts_with("You are troupe."));
         assert!(prompt.contains("Always run cargo fmt."));
@@ -126,14 +99,5 @@ mod tests {
         assert!(prompt.contains("bash, read_file"));
         assert!(prompt.contains("You lead team default."));
         assert!(prompt.contains(std::env::consts::OS));
-    }
-
-    #[test]
-    fn agents_md_wins_over_claude_md() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("AGENTS.md"), "agents rules").unwrap();
-        std::fs::write(dir.path().join("CLAUDE.md"), "claude rules").unwrap();
-        let text = read_memory(dir.path(), &MEMORY_FILES).unwrap();
-        assert!(text.contains("agents rules") && !text.contains("claude rules"));
     }
 }

@@ -23,6 +23,8 @@ Commands:
   /inbox   the lead's unread mail
   /clear   start a fresh conversation (the transcript keeps the history)
   /cost    tokens used and approximate cost this session
+  /memory  the memory files read at start (AGENTS.md, CLAUDE.md, imports, MEMORY.md)
+  # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
   /exit    leave (Ctrl-D works too)
 Ctrl-C interrupts the agent's current turn; the session stays.
 Mail from teammates is shown as it arrives and wakes the lead when it is not busy.";
@@ -177,6 +179,26 @@ async fn handle_line(
             }
             Err(e) => errln!("error: {e}"),
         },
+        "/memory" => {
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let memory =
+                troupe_agent::memory::load(&team.shared().config.workspace, home.as_deref());
+            out!("{}", memory.describe());
+        }
+        note if note.starts_with('#') => {
+            let note = note.trim_start_matches('#').trim();
+            if note.is_empty() {
+                outln!("(nothing to remember: write the note after the #)");
+            } else {
+                match troupe_agent::memory::append_note(&team.shared().config.workspace, note) {
+                    Ok(path) => outln!(
+                        "(noted in {}; new sessions and teammates read it)",
+                        path.display()
+                    ),
+                    Err(e) => errln!("error: could not save the note: {e}"),
+                }
+            }
+        }
         cmd if cmd.starts_with('/') => outln!("unknown command {cmd}; /help lists them"),
         _ => return Handled::Continue(drive(agent, Some(line.to_string()), io).await),
     }

@@ -90,3 +90,35 @@ fn continue_after_clear_starts_after_the_boundary() {
     assert!(text.iter().any(|t| t.contains("what now")), "{text:?}");
     assert!(text.iter().any(|t| t.contains("and now")), "{text:?}");
 }
+
+#[test]
+fn a_hash_line_is_remembered_and_memory_lists_what_was_read() {
+    let ws = TempWorkspace::new();
+    std::fs::write(ws.path().join("CLAUDE.md"), "Project rules. @docs/style.md").unwrap();
+    std::fs::create_dir(ws.path().join("docs")).unwrap();
+    std::fs::write(ws.path().join("docs/style.md"), "Use tabs.").unwrap();
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("noted")]);
+    let out = repl(
+        ws.path(),
+        &server,
+        &[],
+        "# always run the linter\n/memory\nhello\n/exit\n",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.contains("noted in"), "{text}");
+    assert!(
+        text.contains("docs/style.md") && text.contains("imported by CLAUDE.md"),
+        "{text}"
+    );
+    let saved = std::fs::read_to_string(ws.path().join("CLAUDE.md")).unwrap();
+    assert!(saved.ends_with("\n- always run the linter\n"), "{saved}");
+    // The note line never reached the model; the imported file did.
+    let system = server.requests_for("lead")[0].system();
+    assert!(
+        system.contains("Use tabs.") && system.contains("Project rules."),
+        "{system}"
+    );
+    assert_eq!(server.requests_for("lead").len(), 1);
+}
