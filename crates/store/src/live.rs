@@ -120,9 +120,18 @@ impl Lease {
         fd
     }
 
-    /// Lets go of this process's hold without unlocking: the child that inherited the lease
-    /// ([`Lease::pass_to_child`]) now holds it alone.
-    pub fn hand_over(mut self) {
+    /// Lets go of this process's hold without unlocking: the child `child_pid` that inherited
+    /// the lease ([`Lease::pass_to_child`]) now holds it alone. The holder record names the
+    /// child from now on (the child rewrites it when it adopts the lease), so nobody takes this
+    /// process for the agent's in the meantime.
+    pub fn hand_over(mut self, child_pid: u32) {
+        let holder = LeaseHolder {
+            pid: child_pid,
+            started_ms: now_ms(),
+        };
+        if let Err(e) = write_holder(&self.file, &self.path, &holder) {
+            tracing::debug!(error = %e, "could not record the lease's new holder");
+        }
         self.handed_over = true;
     }
 }
@@ -240,21 +249,10 @@ fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease
     }
     let holder = LeaseHolder {
         pid: std::process::id(),
-        started_ms: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-            .unwrap_or(0),
+        started_ms: now_ms(),
     };
-    let mut line = serde_json::to_vec(&holder).map_err(|source| StoreError::Serialize {
-        what: "lease holder",
-        source,
-    })?;
-    line.push(b'\n');
-    // A previous holder's record may still be there (it died); ours replaces it. No fsync: the
-    // record matters only while this process lives, and readers share the page cache.
-    file.set_len(0).map_err(StoreError::io("truncate", &path))?;
-    file.write_all_at(&line, 0)
-        .map_err(StoreError::io("write", &path))?;
+    // A previous holder's record may still be there (it died); ours replaces it.
+    write_holder(&file, &path, &holder)?;
     Ok(Lease {
         file,
         path,
@@ -262,6 +260,27 @@ fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease
         holder,
         handed_over: false,
     })
+}
+
+/// Replaces the holder record in the lock file. No fsync: the record matters only while the
+/// lock is held, and readers share the page cache.
+fn write_holder(file: &File, path: &Path, holder: &LeaseHolder) -> Result<(), StoreError> {
+    let mut line = serde_json::to_vec(holder).map_err(|source| StoreError::Serialize {
+        what: "lease holder",
+        source,
+    })?;
+    line.push(b'\n');
+    file.set_len(0).map_err(StoreError::io("truncate", path))?;
+    file.write_all_at(&line, 0)
+        .map_err(StoreError::io("write", path))
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
 }
 
 /// A lock request of type `kind` over the whole file, however long it grows.

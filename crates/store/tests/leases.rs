@@ -169,7 +169,7 @@ fn a_lease_handed_to_a_child_is_held_by_it_alone_until_it_dies() {
     cmd.env(CHILD_VAR, format!("{}|{fd}", dir.path().display()));
     let mut child = cmd.spawn().unwrap();
     // The child runs: this process lets go, and bob is never without a holder meanwhile.
-    lease.hand_over();
+    lease.hand_over(child.id());
     assert!(s.is_alive("bob").unwrap());
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
