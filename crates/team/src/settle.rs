@@ -32,9 +32,8 @@ impl Team {
     /// back to the board.
     pub fn settle_state(&self) -> Result<SettleState, crate::TeamError> {
         let shared = self.shared();
-        // Sweeps first: an expiry, or a task given back, may leave mail for the lead.
+        // Sweeps first: an expiry may leave mail for the lead.
         let pending = crate::protocols::sweep::settle_check(shared)?;
-        liveness::release_ghost_tasks(&**shared)?;
         let unread = shared.store.peek(LEAD)?;
         if !unread.is_empty() {
             return Ok(SettleState::LeadHasMail);
@@ -66,6 +65,10 @@ impl Team {
                 // Idle with unread mail: it is about to wake (protocol answers land here).
                 busy.push(m.name.clone());
             }
+        }
+        // After the members: one that died mid-work gives its tasks back with that reason.
+        if !liveness::release_ghost_tasks(&**shared)?.is_empty() {
+            return Ok(SettleState::LeadHasMail);
         }
         busy.extend(pending);
         if busy.is_empty() {

@@ -74,8 +74,13 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     // boundary, or by the member's own end.
     let cancel = tokio_util::sync::CancellationToken::new();
     crate::signals::on_first_signal({
-        let cancel = cancel.clone();
-        move || cancel.cancel()
+        let (cancel, name) = (cancel.clone(), spec.name.clone());
+        move || {
+            cancel.cancel();
+            // To the teammate's log: why it is about to end (after the cancel, so whoever reads
+            // this knows the member has been told).
+            eprintln!("troupe teammate {name}: terminating: ending at the round boundary");
+        }
     });
     let result = runtime.block_on(async {
         let run = member::run(shared.clone(), spec, cancel.clone());

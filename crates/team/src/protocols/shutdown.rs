@@ -233,8 +233,9 @@ pub fn force_stop_in_store(
     if let Err(e) = store.record(&event) {
         tracing::warn!(error = %e, "could not record a force-stop");
     }
-    signal(store, &member);
+    // Before the signal: the member's own end would give them back with a vaguer note.
     release_tasks(&StoreCourier(store), name, by);
+    signal(store, &member);
     Ok(member)
 }
 
@@ -254,8 +255,8 @@ impl TeamShared {
         let member = force_target(&*self.store, name, policy)?;
         self.set_status(name, member.epoch, AgentStatus::Stopped, "force-stopped");
         self.protocols.stop_agent(name, member.epoch);
-        signal(&*self.store, &member);
         release_tasks(self, name, LEAD);
+        signal(&*self.store, &member);
         Ok(member)
     }
 }
