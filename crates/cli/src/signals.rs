@@ -1,6 +1,9 @@
 //! Signals that end troupe: its tool processes end first, then troupe exits with the
 //! conventional code (128 + the signal number).
 //!
+//! A teammate process asks for a gentler end ([`on_first_signal`]): the first signal tells its
+//! member to stop at the round boundary, and only a second one exits at once.
+//!
 //! The signals are blocked in every thread and taken by one thread of their own with
 //! `sigwait`, so ending does not depend on the async runtime still running, and nothing else
 //! sees them. (Children start with an empty signal mask: the standard library resets it.)

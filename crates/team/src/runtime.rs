@@ -371,12 +371,6 @@ impl Team {
         let Some((mut spec, fresh)) = outcome else {
             return Err(TeamError::NameTaken(name.to_string()));
         };
-        let why = if fresh {
-            format!("its owner {name} had ended (a new {name} joined)")
-        } else {
-            format!("its owner {name}'s previous process ended ({name} rejoined as pid {me})")
-        };
-        log_release(liveness::release_tasks_of(&*self.shared, name, &why));
         if fresh {
             self.shared.record(
                 EventKind::MemberSpawned,
@@ -395,6 +389,13 @@ impl Team {
                 spec.prompt = None;
             }
         }
+        // Whatever an earlier process of this name held in progress is no one's now.
+        let why = if fresh {
+            format!("its owner {name} had ended (a new {name} joined)")
+        } else {
+            format!("its owner {name}'s previous process ended ({name} rejoined as pid {me})")
+        };
+        log_release(liveness::release_tasks_of(&*self.shared, name, &why));
         Ok(spec)
     }
 
