@@ -419,12 +419,17 @@ fn the_owner_of_a_task_with_a_worktree_writes_and_commits_inside_it() {
     assert!(!ws.git(&["log", "--format=%s", "main"]).contains("alice"));
     main_tree_clean(&ws);
 
-    // From another terminal: alice's worktree shows in the roster.
+    // The run is over, so alice is no longer alive: `team status` gives her task back to the
+    // board — still bound to its worktree, where its next owner will work.
     let status = ok(&subcommand(ws.path(), &["team", "status"]));
-    assert!(
-        status.contains("WORKTREE") && status.contains("feature (task 1)"),
-        "{status}"
+    assert!(status.contains("WORKTREE"), "{status}");
+    let task = store.get_task(task.id).unwrap();
+    assert_eq!(
+        task.status,
+        troupe_protocol::TaskStatus::Pending,
+        "{task:?}"
     );
+    assert_eq!(task.worktree.as_deref(), Some("feature"));
 }
 
 fn isolated_teammate(mode: &str) {

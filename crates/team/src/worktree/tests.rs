@@ -227,3 +227,33 @@ fn a_members_own_worktree_is_reused_and_never_taken_from_another() {
             ..WorkState::default()
         }));
 }
+
+#[test]
+fn the_roster_shows_own_worktrees_and_those_of_tasks_in_progress() {
+    let ws = repo();
+    let store = open_store(&ws);
+    let id = task(&store, "one");
+    store
+        .update_task(id, &mut |t, _| t.set_worktree(Some("wt-one".into()), 1))
+        .unwrap_or_else(|e| panic!("{e}"));
+    store
+        .claim_task(id, "bob", 2)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut roster = troupe_protocol::Roster::new("t", "lead");
+    let mut alice = troupe_protocol::Member::new("alice", "coder", 1, 0);
+    alice.worktree = Some("alice".into());
+    roster.members.push(alice);
+    roster
+        .members
+        .push(troupe_protocol::Member::new("bob", "coder", 1, 0));
+    roster
+        .members
+        .push(troupe_protocol::Member::new("carol", "coder", 1, 0));
+    table::show_task_worktrees(store.as_ref(), &mut roster);
+    let shown: Vec<Option<&str>> = roster
+        .members
+        .iter()
+        .map(|m| m.worktree.as_deref())
+        .collect();
+    assert_eq!(shown, vec![Some("alice"), Some("wt-one (task 1)"), None]);
+}
