@@ -221,6 +221,10 @@ pub struct TeammateArgs {
     /// A rule refusing calls, exactly as written (repeatable).
     #[arg(long = "deny-rule")]
     pub deny_rules: Vec<String>,
+    /// The descriptor of the teammate's lease, inherited from the lead that started this
+    /// process (internal: without it the teammate takes its lease itself).
+    #[arg(long, hide = true)]
+    pub lease_fd: Option<i32>,
     #[command(flatten)]
     pub agent: AgentArgs,
 }

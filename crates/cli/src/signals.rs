@@ -1,12 +1,16 @@
 //! Signals that end troupe: its tool processes end first, then troupe exits with the
 //! conventional code (128 + the signal number).
 //!
+//! A teammate process asks for a gentler end ([`on_first_signal`]): the first signal tells its
+//! member to stop at the round boundary, and only a second one exits at once.
+//!
 //! The signals are blocked in every thread and taken by one thread of their own with
 //! `sigwait`, so ending does not depend on the async runtime still running, and nothing else
 //! sees them. (Children start with an empty signal mask: the standard library resets it.)
 
 use anyhow::{bail, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 /// What Ctrl-C (SIGINT) means for this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +23,20 @@ pub enum CtrlC {
 
 /// Set once a signal is ending troupe; the main thread then leaves the exit to that thread.
 static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// What the first signal does instead of ending troupe at once, when something asked for a
+/// graceful end ([`on_first_signal`]).
+type Graceful = Box<dyn FnOnce() + Send>;
+static GRACEFUL: Mutex<Option<Graceful>> = Mutex::new(None);
+
+/// Makes the first termination signal call `end` instead of exiting: a teammate process then
+/// ends its member at the next round boundary and exits by itself. A second signal ends troupe
+/// at once, as without this.
+pub fn on_first_signal(end: impl FnOnce() + Send + 'static) {
+    if let Ok(mut graceful) = GRACEFUL.lock() {
+        *graceful = Some(Box::new(end));
+    }
+}
 
 /// Takes over SIGTERM and SIGHUP (and SIGINT when it `Ends` the run): on one, every tool call's
 /// processes are ended, the terminal is put back as it was, and troupe exits. Call before any
@@ -36,6 +54,10 @@ pub fn install(ctrl_c: CtrlC) -> Result<()> {
             let mut signo: libc::c_int = 0;
             // SAFETY: `set` is an initialised signal set and `signo` a valid out pointer.
             if unsafe { libc::sigwait(&set, &mut signo) } != 0 {
+                continue;
+            }
+            if let Some(end) = GRACEFUL.lock().ok().and_then(|mut g| g.take()) {
+                end();
                 continue;
             }
             ENDING.store(true, Ordering::SeqCst);

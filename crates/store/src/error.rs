@@ -94,6 +94,17 @@ pub enum StoreError {
         /// Who holds it, as it recorded itself; `None` while it is still writing that.
         holder: Option<crate::live::LeaseHolder>,
     },
+    /// A lease a parent process was to hand over is not there (`--lease-fd` names a
+    /// descriptor that is not open, or is not the agent's lock file).
+    #[error("cannot take over {agent}'s lease from descriptor {fd}: {reason} (it is passed only by the lead that starts the teammate; run without it to take the lease anew)")]
+    LeaseNotInherited {
+        /// Whose lease.
+        agent: String,
+        /// The descriptor named.
+        fd: i32,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// An ack named an offset that is not the end of a line, so it cannot be a batch's `end`.
     #[error("cannot ack {agent}'s mailbox up to byte {end}: that is not the end of a line in {} (ack exactly the `end` of the latest fetch)", path.display())]
     AckNotLineEnd {

@@ -23,7 +23,7 @@ use serde_json::Value;
 use troupe_protocol::{Envelope, Event, Request, RequestError, RequestKind, RequestStatus, Roster};
 
 pub use error::StoreError;
-pub use live::{Lease, LeaseHolder};
+pub use live::{Lease, LeaseHolder, LeaseState};
 pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
 
 /// How hard the store works to make a write survive a power loss.
@@ -256,12 +256,28 @@ pub trait PresenceStore: Send + Sync {
     fn doing(&self) -> Result<BTreeMap<String, String>, StoreError>;
 }
 
-/// Liveness: an agent is alive while its process holds its lease.
+/// Liveness, the one rule for every agent: an agent is alive while a live process holds its
+/// lease (its own process, or the lead's for an in-process teammate). Nothing else — no pid,
+/// no roster status — says whether an agent's process is alive.
 pub trait LivenessStore: Send + Sync {
     /// Takes `agent`'s lease without waiting; while another live process holds it the answer
     /// is [`StoreError::LeaseHeld`] naming that process. The lease ends when the returned
     /// guard is dropped or the process ends, however it ends.
     fn acquire_lease(&self, agent: &str) -> Result<Lease, StoreError>;
+
+    /// Takes over `agent`'s lease that the process which started this one handed down as
+    /// descriptor `fd` (see [`Lease::pass_to_child`]), so the agent is alive without a gap
+    /// from before this process started. `fd` must be that inherited descriptor.
+    fn adopt_lease(&self, agent: &str, fd: std::os::fd::RawFd) -> Result<Lease, StoreError>;
+
+    /// Whether `agent`'s lease is held, and by whom, asked without taking it: a process that
+    /// acquires the lease at the same moment is never refused because of a probe.
+    fn probe_lease(&self, agent: &str) -> Result<LeaseState, StoreError>;
+
+    /// True while a live process holds `agent`'s lease.
+    fn is_alive(&self, agent: &str) -> Result<bool, StoreError> {
+        Ok(self.probe_lease(agent)?.is_held())
+    }
 }
 
 /// Everything a team needs from its store, in one object-safe trait.

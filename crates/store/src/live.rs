@@ -1,12 +1,27 @@
-//! Leases: an agent is alive while its process holds an exclusive advisory lock (`flock`) on
-//! `live/<agent>.lock` in the team's directory. The kernel drops the lock when the process
-//! ends, however it ends, so a crashed agent never blocks its successor, and no pid is ever
-//! probed (`kill(pid, 0)` is fooled by zombies and reused pids). The holder writes its pid and
-//! start time into the file, so whoever is refused can be told who holds it.
+//! Leases: an agent is alive while a process holds an exclusive lock on `live/<agent>.lock` in
+//! the team's directory. The kernel drops the lock when the process ends, however it ends, so a
+//! crashed agent never blocks its successor, and no pid is ever probed (`kill(pid, 0)` is fooled
+//! by zombies and reused pids). The holder writes its pid and start time into the file, so
+//! whoever is refused can be told who holds it.
+//!
+//! The lock is an open-file-description lock (Linux `F_OFD_SETLK`), not `flock`, because
+//! liveness must be *asked about* without being taken. `F_OFD_GETLK` reports a conflicting lock
+//! and takes nothing; with `flock` the only question is a try-lock, which holds the lock for a
+//! moment, and a process taking its lease in that moment (a supervisor restarting a killed
+//! teammate) would be refused as "already running". OFD locks also belong to the open file
+//! description rather than the process, unlike classic POSIX locks: closing some other
+//! descriptor of the file (a probe's) never drops them; two descriptions conflict even within
+//! one process (the lead holds each in-process teammate's lease next to its own); and a
+//! description a child inherits keeps the lock for the child, which is how the lead hands a
+//! teammate process its lease with no moment when nobody holds it ([`Lease::pass_to_child`]).
 
-use std::fs::{self, File, OpenOptions, TryLockError};
-use std::os::unix::fs::FileExt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, ErrorKind};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -37,12 +52,32 @@ impl std::fmt::Display for LeaseHolder {
     }
 }
 
+/// What a probe of a lease found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseState {
+    /// A live process holds it: the agent is alive. Who, as the holder recorded itself; `None`
+    /// while it is still writing that.
+    Held(Option<LeaseHolder>),
+    /// Nobody holds it: no process of the agent is alive.
+    Free,
+}
+
+impl LeaseState {
+    /// True when a live process holds the lease.
+    pub fn is_held(&self) -> bool {
+        matches!(self, LeaseState::Held(_))
+    }
+}
+
 /// A held lease; the agent counts as alive until it is dropped or its process ends.
 #[derive(Debug)]
 pub struct Lease {
     file: File,
     path: PathBuf,
+    agent: String,
     holder: LeaseHolder,
+    /// Set by [`Lease::hand_over`]: a child holds the lock now, so dropping must not unlock it.
+    handed_over: bool,
 }
 
 impl Lease {
@@ -51,16 +86,65 @@ impl Lease {
         &self.path
     }
 
+    /// Whose lease it is.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
     /// What this process wrote into the lock file.
     pub fn holder(&self) -> &LeaseHolder {
         &self.holder
+    }
+
+    /// Makes the process `cmd` starts inherit this lease: its descriptor stays open across
+    /// `exec`, sharing the lock. Returns the descriptor's number in the child, for the child's
+    /// [`adopt_lease`]. Once the child runs, [`Lease::hand_over`] lets go here without
+    /// unlocking; should the child die at any point after that, the lock goes with it.
+    pub fn pass_to_child(&self, cmd: &mut Command) -> RawFd {
+        let fd = self.file.as_raw_fd();
+        let keep_open = move || {
+            // SAFETY: runs in the forked child before exec; fcntl is async-signal-safe and only
+            // changes the child's own descriptor flags.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+            // SAFETY: as above.
+            if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) } < 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        };
+        // SAFETY: the closure allocates nothing and calls only async-signal-safe functions.
+        unsafe {
+            cmd.pre_exec(keep_open);
+        }
+        fd
+    }
+
+    /// Lets go of this process's hold without unlocking: the child `child_pid` that inherited
+    /// the lease ([`Lease::pass_to_child`]) now holds it alone. The holder record names the
+    /// child from now on (the child rewrites it when it adopts the lease), so nobody takes this
+    /// process for the agent's in the meantime.
+    pub fn hand_over(mut self, child_pid: u32) {
+        let holder = LeaseHolder {
+            pid: child_pid,
+            started_ms: now_ms(),
+        };
+        if let Err(e) = write_holder(&self.file, &self.path, &holder) {
+            tracing::debug!(error = %e, "could not record the lease's new holder");
+        }
+        self.handed_over = true;
     }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        // Closing the file releases the lock too; an unlock error cannot be acted on here.
-        let _ = self.file.unlock();
+        if self.handed_over {
+            return; // closing our descriptor leaves the child's lock alone
+        }
+        // Closing the file releases the lock too, unless a process forked at this moment still
+        // shares the descriptor until its exec; unlocking first makes the release immediate.
+        // An unlock error cannot be acted on here.
+        let _ = ofd_lock(&self.file, libc::F_OFD_SETLK, libc::F_UNLCK);
     }
 }
 
@@ -73,10 +157,7 @@ pub fn lease_path(team_dir: &Path, agent: &str) -> PathBuf {
 /// waiting: while another live process holds it, the answer is [`StoreError::LeaseHeld`]
 /// naming that process.
 pub fn acquire_lease(team_dir: &Path, agent: &str) -> Result<Lease, StoreError> {
-    validate_agent_name(agent).map_err(|source| StoreError::BadName {
-        what: "agent",
-        source,
-    })?;
+    check_agent(agent)?;
     let dir = team_dir.join("live");
     fs::create_dir_all(&dir).map_err(StoreError::io("create directory", &dir))?;
     let path = lease_path(team_dir, agent);
@@ -87,9 +168,76 @@ pub fn acquire_lease(team_dir: &Path, agent: &str) -> Result<Lease, StoreError> 
         .truncate(false)
         .open(&path)
         .map_err(StoreError::io("open lease file", &path))?;
-    match file.try_lock() {
+    take(file, path, agent, team_dir)
+}
+
+/// Takes over the lease of `agent` that this process inherited as descriptor `fd` from the
+/// process that started it ([`Lease::pass_to_child`]). The descriptor must be that inherited
+/// one, owned by nothing else in this process; it is checked to be `agent`'s lock file before
+/// it is used, and closed on exec from now on, so the tools this process starts never hold
+/// the lease. The holder record is rewritten with this process's pid.
+pub fn adopt_lease(team_dir: &Path, agent: &str, fd: RawFd) -> Result<Lease, StoreError> {
+    check_agent(agent)?;
+    let path = lease_path(team_dir, agent);
+    let expected = fs::metadata(&path).map_err(StoreError::io("read", &path))?;
+    let not_it = |reason: String| StoreError::LeaseNotInherited {
+        agent: agent.to_string(),
+        fd,
+        reason,
+    };
+    // SAFETY: fstat only writes the zero-initialised struct we own; a descriptor that is not
+    // open is reported as EBADF.
+    let stat = unsafe {
+        let mut stat: libc::stat = std::mem::zeroed();
+        (libc::fstat(fd, &mut stat) == 0).then_some(stat)
+    };
+    let Some(stat) = stat else {
+        return Err(not_it(io::Error::last_os_error().to_string()));
+    };
+    if stat.st_dev != expected.dev() || stat.st_ino != expected.ino() {
+        return Err(not_it(format!("it is not {}", path.display())));
+    }
+    // SAFETY: the descriptor is open and is the lease file (checked above); by this function's
+    // contract it was inherited for this purpose and nothing else in the process owns it.
+    let file = unsafe { File::from_raw_fd(fd) };
+    // SAFETY: fcntl on a descriptor we now own, setting only its close-on-exec flag.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+        return Err(StoreError::io("set close-on-exec on", &path)(
+            io::Error::last_os_error(),
+        ));
+    }
+    take(file, path, agent, team_dir)
+}
+
+/// Whether `agent`'s lease is held, asked without taking it: a process acquiring the lease at
+/// the same moment is never disturbed. No file is created for an agent that never held one.
+pub fn probe_lease(team_dir: &Path, agent: &str) -> Result<LeaseState, StoreError> {
+    check_agent(agent)?;
+    let path = lease_path(team_dir, agent);
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(LeaseState::Free),
+        Err(e) => return Err(StoreError::io("open lease file", &path)(e)),
+    };
+    let mut query = whole_file(libc::F_WRLCK);
+    // SAFETY: F_OFD_GETLK reads and writes only the flock struct we own; it takes no lock.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut query) } != 0 {
+        return Err(StoreError::io("probe the lock on", &path)(
+            io::Error::last_os_error(),
+        ));
+    }
+    if i32::from(query.l_type) == libc::F_UNLCK {
+        Ok(LeaseState::Free)
+    } else {
+        Ok(LeaseState::Held(read_holder(&path)))
+    }
+}
+
+/// Locks `file` (its whole length) for `agent` and records this process as the holder.
+fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease, StoreError> {
+    match ofd_lock(&file, libc::F_OFD_SETLK, libc::F_WRLCK) {
         Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) => {
             return Err(StoreError::LeaseHeld {
                 agent: agent.to_string(),
                 team: team_name(team_dir),
@@ -97,26 +245,72 @@ pub fn acquire_lease(team_dir: &Path, agent: &str) -> Result<Lease, StoreError> 
                 path,
             })
         }
-        Err(TryLockError::Error(e)) => return Err(StoreError::io("lock", &path)(e)),
+        Err(e) => return Err(StoreError::io("lock", &path)(e)),
     }
     let holder = LeaseHolder {
         pid: std::process::id(),
-        started_ms: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-            .unwrap_or(0),
+        started_ms: now_ms(),
     };
-    let mut line = serde_json::to_vec(&holder).map_err(|source| StoreError::Serialize {
+    // A previous holder's record may still be there (it died); ours replaces it.
+    write_holder(&file, &path, &holder)?;
+    Ok(Lease {
+        file,
+        path,
+        agent: agent.to_string(),
+        holder,
+        handed_over: false,
+    })
+}
+
+/// Replaces the holder record in the lock file. No fsync: the record matters only while the
+/// lock is held, and readers share the page cache.
+fn write_holder(file: &File, path: &Path, holder: &LeaseHolder) -> Result<(), StoreError> {
+    let mut line = serde_json::to_vec(holder).map_err(|source| StoreError::Serialize {
         what: "lease holder",
         source,
     })?;
     line.push(b'\n');
-    // A previous holder's record may still be there (it died); ours replaces it. No fsync: the
-    // record matters only while this process lives, and readers share the page cache.
-    file.set_len(0).map_err(StoreError::io("truncate", &path))?;
+    file.set_len(0).map_err(StoreError::io("truncate", path))?;
     file.write_all_at(&line, 0)
-        .map_err(StoreError::io("write", &path))?;
-    Ok(Lease { file, path, holder })
+        .map_err(StoreError::io("write", path))
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// A lock request of type `kind` over the whole file, however long it grows.
+fn whole_file(kind: libc::c_int) -> libc::flock {
+    // SAFETY: flock is plain old data; all-zero is a valid value (l_pid must be 0 for OFD locks).
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    // The lock types are 0..=2, so the narrowing cannot lose anything.
+    lock.l_type = kind as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = 0;
+    lock.l_len = 0;
+    lock
+}
+
+/// `fcntl(file, cmd, whole_file(kind))` for the OFD lock commands that do not report back.
+fn ofd_lock(file: &File, cmd: libc::c_int, kind: libc::c_int) -> io::Result<()> {
+    let lock = whole_file(kind);
+    // SAFETY: the OFD lock commands read only the flock struct, which outlives the call.
+    if unsafe { libc::fcntl(file.as_raw_fd(), cmd, &lock) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Refuses agent names that are unsafe as file names.
+fn check_agent(agent: &str) -> Result<(), StoreError> {
+    validate_agent_name(agent).map_err(|source| StoreError::BadName {
+        what: "agent",
+        source,
+    })
 }
 
 /// The holder recorded in a lease file; `None` when it cannot be read (the holder is still
@@ -145,8 +339,8 @@ mod tests {
         let first = acquire_lease(&team, "lead").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(first.holder().pid, std::process::id());
         assert_eq!(first.path(), team.join("live/lead.lock"));
-        // flock conflicts between open file descriptions, so a second acquisition in the same
-        // process stands in for a second process here.
+        // OFD locks conflict between open file descriptions, so a second acquisition in the
+        // same process stands in for a second process here.
         match acquire_lease(&team, "lead") {
             Err(StoreError::LeaseHeld {
                 agent,

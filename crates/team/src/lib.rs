@@ -4,6 +4,7 @@
 pub mod error;
 pub mod extension;
 pub mod inbox;
+pub mod liveness;
 pub mod member;
 pub mod notice;
 pub mod prompt;

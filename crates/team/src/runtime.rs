@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use troupe_agent::transcript::now_ms;
 use troupe_protocol::{validate_agent_name, Envelope, EventKind, MailKind, Member, Roster};
-use troupe_store::SharedStore;
+use troupe_store::{Lease, LeaseState, SharedStore, StoreError};
 
+use crate::liveness;
 use crate::shared::Running;
-pub use crate::shared::{members_list, one_line, pid_alive, TeamShared};
+pub use crate::shared::{members_list, one_line, TeamShared};
 
 /// A handle to a team; cheap to clone.
 #[derive(Clone)]
@@ -71,8 +72,9 @@ impl Team {
         Ok(self.shared.roster_view()?)
     }
 
-    /// Spawns a teammate: validates the name, records it (a new epoch if the name had ended),
-    /// and starts its loop. Must be called inside a tokio runtime.
+    /// Spawns a teammate: validates the name, takes its lease (no live process may hold it),
+    /// records it (a new epoch if the name had ended), and starts its loop. Must be called
+    /// inside a tokio runtime.
     pub fn spawn(&self, req: SpawnRequest) -> Result<Member, TeamError> {
         validate_agent_name(&req.name).map_err(|e| TeamError::InvalidName {
             name: req.name.clone(),
@@ -81,6 +83,25 @@ impl Team {
         if req.name == LEAD {
             return Err(TeamError::NameTaken(req.name));
         }
+        // The lease before the roster: from the moment the member is on it, something alive
+        // holds its lease (this process, or the child it is handed to).
+        let lease = match self.shared.store.acquire_lease(&req.name) {
+            Ok(lease) => lease,
+            Err(e @ StoreError::LeaseHeld { .. }) => {
+                let live = self
+                    .shared
+                    .store
+                    .roster()?
+                    .get(&req.name)
+                    .is_some_and(|m| !m.status.is_ended());
+                return Err(if live {
+                    TeamError::NameTaken(req.name)
+                } else {
+                    e.into()
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         let now = now_ms();
         let mut taken = false;
         let mut member = None;
@@ -111,6 +132,18 @@ impl Team {
             Some(&member.name),
             format!("spawned as {} (epoch {})", member.role, member.epoch),
         );
+        if member.epoch > 1 {
+            // Whatever an earlier incarnation left in progress is no one's now.
+            let why = format!(
+                "its owner {} had ended (a new {} was spawned)",
+                member.name, member.name
+            );
+            log_release(liveness::release_tasks_of(
+                &*self.shared,
+                &member.name,
+                &why,
+            ));
+        }
         let spec = MemberSpec {
             name: member.name.clone(),
             role: member.role.clone(),
@@ -118,12 +151,13 @@ impl Team {
             prompt: Some(req.prompt),
             model: req.model,
         };
-        self.start(spec)?;
+        self.start(spec, lease)?;
         Ok(member)
     }
 
     /// Restarts members that were working or idle when the lead last ran (`--continue`),
-    /// from their transcripts, with their unread mail intact. Returns their names.
+    /// from their transcripts, with their unread mail intact; a member some live process
+    /// still runs (it holds its lease) is left to it. Returns their names.
     pub fn resume_members(&self) -> Result<Vec<String>, TeamError> {
         let roster = self.roster()?;
         let mut resumed = Vec::new();
@@ -131,11 +165,17 @@ impl Team {
             if self.is_running(&m.name) {
                 continue;
             }
-            if let Some(pid) = m.pid {
-                if pid_alive(pid) {
-                    continue; // its own process is still running
-                }
-            }
+            // Taking the lease is the liveness check, with no gap between asking and acting.
+            let lease = match self.shared.store.acquire_lease(&m.name) {
+                Ok(lease) => lease,
+                Err(StoreError::LeaseHeld { .. }) => continue, // its own process still runs
+                Err(e) => return Err(e.into()),
+            };
+            let why = format!(
+                "its owner {}'s process had ended (it is resumed afresh)",
+                m.name
+            );
+            log_release(liveness::release_tasks_of(&*self.shared, &m.name, &why));
             let spec = MemberSpec {
                 name: m.name.clone(),
                 role: m.role.clone(),
@@ -143,13 +183,15 @@ impl Team {
                 prompt: None,
                 model: m.model.clone(),
             };
-            self.start(spec)?;
+            self.start(spec, lease)?;
             resumed.push(m.name.clone());
         }
         Ok(resumed)
     }
 
-    fn start(&self, spec: MemberSpec) -> Result<(), TeamError> {
+    /// Starts a member that holds `lease`: in this process, which holds the lease until the
+    /// member's task ends, or in a child process the lease is handed to.
+    fn start(&self, spec: MemberSpec, lease: Lease) -> Result<(), TeamError> {
         match self.shared.config.mode {
             TeammateMode::InProcess => {
                 let Ok(mut tasks) = self.shared.tasks.lock() else {
@@ -163,14 +205,26 @@ impl Team {
                     running.insert(spec.name.clone(), Running { epoch: spec.epoch });
                 }
                 let shared = self.shared.clone();
-                tasks.set.spawn(member::supervise(shared, spec, cancel));
+                tasks.set.spawn(async move {
+                    let name = spec.name.clone();
+                    member::supervise(shared.clone(), spec, cancel).await;
+                    // Its tasks go back while the lease is still held, so nobody else finds
+                    // them ownerless first and gives them back with a vaguer note.
+                    shared
+                        .offload(move |s| {
+                            let why = liveness::end_note(&*s.store, &name);
+                            log_release(liveness::release_tasks_of(s, &name, &why));
+                        })
+                        .await;
+                    drop(lease);
+                });
                 Ok(())
             }
-            TeammateMode::Process => self.start_process(spec),
+            TeammateMode::Process => self.start_process(spec, lease),
         }
     }
 
-    fn start_process(&self, spec: MemberSpec) -> Result<(), TeamError> {
+    fn start_process(&self, spec: MemberSpec, lease: Lease) -> Result<(), TeamError> {
         let config = &self.shared.config;
         let err = |reason: String| TeamError::Spawn {
             name: spec.name.clone(),
@@ -228,10 +282,14 @@ impl Team {
                 cmd.arg(format!("{flag}={}", rule.as_str()));
             }
         }
+        // The child inherits the lease: the member is alive from before the child starts.
+        let fd = lease.pass_to_child(&mut cmd);
+        cmd.arg(format!("--lease-fd={fd}"));
         let child = cmd.spawn().map_err(|e| err(e.to_string()))?;
         let pid = child.id();
+        lease.hand_over(pid);
         if let Ok(mut children) = self.shared.children.lock() {
-            children.push(pid);
+            children.push((spec.name.clone(), pid));
         }
         // The child records itself in the roster; reap it in the background so it never lingers
         // as a zombie.
@@ -250,11 +308,14 @@ impl Team {
         Ok(())
     }
 
-    /// Joins the team as `name` in this process (`troupe teammate`): a new member, a new epoch
-    /// of an ended one, or a rejoin of a live one whose process is gone (same epoch, transcript
-    /// and unread mail intact). Returns what to run.
+    /// Joins the team as `name` in this process (`troupe teammate`), which holds `lease`,
+    /// `name`'s lease: a new member, a new epoch of an ended one, or a rejoin of a live one
+    /// (same epoch, transcript and unread mail intact) — holding the lease proves no other
+    /// process of it is alive. Tasks an earlier process of `name` left in progress go back to
+    /// the board. Returns what to run.
     pub fn join(
         &self,
+        lease: &Lease,
         name: &str,
         role: Option<&str>,
         prompt: Option<String>,
@@ -264,31 +325,31 @@ impl Team {
             name: name.to_string(),
             reason: e.to_string(),
         })?;
+        if lease.agent() != name {
+            return Err(TeamError::Spawn {
+                name: name.to_string(),
+                reason: format!("this process holds the lease of '{}'", lease.agent()),
+            });
+        }
         let me = std::process::id();
         let now = now_ms();
-        let mut outcome: Result<(MemberSpec, bool), TeamError> =
-            Err(TeamError::NameTaken(name.to_string()));
+        let mut outcome: Option<(MemberSpec, bool)> = None;
         self.shared
             .store
             .update_roster(&mut |roster: &mut Roster| {
-                outcome = match roster.get_mut(name) {
-                    Some(m) if !m.status.is_ended() => match m.pid {
-                        Some(pid) if pid != me && pid_alive(pid) => {
-                            Err(TeamError::NameTaken(name.to_string()))
-                        }
-                        _ => {
-                            m.pid = Some(me);
-                            m.last_seen = now;
-                            let spec = MemberSpec {
-                                name: name.into(),
-                                role: m.role.clone(),
-                                epoch: m.epoch,
-                                prompt: prompt.clone(),
-                                model: model.clone().or(m.model.clone()),
-                            };
-                            Ok((spec, false))
-                        }
-                    },
+                outcome = Some(match roster.get_mut(name) {
+                    Some(m) if !m.status.is_ended() => {
+                        m.pid = Some(me);
+                        m.last_seen = now;
+                        let spec = MemberSpec {
+                            name: name.into(),
+                            role: m.role.clone(),
+                            epoch: m.epoch,
+                            prompt: prompt.clone(),
+                            model: model.clone().or(m.model.clone()),
+                        };
+                        (spec, false)
+                    }
                     previous => {
                         let epoch = previous.map(|m| m.epoch + 1).unwrap_or(1);
                         let mut m = Member::new(name, role.unwrap_or("teammate"), epoch, now);
@@ -303,11 +364,13 @@ impl Team {
                         };
                         roster.members.retain(|x| x.name != name);
                         roster.members.push(m);
-                        Ok((spec, true))
+                        (spec, true)
                     }
-                };
+                });
             })?;
-        let (mut spec, fresh) = outcome?;
+        let Some((mut spec, fresh)) = outcome else {
+            return Err(TeamError::NameTaken(name.to_string()));
+        };
         if fresh {
             self.shared.record(
                 EventKind::MemberSpawned,
@@ -326,6 +389,13 @@ impl Team {
                 spec.prompt = None;
             }
         }
+        // Whatever an earlier process of this name held in progress is no one's now.
+        let why = if fresh {
+            format!("its owner {name} had ended (a new {name} joined)")
+        } else {
+            format!("its owner {name}'s previous process ended ({name} rejoined as pid {me})")
+        };
+        log_release(liveness::release_tasks_of(&*self.shared, name, &why));
         Ok(spec)
     }
 
@@ -390,12 +460,23 @@ impl Team {
             }
             Err(_) => tokio::task::JoinSet::new(),
         };
-        if let Ok(children) = self.shared.children.lock() {
-            for &pid in children.iter() {
-                if let Ok(pid) = i32::try_from(pid) {
-                    // SAFETY: sending a signal to a process id has no memory-safety preconditions.
-                    unsafe { libc::kill(pid, libc::SIGTERM) };
-                }
+        let children = self
+            .shared
+            .children
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default();
+        for (name, pid) in children {
+            // Only a child that still holds its member's lease is that member: an exited
+            // child's pid may belong to anyone by now.
+            let holds = matches!(
+                self.shared.store.probe_lease(&name),
+                Ok(LeaseState::Held(Some(h))) if h.pid == pid
+            );
+            if let (true, Ok(pid)) = (holds, i32::try_from(pid)) {
+                // SAFETY: kill takes only integers: SIGTERM to our child, which ends at its
+                // round boundary.
+                unsafe { libc::kill(pid, libc::SIGTERM) };
             }
         }
         let drained =
@@ -413,5 +494,13 @@ impl Team {
         set.abort_all();
         while set.join_next().await.is_some() {}
         stuck
+    }
+}
+
+/// Logs a release that failed: the board keeps the tasks, and the next check of the team
+/// (settle, `troupe team status`) gives them back.
+fn log_release(result: Result<Vec<troupe_protocol::Task>, StoreError>) {
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "could not give an ended member's tasks back to the board");
     }
 }

@@ -1,9 +1,9 @@
 //! The settle rule (DESIGN.md §4): a headless run ends when every teammate is idle or ended,
 //! no request is pending, and the lead's inbox is drained.
 
+use crate::liveness;
 use crate::member::fail;
 use crate::runtime::Team;
-use crate::shared::pid_alive;
 use crate::spec::LEAD;
 use crate::wake::WakeListener;
 use std::time::Duration;
@@ -25,7 +25,11 @@ pub enum SettleState {
 }
 
 impl Team {
-    /// Checks the settle rule once. A process-mode member whose process is gone is marked failed.
+    /// Checks the settle rule once. Liveness is the lease (see `liveness`): a working member
+    /// that no live process holds the lease of died mid-work and is marked failed; an idle one
+    /// is merely not running (left by an earlier lead, or a `troupe teammate` that was told to
+    /// end) and waits, resumable, with its mail. Tasks owned by members that are not alive go
+    /// back to the board.
     pub fn settle_state(&self) -> Result<SettleState, crate::TeamError> {
         let shared = self.shared();
         // Sweeps first: an expiry may leave mail for the lead.
@@ -40,16 +44,20 @@ impl Team {
             if m.status.is_ended() {
                 continue;
             }
-            if let Some(pid) = m.pid {
-                if !self.is_running(&m.name) && !pid_alive(pid) {
+            if !shared.store.is_alive(&m.name)? {
+                if m.status == AgentStatus::Working {
+                    let was = m.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
                     fail(
                         shared,
                         &m.name,
                         m.epoch,
-                        &format!("its process (pid {pid}) is gone"),
+                        &format!("its process{was} is gone: nothing holds its lease"),
                     );
+                    let why = format!("its owner {} died", m.name);
+                    liveness::release_tasks_of(&**shared, &m.name, &why)?;
                     return Ok(SettleState::LeadHasMail);
                 }
+                continue; // not running: nothing it does can keep the team busy
             }
             if m.status == AgentStatus::Working {
                 busy.push(m.name.clone());
@@ -57,6 +65,10 @@ impl Team {
                 // Idle with unread mail: it is about to wake (protocol answers land here).
                 busy.push(m.name.clone());
             }
+        }
+        // After the members: one that died mid-work gives its tasks back with that reason.
+        if !liveness::release_ghost_tasks(&**shared)?.is_empty() {
+            return Ok(SettleState::LeadHasMail);
         }
         busy.extend(pending);
         if busy.is_empty() {

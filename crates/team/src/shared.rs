@@ -46,8 +46,8 @@ pub struct TeamShared {
     pub(crate) wakes: Mutex<HashMap<String, SharedWake>>,
     /// What members running here are doing; the latest value is what reaches the store.
     pub(crate) doing: Mutex<HashMap<String, Option<String>>>,
-    /// Teammate processes started by this process.
-    pub(crate) children: Mutex<Vec<u32>>,
+    /// Teammate processes started by this process, as (member name, pid).
+    pub(crate) children: Mutex<Vec<(String, u32)>>,
     /// Signalled whenever a member's status changes in this process.
     pub changed: tokio::sync::Notify,
     pub(crate) notices: NoticeSink,
@@ -308,13 +308,4 @@ pub fn one_line(text: &str) -> String {
     } else {
         line.to_string()
     }
-}
-
-/// True when a process with this id exists.
-pub fn pid_alive(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: kill with signal 0 performs only the existence and permission check.
-    unsafe { libc::kill(pid, 0) == 0 }
 }

@@ -45,6 +45,10 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
     let store = open(args)?;
     match &args.command {
         TeamCommand::Status { json } => {
+            // A task in progress belongs to a live owner: what dead ones hold goes back first.
+            for t in troupe_team::liveness::release_ghost_tasks(&StoreCourier(&*store))? {
+                errln!("task {} went back to the board: {}", t.id, release_note(&t));
+            }
             let roster = troupe_team::shared::roster_with_doing(&*store)?;
             if *json {
                 println!("{}", json_line(&serde_json::to_string_pretty(&roster)?));
@@ -130,6 +134,14 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// The note of a task's latest transition (why it was given back).
+fn release_note(task: &troupe_protocol::Task) -> String {
+    task.history
+        .last()
+        .and_then(|t| t.note.clone())
+        .unwrap_or_default()
 }
 
 /// `troupe team stop <name> [--force]`: without `--force`, a shutdown request sent as the

@@ -1,11 +1,26 @@
 //! `troupe teammate`: one teammate as its own process on the team's store.
+//!
+//! The process holds the teammate's lease for its whole life (inherited from the lead that
+//! started it, or taken at start), so it is alive exactly as long as it runs, and a second
+//! live process of the same name is refused. SIGTERM ends the member at its next round
+//! boundary, leaving it resumable, and the process exits 0: it stopped because it was asked
+//! to, so a supervisor restarting on failure has nothing to restart.
 
 use crate::args::TeammateArgs;
 use crate::setup::{model_config, workspace_root};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::sync::Arc;
+use std::time::Duration;
 use troupe_agent::{effective_policy, PermissionFlags};
-use troupe_team::{member, Team, TeamConfig, TeammateMode};
+use troupe_store::{Lease, StoreError};
+use troupe_team::{liveness, member, Team, TeamConfig, TeammateMode};
+
+/// How long the member may take to finish its round after SIGTERM before the process ends
+/// anyway (the lead waits as long for its in-process teammates).
+const STOP_LIMIT: Duration = crate::headless::STOP_LIMIT;
+
+/// Exit code when the round did not finish within [`STOP_LIMIT`] after SIGTERM.
+const EXIT_TERMINATED: i32 = 128 + libc::SIGTERM;
 
 /// Runs the teammate until it shuts down or fails; returns the exit code.
 pub fn run(args: &TeammateArgs) -> Result<i32> {
@@ -39,7 +54,10 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     let store = troupe_store::file::open(&config.troupe_dir, &config.team)
         .with_context(|| format!("opening team '{}'", config.team))?;
     let team = Team::open(config, store, None)?;
+    // Held until this function returns: after the member's tasks are back on the board.
+    let lease = take_lease(&team, args)?;
     let spec = team.join(
+        &lease,
         &args.name,
         args.role.as_deref(),
         args.prompt.clone(),
@@ -52,19 +70,77 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         .context("starting the async runtime")?;
     let shared = team.shared().clone();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
-    // The process ends by SIGTERM (the lead's exit) or by the member's own end.
+    // The process ends by SIGTERM (the lead's exit, a force-stop, a supervisor) at a round
+    // boundary, or by the member's own end.
     let cancel = tokio_util::sync::CancellationToken::new();
-    let result = runtime.block_on(member::run(shared.clone(), spec, cancel));
+    crate::signals::on_first_signal({
+        let (cancel, name) = (cancel.clone(), spec.name.clone());
+        move || {
+            cancel.cancel();
+            // To the teammate's log: why it is about to end (after the cancel, so whoever reads
+            // this knows the member has been told).
+            eprintln!("troupe teammate {name}: terminating: ending at the round boundary");
+        }
+    });
+    let result = runtime.block_on(async {
+        let run = member::run(shared.clone(), spec, cancel.clone());
+        tokio::pin!(run);
+        tokio::select! {
+            result = &mut run => Some(result),
+            () = async {
+                cancel.cancelled().await;
+                tokio::time::sleep(STOP_LIMIT).await;
+            } => None,
+        }
+    });
     troupe_tools::process::end_all();
-    match result {
-        Ok(()) => Ok(0),
-        Err(reason) => {
+    let code = match result {
+        Some(Ok(())) => 0,
+        Some(Err(reason)) => {
             member::fail(&shared, &name, epoch, &reason);
             eprintln!(
                 "troupe teammate {name}: failed: {}",
                 crate::render::sanitize::terminal(&reason)
             );
-            Ok(1)
+            1
         }
+        None => {
+            eprintln!(
+                "troupe teammate {name}: the round did not finish within {}s of SIGTERM; ending it",
+                STOP_LIMIT.as_secs()
+            );
+            EXIT_TERMINATED
+        }
+    };
+    // The member is over in this process: its tasks go back while the lease is still held.
+    let why = liveness::end_note(&*shared.store, &name);
+    if let Err(e) = liveness::release_tasks_of(&*shared, &name, &why) {
+        tracing::warn!(error = %e, "could not give the member's tasks back to the board");
+    }
+    drop(lease);
+    Ok(code)
+}
+
+/// The teammate's lease: the one the lead handed down (`--lease-fd`), else taken now. A live
+/// process holding it already is refused by name, pid and start time.
+fn take_lease(team: &Team, args: &TeammateArgs) -> Result<Lease> {
+    let store = &team.shared().store;
+    let taken = match args.lease_fd {
+        Some(fd) => store.adopt_lease(&args.name, fd),
+        None => store.acquire_lease(&args.name),
+    };
+    match taken {
+        Ok(lease) => Ok(lease),
+        Err(StoreError::LeaseHeld { holder, path, .. }) => {
+            let who = holder.map_or_else(|| "it is just starting".to_string(), |h| h.to_string());
+            bail!(
+                "teammate '{}' of team '{}' is already running ({who}; it holds {}). Two processes with one name would race on its mail and tasks: stop that one first (`troupe team stop {}`), or pick another --name",
+                args.name,
+                team.name(),
+                path.display(),
+                args.name
+            )
+        }
+        Err(e) => Err(e).with_context(|| format!("taking the lease of teammate '{}'", args.name)),
     }
 }

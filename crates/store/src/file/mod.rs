@@ -156,6 +156,14 @@ impl LivenessStore for FileStore {
     fn acquire_lease(&self, agent: &str) -> Result<crate::Lease, StoreError> {
         crate::live::acquire_lease(&self.inner.dir, agent)
     }
+
+    fn adopt_lease(&self, agent: &str, fd: std::os::fd::RawFd) -> Result<crate::Lease, StoreError> {
+        crate::live::adopt_lease(&self.inner.dir, agent, fd)
+    }
+
+    fn probe_lease(&self, agent: &str) -> Result<crate::LeaseState, StoreError> {
+        crate::live::probe_lease(&self.inner.dir, agent)
+    }
 }
 
 /// Refuses agent names that are unsafe as file names (they become `inbox/<agent>.jsonl`).

@@ -3,8 +3,11 @@
 //! and exits (roster `shutdown`). After an unanswered request expires the lead may force-stop
 //! (roster `stopped`); the operator may force-stop at any time with `troupe team stop --force`.
 
-use super::{load, mail_about, open_and_mail, Courier, ProtocolError, SHUTDOWN_TTL_MS};
-use crate::shared::{members_list, pid_alive, TeamShared};
+use super::{
+    load, mail_about, open_and_mail, Courier, ProtocolError, StoreCourier, SHUTDOWN_TTL_MS,
+};
+use crate::liveness;
+use crate::shared::{members_list, TeamShared};
 use crate::spec::LEAD;
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -17,7 +20,7 @@ use troupe_agent::ToolGate;
 use troupe_protocol::{
     AgentStatus, Event, EventKind, MailKind, Member, Request, RequestKind, RequestStatus, Roster,
 };
-use troupe_store::{RequestFilter, TeamStore};
+use troupe_store::{LeaseState, RequestFilter, TeamStore};
 use troupe_tools::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 
 /// What asking for a shutdown led to.
@@ -180,12 +183,16 @@ fn force_target(
     Ok(member)
 }
 
-/// Ends a teammate's process (process mode) and wakes it, so an idle loop notices the stop.
+/// Ends a teammate's own process (SIGTERM: it ends at its round boundary) and wakes it, so an
+/// idle loop notices the stop. Only a live lease names a process to signal, and only when its
+/// holder is the process the roster gives the member: an in-process teammate's lease is held
+/// by the lead's process, which is never signalled.
 fn signal(store: &dyn TeamStore, member: &Member) {
-    if let Some(pid) = member.pid {
-        if pid != std::process::id() && pid_alive(pid) {
-            if let Ok(pid) = i32::try_from(pid) {
-                // SAFETY: sends SIGTERM to the teammate process recorded in the roster.
+    if let Ok(LeaseState::Held(Some(holder))) = store.probe_lease(&member.name) {
+        let own_process = member.pid == Some(holder.pid);
+        if own_process && holder.pid != std::process::id() {
+            if let Ok(pid) = i32::try_from(holder.pid) {
+                // SAFETY: kill takes only integers: SIGTERM to the live holder of the lease.
                 unsafe {
                     libc::kill(pid, libc::SIGTERM);
                 }
@@ -226,8 +233,19 @@ pub fn force_stop_in_store(
     if let Err(e) = store.record(&event) {
         tracing::warn!(error = %e, "could not record a force-stop");
     }
+    // Before the signal: the member's own end would give them back with a vaguer note.
+    release_tasks(&StoreCourier(store), name, by);
     signal(store, &member);
     Ok(member)
+}
+
+/// A force-stopped member's tasks go back to the board at once: its process may be stuck, or
+/// gone, and will not finish them.
+fn release_tasks(courier: &dyn Courier, name: &str, by: &str) {
+    let why = format!("its owner {name} was force-stopped by {by}");
+    if let Err(e) = liveness::release_tasks_of(courier, name, &why) {
+        tracing::warn!(error = %e, member = name, "could not give a stopped member's tasks back");
+    }
 }
 
 impl TeamShared {
@@ -237,6 +255,7 @@ impl TeamShared {
         let member = force_target(&*self.store, name, policy)?;
         self.set_status(name, member.epoch, AgentStatus::Stopped, "force-stopped");
         self.protocols.stop_agent(name, member.epoch);
+        release_tasks(self, name, LEAD);
         signal(&*self.store, &member);
         Ok(member)
     }

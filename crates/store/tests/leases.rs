@@ -1,0 +1,223 @@
+//! Leases as the one liveness rule: a probe answers without taking the lock (so it never
+//! refuses a process that acquires at that moment), and a lease handed to a child process is
+//! held by the child alone, until it dies.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+
+use troupe_store::file::FileStore;
+use troupe_store::{LeaseState, LivenessStore, StoreError};
+
+const CHILD_VAR: &str = "TROUPE_TEST_LEASE_CHILD";
+
+fn store(dir: &Path) -> FileStore {
+    FileStore::open(&dir.join(".troupe"), "blue").unwrap()
+}
+
+#[test]
+fn a_probe_says_free_held_and_free_again_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    assert_eq!(s.probe_lease("bob").unwrap(), LeaseState::Free);
+    assert!(
+        !s.dir().join("live/bob.lock").exists(),
+        "a probe creates no file"
+    );
+    let lease = s.acquire_lease("bob").unwrap();
+    // Another handle on the store, as another process would have.
+    let other = store(dir.path());
+    assert_eq!(
+        other.probe_lease("bob").unwrap(),
+        LeaseState::Held(Some(lease.holder().clone()))
+    );
+    assert!(other.is_alive("bob").unwrap());
+    // Probing many times takes nothing: the holder still holds, nobody else gets in.
+    for _ in 0..100 {
+        assert!(other.is_alive("bob").unwrap());
+    }
+    assert!(matches!(
+        other.acquire_lease("bob"),
+        Err(StoreError::LeaseHeld { .. })
+    ));
+    drop(lease);
+    assert_eq!(other.probe_lease("bob").unwrap(), LeaseState::Free);
+    assert!(!other.is_alive("bob").unwrap());
+    assert!(matches!(
+        s.probe_lease("../x"),
+        Err(StoreError::BadName { .. })
+    ));
+}
+
+/// Probers hammer every lease while acquirers take and drop theirs. A probe that briefly took
+/// the lock (a try-lock) would make the lone acquirer of `bob` see "held" now and then.
+#[test]
+fn probes_never_disturb_concurrent_acquires() {
+    const ROUNDS: usize = 2_000;
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let alice = s.acquire_lease("alice").unwrap();
+    let alice_holder = alice.holder().clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    let probes = Arc::new(AtomicUsize::new(0));
+
+    let probers: Vec<_> = (0..4)
+        .map(|_| {
+            let (s, stop, probes, alice_holder) = (
+                store(dir.path()),
+                stop.clone(),
+                probes.clone(),
+                alice_holder.clone(),
+            );
+            thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    s.probe_lease("bob").unwrap();
+                    s.probe_lease("carol").unwrap();
+                    assert_eq!(
+                        s.probe_lease("alice").unwrap(),
+                        LeaseState::Held(Some(alice_holder.clone())),
+                        "a lease held all along is always seen held"
+                    );
+                    assert_eq!(s.probe_lease("nobody").unwrap(), LeaseState::Free);
+                    probes.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+
+    // The only acquirer of bob: every acquisition must succeed, probes or not.
+    let bob = {
+        let s = store(dir.path());
+        thread::spawn(move || {
+            for round in 0..ROUNDS {
+                match s.acquire_lease("bob") {
+                    Ok(lease) => drop(lease),
+                    Err(e) => panic!("round {round}: a probe disturbed the acquisition: {e}"),
+                }
+            }
+        })
+    };
+
+    // Two acquirers race for carol: never both at once, and each refusal names a holder
+    // process (this one), never a probe.
+    let inside = Arc::new(AtomicUsize::new(0));
+    let carol: Vec<_> = (0..2)
+        .map(|_| {
+            let (s, inside) = (store(dir.path()), inside.clone());
+            thread::spawn(move || {
+                let mut won = 0;
+                for _ in 0..ROUNDS / 2 {
+                    match s.acquire_lease("carol") {
+                        Ok(lease) => {
+                            assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                            assert!(s.is_alive("carol").unwrap());
+                            inside.fetch_sub(1, Ordering::SeqCst);
+                            drop(lease);
+                            won += 1;
+                        }
+                        Err(StoreError::LeaseHeld { .. }) => {}
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                won
+            })
+        })
+        .collect();
+
+    bob.join().unwrap();
+    let won: usize = carol.into_iter().map(|t| t.join().unwrap()).sum();
+    stop.store(true, Ordering::SeqCst);
+    for p in probers {
+        p.join().unwrap();
+    }
+    assert!(won > 0, "carol was taken at least once");
+    assert!(probes.load(Ordering::SeqCst) > 0, "the probers ran");
+    drop(alice);
+    assert!(!s.is_alive("alice").unwrap());
+}
+
+/// Not a test on its own: the body of a child process that adopts the lease it inherited,
+/// says so, and holds it until its stdin closes (or it is killed).
+#[test]
+fn lease_child_process() {
+    let Ok(spec) = std::env::var(CHILD_VAR) else {
+        return;
+    };
+    let (dir, fd) = spec.split_once('|').unwrap();
+    let s = store(Path::new(dir));
+    let lease = s.adopt_lease("bob", fd.parse().unwrap()).unwrap();
+    println!("adopted {}", lease.holder().pid);
+    std::io::stdout().flush().unwrap();
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+}
+
+#[test]
+fn a_lease_handed_to_a_child_is_held_by_it_alone_until_it_dies() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let lease = s.acquire_lease("bob").unwrap();
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "lease_child_process", "--nocapture"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let fd = lease.pass_to_child(&mut cmd);
+    cmd.env(CHILD_VAR, format!("{}|{fd}", dir.path().display()));
+    let mut child = cmd.spawn().unwrap();
+    // The child runs: this process lets go, and bob is never without a holder meanwhile.
+    lease.hand_over(child.id());
+    assert!(s.is_alive("bob").unwrap());
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("adopted") {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the child ended before adopting the lease"
+        );
+    }
+    let pid: u32 = line.trim().trim_start_matches("adopted ").parse().unwrap();
+    assert_eq!(pid, child.id());
+    match s.probe_lease("bob").unwrap() {
+        LeaseState::Held(Some(holder)) => assert_eq!(holder.pid, child.id()),
+        other => panic!("the child holds bob's lease: {other:?}"),
+    }
+    match s.acquire_lease("bob") {
+        Err(StoreError::LeaseHeld {
+            holder: Some(h), ..
+        }) => assert_eq!(h.pid, child.id()),
+        other => panic!("the parent no longer holds it, the child does: {other:?}"),
+    }
+    child.kill().unwrap(); // SIGKILL: the kernel drops the lock
+    child.wait().unwrap();
+    assert_eq!(s.probe_lease("bob").unwrap(), LeaseState::Free);
+    assert!(
+        s.acquire_lease("bob").is_ok(),
+        "a dead holder blocks nobody"
+    );
+}
+
+#[test]
+fn adopting_a_descriptor_that_is_not_the_lease_is_refused_and_leaves_it_open() {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    drop(s.acquire_lease("bob").unwrap()); // the lock file exists, unheld
+    let other = std::fs::File::create(dir.path().join("other")).unwrap();
+    match s.adopt_lease("bob", other.as_raw_fd()) {
+        Err(e @ StoreError::LeaseNotInherited { .. }) => {
+            assert!(e.to_string().contains("bob.lock"), "{e}");
+        }
+        other => panic!("expected a refusal: {other:?}"),
+    }
+    // Still ours and open: the refusal did not take or close it.
+    assert!(other.metadata().is_ok());
+    assert!(matches!(
+        s.adopt_lease("bob", 987_654),
+        Err(StoreError::LeaseNotInherited { .. })
+    ));
+}
