@@ -168,12 +168,15 @@ impl AgentBuilder {
             workspace: self.workspace.root(),
             stop: &self.stop,
         };
+        let todo = crate::todo::TodoList::default();
+        let mut extensions = self.extensions;
+        extensions.insert(0, Arc::new(crate::todo::TodoExtension::new(todo.clone())));
         let mut tools = self.tools;
         let mut sections = Vec::new();
         let mut gates = Vec::new();
         let mut inboxes = Vec::new();
         let mut workspace_sources = Vec::new();
-        for extension in &self.extensions {
+        for extension in &extensions {
             for tool in extension.tools(&cx) {
                 tools.register(tool);
             }
@@ -216,7 +219,8 @@ impl AgentBuilder {
             workspace_sources,
             stop: self.stop,
             settings: self.settings,
-            extensions: self.extensions,
+            extensions,
+            todo,
         });
         if let Some(path) = self.transcript {
             agent.attach_transcript(&path)?;

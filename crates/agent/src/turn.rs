@@ -130,6 +130,7 @@ pub struct Agent {
     stop: Arc<AtomicBool>,
     settings: Arc<Settings>,
     extensions: Vec<Arc<dyn Extension>>,
+    todo: crate::todo::TodoList,
     messages: Vec<ChatMessage>,
     delivered: HashSet<String>,
     transcript: Option<Transcript>,
@@ -152,6 +153,7 @@ pub(crate) struct Parts {
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) settings: Arc<Settings>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
+    pub(crate) todo: crate::todo::TodoList,
 }
 
 impl Agent {
@@ -171,6 +173,7 @@ impl Agent {
             stop: parts.stop,
             settings: parts.settings,
             extensions: parts.extensions,
+            todo: parts.todo,
             messages: Vec::new(),
             delivered: HashSet::new(),
             transcript: None,
@@ -187,6 +190,7 @@ impl Agent {
         let loaded = Transcript::load(path)?;
         self.messages = loaded.messages;
         self.delivered = loaded.mail_ids;
+        self.todo.restore(&self.messages);
         self.transcript = Some(Transcript::open(path)?);
         self.repair()?;
         Ok(self.messages.len())
@@ -198,6 +202,11 @@ impl Agent {
             self.push(fix, &[])?;
         }
         Ok(())
+    }
+
+    /// The agent's todo list as it stands (what `todo_write` last saved).
+    pub fn todos(&self) -> Vec<crate::todo::TodoItem> {
+        self.todo.items()
     }
 
     /// A flag that, once set, ends the turn after the current round's tool calls finish.

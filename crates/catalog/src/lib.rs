@@ -1,0 +1,8 @@
+//! What a project defines for its agents, in the folders Claude Code users already keep them:
+//! skills (`.troupe/skills/*/SKILL.md`, `.claude/skills/*/SKILL.md`, and the user's) offered
+//! through a catalog in the system prompt and `load_skill`.
+
+pub mod frontmatter;
+pub mod skills;
+
+pub use skills::{Skill, Skills, SkillsExtension, SkippedSkill};
