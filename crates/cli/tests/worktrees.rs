@@ -528,3 +528,67 @@ fn a_teammate_spawned_with_worktree_isolation_works_in_its_own() {
 fn worktree_isolation_holds_for_teammate_processes() {
     isolated_teammate("process");
 }
+
+#[test]
+fn a_resumed_teammate_keeps_its_own_worktree() {
+    let ws = repo();
+    let server = FakeServer::start();
+    ack_fallback(&server);
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "bob", "role": "coder", "prompt": "Wait for instructions.",
+                       "isolation": "worktree"}),
+            ),
+            Step::text("bob is waiting"),
+        ],
+    );
+    server.script("bob", [Step::text("bob: ready")]);
+    let first = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "go",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "acceptEdits",
+    ]));
+    assert!(first.status.success(), "stderr: {}", stderr(&first));
+
+    // Mail waits for bob while no lead runs; --continue respawns him in his worktree.
+    ok(&subcommand(
+        ws.path(),
+        &["team", "send", "bob", "write later.txt"],
+    ));
+    server.script(
+        "bob",
+        [
+            Step::tool(
+                "write_file",
+                json!({"path": "later.txt", "content": "later\n"}),
+            ),
+            Step::text("bob: wrote later.txt"),
+        ],
+    );
+    let second = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "carry on",
+        "--continue",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "acceptEdits",
+    ]));
+    assert!(second.status.success(), "stderr: {}", stderr(&second));
+    let bob = server.requests_for("bob");
+    let (text, is_error) = bob.last().unwrap().last_tool_result().unwrap();
+    assert!(!is_error, "{text}");
+    assert!(bob.last().unwrap().system().contains("# Your worktree"));
+    assert_eq!(ws.read(".troupe/worktrees/bob/later.txt"), "later\n");
+    assert!(
+        !ws.exists("later.txt"),
+        "the resumed teammate wrote into the main tree"
+    );
+    main_tree_clean(&ws);
+}
