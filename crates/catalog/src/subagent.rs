@@ -18,7 +18,18 @@ use troupe_tools::{parse_input, schema_of, DynTool, Effect, Tool, ToolContext, T
 /// own, so delegation does not nest.
 pub trait SubagentFactory: Send + Sync {
     /// A fresh agent for one task, following `definition` when the call named one.
-    fn build(&self, definition: Option<&AgentDefinition>) -> Result<Agent, String>;
+    fn build(&self, definition: Option<&AgentDefinition>) -> Result<Agent, SubagentError>;
+}
+
+/// Why a subagent could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SubagentError {
+    /// The workspace could not be opened.
+    #[error(transparent)]
+    Workspace(#[from] troupe_tools::GuardError),
+    /// The agent could not be built.
+    #[error(transparent)]
+    Build(#[from] troupe_agent::BuildError),
 }
 
 /// Input of `task`.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use troupe_agent::permissions::{PermissionMode, Policy};
 use troupe_agent::{Agent, AgentBuilder, Approver};
 use troupe_catalog::agents::AgentDefinition;
-use troupe_catalog::subagent::{SubagentExtension, SubagentFactory};
+use troupe_catalog::subagent::{SubagentError, SubagentExtension, SubagentFactory};
 use troupe_model::ModelConfig;
 use troupe_settings::Settings;
 use troupe_tools::{Registry, Workspace};
@@ -39,8 +39,8 @@ pub struct Factory {
 }
 
 impl SubagentFactory for Factory {
-    fn build(&self, definition: Option<&AgentDefinition>) -> Result<Agent, String> {
-        let guard = Workspace::new(&self.workspace).map_err(|e| e.to_string())?;
+    fn build(&self, definition: Option<&AgentDefinition>) -> Result<Agent, SubagentError> {
+        let guard = Workspace::new(&self.workspace)?;
         let model = ModelConfig {
             model: definition
                 .and_then(|d| d.model.clone())
@@ -76,7 +76,7 @@ impl SubagentFactory for Factory {
             registry.retain(|t| tools.iter().any(|name| name == t.name()));
             builder = builder.tools(registry);
         }
-        builder.build().map_err(|e| e.to_string())
+        Ok(builder.build()?)
     }
 }
 
