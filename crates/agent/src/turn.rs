@@ -466,7 +466,31 @@ impl Agent {
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<(), AgentError> {
         let mut results = Vec::new();
-        for (id, name, input) in message.tool_uses() {
+        let calls: Vec<_> = message.tool_uses().collect();
+        let together = calls.len() > 1
+            && calls
+                .iter()
+                .all(|(_, name, _)| self.tools.get(name).is_some_and(|t| t.concurrent()));
+        if together {
+            // Independent calls (subagents): run at once, results kept in call order.
+            for (id, name, input) in &calls {
+                observe(AgentEvent::ToolStarted { id, name, input });
+            }
+            let outputs = futures_util::future::join_all(
+                calls
+                    .iter()
+                    .map(|(_, name, input)| self.run_one_tool(name, input)),
+            )
+            .await;
+            for ((id, _, _), output) in calls.iter().zip(outputs) {
+                results.push(ContentBlock::tool_result(
+                    *id,
+                    output.content,
+                    output.is_error,
+                ));
+            }
+        }
+        for (id, name, input) in calls.into_iter().filter(|_| !together) {
             observe(AgentEvent::ToolStarted { id, name, input });
             let output = self.run_one_tool(name, input).await;
             results.push(ContentBlock::tool_result(

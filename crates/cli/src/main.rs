@@ -11,6 +11,7 @@ mod repl_input;
 mod settings;
 mod setup;
 mod signals;
+mod subagents;
 
 use clap::Parser;
 

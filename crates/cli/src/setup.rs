@@ -112,6 +112,8 @@ pub struct Lead {
     pub team: Team,
     /// The async runtime.
     pub runtime: tokio::runtime::Runtime,
+    /// The lead's `task` tool, which adds up its subagents' usage.
+    pub subagents: Arc<troupe_catalog::subagent::SubagentExtension>,
 }
 
 /// Builds the lead: agent with team tools and inbox, session transcript, team (teammates
@@ -182,9 +184,22 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let path = session_path(&troupe_dir, &session_id);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let skills = project_skills(&workspace, home.as_deref());
+    let subagents = crate::subagents::extension(
+        &workspace,
+        crate::subagents::Factory {
+            workspace: workspace.clone(),
+            model: model.clone(),
+            settings: settings.clone(),
+            policy: policy.clone(),
+            approver: approver.clone(),
+            max_tokens: args.agent.max_tokens,
+            home: home.clone(),
+        },
+    );
     let agent = AgentBuilder::new(LEAD, Arc::new(guard), model.build(), model.model.clone())
         .home(home)
         .extension(skills)
+        .extension(subagents.clone())
         .settings(settings)
         .policy(policy)
         .approver(approver)
@@ -208,6 +223,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     }
     Ok(Lead {
         lease,
+        subagents,
         agent,
         run: RunContext {
             workspace,
