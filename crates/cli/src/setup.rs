@@ -187,7 +187,6 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let subagents = crate::subagents::extension(
         &workspace,
         crate::subagents::Factory {
-            workspace: workspace.clone(),
             model: model.clone(),
             settings: settings.clone(),
             policy: policy.clone(),

@@ -592,3 +592,67 @@ fn a_resumed_teammate_keeps_its_own_worktree() {
     );
     main_tree_clean(&ws);
 }
+
+#[test]
+fn a_subagent_works_where_its_parent_is_bound() {
+    let ws = repo();
+    let store = troupe_store::file::open(&ws.join(".troupe"), "default").unwrap();
+    let task = store
+        .create_task(&NewTask {
+            subject: "the lead's own task".into(),
+            created_by: "lead".into(),
+            ..NewTask::default()
+        })
+        .unwrap();
+    ok(&wt(
+        &ws,
+        &["create", "mine", "--task", &task.id.to_string()],
+    ));
+    let server = FakeServer::start();
+    let ws_path = ws.path().to_path_buf();
+    let id = task.id;
+    server.script(
+        "lead",
+        [
+            Step::dynamic(move |_| {
+                let store = troupe_store::file::open(&ws_path.join(".troupe"), "default").unwrap();
+                store.claim_task(id, "lead", 1).unwrap();
+                Reply::tool("list_worktrees", json!({}))
+            }),
+            Step::tool(
+                "task",
+                json!({"description": "write a file", "prompt": "Write sub.txt."}),
+            ),
+            Step::text("delegated"),
+        ],
+    );
+    server.script(
+        "subagent",
+        [
+            Step::tool(
+                "write_file",
+                json!({"path": "sub.txt", "content": "by the subagent\n"}),
+            ),
+            Step::text("wrote sub.txt"),
+        ],
+    );
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "go",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "acceptEdits",
+    ]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let (text, is_error) = server.requests_for("lead")[2].last_tool_result().unwrap();
+    assert!(!is_error && text.contains("wrote sub.txt"), "{text}");
+    assert_eq!(
+        ws.read(".troupe/worktrees/mine/sub.txt"),
+        "by the subagent\n"
+    );
+    assert!(
+        !ws.exists("sub.txt"),
+        "the subagent escaped its parent's worktree"
+    );
+}
