@@ -75,9 +75,17 @@ pub struct MailBatch {
 /// Where an agent's incoming mail comes from.
 pub trait InboxSource: Send + Sync {
     /// Unconsumed mail, without consuming it.
-    fn fetch(&self) -> Result<MailBatch, String>;
+    fn fetch(&self) -> Result<MailBatch, InboxError>;
     /// Marks a batch consumed; called only after it is in the persisted transcript.
-    fn ack(&self, batch: &MailBatch) -> Result<(), String>;
+    fn ack(&self, batch: &MailBatch) -> Result<(), InboxError>;
+}
+
+/// Why an inbox could not be read or acknowledged.
+#[derive(Debug, thiserror::Error)]
+pub enum InboxError {
+    /// The store behind it failed.
+    #[error(transparent)]
+    Store(#[from] troupe_store::StoreError),
 }
 
 /// The answer to a permission question.
