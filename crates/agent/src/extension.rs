@@ -80,7 +80,18 @@ pub struct WorkspaceBinding {
 pub trait WorkspaceSource: Send + Sync {
     /// The binding for the next round; `Ok(None)` for the workspace the agent was built with.
     /// An error leaves the current binding as it is (and is logged).
-    async fn binding(&self) -> Result<Option<WorkspaceBinding>, String>;
+    async fn binding(&self) -> Result<Option<WorkspaceBinding>, BindingError>;
+}
+
+/// Why a [`WorkspaceSource`] could not say where the tools work.
+#[derive(Debug, thiserror::Error)]
+pub enum BindingError {
+    /// The store behind it failed.
+    #[error(transparent)]
+    Store(#[from] troupe_store::StoreError),
+    /// The directory it binds to cannot be used (gone, unreadable, not what it should be).
+    #[error(transparent)]
+    Unusable(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// One piece of mail ready to be injected into a conversation.
@@ -104,9 +115,17 @@ pub struct MailBatch {
 /// Where an agent's incoming mail comes from.
 pub trait InboxSource: Send + Sync {
     /// Unconsumed mail, without consuming it.
-    fn fetch(&self) -> Result<MailBatch, String>;
+    fn fetch(&self) -> Result<MailBatch, InboxError>;
     /// Marks a batch consumed; called only after it is in the persisted transcript.
-    fn ack(&self, batch: &MailBatch) -> Result<(), String>;
+    fn ack(&self, batch: &MailBatch) -> Result<(), InboxError>;
+}
+
+/// Why an inbox could not be read or acknowledged.
+#[derive(Debug, thiserror::Error)]
+pub enum InboxError {
+    /// The store behind it failed.
+    #[error(transparent)]
+    Store(#[from] troupe_store::StoreError),
 }
 
 /// The answer to a permission question.

@@ -18,7 +18,7 @@ pub mod turn;
 pub use builder::{AgentBuilder, BuildError, DEFAULT_IDENTITY, DEFAULT_MAX_TOKENS};
 pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
 pub use extension::{
-    Approval, Approver, Extension, ExtensionContext, InboxSource, MailBatch, MailItem, Question,
-    RefuseApprover, ToolGate, WorkspaceBinding, WorkspaceSource,
+    Approval, Approver, BindingError, Extension, ExtensionContext, InboxError, InboxSource,
+    MailBatch, MailItem, Question, RefuseApprover, ToolGate, WorkspaceBinding, WorkspaceSource,
 };
 pub use turn::{Agent, AgentConfig, AgentError, AgentEvent, TurnEnd, TurnOutcome};

@@ -3,7 +3,7 @@
 //! when an unfinished list has not been touched for [`REMIND_AFTER_ROUNDS`] model calls a short
 //! reminder is put before the next one.
 
-use crate::extension::{Extension, ExtensionContext, InboxSource, MailBatch, MailItem};
+use crate::extension::{Extension, ExtensionContext, InboxError, InboxSource, MailBatch, MailItem};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -183,7 +183,7 @@ struct Reminder {
 }
 
 impl InboxSource for Reminder {
-    fn fetch(&self) -> Result<MailBatch, String> {
+    fn fetch(&self) -> Result<MailBatch, InboxError> {
         let mut state = self.list.lock();
         let unfinished = state
             .items
@@ -214,7 +214,7 @@ impl InboxSource for Reminder {
         })
     }
 
-    fn ack(&self, _batch: &MailBatch) -> Result<(), String> {
+    fn ack(&self, _batch: &MailBatch) -> Result<(), InboxError> {
         Ok(())
     }
 }

@@ -98,7 +98,7 @@ pub enum AgentError {
     Transcript(#[from] TranscriptError),
     /// The inbox could not be read or acknowledged.
     #[error("inbox: {0}")]
-    Inbox(String),
+    Inbox(#[from] crate::extension::InboxError),
 }
 
 /// Fixed settings of an agent.
@@ -384,7 +384,7 @@ impl Agent {
         inbox: &dyn InboxSource,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<(), AgentError> {
-        let batch: MailBatch = inbox.fetch().map_err(AgentError::Inbox)?;
+        let batch: MailBatch = inbox.fetch()?;
         if batch.ack_token.is_none() {
             return Ok(());
         }
@@ -408,7 +408,7 @@ impl Agent {
                 text: &text,
             });
         }
-        inbox.ack(&batch).map_err(AgentError::Inbox)
+        Ok(inbox.ack(&batch)?)
     }
 
     /// Moves the tools to where the extensions bind them for this round, telling the model

@@ -68,6 +68,15 @@ pub struct RunArgs {
     #[arg(long)]
     pub verbose: bool,
 
+    /// Replace troupe's opening identity line of the lead's system prompt with this text (the
+    /// environment, tool guidance, memory and team sections stay).
+    #[arg(long)]
+    pub system_prompt: Option<String>,
+
+    /// Text appended to the end of the lead's system prompt.
+    #[arg(long)]
+    pub append_system_prompt: Option<String>,
+
     /// The team this lead works with.
     #[arg(long, default_value = "default")]
     pub team: String,
@@ -107,6 +116,9 @@ pub enum Command {
     Teammate(TeammateArgs),
     /// The OS sandbox bash commands run under.
     Sandbox(SandboxArgs),
+    /// Which settings files are read here and what they add up to (rules, hooks, MCP servers,
+    /// memory, skills, agent definitions).
+    Config(ConfigArgs),
     /// The workspace's git worktrees (.troupe/worktrees/<name>, branch wt/<name>).
     Worktree(WorktreeArgs),
 }
@@ -156,6 +168,20 @@ pub enum WorktreeCommand {
         /// The worktree.
         name: String,
     },
+}
+
+/// `troupe config`
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Workspace directory (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Extra settings, as the lead's `--settings` takes them.
+    #[arg(long)]
+    pub settings: Option<String>,
 }
 
 /// `troupe sandbox …`

@@ -195,7 +195,11 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             home: home.clone(),
         },
     );
-    let agent = AgentBuilder::new(LEAD, Arc::new(guard), model.build(), model.model.clone())
+    let mut builder = AgentBuilder::new(LEAD, Arc::new(guard), model.build(), model.model.clone());
+    if let Some(identity) = &args.system_prompt {
+        builder = builder.identity(identity.clone());
+    }
+    builder = builder
         .home(home)
         .extension(skills)
         .extension(subagents.clone())
@@ -205,7 +209,12 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .max_tokens(args.agent.max_tokens)
         .max_rounds(args.max_turns)
         .extension(Arc::new(LeadExtension::new(team.clone())))
-        .transcript(&path)
+        .transcript(&path);
+    if let Some(text) = &args.append_system_prompt {
+        // Registered last, so it ends the prompt.
+        builder = builder.extension(Arc::new(AppendedPrompt(text.clone())));
+    }
+    let agent = builder
         .build()
         .with_context(|| format!("opening session {}", path.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -248,4 +257,16 @@ pub fn project_skills(workspace: &Path, home: Option<&Path>) -> Arc<SkillsExtens
         );
     }
     Arc::new(SkillsExtension::new(skills))
+}
+
+/// `--append-system-prompt`: one more section at the end of the lead's system prompt.
+struct AppendedPrompt(String);
+
+impl troupe_agent::Extension for AppendedPrompt {
+    fn name(&self) -> &str {
+        "append-system-prompt"
+    }
+    fn prompt_sections(&self, _cx: &troupe_agent::ExtensionContext<'_>) -> Vec<String> {
+        vec![self.0.clone()]
+    }
 }

@@ -2,8 +2,8 @@
 //! to a model.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-use troupe_agent::{InboxSource, MailBatch, MailItem};
+use std::sync::{Mutex, PoisonError};
+use troupe_agent::{InboxError, InboxSource, MailBatch, MailItem};
 use troupe_protocol::{Envelope, MailKind};
 use troupe_store::{AckToken, SharedStore};
 
@@ -55,8 +55,8 @@ impl MailboxInbox {
 }
 
 impl InboxSource for MailboxInbox {
-    fn fetch(&self) -> Result<MailBatch, String> {
-        let batch = self.store.fetch(&self.agent).map_err(|e| e.to_string())?;
+    fn fetch(&self) -> Result<MailBatch, InboxError> {
+        let batch = self.store.fetch(&self.agent)?;
         let items = batch
             .messages
             .iter()
@@ -67,7 +67,8 @@ impl InboxSource for MailboxInbox {
             .collect();
         let ack_token = match batch.ack {
             Some(token) => {
-                let mut tokens = self.tokens.lock().map_err(|e| e.to_string())?;
+                // Plain bookkeeping, consistent between statements: a panic elsewhere leaves it usable.
+                let mut tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
                 tokens.0 += 1;
                 let key = tokens.0;
                 tokens.1.insert(key, token);
@@ -78,22 +79,19 @@ impl InboxSource for MailboxInbox {
         Ok(MailBatch { items, ack_token })
     }
 
-    fn ack(&self, batch: &MailBatch) -> Result<(), String> {
+    fn ack(&self, batch: &MailBatch) -> Result<(), InboxError> {
         let Some(key) = batch.ack_token else {
             return Ok(());
         };
         let token = {
-            let mut tokens = self.tokens.lock().map_err(|e| e.to_string())?;
+            let mut tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
             // A later batch covers everything before it: drop the older tokens with this one.
             let token = tokens.1.get(&key).copied();
             tokens.1.retain(|k, _| *k > key);
             token
         };
         match token {
-            Some(token) => self
-                .store
-                .ack(&self.agent, token)
-                .map_err(|e| e.to_string()),
+            Some(token) => Ok(self.store.ack(&self.agent, token)?),
             // Already acknowledged (with a later batch): a repeated ack is harmless.
             None => Ok(()),
         }

@@ -7,7 +7,7 @@ use serde_json::json;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use troupe_agent::permissions::{PermissionMode, Policy, Rules};
-use troupe_agent::{Extension, ExtensionContext, WorkspaceBinding, WorkspaceSource};
+use troupe_agent::{BindingError, Extension, ExtensionContext, WorkspaceBinding, WorkspaceSource};
 use troupe_test_support::{builder, TestAgent};
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
 use troupe_tools::Workspace;
@@ -20,7 +20,7 @@ struct Movable {
 
 #[async_trait::async_trait]
 impl WorkspaceSource for Movable {
-    async fn binding(&self) -> Result<Option<WorkspaceBinding>, String> {
+    async fn binding(&self) -> Result<Option<WorkspaceBinding>, BindingError> {
         let target = self.target.lock().unwrap().clone();
         Ok(target.map(|dir| WorkspaceBinding {
             workspace: Arc::new(Workspace::new(&dir).unwrap()),

@@ -1,5 +1,7 @@
-//! Subcommands: `troupe team …`, `troupe teammate`, `troupe sandbox check` and `troupe worktree …`.
+//! Subcommands: `troupe team …`, `troupe teammate`, `troupe sandbox check`, `troupe config` and
+//! `troupe worktree …`.
 
+pub mod config;
 pub mod sandbox;
 pub mod team;
 pub mod teammate;

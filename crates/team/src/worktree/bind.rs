@@ -17,9 +17,9 @@ use async_trait::async_trait;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use troupe_agent::{WorkspaceBinding, WorkspaceSource};
+use troupe_agent::{BindingError, WorkspaceBinding, WorkspaceSource};
 use troupe_protocol::{Task, TaskStatus};
-use troupe_store::TaskFilter;
+use troupe_store::{StoreError, TaskFilter};
 use troupe_tools::Workspace;
 
 /// A worktree opened for tools.
@@ -64,7 +64,7 @@ impl WorktreeSource {
 
 #[async_trait]
 impl WorkspaceSource for WorktreeSource {
-    async fn binding(&self) -> Result<Option<WorkspaceBinding>, String> {
+    async fn binding(&self) -> Result<Option<WorkspaceBinding>, BindingError> {
         if let Some(own) = &self.own {
             let opened = match self.cached(own) {
                 Some(o) => o,
@@ -74,7 +74,7 @@ impl WorkspaceSource for WorktreeSource {
                         .shared
                         .offload(move |s| open(s, &name))
                         .await
-                        .map_err(|e| e.to_string())?;
+                        .map_err(unusable)?;
                     self.remember(&opened);
                     opened
                 }
@@ -98,7 +98,7 @@ impl WorkspaceSource for WorktreeSource {
                     .shared
                     .offload(move |s| open(s, &n))
                     .await
-                    .map_err(|e| format!("task {} is bound to worktree '{name}': {e}", task.id))?;
+                    .map_err(unusable)?;
                 self.remember(&opened);
                 opened
             }
@@ -111,16 +111,17 @@ impl WorkspaceSource for WorktreeSource {
     }
 }
 
+fn unusable(e: WorktreeError) -> BindingError {
+    BindingError::Unusable(Box::new(e))
+}
+
 /// The lowest-id in-progress task `agent` owns that has a worktree, with the worktree's name.
-fn bound_task(shared: &TeamShared, agent: &str) -> Result<Option<(Task, String)>, String> {
+fn bound_task(shared: &TeamShared, agent: &str) -> Result<Option<(Task, String)>, StoreError> {
     let filter = TaskFilter {
         status: Some(TaskStatus::InProgress),
         owner: Some(agent.to_string()),
     };
-    let list = shared
-        .store
-        .list_tasks(&filter)
-        .map_err(|e| format!("reading the task board: {e}"))?;
+    let list = shared.store.list_tasks(&filter)?;
     Ok(list.tasks.into_iter().find_map(|t| {
         let name = t.worktree.clone()?;
         Some((t, name))
