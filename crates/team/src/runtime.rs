@@ -98,6 +98,7 @@ impl Team {
                 let mut m = Member::new(req.name.clone(), req.role.clone(), epoch, now);
                 m.model = req.model.clone();
                 m.require_plan = req.require_plan;
+                m.auto_claim = req.auto_claim;
                 roster.members.retain(|x| x.name != req.name);
                 roster.members.push(m.clone());
                 member = Some(m);
@@ -117,6 +118,7 @@ impl Team {
             epoch: member.epoch,
             prompt: Some(req.prompt),
             model: req.model,
+            auto_claim: member.auto_claim,
         };
         self.start(spec)?;
         Ok(member)
@@ -142,6 +144,7 @@ impl Team {
                 epoch: m.epoch,
                 prompt: None,
                 model: m.model.clone(),
+                auto_claim: m.auto_claim,
             };
             self.start(spec)?;
             resumed.push(m.name.clone());
@@ -285,6 +288,7 @@ impl Team {
                                 epoch: m.epoch,
                                 prompt: prompt.clone(),
                                 model: model.clone().or(m.model.clone()),
+                                auto_claim: m.auto_claim,
                             };
                             Ok((spec, false))
                         }
@@ -300,6 +304,7 @@ impl Team {
                             epoch,
                             prompt: prompt.clone(),
                             model: model.clone(),
+                            auto_claim: m.auto_claim,
                         };
                         roster.members.retain(|x| x.name != name);
                         roster.members.push(m);

@@ -1,5 +1,6 @@
 //! The settle rule (DESIGN.md §4): a headless run ends when every teammate is idle or ended,
-//! no request is pending, and the lead's inbox is drained.
+//! no request is pending, the lead's inbox is drained, and no idle auto-claiming teammate has
+//! a ready task waiting for it.
 
 use crate::member::fail;
 use crate::runtime::Team;
@@ -56,6 +57,14 @@ impl Team {
             } else if !shared.store.peek(&m.name)?.is_empty() {
                 // Idle with unread mail: it is about to wake (protocol answers land here).
                 busy.push(m.name.clone());
+            }
+        }
+        // Idle auto-claiming teammates about to take (or start on) a ready task are busy too.
+        // The board is read after the roster: a member claims first, then records it works.
+        let board = shared.store.list_tasks(&troupe_store::TaskFilter::default())?;
+        for name in crate::board::claimers_with_work(&roster, &board.tasks) {
+            if !busy.contains(&name) {
+                busy.push(name);
             }
         }
         busy.extend(pending);
