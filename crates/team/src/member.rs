@@ -295,9 +295,13 @@ async fn idle(
                 .offload(move |s| crate::board::claim_next(&*s.store, &n))
                 .await
             {
-                Ok(Some(task)) => return Ok(Phase::Working(Some(crate::board::work_prompt(&task)))),
+                Ok(Some(task)) => {
+                    return Ok(Phase::Working(Some(crate::board::work_prompt(&task))))
+                }
                 Ok(None) => {}
-                Err(e) => tracing::warn!(member = name, error = %e, "could not look for ready tasks"),
+                Err(e) => {
+                    tracing::warn!(member = name, error = %e, "could not look for ready tasks")
+                }
             }
         }
         tokio::select! {

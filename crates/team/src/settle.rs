@@ -61,7 +61,9 @@ impl Team {
         }
         // Idle auto-claiming teammates about to take (or start on) a ready task are busy too.
         // The board is read after the roster: a member claims first, then records it works.
-        let board = shared.store.list_tasks(&troupe_store::TaskFilter::default())?;
+        let board = shared
+            .store
+            .list_tasks(&troupe_store::TaskFilter::default())?;
         for name in crate::board::claimers_with_work(&roster, &board.tasks) {
             if !busy.contains(&name) {
                 busy.push(name);

@@ -214,7 +214,9 @@ pub fn run(args: &TaskArgs) -> Result<i32> {
                     Some(TaskStatus::InProgress) => t.claim(&by, blockers, now),
                     Some(TaskStatus::Completed) => t.complete(&by, result, now),
                     Some(TaskStatus::Failed) => t.fail(&by, result, now),
-                    Some(TaskStatus::Cancelled) => t.cancel(&by, Some(result).filter(|r| !r.is_empty()), now),
+                    Some(TaskStatus::Cancelled) => {
+                        t.cancel(&by, Some(result).filter(|r| !r.is_empty()), now)
+                    }
                 }
             })?;
             let change = match before {
@@ -232,7 +234,8 @@ pub fn run(args: &TaskArgs) -> Result<i32> {
                 errln!("troupe: --result is empty: say what came of the task");
                 return Ok(USAGE);
             }
-            let t = store.update_task(*id, &mut |t, _| t.complete(&by, result.clone(), now_ms()))?;
+            let t =
+                store.update_task(*id, &mut |t, _| t.complete(&by, result.clone(), now_ms()))?;
             let told = board::after_change(&courier, &t, Change::Completed, &by);
             print_task(args, &t, &told)?;
         }
@@ -266,6 +269,9 @@ fn tell_new_owner(store: &dyn TeamStore, by: &str, t: &Task) {
     let text = format!("{by} gave you a task.\n{}", board::work_prompt(t));
     let env = Envelope::new(MailKind::Message, by, owner, text, now_ms());
     if let Err(e) = deliver(store, &env) {
-        errln!("warning: task {} is {owner}'s, but they could not be told: {e}", t.id);
+        errln!(
+            "warning: task {} is {owner}'s, but they could not be told: {e}",
+            t.id
+        );
     }
 }

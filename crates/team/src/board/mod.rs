@@ -91,7 +91,8 @@ pub fn claimers_with_work(roster: &Roster, tasks: &[Task]) -> Vec<String> {
                 return any_ready;
             }
             // Claimed at or after it went idle: the work phase on it is starting.
-            held.iter().any(|t| claimed_at(t).is_some_and(|at| at >= m.last_seen))
+            held.iter()
+                .any(|t| claimed_at(t).is_some_and(|at| at >= m.last_seen))
         })
         .map(|m| m.name.clone())
         .collect()
@@ -118,9 +119,9 @@ pub fn claim_next(store: &dyn TeamStore, name: &str) -> Result<Option<Task>, Sto
         match store.claim_task(task.id, name, now_ms()) {
             Ok(claimed) => return Ok(Some(claimed)),
             // Taken, cancelled, edited or unreadable since the listing: try the next one.
-            Err(StoreError::Task(_) | StoreError::UnknownTask { .. } | StoreError::Corrupt { .. }) => {
-                continue
-            }
+            Err(
+                StoreError::Task(_) | StoreError::UnknownTask { .. } | StoreError::Corrupt { .. },
+            ) => continue,
             Err(e) => return Err(e),
         }
     }
@@ -178,7 +179,11 @@ pub fn tell_waiting_owners(courier: &dyn Courier, done: &Task, by: &str) -> Vec<
     };
     let status = blocker_status(&board.tasks);
     let mut told = Vec::new();
-    for t in board.tasks.iter().filter(|t| t.blocked_by.contains(&done.id)) {
+    for t in board
+        .tasks
+        .iter()
+        .filter(|t| t.blocked_by.contains(&done.id))
+    {
         let Some(owner) = t.owner.as_deref() else {
             continue;
         };

@@ -3,6 +3,7 @@
 
 pub mod lead;
 pub mod mail;
+pub mod task_changes;
 pub mod tasks;
 
 pub use lead::{lead_tools, Broadcast, ListTeammates, SpawnTeammate};
