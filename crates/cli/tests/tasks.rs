@@ -294,6 +294,28 @@ fn a_blocker_completed_from_another_terminal_wakes_an_idle_teammate_process() {
         .cloned()
         .unwrap();
     assert_eq!(bob_json["tasks"], json!([{"id": 3, "subject": "three"}]));
+
+    // Bob's task comes to wait on a new task 4 (he is given nothing while he holds task 3);
+    // when a person completes task 4, bob is told by mail, which wakes him.
+    task_json(ws.path(), &["create", "four"]);
+    task_json(ws.path(), &["update", "3", "--blocked-by", "4"]);
+    task_json(ws.path(), &["claim", "4", "--owner", "user:sam"]);
+    let done = task(
+        ws.path(),
+        &["complete", "4", "--result", "four done", "--as", "user:sam"],
+    );
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert!(String::from_utf8_lossy(&done.stdout).contains("told bob"));
+    until("bob was told task 4 is completed", || {
+        server.requests_for("bob").iter().any(|r| {
+            r.all_text()
+                .contains("Task 4 (four), which your task 3 (three) waits on, is completed")
+        })
+    });
+    assert_eq!(
+        store(ws.path()).get_task(4).unwrap().owner.as_deref(),
+        Some("user:sam")
+    );
     bob.kill().unwrap();
     bob.wait().unwrap();
 }

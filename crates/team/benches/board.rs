@@ -14,7 +14,7 @@
 //!    server): from the change to the task claimed for it.
 //!
 //! Run: `cargo bench -p troupe-team --bench board [-- --tasks 400 --claimers 10 --wakes 200]`
-//! (`-- --only claims|wake|member` runs one part).
+//! (`-- --only claims|wake|member` runs one part; `-- --durability os-buffered` skips fsync).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code may panic on a broken fixture
 
 use std::collections::BTreeMap;
@@ -37,6 +37,7 @@ use troupe_testkit::{FakeServer, Recorded, Reply, Step};
 const ROLE_ENV: &str = "TROUPE_BOARD_BENCH_ROLE";
 const DIR_ENV: &str = "TROUPE_BOARD_BENCH_DIR";
 const NAME_ENV: &str = "TROUPE_BOARD_BENCH_NAME";
+const DURABILITY_ENV: &str = "TROUPE_BOARD_BENCH_DURABILITY";
 const TEAM: &str = "bench";
 const WAITER: &str = "waiter";
 /// Pause before each change, so the claimer is back asleep on its wake socket.
@@ -51,8 +52,27 @@ fn now_ns() -> u128 {
         .unwrap_or(0)
 }
 
+/// `--durability os-buffered` (passed on to the children) shows what the locks cost without
+/// the disk; the default and the targets are with fsync.
+fn durability() -> Durability {
+    let os_buffered = std::env::var(DURABILITY_ENV).is_ok_and(|v| v == "os-buffered")
+        || std::env::args().any(|a| a == "os-buffered");
+    if os_buffered {
+        Durability::OsBuffered
+    } else {
+        Durability::Fsync
+    }
+}
+
+fn durability_name() -> &'static str {
+    match durability() {
+        Durability::Fsync => "fsync",
+        Durability::OsBuffered => "os-buffered",
+    }
+}
+
 fn open(dir: &Path) -> SharedStore {
-    troupe_store::file::open_with(dir, TEAM, Durability::Fsync).unwrap()
+    troupe_store::file::open_with(dir, TEAM, durability()).unwrap()
 }
 
 fn arg(name: &str, default: usize) -> usize {
@@ -88,6 +108,7 @@ fn child(role: &str, dir: &Path, name: &str) -> (Child, ChildStdin, BufReader<Ch
         .env(ROLE_ENV, role)
         .env(DIR_ENV, dir)
         .env(NAME_ENV, name)
+        .env(DURABILITY_ENV, durability_name())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -186,7 +207,8 @@ fn claims_across_processes(tasks: usize, claimers: usize) {
         stdin.flush().unwrap();
     }
     let mut wins: BTreeMap<u64, usize> = BTreeMap::new();
-    let (mut all_ms, mut won_ms, mut attempts) = (Vec::new(), Vec::new(), 0usize);
+    let (mut all_ms, mut won_ms, mut lost_ms, mut attempts) =
+        (Vec::new(), Vec::new(), Vec::new(), 0usize);
     for (mut proc, _, out) in children {
         for line in out.lines() {
             let line = line.unwrap();
@@ -198,6 +220,8 @@ fn claims_across_processes(tasks: usize, claimers: usize) {
                 if word == "won" {
                     *wins.entry(id.parse().unwrap()).or_default() += 1;
                     won_ms.push(ms);
+                } else {
+                    lost_ms.push(ms);
                 }
             }
         }
@@ -213,15 +237,18 @@ fn claims_across_processes(tasks: usize, claimers: usize) {
         .count();
     let p99 = quantile(&mut all_ms, 0.99);
     println!(
-        "claims, {claimers} processes, {tasks} tasks, fsync: {:.0} claims/s ({} claims in {:.2} s, {attempts} attempts), \
-claim_task p50 {:.2} ms, p99 {p99:.2} ms [{}; target < {TARGET_CLAIM_P99_MS} ms], winning calls p99 {:.2} ms; \
-double claims {} reported / {} in history [{}], unclaimed {unclaimed}",
+        "claims, {claimers} processes, {tasks} tasks, {}: {:.0} claims/s ({} claims in {:.2} s, {attempts} attempts), \
+claim_task p50 {:.2} ms, p99 {p99:.2} ms [{}; target < {TARGET_CLAIM_P99_MS} ms], winning calls p50 {:.2} ms p99 {:.2} ms, \
+losing calls p99 {:.2} ms; double claims {} reported / {} in history [{}], unclaimed {unclaimed}",
+        durability_name(),
         wins.len() as f64 / wall.as_secs_f64(),
         wins.len(),
         wall.as_secs_f64(),
         quantile(&mut all_ms, 0.5),
         verdict(p99, TARGET_CLAIM_P99_MS),
+        quantile(&mut won_ms, 0.5),
         quantile(&mut won_ms, 0.99),
+        quantile(&mut lost_ms, 0.99),
         reported_doubles,
         history_doubles,
         if reported_doubles + history_doubles == 0 { "ok" } else { "MISSED" },
@@ -272,8 +299,9 @@ fn wake_across_processes(wakes: usize) {
     assert!(proc.wait().unwrap().success());
     let p99 = quantile(&mut woken_ms, 0.99);
     println!(
-        "board change -> idle claimer in another process ({wakes} changes): woken p50 {:.2} ms, p99 {p99:.2} ms [{}; target < {TARGET_WAKE_P99_MS} ms]; \
+        "board change -> idle claimer in another process ({wakes} changes, {}): woken p50 {:.2} ms, p99 {p99:.2} ms [{}; target < {TARGET_WAKE_P99_MS} ms]; \
 claimed p50 {:.2} ms, p99 {:.2} ms (after the change is committed; committing it: p50 {:.2} ms, p99 {:.2} ms)",
+        durability_name(),
         quantile(&mut woken_ms, 0.5),
         verdict(p99, TARGET_WAKE_P99_MS),
         quantile(&mut claimed_ms, 0.5),
@@ -394,7 +422,8 @@ fn wake_member_in_process(wakes: usize) {
     rt.block_on(team.stop_all(Duration::from_secs(10)));
     let p99 = quantile(&mut claimed_ms, 0.99);
     println!(
-        "board change -> idle in-process teammate (member loop, fake model; {wakes} changes): task claimed for it p50 {:.2} ms, p99 {p99:.2} ms [{}; target < {TARGET_WAKE_P99_MS} ms]",
+        "board change -> idle in-process teammate (member loop, fake model; {wakes} changes, {}): task claimed for it p50 {:.2} ms, p99 {p99:.2} ms [{}; target < {TARGET_WAKE_P99_MS} ms]",
+        durability_name(),
         quantile(&mut claimed_ms, 0.5),
         verdict(p99, TARGET_WAKE_P99_MS),
     );
