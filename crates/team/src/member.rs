@@ -292,7 +292,7 @@ async fn idle(
         if spec.auto_claim {
             let n = name.to_string();
             match shared
-                .offload(move |s| crate::board::claim_next(&*s.store, &n))
+                .offload(move |s| crate::board::claim_for_idle(&*s.store, &n, epoch))
                 .await
             {
                 Ok(Some(task)) => {

@@ -66,10 +66,12 @@ pub fn holds_task(tasks: &[Task], name: &str) -> bool {
 }
 
 /// True when the harness hands this member ready work: a teammate (never the lead, never a
-/// person) that has not ended and did not opt out with `auto_claim: false`.
+/// person) that has not ended, did not opt out with `auto_claim: false`, and is not waiting
+/// for its plan to be approved (it may not change anything yet).
 pub fn claims_work(member: &Member) -> bool {
     member.auto_claim
         && !member.status.is_ended()
+        && (member.plan_approved || !member.require_plan)
         && member.name != LEAD
         && !member.name.starts_with(USER_OWNER_PREFIX)
 }
@@ -105,6 +107,20 @@ fn claimed_at(task: &Task) -> Option<u64> {
         .rev()
         .find(|h| h.to == TaskStatus::InProgress)
         .map(|h| h.at)
+}
+
+/// What an idle member does by itself when it has no mail: if the roster says it claims work
+/// ([`claims_work`], this incarnation), [`claim_next`].
+pub fn claim_for_idle(
+    store: &dyn TeamStore,
+    name: &str,
+    epoch: u64,
+) -> Result<Option<Task>, StoreError> {
+    let roster = store.roster()?;
+    match roster.get(name) {
+        Some(m) if m.epoch == epoch && claims_work(m) => claim_next(store, name),
+        _ => Ok(None),
+    }
 }
 
 /// Claims the first ready task for `name`, as an idle member does by itself: atomically in the

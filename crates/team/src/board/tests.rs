@@ -48,6 +48,12 @@ fn only_live_teammates_that_did_not_opt_out_claim_work() {
     assert!(!claims_work(&alice));
     assert!(!claims_work(&member("lead", AgentStatus::Idle, 1)));
     assert!(!claims_work(&member("bob", AgentStatus::Shutdown, 1)));
+    // A teammate in plan mode takes work only once its plan is approved.
+    let mut planner = member("pat", AgentStatus::Idle, 1);
+    planner.require_plan = true;
+    assert!(!claims_work(&planner));
+    planner.plan_approved = true;
+    assert!(claims_work(&planner));
 }
 
 #[test]
