@@ -5,7 +5,7 @@
 //! claimers and tells waiting owners the same way.
 
 use crate::args::{TaskArgs, TaskCommand, TaskStatusArg};
-use crate::render::sanitize::{errln, json_line, out, outln};
+use crate::render::sanitize::{errln, json_line, terminal};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -97,9 +97,30 @@ fn check_agent(store: &dyn TeamStore, name: &str) -> Result<(), String> {
     }
 }
 
+/// Writes to stdout; a reader that went away (`troupe task list | head`) ends the output
+/// quietly instead of failing.
+fn say(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// Text for the terminal (control characters a task's text may hold are made visible).
+fn say_text(text: &str) -> Result<()> {
+    say(&terminal(text))
+}
+
 fn print_json<T: Serialize>(value: &T) -> Result<()> {
-    println!("{}", json_line(&serde_json::to_string_pretty(value)?));
-    Ok(())
+    say(&format!(
+        "{}\n",
+        json_line(&serde_json::to_string_pretty(value)?)
+    ))
 }
 
 /// Prints a task after a change: JSON, or one line.
@@ -112,9 +133,15 @@ fn print_task(args: &TaskArgs, t: &Task, told: &[String]) -> Result<()> {
         .as_deref()
         .map(|o| format!(", owned by {o}"))
         .unwrap_or_default();
-    outln!("task {} ({}): {}{owner}", t.id, t.subject, t.status);
+    say_text(&format!(
+        "task {} ({}): {}{owner}\n",
+        t.id, t.subject, t.status
+    ))?;
     if !told.is_empty() {
-        outln!("told {} (their tasks wait on it)", told.join(", "));
+        say_text(&format!(
+            "told {} (their tasks wait on it)\n",
+            told.join(", ")
+        ))?;
     }
     Ok(())
 }
@@ -143,10 +170,10 @@ pub fn run(args: &TaskArgs) -> Result<i32> {
             if args.json {
                 print_json(&shown)?;
             } else if shown.is_empty() {
-                outln!("no tasks");
+                say_text("no tasks\n")?;
             } else {
                 let shown: Vec<Task> = shown.into_iter().cloned().collect();
-                out!("{}", tasks_table(&shown, &all));
+                say_text(&tasks_table(&shown, &all))?;
             }
         }
         TaskCommand::Show { id } => {
@@ -155,10 +182,11 @@ pub fn run(args: &TaskArgs) -> Result<i32> {
                 print_json(&t)?;
             } else {
                 let board = store.list_tasks(&TaskFilter::default())?;
-                out!(
-                    "{}",
-                    task_detail(&t, &board::blocker_status(&board.tasks), now_ms())
-                );
+                say_text(&task_detail(
+                    &t,
+                    &board::blocker_status(&board.tasks),
+                    now_ms(),
+                ))?;
             }
         }
         TaskCommand::Create {
