@@ -21,7 +21,12 @@ fn main() {
         None if cli.print => Some(signals::CtrlC::Ends),
         None => Some(signals::CtrlC::Interrupts),
         Some(args::Command::Teammate(_)) => Some(signals::CtrlC::Ends),
-        Some(args::Command::Team(_) | args::Command::Sandbox(_) | args::Command::Config(_)) => None,
+        Some(
+            args::Command::Team(_)
+            | args::Command::Sandbox(_)
+            | args::Command::Config(_)
+            | args::Command::Task(_),
+        ) => None,
     };
     // First, while troupe has one thread: the others inherit the blocked signals.
     if let Some(ctrl_c) = ctrl_c {
@@ -40,6 +45,7 @@ fn main() {
         Some(args::Command::Teammate(mate)) => commands::teammate::run(mate),
         Some(args::Command::Sandbox(sandbox)) => commands::sandbox::run(sandbox),
         Some(args::Command::Config(config)) => commands::config::run(config),
+        Some(args::Command::Task(task)) => commands::task::run(task),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),
     };

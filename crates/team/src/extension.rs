@@ -39,6 +39,7 @@ impl Extension for LeadExtension {
         vec![
             crate::prompt::lead_section(self.team.name()),
             protocols::lead_section(),
+            crate::board::lead_section(),
         ]
     }
 
@@ -77,6 +78,7 @@ impl Extension for TeammateExtension {
             Arc::new(ReadInbox::new(self.shared.clone())),
         ];
         tools.extend(protocols::teammate_tools(&self.shared, &self.spec, cx.stop));
+        tools.extend(crate::tools::tasks::task_tools(&self.shared));
         tools
     }
 
@@ -84,6 +86,7 @@ impl Extension for TeammateExtension {
         vec![
             crate::prompt::teammate_section(),
             protocols::teammate_section(self.plan),
+            crate::board::teammate_section(&self.spec),
         ]
     }
 

@@ -71,6 +71,8 @@ pub struct SpawnRequest {
     pub model: Option<String>,
     /// Start in plan mode: mutating tools are refused until the lead approves a plan.
     pub require_plan: bool,
+    /// Take ready tasks from the board when idle (`spawn_teammate{auto_claim: false}` opts out).
+    pub auto_claim: bool,
 }
 
 /// Who to run.
@@ -86,4 +88,6 @@ pub struct MemberSpec {
     pub prompt: Option<String>,
     /// Model name, if not the lead's.
     pub model: Option<String>,
+    /// Take ready tasks from the board when idle (from the roster member, so a respawn keeps it).
+    pub auto_claim: bool,
 }

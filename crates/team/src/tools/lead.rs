@@ -95,7 +95,16 @@ impl Tool for ListTeammates {
             Ok(roster) if roster.members.is_empty() => {
                 ToolOutput::ok("The team has no teammates yet. Spawn one with spawn_teammate.")
             }
-            Ok(roster) => ToolOutput::ok(roster_table(&roster)),
+            Ok(roster) => {
+                let store = self.team.shared().store.clone();
+                let board = troupe_store::blocking(&store, |s| {
+                    s.list_tasks(&troupe_store::TaskFilter::default())
+                })
+                .await
+                .map(|b| b.tasks)
+                .unwrap_or_default();
+                ToolOutput::ok(roster_table(&roster, &board))
+            }
             Err(e) => ToolOutput::error(e.to_string()),
         }
     }
@@ -116,9 +125,16 @@ pub struct SpawnTeammateInput {
     /// Start in plan mode: it must have a plan approved (review_plan) before it can edit files or run commands.
     #[serde(default)]
     pub require_plan: bool,
+    /// Take ready tasks from the task board by itself whenever it is idle (default true; false: only work it is given).
+    #[serde(default = "default_auto_claim")]
+    pub auto_claim: bool,
 }
 
-/// `spawn_teammate{name, role, prompt, model?, require_plan?}`: starts a persistent teammate.
+fn default_auto_claim() -> bool {
+    true
+}
+
+/// `spawn_teammate{name, role, prompt, model?, require_plan?, auto_claim?}`: starts a persistent teammate.
 pub struct SpawnTeammate {
     team: Team,
 }
@@ -158,6 +174,7 @@ impl Tool for SpawnTeammate {
             prompt: input.prompt,
             model: input.model,
             require_plan: input.require_plan,
+            auto_claim: input.auto_claim,
         };
         match self.team.spawn(req) {
             Ok(m) => ToolOutput::ok(format!(
@@ -183,8 +200,8 @@ impl Tool for SpawnTeammate {
     }
 }
 
-/// The lead's team tools: its own (spawn, list, broadcast), everyone's mail tools, and the
-/// protocol tools only the lead has.
+/// The lead's team tools: its own (spawn, list, broadcast), everyone's mail tools, the
+/// protocol tools only the lead has, and the task board's tools.
 pub fn lead_tools(team: &Team) -> Vec<DynTool> {
     let mut tools: Vec<DynTool> = vec![
         Arc::new(SpawnTeammate::new(team.clone())),
@@ -194,5 +211,6 @@ pub fn lead_tools(team: &Team) -> Vec<DynTool> {
         Arc::new(ReadInbox::new(team.shared().clone())),
     ];
     tools.extend(crate::protocols::lead_tools(team.shared()));
+    tools.extend(super::tasks::task_tools(team.shared()));
     tools
 }
