@@ -12,6 +12,7 @@ Examples:
   troupe -p --allowedTools \"Bash(cargo test:*) Edit\" \"make the tests pass\"
   troupe --continue                        resume the latest session
   troupe team status                       show the team roster from another terminal
+  troupe task list                         show the team's task board
 
 Models: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL), or OPENAI_BASE_URL for any
 OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) plus OPENAI_API_KEY if it needs one.";
@@ -119,6 +120,8 @@ pub enum Command {
     /// Which settings files are read here and what they add up to (rules, hooks, MCP servers,
     /// memory, skills, agent definitions).
     Config(ConfigArgs),
+    /// The team's task board from another terminal: list, show, create, claim, update, complete.
+    Task(TaskArgs),
     /// The workspace's git worktrees (.troupe/worktrees/<name>, branch wt/<name>).
     Worktree(WorktreeArgs),
 }
@@ -268,6 +271,109 @@ pub enum TeamCommand {
         /// Print the requests as JSON.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// `troupe task …` (exit 0 done, 1 refused, 2 usage).
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// Team name (the same default as the lead's `--team`).
+    #[arg(long, global = true, default_value = "default")]
+    pub team: String,
+
+    /// Workspace directory (default: the current directory).
+    #[arg(long, global = true)]
+    pub cwd: Option<PathBuf>,
+
+    /// Print JSON: a task as it is stored; `list` prints an array of them.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Who acts: a person `user:<name>` (default `user:$USER`), a teammate's name, or `lead`.
+    #[arg(long = "as", global = true, value_name = "NAME")]
+    pub actor: Option<String>,
+
+    #[command(subcommand)]
+    pub command: TaskCommand,
+}
+
+/// A task status on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TaskStatusArg {
+    /// Waiting for an owner.
+    Pending,
+    /// Claimed (setting it claims the task for `--as`).
+    #[value(name = "in_progress", alias = "in-progress")]
+    InProgress,
+    /// Done (needs `--result`).
+    Completed,
+    /// Given up (needs `--result` saying why).
+    Failed,
+    /// Withdrawn.
+    Cancelled,
+}
+
+/// What to do with the task board.
+#[derive(Debug, Subcommand)]
+pub enum TaskCommand {
+    /// Every task (or those matching): id, status, owner, blockers, subject.
+    List {
+        /// Only tasks in this status.
+        #[arg(long, value_enum)]
+        status: Option<TaskStatusArg>,
+        /// Only tasks owned by this agent or person.
+        #[arg(long)]
+        owner: Option<String>,
+    },
+    /// One task in full, with its history.
+    Show {
+        /// Task id.
+        id: u64,
+    },
+    /// Put a task on the board (creates the team's store if no lead has run yet).
+    Create {
+        /// One line saying what is to be done.
+        subject: String,
+        /// Details.
+        #[arg(long)]
+        description: Option<String>,
+        /// Ids of tasks that must be completed first.
+        #[arg(long = "blocked-by", num_args = 1.., value_delimiter = ',')]
+        blocked_by: Vec<u64>,
+    },
+    /// Claim a ready task for an owner: a teammate (told by mail), `lead`, or a person
+    /// `user:<name>` (then no teammate takes it).
+    Claim {
+        /// Task id.
+        id: u64,
+        /// The new owner.
+        #[arg(long)]
+        owner: String,
+    },
+    /// Change a task's status, description, blockers or result, all at once or not at all.
+    Update {
+        /// Task id.
+        id: u64,
+        /// New status.
+        #[arg(long, value_enum)]
+        status: Option<TaskStatusArg>,
+        /// New description.
+        #[arg(long)]
+        description: Option<String>,
+        /// The result (status completed) or the reason (failed, cancelled).
+        #[arg(long)]
+        result: Option<String>,
+        /// New blockers, replacing the old ones (`--blocked-by` alone clears them).
+        #[arg(long = "blocked-by", num_args = 0.., value_delimiter = ',')]
+        blocked_by: Option<Vec<u64>>,
+    },
+    /// Mark a task completed with its result (as its owner or the lead, see `--as`).
+    Complete {
+        /// Task id.
+        id: u64,
+        /// What came of it.
+        #[arg(long)]
+        result: String,
     },
 }
 

@@ -161,7 +161,11 @@ async fn handle_line(
         "/cost" => print_cost(agent, model),
         "/team" => match team.roster() {
             Ok(r) if r.members.is_empty() => outln!("team {} has no teammates yet", team.name()),
-            Ok(r) => out!("{}", roster_table(&r)),
+            Ok(r) => {
+                let store = &team.shared().store;
+                let tasks = store.list_tasks(&Default::default()).map(|b| b.tasks);
+                out!("{}", roster_table(&r, &tasks.unwrap_or_default()))
+            }
             Err(e) => errln!("error: {e}"),
         },
         "/inbox" => match team.shared().store.peek(LEAD) {

@@ -40,6 +40,9 @@ pub struct Member {
     /// Whether its plan has been approved.
     #[serde(default)]
     pub plan_approved: bool,
+    /// Whether the harness hands it ready tasks from the board when it goes idle (s17).
+    #[serde(default = "auto_claim_default")]
+    pub auto_claim: bool,
     /// The final text of its latest work phase (also delivered to the lead).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_report: Option<String>,
@@ -66,9 +69,15 @@ impl Member {
             pid: None,
             require_plan: false,
             plan_approved: false,
+            auto_claim: true,
             last_report: None,
         }
     }
+}
+
+/// Members recorded before the task board existed claim work like new ones.
+fn auto_claim_default() -> bool {
+    true
 }
 
 /// The whole roster of one team.
@@ -155,6 +164,7 @@ mod tests {
         assert_eq!(alice.status, AgentStatus::Idle);
         assert_eq!(alice.usage, Usage::default());
         assert!(!alice.require_plan);
+        assert!(alice.auto_claim, "auto-claim defaults to on");
         let back = serde_json::to_string(&roster).unwrap_or_default();
         let again: Roster = serde_json::from_str(&back).unwrap_or_default();
         assert_eq!(again, roster);

@@ -87,6 +87,16 @@ pub trait TaskStore: Send + Sync {
     /// Claims a ready, unowned, pending task for `by`; exactly one of several racing claimers
     /// wins, the others get an error naming the owner (or the blockers).
     fn claim_task(&self, id: TaskId, by: &str, now: u64) -> Result<Task, StoreError> {
+        // A claim the committed record already refuses (owned, not pending) is refused without
+        // queuing for the lock, so the losers of a race do not wait behind the winner's fsync.
+        // Blockers are left to the locked check: every one counts as completed here.
+        let seen = self.get_task(id)?;
+        let done: BlockerStatus = seen
+            .blocked_by
+            .iter()
+            .map(|&b| (b, TaskStatus::Completed))
+            .collect();
+        seen.clone().claim(by, &done, now)?;
         self.update_task(id, &mut |t, blockers| t.claim(by, blockers, now))
     }
 

@@ -315,3 +315,38 @@ fn claim_race_processes_exactly_one_winner_per_task() {
         assert_eq!(t.history.len(), 1, "task {id} was claimed once");
     }
 }
+
+#[test]
+fn racing_blocker_edits_never_close_a_cycle() {
+    // Claims lock only their task; a change of blockers also holds the board's lock, so two
+    // edits that would each be fine alone, but close a cycle together, never both succeed.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    for trial in 0..100 {
+        let a = ok(open(dir.path()).create_task(&new("a", vec![]))).id;
+        let b = ok(open(dir.path()).create_task(&new("b", vec![]))).id;
+        let barrier = Arc::new(Barrier::new(2));
+        let edits: Vec<_> = [(a, b), (b, a)]
+            .into_iter()
+            .map(|(task, blocker)| {
+                let store = open(dir.path());
+                let barrier = barrier.clone();
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    store.update_task(task, &mut |t, _| t.set_blocked_by(vec![blocker], 1))
+                })
+            })
+            .collect();
+        let results: Vec<_> = edits
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| panic!("editor panicked")))
+            .collect();
+        let done = results.iter().filter(|r| r.is_ok()).count();
+        assert_eq!(done, 1, "trial {trial}: {results:?}");
+        assert!(
+            results
+                .iter()
+                .any(|r| matches!(r, Err(StoreError::Task(TaskError::Cycle { .. })))),
+            "trial {trial}: {results:?}"
+        );
+    }
+}

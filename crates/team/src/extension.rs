@@ -44,6 +44,7 @@ impl Extension for LeadExtension {
         let mut sections = vec![
             crate::prompt::lead_section(self.team.name()),
             protocols::lead_section(),
+            crate::board::lead_section(),
         ];
         sections.push(crate::worktree::prompt::section(LEAD));
         sections
@@ -107,6 +108,7 @@ impl Extension for TeammateExtension {
         ];
         tools.extend(protocols::teammate_tools(&self.shared, &self.spec, cx.stop));
         tools.extend(worktree_tools(&self.shared));
+        tools.extend(crate::tools::tasks::task_tools(&self.shared));
         tools
     }
 
@@ -114,6 +116,7 @@ impl Extension for TeammateExtension {
         let mut sections = vec![
             crate::prompt::teammate_section(),
             protocols::teammate_section(self.plan),
+            crate::board::teammate_section(&self.spec),
         ];
         sections.push(crate::worktree::prompt::section(&self.spec.name));
         if let Some((record, dir)) = &self.own_worktree {

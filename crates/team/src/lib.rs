@@ -1,6 +1,7 @@
 //! The team runtime: persistent named teammates running the agent loop, durable mail between
 //! them, lifecycle in the roster and event log, wake-on-message, and the settle rule.
 
+pub mod board;
 pub mod error;
 pub mod extension;
 pub mod inbox;

@@ -289,20 +289,21 @@ async fn phases(
                     Phase::Idle
                 }
             }
-            Phase::Idle => idle(shared, &name, epoch, cancel, wake, &stop_flag).await?,
+            Phase::Idle => idle(shared, spec, cancel, wake, &stop_flag).await?,
         };
     }
 }
 
-/// Waits for mail while idle; the next phase is work on it, or the end.
+/// Waits for mail (or, for an auto-claiming member, a ready task on the board) while idle; the
+/// next phase is work on it, or the end.
 async fn idle(
     shared: &Arc<TeamShared>,
-    name: &str,
-    epoch: u64,
+    spec: &MemberSpec,
     cancel: &CancellationToken,
     wake: &SharedWake,
     stop_flag: &std::sync::atomic::AtomicBool,
 ) -> Result<Phase, String> {
+    let (name, epoch) = (spec.name.as_str(), spec.epoch);
     let mut wake = wake.lock().await;
     loop {
         if cancel.is_cancelled() {
@@ -322,6 +323,23 @@ async fn idle(
         }
         if unread.map_err(|e| e.to_string())? {
             return Ok(Phase::Working(None));
+        }
+        // No mail: take a ready task, claimed atomically for it (s17). A board change wakes
+        // this wait the way mail does.
+        if spec.auto_claim {
+            let n = name.to_string();
+            match shared
+                .offload(move |s| crate::board::claim_for_idle(&*s.store, &n, epoch))
+                .await
+            {
+                Ok(Some(task)) => {
+                    return Ok(Phase::Working(Some(crate::board::work_prompt(&task))))
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(member = name, error = %e, "could not look for ready tasks")
+                }
+            }
         }
         tokio::select! {
             () = wake.wait() => {}

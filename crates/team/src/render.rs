@@ -1,6 +1,6 @@
 //! The roster as text, for `/team`, `list_teammates` and `troupe team status`.
 
-use troupe_protocol::Roster;
+use troupe_protocol::{Roster, Task};
 
 /// Seconds ago, as "5s", "3m", "2h".
 pub fn age(now_ms: u64, then_ms: u64) -> String {
@@ -12,8 +12,9 @@ pub fn age(now_ms: u64, then_ms: u64) -> String {
     }
 }
 
-/// A table: name, role, status, epoch, tokens, last seen, worktree, doing.
-pub fn roster_table(roster: &Roster) -> String {
+/// A table: name, role, status, epoch, tokens, last seen, worktree (its own, or its task's),
+/// in-progress task (from the board's `tasks`), doing.
+pub fn roster_table(roster: &Roster, tasks: &[Task]) -> String {
     let now = troupe_agent::transcript::now_ms();
     let mut rows = vec![[
         "NAME".to_string(),
@@ -23,6 +24,7 @@ pub fn roster_table(roster: &Roster) -> String {
         "TOKENS".into(),
         "SEEN".into(),
         "WORKTREE".into(),
+        "TASK".into(),
         "DOING".into(),
     ]];
     for m in &roster.members {
@@ -33,11 +35,12 @@ pub fn roster_table(roster: &Roster) -> String {
             m.epoch.to_string(),
             m.usage.total().to_string(),
             format!("{} ago", age(now, m.last_seen)),
-            m.worktree.clone().unwrap_or_else(|| "-".into()),
+            crate::worktree::table::member_worktree_cell(m, tasks),
+            crate::board::render::member_tasks_cell(tasks, &m.name),
             m.activity.clone().unwrap_or_else(|| "-".into()),
         ]);
     }
-    let mut widths = [0usize; 8];
+    let mut widths = [0usize; 9];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row.iter()) {
             *w = (*w).max(cell.chars().count());

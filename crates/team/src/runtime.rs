@@ -122,6 +122,7 @@ impl Team {
                 m.model = req.model.clone();
                 m.require_plan = req.require_plan;
                 m.worktree = worktree.clone();
+                m.auto_claim = req.auto_claim;
                 roster.members.retain(|x| x.name != req.name);
                 roster.members.push(m.clone());
                 member = Some(m);
@@ -154,6 +155,7 @@ impl Team {
             prompt: Some(req.prompt),
             model: req.model,
             worktree,
+            auto_claim: member.auto_claim,
         };
         self.start(spec, lease)?;
         Ok(member)
@@ -216,6 +218,7 @@ impl Team {
                 prompt: None,
                 model: m.model.clone(),
                 worktree: m.worktree.clone(),
+                auto_claim: m.auto_claim,
             };
             self.start(spec, lease)?;
             resumed.push(m.name.clone());
@@ -367,6 +370,21 @@ impl Team {
         }
         let me = std::process::id();
         let now = now_ms();
+        // Whatever an earlier process of this name held in progress is no one's now. Given back
+        // before this process shows on the roster, so nothing claimed for it is taken away.
+        // (This process holds the name's lease: no other process of the name is alive.)
+        let fresh = self
+            .shared
+            .store
+            .roster()?
+            .get(name)
+            .is_none_or(|m| m.status.is_ended());
+        let why = if fresh {
+            format!("its owner {name} had ended (a new {name} joined)")
+        } else {
+            format!("its owner {name}'s previous process ended ({name} rejoined as pid {me})")
+        };
+        log_release(liveness::release_tasks_of(&*self.shared, name, &why));
         let mut outcome: Option<(MemberSpec, bool)> = None;
         self.shared
             .store
@@ -382,6 +400,7 @@ impl Team {
                             prompt: prompt.clone(),
                             model: model.clone().or(m.model.clone()),
                             worktree: m.worktree.clone(),
+                            auto_claim: m.auto_claim,
                         };
                         (spec, false)
                     }
@@ -397,6 +416,7 @@ impl Team {
                             prompt: prompt.clone(),
                             model: model.clone(),
                             worktree: None,
+                            auto_claim: m.auto_claim,
                         };
                         roster.members.retain(|x| x.name != name);
                         roster.members.push(m);
@@ -425,13 +445,6 @@ impl Team {
                 spec.prompt = None;
             }
         }
-        // Whatever an earlier process of this name held in progress is no one's now.
-        let why = if fresh {
-            format!("its owner {name} had ended (a new {name} joined)")
-        } else {
-            format!("its owner {name}'s previous process ended ({name} rejoined as pid {me})")
-        };
-        log_release(liveness::release_tasks_of(&*self.shared, name, &why));
         Ok(spec)
     }
 

@@ -1,5 +1,6 @@
 //! The settle rule (DESIGN.md §4): a headless run ends when every teammate is idle or ended,
-//! no request is pending, and the lead's inbox is drained.
+//! no request is pending, the lead's inbox is drained, and no idle auto-claiming teammate has
+//! a ready task waiting for it.
 
 use crate::liveness;
 use crate::member::fail;
@@ -69,6 +70,16 @@ impl Team {
         // After the members: one that died mid-work gives its tasks back with that reason.
         if !liveness::release_ghost_tasks(&**shared)?.is_empty() {
             return Ok(SettleState::LeadHasMail);
+        }
+        // Idle auto-claiming teammates about to take (or start on) a ready task are busy too.
+        // The board is read after the roster: a member claims first, then records it works.
+        let board = shared
+            .store
+            .list_tasks(&troupe_store::TaskFilter::default())?;
+        for name in crate::board::claimers_with_work(&roster, &board.tasks) {
+            if !busy.contains(&name) {
+                busy.push(name);
+            }
         }
         busy.extend(pending);
         if busy.is_empty() {

@@ -96,6 +96,8 @@ pub struct SpawnRequest {
     pub require_plan: bool,
     /// Which copy of the repository it works in.
     pub isolation: Isolation,
+    /// Take ready tasks from the board when idle (`spawn_teammate{auto_claim: false}` opts out).
+    pub auto_claim: bool,
 }
 
 /// Who to run.
@@ -113,4 +115,6 @@ pub struct MemberSpec {
     pub model: Option<String>,
     /// Its own git worktree, by name, when it has one for its whole life.
     pub worktree: Option<String>,
+    /// Take ready tasks from the board when idle (from the roster member, so a respawn keeps it).
+    pub auto_claim: bool,
 }

@@ -33,6 +33,21 @@ fn open(args: &TeamArgs) -> Result<SharedStore> {
     Ok(troupe_store::file::open(&troupe_dir, &args.team)?)
 }
 
+/// Adds `tasks: [{id, subject}]` (its in-progress tasks) to each member of a roster's JSON.
+fn with_member_tasks(roster: &mut serde_json::Value, tasks: &[troupe_protocol::Task]) {
+    let Some(members) = roster.get_mut("members").and_then(|m| m.as_array_mut()) else {
+        return;
+    };
+    for m in members {
+        let name = m.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+        let held: Vec<_> = troupe_team::board::tasks_of(tasks, name)
+            .iter()
+            .map(|t| serde_json::json!({"id": t.id, "subject": t.subject}))
+            .collect();
+        m["tasks"] = serde_json::Value::Array(held);
+    }
+}
+
 /// Formats an event as one human-readable line with a local-ish UTC time.
 pub fn event_line(event: &Event) -> String {
     let secs = event.ts / 1000;
@@ -50,14 +65,15 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 errln!("task {} went back to the board: {}", t.id, release_note(&t));
             }
             let roster = troupe_team::shared::roster_with_doing(&*store)?;
+            let tasks = store.list_tasks(&Default::default())?.tasks;
             if *json {
-                println!("{}", json_line(&serde_json::to_string_pretty(&roster)?));
+                let mut value = serde_json::to_value(&roster)?;
+                with_member_tasks(&mut value, &tasks);
+                println!("{}", json_line(&serde_json::to_string_pretty(&value)?));
             } else if roster.members.is_empty() {
                 outln!("team {} has no teammates yet", args.team);
             } else {
-                let mut roster = roster;
-                troupe_team::worktree::table::show_task_worktrees(&*store, &mut roster);
-                out!("{}", roster_table(&roster));
+                out!("{}", roster_table(&roster, &tasks));
             }
         }
         TeamCommand::Log { follow } => {

@@ -1,7 +1,10 @@
-//! The task board `tasks/<id>.json`: one atomically written file per task. Every change, and
-//! the allocation of ids (`tasks/.next`), happens under the exclusive lock on `tasks/.lock`,
-//! so a claim is atomic across threads and processes; reads take no lock (whole-file writes
-//! are never seen half-done). Each change is recorded in the event log.
+//! The task board `tasks/<id>.json`: one atomically written file per task. A change to one
+//! task happens under that task's exclusive lock (`tasks/.<id>.lock`), so a claim is atomic
+//! across threads and processes while claims of different tasks proceed side by side. What
+//! needs the whole board — allocating ids (`tasks/.next`) with the dependency check of a new
+//! task, and any change of a task's blockers (unknown ids, cycles) — also holds the board's
+//! lock (`tasks/.lock`), always taken before a task's, so the two never deadlock. Reads take no
+//! lock (whole-file writes are never seen half-done). Each change is recorded in the event log.
 
 use std::fs;
 use std::io::ErrorKind;
@@ -41,6 +44,53 @@ impl FileStore {
         let dir = self.tasks_dir();
         fs::create_dir_all(&dir).map_err(StoreError::io("create directory", &dir))?;
         LockFile::acquire(&dir.join(".lock"))
+    }
+
+    /// The exclusive lock on one task's record.
+    fn lock_task(&self, id: TaskId) -> Result<LockFile, StoreError> {
+        LockFile::acquire(&self.tasks_dir().join(format!(".{id}.lock")))
+    }
+
+    /// The task as it is and as `f` would leave it; its lock is held by the caller.
+    fn apply(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<(Task, Task), StoreError> {
+        let before = self.get_task(id)?;
+        let blockers = self.blocker_status(&before);
+        let mut task = before.clone();
+        f(&mut task, &blockers)?;
+        // The record's file name is its id; a closure must not move it.
+        task.id = before.id;
+        Ok((before, task))
+    }
+
+    /// Checks the board's dependencies as they would be with `task` changed; the caller holds
+    /// the board's lock, so no other blockers change meanwhile.
+    fn check_board_with(&self, task: &Task) -> Result<(), StoreError> {
+        let mut board = self.whole_board()?;
+        board.tasks.retain(|t| t.id != task.id);
+        board.tasks.push(task.clone());
+        Ok(check_dependencies(&board.tasks)?)
+    }
+
+    /// Saves a changed task and records what changed; the caller holds its lock.
+    fn commit(&self, before: &Task, task: &Task) -> Result<(), StoreError> {
+        self.save_task(task)?;
+        let new = task.history.get(before.history.len()..).unwrap_or_default();
+        if new.is_empty() {
+            let event = Event::new(
+                EventKind::TaskEdited,
+                None,
+                format!("task {} ({}) edited", task.id, task.subject),
+                task.updated_at,
+            )
+            .with_data(json!({
+                "task_id": task.id, "blocked_by": task.blocked_by, "worktree": task.worktree,
+            }));
+            self.record_task_event(event);
+        }
+        for t in new {
+            self.record_task_transition(task, t);
+        }
+        Ok(())
     }
 
     /// The task's record: `None` when absent, [`StoreError::Corrupt`] when unreadable.
@@ -218,38 +268,29 @@ impl TaskStore for FileStore {
     }
 
     fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError> {
-        let _lock = self.lock_tasks()?;
-        let before = self.get_task(id)?;
-        let blockers = self.blocker_status(&before);
-        let mut task = before.clone();
-        f(&mut task, &blockers)?;
-        // The record's file name is its id; a closure must not move it.
-        task.id = before.id;
-        if task == before {
-            return Ok(task);
+        // Unknown or unreadable: refused before any lock file is made for it.
+        self.get_task(id)?;
+        {
+            let _task = self.lock_task(id)?;
+            let (before, task) = self.apply(id, &mut *f)?;
+            if task == before {
+                return Ok(task);
+            }
+            if task.blocked_by == before.blocked_by {
+                self.commit(&before, &task)?;
+                return Ok(task);
+            }
         }
-        if task.blocked_by != before.blocked_by {
-            let mut board = self.whole_board()?;
-            board.tasks.retain(|t| t.id != id);
-            board.tasks.push(task.clone());
-            check_dependencies(&board.tasks)?;
-        }
-        self.save_task(&task)?;
-        let new = task.history.get(before.history.len()..).unwrap_or_default();
-        if new.is_empty() {
-            let event = Event::new(
-                EventKind::TaskEdited,
-                None,
-                format!("task {} ({}) edited", task.id, task.subject),
-                task.updated_at,
-            )
-            .with_data(json!({
-                "task_id": task.id, "blocked_by": task.blocked_by, "worktree": task.worktree,
-            }));
-            self.record_task_event(event);
-        }
-        for t in new {
-            self.record_task_transition(&task, t);
+        // The blockers change: nothing was saved; again from the start, under the board's
+        // lock (taken first), then the task's.
+        let _board = self.lock_tasks()?;
+        let _task = self.lock_task(id)?;
+        let (before, task) = self.apply(id, f)?;
+        if task != before {
+            if task.blocked_by != before.blocked_by {
+                self.check_board_with(&task)?;
+            }
+            self.commit(&before, &task)?;
         }
         Ok(task)
     }

@@ -91,15 +91,20 @@ impl Tool for ListTeammates {
         Effect::ReadOnly
     }
     async fn call(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
-        let roster = self.team.roster().map(|mut r| {
-            crate::worktree::table::show_task_worktrees(self.team.shared().store.as_ref(), &mut r);
-            r
-        });
-        match roster {
+        match self.team.roster() {
             Ok(roster) if roster.members.is_empty() => {
                 ToolOutput::ok("The team has no teammates yet. Spawn one with spawn_teammate.")
             }
-            Ok(roster) => ToolOutput::ok(roster_table(&roster)),
+            Ok(roster) => {
+                let store = self.team.shared().store.clone();
+                let board = troupe_store::blocking(&store, |s| {
+                    s.list_tasks(&troupe_store::TaskFilter::default())
+                })
+                .await
+                .map(|b| b.tasks)
+                .unwrap_or_default();
+                ToolOutput::ok(roster_table(&roster, &board))
+            }
             Err(e) => ToolOutput::error(e.to_string()),
         }
     }
@@ -123,9 +128,16 @@ pub struct SpawnTeammateInput {
     /// "worktree": the teammate works in a git worktree of its own (.troupe/worktrees/<name>, branch wt/<name>) for its whole life, so it never edits the files others edit. Leave out to share the workspace.
     #[serde(default)]
     pub isolation: Option<String>,
+    /// Take ready tasks from the task board by itself whenever it is idle (default true; false: only work it is given).
+    #[serde(default = "default_auto_claim")]
+    pub auto_claim: bool,
 }
 
-/// `spawn_teammate{name, role, prompt, model?, require_plan?}`: starts a persistent teammate.
+fn default_auto_claim() -> bool {
+    true
+}
+
+/// `spawn_teammate{name, role, prompt, model?, require_plan?, auto_claim?}`: starts a persistent teammate.
 pub struct SpawnTeammate {
     team: Team,
 }
@@ -170,6 +182,7 @@ impl Tool for SpawnTeammate {
             model: input.model,
             require_plan: input.require_plan,
             isolation,
+            auto_claim: input.auto_claim,
         };
         match self.team.spawn(req) {
             Ok(m) => ToolOutput::ok(format!(
@@ -199,8 +212,8 @@ impl Tool for SpawnTeammate {
     }
 }
 
-/// The lead's team tools: its own (spawn, list, broadcast), everyone's mail tools, and the
-/// protocol tools only the lead has.
+/// The lead's team tools: its own (spawn, list, broadcast), everyone's mail tools, the
+/// protocol tools only the lead has, and the task board's tools.
 pub fn lead_tools(team: &Team) -> Vec<DynTool> {
     let mut tools: Vec<DynTool> = vec![
         Arc::new(SpawnTeammate::new(team.clone())),
@@ -210,5 +223,6 @@ pub fn lead_tools(team: &Team) -> Vec<DynTool> {
         Arc::new(ReadInbox::new(team.shared().clone())),
     ];
     tools.extend(crate::protocols::lead_tools(team.shared()));
+    tools.extend(super::tasks::task_tools(team.shared()));
     tools
 }

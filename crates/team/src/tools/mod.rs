@@ -1,8 +1,10 @@
-//! The team tools: everyone's mail tools ([`mail`]), the lead's own ([`lead`]) and everyone's
-//! worktree tools ([`worktrees`]).
+//! The team tools: everyone's mail tools ([`mail`]), the lead's own ([`lead`]), the task
+//! board's ([`tasks`], [`task_changes`]) and everyone's worktree tools ([`worktrees`]).
 
 pub mod lead;
 pub mod mail;
+pub mod task_changes;
+pub mod tasks;
 pub mod worktrees;
 
 pub use lead::{lead_tools, Broadcast, ListTeammates, SpawnTeammate};

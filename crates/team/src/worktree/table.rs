@@ -77,24 +77,21 @@ pub fn worktrees_table(list: &[Listed]) -> String {
     out
 }
 
-/// For display: each member without a worktree of its own shows the worktree of the
-/// in-progress task it owns, as "a (task 1)". A board that cannot be read changes nothing.
-pub fn show_task_worktrees(
-    store: &dyn troupe_store::TeamStore,
-    roster: &mut troupe_protocol::Roster,
-) {
-    let filter = troupe_store::TaskFilter {
-        status: Some(troupe_protocol::TaskStatus::InProgress),
-        owner: None,
-    };
-    let Ok(list) = store.list_tasks(&filter) else {
-        return;
-    };
-    for m in roster.members.iter_mut().filter(|m| m.worktree.is_none()) {
-        m.worktree = list
-            .tasks
-            .iter()
-            .filter(|t| t.owner.as_deref() == Some(m.name.as_str()))
-            .find_map(|t| Some(format!("{} (task {})", t.worktree.as_ref()?, t.id)));
+/// A member's worktree for the roster table: its own, or the one of the in-progress task it
+/// owns, as "a (task 1)"; "-" when it has none.
+pub fn member_worktree_cell(
+    member: &troupe_protocol::Member,
+    tasks: &[troupe_protocol::Task],
+) -> String {
+    if let Some(own) = &member.worktree {
+        return own.clone();
     }
+    tasks
+        .iter()
+        .filter(|t| {
+            t.status == troupe_protocol::TaskStatus::InProgress
+                && t.owner.as_deref() == Some(member.name.as_str())
+        })
+        .find_map(|t| Some(format!("{} (task {})", t.worktree.as_ref()?, t.id)))
+        .unwrap_or_else(|| "-".to_string())
 }

@@ -249,11 +249,14 @@ fn the_roster_shows_own_worktrees_and_those_of_tasks_in_progress() {
     roster
         .members
         .push(troupe_protocol::Member::new("carol", "coder", 1, 0));
-    table::show_task_worktrees(store.as_ref(), &mut roster);
-    let shown: Vec<Option<&str>> = roster
+    let tasks = store
+        .list_tasks(&troupe_store::TaskFilter::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .tasks;
+    let shown: Vec<String> = roster
         .members
         .iter()
-        .map(|m| m.worktree.as_deref())
+        .map(|m| table::member_worktree_cell(m, &tasks))
         .collect();
-    assert_eq!(shown, vec![Some("alice"), Some("wt-one (task 1)"), None]);
+    assert_eq!(shown, vec!["alice", "wt-one (task 1)", "-"]);
 }
