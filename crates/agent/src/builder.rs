@@ -167,11 +167,13 @@ impl AgentBuilder {
             agent: &self.name,
             workspace: self.workspace.root(),
             stop: &self.stop,
+            transcript: self.transcript.as_deref(),
         };
         let mut tools = self.tools;
         let mut sections = Vec::new();
         let mut gates = Vec::new();
         let mut inboxes = Vec::new();
+        let mut lifecycle = Vec::new();
         for extension in &self.extensions {
             for tool in extension.tools(&cx) {
                 tools.register(tool);
@@ -179,6 +181,7 @@ impl AgentBuilder {
             sections.extend(extension.prompt_sections(&cx));
             gates.extend(extension.gates(&cx));
             inboxes.extend(extension.inbox(&cx));
+            lifecycle.extend(extension.lifecycle(&cx));
         }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
@@ -211,6 +214,7 @@ impl AgentBuilder {
             approver: self.approver,
             gates,
             inboxes,
+            lifecycle,
             stop: self.stop,
             settings: self.settings,
             extensions: self.extensions,

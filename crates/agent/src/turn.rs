@@ -3,6 +3,7 @@
 
 use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate};
+use crate::lifecycle::{CallDecision, LifecycleHooks, SessionSource, ToolCall};
 use crate::permissions::{CallInfo, Decision, Grant, Policy};
 use crate::transcript::{repair_tail, Boundary, Transcript, TranscriptError};
 use std::collections::HashSet;
@@ -13,6 +14,8 @@ use troupe_model::{Model, ModelError, ModelRequest, StopReason, StreamEvent, Too
 use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
 use troupe_settings::Settings;
 use troupe_tools::{Registry, Sandbox, ToolContext, ToolOutput};
+
+mod steer;
 
 /// How many times a reply cut off by `max_tokens` is continued automatically.
 const MAX_CONTINUATIONS: u32 = 3;
@@ -69,6 +72,9 @@ pub enum TurnEnd {
     Stopped,
     /// There was nothing to answer (no new input, no mail).
     Nothing,
+    /// A hook stopped the turn (refused the prompt, or said `continue: false`); the text says
+    /// why.
+    Halted,
 }
 
 /// The result of one turn.
@@ -123,6 +129,9 @@ pub struct Agent {
     approver: Arc<dyn Approver>,
     gates: Vec<Arc<dyn ToolGate>>,
     inboxes: Vec<Arc<dyn InboxSource>>,
+    lifecycle: Vec<Arc<dyn LifecycleHooks>>,
+    /// How the conversation starts, until the session-start hooks have run for it.
+    session: Option<SessionSource>,
     stop: Arc<AtomicBool>,
     settings: Arc<Settings>,
     extensions: Vec<Arc<dyn Extension>>,
@@ -144,6 +153,7 @@ pub(crate) struct Parts {
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) gates: Vec<Arc<dyn ToolGate>>,
     pub(crate) inboxes: Vec<Arc<dyn InboxSource>>,
+    pub(crate) lifecycle: Vec<Arc<dyn LifecycleHooks>>,
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) settings: Arc<Settings>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
@@ -162,6 +172,8 @@ impl Agent {
             approver: parts.approver,
             gates: parts.gates,
             inboxes: parts.inboxes,
+            lifecycle: parts.lifecycle,
+            session: Some(SessionSource::Startup),
             stop: parts.stop,
             settings: parts.settings,
             extensions: parts.extensions,
@@ -181,6 +193,9 @@ impl Agent {
         let loaded = Transcript::load(path)?;
         self.messages = loaded.messages;
         self.delivered = loaded.mail_ids;
+        if !self.messages.is_empty() {
+            self.session = Some(SessionSource::Resume);
+        }
         self.transcript = Some(Transcript::open(path)?);
         self.repair()?;
         Ok(self.messages.len())
@@ -239,6 +254,7 @@ impl Agent {
     /// when the boundary cannot be written; the error says the transcript lacks it.
     pub fn clear(&mut self) -> Result<(), TranscriptError> {
         self.messages.clear();
+        self.session = Some(SessionSource::Clear);
         match self.transcript.as_mut() {
             Some(t) => t.append_boundary(Boundary::Clear),
             None => Ok(()),
@@ -283,8 +299,16 @@ impl Agent {
     ) -> Result<TurnOutcome, AgentError> {
         self.repair()?;
         if let Some(text) = input {
-            self.push(ChatMessage::user_text(text), &[])?;
+            if let Some(refusal) = self.submit_prompt(text).await? {
+                return Ok(TurnOutcome {
+                    text: refusal,
+                    model_calls: 0,
+                    end: TurnEnd::Halted,
+                    usage: Usage::default(),
+                });
+            }
         }
+        let mut stop_hook_active = false;
         let mut outcome = TurnOutcome {
             text: String::new(),
             model_calls: 0,
@@ -306,6 +330,7 @@ impl Agent {
                     return Ok(outcome);
                 }
             }
+            self.start_session().await?;
             let reply = self.call_model(observe).await?;
             outcome.model_calls += 1;
             outcome.usage.add(&reply.usage);
@@ -326,7 +351,11 @@ impl Agent {
             }
             if has_tools {
                 continuations = 0;
-                self.run_tools(&message, observe).await?;
+                if let Some(reason) = self.run_tools(&message, observe).await? {
+                    outcome.text = reason;
+                    outcome.end = TurnEnd::Halted;
+                    return Ok(outcome);
+                }
                 if self.stop.load(Ordering::SeqCst) {
                     outcome.end = TurnEnd::Stopped;
                     return Ok(outcome);
@@ -340,6 +369,11 @@ impl Agent {
             }
             if self.stop.load(Ordering::SeqCst) {
                 outcome.end = TurnEnd::Stopped;
+            } else if let Some(feedback) =
+                self.keep_going(&mut stop_hook_active, &outcome.text).await
+            {
+                self.push(ChatMessage::user_text(feedback), &[])?;
+                continue;
             }
             return Ok(outcome);
         }
@@ -423,16 +457,26 @@ impl Agent {
         Ok(reply)
     }
 
-    /// Runs every tool call of one assistant message and appends one result per call.
+    /// Runs every tool call of one assistant message and appends one result per call. Returns
+    /// why a hook stopped the turn, if one did (the round's later calls are then not run).
     async fn run_tools(
         &mut self,
         message: &ChatMessage,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
-    ) -> Result<(), AgentError> {
+    ) -> Result<Option<String>, AgentError> {
         let mut results = Vec::new();
+        let mut halt = None;
         for (id, name, input) in message.tool_uses() {
             observe(AgentEvent::ToolStarted { id, name, input });
-            let output = self.run_one_tool(name, input).await;
+            let output = match &halt {
+                Some(reason) => {
+                    ToolOutput::error(format!("not run: a hook ended the turn ({reason})"))
+                }
+                None => {
+                    self.run_hooked_tool(ToolCall { id, name, input }, &mut halt)
+                        .await
+                }
+            };
             results.push(ContentBlock::tool_result(
                 id,
                 output.content,
@@ -445,10 +489,18 @@ impl Agent {
         };
         self.push(results.clone(), &[])?;
         observe(AgentEvent::ToolResults(&results));
-        Ok(())
+        Ok(halt)
     }
 
-    async fn run_one_tool(&self, name: &str, input: &serde_json::Value) -> ToolOutput {
+    /// Runs one call through gates, permissions and the approver. `hook` is what a PreToolUse
+    /// hook decided short of denying: its allow stands in for the permission mode's question
+    /// only; its ask adds a question.
+    async fn run_one_tool(
+        &self,
+        name: &str,
+        input: &serde_json::Value,
+        hook: Option<&CallDecision>,
+    ) -> ToolOutput {
         let Some(tool) = self.tools.get(name) else {
             let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
             return ToolOutput::error(format!(
@@ -477,10 +529,21 @@ impl Agent {
             input,
             workspace_root: self.ctx.workspace.root(),
         };
-        let (grant, asked) = match self.policy.decide(&call) {
-            Decision::Allow(grant) => (grant, None),
-            Decision::Deny { reason } => return ToolOutput::error(reason),
-            Decision::Ask { reason } => (Grant::Person, Some(reason)),
+        // Who asks, when a question is asked: the rules, or a hook where the rules would not.
+        let mut hook_asks = None;
+        let (grant, asked) = match (self.policy.decide(&call), hook) {
+            (Decision::Deny { reason }, _) => return ToolOutput::error(reason),
+            (Decision::Allow(grant), Some(CallDecision::Ask(why))) => {
+                hook_asks = Some(why);
+                (grant, Some(why.clone()))
+            }
+            (Decision::Allow(grant), _) => (grant, None),
+            (Decision::Ask { .. }, Some(CallDecision::Allow))
+                if self.policy.hook_may_allow(&call) =>
+            {
+                (Grant::Hook, None)
+            }
+            (Decision::Ask { reason }, _) => (Grant::Person, Some(reason)),
         };
         let mut sandbox = sandbox_for(grant, gate_confines, &self.ctx.sandbox_config);
         let unconfinable = match tool.runs_programs() {
@@ -488,7 +551,10 @@ impl Agent {
             false => None,
         };
         let cannot_confine = unconfinable.is_some();
-        let question = question(asked, unconfinable, || self.policy.headless_refusal(&call));
+        let question = question(asked, unconfinable, || match hook_asks {
+            Some(why) => format!("{why}; a headless run cannot ask"),
+            None => self.policy.headless_refusal(&call),
+        });
         if let Some((reason, how_to_allow)) = question {
             let question = Question {
                 agent: &self.config.name,

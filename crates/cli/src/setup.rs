@@ -144,6 +144,9 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .unwrap_or_else(|| "lead".into())
         .parse()
         .map_err(|e: String| anyhow::anyhow!("teammate permissions: {e}"))?;
+    let store = troupe_store::file::open(&troupe_dir, &args.team)
+        .with_context(|| format!("opening team '{}'", args.team))?;
+    let hooks = crate::hooks::extension(&settings, &workspace, mode, store.clone())?;
     let team = Team::open(
         TeamConfig {
             team: args.team.clone(),
@@ -156,9 +159,9 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             exe: None,
             settings: settings.clone(),
             settings_arg: args.agent.settings.clone(),
+            extensions: vec![Arc::new(hooks.for_teammates(&args.team))],
         },
-        troupe_store::file::open(&troupe_dir, &args.team)
-            .with_context(|| format!("opening team '{}'", args.team))?,
+        store,
         notices,
     )
     .with_context(|| format!("opening team '{}'", args.team))?;
@@ -178,6 +181,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .max_tokens(args.agent.max_tokens)
         .max_rounds(args.max_turns)
         .extension(Arc::new(LeadExtension::new(team.clone())))
+        .extension(Arc::new(hooks))
         .transcript(&path)
         .build()
         .with_context(|| format!("opening session {}", path.display()))?;
