@@ -169,12 +169,15 @@ impl AgentBuilder {
             stop: &self.stop,
             transcript: self.transcript.as_deref(),
         };
+        let todo = crate::todo::TodoList::default();
+        let mut extensions = self.extensions;
+        extensions.insert(0, Arc::new(crate::todo::TodoExtension::new(todo.clone())));
         let mut tools = self.tools;
         let mut sections = Vec::new();
         let mut gates = Vec::new();
         let mut inboxes = Vec::new();
         let mut lifecycle = Vec::new();
-        for extension in &self.extensions {
+        for extension in &extensions {
             for tool in extension.tools(&cx) {
                 tools.register(tool);
             }
@@ -217,7 +220,8 @@ impl AgentBuilder {
             lifecycle,
             stop: self.stop,
             settings: self.settings,
-            extensions: self.extensions,
+            extensions,
+            todo,
         });
         if let Some(path) = self.transcript {
             agent.attach_transcript(&path)?;

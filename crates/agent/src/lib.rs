@@ -11,6 +11,7 @@ pub mod memory;
 pub mod permissions;
 pub mod prompt;
 pub mod session;
+pub mod todo;
 pub mod transcript;
 pub mod turn;
 

@@ -4,7 +4,7 @@
 use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate};
 use crate::lifecycle::{CallDecision, LifecycleHooks, SessionSource, ToolCall};
-use crate::permissions::{CallInfo, Decision, Grant, Policy};
+use crate::permissions::{CallInfo, Policy};
 use crate::transcript::{repair_tail, Boundary, Transcript, TranscriptError};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -135,6 +135,7 @@ pub struct Agent {
     stop: Arc<AtomicBool>,
     settings: Arc<Settings>,
     extensions: Vec<Arc<dyn Extension>>,
+    todo: crate::todo::TodoList,
     messages: Vec<ChatMessage>,
     delivered: HashSet<String>,
     transcript: Option<Transcript>,
@@ -157,6 +158,7 @@ pub(crate) struct Parts {
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) settings: Arc<Settings>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
+    pub(crate) todo: crate::todo::TodoList,
 }
 
 impl Agent {
@@ -177,6 +179,7 @@ impl Agent {
             stop: parts.stop,
             settings: parts.settings,
             extensions: parts.extensions,
+            todo: parts.todo,
             messages: Vec::new(),
             delivered: HashSet::new(),
             transcript: None,
@@ -196,6 +199,7 @@ impl Agent {
         if !self.messages.is_empty() {
             self.session = Some(SessionSource::Resume);
         }
+        self.todo.restore(&self.messages);
         self.transcript = Some(Transcript::open(path)?);
         self.repair()?;
         Ok(self.messages.len())
@@ -207,6 +211,11 @@ impl Agent {
             self.push(fix, &[])?;
         }
         Ok(())
+    }
+
+    /// The agent's todo list as it stands (what `todo_write` last saved).
+    pub fn todos(&self) -> Vec<crate::todo::TodoItem> {
+        self.todo.items()
     }
 
     /// A flag that, once set, ends the turn after the current round's tool calls finish.
@@ -465,13 +474,11 @@ impl Agent {
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<Option<String>, AgentError> {
         let mut results = Vec::new();
-        let mut halt = None;
+        let mut halt: Option<String> = None;
         for (id, name, input) in message.tool_uses() {
             observe(AgentEvent::ToolStarted { id, name, input });
             let output = match &halt {
-                Some(reason) => {
-                    ToolOutput::error(format!("not run: a hook ended the turn ({reason})"))
-                }
+                Some(reason) => steer::not_run(reason),
                 None => {
                     self.run_hooked_tool(ToolCall { id, name, input }, &mut halt)
                         .await
@@ -529,21 +536,9 @@ impl Agent {
             input,
             workspace_root: self.ctx.workspace.root(),
         };
-        // Who asks, when a question is asked: the rules, or a hook where the rules would not.
-        let mut hook_asks = None;
-        let (grant, asked) = match (self.policy.decide(&call), hook) {
-            (Decision::Deny { reason }, _) => return ToolOutput::error(reason),
-            (Decision::Allow(grant), Some(CallDecision::Ask(why))) => {
-                hook_asks = Some(why);
-                (grant, Some(why.clone()))
-            }
-            (Decision::Allow(grant), _) => (grant, None),
-            (Decision::Ask { .. }, Some(CallDecision::Allow))
-                if self.policy.hook_may_allow(&call) =>
-            {
-                (Grant::Hook, None)
-            }
-            (Decision::Ask { reason }, _) => (Grant::Person, Some(reason)),
+        let (grant, asked, hook_asks) = match self.judge(&call, hook) {
+            Ok(judged) => judged,
+            Err(reason) => return ToolOutput::error(reason),
         };
         let mut sandbox = sandbox_for(grant, gate_confines, &self.ctx.sandbox_config);
         let unconfinable = match tool.runs_programs() {

@@ -229,6 +229,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         usage,
         total_cost_usd: cost_usd(&lead.run.model.model, &usage),
         teammates,
+        todos: lead.agent.todos(),
     };
     match format {
         OutputFormat::Text => {

@@ -4,6 +4,7 @@
 
 use super::Agent;
 use crate::lifecycle::{BeforeTool, CallDecision, SessionEndReason, TaskInfo, ToolCall, Verdict};
+use crate::permissions::{CallInfo, Decision, Grant};
 use crate::transcript::TranscriptError;
 use std::sync::atomic::Ordering;
 use troupe_protocol::ChatMessage;
@@ -55,7 +56,7 @@ impl Agent {
         let before = self.before_tool(call).await;
         let input = before.input.as_ref().unwrap_or(call.input);
         let refused = match (&before.halt, &before.decision) {
-            (Some(reason), _) => Some(format!("not run: a hook ended the turn ({reason})")),
+            (Some(reason), _) => Some(not_run(reason).content),
             (None, Some(CallDecision::Deny(reason))) => Some(reason.clone()),
             (None, _) => None,
         };
@@ -85,6 +86,30 @@ impl Agent {
             output.content.push_str(text);
         }
         output
+    }
+
+    /// What the policy says about `call`, with what a PreToolUse hook decided short of
+    /// denying: the grant, the question to ask (if any), and the hook's reason when the question
+    /// is the hook's. `Err` refuses the call. A hook's allow stands in for the permission mode's
+    /// question only; deny and ask rules and protected files still hold.
+    pub(super) fn judge<'h>(
+        &self,
+        call: &CallInfo<'_>,
+        hook: Option<&'h CallDecision>,
+    ) -> Result<(Grant, Option<String>, Option<&'h String>), String> {
+        match (self.policy.decide(call), hook) {
+            (Decision::Deny { reason }, _) => Err(reason),
+            (Decision::Allow(grant), Some(CallDecision::Ask(why))) => {
+                Ok((grant, Some(why.clone()), Some(why)))
+            }
+            (Decision::Allow(grant), _) => Ok((grant, None, None)),
+            (Decision::Ask { .. }, Some(CallDecision::Allow))
+                if self.policy.hook_may_allow(call) =>
+            {
+                Ok((Grant::Hook, None, None))
+            }
+            (Decision::Ask { reason }, _) => Ok((Grant::Person, Some(reason), None)),
+        }
     }
 
     /// Every provider's before-hook in turn, each seeing the input the previous one left.
@@ -155,4 +180,9 @@ impl Agent {
         }
         self.push(ChatMessage::user_text(context.join("\n\n")), &[])
     }
+}
+
+/// The result of a call that was not run because a hook ended the turn.
+pub(super) fn not_run(reason: &str) -> ToolOutput {
+    ToolOutput::error(format!("not run: a hook ended the turn ({reason})"))
 }

@@ -51,6 +51,8 @@ pub struct RunResult {
     pub total_cost_usd: f64,
     /// Each teammate's last report, when a team worked.
     pub teammates: Vec<Value>,
+    /// The lead's todo list at the end, when it kept one.
+    pub todos: Vec<troupe_agent::todo::TodoItem>,
 }
 
 impl RunResult {
@@ -68,6 +70,9 @@ impl RunResult {
             "usage": self.usage,
             "total_cost_usd": self.total_cost_usd,
         });
+        if !self.todos.is_empty() {
+            value["todos"] = json!(self.todos);
+        }
         if !self.teammates.is_empty() {
             value["teammates"] = Value::Array(self.teammates.clone());
         }

@@ -43,6 +43,17 @@ pub fn render(sink: Sink, prefix: &str, event: &AgentEvent<'_>, stream_text: boo
                 write(sink, &format!("{prefix}{}\n", message.text()));
             }
         }
+        AgentEvent::ToolStarted { name, input, .. } if *name == troupe_agent::todo::TOOL_NAME => {
+            // The list itself, as it changes: a checklist is what a person wants to see.
+            let items = input
+                .get("todos")
+                .cloned()
+                .and_then(|v| serde_json::from_value::<Vec<troupe_agent::todo::TodoItem>>(v).ok())
+                .unwrap_or_default();
+            let list =
+                troupe_agent::todo::checklist(&items).replace('\n', &format!("\n{prefix}  "));
+            write(sink, &format!("{prefix}⏺ todo\n{prefix}  {list}\n"));
+        }
         AgentEvent::ToolStarted { name, input, .. } => {
             write(
                 sink,
