@@ -194,3 +194,52 @@ async fn a_hooks_ask_forces_a_question_and_its_deny_refuses() {
         results[2]
     );
 }
+
+/// The board tools' seam: TaskCompleted hooks of the team's shared extensions, run as real
+/// commands, may refuse a completion with feedback; TaskCreated hooks see the new task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_hooks_may_refuse_a_change_on_the_board() {
+    use troupe_agent::{TaskChange, TaskInfo};
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    let settings = troupe_settings::Settings::parse(
+        &json!({"hooks": {
+            "TaskCompleted": [{"hooks": [{"type": "command",
+                "command": "cat > completed.json; echo 'the tests still fail' >&2; exit 2"}]}],
+            "TaskCreated": [{"hooks": [{"type": "command", "command": "cat > created.json"}]}]
+        }})
+        .to_string(),
+        "test",
+    )
+    .unwrap();
+    let hooks = troupe_hooks::Hooks::new(&settings, &ws.path().canonicalize().unwrap()).unwrap();
+    let extension = troupe_hooks::HooksExtension::new(hooks, "default").for_teammates("crew");
+    let team =
+        troupe_test_support::team_with(ws.path(), &server, "crew", vec![Arc::new(extension)]);
+    let task = |change| TaskInfo {
+        change,
+        id: "7",
+        subject: "fix the parser",
+        description: "the parser drops comments",
+        team: "crew",
+    };
+    let refused =
+        troupe_team::task_hooks::task_change(team.shared(), "alice", task(TaskChange::Completed))
+            .await;
+    assert_eq!(
+        refused.as_deref(),
+        Some("TaskCompleted hook feedback: the tests still fail")
+    );
+    let created =
+        troupe_team::task_hooks::task_change(team.shared(), "alice", task(TaskChange::Created))
+            .await;
+    assert_eq!(created, None);
+    let input: Value = serde_json::from_str(&ws.read("completed.json")).unwrap();
+    assert_eq!(input["hook_event_name"], "TaskCompleted");
+    assert_eq!(input["task_id"], "7");
+    assert_eq!(input["task_subject"], "fix the parser");
+    assert_eq!(input["teammate_name"], "alice");
+    assert_eq!(input["team_name"], "crew");
+    let input: Value = serde_json::from_str(&ws.read("created.json")).unwrap();
+    assert_eq!(input["hook_event_name"], "TaskCreated");
+}

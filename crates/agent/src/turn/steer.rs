@@ -3,7 +3,7 @@
 //! hooks every step here is a check of an empty list.
 
 use super::Agent;
-use crate::lifecycle::{BeforeTool, CallDecision, SessionEndReason, TaskInfo, ToolCall, Verdict};
+use crate::lifecycle::{BeforeTool, CallDecision, SessionEndReason, ToolCall, Verdict};
 use crate::permissions::{CallInfo, Decision, Grant};
 use crate::transcript::TranscriptError;
 use std::sync::atomic::Ordering;
@@ -161,15 +161,6 @@ impl Agent {
             verdict = verdict.merge(hooks.teammate_idle(team).await);
         }
         verdict.block.filter(|_| verdict.halt.is_none())
-    }
-
-    /// Asks the task hooks whether a task may be created or completed: `Some(feedback)` refuses.
-    pub async fn task_change(&self, task: TaskInfo<'_>) -> Option<String> {
-        let mut verdict = Verdict::default();
-        for hooks in &self.lifecycle {
-            verdict = verdict.merge(hooks.task_change(task).await);
-        }
-        verdict.block.or(verdict.halt)
     }
 
     /// Appends what hooks said for the model as one user message (merged on the wire with the
