@@ -475,7 +475,35 @@ impl Agent {
     ) -> Result<Option<String>, AgentError> {
         let mut results = Vec::new();
         let mut halt: Option<String> = None;
-        for (id, name, input) in message.tool_uses() {
+        let calls: Vec<_> = message.tool_uses().collect();
+        let together = calls.len() > 1
+            && calls
+                .iter()
+                .all(|(_, name, _)| self.tools.get(name).is_some_and(|t| t.concurrent()));
+        if together {
+            // Independent calls (subagents): run at once, results kept in call order.
+            for (id, name, input) in &calls {
+                observe(AgentEvent::ToolStarted { id, name, input });
+            }
+            let this = &*self;
+            let outputs =
+                futures_util::future::join_all(calls.iter().map(|&(id, name, input)| async move {
+                    let mut halted = None;
+                    let call = ToolCall { id, name, input };
+                    let output = this.run_hooked_tool(call, &mut halted).await;
+                    (output, halted)
+                }))
+                .await;
+            for ((id, _, _), (output, halted)) in calls.iter().zip(outputs) {
+                halt = halt.or(halted);
+                results.push(ContentBlock::tool_result(
+                    *id,
+                    output.content,
+                    output.is_error,
+                ));
+            }
+        }
+        for (id, name, input) in calls.into_iter().filter(|_| !together) {
             observe(AgentEvent::ToolStarted { id, name, input });
             let output = match &halt {
                 Some(reason) => steer::not_run(reason),

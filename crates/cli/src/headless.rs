@@ -208,7 +208,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
         Err(RunFailure::Agent(e)) => (Subtype::ErrorDuringExecution, e.to_string(), 0),
         Err(RunFailure::Team(e)) => (Subtype::ErrorDuringExecution, e, 0),
     };
-    let usage = lead.agent.usage();
+    // Subagents work for the lead: their tokens are the lead's.
+    let mut usage = lead.agent.usage();
+    usage.add(&lead.subagents.usage());
     let teammates = lead
         .team
         .roster()

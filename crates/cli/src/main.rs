@@ -12,6 +12,7 @@ mod repl_input;
 mod settings;
 mod setup;
 mod signals;
+mod subagents;
 
 use clap::Parser;
 

@@ -43,6 +43,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         run,
         team,
         runtime,
+        ..
     } = lead(&cli.run, Arc::new(approver), sink)?;
     let reader = LineReader::start(run.troupe_dir.join("history"), printer.clone())
         .context("starting the line editor")?;

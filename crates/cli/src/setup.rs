@@ -3,11 +3,12 @@
 
 use crate::args::{AgentArgs, RunArgs};
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use troupe_agent::permissions::{split_rule_list, PermissionMode, Policy};
 use troupe_agent::session::{find_session, latest_session, new_session_id, session_path};
 use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, PermissionFlags};
+use troupe_catalog::SkillsExtension;
 use troupe_model::{ModelConfig, Provider};
 use troupe_settings::Settings;
 use troupe_store::{Lease, StoreError};
@@ -103,6 +104,8 @@ pub struct Lead {
     pub team: Team,
     /// The async runtime.
     pub runtime: tokio::runtime::Runtime,
+    /// The lead's `task` tool, which adds up its subagents' usage.
+    pub subagents: Arc<troupe_catalog::subagent::SubagentExtension>,
 }
 
 /// Builds the lead: agent with team tools and inbox, session transcript, team (teammates
@@ -173,8 +176,25 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         team.shared().protocols.answer_with(approver.clone());
     }
     let path = session_path(&troupe_dir, &session_id);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let skills = project_skills(&workspace, home.as_deref());
+    let subagents = crate::subagents::extension(
+        &workspace,
+        crate::subagents::Factory {
+            workspace: workspace.clone(),
+            model: model.clone(),
+            settings: settings.clone(),
+            policy: policy.clone(),
+            approver: approver.clone(),
+            max_tokens: args.agent.max_tokens,
+            home: home.clone(),
+            extensions: vec![Arc::new(hooks.for_subagents())],
+        },
+    );
     let agent = AgentBuilder::new(LEAD, Arc::new(guard), model.build(), model.model.clone())
-        .home(std::env::var_os("HOME").map(PathBuf::from))
+        .home(home)
+        .extension(skills)
+        .extension(subagents.clone())
         .settings(settings)
         .policy(policy)
         .approver(approver)
@@ -199,6 +219,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     }
     Ok(Lead {
         lease,
+        subagents,
         agent,
         run: RunContext {
             workspace,
@@ -210,4 +231,18 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         team,
         runtime,
     })
+}
+
+/// The project's skills as an extension, warning on stderr about every `SKILL.md` that was
+/// skipped (a malformed file is reported, never fatal).
+pub fn project_skills(workspace: &Path, home: Option<&Path>) -> Arc<SkillsExtension> {
+    let skills = troupe_catalog::skills::load(workspace, home);
+    for skipped in &skills.skipped {
+        eprintln!(
+            "troupe: warning: skipped skill {}: {}",
+            skipped.path.display(),
+            skipped.why
+        );
+    }
+    Arc::new(SkillsExtension::new(skills))
 }

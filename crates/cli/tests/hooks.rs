@@ -437,3 +437,51 @@ fn an_in_process_teammate_runs_hooks() {
 fn a_teammate_process_runs_hooks() {
     teammate_runs_hooks("process");
 }
+
+#[test]
+fn a_subagents_calls_pass_the_hooks_and_its_end_fires_subagent_stop() {
+    let ws = TempWorkspace::new();
+    ws.write("notes.txt", "the answer is 42");
+    settings(
+        &ws,
+        json!({
+            "PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": "cat >> .hook-log/pre.jsonl; echo >> .hook-log/pre.jsonl"}]}],
+            "SubagentStop": [{"hooks": [{"type": "command", "command": "cat >> .hook-log/substop.jsonl; echo >> .hook-log/substop.jsonl"}]}],
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "cat >> .hook-log/prompt.jsonl; echo >> .hook-log/prompt.jsonl"}]}]
+        }),
+    );
+    ws.write(".hook-log/.keep", "");
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "task",
+                json!({"description": "find", "prompt": "What number is in notes.txt?"}),
+            ),
+            Step::text("it is 42"),
+        ],
+    );
+    server.script(
+        "subagent",
+        [
+            Step::tool("read_file", json!({"path": "notes.txt"})),
+            Step::text("The number is 42."),
+        ],
+    );
+    let out = headless_in_mode(ws.path(), &server, "delegate", "bypassPermissions", &[]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let pre = lines(&ws, ".hook-log/pre.jsonl");
+    assert_eq!(pre.len(), 1);
+    assert_eq!(pre[0]["tool_name"], "Read");
+    assert!(pre[0]["tool_input"]["file_path"]
+        .as_str()
+        .unwrap()
+        .ends_with("/notes.txt"));
+    let stops = lines(&ws, ".hook-log/substop.jsonl");
+    assert_eq!(stops.len(), 1, "SubagentStop fires for the subagent only");
+    assert_eq!(stops[0]["hook_event_name"], "SubagentStop");
+    assert_eq!(stops[0]["last_assistant_message"], "The number is 42.");
+    // The user's prompt fires UserPromptSubmit; the subagent's task does not.
+    assert_eq!(lines(&ws, ".hook-log/prompt.jsonl").len(), 1);
+}

@@ -173,6 +173,10 @@ fn tool_name(name: &str) -> &str {
 #[async_trait]
 impl LifecycleHooks for AgentHooks {
     async fn session_start(&self, source: SessionSource) -> Verdict {
+        // A subagent is part of its parent's session, as in Claude Code.
+        if self.kind == Kind::Subagent {
+            return Verdict::default();
+        }
         self.verdict(
             HookEvent::SessionStart,
             source.as_str(),
@@ -182,6 +186,10 @@ impl LifecycleHooks for AgentHooks {
     }
 
     async fn prompt(&self, prompt: &str) -> Verdict {
+        // A subagent's task comes from its parent, not from the user.
+        if self.kind == Kind::Subagent {
+            return Verdict::default();
+        }
         self.verdict(
             HookEvent::UserPromptSubmit,
             "",

@@ -123,6 +123,11 @@ pub trait Tool: Send + Sync {
     fn runs_programs(&self) -> bool {
         false
     }
+    /// Whether several calls of this tool in one response may run at the same time (the `task`
+    /// subagent). The loop runs a response's calls concurrently only when every one says so.
+    fn concurrent(&self) -> bool {
+        false
+    }
     /// Runs the call. Malformed input is an error output, never a panic.
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
 }

@@ -1,0 +1,174 @@
+//! The `task` subagent (s20's one-shot delegation; Claude Code's `Task` shape
+//! `{description, prompt, subagent_type?}`): a fresh agent with its own conversation and tool
+//! set does the work, and only its final text comes back as the tool result. Several `task`
+//! calls in one response run at the same time.
+
+use crate::agents::{AgentDefinition, Definitions};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::sync::{Arc, Mutex, PoisonError};
+use troupe_agent::{Agent, Extension, ExtensionContext, TurnEnd};
+use troupe_protocol::Usage;
+use troupe_tools::{parse_input, schema_of, DynTool, Effect, Tool, ToolContext, ToolOutput};
+
+/// Builds the agents that `task` runs; the binary supplies it, so the subagent is made the way
+/// its parent was (model, settings, permission rules, approver) — without a `task` tool of its
+/// own, so delegation does not nest.
+pub trait SubagentFactory: Send + Sync {
+    /// A fresh agent for one task, following `definition` when the call named one.
+    fn build(&self, definition: Option<&AgentDefinition>) -> Result<Agent, String>;
+}
+
+/// Input of `task`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TaskInput {
+    /// A short (3–5 word) description of the task.
+    pub description: String,
+    /// The whole task for the subagent: it sees nothing else of this conversation.
+    pub prompt: String,
+    /// Which agent definition to use (see the list in this tool's description); omit for a
+    /// general-purpose agent.
+    #[serde(default)]
+    pub subagent_type: Option<String>,
+}
+
+/// `task{description, prompt, subagent_type?}`.
+pub struct TaskTool {
+    definitions: Arc<Definitions>,
+    factory: Arc<dyn SubagentFactory>,
+    usage: Arc<Mutex<Usage>>,
+    description: String,
+}
+
+impl TaskTool {
+    fn new(
+        definitions: Arc<Definitions>,
+        factory: Arc<dyn SubagentFactory>,
+        usage: Arc<Mutex<Usage>>,
+    ) -> TaskTool {
+        let mut description = String::from(
+            "Delegate a self-contained task to a subagent with a fresh conversation and its own \
+             tools. It sees only your prompt, so give it everything it needs; you get back only \
+             its final report. Several task calls in one response run at the same time.",
+        );
+        if !definitions.agents.is_empty() {
+            description.push_str("\nAgent types (subagent_type):");
+            for a in &definitions.agents {
+                description.push_str(&format!("\n- {}: {}", a.name, a.description));
+            }
+        }
+        TaskTool {
+            definitions,
+            factory,
+            usage,
+            description,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for TaskTool {
+    fn name(&self) -> &str {
+        "task"
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<TaskInput>()
+    }
+    fn effect(&self, _input: &Value) -> Effect {
+        // Delegating changes nothing by itself: every call the subagent makes is judged by its
+        // own permission rules, sandbox and approver.
+        Effect::Coordinate
+    }
+    fn concurrent(&self) -> bool {
+        true
+    }
+    async fn call(&self, input: Value, _ctx: &ToolContext) -> ToolOutput {
+        let input: TaskInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let definition = match input.subagent_type.as_deref() {
+            None | Some("") | Some("general-purpose") => None,
+            Some(name) => match self.definitions.get(name) {
+                Some(d) => Some(d),
+                None => {
+                    let known: Vec<&str> = self
+                        .definitions
+                        .agents
+                        .iter()
+                        .map(|a| a.name.as_str())
+                        .collect();
+                    return ToolOutput::error(format!(
+                        "no agent type '{name}'; the types are: general-purpose{}{}",
+                        if known.is_empty() { "" } else { ", " },
+                        known.join(", ")
+                    ));
+                }
+            },
+        };
+        let mut agent = match self.factory.build(definition) {
+            Ok(a) => a,
+            Err(e) => return ToolOutput::error(format!("could not start the subagent: {e}")),
+        };
+        let outcome = agent.run_turn(Some(input.prompt), &mut |_| {}).await;
+        self.usage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(&agent.usage());
+        match outcome {
+            Ok(o) if o.end == TurnEnd::MaxTurns => ToolOutput::error(format!(
+                "the subagent ({}) ran out of rounds before finishing; its last words: {}",
+                input.description, o.text
+            )),
+            Ok(o) if o.text.trim().is_empty() => ToolOutput::error(format!(
+                "the subagent ({}) finished without a report",
+                input.description
+            )),
+            Ok(o) => ToolOutput::ok(o.text),
+            Err(e) => {
+                ToolOutput::error(format!("the subagent ({}) failed: {e}", input.description))
+            }
+        }
+    }
+}
+
+/// Gives an agent the `task` tool; its subagents' usage adds up in [`SubagentExtension::usage`].
+pub struct SubagentExtension {
+    definitions: Arc<Definitions>,
+    factory: Arc<dyn SubagentFactory>,
+    usage: Arc<Mutex<Usage>>,
+}
+
+impl SubagentExtension {
+    /// The extension over the definitions found, building subagents with `factory`.
+    pub fn new(definitions: Definitions, factory: Arc<dyn SubagentFactory>) -> SubagentExtension {
+        SubagentExtension {
+            definitions: Arc::new(definitions),
+            factory,
+            usage: Arc::default(),
+        }
+    }
+
+    /// Tokens every subagent run through this extension used, together.
+    pub fn usage(&self) -> Usage {
+        *self.usage.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Extension for SubagentExtension {
+    fn name(&self) -> &str {
+        "subagents"
+    }
+    fn tools(&self, _cx: &ExtensionContext<'_>) -> Vec<DynTool> {
+        vec![Arc::new(TaskTool::new(
+            self.definitions.clone(),
+            self.factory.clone(),
+            self.usage.clone(),
+        ))]
+    }
+}

@@ -1,0 +1,102 @@
+//! How the binary makes the `task` tool's subagents: like the lead — same workspace, model,
+//! settings, rules and approver — with a fresh conversation, the definition's prompt, model and
+//! tools, and no `task` tool of their own.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use troupe_agent::permissions::{PermissionMode, Policy};
+use troupe_agent::{Agent, AgentBuilder, Approver, Extension};
+use troupe_catalog::agents::AgentDefinition;
+use troupe_catalog::subagent::{SubagentExtension, SubagentFactory};
+use troupe_model::ModelConfig;
+use troupe_settings::Settings;
+use troupe_tools::{Registry, Workspace};
+
+/// Model calls one subagent may make (a runaway guard).
+const MAX_ROUNDS: u32 = 100;
+
+const IDENTITY: &str = "You are a troupe subagent: you do one task for another agent and \
+report back. You see only the task below, not the conversation it came from. Work with your \
+tools, then end with a concise final report of what you found or changed: it is all the other \
+agent will see.";
+
+/// What every subagent is made from.
+pub struct Factory {
+    /// Workspace root.
+    pub workspace: PathBuf,
+    /// The parent's model.
+    pub model: ModelConfig,
+    /// Effective settings.
+    pub settings: Arc<Settings>,
+    /// The parent's permission policy.
+    pub policy: Policy,
+    /// Who answers permission questions.
+    pub approver: Arc<dyn Approver>,
+    /// Output token limit per call.
+    pub max_tokens: u32,
+    /// The user's home, for memory.
+    pub home: Option<PathBuf>,
+    /// Extensions every subagent gets (the workspace's hooks, ending in `SubagentStop`).
+    pub extensions: Vec<Arc<dyn Extension>>,
+}
+
+impl SubagentFactory for Factory {
+    fn build(&self, definition: Option<&AgentDefinition>) -> Result<Agent, String> {
+        let guard = Workspace::new(&self.workspace).map_err(|e| e.to_string())?;
+        let model = ModelConfig {
+            model: definition
+                .and_then(|d| d.model.clone())
+                .unwrap_or_else(|| self.model.model.clone()),
+            ..self.model.clone()
+        };
+        let mut policy = self.policy.clone();
+        // A definition may make its agent stricter (plan), never looser than its parent: the
+        // definition is a file in the workspace the model itself could have written.
+        if definition.and_then(|d| d.permission_mode.as_deref()) == Some("plan") {
+            policy.mode = PermissionMode::Plan;
+        }
+        let identity = match definition {
+            Some(d) if !d.prompt.is_empty() => format!("{}\n\n{IDENTITY}", d.prompt),
+            _ => IDENTITY.to_string(),
+        };
+        // Named after its definition, so logs and the model server can tell subagents apart.
+        let name = definition
+            .map(|d| d.name.as_str())
+            .filter(|n| troupe_protocol::validate_agent_name(n).is_ok())
+            .unwrap_or("subagent");
+        let mut builder =
+            AgentBuilder::new(name, Arc::new(guard), model.build(), model.model.clone())
+                .identity(identity)
+                .home(self.home.clone())
+                .settings(self.settings.clone())
+                .policy(policy)
+                .approver(self.approver.clone())
+                .max_tokens(self.max_tokens)
+                .max_rounds(Some(MAX_ROUNDS));
+        builder = self
+            .extensions
+            .iter()
+            .cloned()
+            .fold(builder, AgentBuilder::extension);
+        if let Some(tools) = definition.and_then(|d| d.tools.as_ref()) {
+            let mut registry = Registry::with_builtins();
+            registry.retain(|t| tools.iter().any(|name| name == t.name()));
+            builder = builder.tools(registry);
+        }
+        builder.build().map_err(|e| e.to_string())
+    }
+}
+
+/// The `task` tool for an agent, over the project's agent definitions (skipped files are
+/// reported on stderr).
+pub fn extension(workspace: &Path, factory: Factory) -> Arc<SubagentExtension> {
+    let definitions = troupe_catalog::agents::load(workspace, factory.home.as_deref());
+    for skipped in &definitions.skipped {
+        eprintln!(
+            "troupe: warning: skipped agent definition {}: {}",
+            skipped.path.display(),
+            skipped.why
+        );
+    }
+    Arc::new(SubagentExtension::new(definitions, Arc::new(factory)))
+}
