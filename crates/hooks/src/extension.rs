@@ -199,16 +199,15 @@ impl LifecycleHooks for AgentHooks {
     }
 
     async fn before_tool(&self, call: ToolCall<'_>) -> BeforeTool {
-        if !self.hooks.has(HookEvent::PreToolUse) {
-            return BeforeTool::default();
-        }
-        let input = self.tool_input(&call);
         let runs = self
             .fire(HookEvent::PreToolUse, call.name, || {
-                json!({"tool_name": tool_name(call.name), "tool_input": input, "tool_use_id": call.id})
+                json!({"tool_name": tool_name(call.name), "tool_input": self.tool_input(&call), "tool_use_id": call.id})
             })
             .await;
-        decide::before_tool(&runs, call.name, &input)
+        match runs.is_empty() {
+            true => BeforeTool::default(),
+            false => decide::before_tool(&runs, call.name, &self.tool_input(&call)),
+        }
     }
 
     async fn after_tool(&self, call: ToolCall<'_>, output: &ToolOutput) -> Verdict {

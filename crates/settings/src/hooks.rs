@@ -14,7 +14,8 @@ pub(crate) fn validate(
     for (event, matchers) in hooks {
         for (index, entry) in matchers.iter().enumerate() {
             let key = format!("hooks.{event}[{index}]");
-            if let Some(pattern) = entry.matcher.as_deref() {
+            // `*` (everything) is Claude Code's word, not a regular expression.
+            if let Some(pattern) = entry.matcher.as_deref().filter(|m| m.trim() != "*") {
                 if let Err(err) = regex::Regex::new(pattern) {
                     let message = format!(
                         "`{key}.matcher` {pattern:?} is not a regular expression ({})",

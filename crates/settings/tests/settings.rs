@@ -195,6 +195,12 @@ fn a_hook_matcher_that_is_not_a_regex_names_the_file_and_the_line() {
     )
     .expect_err("zero timeout");
     assert!(err.to_string().contains("at least 1"), "{err}");
+    for everything in ["*", "", "mcp__.*", "Edit|Write"] {
+        let text = format!(
+            r#"{{"hooks": {{"PostToolUse": [{{"matcher": "{everything}", "hooks": [{{"type": "command", "command": "x"}}]}}]}}}}"#
+        );
+        Settings::parse(&text, "f.json").unwrap_or_else(|e| panic!("{everything}: {e}"));
+    }
 }
 
 #[test]
