@@ -167,6 +167,7 @@ impl AgentBuilder {
             agent: &self.name,
             workspace: self.workspace.root(),
             stop: &self.stop,
+            transcript: self.transcript.as_deref(),
         };
         let todo = crate::todo::TodoList::default();
         let mut extensions = self.extensions;
@@ -175,6 +176,7 @@ impl AgentBuilder {
         let mut sections = Vec::new();
         let mut gates = Vec::new();
         let mut inboxes = Vec::new();
+        let mut lifecycle = Vec::new();
         for extension in &extensions {
             for tool in extension.tools(&cx) {
                 tools.register(tool);
@@ -182,6 +184,7 @@ impl AgentBuilder {
             sections.extend(extension.prompt_sections(&cx));
             gates.extend(extension.gates(&cx));
             inboxes.extend(extension.inbox(&cx));
+            lifecycle.extend(extension.lifecycle(&cx));
         }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
@@ -214,6 +217,7 @@ impl AgentBuilder {
             approver: self.approver,
             gates,
             inboxes,
+            lifecycle,
             stop: self.stop,
             settings: self.settings,
             extensions,

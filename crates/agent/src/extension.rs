@@ -4,6 +4,7 @@
 //! permission questions, gates that may refuse a tool call. The team crate implements these; the
 //! agent crate knows nothing of teams.
 
+use crate::lifecycle::LifecycleHooks;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::path::Path;
@@ -20,6 +21,8 @@ pub struct ExtensionContext<'a> {
     pub workspace: &'a Path,
     /// The agent's stop flag: set it and the turn ends after the current round's tool calls.
     pub stop: &'a Arc<AtomicBool>,
+    /// Where the agent's conversation is persisted, if it is.
+    pub transcript: Option<&'a Path>,
 }
 
 /// Something that extends every agent it is registered on: the team (lead or teammate side),
@@ -50,6 +53,11 @@ pub trait Extension: Send + Sync {
 
     /// Mail injected into the conversation before every model call.
     fn inbox(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn InboxSource>> {
+        None
+    }
+
+    /// Hooks the loop calls at the points of the agent's life (Claude Code's command hooks).
+    fn lifecycle(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn LifecycleHooks>> {
         None
     }
 }

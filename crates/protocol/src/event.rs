@@ -42,6 +42,8 @@ pub enum EventKind {
     TaskTransitioned,
     /// A task's fields changed without a status change (description, blockers, worktree).
     TaskEdited,
+    /// A hook command ran (settings `hooks`): its event, command and how it ended.
+    HookRan,
     /// A kind written by a newer troupe; kept readable rather than treated as corruption.
     #[serde(other)]
     Other,
@@ -68,6 +70,7 @@ impl EventKind {
             EventKind::TaskCreated => "task_created",
             EventKind::TaskTransitioned => "task_transitioned",
             EventKind::TaskEdited => "task_edited",
+            EventKind::HookRan => "hook_ran",
             EventKind::Other => "other",
         }
     }
