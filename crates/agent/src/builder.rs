@@ -176,6 +176,7 @@ impl AgentBuilder {
             agent: &self.name,
             workspace: self.workspace.root(),
             stop: &self.stop,
+            transcript: self.transcript.as_deref(),
         };
         let todo = crate::todo::TodoList::default();
         let mut extensions = self.extensions;
@@ -185,6 +186,7 @@ impl AgentBuilder {
         let mut gates = Vec::new();
         let mut inboxes = Vec::new();
         let mut workspace_sources = Vec::new();
+        let mut lifecycle = Vec::new();
         for extension in &extensions {
             for tool in extension.tools(&cx) {
                 tools.register(tool);
@@ -193,6 +195,7 @@ impl AgentBuilder {
             gates.extend(extension.gates(&cx));
             inboxes.extend(extension.inbox(&cx));
             workspace_sources.extend(extension.workspace_source(&cx));
+            lifecycle.extend(extension.lifecycle(&cx));
         }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
@@ -229,6 +232,7 @@ impl AgentBuilder {
             gates,
             inboxes,
             workspace_sources,
+            lifecycle,
             stop: self.stop,
             settings: self.settings,
             extensions,

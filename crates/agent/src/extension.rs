@@ -5,6 +5,7 @@
 //! the next round's tools work in. The team crate implements these; the agent crate knows nothing
 //! of teams.
 
+use crate::lifecycle::LifecycleHooks;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,8 @@ pub struct ExtensionContext<'a> {
     pub workspace: &'a Path,
     /// The agent's stop flag: set it and the turn ends after the current round's tool calls.
     pub stop: &'a Arc<AtomicBool>,
+    /// Where the agent's conversation is persisted, if it is.
+    pub transcript: Option<&'a Path>,
 }
 
 /// Something that extends every agent it is registered on: the team (lead or teammate side),
@@ -54,6 +57,10 @@ pub trait Extension: Send + Sync {
         None
     }
 
+    /// Hooks the loop calls at the points of the agent's life (Claude Code's command hooks).
+    fn lifecycle(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn LifecycleHooks>> {
+        None
+    }
     /// Where the agent's tools work, asked before every model call (see [`WorkspaceSource`]).
     fn workspace_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn WorkspaceSource>> {
         None

@@ -7,6 +7,7 @@ pub mod builder;
 pub mod confine;
 pub mod effective_policy;
 pub mod extension;
+pub mod lifecycle;
 pub mod memory;
 pub mod permissions;
 pub mod prompt;
@@ -20,5 +21,9 @@ pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
 pub use extension::{
     Approval, Approver, BindingError, Extension, ExtensionContext, InboxError, InboxSource,
     MailBatch, MailItem, Question, RefuseApprover, ToolGate, WorkspaceBinding, WorkspaceSource,
+};
+pub use lifecycle::{
+    BeforeTool, CallDecision, CompactTrigger, LifecycleHooks, SessionEndReason, SessionSource,
+    TaskChange, TaskInfo, ToolCall, Verdict,
 };
 pub use turn::{Agent, AgentConfig, AgentError, AgentEvent, TurnEnd, TurnOutcome};

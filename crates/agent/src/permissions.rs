@@ -97,6 +97,8 @@ pub enum Grant {
     Mode,
     /// A person (or the lead, for a teammate) approved it when asked.
     Person,
+    /// A PreToolUse hook allowed it where the permission mode would have asked.
+    Hook,
     /// bypassPermissions.
     Bypass,
 }
@@ -106,7 +108,7 @@ impl Grant {
     pub fn sandbox(self) -> Sandbox {
         match self {
             Grant::Classified => Sandbox::ReadOnly,
-            Grant::Rule | Grant::Mode | Grant::Person => Sandbox::WorkspaceWrite,
+            Grant::Rule | Grant::Mode | Grant::Person | Grant::Hook => Sandbox::WorkspaceWrite,
             Grant::Bypass => Sandbox::Unsandboxed,
         }
     }
@@ -186,6 +188,13 @@ impl Policy {
                 reason: self.reason(&outcome, call),
             },
         }
+    }
+
+    /// Whether a hook's "allow" may stand in for the question the policy asks about `call`:
+    /// only when the permission mode asks. An ask rule or a protected file is still asked about
+    /// (as in Claude Code, a hook's allow never overrides a deny or ask rule).
+    pub fn hook_may_allow(&self, call: &CallInfo<'_>) -> bool {
+        matches!(self.evaluate(call), Outcome::AskedByMode)
     }
 
     /// What a headless run, which has nobody to ask, tells the user about `call`.

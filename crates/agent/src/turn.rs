@@ -6,7 +6,8 @@ use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{
     Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, WorkspaceSource,
 };
-use crate::permissions::{CallInfo, Decision, Grant, Policy};
+use crate::lifecycle::{CallDecision, LifecycleHooks, SessionSource, ToolCall};
+use crate::permissions::{CallInfo, Policy};
 use crate::transcript::{repair_tail, Boundary, Transcript, TranscriptError};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,75 +18,16 @@ use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
 use troupe_settings::Settings;
 use troupe_tools::{Registry, Sandbox, ToolContext, ToolOutput};
 
+mod report;
+mod steer;
+
+pub use report::{AgentEvent, TurnEnd, TurnOutcome};
+
 /// How many times a reply cut off by `max_tokens` is continued automatically.
 const MAX_CONTINUATIONS: u32 = 3;
 /// The nudge sent when a reply was cut off at the output limit.
 const CONTINUE_PROMPT: &str =
     "Your previous reply was cut off at the output token limit. Continue exactly where it stopped, without repeating anything.";
-
-/// What the loop reports while it works, for display and logs.
-#[derive(Debug)]
-pub enum AgentEvent<'a> {
-    /// Streamed visible text.
-    TextDelta(&'a str),
-    /// Streamed thinking text.
-    ThinkingDelta(&'a str),
-    /// A model call failed transiently and will be retried.
-    Retrying {
-        /// Attempt that failed.
-        attempt: u32,
-        /// Milliseconds until the retry.
-        wait_ms: u64,
-        /// Why it failed.
-        reason: &'a str,
-    },
-    /// A complete assistant message.
-    Assistant(&'a ChatMessage),
-    /// A tool call is about to run.
-    ToolStarted {
-        /// Tool call id.
-        id: &'a str,
-        /// Tool name.
-        name: &'a str,
-        /// Its input.
-        input: &'a serde_json::Value,
-    },
-    /// The user message carrying one round's tool results.
-    ToolResults(&'a ChatMessage),
-    /// Inbox mail was injected into the conversation.
-    MailInjected {
-        /// Number of messages.
-        count: usize,
-        /// The injected text.
-        text: &'a str,
-    },
-}
-
-/// Why a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TurnEnd {
-    /// The model answered without a tool call.
-    Done,
-    /// The round limit was reached.
-    MaxTurns,
-    /// A stop was requested (approved shutdown) and the current round finished.
-    Stopped,
-    /// There was nothing to answer (no new input, no mail).
-    Nothing,
-}
-
-/// The result of one turn.
-#[derive(Debug, Clone)]
-pub struct TurnOutcome {
-    /// Final text of the turn (all text of its last assistant replies).
-    pub text: String,
-    /// Model calls made.
-    pub model_calls: u32,
-    /// Why it ended.
-    pub end: TurnEnd,
-    /// Tokens used during this turn.
-    pub usage: Usage,
-}
 
 /// Why a turn failed.
 #[derive(Debug, thiserror::Error)]
@@ -127,6 +69,9 @@ pub struct Agent {
     gates: Vec<Arc<dyn ToolGate>>,
     inboxes: Vec<Arc<dyn InboxSource>>,
     binder: Binder,
+    lifecycle: Vec<Arc<dyn LifecycleHooks>>,
+    /// How the conversation starts, until the session-start hooks have run for it.
+    session: Option<SessionSource>,
     stop: Arc<AtomicBool>,
     settings: Arc<Settings>,
     extensions: Vec<Arc<dyn Extension>>,
@@ -150,6 +95,7 @@ pub(crate) struct Parts {
     pub(crate) gates: Vec<Arc<dyn ToolGate>>,
     pub(crate) inboxes: Vec<Arc<dyn InboxSource>>,
     pub(crate) workspace_sources: Vec<Arc<dyn WorkspaceSource>>,
+    pub(crate) lifecycle: Vec<Arc<dyn LifecycleHooks>>,
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) settings: Arc<Settings>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
@@ -170,6 +116,8 @@ impl Agent {
             approver: parts.approver,
             gates: parts.gates,
             inboxes: parts.inboxes,
+            lifecycle: parts.lifecycle,
+            session: Some(SessionSource::Startup),
             stop: parts.stop,
             settings: parts.settings,
             extensions: parts.extensions,
@@ -190,6 +138,9 @@ impl Agent {
         let loaded = Transcript::load(path)?;
         self.messages = loaded.messages;
         self.delivered = loaded.mail_ids;
+        if !self.messages.is_empty() {
+            self.session = Some(SessionSource::Resume);
+        }
         self.todo.restore(&self.messages);
         self.transcript = Some(Transcript::open(path)?);
         self.repair()?;
@@ -260,6 +211,7 @@ impl Agent {
     /// when the boundary cannot be written; the error says the transcript lacks it.
     pub fn clear(&mut self) -> Result<(), TranscriptError> {
         self.messages.clear();
+        self.session = Some(SessionSource::Clear);
         match self.transcript.as_mut() {
             Some(t) => t.append_boundary(Boundary::Clear),
             None => Ok(()),
@@ -304,8 +256,16 @@ impl Agent {
     ) -> Result<TurnOutcome, AgentError> {
         self.repair()?;
         if let Some(text) = input {
-            self.push(ChatMessage::user_text(text), &[])?;
+            if let Some(refusal) = self.submit_prompt(text).await? {
+                return Ok(TurnOutcome {
+                    text: refusal,
+                    model_calls: 0,
+                    end: TurnEnd::Halted,
+                    usage: Usage::default(),
+                });
+            }
         }
+        let mut stop_hook_active = false;
         let mut outcome = TurnOutcome {
             text: String::new(),
             model_calls: 0,
@@ -327,6 +287,7 @@ impl Agent {
                     return Ok(outcome);
                 }
             }
+            self.start_session().await?;
             self.follow_workspace().await?;
             let reply = self.call_model(observe).await?;
             outcome.model_calls += 1;
@@ -348,7 +309,11 @@ impl Agent {
             }
             if has_tools {
                 continuations = 0;
-                self.run_tools(&message, observe).await?;
+                if let Some(reason) = self.run_tools(&message, observe).await? {
+                    outcome.text = reason;
+                    outcome.end = TurnEnd::Halted;
+                    return Ok(outcome);
+                }
                 if self.stop.load(Ordering::SeqCst) {
                     outcome.end = TurnEnd::Stopped;
                     return Ok(outcome);
@@ -362,6 +327,11 @@ impl Agent {
             }
             if self.stop.load(Ordering::SeqCst) {
                 outcome.end = TurnEnd::Stopped;
+            } else if let Some(feedback) =
+                self.keep_going(&mut stop_hook_active, &outcome.text).await
+            {
+                self.push(ChatMessage::user_text(feedback), &[])?;
+                continue;
             }
             return Ok(outcome);
         }
@@ -459,13 +429,15 @@ impl Agent {
         Ok(reply)
     }
 
-    /// Runs every tool call of one assistant message and appends one result per call.
+    /// Runs every tool call of one assistant message and appends one result per call. Returns
+    /// why a hook stopped the turn, if one did (the round's later calls are then not run).
     async fn run_tools(
         &mut self,
         message: &ChatMessage,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
-    ) -> Result<(), AgentError> {
+    ) -> Result<Option<String>, AgentError> {
         let mut results = Vec::new();
+        let mut halt: Option<String> = None;
         let calls: Vec<_> = message.tool_uses().collect();
         let together = calls.len() > 1
             && calls
@@ -476,13 +448,17 @@ impl Agent {
             for (id, name, input) in &calls {
                 observe(AgentEvent::ToolStarted { id, name, input });
             }
-            let outputs = futures_util::future::join_all(
-                calls
-                    .iter()
-                    .map(|(_, name, input)| self.run_one_tool(name, input)),
-            )
-            .await;
-            for ((id, _, _), output) in calls.iter().zip(outputs) {
+            let this = &*self;
+            let outputs =
+                futures_util::future::join_all(calls.iter().map(|&(id, name, input)| async move {
+                    let mut halted = None;
+                    let call = ToolCall { id, name, input };
+                    let output = this.run_hooked_tool(call, &mut halted).await;
+                    (output, halted)
+                }))
+                .await;
+            for ((id, _, _), (output, halted)) in calls.iter().zip(outputs) {
+                halt = halt.or(halted);
                 results.push(ContentBlock::tool_result(
                     *id,
                     output.content,
@@ -492,7 +468,13 @@ impl Agent {
         }
         for (id, name, input) in calls.into_iter().filter(|_| !together) {
             observe(AgentEvent::ToolStarted { id, name, input });
-            let output = self.run_one_tool(name, input).await;
+            let output = match &halt {
+                Some(reason) => steer::not_run(reason),
+                None => {
+                    self.run_hooked_tool(ToolCall { id, name, input }, &mut halt)
+                        .await
+                }
+            };
             results.push(ContentBlock::tool_result(
                 id,
                 output.content,
@@ -505,10 +487,18 @@ impl Agent {
         };
         self.push(results.clone(), &[])?;
         observe(AgentEvent::ToolResults(&results));
-        Ok(())
+        Ok(halt)
     }
 
-    async fn run_one_tool(&self, name: &str, input: &serde_json::Value) -> ToolOutput {
+    /// Runs one call through gates, permissions and the approver. `hook` is what a PreToolUse
+    /// hook decided short of denying: its allow stands in for the permission mode's question
+    /// only; its ask adds a question.
+    async fn run_one_tool(
+        &self,
+        name: &str,
+        input: &serde_json::Value,
+        hook: Option<&CallDecision>,
+    ) -> ToolOutput {
         let Some(tool) = self.tools.get(name) else {
             let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
             return ToolOutput::error(format!(
@@ -537,10 +527,9 @@ impl Agent {
             input,
             workspace_root: self.ctx.workspace.root(),
         };
-        let (grant, asked) = match self.policy.decide(&call) {
-            Decision::Allow(grant) => (grant, None),
-            Decision::Deny { reason } => return ToolOutput::error(reason),
-            Decision::Ask { reason } => (Grant::Person, Some(reason)),
+        let (grant, asked, hook_asks) = match self.judge(&call, hook) {
+            Ok(judged) => judged,
+            Err(reason) => return ToolOutput::error(reason),
         };
         let mut sandbox = sandbox_for(grant, gate_confines, &self.ctx.sandbox_config);
         let unconfinable = match tool.runs_programs() {
@@ -548,7 +537,10 @@ impl Agent {
             false => None,
         };
         let cannot_confine = unconfinable.is_some();
-        let question = question(asked, unconfinable, || self.policy.headless_refusal(&call));
+        let question = question(asked, unconfinable, || match hook_asks {
+            Some(why) => format!("{why}; a headless run cannot ask"),
+            None => self.policy.headless_refusal(&call),
+        });
         if let Some((reason, how_to_allow)) = question {
             let question = Question {
                 agent: &self.config.name,

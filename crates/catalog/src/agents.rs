@@ -73,31 +73,17 @@ pub fn troupe_tool_name(name: &str) -> String {
 /// Finds the agent definitions of a workspace and its user (`home`: `None` for none).
 pub fn load(workspace: &Path, home: Option<&Path>) -> Definitions {
     let mut found = Definitions::default();
-    let roots = DIRS.iter().map(|d| workspace.join(d)).chain(
-        home.into_iter()
-            .flat_map(|h| DIRS.iter().map(move |d| h.join(d))),
-    );
-    for root in roots {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
-            .collect();
-        files.sort();
-        for path in files {
-            match read_definition(&path) {
-                Ok(def) if found.get(&def.name).is_some() => {
-                    found.skipped.push(SkippedDefinition {
-                        why: format!("an agent named '{}' was found earlier", def.name),
-                        path,
-                    })
-                }
-                Ok(def) => found.agents.push(def),
-                Err(why) => found.skipped.push(SkippedDefinition { path, why }),
-            }
+    let files = crate::entries_in(&DIRS, workspace, home, |p| {
+        p.extension().is_some_and(|e| e == "md") && p.is_file()
+    });
+    for path in files {
+        match read_definition(&path) {
+            Ok(def) if found.get(&def.name).is_some() => found.skipped.push(SkippedDefinition {
+                why: format!("an agent named '{}' was found earlier", def.name),
+                path,
+            }),
+            Ok(def) => found.agents.push(def),
+            Err(why) => found.skipped.push(SkippedDefinition { path, why }),
         }
     }
     found

@@ -9,3 +9,34 @@ pub mod skills;
 pub mod subagent;
 
 pub use skills::{Skill, Skills, SkillsExtension, SkippedSkill};
+
+use std::path::{Path, PathBuf};
+
+/// The entries of `dirs` under the workspace, then under the home directory, that `keep`
+/// accepts: each folder's entries sorted, folders in order (so the first of a name wins).
+/// Missing folders are skipped.
+pub(crate) fn entries_in(
+    dirs: &[&str],
+    workspace: &Path,
+    home: Option<&Path>,
+    keep: impl Fn(&Path) -> bool,
+) -> Vec<PathBuf> {
+    let roots = dirs.iter().map(|d| workspace.join(d)).chain(
+        home.into_iter()
+            .flat_map(|h| dirs.iter().map(move |d| h.join(d))),
+    );
+    let mut found = Vec::new();
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| keep(p))
+            .collect();
+        paths.sort();
+        found.extend(paths);
+    }
+    found
+}

@@ -13,10 +13,9 @@ use std::sync::Arc;
 use troupe_agent::{Extension, ExtensionContext};
 use troupe_tools::{parse_input, schema_of, DynTool, Effect, Tool, ToolContext, ToolOutput};
 
-/// The folders skills are looked for in, relative to the workspace; the first of a name wins.
-const PROJECT_DIRS: [&str; 2] = [".troupe/skills", ".claude/skills"];
-/// The same under the user's home, after the project's.
-const USER_DIRS: [&str; 2] = [".troupe/skills", ".claude/skills"];
+/// The folders skills are looked for in, relative to the workspace and then to the home
+/// directory; the first of a name wins.
+const SKILL_DIRS: [&str; 2] = [".troupe/skills", ".claude/skills"];
 
 /// One skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,32 +70,20 @@ impl Skills {
 /// Finds the skills of a workspace and its user (`home`: `None` for none).
 pub fn load(workspace: &Path, home: Option<&Path>) -> Skills {
     let mut found = Skills::default();
-    let roots = PROJECT_DIRS.iter().map(|d| workspace.join(d)).chain(
-        home.into_iter()
-            .flat_map(|h| USER_DIRS.iter().map(move |d| h.join(d))),
-    );
-    for root in roots {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        let mut dirs: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.join("SKILL.md").is_file())
-            .collect();
-        dirs.sort();
-        for dir in dirs {
-            let path = dir.join("SKILL.md");
-            match read_skill(&dir, &path) {
-                Ok(skill) if found.skills.iter().any(|s| s.name == skill.name) => {
-                    found.skipped.push(SkippedSkill {
-                        path,
-                        why: format!("a skill named '{}' was found earlier", skill.name),
-                    });
-                }
-                Ok(skill) => found.skills.push(skill),
-                Err(why) => found.skipped.push(SkippedSkill { path, why }),
+    let dirs = crate::entries_in(&SKILL_DIRS, workspace, home, |p| {
+        p.join("SKILL.md").is_file()
+    });
+    for dir in dirs {
+        let path = dir.join("SKILL.md");
+        match read_skill(&dir, &path) {
+            Ok(skill) if found.skills.iter().any(|s| s.name == skill.name) => {
+                found.skipped.push(SkippedSkill {
+                    path,
+                    why: format!("a skill named '{}' was found earlier", skill.name),
+                });
             }
+            Ok(skill) => found.skills.push(skill),
+            Err(why) => found.skipped.push(SkippedSkill { path, why }),
         }
     }
     found

@@ -105,6 +105,7 @@ fn no_skills_no_tool_and_no_section() {
         agent: "lead",
         workspace: dir.path(),
         stop: &stop,
+        transcript: None,
     };
     assert!(ext.tools(&cx).is_empty());
     assert!(ext.prompt_sections(&cx).is_empty());

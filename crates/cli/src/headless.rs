@@ -13,7 +13,7 @@ use serde_json::json;
 use std::io::{IsTerminal, Read};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use troupe_agent::{Agent, AgentError, AgentEvent, RefuseApprover, TurnEnd};
+use troupe_agent::{Agent, AgentError, AgentEvent, RefuseApprover, SessionEndReason, TurnEnd};
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, NoticeSink, SettleState, Team, LEAD};
 
@@ -194,6 +194,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         timeout,
         &mut observe,
     ));
+    runtime.block_on(lead.agent.end_session(SessionEndReason::Exit));
     runtime.block_on(lead.team.stop_all(STOP_LIMIT));
     // Nothing a tool started may outlive the run, even what left its call behind.
     troupe_tools::process::end_all();

@@ -4,6 +4,7 @@ mod args;
 mod commands;
 mod cost;
 mod headless;
+mod hooks;
 mod render;
 mod repl;
 mod repl_ask;

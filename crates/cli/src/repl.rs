@@ -11,7 +11,7 @@ use crate::setup::{lead, Lead};
 use anyhow::{Context, Result};
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use troupe_agent::{Agent, AgentEvent, TurnEnd};
+use troupe_agent::{Agent, AgentEvent, SessionEndReason, TurnEnd};
 use troupe_team::render::roster_table;
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, Team, LEAD};
@@ -67,6 +67,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         asks,
     };
     let result = runtime.block_on(repl_loop(&mut agent, &team, io, first, &model));
+    runtime.block_on(agent.end_session(SessionEndReason::Exit));
     runtime.block_on(team.stop_all(crate::headless::STOP_LIMIT));
     troupe_tools::process::end_all();
     result.map(|_| 0)
@@ -154,10 +155,13 @@ async fn handle_line(
         "" => {}
         "/exit" | "/quit" => return Handled::Exit,
         "/help" => outln!("{HELP}"),
-        "/clear" => match agent.clear() {
-            Ok(()) => outln!("(conversation cleared)"),
-            Err(e) => errln!("(conversation cleared, but --continue would bring it back: {e})"),
-        },
+        "/clear" => {
+            agent.end_session(SessionEndReason::Clear).await;
+            match agent.clear() {
+                Ok(()) => outln!("(conversation cleared)"),
+                Err(e) => errln!("(conversation cleared, but --continue would bring it back: {e})"),
+            }
+        }
         "/cost" => print_cost(agent, model),
         "/team" => match team.roster() {
             Ok(r) if r.members.is_empty() => outln!("team {} has no teammates yet", team.name()),
@@ -264,6 +268,9 @@ async fn drive(agent: &mut Agent, input: Option<String>, io: &mut Io) -> Option<
     match result {
         Some(Ok(o)) if o.end == TurnEnd::MaxTurns => {
             io.printer.line("(stopped: turn limit reached)")
+        }
+        Some(Ok(o)) if o.end == TurnEnd::Halted => {
+            io.printer.line(&format!("(stopped by a hook: {})", o.text))
         }
         Some(Ok(_)) => {}
         Some(Err(e)) => io.printer.line(&format!("error: {e}")),

@@ -155,6 +155,9 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .unwrap_or_else(|| "lead".into())
         .parse()
         .map_err(|e: String| anyhow::anyhow!("teammate permissions: {e}"))?;
+    let store = troupe_store::file::open(&troupe_dir, &args.team)
+        .with_context(|| format!("opening team '{}'", args.team))?;
+    let hooks = crate::hooks::extension(&settings, &workspace, mode, store.clone())?;
     let team = Team::open(
         TeamConfig {
             team: args.team.clone(),
@@ -167,9 +170,9 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             exe: None,
             settings: settings.clone(),
             settings_arg: args.agent.settings.clone(),
+            extensions: vec![Arc::new(hooks.for_teammates(&args.team))],
         },
-        troupe_store::file::open(&troupe_dir, &args.team)
-            .with_context(|| format!("opening team '{}'", args.team))?,
+        store,
         notices,
     )
     .with_context(|| format!("opening team '{}'", args.team))?;
@@ -193,6 +196,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             approver: approver.clone(),
             max_tokens: args.agent.max_tokens,
             home: home.clone(),
+            extensions: vec![Arc::new(hooks.for_subagents())],
         },
     );
     let mut builder = AgentBuilder::new(LEAD, Arc::new(guard), model.build(), model.model.clone());
@@ -209,6 +213,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .max_tokens(args.agent.max_tokens)
         .max_rounds(args.max_turns)
         .extension(Arc::new(LeadExtension::new(team.clone())))
+        .extension(Arc::new(hooks))
         .transcript(&path);
     if let Some(text) = &args.append_system_prompt {
         // Registered last, so it ends the prompt.

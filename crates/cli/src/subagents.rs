@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use troupe_agent::permissions::{PermissionMode, Policy};
-use troupe_agent::{Agent, AgentBuilder, Approver};
+use troupe_agent::{Agent, AgentBuilder, Approver, Extension};
 use troupe_catalog::agents::AgentDefinition;
 use troupe_catalog::subagent::{SubagentError, SubagentExtension, SubagentFactory};
 use troupe_model::ModelConfig;
@@ -35,6 +35,8 @@ pub struct Factory {
     pub max_tokens: u32,
     /// The user's home, for memory.
     pub home: Option<PathBuf>,
+    /// Extensions every subagent gets (the workspace's hooks, ending in `SubagentStop`).
+    pub extensions: Vec<Arc<dyn Extension>>,
 }
 
 impl SubagentFactory for Factory {
@@ -78,6 +80,11 @@ impl SubagentFactory for Factory {
         .approver(self.approver.clone())
         .max_tokens(self.max_tokens)
         .max_rounds(Some(MAX_ROUNDS));
+        builder = self
+            .extensions
+            .iter()
+            .cloned()
+            .fold(builder, AgentBuilder::extension);
         if let Some(tools) = definition.and_then(|d| d.tools.as_ref()) {
             let mut registry = Registry::with_builtins();
             registry.retain(|t| tools.iter().any(|name| name == t.name()));

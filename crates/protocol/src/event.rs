@@ -50,6 +50,8 @@ pub enum EventKind {
     WorktreeRemoved,
     /// A git worktree was removed with `discard`, throwing away what it held (recorded).
     WorktreeDiscarded,
+    /// A hook command ran (settings `hooks`): its event, command and how it ended.
+    HookRan,
     /// A kind written by a newer troupe; kept readable rather than treated as corruption.
     #[serde(other)]
     Other,
@@ -80,6 +82,7 @@ impl EventKind {
             EventKind::WorktreeKept => "worktree_kept",
             EventKind::WorktreeRemoved => "worktree_removed",
             EventKind::WorktreeDiscarded => "worktree_discarded",
+            EventKind::HookRan => "hook_ran",
             EventKind::Other => "other",
         }
     }

@@ -4,6 +4,7 @@
 //! a malformed file is an error naming the file and the line.
 
 mod error;
+mod hooks;
 mod load;
 mod merge;
 mod sandbox;
@@ -108,6 +109,7 @@ impl Settings {
                 message: without_location(&err),
             })?;
         settings.validate(origin)?;
+        hooks::validate(&settings.hooks, text, origin)?;
         Ok(settings)
     }
 

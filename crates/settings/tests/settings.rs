@@ -175,3 +175,54 @@ fn no_files_gives_defaults() {
     assert_eq!(loaded.settings, Settings::default());
     assert!(loaded.layers.is_empty());
 }
+
+#[test]
+fn a_hook_matcher_that_is_not_a_regex_names_the_file_and_the_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(".claude/settings.json");
+    write(
+        &path,
+        "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\"matcher\": \"Bash(\", \"hooks\": [{\"type\": \"command\", \"command\": \"x\"}]}\n    ]\n  }\n}\n",
+    );
+    let err = load(dir.path(), None, None).expect_err("bad matcher");
+    let text = err.to_string();
+    assert!(text.contains(".claude/settings.json, line 4"), "{text}");
+    assert!(text.contains("hooks.PreToolUse[0].matcher"), "{text}");
+    assert!(text.contains("unclosed group"), "{text}");
+    let err = Settings::parse(
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 0}]}]}}"#,
+        "f.json",
+    )
+    .expect_err("zero timeout");
+    assert!(err.to_string().contains("at least 1"), "{err}");
+    for everything in ["*", "", "mcp__.*", "Edit|Write"] {
+        let text = format!(
+            r#"{{"hooks": {{"PostToolUse": [{{"matcher": "{everything}", "hooks": [{{"type": "command", "command": "x"}}]}}]}}}}"#
+        );
+        Settings::parse(&text, "f.json").unwrap_or_else(|e| panic!("{everything}: {e}"));
+    }
+}
+
+#[test]
+fn hooks_of_every_layer_run_concatenated() {
+    let home = tempfile::tempdir().expect("home");
+    let ws = tempfile::tempdir().expect("ws");
+    let hook = |command: &str| {
+        format!(
+            r#"{{"hooks": {{"PreToolUse": [{{"matcher": "Bash", "hooks": [{{"type": "command", "command": "{command}"}}]}}]}}}}"#
+        )
+    };
+    write(&home.path().join(".claude/settings.json"), &hook("user"));
+    write(&ws.path().join(".claude/settings.json"), &hook("project"));
+    write(
+        &ws.path().join(".claude/settings.local.json"),
+        &hook("local"),
+    );
+    let loaded = load(ws.path(), Some(home.path()), None).expect("loads");
+    let commands: Vec<&str> = loaded.settings.hooks["PreToolUse"]
+        .iter()
+        .flat_map(|m| &m.hooks)
+        .map(|h| h.command.as_str())
+        .collect();
+    assert_eq!(commands, ["user", "project", "local"]);
+}

@@ -357,6 +357,7 @@ fn team_on(ws: &Path, server: &FakeServer) -> Team {
         exe: None,
         settings: Default::default(),
         settings_arg: None,
+        extensions: Vec::new(),
     };
     Team::open(config, open(&troupe_dir), None).unwrap()
 }

@@ -15,6 +15,7 @@ pub mod runtime;
 pub mod settle;
 pub mod shared;
 pub mod spec;
+pub mod task_hooks;
 pub mod tools;
 pub mod wake;
 pub mod worktree;

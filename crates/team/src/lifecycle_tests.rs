@@ -33,6 +33,7 @@ fn team(ws: &Path, server: &FakeServer) -> Team {
         exe: None,
         settings: Default::default(),
         settings_arg: None,
+        extensions: Vec::new(),
     };
     let store =
         troupe_store::file::open_with(&troupe_dir, "t", troupe_store::Durability::OsBuffered)

@@ -11,13 +11,17 @@ use crate::wake::{SharedWake, WakeListener};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-use troupe_agent::{Agent, AgentBuilder, AgentEvent, TurnEnd};
+use troupe_agent::{Agent, AgentBuilder, AgentEvent, SessionEndReason, TurnEnd};
 use troupe_model::ModelConfig;
 use troupe_protocol::{AgentStatus, EventKind, MailKind};
 use troupe_tools::Workspace;
 
 /// Model calls one work phase may make before it is cut off (a runaway guard).
 const MAX_ROUNDS_PER_PHASE: u32 = 200;
+
+/// Work phases in a row a TeammateIdle hook may add (exit 2) before the teammate goes idle
+/// anyway, so a hook that always refuses cannot keep it busy forever.
+const MAX_IDLE_REFUSALS: u32 = 5;
 
 /// Runs a member under a supervisor that turns a failure or a panic into `failed` and tells
 /// the lead; the runtime spawns this into its task set. The member ends at a round boundary
@@ -95,6 +99,11 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         model.build(),
         model.model.clone(),
     );
+    let builder = config
+        .extensions
+        .iter()
+        .cloned()
+        .fold(builder, AgentBuilder::extension);
     let agent = builder
         .identity(teammate_identity(&config.team, spec))
         .settings(config.settings.clone())
@@ -200,9 +209,11 @@ async fn phases(
     let stop_flag = agent.stop_flag();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
     let mut phase = Phase::Working(spec.prompt.clone());
+    let mut idle_refusals = 0;
     loop {
         phase = match phase {
             Phase::Ended(ending) => {
+                agent.end_session(SessionEndReason::Other).await;
                 let status = match ending {
                     Ending::ProcessExit => AgentStatus::Idle,
                     Ending::Shutdown => AgentStatus::Shutdown,
@@ -281,6 +292,9 @@ async fn phases(
                     Phase::Ended(Ending::ProcessExit)
                 } else if outcome.end == TurnEnd::Stopped {
                     Phase::Ended(Ending::Shutdown)
+                } else if let Some(feedback) = idle_hooks(&agent, shared, &mut idle_refusals).await
+                {
+                    Phase::Working(Some(feedback))
                 } else {
                     let n = name.clone();
                     shared
@@ -291,6 +305,27 @@ async fn phases(
             }
             Phase::Idle => idle(shared, spec, cancel, wake, &stop_flag).await?,
         };
+    }
+}
+
+/// Asks the TeammateIdle hooks whether the member may go idle: `Some(feedback)` is its next
+/// prompt instead, at most [`MAX_IDLE_REFUSALS`] times in a row.
+async fn idle_hooks(agent: &Agent, shared: &TeamShared, refusals: &mut u32) -> Option<String> {
+    let feedback = agent.teammate_idle(&shared.config.team).await;
+    match feedback {
+        Some(_) if *refusals < MAX_IDLE_REFUSALS => {
+            *refusals += 1;
+            feedback
+        }
+        Some(_) => {
+            tracing::warn!(teammate = %agent.config().name, "a TeammateIdle hook kept refusing; the teammate goes idle anyway");
+            *refusals = 0;
+            None
+        }
+        None => {
+            *refusals = 0;
+            None
+        }
     }
 }
 

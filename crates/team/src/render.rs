@@ -40,14 +40,26 @@ pub fn roster_table(roster: &Roster, tasks: &[Task]) -> String {
             m.activity.clone().unwrap_or_else(|| "-".into()),
         ]);
     }
-    let mut widths = [0usize; 9];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row.iter()) {
-            *w = (*w).max(cell.chars().count());
+    let mut out = format!("team {} (lead: {})\n", roster.team, roster.lead);
+    out.push_str(&columns(&rows));
+    out
+}
+
+/// Rows as left-aligned columns two spaces apart (the last column unpadded), one line each.
+pub fn columns<R: AsRef<[String]>>(rows: &[R]) -> String {
+    let mut widths: Vec<usize> = Vec::new();
+    for row in rows {
+        for (i, cell) in row.as_ref().iter().enumerate() {
+            let width = cell.chars().count();
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(width),
+                None => widths.push(width),
+            }
         }
     }
-    let mut out = format!("team {} (lead: {})\n", roster.team, roster.lead);
-    for row in &rows {
+    let mut out = String::new();
+    for row in rows {
+        let row = row.as_ref();
         let mut line = String::new();
         for (i, cell) in row.iter().enumerate() {
             if i + 1 == row.len() {

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use troupe_agent::permissions::Policy;
+use troupe_agent::Extension;
 use troupe_model::ModelConfig;
 use troupe_settings::Settings;
 
@@ -56,6 +57,9 @@ pub struct TeamConfig {
     /// The lead's `--settings` value, passed on to teammate processes so they read the same
     /// settings.
     pub settings_arg: Option<String>,
+    /// Extensions every teammate built in this process gets besides the team's own (the
+    /// workspace's hooks, shared by every agent of the process).
+    pub extensions: Vec<Arc<dyn Extension>>,
 }
 
 /// Which copy of the repository a teammate's tools work in.

@@ -50,6 +50,17 @@ pub fn builder(workspace: &Path, server: &FakeServer, name: &str) -> AgentBuilde
 
 /// A team on `workspace` whose teammates run in this process and talk to `server`.
 pub fn team(workspace: &Path, server: &FakeServer, name: &str) -> Team {
+    team_with(workspace, server, name, Vec::new())
+}
+
+/// Like [`team`], every agent of the team also getting `extensions` (as `TeamConfig` carries
+/// the workspace's hooks).
+pub fn team_with(
+    workspace: &Path,
+    server: &FakeServer,
+    name: &str,
+    extensions: Vec<Arc<dyn troupe_agent::Extension>>,
+) -> Team {
     let config = TeamConfig {
         team: name.to_string(),
         workspace: workspace.to_path_buf(),
@@ -61,6 +72,7 @@ pub fn team(workspace: &Path, server: &FakeServer, name: &str) -> Team {
         exe: None,
         settings: Arc::new(troupe_settings::Settings::default()),
         settings_arg: None,
+        extensions,
     };
     let store = match troupe_store::file::open(&config.troupe_dir, &config.team) {
         Ok(store) => store,

@@ -39,10 +39,14 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     };
     let policy = effective_policy(&settings.permissions, &flags)
         .context("invalid permission rule passed to the teammate")?;
-    let workspace_dir = workspace.clone();
+    let troupe_dir = workspace.join(".troupe");
+    let store = troupe_store::file::open(&troupe_dir, &args.team)
+        .with_context(|| format!("opening team '{}'", args.team))?;
+    let hooks = crate::hooks::extension(&settings, &workspace, policy.mode, store.clone())?
+        .for_teammates(&args.team);
     let config = TeamConfig {
         team: args.team.clone(),
-        troupe_dir: workspace.join(".troupe"),
+        troupe_dir,
         workspace,
         model,
         max_tokens: args.agent.max_tokens,
@@ -51,10 +55,9 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         exe: None,
         settings_arg: args.agent.settings.clone(),
         settings,
+        extensions: vec![Arc::new(hooks)],
     };
-    let store = troupe_store::file::open(&config.troupe_dir, &config.team)
-        .with_context(|| format!("opening team '{}'", config.team))?;
-    crate::setup::exclude_troupe_dir(&workspace_dir);
+    crate::setup::exclude_troupe_dir(&config.workspace);
     let team = Team::open(config, store, None)?;
     // Held until this function returns: after the member's tasks are back on the board.
     let lease = take_lease(&team, args)?;

@@ -62,26 +62,7 @@ pub fn tasks_table(tasks: &[Task], status: &BlockerStatus) -> String {
             cut(&t.subject, 80),
         ]);
     }
-    let mut widths = [0usize; 5];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row.iter()) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in &rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    crate::render::columns(&rows)
 }
 
 /// One task in full: status, owner, blockers, description, result and history.

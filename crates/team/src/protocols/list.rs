@@ -55,26 +55,7 @@ pub fn requests_table(requests: &[Request], now: u64) -> String {
             gist(r),
         ]);
     }
-    let mut widths = [0usize; 6];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row.iter()) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in &rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    crate::render::columns(&rows)
 }
 
 /// Sweeps, then lists the requests with `status` (all when `None`), oldest first.

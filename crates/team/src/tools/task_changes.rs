@@ -5,12 +5,14 @@
 use super::tasks::parse_task_status;
 use crate::board::{self, Change};
 use crate::shared::TeamShared;
+use crate::task_hooks::task_change;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
 use troupe_agent::transcript::now_ms;
+use troupe_agent::{TaskChange, TaskInfo};
 use troupe_protocol::{BlockerStatus, Task, TaskError, TaskId, TaskStatus};
 use troupe_store::StoreError;
 use troupe_tools::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
@@ -212,6 +214,21 @@ impl Tool for CompleteTask {
         };
         if input.result.trim().is_empty() {
             return ToolOutput::error("give a result: a short account of what came of the task");
+        }
+        // The hooks judge the task as it stands; an unknown id is the change's own error below.
+        let id = input.id;
+        if let Ok(task) = self.0.offload(move |s| s.store.get_task(id)).await {
+            let id = task.id.to_string();
+            let info = TaskInfo {
+                change: TaskChange::Completed,
+                id: &id,
+                subject: &task.subject,
+                description: &task.description,
+                team: &self.0.config.team,
+            };
+            if let Some(feedback) = task_change(&self.0, &ctx.agent, info).await {
+                return ToolOutput::error(format!("a TaskCompleted hook refused it: {feedback}"));
+            }
         }
         let by = ctx.agent.clone();
         let result = input.result;

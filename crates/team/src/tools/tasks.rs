@@ -8,12 +8,14 @@ use super::task_changes::{CompleteTask, UpdateTask};
 use crate::board::render::{corrupt_lines, state, task_detail, tasks_table};
 use crate::board::{self, Change};
 use crate::shared::TeamShared;
+use crate::task_hooks::task_change;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
 use troupe_agent::transcript::now_ms;
+use troupe_agent::{TaskChange, TaskInfo};
 use troupe_protocol::{Task, TaskId, TaskStatus};
 use troupe_store::{NewTask, StoreError, TaskFilter};
 use troupe_tools::{parse_input, schema_of, DynTool, Effect, Tool, ToolContext, ToolOutput};
@@ -81,6 +83,16 @@ impl Tool for CreateTask {
             blocked_by: input.blocked_by.unwrap_or_default(),
             created_by: ctx.agent.clone(),
         };
+        let info = TaskInfo {
+            change: TaskChange::Created,
+            id: "",
+            subject: &new.subject,
+            description: &new.description,
+            team: &self.0.config.team,
+        };
+        if let Some(feedback) = task_change(&self.0, &ctx.agent, info).await {
+            return ToolOutput::error(format!("a TaskCreated hook refused it: {feedback}"));
+        }
         let by = ctx.agent.clone();
         let created = self
             .0

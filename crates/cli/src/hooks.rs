@@ -1,0 +1,57 @@
+//! The workspace's hooks (settings `hooks`) for the lead and its teammates: one
+//! [`HooksExtension`] whose every run is recorded in the team's event log.
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use std::path::Path;
+use std::sync::Arc;
+use troupe_agent::permissions::PermissionMode;
+use troupe_hooks::{Ending, HookReport, Hooks, HooksExtension};
+use troupe_protocol::{Event, EventKind};
+use troupe_settings::Settings;
+use troupe_store::SharedStore;
+
+/// The hooks of `settings`, run in `workspace`, each run recorded in `store`'s event log.
+pub fn extension(
+    settings: &Settings,
+    workspace: &Path,
+    mode: PermissionMode,
+    store: SharedStore,
+) -> Result<HooksExtension> {
+    let hooks = Hooks::new(settings, workspace).context("reading the settings' hooks")?;
+    let record = move |report: &HookReport<'_>| {
+        if let Err(e) = store.record(&event(report)) {
+            tracing::warn!(error = %e, "could not record a hook run in the team's event log");
+        }
+    };
+    Ok(HooksExtension::new(
+        hooks.with_reporter(Arc::new(record)),
+        mode.to_string(),
+    ))
+}
+
+/// The `hook_ran` event of one run.
+fn event(report: &HookReport<'_>) -> Event {
+    let run = report.run;
+    let (outcome, code) = match &run.ending {
+        Ending::Exited(code) => ("exited", Some(*code)),
+        Ending::Signalled(_) => ("signalled", None),
+        Ending::TimedOut(_) => ("timed_out", None),
+        Ending::NotStarted(_) => ("not_started", None),
+    };
+    Event::new(
+        EventKind::HookRan,
+        Some(report.agent),
+        format!("{} `{}`: {}", report.event, run.command, report.summary()),
+        troupe_agent::transcript::now_ms(),
+    )
+    .with_data(json!({
+        "event": report.event.as_str(),
+        "matched": report.subject,
+        "command": run.command,
+        "outcome": outcome,
+        "exit_code": code,
+        "duration_ms": run.duration.as_millis() as u64,
+        "system_message": report.system_message(),
+    }))
+}

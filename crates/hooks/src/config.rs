@@ -1,0 +1,167 @@
+//! The `hooks` settings, compiled once: per event, the entries with their matchers, and which
+//! commands run for a given tool or occasion.
+
+use crate::event::{HookEvent, MatchOn};
+use crate::matcher::Matcher;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use troupe_settings::HookMatcher;
+
+/// How long a hook may run when its settings give no `timeout` (Claude Code's default).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One command hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookCommand {
+    /// The shell command (`sh -c`).
+    pub command: String,
+    /// How long it may run before its process group is killed.
+    pub timeout: Duration,
+}
+
+/// A matcher and the commands it starts.
+#[derive(Debug, Clone)]
+struct Entry {
+    matcher: Matcher,
+    commands: Vec<HookCommand>,
+}
+
+/// A `hooks` setting that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("hooks.{event}[{index}].matcher {pattern:?} is not a regular expression: {source}")]
+pub struct HookConfigError {
+    /// The event's name.
+    pub event: String,
+    /// The entry's position in the event's list.
+    pub index: usize,
+    /// The matcher as written.
+    pub pattern: String,
+    /// Why it is not a regex.
+    pub source: regex::Error,
+}
+
+/// Every hook of the effective settings, ready to be selected by event and tool.
+#[derive(Debug, Clone, Default)]
+pub struct HookSet {
+    events: BTreeMap<HookEvent, Vec<Entry>>,
+}
+
+impl HookSet {
+    /// Compiles the settings' `hooks`. Events troupe does not fire (a newer Claude Code's) are
+    /// skipped with a warning, so such a settings file still works.
+    pub fn from_settings(
+        hooks: &BTreeMap<String, Vec<HookMatcher>>,
+    ) -> Result<HookSet, HookConfigError> {
+        let mut events: BTreeMap<HookEvent, Vec<Entry>> = BTreeMap::new();
+        for (name, entries) in hooks {
+            let Some(event) = HookEvent::parse(name) else {
+                tracing::warn!(event = %name, "troupe does not fire this hook event; its hooks never run");
+                continue;
+            };
+            for (index, entry) in entries.iter().enumerate() {
+                let matcher =
+                    Matcher::new(entry.matcher.as_deref()).map_err(|source| HookConfigError {
+                        event: name.clone(),
+                        index,
+                        pattern: entry.matcher.clone().unwrap_or_default(),
+                        source,
+                    })?;
+                let commands = entry
+                    .hooks
+                    .iter()
+                    .map(|hook| HookCommand {
+                        command: hook.command.clone(),
+                        timeout: hook.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
+                    })
+                    .collect();
+                events
+                    .entry(event)
+                    .or_default()
+                    .push(Entry { matcher, commands });
+            }
+        }
+        Ok(HookSet { events })
+    }
+
+    /// Whether no hook is configured at all.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Whether `event` has any hook.
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.events.contains_key(&event)
+    }
+
+    /// The commands `event` runs for `subject` (a tool name or an occasion; ignored by events
+    /// without matchers), each command once even when several entries name it.
+    pub fn select(&self, event: HookEvent, subject: &str) -> Vec<&HookCommand> {
+        let Some(entries) = self.events.get(&event) else {
+            return Vec::new();
+        };
+        let mut chosen: Vec<&HookCommand> = Vec::new();
+        for entry in entries {
+            let applies = match event.match_on() {
+                MatchOn::Tool => entry.matcher.matches_tool(subject),
+                MatchOn::Occasion => entry.matcher.matches(subject),
+                MatchOn::Nothing => true,
+            };
+            if !applies {
+                continue;
+            }
+            for command in &entry.commands {
+                if !chosen.iter().any(|c| c.command == command.command) {
+                    chosen.push(command);
+                }
+            }
+        }
+        chosen
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(json: &str) -> HookSet {
+        let settings =
+            troupe_settings::Settings::parse(json, "test").unwrap_or_else(|e| panic!("{e}"));
+        HookSet::from_settings(&settings.hooks).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn selects_by_tool_in_either_spelling_once_per_command() {
+        let hooks = set(r#"{"hooks": {"PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "a", "timeout": 5}]},
+                {"matcher": "bash|Edit", "hooks": [{"type": "command", "command": "a"}, {"type": "command", "command": "b"}]},
+                {"matcher": "Read", "hooks": [{"type": "command", "command": "c"}]}
+            ], "Notification": [{"hooks": [{"type": "command", "command": "n"}]}]}}"#);
+        let picked: Vec<&str> = hooks
+            .select(HookEvent::PreToolUse, "bash")
+            .iter()
+            .map(|c| c.command.as_str())
+            .collect();
+        assert_eq!(picked, ["a", "b"]);
+        assert_eq!(
+            hooks.select(HookEvent::PreToolUse, "bash")[0].timeout,
+            Duration::from_secs(5)
+        );
+        assert_eq!(hooks.select(HookEvent::PreToolUse, "edit_file").len(), 2);
+        assert!(hooks.select(HookEvent::PreToolUse, "glob").is_empty());
+        assert!(hooks.select(HookEvent::PostToolUse, "bash").is_empty());
+        assert!(!hooks.has(HookEvent::Stop));
+    }
+
+    #[test]
+    fn events_without_matchers_run_every_hook_and_defaults_apply() {
+        let hooks = set(
+            r#"{"hooks": {"Stop": [{"matcher": "ignored", "hooks": [{"type": "command", "command": "s"}]}],
+                          "SessionStart": [{"matcher": "resume", "hooks": [{"type": "command", "command": "r"}]}]}}"#,
+        );
+        let stop = hooks.select(HookEvent::Stop, "");
+        assert_eq!(stop.len(), 1);
+        assert_eq!(stop[0].timeout, DEFAULT_TIMEOUT);
+        assert_eq!(hooks.select(HookEvent::SessionStart, "resume").len(), 1);
+        assert!(hooks.select(HookEvent::SessionStart, "startup").is_empty());
+    }
+}

@@ -1,0 +1,314 @@
+//! What the runs of one event decide, by Claude Code's contract: exit 0 with a JSON answer
+//! (or, for prompts and session starts, plain text as context); exit 2 blocks, with stderr as
+//! the feedback; any other ending decides nothing.
+
+use crate::event::HookEvent;
+use crate::output::{parse, HookOutput, Stdout};
+use crate::run::{Ending, HookRun};
+use serde_json::Value;
+use troupe_agent::{BeforeTool, CallDecision, Verdict};
+
+/// The file tools whose input carries `path`, which hooks also see as Claude Code's absolute
+/// `file_path`.
+pub(crate) const FILE_TOOLS: [&str; 3] = ["read_file", "write_file", "edit_file"];
+
+/// What the runs of `event` (any event but PreToolUse) decide.
+pub fn verdict(event: HookEvent, runs: &[HookRun]) -> Verdict {
+    let mut verdict = Verdict::default();
+    for run in runs {
+        verdict = verdict.merge(one_verdict(event, run));
+    }
+    verdict
+}
+
+fn one_verdict(event: HookEvent, run: &HookRun) -> Verdict {
+    let mut verdict = Verdict::default();
+    if run.exited_with(2) {
+        verdict.block = Some(feedback(event, &stderr_or_default(run)));
+        return verdict;
+    }
+    if !run.exited_with(0) {
+        return verdict;
+    }
+    match parse(&run.stdout) {
+        Stdout::Json(out) => {
+            if out.decision.as_deref() == Some("block") {
+                verdict.block = Some(feedback(event, &reason_or_default(&out, run)));
+            }
+            verdict.context.extend(context(event, &out));
+            verdict.halt = halt(event, &out);
+        }
+        // Claude Code adds plain stdout to the conversation for these two events only.
+        Stdout::Text(text)
+            if matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart) =>
+        {
+            verdict.context.push(text);
+        }
+        Stdout::Text(_) | Stdout::Empty | Stdout::Malformed(_) => {}
+    }
+    verdict
+}
+
+/// What the PreToolUse runs for a call of `tool` with `input` decide.
+pub fn before_tool(runs: &[HookRun], tool: &str, input: &Value) -> BeforeTool {
+    runs.iter()
+        .map(|run| one_before_tool(run, tool, input))
+        .fold(BeforeTool::default(), BeforeTool::merge)
+}
+
+fn one_before_tool(run: &HookRun, tool: &str, input: &Value) -> BeforeTool {
+    let mut before = BeforeTool::default();
+    if run.exited_with(2) {
+        before.decision = Some(CallDecision::Deny(format!(
+            "Blocked by a PreToolUse hook: {}",
+            stderr_or_default(run)
+        )));
+        return before;
+    }
+    if !run.exited_with(0) {
+        return before;
+    }
+    let Stdout::Json(out) = parse(&run.stdout) else {
+        return before;
+    };
+    let specific = out.hook_specific_output.clone().unwrap_or_default();
+    let why = specific
+        .permission_decision_reason
+        .clone()
+        .or_else(|| out.reason.clone());
+    let said = specific
+        .permission_decision
+        .as_deref()
+        .or(match out.decision.as_deref() {
+            // Claude Code's older spelling.
+            Some("approve") => Some("allow"),
+            Some("block") => Some("deny"),
+            _ => None,
+        });
+    before.decision = match said {
+        Some("allow") => Some(CallDecision::Allow),
+        Some("deny") => Some(CallDecision::Deny(format!(
+            "Denied by a PreToolUse hook: {}",
+            why.unwrap_or_else(|| format!("`{}` refused this call", run.command))
+        ))),
+        Some("ask") => Some(CallDecision::Ask(format!(
+            "a PreToolUse hook asks before this call: {}",
+            why.unwrap_or_else(|| format!("`{}` wants a person to decide", run.command))
+        ))),
+        _ => None,
+    };
+    before.input = specific
+        .updated_input
+        .filter(Value::is_object)
+        .map(|updated| tool_input_back(tool, input, updated));
+    before.context = context(HookEvent::PreToolUse, &out);
+    before.halt = halt(HookEvent::PreToolUse, &out);
+    before
+}
+
+/// The input a hook returned, in troupe's shape: a changed Claude Code `file_path` becomes
+/// the file tool's `path`.
+fn tool_input_back(tool: &str, sent: &Value, mut updated: Value) -> Value {
+    if !FILE_TOOLS.contains(&tool) {
+        return updated;
+    }
+    if let Some(map) = updated.as_object_mut() {
+        if let Some(file_path) = map.remove("file_path") {
+            if Some(&file_path) != sent.get("file_path") {
+                map.insert("path".into(), file_path);
+            }
+        }
+    }
+    updated
+}
+
+/// `additionalContext`, labelled where it lands in a tool result.
+fn context(event: HookEvent, out: &HookOutput) -> Vec<String> {
+    let Some(text) = out
+        .hook_specific_output
+        .as_ref()
+        .and_then(|s| s.additional_context.clone())
+    else {
+        return Vec::new();
+    };
+    match event {
+        HookEvent::PreToolUse | HookEvent::PostToolUse => {
+            vec![format!("{event} hook context: {text}")]
+        }
+        _ => vec![text],
+    }
+}
+
+/// `continue: false`, with its reason.
+fn halt(event: HookEvent, out: &HookOutput) -> Option<String> {
+    (out.keep_on == Some(false)).then(|| {
+        out.stop_reason
+            .clone()
+            .unwrap_or_else(|| format!("a {event} hook ended the turn"))
+    })
+}
+
+/// The model's (or, for a refused prompt, the user's) view of a block.
+fn feedback(event: HookEvent, text: &str) -> String {
+    match event {
+        HookEvent::UserPromptSubmit => format!("prompt blocked by a UserPromptSubmit hook: {text}"),
+        _ => format!("{event} hook feedback: {text}"),
+    }
+}
+
+fn stderr_or_default(run: &HookRun) -> String {
+    match run.stderr.trim() {
+        "" => format!("`{}` exited 2 without saying why", run.command),
+        text => text.to_string(),
+    }
+}
+
+fn reason_or_default(out: &HookOutput, run: &HookRun) -> String {
+    out.reason
+        .clone()
+        .unwrap_or_else(|| format!("`{}` said block without a reason", run.command))
+}
+
+/// One line on how a run went, for the user and the event log.
+pub fn summary(run: &HookRun) -> String {
+    let mut line = match &run.ending {
+        Ending::Exited(0) => "exit 0".to_string(),
+        Ending::Exited(2) => "exit 2 (blocks)".to_string(),
+        Ending::Exited(code) => format!("exit {code} (a non-blocking error)"),
+        Ending::Signalled(signal) => format!("ended by signal {signal} (decides nothing)"),
+        Ending::TimedOut(after) => format!(
+            "timed out after {}s; it and its process group were killed (decides nothing)",
+            after.as_secs()
+        ),
+        Ending::NotStarted(why) => format!("could not start: {why} (decides nothing)"),
+    };
+    if run.exited_with(0) {
+        if let Stdout::Malformed(why) = parse(&run.stdout) {
+            line.push_str(&format!(
+                "; its stdout is not a valid JSON answer ({why}), ignored"
+            ));
+        }
+    }
+    line
+}
+
+/// The hook's `systemMessage`, a warning for the user.
+pub fn system_message(run: &HookRun) -> Option<String> {
+    match run.exited_with(0).then(|| parse(&run.stdout)) {
+        Some(Stdout::Json(out)) => out.system_message,
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::time::Duration;
+
+    fn run(ending: Ending, stdout: &str, stderr: &str) -> HookRun {
+        HookRun {
+            command: "hook.sh".into(),
+            ending,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            duration: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn exit_two_blocks_with_stderr_and_other_endings_decide_nothing() {
+        let bash = json!({"command": "rm -rf /"});
+        let blocked = before_tool(&[run(Ending::Exited(2), "", "no rm -rf\n")], "bash", &bash);
+        assert_eq!(
+            blocked.decision,
+            Some(CallDecision::Deny(
+                "Blocked by a PreToolUse hook: no rm -rf".into()
+            ))
+        );
+        for ending in [
+            Ending::Exited(1),
+            Ending::TimedOut(Duration::from_secs(1)),
+            Ending::Signalled(9),
+            Ending::NotStarted("x".into()),
+        ] {
+            let allowed = json!({"hookSpecificOutput": {"permissionDecision": "deny"}}).to_string();
+            assert_eq!(
+                before_tool(&[run(ending.clone(), &allowed, "e")], "bash", &bash),
+                BeforeTool::default()
+            );
+            assert_eq!(
+                verdict(HookEvent::Stop, &[run(ending, "", "e")]),
+                Verdict::default()
+            );
+        }
+        let stop = verdict(
+            HookEvent::Stop,
+            &[run(Ending::Exited(2), "", "run the tests")],
+        );
+        assert_eq!(
+            stop.block.as_deref(),
+            Some("Stop hook feedback: run the tests")
+        );
+    }
+
+    #[test]
+    fn json_decisions_and_updated_input() {
+        let sent = json!({"path": "a.txt", "file_path": "/ws/a.txt", "content": "x"});
+        let out = json!({"hookSpecificOutput": {"permissionDecision": "allow",
+            "updatedInput": {"file_path": "/ws/b.txt", "content": "y"}, "additionalContext": "c"}});
+        let before = before_tool(
+            &[run(Ending::Exited(0), &out.to_string(), "")],
+            "write_file",
+            &sent,
+        );
+        assert_eq!(before.decision, Some(CallDecision::Allow));
+        assert_eq!(
+            before.input,
+            Some(json!({"path": "/ws/b.txt", "content": "y"}))
+        );
+        assert_eq!(before.context, ["PreToolUse hook context: c"]);
+        let ask = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "why"}});
+        let deny = json!({"decision": "block", "reason": "old style"});
+        let both = before_tool(
+            &[
+                run(Ending::Exited(0), &ask.to_string(), ""),
+                run(Ending::Exited(0), &deny.to_string(), ""),
+            ],
+            "bash",
+            &json!({}),
+        );
+        assert_eq!(
+            both.decision,
+            Some(CallDecision::Deny(
+                "Denied by a PreToolUse hook: old style".into()
+            ))
+        );
+        let halted = json!({"continue": false, "stopReason": "done for today"});
+        let post = verdict(
+            HookEvent::PostToolUse,
+            &[run(Ending::Exited(0), &halted.to_string(), "")],
+        );
+        assert_eq!(post.halt.as_deref(), Some("done for today"));
+    }
+
+    #[test]
+    fn plain_stdout_is_context_for_prompts_only() {
+        let prompt = verdict(
+            HookEvent::UserPromptSubmit,
+            &[run(Ending::Exited(0), "it is Tuesday\n", "")],
+        );
+        assert_eq!(prompt.context, ["it is Tuesday"]);
+        let post = verdict(
+            HookEvent::PostToolUse,
+            &[run(Ending::Exited(0), "noise", "")],
+        );
+        assert_eq!(post, Verdict::default());
+        let broken = run(Ending::Exited(0), "{oops", "");
+        assert!(
+            summary(&broken).contains("not a valid JSON answer"),
+            "{}",
+            summary(&broken)
+        );
+    }
+}

@@ -1,0 +1,281 @@
+//! [`HooksExtension`]: the hooks installed into an agent through the agent crate's one seam,
+//! [`LifecycleHooks`]. Each event's input is Claude Code's: the common fields, then the
+//! event's own.
+
+use crate::decide::{self, FILE_TOOLS};
+use crate::event::HookEvent;
+use crate::matcher::claude_name;
+use crate::runner::Hooks;
+use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+use std::path::Path;
+use std::sync::Arc;
+use troupe_agent::{
+    BeforeTool, CompactTrigger, Extension, ExtensionContext, LifecycleHooks, SessionEndReason,
+    SessionSource, TaskChange, TaskInfo, ToolCall, Verdict,
+};
+use troupe_tools::ToolOutput;
+
+/// Whose hooks these are: decides `Stop` or `SubagentStop`, and whether inputs name a team.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    /// A session's own agent (the lead).
+    Session,
+    /// A teammate of this team.
+    Teammate(String),
+    /// A one-shot subagent.
+    Subagent,
+}
+
+/// Installs the workspace's hooks into every agent it is registered on. Without any hook
+/// configured it installs nothing, so the agent pays nothing.
+#[derive(Clone)]
+pub struct HooksExtension {
+    hooks: Arc<Hooks>,
+    permission_mode: String,
+    kind: Kind,
+}
+
+impl HooksExtension {
+    /// The hooks for a session's agent (the lead), whose permission mode hooks are told.
+    pub fn new(hooks: Hooks, permission_mode: impl Into<String>) -> HooksExtension {
+        HooksExtension {
+            hooks: Arc::new(hooks),
+            permission_mode: permission_mode.into(),
+            kind: Kind::Session,
+        }
+    }
+
+    /// The same hooks for the teammates of `team`: inputs carry `teammate_name` and `team_name`.
+    pub fn for_teammates(&self, team: impl Into<String>) -> HooksExtension {
+        HooksExtension {
+            kind: Kind::Teammate(team.into()),
+            ..self.clone()
+        }
+    }
+
+    /// The same hooks for one-shot subagents: their end fires `SubagentStop`, not `Stop`.
+    pub fn for_subagents(&self) -> HooksExtension {
+        HooksExtension {
+            kind: Kind::Subagent,
+            ..self.clone()
+        }
+    }
+
+    /// Whether no hook is configured.
+    pub fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
+    }
+}
+
+impl Extension for HooksExtension {
+    fn name(&self) -> &str {
+        "hooks"
+    }
+
+    fn lifecycle(&self, cx: &ExtensionContext<'_>) -> Option<Arc<dyn LifecycleHooks>> {
+        if self.hooks.is_empty() {
+            return None;
+        }
+        let session_id = cx.transcript.and_then(Path::file_stem).map_or_else(
+            || cx.agent.to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        let mut common = Map::new();
+        common.insert("session_id".into(), session_id.into());
+        common.insert(
+            "transcript_path".into(),
+            cx.transcript
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+                .into(),
+        );
+        common.insert("cwd".into(), cx.workspace.display().to_string().into());
+        common.insert(
+            "permission_mode".into(),
+            self.permission_mode.clone().into(),
+        );
+        if let Kind::Teammate(team) = &self.kind {
+            common.insert("teammate_name".into(), cx.agent.into());
+            common.insert("team_name".into(), team.clone().into());
+        }
+        Some(Arc::new(AgentHooks {
+            hooks: self.hooks.clone(),
+            agent: cx.agent.to_string(),
+            kind: self.kind.clone(),
+            common,
+        }))
+    }
+}
+
+/// The hooks of one agent.
+struct AgentHooks {
+    hooks: Arc<Hooks>,
+    agent: String,
+    kind: Kind,
+    /// The fields every input carries (`session_id`, `transcript_path`, `cwd`, …).
+    common: Map<String, Value>,
+}
+
+impl AgentHooks {
+    /// Fires `event` for `subject` with the common fields, `hook_event_name` and `fields`.
+    async fn fire(
+        &self,
+        event: HookEvent,
+        subject: &str,
+        fields: impl FnOnce() -> Value,
+    ) -> Vec<crate::run::HookRun> {
+        if !self.hooks.has(event) {
+            return Vec::new();
+        }
+        let input = || {
+            let mut input = self.common.clone();
+            input.insert("hook_event_name".into(), event.as_str().into());
+            if let Value::Object(own) = fields() {
+                input.extend(own);
+            }
+            Value::Object(input)
+        };
+        self.hooks.fire(&self.agent, event, subject, input).await
+    }
+
+    /// Fires `event` and reads what its runs decide.
+    async fn verdict(
+        &self,
+        event: HookEvent,
+        subject: &str,
+        fields: impl FnOnce() -> Value,
+    ) -> Verdict {
+        decide::verdict(event, &self.fire(event, subject, fields).await)
+    }
+
+    /// The tool's input as hooks see it: file tools also carry Claude Code's absolute
+    /// `file_path`.
+    fn tool_input(&self, call: &ToolCall<'_>) -> Value {
+        let mut input = call.input.clone();
+        if FILE_TOOLS.contains(&call.name) {
+            if let Some(map) = input.as_object_mut() {
+                if let Some(path) = map.get("path").and_then(Value::as_str) {
+                    let absolute = self.hooks.project_dir().join(path);
+                    map.insert("file_path".into(), absolute.display().to_string().into());
+                }
+            }
+        }
+        input
+    }
+}
+
+/// The tool's name as hooks see it: Claude Code's where it has one (`Bash`), else troupe's.
+fn tool_name(name: &str) -> &str {
+    claude_name(name).unwrap_or(name)
+}
+
+#[async_trait]
+impl LifecycleHooks for AgentHooks {
+    async fn session_start(&self, source: SessionSource) -> Verdict {
+        // A subagent is part of its parent's session, as in Claude Code.
+        if self.kind == Kind::Subagent {
+            return Verdict::default();
+        }
+        self.verdict(
+            HookEvent::SessionStart,
+            source.as_str(),
+            || json!({"source": source.as_str()}),
+        )
+        .await
+    }
+
+    async fn prompt(&self, prompt: &str) -> Verdict {
+        // A subagent's task comes from its parent, not from the user.
+        if self.kind == Kind::Subagent {
+            return Verdict::default();
+        }
+        self.verdict(
+            HookEvent::UserPromptSubmit,
+            "",
+            || json!({"prompt": prompt}),
+        )
+        .await
+    }
+
+    async fn before_tool(&self, call: ToolCall<'_>) -> BeforeTool {
+        let runs = self
+            .fire(HookEvent::PreToolUse, call.name, || {
+                json!({"tool_name": tool_name(call.name), "tool_input": self.tool_input(&call), "tool_use_id": call.id})
+            })
+            .await;
+        match runs.is_empty() {
+            true => BeforeTool::default(),
+            false => decide::before_tool(&runs, call.name, &self.tool_input(&call)),
+        }
+    }
+
+    async fn after_tool(&self, call: ToolCall<'_>, output: &ToolOutput) -> Verdict {
+        self.verdict(HookEvent::PostToolUse, call.name, || {
+            json!({
+                "tool_name": tool_name(call.name),
+                "tool_input": self.tool_input(&call),
+                "tool_use_id": call.id,
+                "tool_response": {"content": output.content, "is_error": output.is_error},
+            })
+        })
+        .await
+    }
+
+    async fn stop(&self, active: bool, last_text: &str) -> Verdict {
+        let event = match self.kind {
+            Kind::Subagent => HookEvent::SubagentStop,
+            Kind::Session | Kind::Teammate(_) => HookEvent::Stop,
+        };
+        self.verdict(
+            event,
+            "",
+            || json!({"stop_hook_active": active, "last_assistant_message": last_text}),
+        )
+        .await
+    }
+
+    async fn pre_compact(&self, trigger: CompactTrigger, instructions: &str) -> Verdict {
+        self.verdict(
+            HookEvent::PreCompact,
+            trigger.as_str(),
+            || json!({"trigger": trigger.as_str(), "custom_instructions": instructions}),
+        )
+        .await
+    }
+
+    async fn session_end(&self, reason: SessionEndReason) {
+        self.fire(
+            HookEvent::SessionEnd,
+            reason.as_str(),
+            || json!({"reason": reason.as_str()}),
+        )
+        .await;
+    }
+
+    async fn teammate_idle(&self, team: &str) -> Verdict {
+        self.verdict(
+            HookEvent::TeammateIdle,
+            "",
+            || json!({"teammate_name": self.agent, "team_name": team}),
+        )
+        .await
+    }
+
+    async fn task_change(&self, task: TaskInfo<'_>) -> Verdict {
+        let event = match task.change {
+            TaskChange::Created => HookEvent::TaskCreated,
+            TaskChange::Completed => HookEvent::TaskCompleted,
+        };
+        self.verdict(event, "", || {
+            json!({
+                "task_id": task.id,
+                "task_subject": task.subject,
+                "task_description": task.description,
+                "teammate_name": self.agent,
+                "team_name": task.team,
+            })
+        })
+        .await
+    }
+}

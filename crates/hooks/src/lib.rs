@@ -1,0 +1,25 @@
+//! Claude Code's command hooks for troupe agents (`"hooks"` in the settings): which hooks match
+//! an event, running them (`sh -c` in the project directory, in parallel, each in its own
+//! process group, killed at its timeout), and what their exit codes and JSON answers decide.
+//! [`HooksExtension`] installs them into an agent through the agent crate's
+//! [`LifecycleHooks`](troupe_agent::LifecycleHooks) seam; every run is reported through a
+//! [`HookReporter`] the caller supplies, and to `tracing`. Nothing here knows about teams.
+
+mod config;
+mod decide;
+mod event;
+mod extension;
+mod matcher;
+mod output;
+mod report;
+mod run;
+mod runner;
+
+pub use config::{HookCommand, HookConfigError, HookSet, DEFAULT_TIMEOUT};
+pub use event::{HookEvent, MatchOn};
+pub use extension::HooksExtension;
+pub use matcher::{claude_name, Matcher};
+pub use output::{HookOutput, Specific, Stdout};
+pub use report::{HookReport, HookReporter};
+pub use run::{run_hook, Ending, HookRun};
+pub use runner::Hooks;

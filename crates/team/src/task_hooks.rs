@@ -1,0 +1,33 @@
+//! `TaskCreated` / `TaskCompleted` hooks for the board tools: the lifecycle hooks of the
+//! extensions every agent of this process shares (`TeamConfig::extensions`), asked before a task
+//! is created or completed.
+//! `create_task` and `complete_task` ask before the store changes anything; feedback refuses
+//! the change as the tool's error result.
+
+use crate::shared::TeamShared;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use troupe_agent::{ExtensionContext, TaskInfo};
+
+/// Asks the task hooks whether `agent` may make the change `task` describes: `Some(feedback)`
+/// refuses it (a hook exited 2 or said `block`), with feedback for the model.
+pub async fn task_change(shared: &TeamShared, agent: &str, task: TaskInfo<'_>) -> Option<String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let cx = ExtensionContext {
+        agent,
+        workspace: &shared.config.workspace,
+        stop: &stop,
+        transcript: None,
+    };
+    let mut refusals = Vec::new();
+    for hooks in shared
+        .config
+        .extensions
+        .iter()
+        .filter_map(|e| e.lifecycle(&cx))
+    {
+        let verdict = hooks.task_change(task).await;
+        refusals.extend(verdict.block.or(verdict.halt));
+    }
+    (!refusals.is_empty()).then(|| refusals.join("\n"))
+}
