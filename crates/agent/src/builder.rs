@@ -50,6 +50,7 @@ pub struct AgentBuilder {
     extensions: Vec<Arc<dyn Extension>>,
     transcript: Option<PathBuf>,
     stop: Arc<AtomicBool>,
+    sandbox: Option<SandboxConfig>,
 }
 
 impl AgentBuilder {
@@ -79,6 +80,7 @@ impl AgentBuilder {
             extensions: Vec::new(),
             transcript: None,
             stop: Arc::new(AtomicBool::new(false)),
+            sandbox: None,
         }
     }
 
@@ -144,6 +146,13 @@ impl AgentBuilder {
         self
     }
 
+    /// The sandbox settings, when they are not the settings' own (a subagent takes its parent's,
+    /// extra writable roots of a bound workspace included).
+    pub fn sandbox(mut self, config: SandboxConfig) -> Self {
+        self.sandbox = Some(config);
+        self
+    }
+
     /// Persists the conversation at `path`, restoring what it already holds.
     pub fn transcript(mut self, path: impl Into<PathBuf>) -> Self {
         self.transcript = Some(path.into());
@@ -176,6 +185,7 @@ impl AgentBuilder {
         let mut sections = Vec::new();
         let mut gates = Vec::new();
         let mut inboxes = Vec::new();
+        let mut workspace_sources = Vec::new();
         let mut lifecycle = Vec::new();
         for extension in &extensions {
             for tool in extension.tools(&cx) {
@@ -184,6 +194,7 @@ impl AgentBuilder {
             sections.extend(extension.prompt_sections(&cx));
             gates.extend(extension.gates(&cx));
             inboxes.extend(extension.inbox(&cx));
+            workspace_sources.extend(extension.workspace_source(&cx));
             lifecycle.extend(extension.lifecycle(&cx));
         }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
@@ -197,8 +208,11 @@ impl AgentBuilder {
             extra: &sections,
             memory: &memory,
         });
-        let ctx = ToolContext::new(self.workspace, self.name.clone())
-            .with_sandbox_config(Arc::new(sandbox_config(&self.settings)));
+        let ctx =
+            ToolContext::new(self.workspace, self.name.clone()).with_sandbox_config(Arc::new(
+                self.sandbox
+                    .unwrap_or_else(|| sandbox_config(&self.settings)),
+            ));
         // TODO(settings.env): set `self.settings.env` on tool processes once ToolContext carries
         // an environment; the binary applies it to its own process meanwhile.
         let config = AgentConfig {
@@ -217,6 +231,7 @@ impl AgentBuilder {
             approver: self.approver,
             gates,
             inboxes,
+            workspace_sources,
             lifecycle,
             stop: self.stop,
             settings: self.settings,

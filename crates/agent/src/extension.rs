@@ -1,16 +1,17 @@
 //! Extension points the loop calls into: [`Extension`] — one registration on the
 //! [`AgentBuilder`](crate::AgentBuilder) contributing tools, system-prompt sections, a mail
-//! source and tool gates — and the pieces it hands over: where inbox mail comes from, who answers
-//! permission questions, gates that may refuse a tool call. The team crate implements these; the
-//! agent crate knows nothing of teams.
+//! source, tool gates and where the tools work — and the pieces it hands over: where inbox mail
+//! comes from, who answers permission questions, gates that may refuse a tool call, the directory
+//! the next round's tools work in. The team crate implements these; the agent crate knows nothing
+//! of teams.
 
 use crate::lifecycle::LifecycleHooks;
 use async_trait::async_trait;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use troupe_tools::{DynTool, Effect};
+use troupe_tools::{DynTool, Effect, Workspace};
 
 /// What an extension may know about the agent it is installed into.
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +61,44 @@ pub trait Extension: Send + Sync {
     fn lifecycle(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn LifecycleHooks>> {
         None
     }
+    /// Where the agent's tools work, asked before every model call (see [`WorkspaceSource`]).
+    fn workspace_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn WorkspaceSource>> {
+        None
+    }
+}
+
+/// A directory the agent's tools are bound to instead of the workspace it was built with: bash
+/// runs there (its cwd and writable root), every file tool resolves and guards paths inside it.
+#[derive(Debug, Clone)]
+pub struct WorkspaceBinding {
+    /// The directory, opened as a workspace.
+    pub workspace: Arc<Workspace>,
+    /// Directories outside it that commands allowed to write may also write (a git worktree's
+    /// metadata in the main repository), added to the sandbox's writable roots.
+    pub writable_roots: Vec<PathBuf>,
+    /// What the model is told when its tools move here.
+    pub note: String,
+}
+
+/// Says where the agent's tools work for the next round. The loop asks before every model call;
+/// when the answer changes it rebuilds the tools' context and tells the model (the binding's
+/// note, or that its tools are back in the workspace it was built with).
+#[async_trait]
+pub trait WorkspaceSource: Send + Sync {
+    /// The binding for the next round; `Ok(None)` for the workspace the agent was built with.
+    /// An error leaves the current binding as it is (and is logged).
+    async fn binding(&self) -> Result<Option<WorkspaceBinding>, BindingError>;
+}
+
+/// Why a [`WorkspaceSource`] could not say where the tools work.
+#[derive(Debug, thiserror::Error)]
+pub enum BindingError {
+    /// The store behind it failed.
+    #[error(transparent)]
+    Store(#[from] troupe_store::StoreError),
+    /// The directory it binds to cannot be used (gone, unreadable, not what it should be).
+    #[error(transparent)]
+    Unusable(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// One piece of mail ready to be injected into a conversation.

@@ -2,6 +2,7 @@
 //! and transcripts. Every agent — lead, teammate — is made by [`AgentBuilder`] and runs it with
 //! its own tools, identity and [`Extension`]s.
 
+mod binding;
 pub mod builder;
 pub mod confine;
 pub mod effective_policy;
@@ -18,8 +19,8 @@ pub mod turn;
 pub use builder::{AgentBuilder, BuildError, DEFAULT_IDENTITY, DEFAULT_MAX_TOKENS};
 pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
 pub use extension::{
-    Approval, Approver, Extension, ExtensionContext, InboxError, InboxSource, MailBatch, MailItem,
-    Question, RefuseApprover, ToolGate,
+    Approval, Approver, BindingError, Extension, ExtensionContext, InboxError, InboxSource,
+    MailBatch, MailItem, Question, RefuseApprover, ToolGate, WorkspaceBinding, WorkspaceSource,
 };
 pub use lifecycle::{
     BeforeTool, CallDecision, CompactTrigger, LifecycleHooks, SessionEndReason, SessionSource,

@@ -1,8 +1,11 @@
 //! The one loop: inject mail, call the model, run the tools it asks for, append one
 //! tool_result per tool_use, and go again until a response carries no tool_use.
 
+use crate::binding::Binder;
 use crate::confine::{question, sandbox_for, unconfinable};
-use crate::extension::{Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate};
+use crate::extension::{
+    Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, WorkspaceSource,
+};
 use crate::lifecycle::{CallDecision, LifecycleHooks, SessionSource, ToolCall};
 use crate::permissions::{CallInfo, Policy};
 use crate::transcript::{repair_tail, Boundary, Transcript, TranscriptError};
@@ -65,6 +68,7 @@ pub struct Agent {
     approver: Arc<dyn Approver>,
     gates: Vec<Arc<dyn ToolGate>>,
     inboxes: Vec<Arc<dyn InboxSource>>,
+    binder: Binder,
     lifecycle: Vec<Arc<dyn LifecycleHooks>>,
     /// How the conversation starts, until the session-start hooks have run for it.
     session: Option<SessionSource>,
@@ -90,6 +94,7 @@ pub(crate) struct Parts {
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) gates: Vec<Arc<dyn ToolGate>>,
     pub(crate) inboxes: Vec<Arc<dyn InboxSource>>,
+    pub(crate) workspace_sources: Vec<Arc<dyn WorkspaceSource>>,
     pub(crate) lifecycle: Vec<Arc<dyn LifecycleHooks>>,
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) settings: Arc<Settings>,
@@ -105,6 +110,7 @@ impl Agent {
             model: parts.model,
             system: parts.system,
             tools: parts.tools,
+            binder: Binder::new(parts.workspace_sources, parts.ctx.clone()),
             ctx: parts.ctx,
             policy: parts.policy,
             approver: parts.approver,
@@ -187,6 +193,12 @@ impl Agent {
     /// The extensions registered on the builder, in registration order.
     pub fn extensions(&self) -> &[Arc<dyn Extension>] {
         &self.extensions
+    }
+
+    /// The directory the tools work in now: the workspace the agent was built with, or the one
+    /// a [`WorkspaceSource`] bound them to for the latest round.
+    pub fn tool_workspace(&self) -> &std::path::Path {
+        self.ctx.workspace.root()
     }
 
     /// The conversation so far.
@@ -276,6 +288,7 @@ impl Agent {
                 }
             }
             self.start_session().await?;
+            self.follow_workspace().await?;
             let reply = self.call_model(observe).await?;
             outcome.model_calls += 1;
             outcome.usage.add(&reply.usage);
@@ -366,6 +379,20 @@ impl Agent {
             });
         }
         Ok(inbox.ack(&batch)?)
+    }
+
+    /// Moves the tools to where the extensions bind them for this round, telling the model
+    /// when the directory changes (persisted like any message).
+    async fn follow_workspace(&mut self) -> Result<(), AgentError> {
+        let Some(rebound) = self.binder.follow(&self.config.name).await else {
+            return Ok(());
+        };
+        self.ctx = rebound.ctx;
+        if let Some(note) = rebound.note {
+            let text = format!("<workspace-change>\n{note}\n</workspace-change>");
+            self.push(ChatMessage::user_text(text), &[])?;
+        }
+        Ok(())
     }
 
     async fn call_model(

@@ -17,8 +17,14 @@ use troupe_tools::{parse_input, schema_of, DynTool, Effect, Tool, ToolContext, T
 /// its parent was (model, settings, permission rules, approver) — without a `task` tool of its
 /// own, so delegation does not nest.
 pub trait SubagentFactory: Send + Sync {
-    /// A fresh agent for one task, following `definition` when the call named one.
-    fn build(&self, definition: Option<&AgentDefinition>) -> Result<Agent, SubagentError>;
+    /// A fresh agent for one task, following `definition` when the call named one, working
+    /// where the calling agent's tools work now (`parent`: its workspace and sandbox settings,
+    /// which follow a workspace binding such as a task's git worktree).
+    fn build(
+        &self,
+        definition: Option<&AgentDefinition>,
+        parent: &ToolContext,
+    ) -> Result<Agent, SubagentError>;
 }
 
 /// Why a subagent could not be made.
@@ -98,7 +104,7 @@ impl Tool for TaskTool {
     fn concurrent(&self) -> bool {
         true
     }
-    async fn call(&self, input: Value, _ctx: &ToolContext) -> ToolOutput {
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let input: TaskInput = match parse_input(self.name(), input) {
             Ok(i) => i,
             Err(e) => return e,
@@ -122,7 +128,7 @@ impl Tool for TaskTool {
                 }
             },
         };
-        let mut agent = match self.factory.build(definition) {
+        let mut agent = match self.factory.build(definition, ctx) {
             Ok(a) => a,
             Err(e) => return ToolOutput::error(format!("could not start the subagent: {e}")),
         };

@@ -122,6 +122,55 @@ pub enum Command {
     Config(ConfigArgs),
     /// The team's task board from another terminal: list, show, create, claim, update, complete.
     Task(TaskArgs),
+    /// The workspace's git worktrees (.troupe/worktrees/<name>, branch wt/<name>).
+    Worktree(WorktreeArgs),
+}
+
+/// `troupe worktree …`
+#[derive(Debug, Args)]
+pub struct WorktreeArgs {
+    /// Team whose board the bindings are on and whose log records the changes.
+    #[arg(long, global = true, default_value = "default")]
+    pub team: String,
+    /// Workspace directory (default: the current directory).
+    #[arg(long, global = true)]
+    pub cwd: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: WorktreeCommand,
+}
+
+/// What to do with worktrees.
+#[derive(Debug, Subcommand)]
+pub enum WorktreeCommand {
+    /// The worktrees: status, branch, base, task or teammate, uncommitted and unmerged work.
+    List,
+    /// Create .troupe/worktrees/<name> on a new branch wt/<name>.
+    Create {
+        /// Name (letters, digits, '-', '_', '.').
+        name: String,
+        /// Bind it to this task: whoever owns the task works in it.
+        #[arg(long)]
+        task: Option<u64>,
+        /// Branch or commit to start from (default: HEAD).
+        #[arg(long)]
+        base: Option<String>,
+    },
+    /// Remove a worktree and its branch; refused while it holds uncommitted or unmerged work.
+    Remove {
+        /// The worktree.
+        name: String,
+        /// Throw that work away (recorded in the team's event log).
+        #[arg(long)]
+        discard: bool,
+    },
+    /// Mark a worktree kept: it stays in place after its work is done.
+    Keep {
+        /// The worktree.
+        name: String,
+    },
 }
 
 /// `troupe config`

@@ -26,7 +26,8 @@ fn main() {
             args::Command::Team(_)
             | args::Command::Sandbox(_)
             | args::Command::Config(_)
-            | args::Command::Task(_),
+            | args::Command::Task(_)
+            | args::Command::Worktree(_),
         ) => None,
     };
     // First, while troupe has one thread: the others inherit the blocked signals.
@@ -46,6 +47,7 @@ fn main() {
         Some(args::Command::Teammate(mate)) => commands::teammate::run(mate),
         Some(args::Command::Sandbox(sandbox)) => commands::sandbox::run(sandbox),
         Some(args::Command::Config(config)) => commands::config::run(config),
+        Some(args::Command::Worktree(w)) => commands::worktree::run(w),
         Some(args::Command::Task(task)) => commands::task::run(task),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),

@@ -91,6 +91,14 @@ fn lead_lease(team: &Team) -> Result<Lease> {
     }
 }
 
+/// Keeps the `.troupe` directory troupe just made out of the user's `git status` (through the
+/// repository's `info/exclude`, never the user's `.gitignore`); outside git there is nothing to do.
+pub fn exclude_troupe_dir(workspace: &std::path::Path) {
+    if let Err(e) = troupe_team::worktree::ensure_troupe_excluded(workspace) {
+        tracing::warn!(error = %e, "could not add .troupe/ to the repository's info/exclude");
+    }
+}
+
 /// A lead ready to run: its agent, its team, and the runtime they run on.
 pub struct Lead {
     /// The lead's lease on its team: held for the life of the process, so a second lead on
@@ -171,6 +179,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     // Before anything that writes the session or starts teammates: two leads on one team would
     // race on its mailboxes, roster and requests.
     let lease = lead_lease(&team)?;
+    exclude_troupe_dir(&workspace);
     if answerer == Answerer::User {
         // The approver that asks the person for the lead's own calls answers for teammates too.
         team.shared().protocols.answer_with(approver.clone());
@@ -181,7 +190,6 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let subagents = crate::subagents::extension(
         &workspace,
         crate::subagents::Factory {
-            workspace: workspace.clone(),
             model: model.clone(),
             settings: settings.clone(),
             policy: policy.clone(),

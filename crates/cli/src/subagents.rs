@@ -1,6 +1,7 @@
-//! How the binary makes the `task` tool's subagents: like the lead — same workspace, model,
-//! settings, rules and approver — with a fresh conversation, the definition's prompt, model and
-//! tools, and no `task` tool of their own.
+//! How the binary makes the `task` tool's subagents: like the lead — working where the lead's
+//! tools work at the call (its workspace, or the worktree a task binds it to, with the same
+//! sandbox), same model, settings, rules and approver — with a fresh conversation, the
+//! definition's prompt, model and tools, and no `task` tool of their own.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use troupe_catalog::agents::AgentDefinition;
 use troupe_catalog::subagent::{SubagentError, SubagentExtension, SubagentFactory};
 use troupe_model::ModelConfig;
 use troupe_settings::Settings;
-use troupe_tools::{Registry, Workspace};
+use troupe_tools::{Registry, ToolContext};
 
 /// Model calls one subagent may make (a runaway guard).
 const MAX_ROUNDS: u32 = 100;
@@ -22,8 +23,6 @@ agent will see.";
 
 /// What every subagent is made from.
 pub struct Factory {
-    /// Workspace root.
-    pub workspace: PathBuf,
     /// The parent's model.
     pub model: ModelConfig,
     /// Effective settings.
@@ -41,8 +40,11 @@ pub struct Factory {
 }
 
 impl SubagentFactory for Factory {
-    fn build(&self, definition: Option<&AgentDefinition>) -> Result<Agent, SubagentError> {
-        let guard = Workspace::new(&self.workspace)?;
+    fn build(
+        &self,
+        definition: Option<&AgentDefinition>,
+        parent: &ToolContext,
+    ) -> Result<Agent, SubagentError> {
         let model = ModelConfig {
             model: definition
                 .and_then(|d| d.model.clone())
@@ -64,15 +66,20 @@ impl SubagentFactory for Factory {
             .map(|d| d.name.as_str())
             .filter(|n| troupe_protocol::validate_agent_name(n).is_ok())
             .unwrap_or("subagent");
-        let mut builder =
-            AgentBuilder::new(name, Arc::new(guard), model.build(), model.model.clone())
-                .identity(identity)
-                .home(self.home.clone())
-                .settings(self.settings.clone())
-                .policy(policy)
-                .approver(self.approver.clone())
-                .max_tokens(self.max_tokens)
-                .max_rounds(Some(MAX_ROUNDS));
+        let mut builder = AgentBuilder::new(
+            name,
+            parent.workspace.clone(),
+            model.build(),
+            model.model.clone(),
+        )
+        .sandbox((*parent.sandbox_config).clone())
+        .identity(identity)
+        .home(self.home.clone())
+        .settings(self.settings.clone())
+        .policy(policy)
+        .approver(self.approver.clone())
+        .max_tokens(self.max_tokens)
+        .max_rounds(Some(MAX_ROUNDS));
         builder = self
             .extensions
             .iter()

@@ -42,6 +42,14 @@ pub enum EventKind {
     TaskTransitioned,
     /// A task's fields changed without a status change (description, blockers, worktree).
     TaskEdited,
+    /// A git worktree was created (and perhaps bound to a task or a teammate).
+    WorktreeCreated,
+    /// A git worktree was marked kept: it stays in place after its work is done.
+    WorktreeKept,
+    /// A git worktree was removed with nothing lost (clean, its commits merged).
+    WorktreeRemoved,
+    /// A git worktree was removed with `discard`, throwing away what it held (recorded).
+    WorktreeDiscarded,
     /// A hook command ran (settings `hooks`): its event, command and how it ended.
     HookRan,
     /// A kind written by a newer troupe; kept readable rather than treated as corruption.
@@ -70,6 +78,10 @@ impl EventKind {
             EventKind::TaskCreated => "task_created",
             EventKind::TaskTransitioned => "task_transitioned",
             EventKind::TaskEdited => "task_edited",
+            EventKind::WorktreeCreated => "worktree_created",
+            EventKind::WorktreeKept => "worktree_kept",
+            EventKind::WorktreeRemoved => "worktree_removed",
+            EventKind::WorktreeDiscarded => "worktree_discarded",
             EventKind::HookRan => "hook_ran",
             EventKind::Other => "other",
         }

@@ -381,6 +381,7 @@ fn wake_member_in_process(wakes: usize) {
             model: None,
             require_plan: false,
             auto_claim: true,
+            isolation: troupe_team::Isolation::Shared,
         })
         .unwrap();
         team

@@ -9,9 +9,12 @@ use crate::protocols;
 use crate::runtime::Team;
 use crate::shared::TeamShared;
 use crate::spec::{MemberSpec, LEAD};
-use crate::tools::{lead_tools, ReadInbox, SendMessage};
+use crate::tools::{lead_tools, worktree_tools, ReadInbox, SendMessage};
+use crate::worktree::bind::WorktreeSource;
+use crate::worktree::WorktreeRecord;
+use std::path::PathBuf;
 use std::sync::Arc;
-use troupe_agent::{Extension, ExtensionContext, InboxSource, ToolGate};
+use troupe_agent::{Extension, ExtensionContext, InboxSource, ToolGate, WorkspaceSource};
 use troupe_tools::DynTool;
 
 /// What leading a team adds to the lead agent.
@@ -32,15 +35,27 @@ impl Extension for LeadExtension {
     }
 
     fn tools(&self, _cx: &ExtensionContext<'_>) -> Vec<DynTool> {
-        lead_tools(&self.team)
+        let mut tools = lead_tools(&self.team);
+        tools.extend(worktree_tools(self.team.shared()));
+        tools
     }
 
     fn prompt_sections(&self, _cx: &ExtensionContext<'_>) -> Vec<String> {
-        vec![
+        let mut sections = vec![
             crate::prompt::lead_section(self.team.name()),
             protocols::lead_section(),
             crate::board::lead_section(),
-        ]
+        ];
+        sections.push(crate::worktree::prompt::section(LEAD));
+        sections
+    }
+
+    fn workspace_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn WorkspaceSource>> {
+        Some(Arc::new(WorktreeSource::new(
+            self.team.shared().clone(),
+            LEAD,
+            None,
+        )))
     }
 
     fn inbox(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn InboxSource>> {
@@ -57,13 +72,27 @@ pub struct TeammateExtension {
     spec: MemberSpec,
     /// `Some(approved)` in plan mode, read once from the roster when the agent is built.
     plan: Option<bool>,
+    /// Its own worktree and the directory its tools work in, when it has one for life.
+    own_worktree: Option<(WorktreeRecord, PathBuf)>,
 }
 
 impl TeammateExtension {
     /// The extension for the teammate incarnation `spec`; reads its plan mode from the roster.
     pub fn new(shared: Arc<TeamShared>, spec: MemberSpec) -> Result<TeammateExtension, TeamError> {
         let plan = protocols::plan_state(shared.store.as_ref(), &spec)?;
-        Ok(TeammateExtension { shared, spec, plan })
+        Ok(TeammateExtension {
+            shared,
+            spec,
+            plan,
+            own_worktree: None,
+        })
+    }
+
+    /// The same extension for a teammate that works in its own worktree (`dir`) for life: its
+    /// system prompt says so and its tools stay bound there.
+    pub fn with_own_worktree(mut self, record: WorktreeRecord, dir: PathBuf) -> TeammateExtension {
+        self.own_worktree = Some((record, dir));
+        self
     }
 }
 
@@ -78,16 +107,31 @@ impl Extension for TeammateExtension {
             Arc::new(ReadInbox::new(self.shared.clone())),
         ];
         tools.extend(protocols::teammate_tools(&self.shared, &self.spec, cx.stop));
+        tools.extend(worktree_tools(&self.shared));
         tools.extend(crate::tools::tasks::task_tools(&self.shared));
         tools
     }
 
     fn prompt_sections(&self, _cx: &ExtensionContext<'_>) -> Vec<String> {
-        vec![
+        let mut sections = vec![
             crate::prompt::teammate_section(),
             protocols::teammate_section(self.plan),
             crate::board::teammate_section(&self.spec),
-        ]
+        ];
+        sections.push(crate::worktree::prompt::section(&self.spec.name));
+        if let Some((record, dir)) = &self.own_worktree {
+            sections.push(crate::worktree::prompt::own_section(record, dir));
+        }
+        sections
+    }
+
+    fn workspace_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn WorkspaceSource>> {
+        let own = self.own_worktree.as_ref().map(|(r, _)| r.name.clone());
+        Some(Arc::new(WorktreeSource::new(
+            self.shared.clone(),
+            &self.spec.name,
+            own,
+        )))
     }
 
     fn gates(&self, cx: &ExtensionContext<'_>) -> Vec<Arc<dyn ToolGate>> {

@@ -18,6 +18,7 @@ pub mod spec;
 pub mod task_hooks;
 pub mod tools;
 pub mod wake;
+pub mod worktree;
 
 #[cfg(test)]
 mod lifecycle_tests;
@@ -27,4 +28,4 @@ pub use extension::{LeadExtension, TeammateExtension};
 pub use notice::{Notice, NoticeSink};
 pub use runtime::Team;
 pub use settle::SettleState;
-pub use spec::{MemberSpec, SpawnRequest, TeamConfig, TeammateMode, LEAD};
+pub use spec::{Isolation, MemberSpec, SpawnRequest, TeamConfig, TeammateMode, LEAD};

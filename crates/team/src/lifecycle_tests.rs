@@ -73,6 +73,7 @@ async fn stop_all_waits_for_a_teammate_to_finish_its_round() {
         prompt: "work".into(),
         model: None,
         require_plan: false,
+        isolation: crate::spec::Isolation::Shared,
         auto_claim: true,
     })
     .unwrap_or_else(|e| panic!("{e}"));

@@ -73,7 +73,9 @@ pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
 /// protocol tools, gates, prompt sections and mailbox); its own transcript.
 pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent, String> {
     let config = &shared.config;
-    let workspace = Workspace::new(&config.workspace).map_err(|e| e.to_string())?;
+    let own = own_worktree(shared, spec)?;
+    let root = own.as_ref().map_or(&config.workspace, |(_, dir)| dir);
+    let workspace = Workspace::new(root).map_err(|e| e.to_string())?;
     let model = ModelConfig {
         model: spec
             .model
@@ -85,8 +87,11 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         .store
         .transcript_file(&spec.name)
         .map_err(|e| e.to_string())?;
-    let extension =
+    let mut extension =
         TeammateExtension::new(shared.clone(), spec.clone()).map_err(|e| e.to_string())?;
+    if let Some((record, dir)) = own {
+        extension = extension.with_own_worktree(record, dir);
+    }
     let approver = EscalatingApprover::new(shared.clone(), &spec.name, spec.epoch);
     let builder = AgentBuilder::new(
         spec.name.clone(),
@@ -114,6 +119,38 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         .protocols
         .register_agent(&spec.name, spec.epoch, agent.stop_flag());
     Ok(agent)
+}
+
+/// The teammate's own worktree and the directory its tools work in, when it has one for life.
+/// A worktree that has gone missing fails the build: working in the shared tree instead would
+/// silently drop the isolation it was spawned with.
+fn own_worktree(
+    shared: &TeamShared,
+    spec: &MemberSpec,
+) -> Result<Option<(crate::worktree::WorktreeRecord, std::path::PathBuf)>, String> {
+    let Some(name) = &spec.worktree else {
+        return Ok(None);
+    };
+    let config = &shared.config;
+    let missing = |why: String| format!("its own worktree '{name}' cannot be used: {why}");
+    let index =
+        crate::worktree::index::read(&config.troupe_dir).map_err(|e| missing(e.to_string()))?;
+    let record = index
+        .present(name)
+        .cloned()
+        .ok_or_else(|| missing("it was removed".to_string()))?;
+    let manager = crate::worktree::Worktrees::new(
+        &config.workspace,
+        &config.troupe_dir,
+        shared.store.as_ref(),
+    );
+    let dir = manager
+        .tools_dir(&record)
+        .map_err(|e| missing(e.to_string()))?;
+    if !dir.is_dir() {
+        return Err(missing(format!("{} does not exist", dir.display())));
+    }
+    Ok(Some((record, dir)))
 }
 
 /// Where a member is in its life; the loop in [`run`] moves it from phase to phase.

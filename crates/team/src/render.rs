@@ -12,8 +12,8 @@ pub fn age(now_ms: u64, then_ms: u64) -> String {
     }
 }
 
-/// A table: name, role, status, epoch, tokens, last seen, in-progress task (from the board's
-/// `tasks`), doing.
+/// A table: name, role, status, epoch, tokens, last seen, worktree (its own, or its task's),
+/// in-progress task (from the board's `tasks`), doing.
 pub fn roster_table(roster: &Roster, tasks: &[Task]) -> String {
     let now = troupe_agent::transcript::now_ms();
     let mut rows = vec![[
@@ -23,6 +23,7 @@ pub fn roster_table(roster: &Roster, tasks: &[Task]) -> String {
         "EPOCH".into(),
         "TOKENS".into(),
         "SEEN".into(),
+        "WORKTREE".into(),
         "TASK".into(),
         "DOING".into(),
     ]];
@@ -34,6 +35,7 @@ pub fn roster_table(roster: &Roster, tasks: &[Task]) -> String {
             m.epoch.to_string(),
             m.usage.total().to_string(),
             format!("{} ago", age(now, m.last_seen)),
+            crate::worktree::table::member_worktree_cell(m, tasks),
             crate::board::render::member_tasks_cell(tasks, &m.name),
             m.activity.clone().unwrap_or_else(|| "-".into()),
         ]);

@@ -4,8 +4,9 @@
 use crate::error::TeamError;
 use crate::member;
 use crate::notice::NoticeSink;
-use crate::spec::MemberSpec;
+use crate::spec::{Isolation, MemberSpec};
 pub use crate::spec::{SpawnRequest, TeamConfig, TeammateMode, LEAD};
+use crate::worktree::Worktrees;
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -102,6 +103,7 @@ impl Team {
             }
             Err(e) => return Err(e.into()),
         };
+        let worktree = self.own_worktree(&req)?;
         let now = now_ms();
         let mut taken = false;
         let mut member = None;
@@ -119,6 +121,7 @@ impl Team {
                 let mut m = Member::new(req.name.clone(), req.role.clone(), epoch, now);
                 m.model = req.model.clone();
                 m.require_plan = req.require_plan;
+                m.worktree = worktree.clone();
                 m.auto_claim = req.auto_claim;
                 roster.members.retain(|x| x.name != req.name);
                 roster.members.push(m.clone());
@@ -151,10 +154,40 @@ impl Team {
             epoch: member.epoch,
             prompt: Some(req.prompt),
             model: req.model,
+            worktree,
             auto_claim: member.auto_claim,
         };
         self.start(spec, lease)?;
         Ok(member)
+    }
+
+    /// The worktree a teammate spawned with `isolation: "worktree"` works in for its whole life
+    /// (named after it; made now, or the one an earlier incarnation left). A workspace that
+    /// cannot have one refuses the spawn: isolation is never silently dropped.
+    fn own_worktree(&self, req: &SpawnRequest) -> Result<Option<String>, TeamError> {
+        if req.isolation == Isolation::Shared {
+            return Ok(None);
+        }
+        let live = self
+            .roster()?
+            .get(&req.name)
+            .is_some_and(|m| !m.status.is_ended());
+        if live {
+            return Err(TeamError::NameTaken(req.name.clone()));
+        }
+        let config = &self.shared.config;
+        let manager = Worktrees::new(
+            &config.workspace,
+            &config.troupe_dir,
+            self.shared.store.as_ref(),
+        );
+        let record = manager
+            .ensure_member(&req.name, LEAD)
+            .map_err(|e| TeamError::Spawn {
+                name: req.name.clone(),
+                reason: format!("it asked for a worktree of its own: {e}"),
+            })?;
+        Ok(Some(record.name))
     }
 
     /// Restarts members that were working or idle when the lead last ran (`--continue`),
@@ -184,6 +217,7 @@ impl Team {
                 epoch: m.epoch,
                 prompt: None,
                 model: m.model.clone(),
+                worktree: m.worktree.clone(),
                 auto_claim: m.auto_claim,
             };
             self.start(spec, lease)?;
@@ -365,6 +399,7 @@ impl Team {
                             epoch: m.epoch,
                             prompt: prompt.clone(),
                             model: model.clone().or(m.model.clone()),
+                            worktree: m.worktree.clone(),
                             auto_claim: m.auto_claim,
                         };
                         (spec, false)
@@ -380,6 +415,7 @@ impl Team {
                             epoch,
                             prompt: prompt.clone(),
                             model: model.clone(),
+                            worktree: None,
                             auto_claim: m.auto_claim,
                         };
                         roster.members.retain(|x| x.name != name);

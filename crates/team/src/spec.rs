@@ -62,6 +62,29 @@ pub struct TeamConfig {
     pub extensions: Vec<Arc<dyn Extension>>,
 }
 
+/// Which copy of the repository a teammate's tools work in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// The team's workspace, shared with the lead and the other teammates.
+    #[default]
+    Shared,
+    /// A git worktree of its own (`.troupe/worktrees/<name>`, branch `wt/<name>`), for its whole life.
+    Worktree,
+}
+
+impl std::str::FromStr for Isolation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" | "shared" | "" => Ok(Isolation::Shared),
+            "worktree" => Ok(Isolation::Worktree),
+            other => Err(format!(
+                "unknown isolation '{other}' (use \"worktree\", or leave it out)"
+            )),
+        }
+    }
+}
+
 /// What `spawn_teammate` asks for.
 #[derive(Debug, Clone)]
 pub struct SpawnRequest {
@@ -75,6 +98,8 @@ pub struct SpawnRequest {
     pub model: Option<String>,
     /// Start in plan mode: mutating tools are refused until the lead approves a plan.
     pub require_plan: bool,
+    /// Which copy of the repository it works in.
+    pub isolation: Isolation,
     /// Take ready tasks from the board when idle (`spawn_teammate{auto_claim: false}` opts out).
     pub auto_claim: bool,
 }
@@ -92,6 +117,8 @@ pub struct MemberSpec {
     pub prompt: Option<String>,
     /// Model name, if not the lead's.
     pub model: Option<String>,
+    /// Its own git worktree, by name, when it has one for its whole life.
+    pub worktree: Option<String>,
     /// Take ready tasks from the board when idle (from the roster member, so a respawn keeps it).
     pub auto_claim: bool,
 }

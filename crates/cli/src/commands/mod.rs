@@ -1,8 +1,9 @@
-//! Subcommands: `troupe team …`, `troupe task …`, `troupe teammate`, `troupe sandbox check` and
-//! `troupe config`.
+//! Subcommands: `troupe team …`, `troupe task …`, `troupe worktree …`, `troupe teammate`,
+//! `troupe sandbox check` and `troupe config`.
 
 pub mod config;
 pub mod sandbox;
 pub mod task;
 pub mod team;
 pub mod teammate;
+pub mod worktree;

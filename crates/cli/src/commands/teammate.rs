@@ -57,6 +57,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         settings,
         extensions: vec![Arc::new(hooks)],
     };
+    crate::setup::exclude_troupe_dir(&config.workspace);
     let team = Team::open(config, store, None)?;
     // Held until this function returns: after the member's tasks are back on the board.
     let lease = take_lease(&team, args)?;

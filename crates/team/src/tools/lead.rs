@@ -125,6 +125,9 @@ pub struct SpawnTeammateInput {
     /// Start in plan mode: it must have a plan approved (review_plan) before it can edit files or run commands.
     #[serde(default)]
     pub require_plan: bool,
+    /// "worktree": the teammate works in a git worktree of its own (.troupe/worktrees/<name>, branch wt/<name>) for its whole life, so it never edits the files others edit. Leave out to share the workspace.
+    #[serde(default)]
+    pub isolation: Option<String>,
     /// Take ready tasks from the task board by itself whenever it is idle (default true; false: only work it is given).
     #[serde(default = "default_auto_claim")]
     pub auto_claim: bool,
@@ -168,17 +171,22 @@ impl Tool for SpawnTeammate {
         if ctx.agent != LEAD {
             return ToolOutput::error("only the lead can spawn teammates");
         }
+        let isolation = match input.isolation.as_deref().unwrap_or("").parse() {
+            Ok(i) => i,
+            Err(e) => return ToolOutput::error(e),
+        };
         let req = SpawnRequest {
             name: input.name,
             role: input.role,
             prompt: input.prompt,
             model: input.model,
             require_plan: input.require_plan,
+            isolation,
             auto_claim: input.auto_claim,
         };
         match self.team.spawn(req) {
             Ok(m) => ToolOutput::ok(format!(
-                "Spawned teammate '{}' (role: {}, epoch {}). It is working now.{}",
+                "Spawned teammate '{}' (role: {}, epoch {}). It is working now.{}{}",
                 m.name,
                 m.role,
                 m.epoch,
@@ -186,6 +194,10 @@ impl Tool for SpawnTeammate {
                     " It is in plan mode: it will send you a plan to review with review_plan before it can change anything."
                 } else {
                     ""
+                },
+                match &m.worktree {
+                    Some(w) => format!(" It works in its own worktree '{w}' on branch wt/{w}; merge that branch when its work is done."),
+                    None => String::new(),
                 }
             )),
             Err(e) => {

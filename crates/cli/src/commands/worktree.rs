@@ -1,0 +1,131 @@
+//! `troupe worktree list|create|remove|keep`: the workspace's git worktrees from another
+//! terminal, with the same rules as the team's worktree tools (removal never loses work unless
+//! `--discard`), bindings on the team's board and events in its log.
+
+use crate::args::{WorktreeArgs, WorktreeCommand};
+use crate::render::sanitize::{json_line, out, outln};
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use troupe_team::worktree::exclude::repo_place;
+use troupe_team::worktree::table::{state_text, worktrees_table};
+use troupe_team::worktree::{
+    Listed, NewWorktree, Removal, WorkState, WorktreeError, WorktreeRecord, Worktrees,
+};
+
+/// Runs a worktree subcommand; returns the exit code.
+pub fn run(args: &WorktreeArgs) -> Result<i32> {
+    let dir = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    let workspace = dir
+        .canonicalize()
+        .with_context(|| format!("workspace {} is not accessible", dir.display()))?;
+    // Before anything is created: a workspace outside git has no worktrees to manage.
+    if repo_place(&workspace)?.is_none() {
+        return Err(WorktreeError::NotARepo { workspace }.into());
+    }
+    let troupe_dir: PathBuf = workspace.join(".troupe");
+    let store = troupe_store::file::open(&troupe_dir, &args.team)
+        .with_context(|| format!("opening team '{}'", args.team))?;
+    let manager = Worktrees::new(&workspace, &troupe_dir, store.as_ref());
+    let by = format!(
+        "user:{}",
+        std::env::var("USER").unwrap_or_else(|_| "user".into())
+    );
+    match &args.command {
+        WorktreeCommand::List => {
+            let list = manager.list()?;
+            if args.json {
+                let items: Vec<Value> = list.iter().map(listed_json).collect();
+                println!("{}", json_line(&serde_json::to_string_pretty(&items)?));
+            } else if list.is_empty() {
+                outln!("no worktrees (create one with `troupe worktree create <name> [--task N]`)");
+            } else {
+                out!("{}", worktrees_table(&list));
+            }
+        }
+        WorktreeCommand::Create { name, task, base } => {
+            let record = manager.create(&NewWorktree {
+                name,
+                task: *task,
+                base: base.as_deref(),
+                member: None,
+                by: &by,
+            })?;
+            if args.json {
+                println!("{}", json_line(&serde_json::to_string_pretty(&record)?));
+            } else {
+                let bound = record
+                    .task
+                    .map(|id| format!(", bound to task {id}"))
+                    .unwrap_or_default();
+                outln!(
+                    "created worktree {} at {} on branch {} from {}{bound}",
+                    record.name,
+                    record.path.display(),
+                    record.branch,
+                    record.base.as_deref().unwrap_or(&record.base_commit)
+                );
+            }
+        }
+        WorktreeCommand::Remove { name, discard } => {
+            let removal = match discard {
+                true => Removal::Discard,
+                false => Removal::KeepWork,
+            };
+            let removed = manager.remove(name, removal, &by)?;
+            if args.json {
+                let mut value = record_json(&removed.record);
+                value["discarded"] = state_json(&removed.lost);
+                println!("{}", json_line(&serde_json::to_string_pretty(&value)?));
+            } else if *discard {
+                outln!(
+                    "removed worktree {} and branch {}, discarding {} (recorded in the team's event log)",
+                    removed.record.name,
+                    removed.record.branch,
+                    state_text(&removed.lost).replace("clean", "nothing")
+                );
+            } else {
+                outln!(
+                    "removed worktree {} and branch {} (clean, merged)",
+                    removed.record.name,
+                    removed.record.branch
+                );
+            }
+        }
+        WorktreeCommand::Keep { name } => {
+            let record = manager.keep(name, &by)?;
+            if args.json {
+                println!("{}", json_line(&serde_json::to_string_pretty(&record)?));
+            } else {
+                outln!(
+                    "kept worktree {} at {} (branch {})",
+                    record.name,
+                    record.path.display(),
+                    record.branch
+                );
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn record_json(record: &WorktreeRecord) -> Value {
+    serde_json::to_value(record).unwrap_or(Value::Null)
+}
+
+fn state_json(state: &WorkState) -> Value {
+    json!({
+        "uncommitted": state.uncommitted,
+        "unmerged": state.unmerged,
+        "missing": state.missing,
+    })
+}
+
+fn listed_json(listed: &Listed) -> Value {
+    let mut value = record_json(&listed.record);
+    value["holds"] = state_json(&listed.state);
+    value
+}

@@ -1,0 +1,268 @@
+//! The worktree tools, for the lead and every teammate: create_worktree, remove_worktree,
+//! keep_worktree, list_worktrees. The work is done by [`Worktrees`], off the async workers.
+
+use crate::shared::TeamShared;
+use crate::worktree::table::{bound_text, state_text, worktrees_table};
+use crate::worktree::{NewWorktree, Removal, WorktreeError, Worktrees};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::sync::Arc;
+use troupe_protocol::TaskId;
+use troupe_tools::{parse_input, schema_of, DynTool, Effect, Tool, ToolContext, ToolOutput};
+
+/// Runs `f` with the team's worktree manager, on the blocking pool.
+async fn with_manager<R, F>(shared: &Arc<TeamShared>, f: F) -> R
+where
+    R: Send + 'static,
+    F: FnOnce(&Worktrees<'_>) -> R + Send + 'static,
+{
+    shared
+        .offload(move |s| {
+            let config = &s.config;
+            f(&Worktrees::new(
+                &config.workspace,
+                &config.troupe_dir,
+                s.store.as_ref(),
+            ))
+        })
+        .await
+}
+
+fn refusal(e: &WorktreeError) -> ToolOutput {
+    ToolOutput::error(e.to_string())
+}
+
+/// Input of `create_worktree`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CreateWorktreeInput {
+    /// Name: letters, digits, '-', '_' and '.'; it becomes .troupe/worktrees/<name> and branch wt/<name>.
+    pub name: String,
+    /// The task to bind it to: whoever owns that task works in this worktree.
+    #[serde(default)]
+    pub task_id: Option<TaskId>,
+    /// Branch or commit to start from (default: the current HEAD).
+    #[serde(default)]
+    pub base: Option<String>,
+}
+
+/// `create_worktree{name, task_id?, base?}`.
+pub struct CreateWorktree {
+    shared: Arc<TeamShared>,
+}
+
+#[async_trait]
+impl Tool for CreateWorktree {
+    fn name(&self) -> &str {
+        "create_worktree"
+    }
+    fn description(&self) -> &str {
+        "Create an isolated git worktree at .troupe/worktrees/<name> on a new branch wt/<name> (from base, default HEAD), \
+optionally bound to a task: whoever owns that task then has its bash and file tools run inside the worktree, so parallel \
+teammates never edit the same files. Merge the branch when the work is done, then remove_worktree."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<CreateWorktreeInput>()
+    }
+    fn effect(&self, _input: &Value) -> Effect {
+        Effect::Coordinate
+    }
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: CreateWorktreeInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let by = ctx.agent.clone();
+        let result = with_manager(&self.shared, move |m| {
+            m.create(&NewWorktree {
+                name: &input.name,
+                task: input.task_id,
+                base: input.base.as_deref(),
+                member: None,
+                by: &by,
+            })
+        })
+        .await;
+        match result {
+            Ok(r) => {
+                let bound = match r.task {
+                    Some(id) => format!(
+                        " Bound to task {id}: whoever owns task {id} works in it (bash and every file tool run there)."
+                    ),
+                    None => String::new(),
+                };
+                let commit: String = r.base_commit.chars().take(8).collect();
+                ToolOutput::ok(format!(
+                    "Created worktree '{}' at {} on branch {} from {} ({commit}).{bound} When its work is done, merge {} and remove_worktree; keep_worktree leaves it in place.",
+                    r.name,
+                    r.path.display(),
+                    r.branch,
+                    r.base.as_deref().unwrap_or("a detached commit"),
+                    r.branch
+                ))
+            }
+            Err(e) => refusal(&e),
+        }
+    }
+}
+
+/// Input of `remove_worktree`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RemoveWorktreeInput {
+    /// The worktree's name.
+    pub name: String,
+    /// Throw away uncommitted changes and unmerged commits. Without it, removal is refused while anything would be lost.
+    #[serde(default)]
+    pub discard: bool,
+}
+
+/// `remove_worktree{name, discard?}`.
+pub struct RemoveWorktree {
+    shared: Arc<TeamShared>,
+}
+
+#[async_trait]
+impl Tool for RemoveWorktree {
+    fn name(&self) -> &str {
+        "remove_worktree"
+    }
+    fn description(&self) -> &str {
+        "Remove a worktree and its branch wt/<name>. Refused while it has uncommitted changes or commits its base branch lacks \
+(the error says how to merge or keep it); discard: true throws that work away, and is recorded."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<RemoveWorktreeInput>()
+    }
+    fn effect(&self, input: &Value) -> Effect {
+        // Throwing work away is as consequential as any command: the permission rules judge it.
+        match input.get("discard").and_then(Value::as_bool) {
+            Some(true) => Effect::Execute,
+            _ => Effect::Coordinate,
+        }
+    }
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: RemoveWorktreeInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let by = ctx.agent.clone();
+        let removal = match input.discard {
+            true => Removal::Discard,
+            false => Removal::KeepWork,
+        };
+        let name = input.name.clone();
+        match with_manager(&self.shared, move |m| m.remove(&name, removal, &by)).await {
+            Ok(r) if removal == Removal::Discard => ToolOutput::ok(format!(
+                "Removed worktree '{}' and branch {}, discarding {} (recorded in the team's event log).",
+                r.record.name,
+                r.record.branch,
+                state_text(&r.lost).replace("clean", "nothing")
+            )),
+            Ok(r) => ToolOutput::ok(format!(
+                "Removed worktree '{}' and branch {}: it was clean and its commits are on {}.",
+                r.record.name,
+                r.record.branch,
+                r.record.base.as_deref().unwrap_or("another branch")
+            )),
+            Err(e) => refusal(&e),
+        }
+    }
+}
+
+/// Input of `keep_worktree`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct KeepWorktreeInput {
+    /// The worktree's name.
+    pub name: String,
+}
+
+/// `keep_worktree{name}`.
+pub struct KeepWorktree {
+    shared: Arc<TeamShared>,
+}
+
+#[async_trait]
+impl Tool for KeepWorktree {
+    fn name(&self) -> &str {
+        "keep_worktree"
+    }
+    fn description(&self) -> &str {
+        "Mark a worktree kept: it stays in place with its branch after its work is done (for a person to review or merge later)."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<KeepWorktreeInput>()
+    }
+    fn effect(&self, _input: &Value) -> Effect {
+        Effect::Coordinate
+    }
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: KeepWorktreeInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let by = ctx.agent.clone();
+        match with_manager(&self.shared, move |m| m.keep(&input.name, &by)).await {
+            Ok(r) => ToolOutput::ok(format!(
+                "Kept worktree '{}' at {} (branch {}, {}).",
+                r.name,
+                r.path.display(),
+                r.branch,
+                bound_text(&r)
+            )),
+            Err(e) => refusal(&e),
+        }
+    }
+}
+
+/// Input of `list_worktrees` (none).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListWorktreesInput {}
+
+/// `list_worktrees`.
+pub struct ListWorktrees {
+    shared: Arc<TeamShared>,
+}
+
+#[async_trait]
+impl Tool for ListWorktrees {
+    fn name(&self) -> &str {
+        "list_worktrees"
+    }
+    fn description(&self) -> &str {
+        "List the worktrees: name, status (active, kept), branch, base, the task or teammate it is for, and whether it holds uncommitted changes or unmerged commits."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<ListWorktreesInput>()
+    }
+    fn effect(&self, _input: &Value) -> Effect {
+        Effect::ReadOnly
+    }
+    async fn call(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
+        match with_manager(&self.shared, |m| m.list()).await {
+            Ok(list) if list.is_empty() => {
+                ToolOutput::ok("No worktrees. Create one with create_worktree{name, task_id?}.")
+            }
+            Ok(list) => ToolOutput::ok(worktrees_table(&list)),
+            Err(e) => refusal(&e),
+        }
+    }
+}
+
+/// The four worktree tools, bound to a team.
+pub fn worktree_tools(shared: &Arc<TeamShared>) -> Vec<DynTool> {
+    vec![
+        Arc::new(CreateWorktree {
+            shared: shared.clone(),
+        }),
+        Arc::new(RemoveWorktree {
+            shared: shared.clone(),
+        }),
+        Arc::new(KeepWorktree {
+            shared: shared.clone(),
+        }),
+        Arc::new(ListWorktrees {
+            shared: shared.clone(),
+        }),
+    ]
+}

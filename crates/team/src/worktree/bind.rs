@@ -1,0 +1,207 @@
+//! Binding an agent's tools to a worktree ([`WorktreeSource`], the team's
+//! [`WorkspaceSource`]): a teammate spawned with `isolation: "worktree"` works in its own for
+//! its whole life; any other agent works in the worktree of the in-progress task it owns (the
+//! lowest id, when it owns several), and back in the main tree once it owns none. The board is
+//! read before every model call, off the async workers; opened worktrees are cached.
+//!
+//! Commits must work under the sandbox: git writes a linked worktree's index and HEAD in the
+//! main repository's `.git/worktrees/<name>`, its objects in `.git/objects` and its branch in
+//! `.git/refs/heads/wt/` (and the reflog beside it), so those join the writable roots.
+
+use super::git::git;
+use super::index::{self, WorktreeRecord};
+use super::manage::Worktrees;
+use super::WorktreeError;
+use crate::shared::TeamShared;
+use async_trait::async_trait;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use troupe_agent::{BindingError, WorkspaceBinding, WorkspaceSource};
+use troupe_protocol::{Task, TaskStatus};
+use troupe_store::{StoreError, TaskFilter};
+use troupe_tools::Workspace;
+
+/// A worktree opened for tools.
+#[derive(Clone)]
+struct Opened {
+    record: WorktreeRecord,
+    dir: PathBuf,
+    workspace: Arc<Workspace>,
+    writable_roots: Vec<PathBuf>,
+}
+
+/// Where an agent's tools work: its own worktree, or its task's.
+pub struct WorktreeSource {
+    shared: Arc<TeamShared>,
+    agent: String,
+    own: Option<String>,
+    cache: Mutex<HashMap<String, Opened>>,
+}
+
+impl WorktreeSource {
+    /// The source for `agent`; `own` names its own worktree when it was spawned with one.
+    pub fn new(shared: Arc<TeamShared>, agent: &str, own: Option<String>) -> WorktreeSource {
+        WorktreeSource {
+            shared,
+            agent: agent.to_string(),
+            own,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn cached(&self, name: &str) -> Option<Opened> {
+        let cache = self.cache.lock().ok()?;
+        cache.get(name).filter(|o| o.dir.is_dir()).cloned()
+    }
+
+    fn remember(&self, opened: &Opened) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.insert(opened.record.name.clone(), opened.clone());
+        }
+    }
+}
+
+#[async_trait]
+impl WorkspaceSource for WorktreeSource {
+    async fn binding(&self) -> Result<Option<WorkspaceBinding>, BindingError> {
+        if let Some(own) = &self.own {
+            let opened = match self.cached(own) {
+                Some(o) => o,
+                None => {
+                    let name = own.clone();
+                    let opened = self
+                        .shared
+                        .offload(move |s| open(s, &name))
+                        .await
+                        .map_err(unusable)?;
+                    self.remember(&opened);
+                    opened
+                }
+            };
+            return Ok(Some(WorkspaceBinding {
+                note: own_note(&opened),
+                workspace: opened.workspace,
+                writable_roots: opened.writable_roots,
+            }));
+        }
+        let agent = self.agent.clone();
+        let task = self.shared.offload(move |s| bound_task(s, &agent)).await?;
+        let Some((task, name)) = task else {
+            return Ok(None);
+        };
+        let opened = match self.cached(&name) {
+            Some(o) => o,
+            None => {
+                let n = name.clone();
+                let opened = self
+                    .shared
+                    .offload(move |s| open(s, &n))
+                    .await
+                    .map_err(unusable)?;
+                self.remember(&opened);
+                opened
+            }
+        };
+        Ok(Some(WorkspaceBinding {
+            note: task_note(&task, &opened),
+            workspace: opened.workspace,
+            writable_roots: opened.writable_roots,
+        }))
+    }
+}
+
+fn unusable(e: WorktreeError) -> BindingError {
+    BindingError::Unusable(Box::new(e))
+}
+
+/// The lowest-id in-progress task `agent` owns that has a worktree, with the worktree's name.
+fn bound_task(shared: &TeamShared, agent: &str) -> Result<Option<(Task, String)>, StoreError> {
+    let filter = TaskFilter {
+        status: Some(TaskStatus::InProgress),
+        owner: Some(agent.to_string()),
+    };
+    let list = shared.store.list_tasks(&filter)?;
+    Ok(list.tasks.into_iter().find_map(|t| {
+        let name = t.worktree.clone()?;
+        Some((t, name))
+    }))
+}
+
+/// Opens the worktree called `name` for tools: its directory, a workspace handle on it and the
+/// git directories its commits write.
+fn open(shared: &TeamShared, name: &str) -> Result<Opened, WorktreeError> {
+    let config = &shared.config;
+    let index = index::read(&config.troupe_dir)?;
+    let record = index
+        .present(name)
+        .cloned()
+        .ok_or_else(|| WorktreeError::Unknown {
+            name: name.to_string(),
+            known: index.known(),
+        })?;
+    let manager = Worktrees::new(&config.workspace, &config.troupe_dir, shared.store.as_ref());
+    let dir = manager.tools_dir(&record)?;
+    let workspace = Workspace::new(&dir).map_err(|e| WorktreeError::Index {
+        path: dir.clone(),
+        detail: format!("cannot open the worktree: {e}"),
+    })?;
+    let writable_roots = git_write_roots(&record.path, &record.branch)?;
+    Ok(Opened {
+        dir: workspace.root().to_path_buf(),
+        workspace: Arc::new(workspace),
+        record,
+        writable_roots,
+    })
+}
+
+/// The directories outside a linked worktree that git writes when committing in it: its own
+/// metadata (`.git/worktrees/<name>`), the object store, and the directory of its branch and
+/// of that branch's reflog.
+pub fn git_write_roots(worktree: &Path, branch: &str) -> Result<Vec<PathBuf>, WorktreeError> {
+    let answer = git(
+        worktree,
+        [
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-dir",
+            "--git-common-dir",
+        ],
+    )?;
+    let mut lines = answer.lines().map(PathBuf::from);
+    let (Some(git_dir), Some(common)) = (lines.next(), lines.next()) else {
+        return Ok(Vec::new());
+    };
+    let branch_dir = Path::new(branch)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    Ok(vec![
+        git_dir,
+        common.join("objects"),
+        common.join("refs/heads").join(&branch_dir),
+        common.join("logs/refs/heads").join(&branch_dir),
+    ])
+}
+
+fn own_note(opened: &Opened) -> String {
+    format!(
+        "Your tools work in your own git worktree '{}' at {} (branch {}).",
+        opened.record.name,
+        opened.dir.display(),
+        opened.record.branch
+    )
+}
+
+fn task_note(task: &Task, opened: &Opened) -> String {
+    format!(
+        "You own task {id} ({subject}), which is bound to git worktree '{name}' at {dir} on branch {branch}. \
+From now on bash runs there and every file path resolves inside it; the main tree is out of your tools' reach. \
+Commit your work there on {branch} (`git add` and `git commit`); the lead merges it.",
+        id = task.id,
+        subject = task.subject,
+        name = opened.record.name,
+        dir = opened.dir.display(),
+        branch = opened.record.branch,
+    )
+}
