@@ -172,6 +172,7 @@ impl AgentBuilder {
         let mut sections = Vec::new();
         let mut gates = Vec::new();
         let mut inboxes = Vec::new();
+        let mut sources = Vec::new();
         for extension in &self.extensions {
             for tool in extension.tools(&cx) {
                 tools.register(tool);
@@ -179,6 +180,7 @@ impl AgentBuilder {
             sections.extend(extension.prompt_sections(&cx));
             gates.extend(extension.gates(&cx));
             inboxes.extend(extension.inbox(&cx));
+            sources.extend(extension.tool_source(&cx));
         }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
@@ -210,6 +212,7 @@ impl AgentBuilder {
             approver: self.approver,
             gates,
             inboxes,
+            sources,
             stop: self.stop,
             settings: self.settings,
             extensions: self.extensions,

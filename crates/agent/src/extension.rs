@@ -1,7 +1,8 @@
 //! Extension points the loop calls into: [`Extension`] — one registration on the
 //! [`AgentBuilder`](crate::AgentBuilder) contributing tools, system-prompt sections, a mail
-//! source and tool gates — and the pieces it hands over: where inbox mail comes from, who answers
-//! permission questions, gates that may refuse a tool call. The team crate implements these; the
+//! source, tool gates and a changing tool source — and the pieces it hands over: where inbox mail
+//! comes from, who answers permission questions, gates that may refuse a tool call, tools that
+//! appear while the agent runs. The team crate implements these; the
 //! agent crate knows nothing of teams.
 
 use async_trait::async_trait;
@@ -52,6 +53,23 @@ pub trait Extension: Send + Sync {
     fn inbox(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn InboxSource>> {
         None
     }
+
+    /// Tools that come and go while the agent runs (servers connecting in the background,
+    /// their tool lists changing), asked again before every model call.
+    fn tool_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn ToolSource>> {
+        None
+    }
+}
+
+/// A tool set that may change between model calls: the loop asks for it before each call, so a
+/// tool that became available joins on the next round, and the calls of that round run against
+/// the tools the model was shown.
+#[async_trait]
+pub trait ToolSource: Send + Sync {
+    /// The tools on offer now. Called before every model call, so it must answer quickly: it may
+    /// finish an update already under way (bounded), never wait for something still starting.
+    /// A tool named like a base tool does not replace it.
+    async fn tools(&self) -> Vec<DynTool>;
 }
 
 /// One piece of mail ready to be injected into a conversation.

@@ -16,6 +16,6 @@ pub use builder::{AgentBuilder, BuildError, DEFAULT_IDENTITY, DEFAULT_MAX_TOKENS
 pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
 pub use extension::{
     Approval, Approver, Extension, ExtensionContext, InboxSource, MailBatch, MailItem, Question,
-    RefuseApprover, ToolGate,
+    RefuseApprover, ToolGate, ToolSource,
 };
 pub use turn::{Agent, AgentConfig, AgentError, AgentEvent, TurnEnd, TurnOutcome};

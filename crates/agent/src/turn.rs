@@ -2,7 +2,9 @@
 //! tool_result per tool_use, and go again until a response carries no tool_use.
 
 use crate::confine::{question, sandbox_for, unconfinable};
-use crate::extension::{Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate};
+use crate::extension::{
+    Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, ToolSource,
+};
 use crate::permissions::{CallInfo, Decision, Grant, Policy};
 use crate::transcript::{repair_tail, Boundary, Transcript, TranscriptError};
 use std::collections::HashSet;
@@ -118,11 +120,15 @@ pub struct Agent {
     model: Arc<dyn Model>,
     system: String,
     tools: Registry,
+    /// The tools offered at the last model call: the base tools plus what the tool sources had;
+    /// that round's calls are looked up here.
+    offered: Registry,
     ctx: ToolContext,
     policy: Policy,
     approver: Arc<dyn Approver>,
     gates: Vec<Arc<dyn ToolGate>>,
     inboxes: Vec<Arc<dyn InboxSource>>,
+    sources: Vec<Arc<dyn ToolSource>>,
     stop: Arc<AtomicBool>,
     settings: Arc<Settings>,
     extensions: Vec<Arc<dyn Extension>>,
@@ -144,6 +150,7 @@ pub(crate) struct Parts {
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) gates: Vec<Arc<dyn ToolGate>>,
     pub(crate) inboxes: Vec<Arc<dyn InboxSource>>,
+    pub(crate) sources: Vec<Arc<dyn ToolSource>>,
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) settings: Arc<Settings>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
@@ -156,12 +163,14 @@ impl Agent {
             config: parts.config,
             model: parts.model,
             system: parts.system,
+            offered: parts.tools.clone(),
             tools: parts.tools,
             ctx: parts.ctx,
             policy: parts.policy,
             approver: parts.approver,
             gates: parts.gates,
             inboxes: parts.inboxes,
+            sources: parts.sources,
             stop: parts.stop,
             settings: parts.settings,
             extensions: parts.extensions,
@@ -199,9 +208,16 @@ impl Agent {
         self.stop.clone()
     }
 
-    /// The tool registry.
+    /// The tool registry: the tools the agent was built with (the base tools and the
+    /// extensions'), without those tool sources add while it runs.
     pub fn tools(&self) -> &Registry {
         &self.tools
+    }
+
+    /// The tools offered at the last model call (before any: the built tools), tool sources'
+    /// included.
+    pub fn offered_tools(&self) -> &Registry {
+        &self.offered
     }
 
     /// The system prompt.
@@ -255,9 +271,9 @@ impl Agent {
         self.api_ms
     }
 
-    /// Tool specs as the model sees them.
+    /// Tool specs as the model saw them at the last model call.
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
-        self.tools
+        self.offered
             .iter()
             .map(|t| ToolSpec {
                 name: t.name().to_string(),
@@ -389,10 +405,27 @@ impl Agent {
         inbox.ack(&batch).map_err(AgentError::Inbox)
     }
 
+    /// Asks every tool source what it offers now; the base tools keep their names.
+    async fn refresh_offered(&mut self) {
+        if self.sources.is_empty() {
+            return;
+        }
+        let mut offered = self.tools.clone();
+        for source in &self.sources {
+            for tool in source.tools().await {
+                if offered.get(tool.name()).is_none() {
+                    offered.register(tool);
+                }
+            }
+        }
+        self.offered = offered;
+    }
+
     async fn call_model(
         &mut self,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<troupe_model::ModelResponse, AgentError> {
+        self.refresh_offered().await;
         let request = ModelRequest {
             model: self.config.model.clone(),
             system: self.system.clone(),
@@ -433,11 +466,12 @@ impl Agent {
         for (id, name, input) in message.tool_uses() {
             observe(AgentEvent::ToolStarted { id, name, input });
             let output = self.run_one_tool(name, input).await;
-            results.push(ContentBlock::tool_result(
-                id,
-                output.content,
-                output.is_error,
-            ));
+            results.push(ContentBlock::ToolResult {
+                tool_use_id: id.to_string(),
+                content: output.content,
+                is_error: output.is_error,
+                images: output.images,
+            });
         }
         let results = ChatMessage {
             role: Role::User,
@@ -449,8 +483,8 @@ impl Agent {
     }
 
     async fn run_one_tool(&self, name: &str, input: &serde_json::Value) -> ToolOutput {
-        let Some(tool) = self.tools.get(name) else {
-            let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+        let Some(tool) = self.offered.get(name) else {
+            let names: Vec<&str> = self.offered.iter().map(|t| t.name()).collect();
             return ToolOutput::error(format!(
                 "unknown tool '{name}'. Available tools: {}",
                 names.join(", ")

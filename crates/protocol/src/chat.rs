@@ -54,7 +54,20 @@ pub enum ContentBlock {
         /// True when the tool failed; the model should act on the error.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// Images the tool returned beside its text (an MCP server's screenshot), sent as image
+        /// blocks to providers that take them in tool results.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageData>,
     },
+}
+
+/// An image carried in a conversation, base64-encoded as the providers take it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageData {
+    /// Its MIME type (`image/png`, `image/jpeg`, …).
+    pub media_type: String,
+    /// The image bytes, base64-encoded.
+    pub data: String,
 }
 
 impl ContentBlock {
@@ -73,6 +86,7 @@ impl ContentBlock {
             tool_use_id: tool_use_id.into(),
             content: content.into(),
             is_error,
+            images: Vec::new(),
         }
     }
 }
