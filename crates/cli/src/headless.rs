@@ -172,6 +172,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
                 .map(str::to_string)
                 .collect::<Vec<_>>(),
             &lead.run.mode.to_string(),
+            crate::mcp::init_servers(&lead.mcp),
         ));
     }
     let verbose = args.verbose;
@@ -195,6 +196,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         &mut observe,
     ));
     runtime.block_on(lead.team.stop_all(STOP_LIMIT));
+    lead.mcp.shutdown();
     // Nothing a tool started may outlive the run, even what left its call behind.
     troupe_tools::process::end_all();
     let (subtype, result, num_turns) = match outcome {

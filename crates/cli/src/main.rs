@@ -4,6 +4,7 @@ mod args;
 mod commands;
 mod cost;
 mod headless;
+mod mcp;
 mod render;
 mod repl;
 mod repl_ask;
@@ -21,6 +22,8 @@ fn main() {
         None => Some(signals::CtrlC::Interrupts),
         Some(args::Command::Teammate(_)) => Some(signals::CtrlC::Ends),
         Some(args::Command::Team(_) | args::Command::Sandbox(_)) => None,
+        // Ctrl-C ends it, and the servers it started end with it.
+        Some(args::Command::Mcp(_)) => Some(signals::CtrlC::Ends),
     };
     // First, while troupe has one thread: the others inherit the blocked signals.
     if let Some(ctrl_c) = ctrl_c {
@@ -38,6 +41,7 @@ fn main() {
         Some(args::Command::Team(team)) => commands::team::run(team),
         Some(args::Command::Teammate(mate)) => commands::teammate::run(mate),
         Some(args::Command::Sandbox(sandbox)) => commands::sandbox::run(sandbox),
+        Some(args::Command::Mcp(mcp)) => commands::mcp::run(mcp),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),
     };

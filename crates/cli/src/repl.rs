@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use troupe_agent::{Agent, AgentEvent, TurnEnd};
+use troupe_mcp::McpManager;
 use troupe_team::render::roster_table;
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, Team, LEAD};
@@ -23,6 +24,7 @@ Commands:
   /inbox   the lead's unread mail
   /clear   start a fresh conversation (the transcript keeps the history)
   /cost    tokens used and approximate cost this session
+  /mcp     the MCP servers: status, transport, tools, last error
   /exit    leave (Ctrl-D works too)
 Ctrl-C interrupts the agent's current turn; the session stays.
 Mail from teammates is shown as it arrives and wakes the lead when it is not busy.";
@@ -41,6 +43,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         run,
         team,
         runtime,
+        mcp,
     } = lead(&cli.run, Arc::new(approver), sink)?;
     let reader = LineReader::start(run.troupe_dir.join("history"), printer.clone())
         .context("starting the line editor")?;
@@ -63,8 +66,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
         printer,
         asks,
     };
-    let result = runtime.block_on(repl_loop(&mut agent, &team, io, first, &model));
+    let result = runtime.block_on(repl_loop(&mut agent, &team, &mcp, io, first, &model));
     runtime.block_on(team.stop_all(crate::headless::STOP_LIMIT));
+    mcp.shutdown();
     troupe_tools::process::end_all();
     result.map(|_| 0)
 }
@@ -92,6 +96,7 @@ impl Io {
 async fn repl_loop(
     agent: &mut Agent,
     team: &Team,
+    mcp: &McpManager,
     mut io: Io,
     first: Option<String>,
     model: &str,
@@ -101,7 +106,7 @@ async fn repl_loop(
     let mut queued: Vec<String> = first.into_iter().collect();
     'outer: loop {
         while let Some(line) = (!queued.is_empty()).then(|| queued.remove(0)) {
-            match handle_line(agent, team, &line, model, &mut io).await {
+            match handle_line(agent, team, mcp, &line, model, &mut io).await {
                 Handled::Exit => break 'outer,
                 Handled::Continue(Some(next)) => queued.push(next),
                 Handled::Continue(None) => {}
@@ -142,6 +147,7 @@ enum Handled {
 async fn handle_line(
     agent: &mut Agent,
     team: &Team,
+    mcp: &McpManager,
     line: &str,
     model: &str,
     io: &mut Io,
@@ -156,6 +162,10 @@ async fn handle_line(
             Err(e) => errln!("(conversation cleared, but --continue would bring it back: {e})"),
         },
         "/cost" => print_cost(agent, model),
+        "/mcp" => out!(
+            "{}",
+            crate::mcp::status_table(&mcp.statuses(), mcp.problems())
+        ),
         "/team" => match team.roster() {
             Ok(r) if r.members.is_empty() => outln!("team {} has no teammates yet", team.name()),
             Ok(r) => out!("{}", roster_table(&r)),

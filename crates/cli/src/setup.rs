@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use troupe_agent::permissions::{split_rule_list, PermissionMode, Policy};
 use troupe_agent::session::{find_session, latest_session, new_session_id, session_path};
-use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, PermissionFlags};
+use crate::mcp::McpExtension;
+use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, Extension, PermissionFlags};
+use troupe_mcp::McpManager;
 use troupe_model::{ModelConfig, Provider};
 use troupe_settings::Settings;
 use troupe_store::{Lease, StoreError};
@@ -103,6 +105,8 @@ pub struct Lead {
     pub team: Team,
     /// The async runtime.
     pub runtime: tokio::runtime::Runtime,
+    /// The MCP servers every agent of this process shares.
+    pub mcp: Arc<McpManager>,
 }
 
 /// Builds the lead: agent with team tools and inbox, session transcript, team (teammates
@@ -113,8 +117,10 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
     // Before the model is resolved (the env may name its endpoint) and before any thread exists.
     crate::settings::apply_env(&loaded.settings);
+    let policy = policy(args, &loaded.settings)?;
+    let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
+    let mcp_extension: Arc<dyn Extension> = Arc::new(McpExtension::new(mcp.clone()));
     let settings = Arc::new(loaded.settings);
-    let policy = policy(args, &settings)?;
     let mode = policy.mode;
     let model = model_config(&args.agent, &settings)?;
     if args.max_turns == Some(0) {
@@ -156,6 +162,8 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             exe: None,
             settings: settings.clone(),
             settings_arg: args.agent.settings.clone(),
+            extensions: vec![mcp_extension.clone()],
+            teammate_args: crate::mcp::teammate_args(&args.agent.mcp),
         },
         troupe_store::file::open(&troupe_dir, &args.team)
             .with_context(|| format!("opening team '{}'", args.team))?,
@@ -178,6 +186,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .max_tokens(args.agent.max_tokens)
         .max_rounds(args.max_turns)
         .extension(Arc::new(LeadExtension::new(team.clone())))
+        .extension(mcp_extension)
         .transcript(&path)
         .build()
         .with_context(|| format!("opening session {}", path.display()))?;
@@ -186,6 +195,8 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    // In the background: the first prompt waits for no server.
+    mcp.start(runtime.handle());
     if args.continue_latest || args.resume.is_some() {
         let _guard = runtime.enter();
         let resumed = team.resume_members()?;
@@ -205,5 +216,6 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         },
         team,
         runtime,
+        mcp,
     })
 }

@@ -4,7 +4,7 @@
 //! starting.
 
 use crate::expand::{expand, ExpandError};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -103,7 +103,12 @@ impl McpConfig {
     }
 
     /// Adds the entries of one `mcpServers` object read from `origin`.
-    pub fn add_servers(&mut self, origin: &str, servers: &Map<String, Value>, lookup: Lookup<'_>) {
+    pub fn add_servers<'v>(
+        &mut self,
+        origin: &str,
+        servers: impl IntoIterator<Item = (&'v String, &'v Value)>,
+        lookup: Lookup<'_>,
+    ) {
         for (name, value) in servers {
             let entry = ServerEntry {
                 name: name.clone(),

@@ -33,6 +33,8 @@ fn team(ws: &Path, server: &FakeServer) -> Team {
         exe: None,
         settings: Default::default(),
         settings_arg: None,
+        extensions: Vec::new(),
+        teammate_args: Vec::new(),
     };
     let store =
         troupe_store::file::open_with(&troupe_dir, "t", troupe_store::Durability::OsBuffered)

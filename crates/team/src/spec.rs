@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use troupe_agent::permissions::Policy;
+use troupe_agent::Extension;
 use troupe_model::ModelConfig;
 use troupe_settings::Settings;
 
@@ -56,6 +57,12 @@ pub struct TeamConfig {
     /// The lead's `--settings` value, passed on to teammate processes so they read the same
     /// settings.
     pub settings_arg: Option<String>,
+    /// Extensions every teammate built in this process gets besides the team's own (the MCP
+    /// servers' tools, shared by every agent of the process).
+    pub extensions: Vec<Arc<dyn Extension>>,
+    /// Arguments added to every `troupe teammate` process (the lead's `--mcp-config`), so a
+    /// process-mode teammate sets itself up as the lead was.
+    pub teammate_args: Vec<String>,
 }
 
 /// What `spawn_teammate` asks for.

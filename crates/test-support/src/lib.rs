@@ -61,6 +61,8 @@ pub fn team(workspace: &Path, server: &FakeServer, name: &str) -> Team {
         exe: None,
         settings: Arc::new(troupe_settings::Settings::default()),
         settings_arg: None,
+        extensions: Vec::new(),
+        teammate_args: Vec::new(),
     };
     let store = match troupe_store::file::open(&config.troupe_dir, &config.team) {
         Ok(store) => store,

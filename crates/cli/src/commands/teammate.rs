@@ -1,6 +1,7 @@
 //! `troupe teammate`: one teammate as its own process on the team's store.
 
 use crate::args::TeammateArgs;
+use crate::mcp::McpExtension;
 use crate::setup::{model_config, workspace_root};
 use anyhow::{Context, Result};
 use std::sync::Arc;
@@ -13,8 +14,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     // The same settings files as the lead that spawned it, plus its `--settings`.
     let loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
     crate::settings::apply_env(&loaded.settings);
-    let settings = Arc::new(loaded.settings);
-    let model = model_config(&args.agent, &settings)?;
+    let model = model_config(&args.agent, &loaded.settings)?;
     // The rules of the lead that spawned this teammate, passed on one by one.
     let flags = PermissionFlags {
         mode: args.agent.permission_mode.clone(),
@@ -22,8 +22,11 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         ask: args.ask_rules.clone(),
         deny: args.deny_rules.clone(),
     };
-    let policy = effective_policy(&settings.permissions, &flags)
+    let policy = effective_policy(&loaded.settings.permissions, &flags)
         .context("invalid permission rule passed to the teammate")?;
+    // Its own connections to the same servers (one per server per process).
+    let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
+    let settings = Arc::new(loaded.settings);
     let config = TeamConfig {
         team: args.team.clone(),
         troupe_dir: workspace.join(".troupe"),
@@ -35,6 +38,8 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         exe: None,
         settings_arg: args.agent.settings.clone(),
         settings,
+        extensions: vec![Arc::new(McpExtension::new(mcp.clone()))],
+        teammate_args: Vec::new(),
     };
     let store = troupe_store::file::open(&config.troupe_dir, &config.team)
         .with_context(|| format!("opening team '{}'", config.team))?;
@@ -54,7 +59,9 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     let (name, epoch) = (spec.name.clone(), spec.epoch);
     // The process ends by SIGTERM (the lead's exit) or by the member's own end.
     let cancel = tokio_util::sync::CancellationToken::new();
+    mcp.start(runtime.handle());
     let result = runtime.block_on(member::run(shared.clone(), spec, cancel));
+    mcp.shutdown();
     troupe_tools::process::end_all();
     match result {
         Ok(()) => Ok(0),
