@@ -42,12 +42,10 @@ pub fn to_output(result: &Value) -> ToolOutput {
             _ => texts.push(block.to_string()),
         }
     }
+    // The spec has servers repeat structured content as text for clients like this one; it is
+    // the result when there is no text beside it.
     if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
-        // Servers usually repeat it as a JSON text block; say it once.
-        let repeated = texts
-            .iter()
-            .any(|t| serde_json::from_str::<Value>(t).is_ok_and(|v| &v == structured));
-        if !repeated {
+        if texts.is_empty() {
             texts.push(structured.to_string());
         }
     }
@@ -118,8 +116,8 @@ mod tests {
         assert_eq!(repeated.content, structured.to_string());
         let only = to_output(&json!({"content": [], "structuredContent": {"x": 1}}));
         assert_eq!(only.content, r#"{"x":1}"#);
-        let both = to_output(&json!({"content": [{"type": "text", "text": "summary"}], "structuredContent": {"x": 1}}));
-        assert_eq!(both.content, "summary\n{\"x\":1}");
+        let both = to_output(&json!({"content": [{"type": "text", "text": "buy milk"}], "structuredContent": {"content": "buy milk"}}));
+        assert_eq!(both.content, "buy milk");
         let failed = to_output(&json!({"content": [{"type": "text", "text": "no such city"}], "isError": true}));
         assert_eq!(failed, ToolOutput::error("no such city"));
         assert_eq!(
