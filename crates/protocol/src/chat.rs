@@ -173,6 +173,26 @@ mod tests {
     }
 
     #[test]
+    fn tool_result_images_round_trip_and_are_omitted_when_absent() {
+        let block = ContentBlock::ToolResult {
+            tool_use_id: "t1".into(),
+            content: "shot".into(),
+            is_error: false,
+            images: vec![ImageData {
+                media_type: "image/png".into(),
+                data: "AAAA".into(),
+            }],
+        };
+        let json = serde_json::to_value(&block).unwrap();
+        assert_eq!(json["images"][0]["media_type"], "image/png");
+        assert_eq!(serde_json::from_value::<ContentBlock>(json).unwrap(), block);
+        let plain: ContentBlock =
+            serde_json::from_str(r#"{"type":"tool_result","tool_use_id":"t1","content":"ok"}"#)
+                .unwrap();
+        assert_eq!(plain, ContentBlock::tool_result("t1", "ok", false));
+    }
+
+    #[test]
     fn tool_result_omits_false_error_flag() {
         let block = ContentBlock::tool_result("t1", "ok", false);
         let json = serde_json::to_string(&block).unwrap();

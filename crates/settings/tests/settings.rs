@@ -175,3 +175,24 @@ fn no_files_gives_defaults() {
     assert_eq!(loaded.settings, Settings::default());
     assert!(loaded.layers.is_empty());
 }
+
+#[test]
+fn mcp_timeouts_are_seconds_merged_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".troupe/settings.json"),
+        r#"{"mcp_tool_timeout": 90, "mcp_startup_timeout": 5}"#,
+    );
+    write(
+        &dir.path().join(".troupe/settings.local.json"),
+        r#"{"mcp_tool_timeout": 0.5}"#,
+    );
+    let loaded = troupe_settings::load(dir.path(), None, None).unwrap();
+    assert_eq!(loaded.settings.mcp_tool_timeout, Some(0.5));
+    assert_eq!(loaded.settings.mcp_startup_timeout, Some(5.0));
+    for bad in ["0", "-1", "1e9"] {
+        let err = Settings::parse(&format!(r#"{{"mcp_tool_timeout": {bad}}}"#), "f.json")
+            .expect_err("out of range");
+        assert!(err.to_string().contains("mcp_tool_timeout"), "{err}");
+    }
+}
