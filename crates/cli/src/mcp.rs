@@ -242,7 +242,12 @@ pub fn status_table(statuses: &[ServerStatus], problems: &[String]) -> String {
         }
         return out;
     }
-    let width = statuses.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
+    let width = statuses
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let mut out = format!(
         "{:<width$}  {:<9}  {:<9}  {:>5}  LAST ERROR\n",
         "NAME", "STATUS", "TRANSPORT", "TOOLS"

@@ -2,12 +2,12 @@
 //! system prompt, and the session transcript (new, continued or resumed).
 
 use crate::args::{AgentArgs, RunArgs};
+use crate::mcp::McpExtension;
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
 use troupe_agent::permissions::{split_rule_list, PermissionMode, Policy};
 use troupe_agent::session::{find_session, latest_session, new_session_id, session_path};
-use crate::mcp::McpExtension;
 use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, Extension, PermissionFlags};
 use troupe_mcp::McpManager;
 use troupe_model::{ModelConfig, Provider};

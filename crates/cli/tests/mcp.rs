@@ -78,20 +78,26 @@ fn stdio_servers_answer_calls_with_text_images_and_structured_content() {
                     .find(|t| t["name"] == "mcp__everything__echo")
                     .unwrap();
                 assert_eq!(echo["input_schema"]["type"], "object");
-                assert!(echo["input_schema"]["properties"]["message"].is_object(), "{echo}");
+                assert!(
+                    echo["input_schema"]["properties"]["message"].is_object(),
+                    "{echo}"
+                );
                 assert!(echo["input_schema"].get("$schema").is_none(), "{echo}");
                 Reply::tool("mcp__everything__echo", json!({"message": "hello mcp"}))
                     .with_tool("mcp__everything__get-tiny-image", json!({}))
-                    .with_tool("mcp__everything__get-structured-content", json!({"location": "New York"}))
-                    .with_tool("mcp__fs__read_text_file", json!({"path": "notes/today.txt"}))
+                    .with_tool(
+                        "mcp__everything__get-structured-content",
+                        json!({"location": "New York"}),
+                    )
+                    .with_tool(
+                        "mcp__fs__read_text_file",
+                        json!({"path": "notes/today.txt"}),
+                    )
                     .with_tool("mcp__time__get_current_time", json!({"timezone": "UTC"}))
             }),
             Step::dynamic(|req| {
-                let results: Vec<Value> = req.body["messages"]
-                    .as_array()
-                    .unwrap()
-                    .last()
-                    .unwrap()["content"]
+                let results: Vec<Value> = req.body["messages"].as_array().unwrap().last().unwrap()
+                    ["content"]
                     .as_array()
                     .unwrap()
                     .clone();
@@ -111,7 +117,10 @@ fn stdio_servers_answer_calls_with_text_images_and_structured_content() {
                 assert!(text(2).contains("temperature"), "{}", text(2));
                 assert!(text(3).contains("buy milk"), "{}", text(3));
                 assert!(text(4).contains("UTC"), "{}", text(4));
-                assert!(results.iter().all(|r| r.get("is_error").is_none()), "{results:?}");
+                assert!(
+                    results.iter().all(|r| r.get("is_error").is_none()),
+                    "{results:?}"
+                );
                 Reply::text("all answered")
             }),
         ],
@@ -120,12 +129,19 @@ fn stdio_servers_answer_calls_with_text_images_and_structured_content() {
         &ws,
         &server,
         Wire::Anthropic,
-        &["--allowedTools", "mcp__everything mcp__fs__* mcp__time__get_current_time"],
+        &[
+            "--allowedTools",
+            "mcp__everything mcp__fs__* mcp__time__get_current_time",
+        ],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(result_json(&out)["result"], "all answered");
     // Their stderr went to the logs, never the terminal.
-    assert!(!stderr(&out).contains("Secure MCP Filesystem Server"), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("Secure MCP Filesystem Server"),
+        "{}",
+        stderr(&out)
+    );
     let fs_log = ws.read(".troupe/logs/mcp/fs.log");
     assert!(fs_log.contains("--- troupe started"), "{fs_log}");
     for name in ["everything", "fs", "time"] {
@@ -190,7 +206,12 @@ fn a_changed_tool_list_is_offered_on_the_next_round() {
             Step::dynamic(|req| Reply::text(last_result(req, false))),
         ],
     );
-    let out = headless(&ws, &server, Wire::Anthropic, &["--allowedTools", "mcp__fx"]);
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__fx"],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(result_json(&out)["result"], "I am fresh");
 }
@@ -208,7 +229,10 @@ fn a_server_that_exits_mid_session_gives_an_error_then_is_restarted() {
             Step::tool("mcp__fx__crash", json!({})),
             Step::dynamic(|req| {
                 let text = last_result(req, true);
-                assert!(text.contains("MCP server `fx` stopped while running mcp__fx__crash"), "{text}");
+                assert!(
+                    text.contains("MCP server `fx` stopped while running mcp__fx__crash"),
+                    "{text}"
+                );
                 assert!(text.contains("exit status: 3"), "{text}");
                 assert!(text.contains("restarts it on the next call"), "{text}");
                 // Its tools stay on offer, so the model can call them again.
@@ -218,7 +242,12 @@ fn a_server_that_exits_mid_session_gives_an_error_then_is_restarted() {
             Step::dynamic(|req| Reply::text(last_result(req, false))),
         ],
     );
-    let out = headless(&ws, &server, Wire::Anthropic, &["--allowedTools", "mcp__fx"]);
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__fx"],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(result_json(&out)["result"], "back again");
     let pids = started_pids(ws.path(), "fx");
@@ -265,7 +294,13 @@ fn a_server_that_never_answers_initialize_delays_nothing_and_is_reported() {
     // `troupe mcp list` waits for it only as long as the start-up limit, then reports it.
     let out = subcommand(
         ws.path(),
-        &["mcp", "list", "--json", "--settings", r#"{"mcp_startup_timeout": 0.5}"#],
+        &[
+            "mcp",
+            "list",
+            "--json",
+            "--settings",
+            r#"{"mcp_startup_timeout": 0.5}"#,
+        ],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -305,22 +340,43 @@ fn mcp_list_shows_each_server_and_a_bad_entry_does_not_stop_the_others() {
     assert_eq!(bad["transport"], "unknown");
     let error = bad["last_error"].as_str().unwrap();
     assert!(error.starts_with("MCP server `bad` (in "), "{error}");
-    assert!(error.contains(".mcp.json): `command` must be a non-empty string"), "{error}");
+    assert!(
+        error.contains(".mcp.json): `command` must be a non-empty string"),
+        "{error}"
+    );
     let secret = by_name("secret");
     assert!(
-        secret["last_error"].as_str().unwrap().contains("${TROUPE_TEST_NEVER_SET} is not set"),
+        secret["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("${TROUPE_TEST_NEVER_SET} is not set"),
         "{secret}"
     );
     // The same as a table for people.
     let out = subcommand(ws.path(), &["mcp", "list"]);
     let table = String::from_utf8_lossy(&out.stdout);
     let fx_row = table.lines().find(|l| l.starts_with("fx ")).unwrap();
-    assert!(fx_row.contains("connected") && fx_row.contains("stdio") && fx_row.contains(" 4"), "{table}");
-    assert!(table.lines().any(|l| l.starts_with("bad ") && l.contains("failed")), "{table}");
+    assert!(
+        fx_row.contains("connected") && fx_row.contains("stdio") && fx_row.contains(" 4"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("bad ") && l.contains("failed")),
+        "{table}"
+    );
     // --mcp-config adds (and wins), --strict-mcp-config uses nothing else.
     let out = subcommand(
         ws.path(),
-        &["mcp", "list", "--json", "--strict-mcp-config", "--mcp-config", r#"{"mcpServers": {"only": {"command": "true"}}}"#],
+        &[
+            "mcp",
+            "list",
+            "--json",
+            "--strict-mcp-config",
+            "--mcp-config",
+            r#"{"mcpServers": {"only": {"command": "true"}}}"#,
+        ],
     );
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let names: Vec<&str> = listed["servers"]
@@ -348,7 +404,9 @@ fn http_headers_are_sent_with_variables_expanded() {
             }
             request.extend_from_slice(&buf[..n]);
         }
-        let _ = stream.write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        let _ = stream.write_all(
+            b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        );
         String::from_utf8_lossy(&request).into_owned()
     });
     let ws = TempWorkspace::new();
@@ -360,17 +418,29 @@ fn http_headers_are_sent_with_variables_expanded() {
         std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
             .current_dir(ws.path())
             .env("TROUPE_TEST_TOKEN", "s3cret")
-            .args(["mcp", "list", "--json", "--settings", r#"{"mcp_startup_timeout": 20}"#]),
+            .args([
+                "mcp",
+                "list",
+                "--json",
+                "--settings",
+                r#"{"mcp_startup_timeout": 20}"#,
+            ]),
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let request = capture.join().unwrap().to_ascii_lowercase();
     assert!(request.starts_with("post /mcp "), "{request}");
-    assert!(request.contains("authorization: bearer s3cret"), "{request}");
+    assert!(
+        request.contains("authorization: bearer s3cret"),
+        "{request}"
+    );
     assert!(request.contains("x-team: blue"), "{request}");
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(listed["servers"][0]["status"], "failed");
     assert_eq!(listed["servers"][0]["transport"], "http");
-    assert!(listed["servers"][0]["last_error"].as_str().unwrap().contains("initialize at"));
+    assert!(listed["servers"][0]["last_error"]
+        .as_str()
+        .unwrap()
+        .contains("initialize at"));
 }
 
 #[test]
@@ -379,14 +449,31 @@ fn unknown_servers_in_rules_and_connect_mcp_are_errors() {
     let log = ws.path().join("fixture.log");
     mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
     let server = FakeServer::start();
-    let out = headless(&ws, &server, Wire::Anthropic, &["--allowedTools", "mcp__nope__x"]);
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__nope__x"],
+    );
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("`mcp__nope__x` names the MCP server `nope`, which is not configured (configured: fx)"), "{err}");
+    assert!(
+        err.contains(
+            "`mcp__nope__x` names the MCP server `nope`, which is not configured (configured: fx)"
+        ),
+        "{err}"
+    );
     assert!(server.journal().is_empty(), "no model call was made");
-    ws.write(".troupe/settings.json", r#"{"permissions": {"deny": ["mcp__gone"]}}"#);
+    ws.write(
+        ".troupe/settings.json",
+        r#"{"permissions": {"deny": ["mcp__gone"]}}"#,
+    );
     let out = headless(&ws, &server, Wire::Anthropic, &[]);
-    assert!(stderr(&out).contains("the deny rule `mcp__gone` names the MCP server `gone`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the deny rule `mcp__gone` names the MCP server `gone`"),
+        "{}",
+        stderr(&out)
+    );
     std::fs::remove_file(ws.path().join(".troupe/settings.json")).unwrap();
     server.script(
         "lead",
@@ -428,35 +515,65 @@ fn deny_rules_hold_for_mcp_tools_and_headless_default_says_how_to_allow() {
             &ws,
             &server,
             Wire::Anthropic,
-            &["--permission-mode", "bypassPermissions", "--disallowedTools", deny],
+            &[
+                "--permission-mode",
+                "bypassPermissions",
+                "--disallowedTools",
+                deny,
+            ],
         );
         assert!(out.status.success(), "stderr: {}", stderr(&out));
         let result = result_json(&out)["result"].as_str().unwrap().to_string();
         assert!(
-            result.starts_with(&format!("true: mcp__fx__echo is denied by the permission rule `{deny}`")),
+            result.starts_with(&format!(
+                "true: mcp__fx__echo is denied by the permission rule `{deny}`"
+            )),
             "{deny}: {result}"
         );
     }
     // A deny rule in the settings holds over an allow rule on the command line.
-    ws.write(".troupe/settings.json", r#"{"permissions": {"deny": ["mcp__fx__echo"]}}"#);
+    ws.write(
+        ".troupe/settings.json",
+        r#"{"permissions": {"deny": ["mcp__fx__echo"]}}"#,
+    );
     script(&server);
-    let out = headless(&ws, &server, Wire::Anthropic, &["--allowedTools", "mcp__fx"]);
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__fx"],
+    );
     let result = result_json(&out)["result"].as_str().unwrap().to_string();
-    assert!(result.starts_with("true: mcp__fx__echo is denied"), "{result}");
+    assert!(
+        result.starts_with("true: mcp__fx__echo is denied"),
+        "{result}"
+    );
     std::fs::remove_file(ws.path().join(".troupe/settings.json")).unwrap();
     // Headless default mode: side effects unless a rule allows them; the refusal says how.
     script(&server);
     let out = headless(&ws, &server, Wire::Anthropic, &[]);
     let result = result_json(&out)["result"].as_str().unwrap().to_string();
-    assert!(result.starts_with("true: mcp__fx__echo needs permission in default mode"), "{result}");
+    assert!(
+        result.starts_with("true: mcp__fx__echo needs permission in default mode"),
+        "{result}"
+    );
     assert!(result.contains("--allowedTools mcp__fx__echo"), "{result}");
-    assert!(result.contains("--allowedTools mcp__fx for every tool of the MCP server fx"), "{result}");
+    assert!(
+        result.contains("--allowedTools mcp__fx for every tool of the MCP server fx"),
+        "{result}"
+    );
     // An ask rule makes even an allowed call ask, which headless cannot.
-    ws.write(".troupe/settings.json", r#"{"permissions": {"ask": ["mcp__fx__echo"], "allow": ["mcp__fx"]}}"#);
+    ws.write(
+        ".troupe/settings.json",
+        r#"{"permissions": {"ask": ["mcp__fx__echo"], "allow": ["mcp__fx"]}}"#,
+    );
     script(&server);
     let out = headless(&ws, &server, Wire::Anthropic, &[]);
     let result = result_json(&out)["result"].as_str().unwrap().to_string();
-    assert!(result.contains("the ask rule `mcp__fx__echo` matches"), "{result}");
+    assert!(
+        result.contains("the ask rule `mcp__fx__echo` matches"),
+        "{result}"
+    );
 }
 
 #[test]
@@ -477,7 +594,12 @@ fn a_slow_call_times_out_and_is_cancelled_on_the_server() {
         &ws,
         &server,
         Wire::Anthropic,
-        &["--allowedTools", "mcp__fx", "--settings", r#"{"mcp_tool_timeout": 1}"#],
+        &[
+            "--allowedTools",
+            "mcp__fx",
+            "--settings",
+            r#"{"mcp_tool_timeout": 1}"#,
+        ],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(
@@ -486,7 +608,11 @@ fn a_slow_call_times_out_and_is_cancelled_on_the_server() {
     );
     // The server heard about it: its request was cancelled, not left running. (The run ends
     // right after, so the note may land a moment later; wait for it, bounded.)
-    let noted = wait_until(|| std::fs::read_to_string(&log).unwrap_or_default().contains("cancelled"));
+    let noted = wait_until(|| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("cancelled")
+    });
     assert!(noted, "fixture log: {:?}", std::fs::read_to_string(&log));
 }
 
@@ -530,13 +656,22 @@ fn teammates_share_the_lead_process_connection() {
             Step::dynamic(|req| Reply::text(format!("alice got {}", last_result(req, false)))),
         ],
     );
-    let out = headless(&ws, &server, Wire::Anthropic, &["--allowedTools", "mcp__fx"]);
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__fx"],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(server
         .requests_for("lead")
         .iter()
         .any(|r| r.all_text().contains("alice got from alice")));
-    assert_eq!(started_pids(ws.path(), "fx").len(), 1, "one connection per process");
+    assert_eq!(
+        started_pids(ws.path(), "fx").len(),
+        1,
+        "one connection per process"
+    );
 }
 
 #[test]
@@ -569,7 +704,14 @@ fn process_mode_teammates_connect_their_own_servers() {
         &ws,
         &server,
         Wire::Anthropic,
-        &["--teammate-mode", "process", "--allowedTools", "mcp__fx", "--mcp-config", &config],
+        &[
+            "--teammate-mode",
+            "process",
+            "--allowedTools",
+            "mcp__fx",
+            "--mcp-config",
+            &config,
+        ],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(server
@@ -584,14 +726,84 @@ fn process_mode_teammates_connect_their_own_servers() {
 fn the_repl_lists_servers_with_slash_mcp() {
     let ws = TempWorkspace::new();
     let log = ws.path().join("fixture.log");
-    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log), "bad": {"type": "sse", "url": "http://x"}}));
+    mcp::write_mcp_json(
+        ws.path(),
+        json!({"fx": mcp::fixture(&log), "bad": {"type": "sse", "url": "http://x"}}),
+    );
     let server = FakeServer::start();
-    server.script("lead", [Step::tool("connect_mcp", json!({"name": "fx"})), Step::text("connected")]);
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::text("connected"),
+        ],
+    );
     let out = repl(ws.path(), &server, &[], "connect fx\n/mcp\n/exit\n");
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    let fx = text.lines().find(|l| l.starts_with("fx ")).unwrap_or_else(|| panic!("{text}"));
+    let fx = text
+        .lines()
+        .find(|l| l.starts_with("fx "))
+        .unwrap_or_else(|| panic!("{text}"));
     assert!(fx.contains("connected") && fx.contains("stdio"), "{text}");
     let bad = text.lines().find(|l| l.starts_with("bad ")).unwrap();
-    assert!(bad.contains("failed") && bad.contains("legacy SSE transport is not supported"), "{text}");
+    assert!(
+        bad.contains("failed") && bad.contains("legacy SSE transport is not supported"),
+        "{text}"
+    );
+}
+
+#[test]
+fn ctrl_c_in_the_repl_interrupts_a_call_and_cancels_it_on_the_server() {
+    use std::io::Write;
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool("mcp__fx__slow", json!({"ms": 600_000})),
+            Step::dynamic(|req| {
+                // The interrupted call was closed with an error result.
+                let text = req.all_text();
+                assert!(text.contains("interrupted"), "{text}");
+                Reply::text("still here")
+            }),
+        ],
+    );
+    let mut child = troupe(ws.path(), &server, Wire::Anthropic)
+        .args(["--allowedTools", "mcp__fx"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"take your time\n").unwrap();
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        wait_until(|| read_log().contains("started")),
+        "the slow call never started"
+    );
+    // SAFETY: kill(2) on the pid of the child this test spawned.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    assert!(
+        wait_until(|| read_log().contains("cancelled")),
+        "log: {}",
+        read_log()
+    );
+    stdin.write_all(b"are you there?\n/exit\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(interrupted)") && text.contains("still here"),
+        "{text}"
+    );
 }

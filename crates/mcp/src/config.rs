@@ -126,8 +126,8 @@ impl McpConfig {
         text: &str,
         lookup: Lookup<'_>,
     ) -> Result<(), String> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| format!("{origin} is not valid JSON: {e}"))?;
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| format!("{origin} is not valid JSON: {e}"))?;
         match value.get("mcpServers") {
             Some(Value::Object(servers)) => {
                 self.add_servers(origin, servers, lookup);
@@ -359,13 +359,25 @@ mod tests {
     fn bad_entries_name_the_server_and_the_problem() {
         let cases = [
             (json!({"args": []}), "needs a `command`"),
-            (json!({"command": 3}), "`command` must be a non-empty string"),
-            (json!({"command": "x", "args": "a b"}), "`args` must be an array"),
-            (json!({"command": "x", "env": {"A": 1}}), "`env.A` must be a string"),
+            (
+                json!({"command": 3}),
+                "`command` must be a non-empty string",
+            ),
+            (
+                json!({"command": "x", "args": "a b"}),
+                "`args` must be an array",
+            ),
+            (
+                json!({"command": "x", "env": {"A": 1}}),
+                "`env.A` must be a string",
+            ),
             (json!({"command": "${NOPE}"}), "${NOPE} is not set"),
             (json!({"type": "sse", "url": "http://x"}), "legacy SSE"),
             (json!({"type": "ws"}), "unknown `type`"),
-            (json!({"type": "http", "url": "ftp://x"}), "must start with http"),
+            (
+                json!({"type": "http", "url": "ftp://x"}),
+                "must start with http",
+            ),
             (
                 json!({"type": "http", "url": "http://x", "headers": {"Mcp-Session-Id": "1"}}),
                 "set by the transport",
@@ -410,7 +422,9 @@ mod tests {
         assert_eq!(config.names(), ["a", "b"]);
         let a = config.entries().find(|e| e.name == "a").unwrap();
         assert_eq!(a.origin, "--mcp-config");
-        assert!(matches!(&a.config, Ok(c) if matches!(&c.transport, TransportConfig::Stdio { command, .. } if command == "two")));
+        assert!(
+            matches!(&a.config, Ok(c) if matches!(&c.transport, TransportConfig::Stdio { command, .. } if command == "two"))
+        );
         let b = config.entries().find(|e| e.name == "b").unwrap();
         assert!(b.config.is_err());
         assert_eq!(b.kind(), "unknown");

@@ -182,8 +182,8 @@ fn http_transport(
             http::HeaderValue::from_str(value).map_err(|e| format!("header {name}: {e}"))?;
         custom.insert(name, value);
     }
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
-        .custom_headers(custom);
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
     Ok(StreamableHttpClientTransport::from_config(config))
 }
 

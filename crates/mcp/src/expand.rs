@@ -109,6 +109,9 @@ mod tests {
             expand("${1X}", &env),
             Err(ExpandError::BadName { .. })
         ));
-        assert!(matches!(expand("${}", &env), Err(ExpandError::BadName { .. })));
+        assert!(matches!(
+            expand("${}", &env),
+            Err(ExpandError::BadName { .. })
+        ));
     }
 }

@@ -27,7 +27,9 @@ pub use config::{
 };
 pub use expand::{expand, ExpandError};
 pub use manager::McpManager;
-pub use options::{McpOptions, DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
+pub use options::{
+    McpOptions, DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+};
 pub use result::to_output;
 pub use status::{ServerStatus, Status};
 pub use stdio::log_path;

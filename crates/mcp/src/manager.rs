@@ -89,7 +89,9 @@ impl McpManager {
             return Err(format!(
                 "no MCP server named `{name}` is configured{}",
                 match self.servers.is_empty() {
-                    true => " (none is: add one to .mcp.json, settings `mcpServers` or --mcp-config)".to_string(),
+                    true =>
+                        " (none is: add one to .mcp.json, settings `mcpServers` or --mcp-config)"
+                            .to_string(),
                     false => format!("; configured: {}", self.names().join(", ")),
                 }
             ));

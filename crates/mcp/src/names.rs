@@ -32,7 +32,10 @@ mod tests {
 
     #[test]
     fn names_are_prefixed_sanitised_and_bounded() {
-        assert_eq!(tool_name("time", "get_current_time"), "mcp__time__get_current_time");
+        assert_eq!(
+            tool_name("time", "get_current_time"),
+            "mcp__time__get_current_time"
+        );
         assert_eq!(tool_name("fs", "read.file v2"), "mcp__fs__read_file_v2");
         assert_eq!(tool_name("e", "get-sum"), "mcp__e__get-sum");
         let long = tool_name("server", &"x".repeat(100));

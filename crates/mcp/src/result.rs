@@ -106,7 +106,9 @@ mod tests {
 
     #[test]
     fn text_structured_content_and_errors() {
-        let out = to_output(&json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}));
+        let out = to_output(
+            &json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+        );
         assert_eq!(out, ToolOutput::ok("a\nb"));
         let structured = json!({"temperature": 21, "unit": "C"});
         let repeated = to_output(&json!({
@@ -116,9 +118,13 @@ mod tests {
         assert_eq!(repeated.content, structured.to_string());
         let only = to_output(&json!({"content": [], "structuredContent": {"x": 1}}));
         assert_eq!(only.content, r#"{"x":1}"#);
-        let both = to_output(&json!({"content": [{"type": "text", "text": "buy milk"}], "structuredContent": {"content": "buy milk"}}));
+        let both = to_output(
+            &json!({"content": [{"type": "text", "text": "buy milk"}], "structuredContent": {"content": "buy milk"}}),
+        );
         assert_eq!(both.content, "buy milk");
-        let failed = to_output(&json!({"content": [{"type": "text", "text": "no such city"}], "isError": true}));
+        let failed = to_output(
+            &json!({"content": [{"type": "text", "text": "no such city"}], "isError": true}),
+        );
         assert_eq!(failed, ToolOutput::error("no such city"));
         assert_eq!(
             to_output(&json!({"content": []})).content,
@@ -144,12 +150,21 @@ mod tests {
                 data: "iVBORw0KGgo=".into()
             }]
         );
-        assert!(out.content.starts_with("here\n[image of type \"image/tiff\""), "{}", out.content);
+        assert!(
+            out.content
+                .starts_with("here\n[image of type \"image/tiff\""),
+            "{}",
+            out.content
+        );
         assert!(out.content.contains("[audio (audio/wav)"));
         assert!(out.content.contains("[resource file:///a.txt]\nalpha"));
-        assert!(out.content.contains("[binary resource file:///b.bin (application/zip)"));
+        assert!(out
+            .content
+            .contains("[binary resource file:///b.bin (application/zip)"));
         assert!(out.content.contains("[resource link: c file:///c]"));
-        let only_image = to_output(&json!({"content": [{"type": "image", "data": "AAAA", "mimeType": "image/jpeg"}]}));
+        let only_image = to_output(
+            &json!({"content": [{"type": "image", "data": "AAAA", "mimeType": "image/jpeg"}]}),
+        );
         assert_eq!(only_image.content, "");
         assert_eq!(only_image.images.len(), 1);
     }
@@ -159,6 +174,10 @@ mod tests {
         let long = "x".repeat(DEFAULT_OUTPUT_BUDGET * 3);
         let out = to_output(&json!({"content": [{"type": "text", "text": long}]}));
         assert!(out.content.len() < DEFAULT_OUTPUT_BUDGET + 200);
-        assert!(out.content.contains("bytes omitted"), "{}", &out.content[..100]);
+        assert!(
+            out.content.contains("bytes omitted"),
+            "{}",
+            &out.content[..100]
+        );
     }
 }

@@ -110,7 +110,9 @@ impl Server {
 
     fn state(&self) -> MutexGuard<'_, State> {
         // A panic elsewhere cannot leave the state half-written: every update is one assignment.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn changed(&self) {
@@ -242,7 +244,9 @@ impl Server {
                 .description
                 .as_deref()
                 .map(str::to_string)
-                .unwrap_or_else(|| format!("Tool `{}` of MCP server `{}`.", tool.name, self.name()));
+                .unwrap_or_else(|| {
+                    format!("Tool `{}` of MCP server `{}`.", tool.name, self.name())
+                });
             tools.push(Arc::new(McpTool::new(
                 Arc::downgrade(self),
                 name,
@@ -257,9 +261,9 @@ impl Server {
     /// Fetches the tool list again when the server said it changed; bounded by the call timeout.
     pub(crate) async fn refresh_if_stale(self: &Arc<Self>) {
         let stale = |state: &State| match &state.phase {
-            Phase::Connected { conn, listed } => (conn.signals.list_changes.load(Ordering::SeqCst)
-                != *listed)
-                .then(|| conn.clone()),
+            Phase::Connected { conn, listed } => {
+                (conn.signals.list_changes.load(Ordering::SeqCst) != *listed).then(|| conn.clone())
+            }
             _ => None,
         };
         if stale(&self.state()).is_none() {
@@ -272,7 +276,11 @@ impl Server {
         match tokio::time::timeout(self.options.tool_timeout, self.list(&conn)).await {
             Ok(Ok((listed, tools))) => {
                 let mut state = self.state();
-                if let Phase::Connected { conn: current, listed: seen } = &mut state.phase {
+                if let Phase::Connected {
+                    conn: current,
+                    listed: seen,
+                } = &mut state.phase
+                {
                     if Arc::ptr_eq(current, &conn) {
                         *seen = listed;
                         state.tools = Arc::new(tools);
@@ -287,7 +295,12 @@ impl Server {
     }
 
     /// Calls `remote` (troupe name `tool`) with `input`.
-    pub(crate) async fn call(self: &Arc<Self>, tool: &str, remote: &str, input: Value) -> ToolOutput {
+    pub(crate) async fn call(
+        self: &Arc<Self>,
+        tool: &str,
+        remote: &str,
+        input: Value,
+    ) -> ToolOutput {
         let conn = match self.ready().await {
             Ok(conn) => conn,
             Err(message) => return ToolOutput::error(message),

@@ -46,8 +46,7 @@ pub(crate) fn spawn(
     let stderr = log
         .try_clone()
         .map_err(|e| format!("{}: {e}", log_file.display()))?;
-    let mut live =
-        LiveCall::start().map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    let mut live = LiveCall::start().map_err(|e| format!("cannot start `{command}`: {e}"))?;
     let (marker, id) = live.env();
     let mut cmd = Command::new(command);
     cmd.args(args)

@@ -47,11 +47,23 @@ async fn stdio_http_and_python_servers_answer_calls() {
         assert_eq!(status.status, Status::Connected, "{status:?}");
     }
     let tools = m.tools().await;
-    let out = call(&tools, &ws, "mcp__everything__echo", json!({"message": "hi"})).await;
+    let out = call(
+        &tools,
+        &ws,
+        "mcp__everything__echo",
+        json!({"message": "hi"}),
+    )
+    .await;
     assert!(!out.is_error && out.content.contains("hi"), "{out:?}");
     let out = call(&tools, &ws, "mcp__web__get-sum", json!({"a": 2, "b": 40})).await;
     assert!(!out.is_error && out.content.contains("42"), "{out:?}");
-    let out = call(&tools, &ws, "mcp__time__get_current_time", json!({"timezone": "UTC"})).await;
+    let out = call(
+        &tools,
+        &ws,
+        "mcp__time__get_current_time",
+        json!({"timezone": "UTC"}),
+    )
+    .await;
     assert!(!out.is_error && out.content.contains("UTC"), "{out:?}");
     m.shutdown();
 }
@@ -60,7 +72,11 @@ async fn stdio_http_and_python_servers_answer_calls() {
 async fn list_changes_crashes_and_restarts() {
     let ws = TempWorkspace::new();
     let log = ws.path().join("fixture.log");
-    let m = manager(&ws, json!({"fx": mcp::fixture(&log)}), Duration::from_secs(60));
+    let m = manager(
+        &ws,
+        json!({"fx": mcp::fixture(&log)}),
+        Duration::from_secs(60),
+    );
     m.start(&tokio::runtime::Handle::current());
     m.settle(Duration::from_secs(60)).await;
     let tools = m.tools().await;
@@ -70,7 +86,10 @@ async fn list_changes_crashes_and_restarts() {
     let out = call(&tools, &ws, "mcp__fx__fresh", json!({})).await;
     assert_eq!(out, ToolOutput::ok("I am fresh"));
     let out = call(&tools, &ws, "mcp__fx__crash", json!({})).await;
-    assert!(out.is_error && out.content.contains("stopped while running"), "{out:?}");
+    assert!(
+        out.is_error && out.content.contains("stopped while running"),
+        "{out:?}"
+    );
     assert_eq!(m.statuses()[0].status, Status::Failed);
     let out = call(&tools, &ws, "mcp__fx__echo", json!({"text": "back"})).await;
     assert_eq!(out, ToolOutput::ok("back"));
@@ -92,7 +111,11 @@ async fn a_server_that_never_initializes_is_reported_after_its_timeout() {
     let status = &m.statuses()[0];
     assert_eq!(status.status, Status::Failed);
     assert!(
-        status.last_error.as_deref().unwrap().contains("did not finish initialize within 0.5 s"),
+        status
+            .last_error
+            .as_deref()
+            .unwrap()
+            .contains("did not finish initialize within 0.5 s"),
         "{status:?}"
     );
     m.shutdown();

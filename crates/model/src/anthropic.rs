@@ -144,7 +144,9 @@ fn images_into_blocks(message: &mut Value) {
         let Some(Value::Array(images)) = map.remove("images") else {
             continue;
         };
-        let text = map.remove("content").unwrap_or(Value::String(String::new()));
+        let text = map
+            .remove("content")
+            .unwrap_or(Value::String(String::new()));
         let mut content = Vec::with_capacity(images.len() + 1);
         if text.as_str().is_some_and(|t| !t.is_empty()) {
             content.push(json!({"type": "text", "text": text}));

@@ -289,7 +289,11 @@ fn tool_result_images_become_image_blocks_after_the_text() {
         ]})
     );
     assert_eq!(blocks[1]["is_error"], true);
-    assert_eq!(blocks[1]["content"].as_array().unwrap().len(), 1, "no empty text block");
+    assert_eq!(
+        blocks[1]["content"].as_array().unwrap().len(),
+        1,
+        "no empty text block"
+    );
     assert!(blocks[1].get("images").is_none());
     assert_eq!(blocks[2]["content"], "plain");
 }

@@ -90,7 +90,11 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         model.build(),
         model.model.clone(),
     );
-    let builder = config.extensions.iter().cloned().fold(builder, AgentBuilder::extension);
+    let builder = config
+        .extensions
+        .iter()
+        .cloned()
+        .fold(builder, AgentBuilder::extension);
     let agent = builder
         .identity(teammate_identity(&config.team, spec))
         .settings(config.settings.clone())

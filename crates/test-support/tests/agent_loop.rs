@@ -202,7 +202,10 @@ async fn a_tool_source_is_asked_before_every_model_call() {
             Step::dynamic(move |req| {
                 assert!(!req.tool_names().contains(&"ping".to_string()));
                 let (text, is_error) = req.last_tool_result().unwrap();
-                assert!(is_error && text.starts_with("unknown tool 'ping'"), "{text}");
+                assert!(
+                    is_error && text.starts_with("unknown tool 'ping'"),
+                    "{text}"
+                );
                 switch.on.store(true, std::sync::atomic::Ordering::SeqCst);
                 troupe_testkit::Reply::tool("bash", json!({"command": "echo real"}))
             }),

@@ -44,7 +44,10 @@ fn node() -> String {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    assert!(found, "node is not installed; the MCP reference servers need it ({INSTALL})");
+    assert!(
+        found,
+        "node is not installed; the MCP reference servers need it ({INSTALL})"
+    );
     "node".to_string()
 }
 
@@ -67,7 +70,10 @@ pub fn time() -> Value {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    assert!(found, "mcp-server-time is not installed for python3. Run {INSTALL}");
+    assert!(
+        found,
+        "mcp-server-time is not installed for python3. Run {INSTALL}"
+    );
     json!({"command": "python3", "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]})
 }
 
@@ -136,12 +142,13 @@ fn start_everything_http() -> String {
         }
     });
     let started = Instant::now();
-    rx.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|e| {
-        panic!(
-            "server-everything (streamableHttp) did not start ({e}) after {:?}",
-            started.elapsed()
-        )
-    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|e| {
+            panic!(
+                "server-everything (streamableHttp) did not start ({e}) after {:?}",
+                started.elapsed()
+            )
+        });
     format!("http://127.0.0.1:{port}/mcp")
 }
 
@@ -152,7 +159,14 @@ fn die_with_parent(cmd: &mut Command) {
     // async-signal-safe, with integer arguments.
     unsafe {
         cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
