@@ -80,13 +80,22 @@ fn main() {
         "files": mcp::filesystem(&root),
         "time": mcp::time(),
     });
+    // Three servers that never answer and use no CPU: what troupe itself adds (spawning them,
+    // the tool source, ending them), without the servers' own start-up competing for the CPU.
+    let idle = json!({
+        "everything": {"command": "sleep", "args": ["600"]},
+        "files": {"command": "sleep", "args": ["600"]},
+        "time": {"command": "sleep", "args": ["600"]},
+    });
     for _ in 0..2 {
         one_run(&server, None);
+        one_run(&server, Some(&idle));
         one_run(&server, Some(&servers));
     }
-    let (mut plain, mut with_mcp) = (Vec::new(), Vec::new());
+    let (mut plain, mut with_idle, mut with_mcp) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
         plain.push(one_run(&server, None));
+        with_idle.push(one_run(&server, Some(&idle)));
         with_mcp.push(one_run(&server, Some(&servers)));
     }
     let stats = |runs: &[Measured]| {
@@ -101,6 +110,7 @@ fn main() {
         )
     };
     let (plain_p50, plain_p90, plain_rss) = stats(&plain);
+    let (idle_p50, idle_p90, idle_rss) = stats(&with_idle);
     let (mcp_p50, mcp_p90, mcp_rss) = stats(&with_mcp);
     println!("headless two-call loop, with and without three MCP servers configured ({runs} runs each, alternating)");
     println!(
@@ -116,14 +126,22 @@ fn main() {
     );
     println!(
         "{:<44} {:>9.1} {:>9.1} {:>12.1}",
+        "three idle stdio servers (sleep) configured",
+        ms(idle_p50),
+        ms(idle_p90),
+        mib(idle_rss)
+    );
+    println!(
+        "{:<44} {:>9.1} {:>9.1} {:>12.1}",
         "everything + filesystem + time configured",
         ms(mcp_p50),
         ms(mcp_p90),
         mib(mcp_rss)
     );
+    let idle_delta = ms(idle_p50) - ms(plain_p50);
     let delta = ms(mcp_p50) - ms(plain_p50);
     println!(
-        "SUMMARY mcp_loop_delta_p50_ms={delta:.2} mcp_loop_p50_ms={:.1} plain_loop_p50_ms={:.1} target={}",
+        "SUMMARY mcp_loop_idle_delta_p50_ms={idle_delta:.2} mcp_loop_delta_p50_ms={delta:.2} mcp_loop_p50_ms={:.1} plain_loop_p50_ms={:.1} target={}",
         ms(mcp_p50),
         ms(plain_p50),
         verdict(delta < TARGET_DELTA_MS)

@@ -58,9 +58,11 @@ fn main() {
     }
 }
 
-/// Warnings go to stderr; `TROUPE_LOG=debug` (or any filter) turns on more detail.
+/// Warnings go to stderr; `TROUPE_LOG=debug` (or any filter) turns on more detail. The MCP
+/// SDK's own messages (a server without an SSE stream, a closed pipe) are left out by default:
+/// what they mean reaches the user as a server's status or a call's error result.
 fn init_logging() {
-    let filter = std::env::var("TROUPE_LOG").unwrap_or_else(|_| "warn".into());
+    let filter = std::env::var("TROUPE_LOG").unwrap_or_else(|_| "warn,rmcp=off".into());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)

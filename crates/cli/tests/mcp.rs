@@ -250,6 +250,10 @@ fn a_server_that_exits_mid_session_gives_an_error_then_is_restarted() {
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(result_json(&out)["result"], "back again");
+    // The user hears of it once, in troupe's words; the SDK's own messages stay out.
+    let err = stderr(&out);
+    assert!(err.contains("MCP server stopped"), "{err}");
+    assert!(!err.contains("ERROR") && !err.contains("rmcp"), "{err}");
     let pids = started_pids(ws.path(), "fx");
     assert_eq!(pids.len(), 2, "started, then restarted once: {pids:?}");
     assert!(pids.iter().all(|pid| !common::alive(*pid)));
@@ -386,6 +390,30 @@ fn mcp_list_shows_each_server_and_a_bad_entry_does_not_stop_the_others() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["only"]);
+    // A file works the same; a missing one is an error naming it.
+    ws.write(
+        "extra.json",
+        r#"{"mcpServers": {"extra": {"command": "true"}}}"#,
+    );
+    let out = subcommand(
+        ws.path(),
+        &["mcp", "list", "--json", "--mcp-config", "extra.json"],
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = listed["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bad", "extra", "fx", "secret"]);
+    let out = subcommand(ws.path(), &["mcp", "list", "--mcp-config", "nowhere.json"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--mcp-config nowhere.json: no such file"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

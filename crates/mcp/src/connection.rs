@@ -4,7 +4,7 @@
 //! so the call that changed the list is followed by a model call that sees the new list.
 
 use crate::config::{ServerConfig, TransportConfig};
-use crate::stdio::{self, ServerProcess};
+use crate::stdio::{self, ServerProcess, Slots};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, ServerNotification,
 };
@@ -97,12 +97,13 @@ impl Connection {
         config: &ServerConfig,
         workspace: &Path,
         log_dir: &Path,
+        slots: &Slots,
     ) -> Result<Connection, String> {
         let signals = Arc::new(Signals::default());
         match &config.transport {
             TransportConfig::Stdio { command, args, env } => {
                 let (mut process, stdout, stdin) =
-                    stdio::spawn(&config.name, command, args, env, workspace, log_dir)?;
+                    stdio::spawn(&config.name, command, args, env, workspace, log_dir, slots)?;
                 let transport = Watched {
                     inner: AsyncRwTransport::<RoleClient, _, _>::new_client(stdout, stdin),
                     signals: signals.clone(),

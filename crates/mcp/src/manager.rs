@@ -6,6 +6,7 @@ use crate::config::McpConfig;
 use crate::options::McpOptions;
 use crate::server::Server;
 use crate::status::ServerStatus;
+use crate::stdio::{end_for_exit, Slots};
 use crate::tool::ConnectTool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +18,7 @@ pub struct McpManager {
     servers: Vec<Arc<Server>>,
     problems: Vec<String>,
     changes: watch::Sender<u64>,
+    slots: Arc<Slots>,
 }
 
 impl McpManager {
@@ -24,14 +26,23 @@ impl McpManager {
     pub fn new(config: &McpConfig, options: McpOptions) -> Arc<McpManager> {
         let options = Arc::new(options);
         let (changes, _) = watch::channel(0);
+        let slots = Arc::new(Slots::default());
         let servers = config
             .entries()
-            .map(|entry| Server::new(entry.clone(), options.clone(), changes.clone()))
+            .map(|entry| {
+                Server::new(
+                    entry.clone(),
+                    options.clone(),
+                    changes.clone(),
+                    slots.clone(),
+                )
+            })
             .collect();
         Arc::new(McpManager {
             servers,
             problems: config.problems.clone(),
             changes,
+            slots,
         })
     }
 
@@ -121,9 +132,11 @@ impl McpManager {
         Arc::new(ConnectTool::new(Arc::downgrade(self), &self.names()))
     }
 
-    /// Ends every connection (stdio servers are killed with their process group) and refuses
-    /// new ones.
+    /// Ends every connection and refuses new ones, for troupe's exit: stdio servers (those
+    /// still starting too) are killed with their process groups at once, leaving what they
+    /// orphaned to troupe's own final sweep (`troupe_tools::process::end_all`).
     pub fn shutdown(&self) {
+        end_for_exit(&self.slots);
         for server in &self.servers {
             server.shutdown();
         }

@@ -9,7 +9,7 @@ use crate::names::tool_name;
 use crate::options::{secs, McpOptions};
 use crate::result::to_output;
 use crate::status::{ServerStatus, Status};
-use crate::stdio::log_path;
+use crate::stdio::{log_path, Slots};
 use crate::tool::McpTool;
 use rmcp::model::CallToolRequestParams;
 use rmcp::ServiceError;
@@ -66,6 +66,8 @@ pub(crate) struct Server {
     listing: tokio::sync::Mutex<()>,
     /// Told about every change of phase (for `troupe mcp list` waiting for start-up).
     changes: watch::Sender<u64>,
+    /// Every server process of the client, for its exit.
+    slots: Arc<Slots>,
 }
 
 /// What a call finds when it looks for a connection.
@@ -83,6 +85,7 @@ impl Server {
         entry: ServerEntry,
         options: Arc<McpOptions>,
         changes: watch::Sender<u64>,
+        slots: Arc<Slots>,
     ) -> Arc<Server> {
         let (phase, last_error) = match &entry.config {
             Ok(_) => (Phase::Idle, None),
@@ -100,6 +103,7 @@ impl Server {
             connecting: tokio::sync::Mutex::new(()),
             listing: tokio::sync::Mutex::new(()),
             changes,
+            slots,
         })
     }
 
@@ -170,25 +174,30 @@ impl Server {
         let _one = self.connecting.lock().await;
         {
             let mut state = self.state();
-            if manual {
-                state.restarts = 0;
-            }
             match &state.phase {
                 Phase::Connected { conn, .. } if !conn.is_closed() => return Ok(state.tools.len()),
                 Phase::Stopped => return Err("troupe is shutting down".into()),
+                Phase::Failed(Failure::Crashed) if !manual => state.restarts += 1,
                 _ => {}
+            }
+            if manual {
+                state.restarts = 0;
             }
             state.phase = Phase::Connecting;
         }
         self.changed();
+        // A connect abandoned half-way (its caller dropped) must not leave the server
+        // "connecting" for ever.
+        let mut unfinished = Unfinished(Some(self.as_ref()));
         let options = &self.options;
         let opened = tokio::time::timeout(options.startup_timeout, async {
-            let conn =
-                Arc::new(Connection::open(config, &options.workspace, &options.log_dir).await?);
+            let conn = Connection::open(config, &options.workspace, &options.log_dir, &self.slots);
+            let conn = Arc::new(conn.await?);
             let (listed, tools) = self.list(&conn).await?;
             Ok::<_, String>((conn, listed, tools))
         })
         .await;
+        unfinished.0 = None;
         let result = {
             let mut state = self.state();
             if matches!(state.phase, Phase::Stopped) {
@@ -385,7 +394,6 @@ impl Server {
                     drop(self.connecting.lock().await);
                 }
                 Found::Restartable(restarts) if restarts < self.options.max_restarts => {
-                    self.state().restarts += 1;
                     tracing::info!(server = %name, "restarting the MCP server after it stopped");
                     if let Err(e) = self.connect(false).await {
                         return Err(format!(
@@ -446,5 +454,24 @@ impl Server {
         let old = std::mem::replace(&mut self.state().phase, Phase::Stopped);
         drop(old);
         self.changed();
+    }
+}
+
+/// Marks a connect that did not finish (its future was dropped) as a failed start.
+struct Unfinished<'a>(Option<&'a Server>);
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        let Some(server) = self.0 else {
+            return;
+        };
+        {
+            let mut state = server.state();
+            if matches!(state.phase, Phase::Connecting) {
+                state.phase = Phase::Failed(Failure::Startup);
+                state.last_error = Some("the connect was interrupted".to_string());
+            }
+        }
+        server.changed();
     }
 }

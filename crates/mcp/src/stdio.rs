@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use troupe_tools::process::{setup_child, LiveCall};
 
@@ -14,8 +16,58 @@ use troupe_tools::process::{setup_child, LiveCall};
 #[derive(Debug)]
 pub(crate) struct ServerProcess {
     child: Child,
-    /// Its registration: `end_all` (troupe's exit, a signal) kills it with the tool calls.
-    live: Option<LiveCall>,
+    slot: Arc<Slot>,
+}
+
+/// A server process's registration, reachable from [`end_for_exit`] while a connect or a
+/// connection still holds the process.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pid: libc::pid_t,
+    /// Until it is ended: `end_all` (troupe's exit, a signal) kills it with the tool calls.
+    live: Mutex<Option<LiveCall>>,
+}
+
+/// The slots of every server process this client started.
+pub(crate) type Slots = Mutex<Vec<Weak<Slot>>>;
+
+/// Ends every server process in `slots` for troupe's exit: their groups are killed at once and
+/// their registrations dropped without a sweep each (troupe's own `end_all` sweeps once for
+/// all), then this waits (bounded) until each leader is gone, so anything they orphaned is
+/// troupe's to end by then.
+pub(crate) fn end_for_exit(slots: &Slots) {
+    let taken: Vec<Arc<Slot>> = lock(slots).drain(..).filter_map(|w| w.upgrade()).collect();
+    let mut pids = Vec::with_capacity(taken.len());
+    for slot in taken {
+        if let Some(live) = lock(&slot.live).take() {
+            live.kill_group_and_forget();
+            pids.push(slot.pid);
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let mut pause = Duration::from_micros(50);
+    while pids.iter().any(|pid| running(*pid)) && Instant::now() < deadline {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
+    }
+}
+
+/// Whether `pid` is still running (neither gone nor a zombie).
+fn running(pid: libc::pid_t) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses and may hold anything.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| state != 'Z' && state != 'X'),
+        Err(_) => false,
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// What [`spawn`] hands back: the process and its two pipes.
@@ -35,6 +87,7 @@ pub(crate) fn spawn(
     env: &BTreeMap<String, String>,
     cwd: &Path,
     log_dir: &Path,
+    slots: &Slots,
 ) -> Result<Spawned, String> {
     let log_file = log_path(log_dir, server);
     std::fs::create_dir_all(log_dir).map_err(|e| format!("{}: {e}", log_dir.display()))?;
@@ -67,7 +120,11 @@ pub(crate) fn spawn(
         }
         _ => format!("cannot start `{command}`: {e}"),
     })?;
-    if let Some(pid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) {
+    let pid = child
+        .id()
+        .and_then(|id| libc::pid_t::try_from(id).ok())
+        .unwrap_or(0);
+    if pid > 0 {
         live.set_group(pid);
         // A marker line, so one server's runs can be told apart in its log.
         let _ = writeln!(
@@ -82,11 +139,16 @@ pub(crate) fn spawn(
     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
         return Err(format!("`{command}` started without its pipes"));
     };
-    let process = ServerProcess {
-        child,
-        live: Some(live),
-    };
-    Ok((process, stdout, stdin))
+    let slot = Arc::new(Slot {
+        pid,
+        live: Mutex::new(Some(live)),
+    });
+    {
+        let mut slots = lock(slots);
+        slots.retain(|w| w.strong_count() > 0);
+        slots.push(Arc::downgrade(&slot));
+    }
+    Ok((ServerProcess { child, slot }, stdout, stdin))
 }
 
 impl ServerProcess {
@@ -110,8 +172,8 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        let Some(live) = self.live.take() else {
-            return;
+        let Some(live) = lock(&self.slot.live).take() else {
+            return; // ended for troupe's exit already
         };
         live.kill_group();
         // Usually nothing is left; when something is still dying, wait for it off this thread.
