@@ -187,6 +187,7 @@ impl AgentBuilder {
         let mut inboxes = Vec::new();
         let mut workspace_sources = Vec::new();
         let mut lifecycle = Vec::new();
+        let mut sources = Vec::new();
         for extension in &extensions {
             for tool in extension.tools(&cx) {
                 tools.register(tool);
@@ -196,6 +197,7 @@ impl AgentBuilder {
             inboxes.extend(extension.inbox(&cx));
             workspace_sources.extend(extension.workspace_source(&cx));
             lifecycle.extend(extension.lifecycle(&cx));
+            sources.extend(extension.tool_source(&cx));
         }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
@@ -233,6 +235,7 @@ impl AgentBuilder {
             inboxes,
             workspace_sources,
             lifecycle,
+            sources,
             stop: self.stop,
             settings: self.settings,
             extensions,

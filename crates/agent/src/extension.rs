@@ -2,8 +2,8 @@
 //! [`AgentBuilder`](crate::AgentBuilder) contributing tools, system-prompt sections, a mail
 //! source, tool gates and where the tools work — and the pieces it hands over: where inbox mail
 //! comes from, who answers permission questions, gates that may refuse a tool call, the directory
-//! the next round's tools work in. The team crate implements these; the agent crate knows nothing
-//! of teams.
+//! the next round's tools work in, tools that appear while the agent runs (a changing tool
+//! source). The team crate implements these; the agent crate knows nothing of teams.
 
 use crate::lifecycle::LifecycleHooks;
 use async_trait::async_trait;
@@ -65,6 +65,12 @@ pub trait Extension: Send + Sync {
     fn workspace_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn WorkspaceSource>> {
         None
     }
+
+    /// Tools that come and go while the agent runs (servers connecting in the background,
+    /// their tool lists changing), asked again before every model call.
+    fn tool_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn ToolSource>> {
+        None
+    }
 }
 
 /// A directory the agent's tools are bound to instead of the workspace it was built with: bash
@@ -99,6 +105,17 @@ pub enum BindingError {
     /// The directory it binds to cannot be used (gone, unreadable, not what it should be).
     #[error(transparent)]
     Unusable(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// A tool set that may change between model calls: the loop asks for it before each call, so a
+/// tool that became available joins on the next round, and the calls of that round run against
+/// the tools the model was shown.
+#[async_trait]
+pub trait ToolSource: Send + Sync {
+    /// The tools on offer now. Called before every model call, so it must answer quickly: it may
+    /// finish an update already under way (bounded), never wait for something still starting.
+    /// A tool named like a base tool does not replace it.
+    async fn tools(&self) -> Vec<DynTool>;
 }
 
 /// One piece of mail ready to be injected into a conversation.

@@ -20,7 +20,8 @@ pub use builder::{AgentBuilder, BuildError, DEFAULT_IDENTITY, DEFAULT_MAX_TOKENS
 pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
 pub use extension::{
     Approval, Approver, BindingError, Extension, ExtensionContext, InboxError, InboxSource,
-    MailBatch, MailItem, Question, RefuseApprover, ToolGate, WorkspaceBinding, WorkspaceSource,
+    MailBatch, MailItem, Question, RefuseApprover, ToolGate, ToolSource, WorkspaceBinding,
+    WorkspaceSource,
 };
 pub use lifecycle::{
     BeforeTool, CallDecision, CompactTrigger, LifecycleHooks, SessionEndReason, SessionSource,

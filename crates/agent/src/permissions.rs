@@ -212,8 +212,9 @@ impl Policy {
             ),
             (Outcome::AskedByMode, Effect::Execute | Effect::ReadOnly | Effect::Coordinate) => {
                 format!(
-                    "{reason}. To allow it, re-run with --allowedTools {} or --permission-mode bypassPermissions",
-                    shell_quote(&self.suggested_rules(call))
+                    "{reason}. To allow it, re-run with --allowedTools {}{} or --permission-mode bypassPermissions",
+                    shell_quote(&self.suggested_rules(call)),
+                    mcp_server_hint(call.tool)
                 )
             }
             (Outcome::AskedByRule(rule), _) => format!(
@@ -454,6 +455,17 @@ fn call_detail<'a>(call: &CallInfo<'a>) -> Option<&'a str> {
         _ => return None,
     };
     call.input.get(field).and_then(Value::as_str)
+}
+
+/// For an MCP tool, the wider rule that allows every tool of its server, as a clause.
+fn mcp_server_hint(tool: &str) -> String {
+    let Some((server, _)) = tool
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+    else {
+        return String::new();
+    };
+    format!(" (or --allowedTools mcp__{server} for every tool of the MCP server {server}, or an allow rule in the settings)")
 }
 
 /// Cuts long commands (heredocs, scripts) so a reason stays one readable line.

@@ -4,7 +4,8 @@
 use crate::binding::Binder;
 use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{
-    Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, WorkspaceSource,
+    Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, ToolSource,
+    WorkspaceSource,
 };
 use crate::lifecycle::{CallDecision, LifecycleHooks, SessionSource, ToolCall};
 use crate::permissions::{CallInfo, Policy};
@@ -63,6 +64,9 @@ pub struct Agent {
     model: Arc<dyn Model>,
     system: String,
     tools: Registry,
+    /// The tools offered at the last model call: the base tools plus what the tool sources had;
+    /// that round's calls are looked up here.
+    offered: Registry,
     ctx: ToolContext,
     policy: Policy,
     approver: Arc<dyn Approver>,
@@ -72,6 +76,7 @@ pub struct Agent {
     lifecycle: Vec<Arc<dyn LifecycleHooks>>,
     /// How the conversation starts, until the session-start hooks have run for it.
     session: Option<SessionSource>,
+    sources: Vec<Arc<dyn ToolSource>>,
     stop: Arc<AtomicBool>,
     settings: Arc<Settings>,
     extensions: Vec<Arc<dyn Extension>>,
@@ -96,6 +101,7 @@ pub(crate) struct Parts {
     pub(crate) inboxes: Vec<Arc<dyn InboxSource>>,
     pub(crate) workspace_sources: Vec<Arc<dyn WorkspaceSource>>,
     pub(crate) lifecycle: Vec<Arc<dyn LifecycleHooks>>,
+    pub(crate) sources: Vec<Arc<dyn ToolSource>>,
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) settings: Arc<Settings>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
@@ -109,6 +115,7 @@ impl Agent {
             config: parts.config,
             model: parts.model,
             system: parts.system,
+            offered: parts.tools.clone(),
             tools: parts.tools,
             binder: Binder::new(parts.workspace_sources, parts.ctx.clone()),
             ctx: parts.ctx,
@@ -118,6 +125,7 @@ impl Agent {
             inboxes: parts.inboxes,
             lifecycle: parts.lifecycle,
             session: Some(SessionSource::Startup),
+            sources: parts.sources,
             stop: parts.stop,
             settings: parts.settings,
             extensions: parts.extensions,
@@ -165,9 +173,16 @@ impl Agent {
         self.stop.clone()
     }
 
-    /// The tool registry.
+    /// The tool registry: the tools the agent was built with (the base tools and the
+    /// extensions'), without those tool sources add while it runs.
     pub fn tools(&self) -> &Registry {
         &self.tools
+    }
+
+    /// The tools offered at the last model call (before any: the built tools), tool sources'
+    /// included.
+    pub fn offered_tools(&self) -> &Registry {
+        &self.offered
     }
 
     /// The system prompt.
@@ -228,9 +243,9 @@ impl Agent {
         self.api_ms
     }
 
-    /// Tool specs as the model sees them.
+    /// Tool specs as the model saw them at the last model call.
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
-        self.tools
+        self.offered
             .iter()
             .map(|t| ToolSpec {
                 name: t.name().to_string(),
@@ -395,10 +410,27 @@ impl Agent {
         Ok(())
     }
 
+    /// Asks every tool source what it offers now; the base tools keep their names.
+    async fn refresh_offered(&mut self) {
+        if self.sources.is_empty() {
+            return;
+        }
+        let mut offered = self.tools.clone();
+        for source in &self.sources {
+            for tool in source.tools().await {
+                if offered.get(tool.name()).is_none() {
+                    offered.register(tool);
+                }
+            }
+        }
+        self.offered = offered;
+    }
+
     async fn call_model(
         &mut self,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<troupe_model::ModelResponse, AgentError> {
+        self.refresh_offered().await;
         let request = ModelRequest {
             model: self.config.model.clone(),
             system: self.system.clone(),
@@ -442,7 +474,7 @@ impl Agent {
         let together = calls.len() > 1
             && calls
                 .iter()
-                .all(|(_, name, _)| self.tools.get(name).is_some_and(|t| t.concurrent()));
+                .all(|(_, name, _)| self.offered.get(name).is_some_and(|t| t.concurrent()));
         if together {
             // Independent calls (subagents): run at once, results kept in call order.
             for (id, name, input) in &calls {
@@ -459,11 +491,12 @@ impl Agent {
                 .await;
             for ((id, _, _), (output, halted)) in calls.iter().zip(outputs) {
                 halt = halt.or(halted);
-                results.push(ContentBlock::tool_result(
-                    *id,
-                    output.content,
-                    output.is_error,
-                ));
+                results.push(ContentBlock::ToolResult {
+                    tool_use_id: id.to_string(),
+                    content: output.content,
+                    is_error: output.is_error,
+                    images: output.images,
+                });
             }
         }
         for (id, name, input) in calls.into_iter().filter(|_| !together) {
@@ -475,11 +508,12 @@ impl Agent {
                         .await
                 }
             };
-            results.push(ContentBlock::tool_result(
-                id,
-                output.content,
-                output.is_error,
-            ));
+            results.push(ContentBlock::ToolResult {
+                tool_use_id: id.to_string(),
+                content: output.content,
+                is_error: output.is_error,
+                images: output.images,
+            });
         }
         let results = ChatMessage {
             role: Role::User,
@@ -499,8 +533,8 @@ impl Agent {
         input: &serde_json::Value,
         hook: Option<&CallDecision>,
     ) -> ToolOutput {
-        let Some(tool) = self.tools.get(name) else {
-            let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+        let Some(tool) = self.offered.get(name) else {
+            let names: Vec<&str> = self.offered.iter().map(|t| t.name()).collect();
             return ToolOutput::error(format!(
                 "unknown tool '{name}'. Available tools: {}",
                 names.join(", ")

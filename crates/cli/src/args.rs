@@ -13,6 +13,7 @@ Examples:
   troupe --continue                        resume the latest session
   troupe team status                       show the team roster from another terminal
   troupe task list                         show the team's task board
+  troupe mcp list                          the MCP servers of .mcp.json and the settings, checked
 
 Models: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL), or OPENAI_BASE_URL for any
 OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) plus OPENAI_API_KEY if it needs one.";
@@ -109,6 +110,8 @@ pub enum OutputFormat {
 }
 
 /// Subcommands.
+// Parsed once per process; boxing the teammate's flags would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Look at or talk to a team from another terminal.
@@ -124,6 +127,8 @@ pub enum Command {
     Task(TaskArgs),
     /// The workspace's git worktrees (.troupe/worktrees/<name>, branch wt/<name>).
     Worktree(WorktreeArgs),
+    /// The MCP servers this workspace configures.
+    Mcp(McpArgs),
 }
 
 /// `troupe worktree …`
@@ -185,6 +190,46 @@ pub struct ConfigArgs {
     /// Extra settings, as the lead's `--settings` takes them.
     #[arg(long)]
     pub settings: Option<String>,
+}
+
+/// `troupe mcp …`
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub command: McpCommand,
+}
+
+/// What to do about MCP servers.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Every configured server (`.mcp.json`, settings `mcpServers`, --mcp-config): started and
+    /// checked now, with its status, transport, tool count and last error.
+    List {
+        /// Print the servers as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Workspace directory (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Extra settings, as for a run.
+        #[arg(long)]
+        settings: Option<String>,
+        #[command(flatten)]
+        mcp: McpFlags,
+    },
+}
+
+/// Where MCP servers are configured besides `.mcp.json` and the settings (Claude Code's flags).
+#[derive(Debug, Args, Clone, Default)]
+pub struct McpFlags {
+    /// MCP servers from a file or inline JSON in `.mcp.json`'s shape (repeatable); these win
+    /// over the same names elsewhere.
+    #[arg(long = "mcp-config", value_name = "FILE_OR_JSON")]
+    pub mcp_config: Vec<String>,
+
+    /// Use only the servers of --mcp-config, ignoring `.mcp.json` and the settings'.
+    #[arg(long = "strict-mcp-config")]
+    pub strict_mcp_config: bool,
 }
 
 /// `troupe sandbox …`
@@ -437,4 +482,7 @@ pub struct AgentArgs {
     /// Output token limit per model call.
     #[arg(long, default_value_t = 8192)]
     pub max_tokens: u32,
+
+    #[command(flatten)]
+    pub mcp: McpFlags,
 }

@@ -172,6 +172,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
                 .map(str::to_string)
                 .collect::<Vec<_>>(),
             &lead.run.mode.to_string(),
+            crate::mcp::init_servers(&lead.mcp),
         ));
     }
     let verbose = args.verbose;
@@ -196,6 +197,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
     ));
     runtime.block_on(lead.agent.end_session(SessionEndReason::Exit));
     runtime.block_on(lead.team.stop_all(STOP_LIMIT));
+    lead.mcp.shutdown();
     // Nothing a tool started may outlive the run, even what left its call behind.
     troupe_tools::process::end_all();
     let (subtype, result, num_turns) = match outcome {

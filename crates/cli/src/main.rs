@@ -5,6 +5,7 @@ mod commands;
 mod cost;
 mod headless;
 mod hooks;
+mod mcp;
 mod render;
 mod repl;
 mod repl_ask;
@@ -29,6 +30,8 @@ fn main() {
             | args::Command::Task(_)
             | args::Command::Worktree(_),
         ) => None,
+        // Ctrl-C ends it, and the servers it started end with it.
+        Some(args::Command::Mcp(_)) => Some(signals::CtrlC::Ends),
     };
     // First, while troupe has one thread: the others inherit the blocked signals.
     if let Some(ctrl_c) = ctrl_c {
@@ -49,6 +52,7 @@ fn main() {
         Some(args::Command::Config(config)) => commands::config::run(config),
         Some(args::Command::Worktree(w)) => commands::worktree::run(w),
         Some(args::Command::Task(task)) => commands::task::run(task),
+        Some(args::Command::Mcp(mcp)) => commands::mcp::run(mcp),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),
     };
@@ -65,9 +69,11 @@ fn main() {
     }
 }
 
-/// Warnings go to stderr; `TROUPE_LOG=debug` (or any filter) turns on more detail.
+/// Warnings go to stderr; `TROUPE_LOG=debug` (or any filter) turns on more detail. The MCP
+/// SDK's own messages (a server without an SSE stream, a closed pipe) are left out by default:
+/// what they mean reaches the user as a server's status or a call's error result.
 fn init_logging() {
-    let filter = std::env::var("TROUPE_LOG").unwrap_or_else(|_| "warn".into());
+    let filter = std::env::var("TROUPE_LOG").unwrap_or_else(|_| "warn,rmcp=off".into());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)

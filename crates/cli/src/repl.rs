@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use troupe_agent::{Agent, AgentEvent, SessionEndReason, TurnEnd};
+use troupe_mcp::McpManager;
 use troupe_team::render::roster_table;
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, Team, LEAD};
@@ -24,6 +25,7 @@ Commands:
   /clear   start a fresh conversation (the transcript keeps the history)
   /cost    tokens used and approximate cost this session
   /memory  the memory files read at start (AGENTS.md, CLAUDE.md, imports, MEMORY.md)
+  /mcp     the MCP servers: status, transport, tools, last error
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
   /exit    leave (Ctrl-D works too)
 Ctrl-C interrupts the agent's current turn; the session stays.
@@ -43,6 +45,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         run,
         team,
         runtime,
+        mcp,
         ..
     } = lead(&cli.run, Arc::new(approver), sink)?;
     let reader = LineReader::start(run.troupe_dir.join("history"), printer.clone())
@@ -66,9 +69,10 @@ pub fn run(cli: &Cli) -> Result<i32> {
         printer,
         asks,
     };
-    let result = runtime.block_on(repl_loop(&mut agent, &team, io, first, &model));
+    let result = runtime.block_on(repl_loop(&mut agent, &team, &mcp, io, first, &model));
     runtime.block_on(agent.end_session(SessionEndReason::Exit));
     runtime.block_on(team.stop_all(crate::headless::STOP_LIMIT));
+    mcp.shutdown();
     troupe_tools::process::end_all();
     result.map(|_| 0)
 }
@@ -96,6 +100,7 @@ impl Io {
 async fn repl_loop(
     agent: &mut Agent,
     team: &Team,
+    mcp: &McpManager,
     mut io: Io,
     first: Option<String>,
     model: &str,
@@ -105,7 +110,7 @@ async fn repl_loop(
     let mut queued: Vec<String> = first.into_iter().collect();
     'outer: loop {
         while let Some(line) = (!queued.is_empty()).then(|| queued.remove(0)) {
-            match handle_line(agent, team, &line, model, &mut io).await {
+            match handle_line(agent, team, mcp, &line, model, &mut io).await {
                 Handled::Exit => break 'outer,
                 Handled::Continue(Some(next)) => queued.push(next),
                 Handled::Continue(None) => {}
@@ -146,6 +151,7 @@ enum Handled {
 async fn handle_line(
     agent: &mut Agent,
     team: &Team,
+    mcp: &McpManager,
     line: &str,
     model: &str,
     io: &mut Io,
@@ -163,6 +169,10 @@ async fn handle_line(
             }
         }
         "/cost" => print_cost(agent, model),
+        "/mcp" => out!(
+            "{}",
+            crate::mcp::status_table(&mcp.statuses(), mcp.problems())
+        ),
         "/team" => match team.roster() {
             Ok(r) if r.members.is_empty() => outln!("team {} has no teammates yet", team.name()),
             Ok(r) => {

@@ -2,13 +2,15 @@
 //! system prompt, and the session transcript (new, continued or resumed).
 
 use crate::args::{AgentArgs, RunArgs};
+use crate::mcp::McpExtension;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use troupe_agent::permissions::{split_rule_list, PermissionMode, Policy};
 use troupe_agent::session::{find_session, latest_session, new_session_id, session_path};
-use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, PermissionFlags};
+use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, Extension, PermissionFlags};
 use troupe_catalog::SkillsExtension;
+use troupe_mcp::McpManager;
 use troupe_model::{ModelConfig, Provider};
 use troupe_settings::Settings;
 use troupe_store::{Lease, StoreError};
@@ -114,6 +116,8 @@ pub struct Lead {
     pub runtime: tokio::runtime::Runtime,
     /// The lead's `task` tool, which adds up its subagents' usage.
     pub subagents: Arc<troupe_catalog::subagent::SubagentExtension>,
+    /// The MCP servers every agent of this process shares.
+    pub mcp: Arc<McpManager>,
 }
 
 /// Builds the lead: agent with team tools and inbox, session transcript, team (teammates
@@ -124,8 +128,10 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
     // Before the model is resolved (the env may name its endpoint) and before any thread exists.
     crate::settings::apply_env(&loaded.settings);
+    let policy = policy(args, &loaded.settings)?;
+    let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
+    let mcp_extension: Arc<dyn Extension> = Arc::new(McpExtension::new(mcp.clone()));
     let settings = Arc::new(loaded.settings);
-    let policy = policy(args, &settings)?;
     let mode = policy.mode;
     let model = model_config(&args.agent, &settings)?;
     if args.max_turns == Some(0) {
@@ -170,7 +176,11 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             exe: None,
             settings: settings.clone(),
             settings_arg: args.agent.settings.clone(),
-            extensions: vec![Arc::new(hooks.for_teammates(&args.team))],
+            extensions: vec![
+                Arc::new(hooks.for_teammates(&args.team)),
+                mcp_extension.clone(),
+            ],
+            teammate_args: crate::mcp::teammate_args(&args.agent.mcp),
         },
         store,
         notices,
@@ -214,6 +224,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .max_rounds(args.max_turns)
         .extension(Arc::new(LeadExtension::new(team.clone())))
         .extension(Arc::new(hooks))
+        .extension(mcp_extension)
         .transcript(&path);
     if let Some(text) = &args.append_system_prompt {
         // Registered last, so it ends the prompt.
@@ -227,6 +238,8 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    // In the background: the first prompt waits for no server.
+    mcp.start(runtime.handle());
     if args.continue_latest || args.resume.is_some() {
         let _guard = runtime.enter();
         let resumed = team.resume_members()?;
@@ -247,6 +260,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         },
         team,
         runtime,
+        mcp,
     })
 }
 

@@ -108,6 +108,9 @@ pub(crate) fn request_body(request: &ModelRequest) -> Value {
         "messages": request.messages,
         "stream": true,
     });
+    if let Some(Value::Array(messages)) = body.get_mut("messages") {
+        messages.iter_mut().for_each(images_into_blocks);
+    }
     if !request.system.is_empty() {
         body["system"] = json!(request.system);
     }
@@ -126,6 +129,40 @@ pub(crate) fn request_body(request: &ModelRequest) -> Value {
         body["tools"] = Value::Array(tools);
     }
     body
+}
+
+/// Rewrites each tool_result that carries images (troupe's `images` list) into the block-array
+/// form the API takes: its text first, then one image block per image.
+fn images_into_blocks(message: &mut Value) {
+    let Some(Value::Array(blocks)) = message.get_mut("content") else {
+        return;
+    };
+    for block in blocks {
+        let Some(map) = block.as_object_mut() else {
+            continue;
+        };
+        let Some(Value::Array(images)) = map.remove("images") else {
+            continue;
+        };
+        let text = map
+            .remove("content")
+            .unwrap_or(Value::String(String::new()));
+        let mut content = Vec::with_capacity(images.len() + 1);
+        if text.as_str().is_some_and(|t| !t.is_empty()) {
+            content.push(json!({"type": "text", "text": text}));
+        }
+        for image in images {
+            content.push(json!({
+                "type": "image",
+                "source": {
+                    "type": "base64",
+                    "media_type": image.get("media_type").cloned().unwrap_or(Value::Null),
+                    "data": image.get("data").cloned().unwrap_or(Value::Null),
+                },
+            }));
+        }
+        map.insert("content".to_owned(), Value::Array(content));
+    }
 }
 
 /// A content block while it streams in.

@@ -247,3 +247,53 @@ fn request_body_has_the_messages_api_shape() {
     });
     assert!(bare.get("system").is_none() && bare.get("tools").is_none());
 }
+
+#[test]
+fn tool_result_images_become_image_blocks_after_the_text() {
+    let image = troupe_protocol::ImageData {
+        media_type: "image/png".into(),
+        data: "iVBORw0KGgo=".into(),
+    };
+    let request = ModelRequest {
+        model: "m".into(),
+        system: String::new(),
+        messages: vec![ChatMessage {
+            role: troupe_protocol::Role::User,
+            content: vec![
+                ContentBlock::ToolResult {
+                    tool_use_id: "t1".into(),
+                    content: "a screenshot".into(),
+                    is_error: false,
+                    images: vec![image.clone()],
+                },
+                ContentBlock::ToolResult {
+                    tool_use_id: "t2".into(),
+                    content: String::new(),
+                    is_error: true,
+                    images: vec![image],
+                },
+                ContentBlock::tool_result("t3", "plain", false),
+            ],
+        }],
+        tools: vec![],
+        max_tokens: 1,
+        agent: "lead".into(),
+    };
+    let body = request_body(&request);
+    let blocks = &body["messages"][0]["content"];
+    assert_eq!(
+        blocks[0],
+        json!({"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "text", "text": "a screenshot"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+        ]})
+    );
+    assert_eq!(blocks[1]["is_error"], true);
+    assert_eq!(
+        blocks[1]["content"].as_array().unwrap().len(),
+        1,
+        "no empty text block"
+    );
+    assert!(blocks[1].get("images").is_none());
+    assert_eq!(blocks[2]["content"], "plain");
+}

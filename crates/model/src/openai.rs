@@ -150,13 +150,25 @@ pub(crate) fn map_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value>
                     tool_use_id,
                     content,
                     is_error,
+                    images,
                 } => {
                     // The format has no error flag, so the text carries it.
-                    let content = if *is_error {
+                    let mut content = if *is_error {
                         format!("Error: {content}")
                     } else {
                         content.clone()
                     };
+                    // Tool messages carry text only (and many local servers take no images at
+                    // all), so the model at least learns the images exist.
+                    if !images.is_empty() {
+                        let kinds: Vec<&str> =
+                            images.iter().map(|i| i.media_type.as_str()).collect();
+                        content.push_str(&format!(
+                            "\n[{} image(s) returned ({}); not shown: this provider takes text only in tool results]",
+                            images.len(),
+                            kinds.join(", ")
+                        ));
+                    }
                     out.push(
                         json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}),
                     );

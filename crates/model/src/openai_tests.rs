@@ -266,3 +266,24 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
     });
     assert!(no_tools.get("tools").is_none());
 }
+
+#[test]
+fn tool_result_images_are_named_in_the_text() {
+    let messages = [ChatMessage {
+        role: Role::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_use_id: "call_1".into(),
+            content: "shot".into(),
+            is_error: false,
+            images: vec![troupe_protocol::ImageData {
+                media_type: "image/png".into(),
+                data: "AAAA".into(),
+            }],
+        }],
+    }];
+    let mapped = map_messages("", &messages);
+    assert_eq!(
+        mapped[0]["content"],
+        "shot\n[1 image(s) returned (image/png); not shown: this provider takes text only in tool results]"
+    );
+}

@@ -54,7 +54,20 @@ pub enum ContentBlock {
         /// True when the tool failed; the model should act on the error.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// Images the tool returned beside its text (an MCP server's screenshot), sent as image
+        /// blocks to providers that take them in tool results.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageData>,
     },
+}
+
+/// An image carried in a conversation, base64-encoded as the providers take it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageData {
+    /// Its MIME type (`image/png`, `image/jpeg`, …).
+    pub media_type: String,
+    /// The image bytes, base64-encoded.
+    pub data: String,
 }
 
 impl ContentBlock {
@@ -73,6 +86,7 @@ impl ContentBlock {
             tool_use_id: tool_use_id.into(),
             content: content.into(),
             is_error,
+            images: Vec::new(),
         }
     }
 }
@@ -156,6 +170,26 @@ mod tests {
         assert_eq!(back, msg);
         assert!(back.has_tool_use());
         assert_eq!(back.text(), "hi");
+    }
+
+    #[test]
+    fn tool_result_images_round_trip_and_are_omitted_when_absent() {
+        let block = ContentBlock::ToolResult {
+            tool_use_id: "t1".into(),
+            content: "shot".into(),
+            is_error: false,
+            images: vec![ImageData {
+                media_type: "image/png".into(),
+                data: "AAAA".into(),
+            }],
+        };
+        let json = serde_json::to_value(&block).unwrap();
+        assert_eq!(json["images"][0]["media_type"], "image/png");
+        assert_eq!(serde_json::from_value::<ContentBlock>(json).unwrap(), block);
+        let plain: ContentBlock =
+            serde_json::from_str(r#"{"type":"tool_result","tool_use_id":"t1","content":"ok"}"#)
+                .unwrap();
+        assert_eq!(plain, ContentBlock::tool_result("t1", "ok", false));
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod status;
 pub mod task;
 pub mod usage;
 
-pub use chat::{ChatMessage, ContentBlock, Role};
+pub use chat::{ChatMessage, ContentBlock, ImageData, Role};
 pub use envelope::{Envelope, MailKind};
 pub use event::{Event, EventKind};
 pub use ids::{new_id, validate_agent_name, NameError};

@@ -30,9 +30,16 @@ pub struct Settings {
     /// The model name, when no `--model` is given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// MCP servers by name; each entry is validated by the MCP client that starts it.
+    /// MCP servers by name; each entry is validated by the MCP client that starts it, so one
+    /// bad entry does not keep the others (or the settings) from loading.
     #[serde(rename = "mcpServers")]
     pub mcp_servers: BTreeMap<String, Value>,
+    /// Seconds one MCP tool call may take before it is cancelled (default 60).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_tool_timeout: Option<f64>,
+    /// Seconds an MCP server may take to start and answer `initialize` (default 30).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_startup_timeout: Option<f64>,
     /// The OS sandbox under bash commands.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxSettings>,
@@ -95,6 +102,9 @@ pub const PERMISSION_MODES: [&str; 4] = ["default", "acceptEdits", "plan", "bypa
 /// Teammate placements settings may give as `teammate_mode`.
 pub const TEAMMATE_MODES: [&str; 2] = ["in-process", "process"];
 
+/// The longest timeout a setting may give, in seconds (a day).
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
 /// Who may answer teammates' permission questions, as `teammate_permissions`.
 pub const TEAMMATE_ANSWERERS: [&str; 2] = ["lead", "user"];
 
@@ -135,6 +145,20 @@ impl Settings {
             &self.teammate_permissions,
             &TEAMMATE_ANSWERERS,
         )?;
+        for (key, value) in [
+            ("mcp_tool_timeout", self.mcp_tool_timeout),
+            ("mcp_startup_timeout", self.mcp_startup_timeout),
+        ] {
+            if value.is_some_and(|v| !(v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_SECS)) {
+                return Err(SettingsError::Invalid {
+                    origin: origin.to_string(),
+                    key: key.to_string(),
+                    message: format!(
+                        "must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}"
+                    ),
+                });
+            }
+        }
         for (event, matchers) in &self.hooks {
             for hook in matchers.iter().flat_map(|m| &m.hooks) {
                 if hook.kind != "command" {

@@ -22,6 +22,8 @@ impl Settings {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone())),
         );
+        replace(&mut self.mcp_tool_timeout, &later.mcp_tool_timeout);
+        replace(&mut self.mcp_startup_timeout, &later.mcp_startup_timeout);
         replace(&mut self.sandbox, &later.sandbox);
         replace(&mut self.teammate_mode, &later.teammate_mode);
         replace(&mut self.teammate_permissions, &later.teammate_permissions);

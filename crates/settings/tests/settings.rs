@@ -226,3 +226,24 @@ fn hooks_of_every_layer_run_concatenated() {
         .collect();
     assert_eq!(commands, ["user", "project", "local"]);
 }
+
+#[test]
+fn mcp_timeouts_are_seconds_merged_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".troupe/settings.json"),
+        r#"{"mcp_tool_timeout": 90, "mcp_startup_timeout": 5}"#,
+    );
+    write(
+        &dir.path().join(".troupe/settings.local.json"),
+        r#"{"mcp_tool_timeout": 0.5}"#,
+    );
+    let loaded = troupe_settings::load(dir.path(), None, None).unwrap();
+    assert_eq!(loaded.settings.mcp_tool_timeout, Some(0.5));
+    assert_eq!(loaded.settings.mcp_startup_timeout, Some(5.0));
+    for bad in ["0", "-1", "1e9"] {
+        let err = Settings::parse(&format!(r#"{{"mcp_tool_timeout": {bad}}}"#), "f.json")
+            .expect_err("out of range");
+        assert!(err.to_string().contains("mcp_tool_timeout"), "{err}");
+    }
+}

@@ -358,6 +358,7 @@ fn team_on(ws: &Path, server: &FakeServer) -> Team {
         settings: Default::default(),
         settings_arg: None,
         extensions: Vec::new(),
+        teammate_args: Vec::new(),
     };
     Team::open(config, open(&troupe_dir), None).unwrap()
 }

@@ -34,6 +34,7 @@ fn team(ws: &Path, server: &FakeServer) -> Team {
         settings: Default::default(),
         settings_arg: None,
         extensions: Vec::new(),
+        teammate_args: Vec::new(),
     };
     let store =
         troupe_store::file::open_with(&troupe_dir, "t", troupe_store::Durability::OsBuffered)

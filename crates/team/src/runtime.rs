@@ -307,6 +307,7 @@ impl Team {
         if let Some(settings) = &config.settings_arg {
             cmd.arg(format!("--settings={settings}"));
         }
+        cmd.args(&config.teammate_args);
         // The whole policy goes with the mode: a deny rule that held only in the lead's own
         // process would not be a rule. `--flag=value` keeps a rule that starts with `-` a value.
         let rules = &config.policy.rules;

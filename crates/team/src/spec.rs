@@ -58,8 +58,11 @@ pub struct TeamConfig {
     /// settings.
     pub settings_arg: Option<String>,
     /// Extensions every teammate built in this process gets besides the team's own (the
-    /// workspace's hooks, shared by every agent of the process).
+    /// workspace's hooks and MCP servers, shared by every agent of the process).
     pub extensions: Vec<Arc<dyn Extension>>,
+    /// Arguments added to every `troupe teammate` process (the lead's `--mcp-config`), so a
+    /// process-mode teammate sets itself up as the lead was.
+    pub teammate_args: Vec<String>,
 }
 
 /// Which copy of the repository a teammate's tools work in.

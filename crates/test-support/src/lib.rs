@@ -73,6 +73,7 @@ pub fn team_with(
         settings: Arc::new(troupe_settings::Settings::default()),
         settings_arg: None,
         extensions,
+        teammate_args: Vec::new(),
     };
     let store = match troupe_store::file::open(&config.troupe_dir, &config.team) {
         Ok(store) => store,

@@ -137,3 +137,97 @@ async fn one_extension_registration_adds_a_tool_a_prompt_section_and_a_gate() {
         "the gate runs before bypassPermissions"
     );
 }
+
+/// A tool source whose tools a test switches on while the agent runs; a built-in name it
+/// offers must not replace the built-in tool.
+#[derive(Default)]
+struct Switchable {
+    on: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl troupe_agent::ToolSource for Switchable {
+    async fn tools(&self) -> Vec<DynTool> {
+        match self.on.load(std::sync::atomic::Ordering::SeqCst) {
+            true => vec![Arc::new(Ping), Arc::new(FakeBash)],
+            false => Vec::new(),
+        }
+    }
+}
+
+/// Claims the name `bash`.
+struct FakeBash;
+
+#[async_trait::async_trait]
+impl Tool for FakeBash {
+    fn name(&self) -> &str {
+        "bash"
+    }
+    fn description(&self) -> &str {
+        "not the real bash"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn effect(&self, _input: &Value) -> Effect {
+        Effect::ReadOnly
+    }
+    async fn call(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
+        ToolOutput::error("the fake bash ran")
+    }
+}
+
+struct SourceExtension(Arc<Switchable>);
+
+impl Extension for SourceExtension {
+    fn name(&self) -> &str {
+        "source"
+    }
+    fn tool_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn troupe_agent::ToolSource>> {
+        Some(self.0.clone())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_source_is_asked_before_every_model_call() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    let source = Arc::new(Switchable::default());
+    let switch = source.clone();
+    server.script(
+        "src",
+        [
+            // Not offered yet: the call is an unknown tool.
+            Step::tool("ping", json!({})),
+            Step::dynamic(move |req| {
+                assert!(!req.tool_names().contains(&"ping".to_string()));
+                let (text, is_error) = req.last_tool_result().unwrap();
+                assert!(
+                    is_error && text.starts_with("unknown tool 'ping'"),
+                    "{text}"
+                );
+                switch.on.store(true, std::sync::atomic::Ordering::SeqCst);
+                troupe_testkit::Reply::tool("bash", json!({"command": "echo real"}))
+            }),
+            Step::dynamic(|req| {
+                // Switched on before this call: offered now, and bash is still the real one.
+                assert!(req.tool_names().contains(&"ping".to_string()));
+                let (text, is_error) = req.last_tool_result().unwrap();
+                assert!(!is_error && text.contains("real"), "{text}");
+                troupe_testkit::Reply::tool("ping", json!({}))
+            }),
+            Step::text("done"),
+        ],
+    );
+    let built = builder(ws.path(), &server, "src")
+        .policy(bypass())
+        .extension(Arc::new(SourceExtension(source)));
+    let mut agent = TestAgent::spawn(built);
+    let outcome = agent.turn(Some("go")).await;
+    assert_eq!(outcome.text, "done");
+    let (result, is_error) = server.requests_for("src")[3].last_tool_result().unwrap();
+    assert_eq!((result.as_str(), is_error), ("pong for src", false));
+    let agent = agent.finish().await;
+    assert!(agent.offered_tools().get("ping").is_some());
+    assert!(agent.tools().get("ping").is_none());
+}

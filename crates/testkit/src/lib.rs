@@ -13,6 +13,7 @@
 mod answer;
 mod anthropic;
 pub mod fixtures;
+pub mod mcp;
 mod openai;
 mod recorded;
 mod render;

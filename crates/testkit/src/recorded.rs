@@ -172,6 +172,18 @@ fn anthropic_message(m: &Value) -> Option<ChatMessage> {
     Some(ChatMessage { role, content })
 }
 
+/// An Anthropic base64 image block as troupe's image.
+fn image_of(block: &Value) -> Option<troupe_protocol::ImageData> {
+    if block.get("type").and_then(Value::as_str) != Some("image") {
+        return None;
+    }
+    let source = block.get("source")?;
+    Some(troupe_protocol::ImageData {
+        media_type: str_field(source, "media_type"),
+        data: str_field(source, "data"),
+    })
+}
+
 /// Reads one Anthropic block by hand, because real requests carry shapes the protocol type
 /// does not (tool_result content as a block array, cache_control, images).
 fn anthropic_block(b: &Value) -> Option<ContentBlock> {
@@ -193,11 +205,16 @@ fn anthropic_block(b: &Value) -> Option<ContentBlock> {
             name: str_field(b, "name"),
             input: b.get("input").cloned().unwrap_or(Value::Null),
         },
-        "tool_result" => ContentBlock::tool_result(
-            str_field(b, "tool_use_id"),
-            b.get("content").map(text_of).unwrap_or_default(),
-            b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
-        ),
+        "tool_result" => ContentBlock::ToolResult {
+            tool_use_id: str_field(b, "tool_use_id"),
+            content: b.get("content").map(text_of).unwrap_or_default(),
+            is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            images: b
+                .get("content")
+                .and_then(Value::as_array)
+                .map(|blocks| blocks.iter().filter_map(image_of).collect())
+                .unwrap_or_default(),
+        },
         _ => return None,
     })
 }

@@ -163,6 +163,7 @@ impl Run {
                     ToolOutput {
                         content: text,
                         is_error: code != 0,
+                        images: Vec::new(),
                     }
                 }
                 (None, Some(signal)) => {

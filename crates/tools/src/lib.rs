@@ -33,6 +33,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::sync::Arc;
+pub use troupe_protocol::ImageData;
 
 /// What a tool call does to the world; permissions and the plan gate decide on this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,8 @@ pub struct ToolOutput {
     pub content: String,
     /// True when the call failed; the model should act on the message.
     pub is_error: bool,
+    /// Images beside the text (an MCP server's); providers that take none get a note instead.
+    pub images: Vec<ImageData>,
 }
 
 impl ToolOutput {
@@ -62,6 +65,7 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -70,7 +74,14 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: true,
+            images: Vec::new(),
         }
+    }
+
+    /// The same result with these images attached.
+    pub fn with_images(mut self, images: Vec<ImageData>) -> Self {
+        self.images = images;
+        self
     }
 }
 

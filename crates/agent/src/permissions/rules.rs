@@ -173,6 +173,17 @@ impl Rule {
         }
     }
 
+    /// The MCP server a rule is about (`time` for `mcp__time`, `mcp__time__*` and
+    /// `mcp__time__now`), so a rule naming a server nobody configured can be reported.
+    pub fn mcp_server(&self) -> Option<&str> {
+        let name = match &self.tool {
+            ToolPattern::Named(name) => name.as_str(),
+            ToolPattern::McpServer(prefix) => prefix.as_str(),
+        };
+        let rest = name.strip_prefix("mcp__")?;
+        Some(rest.split_once("__").map_or(rest, |(server, _)| server))
+    }
+
     /// Whether the rule covers every call of its tools, whatever the input.
     pub fn is_tool_wide(&self) -> bool {
         matches!(self.specifier, Specifier::Any)

@@ -1,7 +1,8 @@
 //! Subcommands: `troupe team …`, `troupe task …`, `troupe worktree …`, `troupe teammate`,
-//! `troupe sandbox check` and `troupe config`.
+//! `troupe sandbox check`, `troupe config` and `troupe mcp list`.
 
 pub mod config;
+pub mod mcp;
 pub mod sandbox;
 pub mod task;
 pub mod team;

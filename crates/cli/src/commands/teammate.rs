@@ -7,6 +7,7 @@
 //! to, so a supervisor restarting on failure has nothing to restart.
 
 use crate::args::TeammateArgs;
+use crate::mcp::McpExtension;
 use crate::setup::{model_config, workspace_root};
 use anyhow::{bail, Context, Result};
 use std::sync::Arc;
@@ -28,8 +29,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     // The same settings files as the lead that spawned it, plus its `--settings`.
     let loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
     crate::settings::apply_env(&loaded.settings);
-    let settings = Arc::new(loaded.settings);
-    let model = model_config(&args.agent, &settings)?;
+    let model = model_config(&args.agent, &loaded.settings)?;
     // The rules of the lead that spawned this teammate, passed on one by one.
     let flags = PermissionFlags {
         mode: args.agent.permission_mode.clone(),
@@ -37,8 +37,11 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         ask: args.ask_rules.clone(),
         deny: args.deny_rules.clone(),
     };
-    let policy = effective_policy(&settings.permissions, &flags)
+    let policy = effective_policy(&loaded.settings.permissions, &flags)
         .context("invalid permission rule passed to the teammate")?;
+    // Its own connections to the same servers (one per server per process).
+    let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
+    let settings = Arc::new(loaded.settings);
     let troupe_dir = workspace.join(".troupe");
     let store = troupe_store::file::open(&troupe_dir, &args.team)
         .with_context(|| format!("opening team '{}'", args.team))?;
@@ -55,7 +58,8 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         exe: None,
         settings_arg: args.agent.settings.clone(),
         settings,
-        extensions: vec![Arc::new(hooks)],
+        extensions: vec![Arc::new(hooks), Arc::new(McpExtension::new(mcp.clone()))],
+        teammate_args: Vec::new(),
     };
     crate::setup::exclude_troupe_dir(&config.workspace);
     let team = Team::open(config, store, None)?;
@@ -87,6 +91,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
             eprintln!("troupe teammate {name}: terminating: ending at the round boundary");
         }
     });
+    mcp.start(runtime.handle());
     let result = runtime.block_on(async {
         let run = member::run(shared.clone(), spec, cancel.clone());
         tokio::pin!(run);
@@ -98,6 +103,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
             } => None,
         }
     });
+    mcp.shutdown();
     troupe_tools::process::end_all();
     let code = match result {
         Some(Ok(())) => 0,

@@ -12,13 +12,14 @@ pub fn emit(value: &Value) {
     let _ = out.flush();
 }
 
-/// The `system/init` event.
+/// The `system/init` event; `mcp_servers` lists `{name, status}` as Claude Code's does.
 pub fn init(
     session_id: &str,
     model: &str,
     cwd: &str,
     tools: &[String],
     permission_mode: &str,
+    mcp_servers: Value,
 ) -> Value {
     json!({
         "type": "system",
@@ -27,6 +28,7 @@ pub fn init(
         "model": model,
         "cwd": cwd,
         "tools": tools,
+        "mcp_servers": mcp_servers,
         "permissionMode": permission_mode,
     })
 }

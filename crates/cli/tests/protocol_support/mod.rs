@@ -119,6 +119,7 @@ pub fn results_of(rec: &Recorded, tool: &str) -> Vec<(String, bool)> {
                 tool_use_id,
                 content,
                 is_error,
+                ..
             } if ids.contains(&tool_use_id) => Some((content, is_error)),
             _ => None,
         })

@@ -77,6 +77,15 @@ impl LiveCall {
         }
     }
 
+    /// Kills the call's group and unregisters the call without sweeping for its other
+    /// processes: for troupe's own exit, where [`end_all`] then ends whatever was orphaned in
+    /// one sweep for every call. Wait until the group's leader is gone before `end_all`, so its
+    /// orphans have been handed to troupe (the subreaper) by then.
+    pub fn kill_group_and_forget(self) {
+        self.kill_group();
+        self.unregister();
+    }
+
     /// One round of [`LiveCall::end`] that never waits: the call is over (and unregistered) when
     /// nothing of it is left alive, else it is handed back to be ended with `end`. The usual
     /// command leaves nothing behind, and this spares it a trip to a blocking thread.

@@ -118,3 +118,15 @@ fn long_commands_are_shortened_in_reasons() {
     assert!(reason.len() < 300, "{reason}");
     assert!(reason.contains('…'));
 }
+
+#[test]
+fn headless_refusal_of_an_mcp_tool_names_the_tool_and_server_rules() {
+    let policy = policy(PermissionMode::Default, &[], &[], &[]);
+    let message = headless(&policy, "mcp__time__get_time", Effect::Execute, json!({}));
+    assert_eq!(
+        message,
+        "mcp__time__get_time needs permission in default mode. To allow it, re-run with \
+         --allowedTools mcp__time__get_time (or --allowedTools mcp__time for every tool of the MCP \
+         server time, or an allow rule in the settings) or --permission-mode bypassPermissions"
+    );
+}

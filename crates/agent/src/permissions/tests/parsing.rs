@@ -72,3 +72,17 @@ fn rules_extend_with_a_later_source() {
     assert_eq!(bash(&policy, "make all"), Kind::Allow);
     assert_eq!(bash(&policy, "make && rm x"), Kind::Deny);
 }
+
+#[test]
+fn mcp_rules_name_their_server() {
+    for (text, server) in [
+        ("mcp__time", Some("time")),
+        ("mcp__time__*", Some("time")),
+        ("mcp__time__get_time", Some("time")),
+        ("mcp__my-srv__x", Some("my-srv")),
+        ("Bash(ls:*)", None),
+        ("Edit", None),
+    ] {
+        assert_eq!(Rule::parse(text).unwrap().mcp_server(), server, "{text}");
+    }
+}

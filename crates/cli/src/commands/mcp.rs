@@ -1,0 +1,63 @@
+//! `troupe mcp list`: every configured server, started now and checked (each waits at most its
+//! start-up timeout), with its status, transport, tool count and last error.
+
+use crate::args::{McpArgs, McpCommand};
+use crate::render::sanitize::{json_line, terminal};
+use anyhow::{Context, Result};
+use serde_json::json;
+use std::time::Duration;
+use troupe_mcp::McpManager;
+
+/// Runs `troupe mcp …` and returns the exit code.
+pub fn run(args: &McpArgs) -> Result<i32> {
+    match &args.command {
+        McpCommand::List {
+            json,
+            cwd,
+            settings,
+            mcp,
+        } => {
+            let workspace = match cwd {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir().context("reading the current directory")?,
+            };
+            let workspace = workspace
+                .canonicalize()
+                .with_context(|| format!("workspace {} is not accessible", workspace.display()))?;
+            let loaded = crate::settings::load(&workspace, settings.as_deref())?;
+            crate::settings::apply_env(&loaded.settings);
+            let config = crate::mcp::config(&workspace, &loaded, mcp)?;
+            let options = crate::mcp::options(&workspace, &loaded.settings);
+            let limit = options.startup_timeout + Duration::from_secs(1);
+            let manager = McpManager::new(&config, options);
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            manager.start(runtime.handle());
+            runtime.block_on(manager.settle(limit));
+            let statuses = manager.statuses();
+            match json {
+                true => println!(
+                    "{}",
+                    json_line(
+                        &json!({
+                            "servers": statuses.iter().map(crate::mcp::status_json).collect::<Vec<_>>(),
+                            "problems": manager.problems(),
+                        })
+                        .to_string()
+                    )
+                ),
+                false => print!(
+                    "{}",
+                    terminal(&crate::mcp::status_table(&statuses, manager.problems()))
+                ),
+            }
+            manager.shutdown();
+            drop(runtime);
+            troupe_tools::process::end_all();
+            Ok(0)
+        }
+    }
+}

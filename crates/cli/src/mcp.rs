@@ -1,0 +1,269 @@
+//! The binary's side of MCP: the configured servers gathered from every source in precedence
+//! order, the client's options from the settings, rules checked against the servers, and the
+//! extension that gives every agent of this process the servers' tools and `connect_mcp`.
+
+use crate::args::McpFlags;
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use troupe_agent::permissions::Policy;
+use troupe_agent::{Extension, ExtensionContext, ToolSource};
+use troupe_mcp::{McpConfig, McpManager, McpOptions, ServerStatus};
+use troupe_settings::{Loaded, Scope, Settings};
+use troupe_tools::DynTool;
+
+/// Every configured server, lowest precedence first: the user's settings, the workspace's
+/// `.mcp.json`, the project's and local settings, `--settings`, then `--mcp-config` (only that
+/// with `--strict-mcp-config`). A `.mcp.json` that cannot be read is reported, not fatal; a bad
+/// `--mcp-config` is an error.
+pub fn config(workspace: &Path, loaded: &Loaded, flags: &McpFlags) -> Result<McpConfig> {
+    let env = |name: &str| std::env::var(name).ok();
+    let mut config = McpConfig::new();
+    if !flags.strict_mcp_config {
+        let (user, rest): (Vec<_>, Vec<_>) =
+            loaded.layers.iter().partition(|l| l.scope == Scope::User);
+        for layer in user {
+            config.add_servers(&layer.origin, &layer.settings.mcp_servers, &env);
+        }
+        if let Err(problem) = config.add_file(&workspace.join(".mcp.json"), &env) {
+            tracing::warn!("{problem}");
+            config.problems.push(problem);
+        }
+        for layer in rest {
+            config.add_servers(&layer.origin, &layer.settings.mcp_servers, &env);
+        }
+    }
+    for given in &flags.mcp_config {
+        let trimmed = given.trim_start();
+        if trimmed.starts_with('{') {
+            config
+                .add_document("--mcp-config", trimmed, &env)
+                .map_err(anyhow::Error::msg)?;
+        } else {
+            let found = config
+                .add_file(Path::new(given), &env)
+                .map_err(anyhow::Error::msg)?;
+            if !found {
+                bail!("--mcp-config {given}: no such file");
+            }
+        }
+    }
+    Ok(config)
+}
+
+/// The flags that give a teammate process the same servers: `--mcp-config` values with file
+/// paths made absolute (it may resolve them from elsewhere), and `--strict-mcp-config`.
+pub fn teammate_args(flags: &McpFlags) -> Vec<String> {
+    let mut args: Vec<String> = flags
+        .mcp_config
+        .iter()
+        .map(|given| {
+            let path = Path::new(given);
+            let value = match given.trim_start().starts_with('{') || path.is_absolute() {
+                true => given.clone(),
+                false => std::path::absolute(path)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|_| given.clone()),
+            };
+            format!("--mcp-config={value}")
+        })
+        .collect();
+    if flags.strict_mcp_config {
+        args.push("--strict-mcp-config".to_string());
+    }
+    args
+}
+
+/// The client's options: the settings' timeouts, else Claude Code's variables (`MCP_TOOL_TIMEOUT`
+/// and `MCP_TIMEOUT`, in milliseconds), else the defaults.
+pub fn options(workspace: &Path, settings: &Settings) -> McpOptions {
+    let from_env = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis)
+    };
+    let mut options = McpOptions::new(workspace.to_path_buf());
+    if let Some(timeout) = settings
+        .mcp_tool_timeout
+        .map(Duration::from_secs_f64)
+        .or_else(|| from_env("MCP_TOOL_TIMEOUT"))
+    {
+        options.tool_timeout = timeout;
+    }
+    if let Some(timeout) = settings
+        .mcp_startup_timeout
+        .map(Duration::from_secs_f64)
+        .or_else(|| from_env("MCP_TIMEOUT"))
+    {
+        options.startup_timeout = timeout;
+    }
+    options
+}
+
+/// Refuses a permission rule about an MCP server nobody configured: it would silently allow or
+/// deny nothing, which is never what its author meant.
+pub fn check_rules(policy: &Policy, config: &McpConfig) -> Result<()> {
+    let rules = &policy.rules;
+    let lists = [
+        ("allow", &rules.allow),
+        ("ask", &rules.ask),
+        ("deny", &rules.deny),
+    ];
+    for (list, rules) in lists {
+        for rule in rules.iter() {
+            let Some(server) = rule.mcp_server() else {
+                continue;
+            };
+            if !config.contains(server) {
+                let configured = match config.is_empty() {
+                    true => "no MCP server is configured".to_string(),
+                    false => format!("configured: {}", config.names().join(", ")),
+                };
+                bail!(
+                    "the {list} rule `{rule}` names the MCP server `{server}`, which is not configured ({configured}); \
+                     configure it in .mcp.json, settings `mcpServers` or --mcp-config, or remove the rule"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Gathers the servers and checks the rules: the manager every agent of this process shares
+/// (not started yet).
+pub fn manager(
+    workspace: &Path,
+    loaded: &Loaded,
+    flags: &McpFlags,
+    policy: &Policy,
+) -> Result<Arc<McpManager>> {
+    let config = config(workspace, loaded, flags).context("MCP configuration")?;
+    check_rules(policy, &config)?;
+    Ok(McpManager::new(
+        &config,
+        options(workspace, &loaded.settings),
+    ))
+}
+
+/// What every agent of the process gets from MCP: the servers' tools as they connect,
+/// `connect_mcp`, and a prompt section naming the servers.
+pub struct McpExtension {
+    manager: Arc<McpManager>,
+}
+
+impl McpExtension {
+    /// The extension over `manager`'s servers.
+    pub fn new(manager: Arc<McpManager>) -> McpExtension {
+        McpExtension { manager }
+    }
+}
+
+/// The servers' tools as they are now, for the loop to ask before each model call.
+struct Source(Arc<McpManager>);
+
+#[async_trait::async_trait]
+impl ToolSource for Source {
+    async fn tools(&self) -> Vec<DynTool> {
+        self.0.tools().await
+    }
+}
+
+impl Extension for McpExtension {
+    fn name(&self) -> &str {
+        "mcp"
+    }
+
+    fn tools(&self, _cx: &ExtensionContext<'_>) -> Vec<DynTool> {
+        match self.manager.is_empty() {
+            true => Vec::new(),
+            false => vec![self.manager.connect_tool()],
+        }
+    }
+
+    fn prompt_sections(&self, _cx: &ExtensionContext<'_>) -> Vec<String> {
+        if self.manager.is_empty() {
+            return Vec::new();
+        }
+        let servers: Vec<String> = self
+            .manager
+            .statuses()
+            .iter()
+            .map(|s| format!("{} ({})", s.name, s.transport))
+            .collect();
+        vec![format!(
+            "# MCP servers\nConfigured: {}. They start in the background; a server's tools join your tools as mcp__<server>__<tool> once it is connected. \
+             Call connect_mcp with {{\"name\": …}} to connect one that is not connected yet or has failed.",
+            servers.join(", ")
+        )]
+    }
+
+    fn tool_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn ToolSource>> {
+        match self.manager.is_empty() {
+            true => None,
+            false => Some(Arc::new(Source(self.manager.clone()))),
+        }
+    }
+}
+
+/// The servers as stream-json's `system/init` lists them (Claude Code's shape).
+pub fn init_servers(manager: &McpManager) -> Value {
+    Value::Array(
+        manager
+            .statuses()
+            .iter()
+            .map(|s| json!({"name": s.name, "status": s.status.as_str()}))
+            .collect(),
+    )
+}
+
+/// One server as `troupe mcp list --json` shows it.
+pub fn status_json(status: &ServerStatus) -> Value {
+    json!({
+        "name": status.name,
+        "status": status.status.as_str(),
+        "transport": status.transport,
+        "tools": status.tools.len(),
+        "tool_names": status.tools,
+        "last_error": status.last_error,
+        "origin": status.origin,
+    })
+}
+
+/// The servers as a table for people (`troupe mcp list`, `/mcp`).
+pub fn status_table(statuses: &[ServerStatus], problems: &[String]) -> String {
+    if statuses.is_empty() {
+        let mut out = "No MCP servers are configured: add them to .mcp.json, settings `mcpServers` or --mcp-config.\n".to_string();
+        for problem in problems {
+            out.push_str(&format!("problem: {problem}\n"));
+        }
+        return out;
+    }
+    let width = statuses
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!(
+        "{:<width$}  {:<9}  {:<9}  {:>5}  LAST ERROR\n",
+        "NAME", "STATUS", "TRANSPORT", "TOOLS"
+    );
+    for s in statuses {
+        out.push_str(&format!(
+            "{:<width$}  {:<9}  {:<9}  {:>5}  {}\n",
+            s.name,
+            s.status.as_str(),
+            s.transport,
+            s.tools.len(),
+            s.last_error.as_deref().unwrap_or("")
+        ));
+    }
+    for problem in problems {
+        out.push_str(&format!("problem: {problem}\n"));
+    }
+    out
+}

@@ -1,0 +1,837 @@
+//! MCP through the binary, against the real servers `.ci/run` installs: tool calls and results
+//! over stdio and streamable HTTP (server-everything, server-filesystem, mcp-server-time),
+//! list changes, a crash and its restart, a server that never answers `initialize`, rules,
+//! `troupe mcp list`, `/mcp`, teammates, timeouts and cancellation.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+mod common;
+
+use common::{json_lines, repl, result_json, run, stderr, subcommand, troupe};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Output;
+use troupe_testkit::{mcp, FakeServer, Recorded, Reply, Step, TempWorkspace, Wire};
+
+/// `troupe -p go --output-format json ARGS…` in `wire`, run to completion.
+fn headless(ws: &TempWorkspace, server: &FakeServer, wire: Wire, args: &[&str]) -> Output {
+    run(troupe(ws.path(), server, wire)
+        .args(["-p", "go", "--output-format", "json"])
+        .args(args))
+}
+
+/// The text of the last tool result, asserting whether it is an error.
+#[track_caller]
+fn last_result(req: &Recorded, error: bool) -> String {
+    let (text, is_error) = req.last_tool_result().expect("a tool result");
+    assert_eq!(is_error, error, "{text}");
+    text
+}
+
+/// The pids of the server processes troupe started for `server`, from its log's marker lines.
+fn started_pids(ws: &Path, server: &str) -> Vec<u32> {
+    let log = std::fs::read_to_string(ws.join(format!(".troupe/logs/mcp/{server}.log")))
+        .unwrap_or_default();
+    log.lines()
+        .filter_map(|l| l.split("(pid ").nth(1))
+        .filter_map(|rest| rest.split(')').next())
+        .map(|pid| pid.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn stdio_servers_answer_calls_with_text_images_and_structured_content() {
+    let ws = TempWorkspace::new();
+    ws.write("notes/today.txt", "buy milk");
+    mcp::write_mcp_json(
+        ws.path(),
+        json!({
+            "everything": mcp::everything(),
+            "fs": mcp::filesystem(&ws.path().canonicalize().unwrap()),
+            "time": mcp::time(),
+        }),
+    );
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            // connect_mcp waits for each server's start-up, so the next round has their tools.
+            Step::reply(
+                Reply::tool("connect_mcp", json!({"name": "everything"}))
+                    .with_tool("connect_mcp", json!({"name": "fs"}))
+                    .with_tool("connect_mcp", json!({"name": "time"})),
+            ),
+            Step::dynamic(|req| {
+                let tools = req.tool_names();
+                for tool in [
+                    "mcp__everything__echo",
+                    "mcp__everything__get-tiny-image",
+                    "mcp__fs__read_text_file",
+                    "mcp__time__get_current_time",
+                ] {
+                    assert!(tools.iter().any(|t| t == tool), "{tool} missing: {tools:?}");
+                }
+                // The server's schema is passed through (cleaned for the provider).
+                let echo = req.body["tools"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|t| t["name"] == "mcp__everything__echo")
+                    .unwrap();
+                assert_eq!(echo["input_schema"]["type"], "object");
+                assert!(
+                    echo["input_schema"]["properties"]["message"].is_object(),
+                    "{echo}"
+                );
+                assert!(echo["input_schema"].get("$schema").is_none(), "{echo}");
+                Reply::tool("mcp__everything__echo", json!({"message": "hello mcp"}))
+                    .with_tool("mcp__everything__get-tiny-image", json!({}))
+                    .with_tool(
+                        "mcp__everything__get-structured-content",
+                        json!({"location": "New York"}),
+                    )
+                    .with_tool(
+                        "mcp__fs__read_text_file",
+                        json!({"path": "notes/today.txt"}),
+                    )
+                    .with_tool("mcp__time__get_current_time", json!({"timezone": "UTC"}))
+            }),
+            Step::dynamic(|req| {
+                let results: Vec<Value> = req.body["messages"].as_array().unwrap().last().unwrap()
+                    ["content"]
+                    .as_array()
+                    .unwrap()
+                    .clone();
+                assert_eq!(results.len(), 5, "{results:?}");
+                let text = |i: usize| results[i]["content"].to_string();
+                assert!(text(0).contains("hello mcp"), "{}", text(0));
+                // The image arrives as an image block inside the tool_result.
+                let image = results[1]["content"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|b| b["type"] == "image")
+                    .unwrap_or_else(|| panic!("no image block: {}", results[1]));
+                assert_eq!(image["source"]["type"], "base64");
+                assert_eq!(image["source"]["media_type"], "image/png");
+                assert!(image["source"]["data"].as_str().unwrap().len() > 20);
+                assert!(text(2).contains("temperature"), "{}", text(2));
+                assert!(text(3).contains("buy milk"), "{}", text(3));
+                assert!(text(4).contains("UTC"), "{}", text(4));
+                assert!(
+                    results.iter().all(|r| r.get("is_error").is_none()),
+                    "{results:?}"
+                );
+                Reply::text("all answered")
+            }),
+        ],
+    );
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &[
+            "--allowedTools",
+            "mcp__everything mcp__fs__* mcp__time__get_current_time",
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(result_json(&out)["result"], "all answered");
+    // Their stderr went to the logs, never the terminal.
+    assert!(
+        !stderr(&out).contains("Secure MCP Filesystem Server"),
+        "{}",
+        stderr(&out)
+    );
+    let fs_log = ws.read(".troupe/logs/mcp/fs.log");
+    assert!(fs_log.contains("--- troupe started"), "{fs_log}");
+    for name in ["everything", "fs", "time"] {
+        for pid in started_pids(ws.path(), name) {
+            assert!(!common::alive(pid), "{name} server {pid} outlived troupe");
+        }
+    }
+}
+
+#[test]
+fn streamable_http_server_answers_calls_with_an_openai_model() {
+    let ws = TempWorkspace::new();
+    mcp::write_mcp_json(
+        ws.path(),
+        json!({"web": {"type": "http", "url": mcp::everything_http(), "headers": {"X-Client": "troupe-${TROUPE_TEST_UNSET:-test}"}}}),
+    );
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "web"})),
+            Step::dynamic(|req| {
+                let text = last_result(req, false);
+                assert!(text.contains("mcp__web__get-sum"), "{text}");
+                Reply::tool("mcp__web__get-sum", json!({"a": 19, "b": 23}))
+                    .with_tool("mcp__web__get-tiny-image", json!({}))
+            }),
+            Step::dynamic(|req| {
+                let text = req.all_text();
+                assert!(text.contains("42"), "{text}");
+                // OpenAI tool messages take text only: the image is named, not sent.
+                assert!(text.contains("1 image(s) returned (image/png)"), "{text}");
+                Reply::text("sum done")
+            }),
+        ],
+    );
+    let out = headless(&ws, &server, Wire::OpenAi, &["--allowedTools", "mcp__web"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(result_json(&out)["result"], "sum done");
+}
+
+#[test]
+fn a_changed_tool_list_is_offered_on_the_next_round() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::dynamic(|req| {
+                assert!(!req.tool_names().contains(&"mcp__fx__fresh".to_string()));
+                Reply::tool("mcp__fx__add_tool", json!({"name": "fresh"}))
+            }),
+            Step::dynamic(|req| {
+                assert_eq!(last_result(req, false), "added fresh");
+                let tools = req.tool_names();
+                assert!(tools.contains(&"mcp__fx__fresh".to_string()), "{tools:?}");
+                Reply::tool("mcp__fx__fresh", json!({}))
+            }),
+            Step::dynamic(|req| Reply::text(last_result(req, false))),
+        ],
+    );
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__fx"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(result_json(&out)["result"], "I am fresh");
+}
+
+#[test]
+fn a_server_that_exits_mid_session_gives_an_error_then_is_restarted() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool("mcp__fx__crash", json!({})),
+            Step::dynamic(|req| {
+                let text = last_result(req, true);
+                assert!(
+                    text.contains("MCP server `fx` stopped while running mcp__fx__crash"),
+                    "{text}"
+                );
+                assert!(text.contains("exit status: 3"), "{text}");
+                assert!(text.contains("restarts it on the next call"), "{text}");
+                // Its tools stay on offer, so the model can call them again.
+                assert!(req.tool_names().contains(&"mcp__fx__echo".to_string()));
+                Reply::tool("mcp__fx__echo", json!({"text": "back again"}))
+            }),
+            Step::dynamic(|req| Reply::text(last_result(req, false))),
+        ],
+    );
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__fx"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(result_json(&out)["result"], "back again");
+    // The user hears of it once, in troupe's words; the SDK's own messages stay out.
+    let err = stderr(&out);
+    assert!(err.contains("MCP server stopped"), "{err}");
+    assert!(!err.contains("ERROR") && !err.contains("rmcp"), "{err}");
+    let pids = started_pids(ws.path(), "fx");
+    assert_eq!(pids.len(), 2, "started, then restarted once: {pids:?}");
+    assert!(pids.iter().all(|pid| !common::alive(*pid)));
+}
+
+#[test]
+fn a_server_that_never_answers_initialize_delays_nothing_and_is_reported() {
+    let ws = TempWorkspace::new();
+    mcp::write_mcp_json(
+        ws.path(),
+        json!({"mute": {"command": "sleep", "args": ["600"]}}),
+    );
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [Step::dynamic(|req| {
+            assert!(req.tool_names().iter().all(|t| !t.starts_with("mcp__mute")));
+            assert!(req.system().contains("mute (stdio)"), "{}", req.system());
+            Reply::text("answered without it")
+        })],
+    );
+    // A start-up limit of ten minutes: a run that waited for the server would not end.
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "go",
+        "--output-format",
+        "stream-json",
+        "--settings",
+        r#"{"mcp_startup_timeout": 600}"#,
+    ]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let lines = json_lines(&out);
+    assert_eq!(lines[0]["subtype"], "init");
+    assert_eq!(
+        lines[0]["mcp_servers"],
+        json!([{"name": "mute", "status": "pending"}])
+    );
+    assert_eq!(lines.last().unwrap()["result"], "answered without it");
+    let pids = started_pids(ws.path(), "mute");
+    assert_eq!(pids.len(), 1);
+    assert!(!common::alive(pids[0]), "the silent server outlived troupe");
+    // `troupe mcp list` waits for it only as long as the start-up limit, then reports it.
+    let out = subcommand(
+        ws.path(),
+        &[
+            "mcp",
+            "list",
+            "--json",
+            "--settings",
+            r#"{"mcp_startup_timeout": 0.5}"#,
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mute = &listed["servers"][0];
+    assert_eq!(mute["name"], "mute");
+    assert_eq!(mute["status"], "failed");
+    assert_eq!(mute["transport"], "stdio");
+    assert_eq!(mute["tools"], 0);
+    assert!(
+        mute["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish initialize within 0.5 s"),
+        "{mute}"
+    );
+}
+
+#[test]
+fn mcp_list_shows_each_server_and_a_bad_entry_does_not_stop_the_others() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(
+        ws.path(),
+        json!({"fx": mcp::fixture(&log), "bad": {"command": 3}, "secret": {"command": "x", "env": {"K": "${TROUPE_TEST_NEVER_SET}"}}}),
+    );
+    let out = subcommand(ws.path(), &["mcp", "list", "--json"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let servers = listed["servers"].as_array().unwrap();
+    let by_name = |name: &str| servers.iter().find(|s| s["name"] == name).unwrap().clone();
+    let fx = by_name("fx");
+    assert_eq!(fx["status"], "connected", "{fx}");
+    assert_eq!(fx["tools"], 4);
+    assert!(fx["last_error"].is_null());
+    let bad = by_name("bad");
+    assert_eq!(bad["status"], "failed");
+    assert_eq!(bad["transport"], "unknown");
+    let error = bad["last_error"].as_str().unwrap();
+    assert!(error.starts_with("MCP server `bad` (in "), "{error}");
+    assert!(
+        error.contains(".mcp.json): `command` must be a non-empty string"),
+        "{error}"
+    );
+    let secret = by_name("secret");
+    assert!(
+        secret["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("${TROUPE_TEST_NEVER_SET} is not set"),
+        "{secret}"
+    );
+    // The same as a table for people.
+    let out = subcommand(ws.path(), &["mcp", "list"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    let fx_row = table.lines().find(|l| l.starts_with("fx ")).unwrap();
+    assert!(
+        fx_row.contains("connected") && fx_row.contains("stdio") && fx_row.contains(" 4"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("bad ") && l.contains("failed")),
+        "{table}"
+    );
+    // --mcp-config adds (and wins), --strict-mcp-config uses nothing else.
+    let out = subcommand(
+        ws.path(),
+        &[
+            "mcp",
+            "list",
+            "--json",
+            "--strict-mcp-config",
+            "--mcp-config",
+            r#"{"mcpServers": {"only": {"command": "true"}}}"#,
+        ],
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = listed["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["only"]);
+    // A file works the same; a missing one is an error naming it.
+    ws.write(
+        "extra.json",
+        r#"{"mcpServers": {"extra": {"command": "true"}}}"#,
+    );
+    let out = subcommand(
+        ws.path(),
+        &["mcp", "list", "--json", "--mcp-config", "extra.json"],
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = listed["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bad", "extra", "fx", "secret"]);
+    let out = subcommand(ws.path(), &["mcp", "list", "--mcp-config", "nowhere.json"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--mcp-config nowhere.json: no such file"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn http_headers_are_sent_with_variables_expanded() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let capture = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = stream.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            request.extend_from_slice(&buf[..n]);
+        }
+        let _ = stream.write_all(
+            b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        );
+        String::from_utf8_lossy(&request).into_owned()
+    });
+    let ws = TempWorkspace::new();
+    mcp::write_mcp_json(
+        ws.path(),
+        json!({"remote": {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${TROUPE_TEST_TOKEN}", "X-Team": "${TROUPE_TEST_TEAM:-blue}"}}}),
+    );
+    let out = common::run(
+        std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
+            .current_dir(ws.path())
+            .env("TROUPE_TEST_TOKEN", "s3cret")
+            .args([
+                "mcp",
+                "list",
+                "--json",
+                "--settings",
+                r#"{"mcp_startup_timeout": 20}"#,
+            ]),
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let request = capture.join().unwrap().to_ascii_lowercase();
+    assert!(request.starts_with("post /mcp "), "{request}");
+    assert!(
+        request.contains("authorization: bearer s3cret"),
+        "{request}"
+    );
+    assert!(request.contains("x-team: blue"), "{request}");
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["servers"][0]["status"], "failed");
+    assert_eq!(listed["servers"][0]["transport"], "http");
+    assert!(listed["servers"][0]["last_error"]
+        .as_str()
+        .unwrap()
+        .contains("initialize at"));
+}
+
+#[test]
+fn unknown_servers_in_rules_and_connect_mcp_are_errors() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let server = FakeServer::start();
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__nope__x"],
+    );
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "`mcp__nope__x` names the MCP server `nope`, which is not configured (configured: fx)"
+        ),
+        "{err}"
+    );
+    assert!(server.journal().is_empty(), "no model call was made");
+    ws.write(
+        ".troupe/settings.json",
+        r#"{"permissions": {"deny": ["mcp__gone"]}}"#,
+    );
+    let out = headless(&ws, &server, Wire::Anthropic, &[]);
+    assert!(
+        stderr(&out).contains("the deny rule `mcp__gone` names the MCP server `gone`"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(ws.path().join(".troupe/settings.json")).unwrap();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "nope"})),
+            Step::dynamic(|req| Reply::text(last_result(req, true))),
+        ],
+    );
+    let out = headless(&ws, &server, Wire::Anthropic, &[]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(
+        result_json(&out)["result"],
+        "no MCP server named `nope` is configured; configured: fx"
+    );
+}
+
+#[test]
+fn deny_rules_hold_for_mcp_tools_and_headless_default_says_how_to_allow() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let script = |server: &FakeServer| {
+        server.script(
+            "lead",
+            [
+                Step::tool("connect_mcp", json!({"name": "fx"})),
+                Step::tool("mcp__fx__echo", json!({"text": "hi"})),
+                Step::dynamic(|req| {
+                    let (text, is_error) = req.last_tool_result().unwrap();
+                    Reply::text(format!("{is_error}: {text}"))
+                }),
+            ],
+        );
+    };
+    let server = FakeServer::start();
+    for deny in ["mcp__fx__echo", "mcp__fx__*", "mcp__fx"] {
+        script(&server);
+        let out = headless(
+            &ws,
+            &server,
+            Wire::Anthropic,
+            &[
+                "--permission-mode",
+                "bypassPermissions",
+                "--disallowedTools",
+                deny,
+            ],
+        );
+        assert!(out.status.success(), "stderr: {}", stderr(&out));
+        let result = result_json(&out)["result"].as_str().unwrap().to_string();
+        assert!(
+            result.starts_with(&format!(
+                "true: mcp__fx__echo is denied by the permission rule `{deny}`"
+            )),
+            "{deny}: {result}"
+        );
+    }
+    // A deny rule in the settings holds over an allow rule on the command line.
+    ws.write(
+        ".troupe/settings.json",
+        r#"{"permissions": {"deny": ["mcp__fx__echo"]}}"#,
+    );
+    script(&server);
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__fx"],
+    );
+    let result = result_json(&out)["result"].as_str().unwrap().to_string();
+    assert!(
+        result.starts_with("true: mcp__fx__echo is denied"),
+        "{result}"
+    );
+    std::fs::remove_file(ws.path().join(".troupe/settings.json")).unwrap();
+    // Headless default mode: side effects unless a rule allows them; the refusal says how.
+    script(&server);
+    let out = headless(&ws, &server, Wire::Anthropic, &[]);
+    let result = result_json(&out)["result"].as_str().unwrap().to_string();
+    assert!(
+        result.starts_with("true: mcp__fx__echo needs permission in default mode"),
+        "{result}"
+    );
+    assert!(result.contains("--allowedTools mcp__fx__echo"), "{result}");
+    assert!(
+        result.contains("--allowedTools mcp__fx for every tool of the MCP server fx"),
+        "{result}"
+    );
+    // An ask rule makes even an allowed call ask, which headless cannot.
+    ws.write(
+        ".troupe/settings.json",
+        r#"{"permissions": {"ask": ["mcp__fx__echo"], "allow": ["mcp__fx"]}}"#,
+    );
+    script(&server);
+    let out = headless(&ws, &server, Wire::Anthropic, &[]);
+    let result = result_json(&out)["result"].as_str().unwrap().to_string();
+    assert!(
+        result.contains("the ask rule `mcp__fx__echo` matches"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_slow_call_times_out_and_is_cancelled_on_the_server() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool("mcp__fx__slow", json!({"ms": 600_000})),
+            Step::dynamic(|req| Reply::text(last_result(req, true))),
+        ],
+    );
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &[
+            "--allowedTools",
+            "mcp__fx",
+            "--settings",
+            r#"{"mcp_tool_timeout": 1}"#,
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(
+        result_json(&out)["result"],
+        "mcp__fx__slow did not answer within 1 s and was cancelled (setting mcp_tool_timeout)"
+    );
+    // The server heard about it: its request was cancelled, not left running. (The run ends
+    // right after, so the note may land a moment later; wait for it, bounded.)
+    let noted = wait_until(|| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("cancelled")
+    });
+    assert!(noted, "fixture log: {:?}", std::fs::read_to_string(&log));
+}
+
+/// Polls `check` until it holds, for at most ten seconds.
+fn wait_until(check: impl Fn() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    check()
+}
+
+#[test]
+fn teammates_share_the_lead_process_connection() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let server = FakeServer::start();
+    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "helper", "prompt": "echo something"}),
+            ),
+            Step::text("spawned"),
+        ],
+    );
+    server.script(
+        "alice",
+        [
+            Step::dynamic(|req| {
+                assert!(req.tool_names().contains(&"mcp__fx__echo".to_string()));
+                Reply::tool("mcp__fx__echo", json!({"text": "from alice"}))
+            }),
+            Step::dynamic(|req| Reply::text(format!("alice got {}", last_result(req, false)))),
+        ],
+    );
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__fx"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(server
+        .requests_for("lead")
+        .iter()
+        .any(|r| r.all_text().contains("alice got from alice")));
+    assert_eq!(
+        started_pids(ws.path(), "fx").len(),
+        1,
+        "one connection per process"
+    );
+}
+
+#[test]
+fn process_mode_teammates_connect_their_own_servers() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    let config = json!({"mcpServers": {"fx": mcp::fixture(&log)}}).to_string();
+    let server = FakeServer::start();
+    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "bob", "role": "helper", "prompt": "echo something"}),
+            ),
+            Step::text("spawned"),
+        ],
+    );
+    server.script(
+        "bob",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool("mcp__fx__echo", json!({"text": "from bob"})),
+            Step::dynamic(|req| Reply::text(format!("bob got {}", last_result(req, false)))),
+        ],
+    );
+    // Only --mcp-config names the server: the teammate process gets it from the lead.
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &[
+            "--teammate-mode",
+            "process",
+            "--allowedTools",
+            "mcp__fx",
+            "--mcp-config",
+            &config,
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(server
+        .requests_for("lead")
+        .iter()
+        .any(|r| r.all_text().contains("bob got from bob")));
+    // The lead's own connection and the teammate process's.
+    assert_eq!(started_pids(ws.path(), "fx").len(), 2);
+}
+
+#[test]
+fn the_repl_lists_servers_with_slash_mcp() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(
+        ws.path(),
+        json!({"fx": mcp::fixture(&log), "bad": {"type": "sse", "url": "http://x"}}),
+    );
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::text("connected"),
+        ],
+    );
+    let out = repl(ws.path(), &server, &[], "connect fx\n/mcp\n/exit\n");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fx = text
+        .lines()
+        .find(|l| l.starts_with("fx "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(fx.contains("connected") && fx.contains("stdio"), "{text}");
+    let bad = text.lines().find(|l| l.starts_with("bad ")).unwrap();
+    assert!(
+        bad.contains("failed") && bad.contains("legacy SSE transport is not supported"),
+        "{text}"
+    );
+}
+
+#[test]
+fn ctrl_c_in_the_repl_interrupts_a_call_and_cancels_it_on_the_server() {
+    use std::io::Write;
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool("mcp__fx__slow", json!({"ms": 600_000})),
+            Step::dynamic(|req| {
+                // The interrupted call was closed with an error result.
+                let text = req.all_text();
+                assert!(text.contains("interrupted"), "{text}");
+                Reply::text("still here")
+            }),
+        ],
+    );
+    let mut child = troupe(ws.path(), &server, Wire::Anthropic)
+        .args(["--allowedTools", "mcp__fx"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"take your time\n").unwrap();
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        wait_until(|| read_log().contains("started")),
+        "the slow call never started"
+    );
+    // SAFETY: kill(2) on the pid of the child this test spawned.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    assert!(
+        wait_until(|| read_log().contains("cancelled")),
+        "log: {}",
+        read_log()
+    );
+    stdin.write_all(b"are you there?\n/exit\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(interrupted)") && text.contains("still here"),
+        "{text}"
+    );
+}

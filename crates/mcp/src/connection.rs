@@ -1,0 +1,195 @@
+//! One live MCP session with a server, on rmcp: the transport (a child's pipes or streamable
+//! HTTP), the `initialize` handshake, and a watch on what arrives — a `tools/list_changed`
+//! notification is counted the moment it is read, before any response behind it is delivered,
+//! so the call that changed the list is followed by a model call that sees the new list.
+
+use crate::config::{ServerConfig, TransportConfig};
+use crate::stdio::{self, ServerProcess, Slots};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, ServerNotification,
+};
+use rmcp::service::{RoleClient, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, Transport};
+use rmcp::{ClientHandler, Peer, ServiceExt};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// What a connection has seen of its server.
+#[derive(Debug, Default)]
+pub(crate) struct Signals {
+    /// `tools/list_changed` notifications received.
+    pub(crate) list_changes: AtomicU64,
+    /// Set when the server's side of the transport ended (the process exited, the stream closed).
+    pub(crate) closed: AtomicBool,
+}
+
+/// troupe's side of the session: it answers nothing the server could ask (no sampling, roots or
+/// elicitation are offered), and says who it is.
+#[derive(Debug, Clone)]
+pub(crate) struct Client;
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("troupe", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// A transport that reports list changes and its end as it reads them.
+struct Watched<T> {
+    inner: T,
+    signals: Arc<Signals>,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        let signals = self.signals.clone();
+        let next = self.inner.receive();
+        async move {
+            let message = next.await;
+            match &message {
+                None => signals.closed.store(true, Ordering::SeqCst),
+                Some(JsonRpcMessage::Notification(n)) => {
+                    if let ServerNotification::ToolListChangedNotification(_) = n.notification {
+                        signals.list_changes.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                Some(_) => {}
+            }
+            message
+        }
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// A connected server.
+pub(crate) struct Connection {
+    service: RunningService<RoleClient, Client>,
+    /// The stdio server's process (none over HTTP); dropping it kills the process group.
+    process: tokio::sync::Mutex<Option<ServerProcess>>,
+    pub(crate) signals: Arc<Signals>,
+}
+
+impl Connection {
+    /// Starts the transport and performs the `initialize` handshake. Not bounded here: the
+    /// caller puts its start-up timeout around it.
+    pub(crate) async fn open(
+        config: &ServerConfig,
+        workspace: &Path,
+        log_dir: &Path,
+        slots: &Slots,
+    ) -> Result<Connection, String> {
+        let signals = Arc::new(Signals::default());
+        match &config.transport {
+            TransportConfig::Stdio { command, args, env } => {
+                let (mut process, stdout, stdin) =
+                    stdio::spawn(&config.name, command, args, env, workspace, log_dir, slots)?;
+                let transport = Watched {
+                    inner: AsyncRwTransport::<RoleClient, _, _>::new_client(stdout, stdin),
+                    signals: signals.clone(),
+                };
+                match Client.serve(transport).await {
+                    Ok(service) => Ok(Connection {
+                        service,
+                        process: tokio::sync::Mutex::new(Some(process)),
+                        signals,
+                    }),
+                    Err(e) => {
+                        let exited = process.wait_exit(EXIT_GRACE).await;
+                        Err(match exited {
+                            Some(status) => format!(
+                                "`{command}` exited ({status}) before it finished initialize; see {}",
+                                stdio::log_path(log_dir, &config.name).display()
+                            ),
+                            None => format!("initialize failed: {e}"),
+                        })
+                    }
+                }
+            }
+            TransportConfig::Http { url, headers } => {
+                let transport = Watched {
+                    inner: http_transport(url, headers)?,
+                    signals: signals.clone(),
+                };
+                let service = Client
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("initialize at {url} failed: {e}"))?;
+                Ok(Connection {
+                    service,
+                    process: tokio::sync::Mutex::new(None),
+                    signals,
+                })
+            }
+        }
+    }
+
+    /// The session's request side.
+    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    /// Whether the server's side has ended.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.signals.closed.load(Ordering::SeqCst) || self.service.is_closed()
+    }
+
+    /// How the server process ended, waiting briefly for it (its pipe usually closes a moment
+    /// before it exits); `None` over HTTP or when it has not ended.
+    pub(crate) async fn exit_status(&self) -> Option<std::process::ExitStatus> {
+        let mut process = self.process.lock().await;
+        let process = process.as_mut()?;
+        match process.exit_status() {
+            Some(status) => Some(status),
+            None => process.wait_exit(EXIT_GRACE).await,
+        }
+    }
+}
+
+/// How long a message about a closed server waits for its exit status.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The streamable HTTP transport for `url` with `headers` on every request.
+fn http_transport(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest_mcp::Client>, String> {
+    install_crypto();
+    let mut custom = HashMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        let name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| format!("header {name:?}: {e}"))?;
+        let value =
+            http::HeaderValue::from_str(value).map_err(|e| format!("header {name}: {e}"))?;
+        custom.insert(name, value);
+    }
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
+    Ok(StreamableHttpClientTransport::from_config(config))
+}
+
+/// rustls needs one process-wide crypto provider: ring, which troupe's model client already
+/// builds. Installing it again is a no-op.
+fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

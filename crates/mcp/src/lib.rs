@@ -1,0 +1,36 @@
+//! troupe's MCP client, on the official Rust SDK (`rmcp`): the servers configured in Claude
+//! Code's format (`.mcp.json`, settings `mcpServers`, `--mcp-config`) are started in the
+//! background over stdio or streamable HTTP, and their tools join every agent's tool pool as
+//! `mcp__<server>__<tool>` once they are ready. One connection per server per process, shared by
+//! the agents in it.
+//!
+//! - [`McpConfig`]: entries by precedence, `${VAR}` expansion, errors naming the server.
+//! - [`McpManager`]: start-up, statuses, the tools on offer, `connect_mcp`, shutdown.
+//! - A crashed server's calls become error results and the next call restarts it (bounded);
+//!   calls time out and are cancelled on the server when dropped (Ctrl-C).
+
+mod config;
+mod connection;
+mod expand;
+mod manager;
+pub mod names;
+mod options;
+mod result;
+mod server;
+mod status;
+mod stdio;
+mod tool;
+
+pub use config::{
+    parse_server, valid_server_name, ConfigError, Lookup, McpConfig, ServerConfig, ServerEntry,
+    TransportConfig,
+};
+pub use expand::{expand, ExpandError};
+pub use manager::McpManager;
+pub use options::{
+    McpOptions, DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+};
+pub use result::to_output;
+pub use status::{ServerStatus, Status};
+pub use stdio::log_path;
+pub use tool::{ConnectTool, McpTool};
