@@ -22,6 +22,7 @@ trap 'rm -rf "$out"' EXIT
 echo "== building (release) =="
 cargo build --release -p troupe-store --examples
 cargo bench -p troupe-cli --no-run
+cargo bench -p troupe-mcp --no-run
 
 echo
 echo "== mailbox throughput (troupe-store example mailbox_bench) =="
@@ -34,6 +35,14 @@ cargo run --quiet --release -p troupe-store --example wake_latency -- "$SENDS" |
 echo
 echo "== headless round trip (troupe-cli bench headless) =="
 cargo bench --quiet -p troupe-cli --bench headless -- --runs "$RUNS" | tee "$out/headless"
+
+echo
+echo "== one MCP tool call over the server's own time (troupe-mcp bench call_overhead) =="
+cargo bench --quiet -p troupe-mcp --bench call_overhead | tee "$out/mcp_call"
+
+echo
+echo "== headless loop with three MCP servers configured (troupe-cli bench mcp_startup) =="
+cargo bench --quiet -p troupe-cli --bench mcp_startup -- --runs "$RUNS" | tee "$out/mcp_loop"
 
 echo
 echo "== $TEAMMATES teammates in one process (troupe-cli bench team_rss) =="
@@ -61,5 +70,8 @@ m=$(val "$out/wake" wake_fsync_p50_ms); row "wake latency p50, fsync (ms)" "$m" 
 m=$(val "$out/wake" wake_fsync_p99_ms); row "wake latency p99, fsync (ms)" "$m" "< 50" "$(check "$m" 50)"
 m=$(val "$out/wake" wake_os_buffered_p50_ms); row "wake latency p50, os-buffered (ms)" "$m" "< 5" "$(check "$m" 5)"
 m=$(val "$out/wake" wake_os_buffered_p99_ms); row "wake latency p99, os-buffered (ms)" "$m" "< 50" "$(check "$m" 50)"
+m=$(val "$out/mcp_call" mcp_call_overhead_p50_ms); row "MCP call overhead over the server, p50 (ms)" "$m" "< 1" "$(check "$m" 1)"
+m=$(val "$out/mcp_loop" mcp_loop_idle_delta_p50_ms); row "loop + 3 idle MCP servers, delta p50 (ms)" "$m" "< 2" "$(check "$m" 2)"
+m=$(val "$out/mcp_loop" mcp_loop_delta_p50_ms); row "loop + 3 real MCP servers, delta p50 (ms)" "$m" "< 2" "$(check "$m" 2)"
 m=$(val "$out/team" team_peak_rss_mib); row "$TEAMMATES teammates, peak RSS (MiB)" "$m" "< 100" "$(check "$m" 100)"
 m=$(val "$out/team" team_wall_median_ms); row "$TEAMMATES teammates, median wall (ms)" "$m" "" ""
