@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# What the tests need besides the Rust toolchain, installed only when missing: git and bash, and
+# the real MCP servers the MCP tests talk to. Run it once before `cargo test --workspace`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# git (real repositories in fixtures) and bash (the bash tool) are used by the tests.
+if ! command -v git >/dev/null 2>&1 || ! command -v bash >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq git bash
+fi
+# The real MCP servers the MCP tests talk to (pinned; the tests fail, naming this step, when
+# they are missing): the npm reference servers under .ci/node, mcp-server-time from PyPI.
+MCP_NPM=("@modelcontextprotocol/server-everything@2026.8.31" "@modelcontextprotocol/server-filesystem@2026.8.31")
+MCP_PYPI="mcp-server-time==2026.10.19"
+if ! command -v npm >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq nodejs npm
+fi
+npm_installed() {
+  node -e 'const [dir, ...pins] = process.argv.slice(1);
+    for (const pin of pins) {
+      const at = pin.lastIndexOf("@");
+      try { if (require(`${dir}/node_modules/${pin.slice(0, at)}/package.json`).version !== pin.slice(at + 1)) process.exit(1); }
+      catch { process.exit(1); }
+    }' "$PWD/.ci/node" "${MCP_NPM[@]}"
+}
+if ! npm_installed; then
+  npm install --prefix .ci/node --no-audit --no-fund --save-exact "${MCP_NPM[@]}"
+fi
+if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp-server-time') != '${MCP_PYPI#*==}')" 2>/dev/null; then
+  python3 -m pip install -q "$MCP_PYPI"
+fi
