@@ -21,8 +21,10 @@ use troupe_tools::{Registry, Sandbox, ToolContext, ToolOutput};
 
 mod report;
 mod steer;
+mod wire;
 
 pub use report::{AgentEvent, TurnEnd, TurnOutcome};
+pub use wire::wire_messages;
 
 /// How many times a reply cut off by `max_tokens` is continued automatically.
 const MAX_CONTINUATIONS: u32 = 3;
@@ -595,19 +597,4 @@ impl Agent {
         ctx.sandbox = sandbox;
         tool.call(input.clone(), &ctx).await
     }
-}
-
-/// The conversation as sent: consecutive messages of one role merged (a user message can be
-/// followed by injected mail; providers want roles to alternate).
-pub fn wire_messages(messages: &[ChatMessage]) -> Vec<ChatMessage> {
-    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
-    for message in messages {
-        match out.last_mut() {
-            Some(last) if last.role == message.role => {
-                last.content.extend(message.content.iter().cloned())
-            }
-            _ => out.push(message.clone()),
-        }
-    }
-    out
 }

@@ -6,11 +6,12 @@
 //! points where it was checked (`git update-ref -d <ref> <old>`), so a commit landing meanwhile
 //! survives. `discard` is the one explicit way through, and it is recorded.
 
-use super::error::{UnmergedWork, WorktreeError};
+use super::error::WorktreeError;
 use super::exclude::ensure_troupe_excluded;
 use super::git::{git, git_ok};
 use super::index::{self, Locked, WorktreeRecord, WorktreeStatus};
 use super::name::{branch_of, validate_name};
+use super::refusal::{base_name, refuse_losing_work};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use troupe_agent::transcript::now_ms;
@@ -18,7 +19,7 @@ use troupe_protocol::{AgentStatus, Event, EventKind, TaskId};
 use troupe_store::TeamStore;
 
 /// How many files or commits an error or event lists before "and N more".
-const SHOWN: usize = 8;
+pub(super) const SHOWN: usize = 8;
 
 /// What `create` needs.
 #[derive(Debug, Clone, Copy)]
@@ -77,9 +78,9 @@ pub struct Removed {
 
 /// Where a workspace sits in its repository.
 #[derive(Debug, Clone)]
-struct Repo {
+pub(super) struct Repo {
     /// The main work tree's top level.
-    toplevel: PathBuf,
+    pub(super) toplevel: PathBuf,
     /// The workspace's path below it (`sub/dir/`, empty at the top).
     prefix: String,
 }
@@ -568,73 +569,4 @@ impl<'a> Worktrees<'a> {
             tracing::warn!(error = %e, "could not record a worktree event");
         }
     }
-}
-
-fn base_name(record: &WorktreeRecord) -> String {
-    record
-        .base
-        .clone()
-        .unwrap_or_else(|| "another branch".to_string())
-}
-
-/// The refusal when removing would lose something.
-fn refuse_losing_work(
-    repo: &Repo,
-    record: &WorktreeRecord,
-    state: &WorkState,
-) -> Result<(), WorktreeError> {
-    if !state.uncommitted.is_empty() {
-        return Err(WorktreeError::Uncommitted {
-            name: record.name.clone(),
-            path: record.path.clone(),
-            files: shown(&state.uncommitted),
-        });
-    }
-    if !state.unmerged.is_empty() {
-        let top = repo.toplevel.display().to_string();
-        let merge = match &record.base {
-            Some(base) => {
-                let current = git_ok(
-                    &repo.toplevel,
-                    ["symbolic-ref", "--quiet", "--short", "HEAD"],
-                )
-                .ok()
-                .flatten();
-                if current.as_deref() == Some(base.as_str()) {
-                    format!("git -C '{top}' merge {}", record.branch)
-                } else {
-                    format!(
-                        "git -C '{top}' checkout {base} && git -C '{top}' merge {}",
-                        record.branch
-                    )
-                }
-            }
-            None => format!(
-                "git -C '{top}' merge {} (on the branch it belongs to)",
-                record.branch
-            ),
-        };
-        return Err(WorktreeError::Unmerged(Box::new(UnmergedWork {
-            name: record.name.clone(),
-            branch: record.branch.clone(),
-            base: base_name(record),
-            count: state.unmerged.len(),
-            commits: shown(&state.unmerged),
-            merge,
-        })));
-    }
-    Ok(())
-}
-
-/// The first few lines joined, with "and N more".
-fn shown(lines: &[String]) -> String {
-    let mut text: Vec<String> = lines
-        .iter()
-        .take(SHOWN)
-        .map(|l| l.trim().to_string())
-        .collect();
-    if lines.len() > SHOWN {
-        text.push(format!("and {} more", lines.len() - SHOWN));
-    }
-    text.join(", ")
 }

@@ -12,6 +12,7 @@ pub mod index;
 mod manage;
 pub mod name;
 pub mod prompt;
+mod refusal;
 pub mod table;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,18 @@
+//! The conversation as the provider is sent it.
+
+use troupe_protocol::ChatMessage;
+
+/// The conversation as sent: consecutive messages of one role merged (a user message can be
+/// followed by injected mail; providers want roles to alternate).
+pub fn wire_messages(messages: &[ChatMessage]) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
+    for message in messages {
+        match out.last_mut() {
+            Some(last) if last.role == message.role => {
+                last.content.extend(message.content.iter().cloned())
+            }
+            _ => out.push(message.clone()),
+        }
+    }
+    out
+}

@@ -1,0 +1,232 @@
+//! MCP sessions through the real binary against the reference servers: call timeouts and
+//! cancellation, servers shared by a team, `/mcp` and Ctrl-C in the REPL.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+mod common;
+mod mcp_support;
+
+use common::{repl, result_json, stderr, troupe};
+use mcp_support::*;
+
+#[test]
+fn a_slow_call_times_out_and_is_cancelled_on_the_server() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool("mcp__fx__slow", json!({"ms": 600_000})),
+            Step::dynamic(|req| Reply::text(last_result(req, true))),
+        ],
+    );
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &[
+            "--allowedTools",
+            "mcp__fx",
+            "--settings",
+            r#"{"mcp_tool_timeout": 1}"#,
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(
+        result_json(&out)["result"],
+        "mcp__fx__slow did not answer within 1 s and was cancelled (setting mcp_tool_timeout)"
+    );
+    // The server heard about it: its request was cancelled, not left running. (The run ends
+    // right after, so the note may land a moment later; wait for it, bounded.)
+    let noted = wait_until(|| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("cancelled")
+    });
+    assert!(noted, "fixture log: {:?}", std::fs::read_to_string(&log));
+}
+
+use serde_json::json;
+use troupe_testkit::{mcp, FakeServer, Reply, Step, TempWorkspace, Wire};
+
+#[test]
+fn teammates_share_the_lead_process_connection() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let server = FakeServer::start();
+    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "helper", "prompt": "echo something"}),
+            ),
+            Step::text("spawned"),
+        ],
+    );
+    server.script(
+        "alice",
+        [
+            Step::dynamic(|req| {
+                assert!(req.tool_names().contains(&"mcp__fx__echo".to_string()));
+                Reply::tool("mcp__fx__echo", json!({"text": "from alice"}))
+            }),
+            Step::dynamic(|req| Reply::text(format!("alice got {}", last_result(req, false)))),
+        ],
+    );
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__fx"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(server
+        .requests_for("lead")
+        .iter()
+        .any(|r| r.all_text().contains("alice got from alice")));
+    assert_eq!(
+        started_pids(ws.path(), "fx").len(),
+        1,
+        "one connection per process"
+    );
+}
+
+#[test]
+fn process_mode_teammates_connect_their_own_servers() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    let config = json!({"mcpServers": {"fx": mcp::fixture(&log)}}).to_string();
+    let server = FakeServer::start();
+    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "bob", "role": "helper", "prompt": "echo something"}),
+            ),
+            Step::text("spawned"),
+        ],
+    );
+    server.script(
+        "bob",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool("mcp__fx__echo", json!({"text": "from bob"})),
+            Step::dynamic(|req| Reply::text(format!("bob got {}", last_result(req, false)))),
+        ],
+    );
+    // Only --mcp-config names the server: the teammate process gets it from the lead.
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &[
+            "--teammate-mode",
+            "process",
+            "--allowedTools",
+            "mcp__fx",
+            "--mcp-config",
+            &config,
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(server
+        .requests_for("lead")
+        .iter()
+        .any(|r| r.all_text().contains("bob got from bob")));
+    // The lead's own connection and the teammate process's.
+    assert_eq!(started_pids(ws.path(), "fx").len(), 2);
+}
+
+#[test]
+fn the_repl_lists_servers_with_slash_mcp() {
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(
+        ws.path(),
+        json!({"fx": mcp::fixture(&log), "bad": {"type": "sse", "url": "http://x"}}),
+    );
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::text("connected"),
+        ],
+    );
+    let out = repl(ws.path(), &server, &[], "connect fx\n/mcp\n/exit\n");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fx = text
+        .lines()
+        .find(|l| l.starts_with("fx "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(fx.contains("connected") && fx.contains("stdio"), "{text}");
+    let bad = text.lines().find(|l| l.starts_with("bad ")).unwrap();
+    assert!(
+        bad.contains("failed") && bad.contains("legacy SSE transport is not supported"),
+        "{text}"
+    );
+}
+
+#[test]
+fn ctrl_c_in_the_repl_interrupts_a_call_and_cancels_it_on_the_server() {
+    use std::io::Write;
+    let ws = TempWorkspace::new();
+    let log = ws.path().join("fixture.log");
+    mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool("mcp__fx__slow", json!({"ms": 600_000})),
+            Step::dynamic(|req| {
+                // The interrupted call was closed with an error result.
+                let text = req.all_text();
+                assert!(text.contains("interrupted"), "{text}");
+                Reply::text("still here")
+            }),
+        ],
+    );
+    let mut child = troupe(ws.path(), &server, Wire::Anthropic)
+        .args(["--allowedTools", "mcp__fx"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"take your time\n").unwrap();
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        wait_until(|| read_log().contains("started")),
+        "the slow call never started"
+    );
+    // SAFETY: kill(2) on the pid of the child this test spawned.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    assert!(
+        wait_until(|| read_log().contains("cancelled")),
+        "log: {}",
+        read_log()
+    );
+    stdin.write_all(b"are you there?\n/exit\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(interrupted)") && text.contains("still here"),
+        "{text}"
+    );
+}
