@@ -103,7 +103,8 @@ impl Connection {
         match &config.transport {
             TransportConfig::Stdio { command, args, env } => {
                 let (mut process, stdout, stdin) =
-                    stdio::spawn(&config.name, command, args, env, workspace, log_dir, slots)?;
+                    stdio::spawn(&config.name, command, args, env, workspace, log_dir, slots)
+                        .await?;
                 let transport = Watched {
                     inner: AsyncRwTransport::<RoleClient, _, _>::new_client(stdout, stdin),
                     signals: signals.clone(),

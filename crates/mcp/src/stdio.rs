@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use troupe_tools::process::{setup_child, LiveCall};
@@ -78,9 +78,8 @@ pub fn log_path(log_dir: &Path, server: &str) -> PathBuf {
     log_dir.join(format!("{server}.log"))
 }
 
-/// Starts `command` for `server` in `cwd`. Spawn from a thread that lives as long as troupe (an
-/// async worker or the main thread): the parent-death signal follows the spawning thread.
-pub(crate) fn spawn(
+/// Starts `command` for `server` in `cwd`, on the spawner thread (see [`on_spawner`]).
+pub(crate) async fn spawn(
     server: &str,
     command: &str,
     args: &[String],
@@ -114,12 +113,19 @@ pub(crate) fn spawn(
         // Inherited by its descendants, so they are found and ended with troupe.
         .env(marker, id);
     setup_child(cmd.as_std_mut(), None);
-    let mut child = cmd.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            format!("cannot start `{command}`: no such program (is it installed and on PATH?)")
+    let mut child = match on_spawner(cmd).await {
+        Ok(child) => child,
+        Err(e) => {
+            // Nothing was started: just drop the registration.
+            live.kill_group_and_forget();
+            return Err(match e.kind() {
+                std::io::ErrorKind::NotFound => format!(
+                    "cannot start `{command}`: no such program (is it installed and on PATH?)"
+                ),
+                _ => format!("cannot start `{command}`: {e}"),
+            });
         }
-        _ => format!("cannot start `{command}`: {e}"),
-    })?;
+    };
     let pid = child
         .id()
         .and_then(|id| libc::pid_t::try_from(id).ok())
@@ -149,6 +155,49 @@ pub(crate) fn spawn(
         slots.push(Arc::downgrade(&slot));
     }
     Ok((ServerProcess { child, slot }, stdout, stdin))
+}
+
+/// A spawn waiting for the spawner thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Forks `cmd` on a thread of its own that lives as long as troupe: the parent-death signal
+/// follows the thread that forked, and the async workers, which also carry the model calls,
+/// are not held up while the kernel copies troupe and runs `exec` (servers start while the
+/// first prompt is under way). Without that thread (it could not be started) the caller forks.
+async fn on_spawner(mut cmd: Command) -> std::io::Result<Child> {
+    static SPAWNER: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("troupe-mcp-spawn".into())
+            .spawn(move || {
+                for job in rx {
+                    job();
+                }
+                // Never return: the servers forked here would get their parent-death signal.
+                loop {
+                    std::thread::park();
+                }
+            })
+            .ok()
+            .map(|_| tx)
+    });
+    let runtime = tokio::runtime::Handle::current();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let job: Job = Box::new(move || {
+        // tokio registers the child with this runtime's process driver.
+        let _inside = runtime.enter();
+        let _ = tx.send(cmd.spawn());
+    });
+    match spawner {
+        Some(spawner) => match spawner.send(job) {
+            Ok(()) => {}
+            Err(mpsc::SendError(job)) => job(),
+        },
+        None => job(),
+    }
+    rx.await
+        .unwrap_or_else(|_| Err(std::io::Error::other("the spawner thread is gone")))
 }
 
 impl ServerProcess {
