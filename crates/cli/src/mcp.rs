@@ -29,7 +29,7 @@ pub fn config(workspace: &Path, loaded: &Loaded, flags: &McpFlags) -> Result<Mcp
         }
         if let Err(problem) = config.add_file(&workspace.join(".mcp.json"), &env) {
             tracing::warn!("{problem}");
-            config.problems.push(problem);
+            config.problems.push(problem.to_string());
         }
         for layer in rest {
             config.add_servers(&layer.origin, &layer.settings.mcp_servers, &env);
@@ -38,13 +38,9 @@ pub fn config(workspace: &Path, loaded: &Loaded, flags: &McpFlags) -> Result<Mcp
     for given in &flags.mcp_config {
         let trimmed = given.trim_start();
         if trimmed.starts_with('{') {
-            config
-                .add_document("--mcp-config", trimmed, &env)
-                .map_err(anyhow::Error::msg)?;
+            config.add_document("--mcp-config", trimmed, &env)?;
         } else {
-            let found = config
-                .add_file(Path::new(given), &env)
-                .map_err(anyhow::Error::msg)?;
+            let found = config.add_file(Path::new(given), &env)?;
             if !found {
                 bail!("--mcp-config {given}: no such file");
             }

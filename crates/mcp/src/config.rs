@@ -93,6 +93,33 @@ pub struct McpConfig {
     pub problems: Vec<String>,
 }
 
+/// A whole configuration source that cannot be used (its servers are not added).
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The file could not be read.
+    #[error("{}: {error}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The text is not JSON.
+    #[error("{origin} is not valid JSON: {error}")]
+    Json {
+        /// Where the text came from.
+        origin: String,
+        /// The parser's message.
+        error: String,
+    },
+    /// `mcpServers` is there but not an object.
+    #[error("{0}: `mcpServers` must be an object")]
+    NotAnObject(String),
+    /// There is no `mcpServers` key.
+    #[error("{0} has no `mcpServers` object (expected {{\"mcpServers\": {{\"name\": {{…}}}}}})")]
+    Missing(String),
+}
+
 /// Reads an environment variable for `${…}` expansion.
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -125,27 +152,32 @@ impl McpConfig {
         origin: &str,
         text: &str,
         lookup: Lookup<'_>,
-    ) -> Result<(), String> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| format!("{origin} is not valid JSON: {e}"))?;
+    ) -> Result<(), SourceError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| SourceError::Json {
+            origin: origin.to_string(),
+            error: e.to_string(),
+        })?;
         match value.get("mcpServers") {
             Some(Value::Object(servers)) => {
                 self.add_servers(origin, servers, lookup);
                 Ok(())
             }
-            Some(_) => Err(format!("{origin}: `mcpServers` must be an object")),
-            None => Err(format!(
-                "{origin} has no `mcpServers` object (expected {{\"mcpServers\": {{\"name\": {{…}}}}}})"
-            )),
+            Some(_) => Err(SourceError::NotAnObject(origin.to_string())),
+            None => Err(SourceError::Missing(origin.to_string())),
         }
     }
 
     /// Adds the file at `path` in `.mcp.json`'s shape; `Ok(false)` when it does not exist.
-    pub fn add_file(&mut self, path: &Path, lookup: Lookup<'_>) -> Result<bool, String> {
+    pub fn add_file(&mut self, path: &Path, lookup: Lookup<'_>) -> Result<bool, SourceError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(e) => {
+                return Err(SourceError::Read {
+                    path: path.to_path_buf(),
+                    error: e,
+                })
+            }
         };
         self.add_document(&path.display().to_string(), &text, lookup)?;
         Ok(true)
@@ -431,10 +463,12 @@ mod tests {
         assert!(config
             .add_document("x.json", "{not json", &env)
             .unwrap_err()
+            .to_string()
             .contains("x.json is not valid JSON"));
         assert!(config
             .add_document("x.json", "{}", &env)
             .unwrap_err()
+            .to_string()
             .contains("no `mcpServers`"));
     }
 }

@@ -23,7 +23,7 @@ mod tool;
 
 pub use config::{
     parse_server, valid_server_name, ConfigError, Lookup, McpConfig, ServerConfig, ServerEntry,
-    TransportConfig,
+    SourceError, TransportConfig,
 };
 pub use expand::{expand, ExpandError};
 pub use manager::McpManager;

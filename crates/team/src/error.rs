@@ -38,3 +38,34 @@ pub enum TeamError {
     #[error(transparent)]
     Store(#[from] StoreError),
 }
+
+/// Why a member's loop failed: the reason recorded on the roster and mailed to the lead.
+#[derive(Debug, thiserror::Error)]
+pub enum MemberError {
+    /// The worktree it was spawned to live in is gone or unusable.
+    #[error("its own worktree '{name}' cannot be used: {reason}")]
+    Worktree {
+        /// The worktree's name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The directory its tools work in cannot be opened.
+    #[error("its workspace cannot be opened: {0}")]
+    Workspace(#[from] troupe_tools::GuardError),
+    /// The agent builder refused the configuration.
+    #[error("its agent could not be built: {0}")]
+    Build(#[from] troupe_agent::BuildError),
+    /// Building the agent panicked.
+    #[error("building its agent panicked: {0}")]
+    Panicked(String),
+    /// A turn failed (the model or the transcript).
+    #[error(transparent)]
+    Turn(#[from] troupe_agent::AgentError),
+    /// The team refused something (its protocol state, mail).
+    #[error(transparent)]
+    Team(#[from] TeamError),
+    /// The team store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}

@@ -23,7 +23,7 @@ pub mod worktree;
 #[cfg(test)]
 mod lifecycle_tests;
 
-pub use error::TeamError;
+pub use error::{MemberError, TeamError};
 pub use extension::{LeadExtension, TeammateExtension};
 pub use notice::{Notice, NoticeSink};
 pub use runtime::Team;

@@ -1,6 +1,7 @@
 //! One teammate's life: build its agent, work, report to the lead, go idle, wake on mail,
 //! until it shuts down or fails.
 
+use crate::error::MemberError;
 use crate::extension::TeammateExtension;
 use crate::notice::Notice;
 use crate::prompt::teammate_identity;
@@ -32,7 +33,7 @@ pub async fn supervise(shared: Arc<TeamShared>, spec: MemberSpec, cancel: Cancel
     let task = tokio::spawn(run(shared.clone(), spec, cancel));
     let failure = match task.await {
         Ok(Ok(())) => None,
-        Ok(Err(e)) => Some(e),
+        Ok(Err(e)) => Some(e.to_string()),
         Err(join) => Some(format!("its task panicked: {join}")),
     };
     if let Some(reason) = failure {
@@ -71,11 +72,11 @@ pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
 /// Builds the member's agent — in this process or in its own — through the one builder: the
 /// team's settings and policy, the escalating approver, and the teammate extension (its mail and
 /// protocol tools, gates, prompt sections and mailbox); its own transcript.
-pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent, String> {
+pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent, MemberError> {
     let config = &shared.config;
     let own = own_worktree(shared, spec)?;
     let root = own.as_ref().map_or(&config.workspace, |(_, dir)| dir);
-    let workspace = Workspace::new(root).map_err(|e| e.to_string())?;
+    let workspace = Workspace::new(root)?;
     let model = ModelConfig {
         model: spec
             .model
@@ -83,12 +84,8 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
             .unwrap_or_else(|| config.model.model.clone()),
         ..config.model.clone()
     };
-    let transcript = shared
-        .store
-        .transcript_file(&spec.name)
-        .map_err(|e| e.to_string())?;
-    let mut extension =
-        TeammateExtension::new(shared.clone(), spec.clone()).map_err(|e| e.to_string())?;
+    let transcript = shared.store.transcript_file(&spec.name)?;
+    let mut extension = TeammateExtension::new(shared.clone(), spec.clone())?;
     if let Some((record, dir)) = own {
         extension = extension.with_own_worktree(record, dir);
     }
@@ -113,8 +110,7 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         .max_rounds(Some(MAX_ROUNDS_PER_PHASE))
         .extension(Arc::new(extension))
         .transcript(transcript)
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     shared
         .protocols
         .register_agent(&spec.name, spec.epoch, agent.stop_flag());
@@ -127,12 +123,15 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
 fn own_worktree(
     shared: &TeamShared,
     spec: &MemberSpec,
-) -> Result<Option<(crate::worktree::WorktreeRecord, std::path::PathBuf)>, String> {
+) -> Result<Option<(crate::worktree::WorktreeRecord, std::path::PathBuf)>, MemberError> {
     let Some(name) = &spec.worktree else {
         return Ok(None);
     };
     let config = &shared.config;
-    let missing = |why: String| format!("its own worktree '{name}' cannot be used: {why}");
+    let missing = |reason: String| MemberError::Worktree {
+        name: name.clone(),
+        reason,
+    };
     let index =
         crate::worktree::index::read(&config.troupe_dir).map_err(|e| missing(e.to_string()))?;
     let record = index
@@ -182,11 +181,12 @@ pub async fn run(
     shared: Arc<TeamShared>,
     spec: MemberSpec,
     cancel: CancellationToken,
-) -> Result<(), String> {
+) -> Result<(), MemberError> {
     // Listen before anything else, so no wake sent after this point is missed.
-    let wake: SharedWake = Arc::new(tokio::sync::Mutex::new(
-        WakeListener::bind(&shared.store, &spec.name).map_err(|e| e.to_string())?,
-    ));
+    let wake: SharedWake = Arc::new(tokio::sync::Mutex::new(WakeListener::bind(
+        &shared.store,
+        &spec.name,
+    )?));
     shared.register_wake(&spec.name, wake.clone());
     let result = phases(&shared, &spec, &cancel, &wake).await;
     shared.forget_wake(&spec.name);
@@ -198,13 +198,13 @@ async fn phases(
     spec: &MemberSpec,
     cancel: &CancellationToken,
     wake: &SharedWake,
-) -> Result<(), String> {
+) -> Result<(), MemberError> {
     let mut agent = {
         let spec = spec.clone();
         let sh = shared.clone();
         tokio::task::spawn_blocking(move || build_agent(&sh, &spec))
             .await
-            .map_err(|e| format!("building the agent failed: {e}"))??
+            .map_err(|e| MemberError::Panicked(e.to_string()))??
     };
     let stop_flag = agent.stop_flag();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
@@ -260,8 +260,7 @@ async fn phases(
                             turn.await
                         }
                     }
-                }
-                .map_err(|e| e.to_string())?;
+                }?;
                 let usage = agent.usage();
                 let report = (outcome.end != TurnEnd::Nothing).then(|| {
                     if outcome.text.trim().is_empty() {
@@ -272,7 +271,7 @@ async fn phases(
                 });
                 let n = name.clone();
                 shared
-                    .offload(move |s| -> Result<(), String> {
+                    .offload(move |s| -> Result<(), MemberError> {
                         s.set_usage(&n, usage);
                         if let Some(report) = report {
                             s.set_report(&n, &report);
@@ -282,8 +281,7 @@ async fn phases(
                                 LEAD,
                                 report,
                                 troupe_agent::transcript::now_ms(),
-                            ))
-                            .map_err(|e| e.to_string())?;
+                            ))?;
                         }
                         Ok(())
                     })
@@ -337,7 +335,7 @@ async fn idle(
     cancel: &CancellationToken,
     wake: &SharedWake,
     stop_flag: &std::sync::atomic::AtomicBool,
-) -> Result<Phase, String> {
+) -> Result<Phase, MemberError> {
     let (name, epoch) = (spec.name.as_str(), spec.epoch);
     let mut wake = wake.lock().await;
     loop {
@@ -356,7 +354,7 @@ async fn idle(
         if stop_flag.load(Ordering::SeqCst) || ended {
             return Ok(Phase::Ended(Ending::Stopped));
         }
-        if unread.map_err(|e| e.to_string())? {
+        if unread? {
             return Ok(Phase::Working(None));
         }
         // No mail: take a ready task, claimed atomically for it (s17). A board change wakes

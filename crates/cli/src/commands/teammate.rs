@@ -107,7 +107,8 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     troupe_tools::process::end_all();
     let code = match result {
         Some(Ok(())) => 0,
-        Some(Err(reason)) => {
+        Some(Err(e)) => {
+            let reason = e.to_string();
             member::fail(&shared, &name, epoch, &reason);
             eprintln!(
                 "troupe teammate {name}: failed: {}",
