@@ -29,3 +29,8 @@ fi
 if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp-server-time') != '${MCP_PYPI#*==}')" 2>/dev/null; then
   python3 -m pip install -q "$MCP_PYPI"
 fi
+# The Claude Agent SDK, which the headless-contract tests drive troupe with (pinned).
+SDK_PYPI="claude-agent-sdk==0.2.184"
+if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('claude-agent-sdk') != '${SDK_PYPI#*==}')" 2>/dev/null; then
+  python3 -m pip install -q "$SDK_PYPI"
+fi

@@ -51,7 +51,12 @@ pub struct AgentBuilder {
     transcript: Option<PathBuf>,
     stop: Arc<AtomicBool>,
     sandbox: Option<SandboxConfig>,
+    only_tools: Option<Vec<String>>,
 }
+
+/// The built-in tools that come from extensions rather than the base registry; `--tools`
+/// restricts them too.
+const BUILT_IN_EXTENSION_TOOLS: [&str; 2] = [crate::todo::TOOL_NAME, "task"];
 
 impl AgentBuilder {
     /// Starts an agent named `name` working in `workspace` on `model` (sent as `model_name`),
@@ -81,6 +86,7 @@ impl AgentBuilder {
             transcript: None,
             stop: Arc::new(AtomicBool::new(false)),
             sandbox: None,
+            only_tools: None,
         }
     }
 
@@ -140,6 +146,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Offers only these built-in tools (troupe's names; `--tools`): the others are left out of
+    /// the tool list. Tools of extensions (the team's, MCP's) are not affected.
+    pub fn only_tools(mut self, names: Option<Vec<String>>) -> Self {
+        self.only_tools = names;
+        self
+    }
+
     /// Registers an extension: its tools, prompt sections, gates and inbox join the agent.
     pub fn extension(mut self, extension: Arc<dyn Extension>) -> Self {
         self.extensions.push(extension);
@@ -182,6 +195,9 @@ impl AgentBuilder {
         let mut extensions = self.extensions;
         extensions.insert(0, Arc::new(crate::todo::TodoExtension::new(todo.clone())));
         let mut tools = self.tools;
+        if let Some(only) = &self.only_tools {
+            tools.retain(|t| only.iter().any(|name| name == t.name()));
+        }
         let mut sections = Vec::new();
         let mut gates = Vec::new();
         let mut inboxes = Vec::new();
@@ -190,7 +206,13 @@ impl AgentBuilder {
         let mut sources = Vec::new();
         for extension in &extensions {
             for tool in extension.tools(&cx) {
-                tools.register(tool);
+                let left_out = self.only_tools.as_ref().is_some_and(|only| {
+                    BUILT_IN_EXTENSION_TOOLS.contains(&tool.name())
+                        && !only.iter().any(|name| name == tool.name())
+                });
+                if !left_out {
+                    tools.register(tool);
+                }
             }
             sections.extend(extension.prompt_sections(&cx));
             gates.extend(extension.gates(&cx));
@@ -199,6 +221,12 @@ impl AgentBuilder {
             lifecycle.extend(extension.lifecycle(&cx));
             sources.extend(extension.tool_source(&cx));
         }
+        // A tool denied whole is not offered at all: the model cannot ask for what it never sees.
+        tools.retain(|t| {
+            !policy.rules.deny.iter().any(|rule| {
+                rule.is_tool_wide() && rule.applies_to(crate::permissions::rule_name(t.name()))
+            })
+        });
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
         let memory = crate::memory::load(self.workspace.root(), self.home.as_deref());

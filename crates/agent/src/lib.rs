@@ -27,4 +27,6 @@ pub use lifecycle::{
     BeforeTool, CallDecision, CompactTrigger, LifecycleHooks, SessionEndReason, SessionSource,
     TaskChange, TaskInfo, ToolCall, Verdict,
 };
-pub use turn::{Agent, AgentConfig, AgentError, AgentEvent, TurnEnd, TurnOutcome};
+pub use turn::{
+    Agent, AgentConfig, AgentError, AgentEvent, PermissionDenial, TurnEnd, TurnOutcome,
+};

@@ -36,15 +36,23 @@ pub enum PermissionMode {
     Plan,
     /// Everything runs without asking; deny rules still apply.
     BypassPermissions,
+    /// Claude Code's `dontAsk`: what the rules allow runs, what would be asked about is refused
+    /// without asking.
+    DontAsk,
+    /// Claude Code's `auto`: troupe has no classifier model, so it decides as `acceptEdits`
+    /// (edits run, commands not covered by a rule ask).
+    Auto,
 }
 
 impl PermissionMode {
     /// Every mode, in the order the help text lists them.
-    pub const ALL: [PermissionMode; 4] = [
+    pub const ALL: [PermissionMode; 6] = [
         PermissionMode::Default,
         PermissionMode::AcceptEdits,
         PermissionMode::Plan,
         PermissionMode::BypassPermissions,
+        PermissionMode::DontAsk,
+        PermissionMode::Auto,
     ];
 
     /// The mode as written on the command line and in settings.
@@ -54,6 +62,8 @@ impl PermissionMode {
             PermissionMode::AcceptEdits => "acceptEdits",
             PermissionMode::Plan => "plan",
             PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::Auto => "auto",
         }
     }
 }
@@ -61,7 +71,7 @@ impl PermissionMode {
 /// A permission mode name that is not one of the four.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown permission mode `{given}`; expected default, acceptEdits, plan or bypassPermissions"
+    "unknown permission mode `{given}`; expected default, acceptEdits, plan, bypassPermissions, dontAsk or auto"
 )]
 pub struct ModeError {
     /// What was given.
@@ -184,8 +194,16 @@ impl Policy {
             },
             outcome @ (Outcome::AskedByRule(_)
             | Outcome::AskedByMode
-            | Outcome::AskedProtected(_)) => Decision::Ask {
-                reason: self.reason(&outcome, call),
+            | Outcome::AskedProtected(_)) => match self.mode {
+                PermissionMode::DontAsk => Decision::Deny {
+                    reason: format!(
+                        "{} (dontAsk mode refuses what it would ask about; allow it with a rule)",
+                        self.reason(&outcome, call)
+                    ),
+                },
+                _ => Decision::Ask {
+                    reason: self.reason(&outcome, call),
+                },
             },
         }
     }
@@ -261,20 +279,27 @@ impl Policy {
             }
             // A read-only call an allow rule also covers runs as the rule allows.
             (
-                PermissionMode::Default | PermissionMode::AcceptEdits,
+                PermissionMode::Default
+                | PermissionMode::AcceptEdits
+                | PermissionMode::DontAsk
+                | PermissionMode::Auto,
                 Effect::ReadOnly | Effect::Coordinate,
             ) => match by_rule() {
                 true => Outcome::Allow(Grant::Rule),
                 false => Outcome::Allow(Grant::Classified),
             },
-            (PermissionMode::AcceptEdits, Effect::Edit) => Outcome::Allow(Grant::Mode),
+            (PermissionMode::AcceptEdits | PermissionMode::Auto, Effect::Edit) => {
+                Outcome::Allow(Grant::Mode)
+            }
             // Already refused above; listed so the match stays exhaustive.
             (PermissionMode::Plan, Effect::Edit | Effect::Execute) => Outcome::DeniedByPlanMode,
-            (PermissionMode::Default, Effect::Edit | Effect::Execute)
-            | (PermissionMode::AcceptEdits, Effect::Execute) => match by_rule() {
-                true => Outcome::Allow(Grant::Rule),
-                false => Outcome::AskedByMode,
-            },
+            (PermissionMode::Default | PermissionMode::DontAsk, Effect::Edit | Effect::Execute)
+            | (PermissionMode::AcceptEdits | PermissionMode::Auto, Effect::Execute) => {
+                match by_rule() {
+                    true => Outcome::Allow(Grant::Rule),
+                    false => Outcome::AskedByMode,
+                }
+            }
         }
     }
 

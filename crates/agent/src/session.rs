@@ -31,9 +31,10 @@ pub fn sessions_dir(troupe_dir: &Path) -> PathBuf {
     troupe_dir.join("sessions")
 }
 
-/// A new, sortable session id.
+/// A new session id: a UUID as Claude Code's are (version 7, so ids still sort by time).
+/// Sessions named by the ULIDs of earlier versions still resume: ids are only looked up.
 pub fn new_session_id() -> String {
-    ulid::Ulid::new().to_string().to_lowercase()
+    uuid::Uuid::now_v7().to_string()
 }
 
 /// The transcript path of a session.

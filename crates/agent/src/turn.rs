@@ -88,6 +88,19 @@ pub struct Agent {
     transcript: Option<Transcript>,
     usage: Usage,
     api_ms: u64,
+    /// Calls refused by a rule or by whoever answers permission questions, in order.
+    denials: std::sync::Mutex<Vec<PermissionDenial>>,
+}
+
+/// A tool call that was not allowed to run (Claude Code's `permission_denials` entries).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PermissionDenial {
+    /// The tool.
+    pub tool_name: String,
+    /// The call's id.
+    pub tool_use_id: String,
+    /// The call's input.
+    pub tool_input: serde_json::Value,
 }
 
 /// What the builder hands over to make an agent.
@@ -137,6 +150,38 @@ impl Agent {
             transcript: None,
             usage: Usage::default(),
             api_ms: 0,
+            denials: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The calls refused so far (by a deny rule, the mode, or the approver), oldest first.
+    pub fn permission_denials(&self) -> Vec<PermissionDenial> {
+        self.denials
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    /// Changes the permission mode from the next call on (the rules stay).
+    pub fn set_permission_mode(&mut self, mode: crate::permissions::PermissionMode) {
+        self.policy.mode = mode;
+    }
+
+    /// Switches to another model from the next model call on.
+    pub fn set_model(&mut self, model: Arc<dyn Model>, name: impl Into<String>) {
+        self.model = model;
+        self.config.model = name.into();
+    }
+
+    fn record_denial(&self, id: &str, name: &str, input: &serde_json::Value) {
+        let denial = PermissionDenial {
+            tool_name: name.to_string(),
+            tool_use_id: id.to_string(),
+            tool_input: input.clone(),
+        };
+        match self.denials.lock() {
+            Ok(mut d) => d.push(denial),
+            Err(poisoned) => poisoned.into_inner().push(denial),
         }
     }
 
@@ -321,6 +366,11 @@ impl Agent {
                 outcome.text.push_str(&text);
             }
             if !message.content.is_empty() {
+                observe(AgentEvent::Reply {
+                    stop_reason: &reply.stop_reason,
+                    usage: &reply.usage,
+                    model: &self.config.model,
+                });
                 observe(AgentEvent::Assistant(&message));
                 self.push(message.clone(), &[])?;
             }
@@ -531,6 +581,7 @@ impl Agent {
     /// only; its ask adds a question.
     async fn run_one_tool(
         &self,
+        id: &str,
         name: &str,
         input: &serde_json::Value,
         hook: Option<&CallDecision>,
@@ -565,7 +616,10 @@ impl Agent {
         };
         let (grant, asked, hook_asks) = match self.judge(&call, hook) {
             Ok(judged) => judged,
-            Err(reason) => return ToolOutput::error(reason),
+            Err(reason) => {
+                self.record_denial(id, name, input);
+                return ToolOutput::error(reason);
+            }
         };
         let mut sandbox = sandbox_for(grant, gate_confines, &self.ctx.sandbox_config);
         let unconfinable = match tool.runs_programs() {
@@ -586,6 +640,7 @@ impl Agent {
                 how_to_allow: &how_to_allow,
             };
             if let Approval::Deny(why) = self.approver.approve(question).await {
+                self.record_denial(id, name, input);
                 return ToolOutput::error(why);
             }
             if cannot_confine {

@@ -195,6 +195,11 @@ impl SkillsExtension {
             skills: Arc::new(skills),
         }
     }
+
+    /// The skills' names, in catalog order.
+    pub fn names(&self) -> Vec<String> {
+        self.skills.skills.iter().map(|s| s.name.clone()).collect()
+    }
 }
 
 impl Extension for SkillsExtension {

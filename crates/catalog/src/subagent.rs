@@ -171,6 +171,15 @@ impl SubagentExtension {
         }
     }
 
+    /// The names of the agent definitions the `task` tool can run.
+    pub fn agent_names(&self) -> Vec<String> {
+        self.definitions
+            .agents
+            .iter()
+            .map(|a| a.name.clone())
+            .collect()
+    }
+
     /// Tokens every subagent run through this extension used, together.
     pub fn usage(&self) -> Usage {
         *self.usage.lock().unwrap_or_else(PoisonError::into_inner)

@@ -42,6 +42,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub agent: AgentArgs,
 
+    /// Claude Code's further headless flags (the Agent SDK's).
+    #[command(flatten)]
+    pub contract: crate::args_contract::ContractArgs,
+
     /// Output format for headless runs.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,

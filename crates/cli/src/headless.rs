@@ -2,29 +2,41 @@
 //! exit code scripts can rely on (0 success, 1 failure). With a team, the run ends only when
 //! the team has settled, or when `--team-timeout` runs out.
 
-use crate::args::{Cli, OutputFormat};
+use crate::args::{Cli, OutputFormat, RunArgs};
+use crate::args_contract::InputFormat;
 use crate::cost::cost_usd;
 use crate::render::json::{RunResult, Subtype};
 use crate::render::sanitize::terminal;
+use crate::render::stream_json::Stream;
 use crate::render::{stream_json, text};
-use crate::setup::lead;
+use crate::setup::{lead, Lead};
 use anyhow::{bail, Context, Result};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::io::{IsTerminal, Read};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
-use troupe_agent::{Agent, AgentError, AgentEvent, RefuseApprover, SessionEndReason, TurnEnd};
+use troupe_agent::{
+    Agent, AgentError, AgentEvent, Approver, RefuseApprover, SessionEndReason, TurnEnd,
+};
+use troupe_model::{ModelError, Provider};
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, NoticeSink, SettleState, Team, LEAD};
 
 /// How long exit waits for in-process teammates to finish their round before aborting them.
 pub const STOP_LIMIT: Duration = Duration::from_secs(30);
 
-/// The prompt from the argument, else from stdin.
+/// How long a prompt argument waits for piped stdin to finish before going without it.
+const STDIN_WAIT: Duration = Duration::from_secs(3);
+
+/// The prompt from the argument, else from stdin; with both, stdin's text is appended to the
+/// argument (`git diff | troupe -p "review this"`), as Claude Code does.
 fn read_prompt(cli: &Cli) -> Result<String> {
     if let Some(p) = &cli.prompt {
         if !p.trim().is_empty() {
-            return Ok(p.clone());
+            return Ok(match piped_stdin() {
+                Some(text) if !text.trim().is_empty() => format!("{p}\n\n{text}"),
+                _ => p.clone(),
+            });
         }
     }
     let stdin = std::io::stdin();
@@ -42,21 +54,55 @@ fn read_prompt(cli: &Cli) -> Result<String> {
     Ok(text)
 }
 
+/// Stdin's text when it is piped and ends within [`STDIN_WAIT`]; a terminal, or a pipe that
+/// stays open and silent, is left alone (with a note for the latter).
+fn piped_stdin() -> Option<String> {
+    if std::io::stdin().is_terminal() {
+        return None;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let read = std::io::stdin().lock().read_to_string(&mut text);
+        let _ = tx.send(read.map(|_| text));
+    });
+    match rx.recv_timeout(STDIN_WAIT) {
+        Ok(Ok(text)) => Some(text),
+        Ok(Err(e)) => {
+            eprintln!("troupe: note: could not read stdin ({e}); using the prompt alone");
+            None
+        }
+        Err(_) => {
+            eprintln!(
+                "troupe: note: stdin gave no end of input within {}s; using the prompt alone",
+                STDIN_WAIT.as_secs()
+            );
+            None
+        }
+    }
+}
+
 /// How the lead's work went, across the first turn and the turns mail woke it for.
-struct Progress {
+pub(crate) struct Progress {
     text: String,
     model_calls: u32,
     end: TurnEnd,
 }
 
 /// Why a headless run failed.
-enum RunFailure {
+pub(crate) enum RunFailure {
     Agent(AgentError),
     Team(String),
+    /// The controlling process interrupted the turn (stream-json input).
+    Interrupted,
 }
 
 /// Where team notices go; the session id is filled in once setup has resolved it.
-fn notice_sink(format: OutputFormat, verbose: bool, session: Arc<OnceLock<String>>) -> NoticeSink {
+pub(crate) fn notice_sink(
+    format: OutputFormat,
+    verbose: bool,
+    session: Arc<OnceLock<String>>,
+) -> NoticeSink {
     match format {
         OutputFormat::StreamJson => Some(Arc::new(move |notice: Notice| {
             let session_id = session.get().map(String::as_str).unwrap_or("");
@@ -66,14 +112,14 @@ fn notice_sink(format: OutputFormat, verbose: bool, session: Arc<OnceLock<String
                     status,
                     detail,
                 } => {
-                    json!({"type": "system", "subtype": "teammate_status", "agent": name, "status": status, "detail": detail, "session_id": session_id})
+                    json!({"type": "system", "subtype": "teammate_status", "agent": name, "status": status, "detail": detail, "session_id": session_id, "uuid": stream_json::uuid()})
                 }
                 Notice::Tool {
                     agent,
                     tool,
                     summary,
                 } => {
-                    json!({"type": "system", "subtype": "teammate_tool", "agent": agent, "tool": tool, "summary": summary, "session_id": session_id})
+                    json!({"type": "system", "subtype": "teammate_tool", "agent": agent, "tool": tool, "summary": summary, "session_id": session_id, "uuid": stream_json::uuid()})
                 }
                 Notice::Mail {
                     from,
@@ -81,7 +127,7 @@ fn notice_sink(format: OutputFormat, verbose: bool, session: Arc<OnceLock<String
                     kind,
                     content,
                 } => {
-                    json!({"type": "system", "subtype": "mail", "from": from, "to": to, "kind": kind, "content": content, "session_id": session_id})
+                    json!({"type": "system", "subtype": "mail", "from": from, "to": to, "kind": kind, "content": content, "session_id": session_id, "uuid": stream_json::uuid()})
                 }
             };
             stream_json::emit(&value);
@@ -93,7 +139,8 @@ fn notice_sink(format: OutputFormat, verbose: bool, session: Arc<OnceLock<String
     }
 }
 
-async fn work(
+/// Runs one prompt and the turns the team's mail asks for, until the team settles.
+pub(crate) async fn work(
     agent: &mut Agent,
     team: &Team,
     prompt: String,
@@ -145,61 +192,92 @@ async fn work(
     Ok(progress)
 }
 
-/// Runs headless and returns the process exit code.
-pub fn run(cli: &Cli) -> Result<i32> {
-    let started = Instant::now();
-    let prompt = read_prompt(cli)?;
-    let args = &cli.run;
-    let format = args.output_format;
-    let session_cell = Arc::new(OnceLock::new());
-    let mut lead = lead(
-        args,
-        Arc::new(RefuseApprover),
-        notice_sink(format, args.verbose, session_cell.clone()),
-    )?;
-    let session_id = lead.run.session_id.clone();
-    let _ = session_cell.set(session_id.clone());
-    if format == OutputFormat::StreamJson {
-        stream_json::emit(&stream_json::init(
-            &session_id,
-            &lead.run.model.model,
-            &lead.run.workspace.display().to_string(),
-            &lead
-                .agent
-                .tools()
-                .names()
-                .into_iter()
-                .map(str::to_string)
-                .collect::<Vec<_>>(),
-            &lead.run.mode.to_string(),
-            crate::mcp::init_servers(&lead.mcp),
-        ));
+/// Where a run's events go: stream-json prints them as they happen, `json --verbose`
+/// collects them for the array it prints at the end, the rest drop them.
+#[derive(Clone)]
+pub(crate) struct Events {
+    format: OutputFormat,
+    collected: Option<Arc<Mutex<Vec<Value>>>>,
+}
+
+impl Events {
+    pub(crate) fn new(format: OutputFormat, verbose: bool) -> Events {
+        let collected =
+            (format == OutputFormat::Json && verbose).then(|| Arc::new(Mutex::new(Vec::new())));
+        Events { format, collected }
     }
-    let verbose = args.verbose;
-    let sid = session_id.clone();
-    let mut observe = move |event: AgentEvent<'_>| match format {
-        OutputFormat::StreamJson => {
-            if let Some(line) = stream_json::event(&sid, LEAD, &event) {
-                stream_json::emit(&line);
-            }
+
+    /// Whether events are wanted at all.
+    pub(crate) fn wanted(&self) -> bool {
+        self.format == OutputFormat::StreamJson || self.collected.is_some()
+    }
+
+    pub(crate) fn push(&self, value: Value) {
+        match &self.collected {
+            Some(all) => all
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(value),
+            None if self.format == OutputFormat::StreamJson => stream_json::emit(&value),
+            None => {}
         }
-        OutputFormat::Text if verbose => text::render(text::Sink::Stderr, "", &event, false),
-        OutputFormat::Text | OutputFormat::Json => {}
-    };
-    let timeout = Duration::from_secs(args.team_timeout);
-    let runtime = &lead.runtime;
-    let outcome = runtime.block_on(work(
-        &mut lead.agent,
-        &lead.team,
-        prompt,
-        timeout,
-        &mut observe,
-    ));
-    runtime.block_on(lead.agent.end_session(SessionEndReason::Exit));
-    runtime.block_on(lead.team.stop_all(STOP_LIMIT));
-    lead.mcp.shutdown();
-    // Nothing a tool started may outlive the run, even what left its call behind.
-    troupe_tools::process::end_all();
+    }
+
+    /// Prints the result: one object, or with `json --verbose` the whole array ending in it.
+    pub(crate) fn finish(&self, result: Value) {
+        match &self.collected {
+            Some(all) => {
+                let mut all =
+                    std::mem::take(&mut *all.lock().unwrap_or_else(PoisonError::into_inner));
+                all.push(result);
+                stream_json::emit(&Value::Array(all));
+            }
+            None => stream_json::emit(&result),
+        }
+    }
+}
+
+/// Which variable the model's credentials come from, as `system/init` reports it.
+fn api_key_source(lead: &Lead) -> &'static str {
+    let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty());
+    match lead.run.model.provider {
+        Provider::Anthropic if set("ANTHROPIC_API_KEY") => "ANTHROPIC_API_KEY",
+        Provider::Anthropic if set("ANTHROPIC_AUTH_TOKEN") => "ANTHROPIC_AUTH_TOKEN",
+        Provider::OpenAi if set("OPENAI_API_KEY") => "OPENAI_API_KEY",
+        Provider::Anthropic | Provider::OpenAi => "none",
+    }
+}
+
+/// The `system/init` event of the lead's session.
+pub(crate) fn init_event(lead: &Lead) -> Value {
+    let tools: Vec<String> = lead
+        .agent
+        .tools()
+        .names()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    stream_json::init(&stream_json::Init {
+        session_id: &lead.run.session_id,
+        model: &lead.agent.config().model,
+        cwd: &lead.run.workspace.display().to_string(),
+        tools: &tools,
+        permission_mode: lead.agent.policy().mode.as_str(),
+        mcp_servers: crate::mcp::init_servers(&lead.mcp),
+        api_key_source: api_key_source(lead),
+        agents: lead.subagents.agent_names(),
+        skills: lead.skills.names(),
+    })
+}
+
+/// The result object of a run (or, with stream-json input, of one prompt).
+pub(crate) fn run_result(
+    lead: &Lead,
+    outcome: Result<Progress, RunFailure>,
+    started: Instant,
+    stop_reason: Option<String>,
+) -> RunResult {
+    let mut api_error_status = None;
     let (subtype, result, num_turns) = match outcome {
         Ok(p) if p.end == TurnEnd::MaxTurns => (
             Subtype::ErrorMaxTurns,
@@ -207,8 +285,19 @@ pub fn run(cli: &Cli) -> Result<i32> {
             p.model_calls,
         ),
         Ok(p) => (Subtype::Success, p.text, p.model_calls),
-        Err(RunFailure::Agent(e)) => (Subtype::ErrorDuringExecution, e.to_string(), 0),
+        Err(RunFailure::Agent(e)) => {
+            if let AgentError::Model(
+                ModelError::Http { status, .. } | ModelError::Auth { status, .. },
+            ) = &e
+            {
+                api_error_status = Some(*status);
+            }
+            (Subtype::ErrorDuringExecution, e.to_string(), 0)
+        }
         Err(RunFailure::Team(e)) => (Subtype::ErrorDuringExecution, e, 0),
+        Err(RunFailure::Interrupted) => {
+            (Subtype::ErrorDuringExecution, "interrupted".to_string(), 0)
+        }
     };
     // Subagents work for the lead: their tokens are the lead's.
     let mut usage = lead.agent.usage();
@@ -223,27 +312,135 @@ pub fn run(cli: &Cli) -> Result<i32> {
                 .collect()
         })
         .unwrap_or_default();
-    let report = RunResult {
+    let model = lead.agent.config().model.clone();
+    RunResult {
         subtype,
         result,
         num_turns,
         duration_ms: started.elapsed().as_millis() as u64,
         duration_api_ms: lead.agent.api_ms(),
-        session_id,
+        session_id: lead.run.session_id.clone(),
+        total_cost_usd: cost_usd(&model, &usage),
+        model,
         usage,
-        total_cost_usd: cost_usd(&lead.run.model.model, &usage),
+        stop_reason,
+        permission_denials: lead.agent.permission_denials(),
+        api_error_status,
         teammates,
         todos: lead.agent.todos(),
+    }
+}
+
+/// The approver of a headless run whose input is the prompt: nobody can answer, so what the
+/// rules would ask about is refused (saying how to allow it).
+fn text_approver(args: &RunArgs) -> Result<Arc<dyn Approver>> {
+    match args.contract.permission_prompt_tool.as_deref() {
+        None => Ok(Arc::new(RefuseApprover)),
+        Some("stdio") => bail!("--permission-prompt-tool stdio needs --input-format stream-json (the answers come as control responses on stdin)"),
+        Some(other) => bail!("--permission-prompt-tool {other}: only `stdio` (the Agent SDK's control protocol) is supported"),
+    }
+}
+
+/// Runs headless and returns the process exit code.
+pub fn run(cli: &Cli) -> Result<i32> {
+    if cli.run.contract.input_format == InputFormat::StreamJson {
+        return crate::control::run(cli);
+    }
+    let started = Instant::now();
+    let prompt = read_prompt(cli)?;
+    let args = &cli.run;
+    let format = args.output_format;
+    let session_cell = Arc::new(OnceLock::new());
+    let mut lead = lead(
+        args,
+        text_approver(args)?,
+        notice_sink(format, args.verbose, session_cell.clone()),
+    )?;
+    let _ = session_cell.set(lead.run.session_id.clone());
+    let events = Events::new(format, args.verbose);
+    if events.wanted() {
+        events.push(init_event(&lead));
+    }
+    let verbose = args.verbose;
+    let stream = Arc::new(Mutex::new(Stream::new(
+        &lead.run.session_id,
+        LEAD,
+        args.contract.include_partial_messages,
+    )));
+    let mut observe = {
+        let (events, stream) = (events.clone(), stream.clone());
+        move |event: AgentEvent<'_>| {
+            if events.wanted() {
+                let lines = stream
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .event(&event);
+                for line in lines {
+                    events.push(line);
+                }
+            } else {
+                stream
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .note(&event);
+                if format == OutputFormat::Text && verbose {
+                    text::render(text::Sink::Stderr, "", &event, false);
+                }
+            }
+        }
     };
+    let timeout = Duration::from_secs(args.team_timeout);
+    let budget = args.contract.max_budget_usd;
+    let outcome = lead.runtime.block_on(work(
+        &mut lead.agent,
+        &lead.team,
+        prompt,
+        timeout,
+        &mut observe,
+    ));
+    let outcome = over_budget(&lead, budget, outcome);
+    lead.runtime
+        .block_on(lead.agent.end_session(SessionEndReason::Exit));
+    lead.runtime.block_on(lead.team.stop_all(STOP_LIMIT));
+    lead.mcp.shutdown();
+    // Nothing a tool started may outlive the run, even what left its call behind.
+    troupe_tools::process::end_all();
+    let stop_reason = stream
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .last_stop_reason
+        .clone();
+    let report = run_result(&lead, outcome, started, stop_reason);
     match format {
         OutputFormat::Text => {
-            if subtype.is_error() {
+            if report.subtype.is_error() {
                 eprintln!("troupe: {}", terminal(&report.result));
             } else {
                 println!("{}", terminal(&report.result));
             }
         }
-        OutputFormat::Json | OutputFormat::StreamJson => stream_json::emit(&report.to_json()),
+        OutputFormat::Json | OutputFormat::StreamJson => events.finish(report.to_json()),
     }
-    Ok(if subtype.is_error() { 1 } else { 0 })
+    Ok(if report.subtype.is_error() { 1 } else { 0 })
+}
+
+/// `--max-budget-usd`: a run whose cost passed the budget is reported as an error (Claude
+/// Code's `error_max_budget_usd`), with what it spent.
+pub(crate) fn over_budget(
+    lead: &Lead,
+    budget: Option<f64>,
+    outcome: Result<Progress, RunFailure>,
+) -> Result<Progress, RunFailure> {
+    let Some(budget) = budget else {
+        return outcome;
+    };
+    let mut usage = lead.agent.usage();
+    usage.add(&lead.subagents.usage());
+    let spent = cost_usd(&lead.agent.config().model, &usage);
+    match outcome {
+        Ok(_) if spent > budget => Err(RunFailure::Team(format!(
+            "the run cost ${spent:.4}, over --max-budget-usd {budget}"
+        ))),
+        other => other,
+    }
 }

@@ -1,7 +1,9 @@
 //! The `troupe` binary: parses flags, then runs the REPL, a headless prompt, or a subcommand.
 
 mod args;
+mod args_contract;
 mod commands;
+mod control;
 mod cost;
 mod headless;
 mod hooks;
@@ -18,7 +20,10 @@ mod subagents;
 use clap::Parser;
 
 fn main() {
-    let cli = args::Cli::parse();
+    let mut cli = args::Cli::parse();
+    // The Agent SDK starts Claude Code with `--input-format stream-json` and no `-p`: that
+    // input format is a headless session whatever the other flags say.
+    cli.print |= cli.run.contract.input_format == args_contract::InputFormat::StreamJson;
     let ctrl_c = match &cli.command {
         None if cli.print => Some(signals::CtrlC::Ends),
         None => Some(signals::CtrlC::Interrupts),
@@ -40,7 +45,10 @@ fn main() {
             std::process::exit(1);
         }
     }
-    init_logging();
+    init_logging(match &cli.command {
+        None => cli.run.contract.debug.as_deref(),
+        Some(_) => None,
+    });
     // Orphans of tool calls (double-forked daemons) come back to troupe, which ends them.
     if let Err(err) = troupe_tools::process::become_subreaper() {
         tracing::warn!(error = %err, "cannot become the child subreaper; detached tool processes may outlive their call");
@@ -69,11 +77,21 @@ fn main() {
     }
 }
 
-/// Warnings go to stderr; `TROUPE_LOG=debug` (or any filter) turns on more detail. The MCP
+/// Warnings go to stderr; `TROUPE_LOG=debug` (or any filter) or `--debug [targets]` turns on
+/// more detail. The MCP
 /// SDK's own messages (a server without an SSE stream, a closed pipe) are left out by default:
 /// what they mean reaches the user as a server's status or a call's error result.
-fn init_logging() {
-    let filter = std::env::var("TROUPE_LOG").unwrap_or_else(|_| "warn,rmcp=off".into());
+fn init_logging(debug: Option<&str>) {
+    let filter = match debug {
+        // `--debug` alone, or `--debug api,hooks`-style target lists.
+        Some("debug") => "debug,rmcp=info".to_string(),
+        Some(targets) => targets
+            .split(',')
+            .map(|t| format!("{}=debug", t.trim()))
+            .collect::<Vec<_>>()
+            .join(","),
+        None => std::env::var("TROUPE_LOG").unwrap_or_else(|_| "warn,rmcp=off".into()),
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)

@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 use std::path::{Path, PathBuf};
-use troupe_settings::{Loaded, Settings};
+use troupe_settings::{Loaded, Scope, Settings};
 
 /// Reads and merges the settings of `workspace`; a malformed file is an error naming the file
 /// and the line.
@@ -14,6 +14,36 @@ pub fn load(workspace: &Path, command_line: Option<&str>) -> Result<Loaded> {
         workspace,
         home.as_deref(),
         command_line,
+    )?)
+}
+
+/// Like [`load`], reading only the scopes `sources` names (`--setting-sources
+/// user,project,local`; `None` reads them all).
+pub fn load_sources(
+    workspace: &Path,
+    command_line: Option<&str>,
+    sources: Option<&str>,
+) -> Result<Loaded> {
+    let Some(list) = sources else {
+        return load(workspace, command_line);
+    };
+    let mut scopes = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        scopes.push(match name {
+            "user" => Scope::User,
+            "project" => Scope::Project,
+            "local" => Scope::Local,
+            other => anyhow::bail!(
+                "--setting-sources: unknown source `{other}`; expected user, project or local"
+            ),
+        });
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    Ok(troupe_settings::load_sources(
+        workspace,
+        home.as_deref(),
+        command_line,
+        &scopes,
     )?)
 }
 

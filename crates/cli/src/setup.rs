@@ -6,7 +6,7 @@ use crate::mcp::McpExtension;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use troupe_agent::permissions::{split_rule_list, PermissionMode, Policy};
+use troupe_agent::permissions::{split_rule_list, Policy};
 use troupe_agent::session::{find_session, latest_session, new_session_id, session_path};
 use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, Extension, PermissionFlags};
 use troupe_catalog::SkillsExtension;
@@ -28,8 +28,6 @@ pub struct RunContext {
     pub session_id: String,
     /// Resolved model settings.
     pub model: ModelConfig,
-    /// Permission mode in force.
-    pub mode: PermissionMode,
 }
 
 /// Resolves the workspace root from `--cwd` or the current directory.
@@ -52,14 +50,21 @@ pub fn policy(args: &RunArgs, settings: &Settings) -> Result<Policy> {
     let split = |lists: &[String]| -> Vec<String> {
         lists.iter().flat_map(|s| split_rule_list(s)).collect()
     };
+    let mode = match args.contract.dangerously_skip_permissions {
+        true => Some("bypassPermissions".to_string()),
+        false => args.agent.permission_mode.clone(),
+    };
+    if mode.as_deref() == Some("auto") {
+        eprintln!("troupe: note: --permission-mode auto has no classifier model here; it decides as acceptEdits");
+    }
     let flags = PermissionFlags {
-        mode: args.agent.permission_mode.clone(),
+        mode,
         allow: split(&args.allowed_tools),
         ask: Vec::new(),
         deny: split(&args.disallowed_tools),
     };
     effective_policy(&settings.permissions, &flags).context(
-        "invalid permissions (use the modes default, acceptEdits, plan or bypassPermissions)",
+        "invalid permissions (use the modes default, acceptEdits, plan, bypassPermissions, dontAsk or auto)",
     )
 }
 
@@ -75,6 +80,83 @@ pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig
     let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
     let model = args.model.clone().or_else(|| settings.model.clone());
     Ok(ModelConfig::resolve(provider, model, &env)?)
+}
+
+/// The lead's session: a resumed or continued one (copied to a new id with
+/// `--fork-session`), `--session-id`'s, or a new one.
+fn session_id(args: &RunArgs, troupe_dir: &Path) -> Result<String> {
+    let resumed = match (&args.resume, args.continue_latest) {
+        (Some(id), _) => Some(find_session(troupe_dir, id)?),
+        (None, true) => Some(latest_session(troupe_dir)?),
+        (None, false) => None,
+    };
+    let fresh = match &args.contract.session_id {
+        Some(given) => {
+            let id = uuid::Uuid::parse_str(given)
+                .map_err(|e| anyhow::anyhow!("--session-id {given}: not a UUID ({e})"))?
+                .to_string();
+            if session_path(troupe_dir, &id).exists() {
+                bail!(
+                    "--session-id {id}: that session already exists; resume it with --resume {id}"
+                );
+            }
+            id
+        }
+        None => new_session_id(),
+    };
+    match resumed {
+        Some(old) if args.contract.fork_session => {
+            let (from, to) = (
+                session_path(troupe_dir, &old),
+                session_path(troupe_dir, &fresh),
+            );
+            std::fs::copy(&from, &to).with_context(|| {
+                format!(
+                    "forking session {old}: copying {} to {}",
+                    from.display(),
+                    to.display()
+                )
+            })?;
+            Ok(fresh)
+        }
+        Some(old) => {
+            if args.contract.session_id.is_some() {
+                bail!("--session-id names a new session; with --resume or --continue add --fork-session");
+            }
+            Ok(old)
+        }
+        None if args.contract.fork_session => {
+            bail!("--fork-session needs --resume or --continue")
+        }
+        None => Ok(fresh),
+    }
+}
+
+/// The identity part of the system prompt: `--system-prompt`, else `--system-prompt-file`.
+fn system_prompt(args: &RunArgs) -> Result<Option<String>> {
+    if let Some(text) = &args.system_prompt {
+        return Ok(Some(text.clone()));
+    }
+    match &args.contract.system_prompt_file {
+        Some(path) => std::fs::read_to_string(path)
+            .map(Some)
+            .with_context(|| format!("--system-prompt-file {}", path.display())),
+        None => Ok(None),
+    }
+}
+
+/// `--tools`: the built-in tools to offer, in troupe's names; `None` for all of them.
+pub fn only_tools(list: Option<&str>) -> Option<Vec<String>> {
+    let list = list?.trim();
+    if list == "default" {
+        return None;
+    }
+    Some(
+        split_rule_list(list)
+            .iter()
+            .map(|name| troupe_catalog::agents::troupe_tool_name(name))
+            .collect(),
+    )
 }
 
 /// Takes the lead's lease on its team, or explains who already leads it.
@@ -118,6 +200,8 @@ pub struct Lead {
     pub subagents: Arc<troupe_catalog::subagent::SubagentExtension>,
     /// The MCP servers every agent of this process shares.
     pub mcp: Arc<McpManager>,
+    /// The project's and the user's skills.
+    pub skills: Arc<SkillsExtension>,
 }
 
 /// Builds the lead: agent with team tools and inbox, session transcript, team (teammates
@@ -125,7 +209,14 @@ pub struct Lead {
 pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) -> Result<Lead> {
     let workspace = workspace_root(&args.agent)?;
     let troupe_dir = workspace.join(".troupe");
-    let loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
+    let loaded = crate::settings::load_sources(
+        &workspace,
+        args.agent.settings.as_deref(),
+        args.contract.setting_sources.as_deref(),
+    )?;
+    for note in args.contract.notes() {
+        eprintln!("troupe: note: {note}");
+    }
     // Before the model is resolved (the env may name its endpoint) and before any thread exists.
     crate::settings::apply_env(&loaded.settings);
     let policy = policy(args, &loaded.settings)?;
@@ -137,13 +228,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     if args.max_turns == Some(0) {
         bail!("--max-turns must be at least 1");
     }
-    let session_id = if let Some(id) = &args.resume {
-        find_session(&troupe_dir, id)?
-    } else if args.continue_latest {
-        latest_session(&troupe_dir)?
-    } else {
-        new_session_id()
-    };
+    let session_id = session_id(args, &troupe_dir)?;
     let guard = Workspace::new(&workspace)
         .with_context(|| format!("opening workspace {}", workspace.display()))?;
     let mode_name = args
@@ -210,12 +295,13 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         },
     );
     let mut builder = AgentBuilder::new(LEAD, Arc::new(guard), model.build(), model.model.clone());
-    if let Some(identity) = &args.system_prompt {
-        builder = builder.identity(identity.clone());
+    if let Some(identity) = system_prompt(args)? {
+        builder = builder.identity(identity);
     }
+    builder = builder.only_tools(only_tools(args.contract.tools.as_deref()));
     builder = builder
         .home(home)
-        .extension(skills)
+        .extension(skills.clone())
         .extension(subagents.clone())
         .settings(settings)
         .policy(policy)
@@ -256,11 +342,11 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             troupe_dir,
             session_id,
             model,
-            mode,
         },
         team,
         runtime,
         mcp,
+        skills,
     })
 }
 

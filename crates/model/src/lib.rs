@@ -93,6 +93,20 @@ pub enum StopReason {
     Other(String),
 }
 
+impl StopReason {
+    /// The reason as the Anthropic wire spells it (`end_turn`, `tool_use`, …).
+    pub fn as_str(&self) -> &str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::StopSequence => "stop_sequence",
+            StopReason::Refusal => "refusal",
+            StopReason::Other(other) => other,
+        }
+    }
+}
+
 /// Incremental events while a response streams, for live display.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {

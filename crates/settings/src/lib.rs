@@ -10,7 +10,7 @@ mod merge;
 mod sandbox;
 
 pub use error::SettingsError;
-pub use load::{load, settings_files, Layer, Loaded, Scope};
+pub use load::{load, load_sources, settings_files, Layer, Loaded, Scope};
 pub use sandbox::{SandboxMode, SandboxSettings};
 
 use serde::{Deserialize, Serialize};

@@ -71,8 +71,27 @@ pub fn load(
     home: Option<&Path>,
     command_line: Option<&str>,
 ) -> Result<Loaded, SettingsError> {
+    load_sources(
+        workspace,
+        home,
+        command_line,
+        &[Scope::User, Scope::Project, Scope::Local],
+    )
+}
+
+/// Like [`load`], reading only the files of the scopes in `sources` (Claude Code's
+/// `--setting-sources user,project,local`); `--settings` is always read.
+pub fn load_sources(
+    workspace: &Path,
+    home: Option<&Path>,
+    command_line: Option<&str>,
+    sources: &[Scope],
+) -> Result<Loaded, SettingsError> {
     let mut loaded = Loaded::default();
-    for (scope, path) in settings_files(workspace, home) {
+    let files = settings_files(workspace, home)
+        .into_iter()
+        .filter(|(scope, _)| sources.contains(scope));
+    for (scope, path) in files {
         if let Some(settings) = read_file(&path)? {
             loaded.push(scope, path.display().to_string(), settings);
         }

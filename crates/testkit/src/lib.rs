@@ -12,6 +12,7 @@
 
 mod answer;
 mod anthropic;
+pub mod contract;
 pub mod fixtures;
 pub mod mcp;
 mod openai;

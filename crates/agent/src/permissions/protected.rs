@@ -74,7 +74,11 @@ pub(super) fn unnamed_write(policy: &Policy, call: &CallInfo<'_>, tool: &str) ->
     }
     match policy.mode {
         PermissionMode::BypassPermissions => return None,
-        PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Plan => {}
+        PermissionMode::Default
+        | PermissionMode::AcceptEdits
+        | PermissionMode::Plan
+        | PermissionMode::DontAsk
+        | PermissionMode::Auto => {}
     }
     let raw = call.input.get("path").and_then(Value::as_str)?;
     let root = call.workspace_root;

@@ -18,6 +18,16 @@ pub enum AgentEvent<'a> {
         /// Why it failed.
         reason: &'a str,
     },
+    /// A model reply arrived: how it stopped and what it cost; its message follows as
+    /// [`AgentEvent::Assistant`] (when it has content).
+    Reply {
+        /// Why the model stopped.
+        stop_reason: &'a troupe_model::StopReason,
+        /// Tokens this call used.
+        usage: &'a Usage,
+        /// The model that answered.
+        model: &'a str,
+    },
     /// A complete assistant message.
     Assistant(&'a ChatMessage),
     /// A tool call is about to run.

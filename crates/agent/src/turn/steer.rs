@@ -51,7 +51,9 @@ impl Agent {
         halt: &mut Option<String>,
     ) -> ToolOutput {
         if self.lifecycle.is_empty() {
-            return self.run_one_tool(call.name, call.input, None).await;
+            return self
+                .run_one_tool(call.id, call.name, call.input, None)
+                .await;
         }
         let before = self.before_tool(call).await;
         let input = before.input.as_ref().unwrap_or(call.input);
@@ -66,7 +68,7 @@ impl Agent {
             Some(reason) => ToolOutput::error(reason),
             None => {
                 let output = self
-                    .run_one_tool(call.name, input, before.decision.as_ref())
+                    .run_one_tool(call.id, call.name, input, before.decision.as_ref())
                     .await;
                 let call = ToolCall { input, ..call };
                 for hooks in &self.lifecycle {

@@ -45,10 +45,18 @@ pub struct RunResult {
     pub duration_api_ms: u64,
     /// The session id, for `--resume`.
     pub session_id: String,
+    /// The model the lead used.
+    pub model: String,
     /// Tokens used.
     pub usage: Usage,
     /// Approximate cost.
     pub total_cost_usd: f64,
+    /// Why the last model reply stopped (`end_turn`, `tool_use`, …), when there was one.
+    pub stop_reason: Option<String>,
+    /// The calls that were refused.
+    pub permission_denials: Vec<troupe_agent::PermissionDenial>,
+    /// The HTTP status of the model error the run failed on, if it did.
+    pub api_error_status: Option<u16>,
     /// Each teammate's last report, when a team worked.
     pub teammates: Vec<Value>,
     /// The lead's todo list at the end, when it kept one.
@@ -56,20 +64,42 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// The JSON object.
+    /// The JSON object: `type` first, then Claude Code's fields, then troupe's additions.
     pub fn to_json(&self) -> Value {
+        let mut model_usage = serde_json::Map::new();
+        if !self.model.is_empty() {
+            model_usage.insert(
+                self.model.clone(),
+                json!({
+                    "inputTokens": self.usage.input_tokens,
+                    "outputTokens": self.usage.output_tokens,
+                    "cacheReadInputTokens": self.usage.cache_read_input_tokens,
+                    "cacheCreationInputTokens": self.usage.cache_creation_input_tokens,
+                    "webSearchRequests": 0,
+                    "costUSD": self.total_cost_usd,
+                }),
+            );
+        }
         let mut value = json!({
             "type": "result",
             "subtype": self.subtype.as_str(),
             "is_error": self.subtype.is_error(),
-            "result": self.result,
-            "num_turns": self.num_turns,
             "duration_ms": self.duration_ms,
             "duration_api_ms": self.duration_api_ms,
+            "num_turns": self.num_turns,
+            "result": self.result,
+            "stop_reason": self.stop_reason,
             "session_id": self.session_id,
-            "usage": self.usage,
             "total_cost_usd": self.total_cost_usd,
+            "usage": super::stream_json::usage_json(&self.usage),
+            "modelUsage": model_usage,
+            "permission_denials": self.permission_denials,
+            "api_error_status": self.api_error_status,
+            "uuid": super::stream_json::uuid(),
         });
+        if self.subtype.is_error() {
+            value["errors"] = json!([self.result]);
+        }
         if !self.todos.is_empty() {
             value["todos"] = json!(self.todos);
         }

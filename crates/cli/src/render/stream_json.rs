@@ -1,8 +1,13 @@
-//! `--output-format stream-json`: one JSON object per line, written as things happen.
+//! `--output-format stream-json`: one JSON object per line, written as things happen, in
+//! Claude Code's shapes (`type` first; one assistant event per content block, with the
+//! message's id, model, stop reason and usage; `uuid` and `parent_tool_use_id` on every
+//! message event; `tool_use_result` on tool results). troupe's additions (`agent`, team
+//! notices) are extra fields and extra `system` subtypes, which the Agent SDK passes through.
 
 use serde_json::{json, Value};
 use std::io::Write;
 use troupe_agent::AgentEvent;
+use troupe_protocol::{ChatMessage, ContentBlock, Usage};
 
 /// Writes one event line to stdout and flushes it, so a reader sees it at once.
 pub fn emit(value: &Value) {
@@ -12,49 +17,309 @@ pub fn emit(value: &Value) {
     let _ = out.flush();
 }
 
-/// The `system/init` event; `mcp_servers` lists `{name, status}` as Claude Code's does.
-pub fn init(
-    session_id: &str,
-    model: &str,
-    cwd: &str,
-    tools: &[String],
-    permission_mode: &str,
-    mcp_servers: Value,
-) -> Value {
+/// A fresh event id, as Claude Code's `uuid` fields are.
+pub fn uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// What `system/init` reports about the session.
+pub struct Init<'a> {
+    /// The session id.
+    pub session_id: &'a str,
+    /// The model.
+    pub model: &'a str,
+    /// The workspace.
+    pub cwd: &'a str,
+    /// The tools offered to the model.
+    pub tools: &'a [String],
+    /// The permission mode.
+    pub permission_mode: &'a str,
+    /// `{name, status}` per MCP server.
+    pub mcp_servers: Value,
+    /// Which variable the credentials came from (`none` for a local server without a key).
+    pub api_key_source: &'a str,
+    /// The agent definitions the `task` tool can run.
+    pub agents: Vec<String>,
+    /// The skills found.
+    pub skills: Vec<String>,
+}
+
+/// The Claude Code version whose output troupe's matches field by field
+/// (crates/cli/tests/fixtures/claude-code/VERSION).
+pub const CONTRACT_VERSION: &str = "2.1.328";
+
+/// The REPL's slash commands, as `system/init` lists them.
+pub const SLASH_COMMANDS: &[&str] = &[
+    "help", "clear", "compact", "context", "cost", "team", "tasks", "mcp", "memory", "model",
+    "exit",
+];
+
+/// The `system/init` event, with Claude Code's fields.
+pub fn init(info: &Init<'_>) -> Value {
     json!({
         "type": "system",
         "subtype": "init",
-        "session_id": session_id,
-        "model": model,
-        "cwd": cwd,
-        "tools": tools,
-        "mcp_servers": mcp_servers,
-        "permissionMode": permission_mode,
+        "cwd": info.cwd,
+        "session_id": info.session_id,
+        "tools": info.tools,
+        "mcp_servers": info.mcp_servers,
+        "model": info.model,
+        "permissionMode": info.permission_mode,
+        "slash_commands": SLASH_COMMANDS,
+        "apiKeySource": info.api_key_source,
+        // The Claude Code release whose headless contract troupe speaks (the recorded fixture's):
+        // the Agent SDK gates features on it.
+        "claude_code_version": CONTRACT_VERSION,
+        "troupe_version": env!("CARGO_PKG_VERSION"),
+        "output_style": "default",
+        "agents": info.agents,
+        "skills": info.skills,
+        "uuid": uuid(),
     })
 }
 
-/// The event for one agent event, if it has one (deltas are not streamed as lines).
-pub fn event(session_id: &str, agent: &str, event: &AgentEvent<'_>) -> Option<Value> {
-    match event {
-        AgentEvent::Assistant(message) => Some(
-            json!({"type": "assistant", "agent": agent, "message": message, "session_id": session_id}),
-        ),
-        AgentEvent::ToolResults(message) => Some(
-            json!({"type": "user", "agent": agent, "message": message, "session_id": session_id}),
-        ),
-        AgentEvent::MailInjected { count, text } => Some(json!({
-            "type": "system", "subtype": "mail", "agent": agent, "count": count, "text": text, "session_id": session_id
-        })),
-        AgentEvent::Retrying {
-            attempt,
-            wait_ms,
-            reason,
-        } => Some(json!({
-            "type": "system", "subtype": "retry", "agent": agent, "attempt": attempt, "wait_ms": wait_ms,
-            "reason": reason, "session_id": session_id
-        })),
-        AgentEvent::TextDelta(_)
-        | AgentEvent::ThinkingDelta(_)
-        | AgentEvent::ToolStarted { .. } => None,
+/// The message a model reply belongs to, remembered from [`AgentEvent::Reply`] until its
+/// content arrives.
+struct Reply {
+    id: String,
+    model: String,
+    stop_reason: String,
+    usage: Usage,
+}
+
+/// Turns one agent's events into stream-json lines.
+pub struct Stream {
+    session_id: String,
+    agent: String,
+    /// Set for a subagent's or a teammate's events: the call they work for.
+    parent_tool_use_id: Option<String>,
+    partial: bool,
+    reply: Option<Reply>,
+    /// The last reply's stop reason, for the result object.
+    pub last_stop_reason: Option<String>,
+}
+
+impl Stream {
+    /// Lines for `agent`'s events in `session_id`; with `partial`, streamed deltas too
+    /// (`--include-partial-messages`).
+    pub fn new(session_id: &str, agent: &str, partial: bool) -> Stream {
+        Stream {
+            session_id: session_id.to_string(),
+            agent: agent.to_string(),
+            parent_tool_use_id: None,
+            partial,
+            reply: None,
+            last_stop_reason: None,
+        }
+    }
+
+    /// Notes what the result object needs from an event without making its lines (for runs
+    /// that print only the result).
+    pub fn note(&mut self, event: &AgentEvent<'_>) {
+        if let AgentEvent::Reply { stop_reason, .. } = event {
+            self.last_stop_reason = Some(stop_reason.as_str().to_string());
+        }
+    }
+
+    /// The lines for one agent event (none for most deltas).
+    pub fn event(&mut self, event: &AgentEvent<'_>) -> Vec<Value> {
+        match event {
+            AgentEvent::Reply {
+                stop_reason,
+                usage,
+                model,
+            } => {
+                self.last_stop_reason = Some(stop_reason.as_str().to_string());
+                self.reply = Some(Reply {
+                    id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
+                    model: model.to_string(),
+                    stop_reason: stop_reason.as_str().to_string(),
+                    usage: **usage,
+                });
+                Vec::new()
+            }
+            AgentEvent::Assistant(message) => self.assistant(message),
+            AgentEvent::ToolResults(message) => self.tool_results(message),
+            AgentEvent::MailInjected { count, text } => vec![json!({
+                "type": "system", "subtype": "mail", "agent": self.agent, "count": count,
+                "text": text, "session_id": self.session_id, "uuid": uuid(),
+            })],
+            AgentEvent::Retrying {
+                attempt,
+                wait_ms,
+                reason,
+            } => vec![json!({
+                "type": "system",
+                "subtype": "api_retry",
+                "attempt": attempt,
+                "max_retries": troupe_model::RetryPolicy::default()
+                    .max_attempts
+                    .saturating_sub(1),
+                "retry_delay_ms": wait_ms,
+                "error_status": status_of(reason),
+                "error": reason,
+                "session_id": self.session_id,
+                "uuid": uuid(),
+                "agent": self.agent,
+            })],
+            AgentEvent::TextDelta(text) if self.partial => {
+                vec![self.stream_event(json!({"type": "text_delta", "text": text}))]
+            }
+            AgentEvent::ThinkingDelta(text) if self.partial => {
+                vec![self.stream_event(json!({"type": "thinking_delta", "thinking": text}))]
+            }
+            AgentEvent::TextDelta(_)
+            | AgentEvent::ThinkingDelta(_)
+            | AgentEvent::ToolStarted { .. } => Vec::new(),
+        }
+    }
+
+    fn stream_event(&self, delta: Value) -> Value {
+        json!({
+            "type": "stream_event",
+            "event": {"type": "content_block_delta", "index": 0, "delta": delta},
+            "parent_tool_use_id": self.parent_tool_use_id,
+            "session_id": self.session_id,
+            "uuid": uuid(),
+            "agent": self.agent,
+        })
+    }
+
+    /// One event per content block, as Claude Code streams them.
+    fn assistant(&mut self, message: &ChatMessage) -> Vec<Value> {
+        let reply = self.reply.take().unwrap_or_else(|| Reply {
+            id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
+            model: String::new(),
+            stop_reason: "end_turn".into(),
+            usage: Usage::default(),
+        });
+        message
+            .content
+            .iter()
+            .map(|block| {
+                json!({
+                    "type": "assistant",
+                    "message": {
+                        "id": reply.id,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": reply.model,
+                        "content": [block],
+                        "stop_reason": reply.stop_reason,
+                        "stop_sequence": null,
+                        "usage": usage_json(&reply.usage),
+                    },
+                    "parent_tool_use_id": self.parent_tool_use_id,
+                    "session_id": self.session_id,
+                    "uuid": uuid(),
+                    "agent": self.agent,
+                })
+            })
+            .collect()
+    }
+
+    /// One user event per tool result, with `tool_use_result` (troupe's tools return text:
+    /// `{content, is_error}`).
+    fn tool_results(&self, message: &ChatMessage) -> Vec<Value> {
+        message
+            .content
+            .iter()
+            .map(|block| {
+                let (result, block) = match block {
+                    ContentBlock::ToolResult {
+                        content, is_error, ..
+                    } => {
+                        // Claude Code writes `is_error` even when false.
+                        let mut block = json!(block);
+                        block["is_error"] = json!(is_error);
+                        (json!({"content": content, "is_error": is_error}), block)
+                    }
+                    other => (Value::Null, json!(other)),
+                };
+                json!({
+                    "type": "user",
+                    "message": {"role": "user", "content": [block]},
+                    "parent_tool_use_id": self.parent_tool_use_id,
+                    "session_id": self.session_id,
+                    "uuid": uuid(),
+                    "tool_use_result": result,
+                    "agent": self.agent,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Usage in the Anthropic wire's field order.
+pub fn usage_json(usage: &Usage) -> Value {
+    json!({
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "output_tokens": usage.output_tokens,
+    })
+}
+
+/// The HTTP status a retry reason starts with (`429 Too Many Requests …`), if any.
+fn status_of(reason: &str) -> Value {
+    reason
+        .split(|c: char| !c.is_ascii_digit())
+        .find(|part| part.len() == 3)
+        .and_then(|digits| digits.parse::<u16>().ok())
+        .filter(|code| (400..600).contains(code))
+        .map_or(Value::Null, Value::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_becomes_one_event_per_block_with_its_message_fields() {
+        let mut stream = Stream::new("s", "lead", false);
+        let stop = troupe_model::StopReason::ToolUse;
+        let usage = Usage {
+            input_tokens: 5,
+            output_tokens: 7,
+            ..Usage::default()
+        };
+        assert!(stream
+            .event(&AgentEvent::Reply {
+                stop_reason: &stop,
+                usage: &usage,
+                model: "m",
+            })
+            .is_empty());
+        let message = ChatMessage {
+            role: troupe_protocol::Role::Assistant,
+            content: vec![
+                ContentBlock::Text { text: "hi".into() },
+                ContentBlock::ToolUse {
+                    id: "t1".into(),
+                    name: "bash".into(),
+                    input: json!({"command": "ls"}),
+                },
+            ],
+        };
+        let lines = stream.event(&AgentEvent::Assistant(&message));
+        assert_eq!(lines.len(), 2);
+        for line in &lines {
+            let keys: Vec<&String> = line.as_object().unwrap().keys().collect();
+            assert_eq!(keys[0], "type");
+            assert_eq!(line["message"]["model"], "m");
+            assert_eq!(line["message"]["stop_reason"], "tool_use");
+            assert_eq!(line["message"]["usage"]["output_tokens"], 7);
+            assert_eq!(line["message"]["id"], lines[0]["message"]["id"]);
+            assert!(line["parent_tool_use_id"].is_null());
+        }
+        assert_eq!(lines[1]["message"]["content"][0]["name"], "bash");
+        assert_eq!(stream.last_stop_reason.as_deref(), Some("tool_use"));
+    }
+
+    #[test]
+    fn retry_reasons_give_their_status() {
+        assert_eq!(status_of("429 Too Many Requests"), json!(429));
+        assert_eq!(status_of("HTTP 529: overloaded"), json!(529));
+        assert_eq!(status_of("connection reset"), Value::Null);
     }
 }

@@ -35,7 +35,7 @@ pub use troupe_tools::summarize_input;
 pub fn render(sink: Sink, prefix: &str, event: &AgentEvent<'_>, stream_text: bool) {
     match event {
         AgentEvent::TextDelta(t) if stream_text => write(sink, t),
-        AgentEvent::TextDelta(_) | AgentEvent::ThinkingDelta(_) => {}
+        AgentEvent::TextDelta(_) | AgentEvent::ThinkingDelta(_) | AgentEvent::Reply { .. } => {}
         AgentEvent::Assistant(message) => {
             if stream_text && !message.text().is_empty() {
                 write(sink, "\n");

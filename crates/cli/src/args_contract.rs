@@ -1,0 +1,124 @@
+//! The flags of Claude Code's headless contract that the Claude Agent SDK and scripts pass
+//! (`claude -p … --input-format stream-json --permission-prompt-tool stdio …`). Each does
+//! what it does in Claude Code, or, where troupe has nothing it could apply to, is accepted
+//! with a one-line note on stderr (see [`ContractArgs::notes`]) rather than refused.
+
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// How a headless run reads its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum InputFormat {
+    /// The prompt argument, or stdin's text.
+    #[default]
+    Text,
+    /// User messages and control requests as JSON lines on stdin (the Agent SDK's protocol);
+    /// the session lasts until stdin closes.
+    StreamJson,
+}
+
+/// Claude Code's headless flags beyond the basic ones.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ContractArgs {
+    /// Input format for -p: text (the prompt) or stream-json (JSON lines on stdin, with
+    /// control requests: the Claude Agent SDK's protocol).
+    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    pub input_format: InputFormat,
+
+    /// Replace the default identity part of the system prompt with this file's text.
+    #[arg(long, value_name = "FILE", conflicts_with = "system_prompt")]
+    pub system_prompt_file: Option<PathBuf>,
+
+    /// Stream partial messages (`stream_event` lines) with --output-format stream-json.
+    #[arg(long)]
+    pub include_partial_messages: bool,
+
+    /// Use this UUID as the new session's id.
+    #[arg(long, value_name = "UUID")]
+    pub session_id: Option<String>,
+
+    /// With --resume or --continue: continue in a new session (a copy), leaving the old one.
+    #[arg(long)]
+    pub fork_session: bool,
+
+    /// Where permission questions go in a headless run: `stdio` asks the controlling process
+    /// with a `can_use_tool` control request (needs --input-format stream-json).
+    #[arg(long, value_name = "TOOL")]
+    pub permission_prompt_tool: Option<String>,
+
+    /// The built-in tools to offer: a comma- or space-separated list (Claude Code's or troupe's
+    /// names), "" for none, or "default" for all.
+    #[arg(long, value_name = "TOOLS")]
+    pub tools: Option<String>,
+
+    /// Skip every permission question (same as --permission-mode bypassPermissions); deny rules
+    /// still apply and the sandbox still confines commands.
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
+
+    /// Stop once the run's estimated cost passes this many US dollars.
+    #[arg(long, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+
+    /// Log debug output to stderr (optionally only these targets, e.g. `troupe_model`).
+    #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "debug")]
+    pub debug: Option<String>,
+
+    /// Model to use when the main one is overloaded (accepted; see the note it prints).
+    #[arg(long, value_name = "MODEL")]
+    pub fallback_model: Option<String>,
+
+    /// A JSON Schema the final answer must follow (accepted; see the note it prints).
+    #[arg(long, value_name = "SCHEMA")]
+    pub json_schema: Option<String>,
+
+    /// Extra directories tools may use (accepted; see the note it prints).
+    #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
+    pub add_dir: Vec<PathBuf>,
+
+    /// Which settings files to read: a comma-separated list of user, project, local.
+    #[arg(long, value_name = "SOURCES")]
+    pub setting_sources: Option<String>,
+
+    /// Also stream hook events (accepted; troupe's hooks report through their own events).
+    #[arg(long)]
+    pub include_hook_events: bool,
+
+    /// Beta headers (accepted; see the note it prints).
+    #[arg(long, value_name = "BETAS", num_args = 1..)]
+    pub betas: Vec<String>,
+
+    /// Thinking budget (accepted; see the note it prints).
+    #[arg(long, value_name = "TOKENS")]
+    pub max_thinking_tokens: Option<u32>,
+}
+
+impl ContractArgs {
+    /// One line each for the flags troupe accepts but cannot apply, for stderr.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.fallback_model.is_some() {
+            notes.push("--fallback-model is accepted but not used: troupe retries the same model on overload".to_string());
+        }
+        if self.json_schema.is_some() {
+            notes.push(
+                "--json-schema is accepted but the answer is not validated against it".to_string(),
+            );
+        }
+        if !self.add_dir.is_empty() {
+            notes.push("--add-dir is accepted but tools stay confined to the workspace (one root per agent)".to_string());
+        }
+        if !self.betas.is_empty() {
+            notes.push("--betas is accepted but no beta headers are sent".to_string());
+        }
+        if self.max_thinking_tokens.is_some() {
+            notes.push(
+                "--max-thinking-tokens is accepted but thinking is not requested".to_string(),
+            );
+        }
+        if self.include_hook_events {
+            notes.push("--include-hook-events is accepted; hook runs are not streamed".to_string());
+        }
+        notes
+    }
+}

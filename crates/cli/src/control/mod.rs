@@ -1,0 +1,239 @@
+//! `troupe -p --input-format stream-json`: a long-lived headless session driven over stdin and
+//! stdout the way the Claude Agent SDK drives Claude Code. User messages arrive as JSON lines
+//! and each gets its turn (the team's work included) and a `result`; control requests
+//! (`initialize`, `interrupt`, `set_permission_mode`, `set_model`) are answered with
+//! `control_response`s; with `--permission-prompt-tool stdio`, permission questions go out as
+//! `can_use_tool` requests. The session ends when stdin closes.
+
+pub mod approver;
+pub mod input;
+
+use crate::args::{Cli, OutputFormat};
+use crate::headless::{
+    init_event, notice_sink, over_budget, run_result, work, Events, RunFailure, STOP_LIMIT,
+};
+use crate::render::stream_json::{self, Stream};
+use crate::setup::{lead, Lead};
+use anyhow::{bail, Result};
+use input::Incoming;
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+use troupe_agent::permissions::PermissionMode;
+use troupe_agent::{AgentEvent, Approver, RefuseApprover, SessionEndReason};
+use troupe_model::ModelConfig;
+use troupe_team::LEAD;
+
+/// A change the controlling process asked for, applied between turns.
+enum Change {
+    Mode(PermissionMode),
+    Model(String),
+}
+
+/// Runs the session and returns the exit code: 0 when stdin closed after the last result,
+/// 1 when the last prompt failed.
+pub fn run(cli: &Cli) -> Result<i32> {
+    let args = &cli.run;
+    if args.output_format != OutputFormat::StreamJson {
+        bail!("--input-format stream-json needs --output-format stream-json");
+    }
+    if cli.prompt.as_deref().is_some_and(|p| !p.trim().is_empty()) {
+        bail!("--input-format stream-json reads the prompts from stdin; drop the prompt argument");
+    }
+    let pending = Arc::new(input::Pending::default());
+    let approver: Arc<dyn Approver> = match args.contract.permission_prompt_tool.as_deref() {
+        None => Arc::new(RefuseApprover),
+        Some("stdio") => Arc::new(approver::ControlApprover::new(pending.clone())),
+        Some(other) => bail!(
+            "--permission-prompt-tool {other}: only `stdio` (the Agent SDK's control protocol) is supported"
+        ),
+    };
+    let session_cell = Arc::new(OnceLock::new());
+    let mut lead = lead(
+        args,
+        approver,
+        notice_sink(OutputFormat::StreamJson, args.verbose, session_cell.clone()),
+    )?;
+    let _ = session_cell.set(lead.run.session_id.clone());
+    let mut incoming = input::spawn_reader(pending);
+    let events = Events::new(OutputFormat::StreamJson, false);
+    let stream = Arc::new(Mutex::new(Stream::new(
+        &lead.run.session_id,
+        LEAD,
+        args.contract.include_partial_messages,
+    )));
+    let mut initialized = false;
+    let mut queued: VecDeque<String> = VecDeque::new();
+    let mut changes: Vec<Change> = Vec::new();
+    let mut last_failed = false;
+    let timeout = Duration::from_secs(args.team_timeout);
+    loop {
+        let prompt = match queued.pop_front() {
+            Some(prompt) => prompt,
+            None => match lead.runtime.block_on(incoming.recv()) {
+                None => break,
+                Some(Incoming::User(text)) => text,
+                Some(Incoming::Control { id, request }) => {
+                    let answer = control(&lead, &request, &mut changes, &mut initialized);
+                    apply(&mut lead, &mut changes);
+                    respond(&id, answer);
+                    continue;
+                }
+            },
+        };
+        if !initialized {
+            // A client that skipped `initialize` still gets the session's description first.
+            events.push(init_event(&lead));
+            initialized = true;
+        }
+        let started = Instant::now();
+        let mut observe = {
+            let (events, stream) = (events.clone(), stream.clone());
+            move |event: AgentEvent<'_>| {
+                let lines = stream
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .event(&event);
+                for line in lines {
+                    events.push(line);
+                }
+            }
+        };
+        let outcome = {
+            let Lead {
+                agent,
+                team,
+                runtime,
+                ..
+            } = &mut lead;
+            runtime.block_on(async {
+                let turn = work(agent, team, prompt, timeout, &mut observe);
+                tokio::pin!(turn);
+                loop {
+                    tokio::select! {
+                        outcome = &mut turn => break outcome,
+                        next = incoming.recv() => match next {
+                            Some(Incoming::User(text)) => queued.push_back(text),
+                            Some(Incoming::Control { id, request }) => {
+                                if request.get("subtype").and_then(Value::as_str) == Some("interrupt") {
+                                    respond(&id, Ok(json!({})));
+                                    break Err(RunFailure::Interrupted);
+                                }
+                                let answer = busy_control(&request, &mut changes);
+                                respond(&id, answer);
+                            }
+                            // Stdin closed mid-turn: the turn finishes, then the session ends.
+                            None => break (&mut turn).await,
+                        },
+                    }
+                }
+            })
+        };
+        if matches!(outcome, Err(RunFailure::Interrupted)) {
+            if let Err(e) = lead.agent.repair() {
+                eprintln!("troupe: error: after the interrupt: {e}");
+            }
+        }
+        let outcome = over_budget(&lead, args.contract.max_budget_usd, outcome);
+        let stop_reason = stream
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .last_stop_reason
+            .take();
+        let report = run_result(&lead, outcome, started, stop_reason);
+        last_failed = report.subtype.is_error();
+        events.push(report.to_json());
+        apply(&mut lead, &mut changes);
+    }
+    lead.runtime
+        .block_on(lead.agent.end_session(SessionEndReason::Exit));
+    lead.runtime.block_on(lead.team.stop_all(STOP_LIMIT));
+    lead.mcp.shutdown();
+    troupe_tools::process::end_all();
+    Ok(if last_failed { 1 } else { 0 })
+}
+
+/// Writes the response to control request `id`.
+fn respond(id: &str, answer: Result<Value, String>) {
+    let response = match answer {
+        Ok(payload) => json!({"subtype": "success", "request_id": id, "response": payload}),
+        Err(error) => json!({"subtype": "error", "request_id": id, "error": error}),
+    };
+    stream_json::emit(&json!({"type": "control_response", "response": response}));
+}
+
+/// Answers a control request between turns.
+fn control(
+    lead: &Lead,
+    request: &Value,
+    changes: &mut Vec<Change>,
+    initialized: &mut bool,
+) -> Result<Value, String> {
+    match request.get("subtype").and_then(Value::as_str) {
+        Some("initialize") => {
+            if request.get("hooks").is_some_and(|h| !h.is_null()) {
+                eprintln!("troupe: note: the SDK's hook callbacks are not called; hooks in the settings still run");
+            }
+            *initialized = true;
+            stream_json::emit(&init_event(lead));
+            Ok(json!({
+                "commands": stream_json::SLASH_COMMANDS
+                    .iter()
+                    .map(|name| json!({"name": name, "description": "", "argumentHint": ""}))
+                    .collect::<Vec<_>>(),
+                "agents": lead.subagents.agent_names(),
+                "output_style": "default",
+                "available_output_styles": ["default"],
+                "models": [],
+                "account": {},
+                "hooks_applied": false,
+                "pid": std::process::id(),
+            }))
+        }
+        Some("interrupt") => Ok(json!({})),
+        _ => busy_control(request, changes),
+    }
+}
+
+/// Answers a control request that does not need the agent (also while a turn runs).
+fn busy_control(request: &Value, changes: &mut Vec<Change>) -> Result<Value, String> {
+    let field = |key: &str| request.get(key).and_then(Value::as_str);
+    match field("subtype") {
+        Some("set_permission_mode") => {
+            let mode: PermissionMode = field("mode")
+                .ok_or("set_permission_mode without a mode")?
+                .parse()
+                .map_err(|e: troupe_agent::permissions::ModeError| e.to_string())?;
+            changes.push(Change::Mode(mode));
+            Ok(json!({}))
+        }
+        Some("set_model") => {
+            let model = field("model").ok_or("set_model without a model")?;
+            changes.push(Change::Model(model.to_string()));
+            Ok(json!({}))
+        }
+        Some("initialize") => Err("already initialized".to_string()),
+        Some("mcp_status") => Ok(json!({"mcpServers": []})),
+        Some(other) => Err(format!(
+            "troupe does not support the control request `{other}`"
+        )),
+        None => Err("a control request without a subtype".to_string()),
+    }
+}
+
+/// Applies the changes asked for, now that no turn runs.
+fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
+    for change in changes.drain(..) {
+        match change {
+            Change::Mode(mode) => lead.agent.set_permission_mode(mode),
+            Change::Model(name) => {
+                let config = ModelConfig {
+                    model: name.clone(),
+                    ..lead.run.model.clone()
+                };
+                lead.agent.set_model(config.build(), name);
+            }
+        }
+    }
+}

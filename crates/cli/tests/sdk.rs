@@ -1,0 +1,157 @@
+//! The Claude Agent SDK (PyPI `claude-agent-sdk`, installed by `scripts/test-deps.sh`) drives
+//! the real troupe binary unchanged, with `cli_path` pointing at it: a tool loop through
+//! `query()`, a `can_use_tool` permission callback that allows one call and denies another,
+//! and `ClaudeSDKClient.interrupt()` on a slow turn followed by a working one.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+mod common;
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
+
+/// The scripted model: "list" runs `ls`, "touch NAME" runs `touch NAME`, "slow" answers after a
+/// long wait (for the interrupt), anything else is echoed; a tool result is quoted back.
+fn model() -> FakeServer {
+    let server = FakeServer::start();
+    server.set_fallback(|req| {
+        if let Some((output, _)) = req.last_tool_result() {
+            return Step::reply(Reply::text(format!("The tool said: {}", output.trim())));
+        }
+        // The newest prompt only: an interrupted one stays in the conversation before it.
+        let last = req
+            .messages()
+            .last()
+            .and_then(|m| {
+                m.content.iter().rev().find_map(|b| match b {
+                    troupe_protocol::ContentBlock::Text { text } => Some(text.clone()),
+                    _ => None,
+                })
+            })
+            .unwrap_or_default();
+        if last.contains("list") {
+            Step::tool("bash", json!({"command": "ls"}))
+        } else if let Some(name) = last.strip_prefix("touch ") {
+            Step::tool(
+                "bash",
+                json!({ "command": format!("touch {}", name.trim()) }),
+            )
+        } else if last.contains("slow") {
+            Step::delay(Duration::from_secs(60), Step::text("too late"))
+        } else {
+            Step::reply(Reply::text(format!("heard: {}", last.trim())))
+        }
+    });
+    server
+}
+
+/// Fails, saying how to install it, when the SDK is missing: never a silent pass.
+fn require_sdk() {
+    let found = Command::new("python3")
+        .args(["-c", "import claude_agent_sdk"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        found,
+        "the Claude Agent SDK is not installed: run scripts/test-deps.sh \
+         (pip install claude-agent-sdk==0.2.184)"
+    );
+}
+
+/// Runs one scenario of `tests/sdk/drive.py` and returns what it observed, one object a line.
+fn drive(ws: &Path, server: &FakeServer, scenario: &str) -> Vec<Value> {
+    require_sdk();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/drive.py");
+    let mut cmd = Command::new("timeout");
+    cmd.args(["120", "python3"])
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_troupe"))
+        .arg(ws)
+        .arg(scenario)
+        .current_dir(ws)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("HOME", ws.join(".home"))
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "test-key");
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "drive.py {scenario} failed: {stderr}");
+    assert!(
+        !stderr.contains("too old to report its version"),
+        "the SDK did not recognise troupe's init event: {stderr}"
+    );
+    common::json_lines(&out)
+}
+
+fn of_kind<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    seen.iter().filter(|v| v["kind"] == kind).collect()
+}
+
+#[test]
+fn query_runs_a_tool_loop() {
+    let ws = TempWorkspace::new();
+    ws.write("here.txt", "x");
+    let server = model();
+    let seen = drive(ws.path(), &server, "loop");
+    assert_eq!(seen[0], json!({"kind": "system", "subtype": "init"}));
+    let calls = of_kind(&seen, "tool_use");
+    assert_eq!(calls.len(), 1, "{seen:?}");
+    assert_eq!(calls[0]["input"]["command"], "ls");
+    let result = of_kind(&seen, "result");
+    assert_eq!(result.len(), 1, "{seen:?}");
+    assert_eq!(result[0]["subtype"], "success");
+    assert_eq!(result[0]["num_turns"], 2);
+    assert_eq!(result[0]["stop_reason"], "end_turn");
+    let text = result[0]["result"].as_str().unwrap();
+    assert!(text.contains("here.txt"), "{text}");
+    // Session ids are UUIDs, as Claude Code's are.
+    let id = result[0]["session_id"].as_str().unwrap();
+    assert_eq!(id.len(), 36, "{id}");
+    assert_eq!(id.matches('-').count(), 4, "{id}");
+}
+
+#[test]
+fn can_use_tool_answers_the_permission_questions() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let seen = drive(ws.path(), &server, "permission");
+    let asked = of_kind(&seen, "asked");
+    assert_eq!(asked.len(), 2, "{seen:?}");
+    assert_eq!(asked[0]["tool"], "bash");
+    assert_eq!(asked[0]["command"], "touch allowed.txt");
+    assert!(ws.exists("allowed.txt"), "the allowed call ran");
+    assert!(!ws.exists("denied.txt"), "the denied call did not run");
+    let results = of_kind(&seen, "result");
+    assert_eq!(results.len(), 2, "{seen:?}");
+    assert_eq!(results[0]["permission_denials"], json!([]));
+    let denials = results[1]["permission_denials"].as_array().unwrap();
+    assert_eq!(denials.len(), 1, "{seen:?}");
+    assert_eq!(denials[0]["tool_name"], "bash");
+    assert_eq!(denials[0]["tool_input"]["command"], "touch denied.txt");
+    assert!(results[1]["result"]
+        .as_str()
+        .unwrap()
+        .contains("the test says no"));
+}
+
+#[test]
+fn interrupt_ends_a_slow_turn_and_the_session_goes_on() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let seen = drive(ws.path(), &server, "interrupt");
+    let results = of_kind(&seen, "result");
+    assert_eq!(results.len(), 2, "{seen:?}");
+    assert_eq!(
+        results[0]["is_error"], true,
+        "the interrupted turn: {seen:?}"
+    );
+    assert!(
+        !seen.iter().any(|v| v["text"] == "too late"),
+        "the slow answer never arrived: {seen:?}"
+    );
+    assert_eq!(results[1]["subtype"], "success");
+    assert_eq!(results[1]["result"], "heard: say hello");
+}

@@ -1,0 +1,107 @@
+"""Drives troupe with the Claude Agent SDK (PyPI `claude-agent-sdk`), unchanged: `cli_path`
+points at the troupe binary. Run by crates/cli/tests/sdk.rs with the fake model server's
+environment; prints one JSON line per observation for the test to check.
+
+Usage: drive.py TROUPE_BINARY WORKSPACE SCENARIO
+Scenarios: loop (query() through a tool call), permission (can_use_tool allows one call and
+denies another), interrupt (ClaudeSDKClient interrupts a slow turn, then asks again).
+"""
+
+import asyncio
+import json
+import sys
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    SystemMessage,
+    ToolUseBlock,
+    UserMessage,
+    query,
+)
+
+
+def say(**fields):
+    print(json.dumps(fields), flush=True)
+
+
+def describe(message):
+    if isinstance(message, SystemMessage):
+        say(kind="system", subtype=message.subtype)
+    elif isinstance(message, AssistantMessage):
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                say(kind="tool_use", name=block.name, input=block.input, model=message.model)
+            else:
+                say(kind="assistant", text=getattr(block, "text", None), model=message.model)
+    elif isinstance(message, UserMessage):
+        say(kind="user", content=str(message.content)[:300])
+    elif isinstance(message, ResultMessage):
+        say(
+            kind="result",
+            subtype=message.subtype,
+            is_error=message.is_error,
+            result=message.result,
+            num_turns=message.num_turns,
+            session_id=message.session_id,
+            stop_reason=message.stop_reason,
+            permission_denials=message.permission_denials,
+        )
+
+
+async def scenario_loop(binary, workspace):
+    options = ClaudeAgentOptions(cli_path=binary, cwd=workspace)
+    async for message in query(prompt="list the files", options=options):
+        describe(message)
+
+
+async def scenario_permission(binary, workspace):
+    async def can_use_tool(tool_name, tool_input, context):
+        command = tool_input.get("command", "")
+        say(kind="asked", tool=tool_name, command=command)
+        if "allowed" in command:
+            return PermissionResultAllow()
+        return PermissionResultDeny(message="the test says no")
+
+    async def prompts():
+        yield {"type": "user", "message": {"role": "user", "content": "touch allowed.txt"}}
+
+    options = ClaudeAgentOptions(cli_path=binary, cwd=workspace, can_use_tool=can_use_tool)
+    async for message in query(prompt=prompts(), options=options):
+        describe(message)
+    async def prompts_denied():
+        yield {"type": "user", "message": {"role": "user", "content": "touch denied.txt"}}
+
+    async for message in query(prompt=prompts_denied(), options=options):
+        describe(message)
+
+
+async def scenario_interrupt(binary, workspace):
+    options = ClaudeAgentOptions(cli_path=binary, cwd=workspace)
+    async with ClaudeSDKClient(options=options) as client:
+        await client.query("slow answer please")
+        # Interrupt once the turn is under way: the model is scripted to take a long time.
+        await asyncio.sleep(1.0)
+        await client.interrupt()
+        say(kind="interrupt_sent")
+        async for message in client.receive_response():
+            describe(message)
+        await client.query("say hello")
+        async for message in client.receive_response():
+            describe(message)
+
+
+async def main():
+    binary, workspace, scenario = sys.argv[1:4]
+    await {
+        "loop": scenario_loop,
+        "permission": scenario_permission,
+        "interrupt": scenario_interrupt,
+    }[scenario](binary, workspace)
+
+
+asyncio.run(main())
