@@ -27,6 +27,7 @@ pub struct AnthropicClient {
     http: reqwest::Client,
     base_url: String,
     api_key: Option<String>,
+    bearer: bool,
     retry: RetryPolicy,
     idle_timeout: Duration,
 }
@@ -38,9 +39,17 @@ impl AnthropicClient {
             http: build_client()?,
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             api_key,
+            bearer: false,
             retry: RetryPolicy::default(),
             idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
         })
+    }
+
+    /// Sends the key as `Authorization: Bearer` (`ANTHROPIC_AUTH_TOKEN`) instead of
+    /// `x-api-key`.
+    pub fn with_bearer(mut self, bearer: bool) -> Self {
+        self.bearer = bearer;
+        self
     }
 
     /// The same client with another retry policy.
@@ -79,8 +88,10 @@ impl Model for AnthropicClient {
             ("accept", "text/event-stream".to_owned()),
             (AGENT_HEADER, request.agent.clone()),
         ];
-        if let Some(key) = &self.api_key {
-            headers.push(("x-api-key", key.clone()));
+        match (&self.api_key, self.bearer) {
+            (Some(key), false) => headers.push(("x-api-key", key.clone())),
+            (Some(token), true) => headers.push(("authorization", format!("Bearer {token}"))),
+            (None, _) => {}
         }
         let call = Call {
             url: self.url(),

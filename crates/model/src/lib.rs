@@ -13,7 +13,7 @@ pub mod sse;
 pub use anthropic::AnthropicClient;
 pub use error::ModelError;
 pub use openai::OpenAiClient;
-pub use provider::{ConfigError, ModelConfig, Provider};
+pub use provider::{Auth, ConfigError, ModelConfig, Provider};
 pub use retry::RetryPolicy;
 
 use async_trait::async_trait;

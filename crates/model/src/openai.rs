@@ -123,6 +123,9 @@ pub(crate) fn request_body(request: &ModelRequest) -> Value {
             })
             .collect();
         body["tools"] = Value::Array(tools);
+        // Servers that build the prompt from a template (llama.cpp's) leave the tools out of
+        // it unless asked to let the model choose.
+        body["tool_choice"] = json!("auto");
     }
     body
 }

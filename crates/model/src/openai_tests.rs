@@ -260,11 +260,14 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
             "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}
         }}])
     );
+    // llama.cpp's server leaves the tools out of the prompt without it.
+    assert_eq!(body["tool_choice"], "auto");
     let no_tools = request_body(&ModelRequest {
         tools: vec![],
         ..request
     });
     assert!(no_tools.get("tools").is_none());
+    assert!(no_tools.get("tool_choice").is_none());
 }
 
 #[test]

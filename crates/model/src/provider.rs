@@ -106,11 +106,30 @@ pub struct ModelConfig {
     pub base_url: String,
     /// API key, if any.
     pub api_key: Option<String>,
+    /// How the key is sent: as the provider's API key, or as a bearer token
+    /// (`ANTHROPIC_AUTH_TOKEN`, for gateways).
+    pub auth: Auth,
     /// How transient failures are retried.
     pub retry: RetryPolicy,
     /// How long a stream may go without a content event before the attempt is retried.
     pub stream_idle_timeout: Duration,
 }
+
+/// How a credential is sent to the provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Auth {
+    /// The provider's own header (`x-api-key` for Anthropic, a bearer token for OpenAI).
+    #[default]
+    ApiKey,
+    /// `Authorization: Bearer …` (Anthropic's `ANTHROPIC_AUTH_TOKEN`, used by gateways).
+    Bearer,
+}
+
+/// A bearer token for an Anthropic gateway, sent when no API key is set.
+pub const AUTH_TOKEN_VAR: &str = "ANTHROPIC_AUTH_TOKEN";
+
+/// The model Claude Code's users name in the environment.
+pub const ANTHROPIC_MODEL_VAR: &str = "ANTHROPIC_MODEL";
 
 impl ModelConfig {
     /// Resolves the configuration from flags and the environment (`env` looks a variable up;
@@ -124,7 +143,10 @@ impl ModelConfig {
         let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
         let provider = match provider {
             Some(p) => p,
-            None if var("ANTHROPIC_API_KEY").is_some() || var("ANTHROPIC_BASE_URL").is_some() => {
+            None if var("ANTHROPIC_API_KEY").is_some()
+                || var(AUTH_TOKEN_VAR).is_some()
+                || var("ANTHROPIC_BASE_URL").is_some() =>
+            {
                 Provider::Anthropic
             }
             None if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() => {
@@ -146,7 +168,16 @@ impl ModelConfig {
                 DEFAULT_OPENAI_MODEL,
             ),
         };
-        let api_key = var(key_var);
+        let (api_key, auth) = match (var(key_var), provider) {
+            (Some(key), _) => (Some(key), Auth::ApiKey),
+            (None, Provider::Anthropic) => (var(AUTH_TOKEN_VAR), Auth::Bearer),
+            (None, Provider::OpenAi) => (None, Auth::ApiKey),
+        };
+        let auth = if api_key.is_some() {
+            auth
+        } else {
+            Auth::ApiKey
+        };
         let custom_url = var(url_var);
         if api_key.is_none() && custom_url.is_none() {
             // The public endpoints always need a key; fail now rather than with a 401 later.
@@ -164,6 +195,10 @@ impl ModelConfig {
         let model = model
             .filter(|m| !m.trim().is_empty())
             .or_else(|| var(MODEL_VAR))
+            .or_else(|| match provider {
+                Provider::Anthropic => var(ANTHROPIC_MODEL_VAR),
+                Provider::OpenAi => None,
+            })
             .unwrap_or_else(|| default_model.to_owned());
         // An operator (or a test) may shorten the backoff; the number of attempts stays bounded.
         let mut retry = RetryPolicy::default();
@@ -182,6 +217,7 @@ impl ModelConfig {
             model,
             base_url,
             api_key,
+            auth,
             retry,
             stream_idle_timeout,
         })
@@ -194,7 +230,8 @@ impl ModelConfig {
             Provider::Anthropic => {
                 AnthropicClient::new(self.base_url.clone(), self.api_key.clone()).map(|c| {
                     Arc::new(
-                        c.with_retry_policy(self.retry)
+                        c.with_bearer(self.auth == Auth::Bearer)
+                            .with_retry_policy(self.retry)
                             .with_stream_idle_timeout(self.stream_idle_timeout),
                     ) as Arc<dyn Model>
                 })
@@ -275,10 +312,38 @@ mod tests {
                 model: DEFAULT_ANTHROPIC_MODEL.into(),
                 base_url: "https://api.anthropic.com".into(),
                 api_key: Some("sk-ant".into()),
+                auth: Auth::ApiKey,
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
             })
         );
+    }
+
+    #[test]
+    fn an_auth_token_is_a_bearer_and_anthropic_model_names_the_model() {
+        let env = env_of(&[
+            ("ANTHROPIC_AUTH_TOKEN", "gw-token"),
+            ("ANTHROPIC_BASE_URL", "http://gateway"),
+            ("ANTHROPIC_MODEL", "claude-x"),
+        ]);
+        let config = ModelConfig::resolve(None, None, &env).unwrap();
+        assert_eq!(config.provider, Provider::Anthropic);
+        assert_eq!(config.api_key.as_deref(), Some("gw-token"));
+        assert_eq!(config.auth, Auth::Bearer);
+        assert_eq!(config.model, "claude-x");
+        // An API key wins over the token, and TROUPE_MODEL over ANTHROPIC_MODEL.
+        let env = env_of(&[
+            ("ANTHROPIC_API_KEY", "sk"),
+            ("ANTHROPIC_AUTH_TOKEN", "gw-token"),
+            ("ANTHROPIC_MODEL", "claude-x"),
+            ("TROUPE_MODEL", "mine"),
+        ]);
+        let config = ModelConfig::resolve(None, None, &env).unwrap();
+        assert_eq!(
+            (config.api_key.as_deref(), config.auth),
+            (Some("sk"), Auth::ApiKey)
+        );
+        assert_eq!(config.model, "mine");
     }
 
     #[test]
@@ -292,6 +357,7 @@ mod tests {
                 model: "gpt-x".into(),
                 base_url: "https://api.openai.com/v1".into(),
                 api_key: Some("sk-oa".into()),
+                auth: Auth::ApiKey,
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
             })
@@ -313,6 +379,7 @@ mod tests {
                 model: "qwen3".into(),
                 base_url: "http://localhost:11434/v1".into(),
                 api_key: None,
+                auth: Auth::ApiKey,
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
             })
@@ -403,6 +470,7 @@ mod tests {
                 model: "m".into(),
                 base_url: "http://127.0.0.1:1".into(),
                 api_key: None,
+                auth: Auth::ApiKey,
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
             };

@@ -28,6 +28,7 @@ pub fn model_config(server: &FakeServer) -> ModelConfig {
         model: MODEL.to_string(),
         base_url: server.url(),
         api_key: Some("test-key".to_string()),
+        auth: troupe_model::Auth::ApiKey,
         retry: RetryPolicy {
             max_attempts: 2,
             base_delay: Duration::from_millis(5),
