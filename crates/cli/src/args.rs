@@ -447,10 +447,11 @@ pub struct TeammateArgs {
     /// A rule refusing calls, exactly as written (repeatable).
     #[arg(long = "deny-rule")]
     pub deny_rules: Vec<String>,
-    /// The descriptor of the teammate's lease, inherited from the lead that started this
-    /// process (internal: without it the teammate takes its lease itself).
+    /// The teammate's lease as the lead that started this process handed it down (a
+    /// descriptor number on the file store, a token on NATS; internal: without it the
+    /// teammate takes its lease itself).
     #[arg(long, hide = true)]
-    pub lease_fd: Option<i32>,
+    pub lease: Option<String>,
     #[command(flatten)]
     pub agent: AgentArgs,
 }

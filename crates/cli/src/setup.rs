@@ -81,12 +81,12 @@ pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig
 fn lead_lease(team: &Team) -> Result<Lease> {
     match team.shared().store.acquire_lease(LEAD) {
         Ok(lease) => Ok(lease),
-        Err(StoreError::LeaseHeld { holder, path, .. }) => {
+        Err(StoreError::LeaseHeld { holder, place, .. }) => {
             let who = holder.map_or_else(|| "it is just starting".to_string(), |h| h.to_string());
             bail!(
                 "another lead is already running on team '{}' ({who}; it holds {}). Two leads on one team would race on its mail and roster: stop that one first, or start this one with another --team",
                 team.name(),
-                path.display()
+                place
             )
         }
         Err(e) => Err(e).context("taking the lead's lease"),

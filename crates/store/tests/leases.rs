@@ -149,7 +149,7 @@ fn lease_child_process() {
     };
     let (dir, fd) = spec.split_once('|').unwrap();
     let s = store(Path::new(dir));
-    let lease = s.adopt_lease("bob", fd.parse().unwrap()).unwrap();
+    let lease = s.adopt_lease("bob", fd).unwrap();
     println!("adopted {}", lease.holder().pid);
     std::io::stdout().flush().unwrap();
     let mut line = String::new();
@@ -208,7 +208,7 @@ fn adopting_a_descriptor_that_is_not_the_lease_is_refused_and_leaves_it_open() {
     let s = store(dir.path());
     drop(s.acquire_lease("bob").unwrap()); // the lock file exists, unheld
     let other = std::fs::File::create(dir.path().join("other")).unwrap();
-    match s.adopt_lease("bob", other.as_raw_fd()) {
+    match s.adopt_lease("bob", &other.as_raw_fd().to_string()) {
         Err(e @ StoreError::LeaseNotInherited { .. }) => {
             assert!(e.to_string().contains("bob.lock"), "{e}");
         }
@@ -217,7 +217,7 @@ fn adopting_a_descriptor_that_is_not_the_lease_is_refused_and_leaves_it_open() {
     // Still ours and open: the refusal did not take or close it.
     assert!(other.metadata().is_ok());
     assert!(matches!(
-        s.adopt_lease("bob", 987_654),
+        s.adopt_lease("bob", "987654"),
         Err(StoreError::LeaseNotInherited { .. })
     ));
 }

@@ -321,8 +321,8 @@ impl Team {
             }
         }
         // The child inherits the lease: the member is alive from before the child starts.
-        let fd = lease.pass_to_child(&mut cmd);
-        cmd.arg(format!("--lease-fd={fd}"));
+        let handoff = lease.pass_to_child(&mut cmd);
+        cmd.arg(format!("--lease={handoff}"));
         let child = cmd.spawn().map_err(|e| err(e.to_string()))?;
         let pid = child.id();
         lease.hand_over(pid);
