@@ -14,6 +14,7 @@ mod answer;
 mod anthropic;
 pub mod fixtures;
 pub mod mcp;
+pub mod nats;
 mod openai;
 mod recorded;
 mod render;
