@@ -10,7 +10,7 @@
 //! after the ack wait (the stream holds exactly the unacked messages, so nothing is lost or
 //! repeated). Only the agent's lease holder fetches its mail, so no live consumer is cut off.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_nats::jetstream::consumer::{pull, AckPolicy, DeliverPolicy, PullConsumer};
@@ -203,7 +203,7 @@ impl MailboxStore for NatsStore {
         check_agent(agent)?;
         let inner = &self.inner;
         let mb = self.mailbox(agent)?;
-        let mut fresh: HashMap<u64, Held> = HashMap::new();
+        let mut fresh: BTreeMap<u64, Held> = BTreeMap::new();
         loop {
             let pulled = inner.conn.retry(&format!("fetch the mailbox of {agent}"), || {
                 let consumer = mb.consumer.clone();

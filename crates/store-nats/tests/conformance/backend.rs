@@ -120,6 +120,29 @@ impl Fixture {
         }
     }
 
+    /// Appends `bytes` to the event log as one entry, bypassing the store.
+    pub fn raw_event(&self, bytes: &[u8]) {
+        match self.backend {
+            Backend::File => {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(self.file_dir().join("events.jsonl"))
+                    .unwrap();
+                f.write_all(bytes).unwrap();
+                f.write_all(b"\n").unwrap();
+            }
+            Backend::Nats => {
+                let subject = format!("troupe.{}.events", self.team);
+                let bytes = bytes.to_vec();
+                self.nats(move |js| async move {
+                    js.publish(subject, bytes.into()).await.unwrap().await.unwrap();
+                });
+            }
+        }
+    }
+
     /// Replaces a whole record with `bytes`, bypassing the store: `what` is `roster` or
     /// `task:<id>`.
     pub fn raw_record(&self, what: &str, bytes: &[u8]) {

@@ -77,6 +77,7 @@ fn child_entry() {
         let name = parts.next().unwrap();
         let first: u64 = parts.next().unwrap().parse().unwrap();
         let count: u64 = parts.next().unwrap().parse().unwrap();
+        say("READY");
         let mut line = String::new();
         let _ = std::io::stdin().read_line(&mut line); // the starting gun
         let mut won = Vec::new();

@@ -2,7 +2,6 @@
 //! consumer, corrupt entries skipped and reported, several writer processes, wake-ups.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::time::Duration;
 
 use troupe_protocol::{Envelope, EventKind, MailKind};
@@ -219,19 +218,33 @@ fn a_wake_from_another_handle_reaches_the_watcher(b: Backend) {
 
 /// Reads lines from a child until one starts with `prefix`; returns the rest of it.
 pub fn read_until(child: &mut std::process::Child, prefix: &str) -> String {
+    // Byte by byte: a buffered reader would swallow what later calls must still read.
     let out = child.stdout.as_mut().unwrap();
-    let mut reader = BufReader::new(out);
     let mut line = String::new();
     loop {
         line.clear();
         assert!(
-            reader.read_line(&mut line).unwrap() > 0,
+            read_line(out, &mut line) > 0,
             "the child ended before saying {prefix}"
         );
         if let Some(rest) = line.trim_end().strip_prefix(prefix) {
             return rest.trim().to_string();
         }
     }
+}
+
+/// Reads one line without reading ahead.
+fn read_line(out: &mut impl std::io::Read, line: &mut String) -> usize {
+    let mut bytes = Vec::new();
+    let mut byte = [0u8; 1];
+    while out.read(&mut byte).unwrap() == 1 {
+        bytes.push(byte[0]);
+        if byte[0] == b'\n' {
+            break;
+        }
+    }
+    line.push_str(&String::from_utf8_lossy(&bytes));
+    bytes.len()
 }
 
 fn four_writer_processes_lose_and_duplicate_nothing(b: Backend) {
