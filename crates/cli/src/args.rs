@@ -140,6 +140,9 @@ pub struct WorktreeArgs {
     /// Workspace directory (default: the current directory).
     #[arg(long, global = true)]
     pub cwd: Option<PathBuf>,
+    /// Where the team's state lives: `file` (default) or `nats://host:4222` (setting `store`).
+    #[arg(long, global = true, env = "TROUPE_STORE")]
+    pub store: Option<String>,
     /// Print the result as JSON.
     #[arg(long, global = true)]
     pub json: bool,
@@ -261,6 +264,12 @@ pub struct TeamArgs {
     #[arg(long, global = true, default_value = "default")]
     pub team: String,
 
+    /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
+    /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`
+    /// (setting `store`).
+    #[arg(long, global = true, env = "TROUPE_STORE")]
+    pub store: Option<String>,
+
     /// Workspace directory (default: the current directory).
     #[arg(long, global = true)]
     pub cwd: Option<PathBuf>,
@@ -325,6 +334,12 @@ pub struct TaskArgs {
     /// Team name (the same default as the lead's `--team`).
     #[arg(long, global = true, default_value = "default")]
     pub team: String,
+
+    /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
+    /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`
+    /// (setting `store`).
+    #[arg(long, global = true, env = "TROUPE_STORE")]
+    pub store: Option<String>,
 
     /// Workspace directory (default: the current directory).
     #[arg(long, global = true)]
@@ -462,6 +477,12 @@ pub struct AgentArgs {
     /// Workspace directory (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
+
+    /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
+    /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`
+    /// (setting `store`; teammate processes get the lead's).
+    #[arg(long, env = "TROUPE_STORE")]
+    pub store: Option<String>,
 
     /// Model name (default depends on the provider; env TROUPE_MODEL).
     #[arg(long, env = "TROUPE_MODEL")]

@@ -13,6 +13,7 @@ mod repl_input;
 mod settings;
 mod setup;
 mod signals;
+mod store;
 mod subagents;
 
 use clap::Parser;

@@ -128,6 +128,10 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
     // Before the model is resolved (the env may name its endpoint) and before any thread exists.
     crate::settings::apply_env(&loaded.settings);
+    let store_choice = crate::store::choose(args.agent.store.as_deref(), Some(&loaded.settings))?;
+    // Teammate processes this lead starts inherit it (set, like the settings' env, before any
+    // thread exists).
+    std::env::set_var(crate::store::STORE_VAR, store_choice.spec());
     let policy = policy(args, &loaded.settings)?;
     let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
     let mcp_extension: Arc<dyn Extension> = Arc::new(McpExtension::new(mcp.clone()));
@@ -161,8 +165,13 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .unwrap_or_else(|| "lead".into())
         .parse()
         .map_err(|e: String| anyhow::anyhow!("teammate permissions: {e}"))?;
-    let store = troupe_store::file::open(&troupe_dir, &args.team)
-        .with_context(|| format!("opening team '{}'", args.team))?;
+    let store = crate::store::open(&store_choice, &troupe_dir, &args.team).with_context(|| {
+        format!(
+            "opening team '{}' ({})",
+            args.team,
+            store_choice.describe(&troupe_dir)
+        )
+    })?;
     let hooks = crate::hooks::extension(&settings, &workspace, mode, store.clone())?;
     let team = Team::open(
         TeamConfig {

@@ -59,7 +59,9 @@ pub struct Conn {
 
 impl std::fmt::Debug for Conn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Conn").field("server", &self.server).finish()
+        f.debug_struct("Conn")
+            .field("server", &self.server)
+            .finish()
     }
 }
 
@@ -87,7 +89,9 @@ impl Conn {
             let mut options = match &url2.creds {
                 Some(path) => async_nats::ConnectOptions::with_credentials_file(path)
                     .await
-                    .map_err(|e| format!("cannot read the credentials file {}: {e}", path.display()))?,
+                    .map_err(|e| {
+                        format!("cannot read the credentials file {}: {e}", path.display())
+                    })?,
                 None => async_nats::ConnectOptions::new(),
             };
             options = match &url2.auth {
@@ -120,7 +124,10 @@ impl Conn {
             let servers: Vec<async_nats::ServerAddr> = url2
                 .servers
                 .iter()
-                .map(|s| s.parse::<async_nats::ServerAddr>().map_err(|e| format!("{s}: {e}")))
+                .map(|s| {
+                    s.parse::<async_nats::ServerAddr>()
+                        .map_err(|e| format!("{s}: {e}"))
+                })
                 .collect::<Result<_, _>>()?;
             let client = tokio::time::timeout(CONNECT_TIMEOUT * 2, options.connect(servers))
                 .await

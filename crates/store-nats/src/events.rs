@@ -17,8 +17,12 @@ impl EventLog for NatsStore {
         // Each attempt carries the same id, so a retry after a lost answer is not logged twice.
         let id = ulid::Ulid::new().to_string();
         inner.conn.retry("record an event", || {
-            let (js, subject, bytes, id) =
-                (inner.conn.js.clone(), subject.clone(), bytes.clone(), id.clone());
+            let (js, subject, bytes, id) = (
+                inner.conn.js.clone(),
+                subject.clone(),
+                bytes.clone(),
+                id.clone(),
+            );
             async move {
                 let publish = async_nats::jetstream::message::PublishMessage::build()
                     .payload(bytes)
@@ -34,8 +38,11 @@ impl EventLog for NatsStore {
         let start = from.backend_position();
         let subject = inner.names.events_subject();
         let (payloads, last) = inner.conn.retry("read the event log", || {
-            let (stream, subject, client) =
-                (inner.events.clone(), subject.clone(), inner.conn.client.clone());
+            let (stream, subject, client) = (
+                inner.events.clone(),
+                subject.clone(),
+                inner.conn.client.clone(),
+            );
             async move { read_after(stream, client, subject, start).await }
         })?;
         let mut page = EventPage {

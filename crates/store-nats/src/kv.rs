@@ -6,8 +6,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use async_nats::jetstream::kv::{self, CreateErrorKind, UpdateErrorKind};
 use async_nats::jetstream::consumer::{push, DeliverPolicy, ReplayPolicy};
+use async_nats::jetstream::kv::{self, CreateErrorKind, UpdateErrorKind};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use troupe_store::StoreError;
@@ -79,8 +79,12 @@ impl Bucket {
         let action = format!("create {}", self.place(key));
         let uncertain = Arc::new(AtomicBool::new(false));
         let outcome = conn.retry(&action, || {
-            let (kv, key, value, uncertain) =
-                (self.kv.clone(), key.to_string(), value.clone(), uncertain.clone());
+            let (kv, key, value, uncertain) = (
+                self.kv.clone(),
+                key.to_string(),
+                value.clone(),
+                uncertain.clone(),
+            );
             async move {
                 match kv.create(&key, value).await {
                     Ok(rev) => Ok(Cas::Done(rev)),
@@ -106,8 +110,12 @@ impl Bucket {
         let action = format!("update {}", self.place(key));
         let uncertain = Arc::new(AtomicBool::new(false));
         let outcome = conn.retry(&action, || {
-            let (kv, key, value, uncertain) =
-                (self.kv.clone(), key.to_string(), value.clone(), uncertain.clone());
+            let (kv, key, value, uncertain) = (
+                self.kv.clone(),
+                key.to_string(),
+                value.clone(),
+                uncertain.clone(),
+            );
             async move {
                 match kv.update(&key, value, revision).await {
                     Ok(rev) => Ok(Cas::Done(rev)),

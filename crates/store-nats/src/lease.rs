@@ -116,7 +116,12 @@ impl NatsStore {
             stopped: Some(stopped),
             handed_over: false,
         };
-        Lease::new(agent, self.lease_place(agent), record.holder, Box::new(guard))
+        Lease::new(
+            agent,
+            self.lease_place(agent),
+            record.holder,
+            Box::new(guard),
+        )
     }
 }
 

@@ -298,7 +298,10 @@ fn now_ms() -> u64 {
 }
 
 /// Serializes a record as JSON bytes.
-fn to_bytes<T: serde::Serialize>(what: &'static str, value: &T) -> Result<bytes::Bytes, StoreError> {
+fn to_bytes<T: serde::Serialize>(
+    what: &'static str,
+    value: &T,
+) -> Result<bytes::Bytes, StoreError> {
     serde_json::to_vec(value)
         .map(bytes::Bytes::from)
         .map_err(|source| StoreError::Serialize { what, source })

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_nats::jetstream::consumer::{pull, AckPolicy, DeliverPolicy, PullConsumer};
-use async_nats::jetstream::message::PublishMessage;
 use async_nats::jetstream::message::Acker;
+use async_nats::jetstream::message::PublishMessage;
 use async_nats::jetstream::stream::DirectGetErrorKind;
 use async_nats::Subject;
 use futures_util::StreamExt;
@@ -51,7 +51,10 @@ struct Held {
 fn parse(seq: u64, payload: &[u8]) -> Result<Envelope, CorruptLine> {
     let corrupt = |error: String| CorruptLine {
         offset: seq,
-        text: String::from_utf8_lossy(payload).chars().take(EXCERPT).collect(),
+        text: String::from_utf8_lossy(payload)
+            .chars()
+            .take(EXCERPT)
+            .collect(),
         error,
     };
     // As the file backend: a message torn inside a character is named as such.
@@ -68,7 +71,10 @@ impl NatsStore {
     /// The agent's mailbox in this process, taken over on first use.
     fn mailbox(&self, agent: &str) -> Result<Arc<Mailbox>, StoreError> {
         let inner = &self.inner;
-        let mut boxes = inner.mailboxes.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut boxes = inner
+            .mailboxes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(mb) = boxes.get(agent) {
             return Ok(mb.clone());
         }
@@ -138,7 +144,9 @@ impl NatsStore {
                 for window in out.chunks(PUBLISH_WINDOW) {
                     let mut acks = Vec::with_capacity(window.len());
                     for (subject, id, bytes) in window {
-                        let publish = PublishMessage::build().payload(bytes.clone()).message_id(id);
+                        let publish = PublishMessage::build()
+                            .payload(bytes.clone())
+                            .message_id(id);
                         acks.push(js.send_publish(subject.clone(), publish).await?);
                     }
                     for ack in acks {
@@ -154,27 +162,29 @@ impl NatsStore {
         check_agent(agent)?;
         let inner = &self.inner;
         let subject = inner.names.mail_subject(agent);
-        let found = inner.conn.retry(&format!("read the mailbox of {agent}"), || {
-            let (stream, subject) = (inner.mail.clone(), subject.clone());
-            async move {
-                let mut found = Vec::new();
-                let mut next = 1;
-                loop {
-                    match stream
-                        .direct_get_next_for_subject(subject.clone(), Some(next))
-                        .await
-                    {
-                        Ok(m) => {
-                            next = m.sequence + 1;
-                            found.push((m.sequence, m.payload));
+        let found = inner
+            .conn
+            .retry(&format!("read the mailbox of {agent}"), || {
+                let (stream, subject) = (inner.mail.clone(), subject.clone());
+                async move {
+                    let mut found = Vec::new();
+                    let mut next = 1;
+                    loop {
+                        match stream
+                            .direct_get_next_for_subject(subject.clone(), Some(next))
+                            .await
+                        {
+                            Ok(m) => {
+                                next = m.sequence + 1;
+                                found.push((m.sequence, m.payload));
+                            }
+                            Err(e) if e.kind() == DirectGetErrorKind::NotFound => break,
+                            Err(e) => return Err(Fail::Transient(e.to_string())),
                         }
-                        Err(e) if e.kind() == DirectGetErrorKind::NotFound => break,
-                        Err(e) => return Err(Fail::Transient(e.to_string())),
                     }
+                    Ok(found)
                 }
-                Ok(found)
-            }
-        })?;
+            })?;
         let mut batch = Batch::default();
         for (seq, payload) in &found {
             match parse(*seq, payload) {
@@ -205,22 +215,25 @@ impl MailboxStore for NatsStore {
         let mb = self.mailbox(agent)?;
         let mut fresh: BTreeMap<u64, Held> = BTreeMap::new();
         loop {
-            let pulled = inner.conn.retry(&format!("fetch the mailbox of {agent}"), || {
-                let consumer = mb.consumer.clone();
-                async move {
-                    let mut got = Vec::new();
-                    let mut messages = consumer.fetch().max_messages(PULL_BATCH).messages().await?;
-                    while let Some(message) = messages.next().await {
-                        match message {
-                            Ok(m) => got.push(m),
-                            // What arrived is ours until acked; the rest comes next time.
-                            Err(_) if !got.is_empty() => break,
-                            Err(e) => return Err(Fail::Transient(e.to_string())),
+            let pulled = inner
+                .conn
+                .retry(&format!("fetch the mailbox of {agent}"), || {
+                    let consumer = mb.consumer.clone();
+                    async move {
+                        let mut got = Vec::new();
+                        let mut messages =
+                            consumer.fetch().max_messages(PULL_BATCH).messages().await?;
+                        while let Some(message) = messages.next().await {
+                            match message {
+                                Ok(m) => got.push(m),
+                                // What arrived is ours until acked; the rest comes next time.
+                                Err(_) if !got.is_empty() => break,
+                                Err(e) => return Err(Fail::Transient(e.to_string())),
+                            }
                         }
+                        Ok(got)
                     }
-                    Ok(got)
-                }
-            })?;
+                })?;
             let n = pulled.len();
             for m in pulled {
                 let Ok(info) = m.info() else {

@@ -59,7 +59,9 @@ impl NatsStore {
             match serde_json::from_slice::<Request>(&record.value) {
                 Ok(r) => out.push(r),
                 // One bad record must not hide every other request; it is reported instead.
-                Err(e) => tracing::warn!(key = %record.key, error = %e, "skipping unreadable request"),
+                Err(e) => {
+                    tracing::warn!(key = %record.key, error = %e, "skipping unreadable request")
+                }
             }
         }
         out.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
@@ -111,8 +113,7 @@ impl RequestStore for NatsStore {
                 if inner.requests.update(&inner.conn, id, bytes, revision)? == Cas::Conflict {
                     continue;
                 }
-                for event in troupe_store::record::request_changes(before.history.len(), &request)
-                {
+                for event in troupe_store::record::request_changes(before.history.len(), &request) {
                     self.record_quietly(event);
                 }
             }

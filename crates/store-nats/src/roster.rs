@@ -22,11 +22,10 @@ impl NatsStore {
             Some(Record {
                 value, revision, ..
             }) => {
-                let roster =
-                    serde_json::from_slice(&value).map_err(|e| StoreError::Corrupt {
-                        path: PathBuf::from(inner.roster.place(KEY)),
-                        detail: e.to_string(),
-                    })?;
+                let roster = serde_json::from_slice(&value).map_err(|e| StoreError::Corrupt {
+                    path: PathBuf::from(inner.roster.place(KEY)),
+                    detail: e.to_string(),
+                })?;
                 Ok((roster, Some(revision)))
             }
         }

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use troupe_protocol::{check_dependencies, BlockerStatus, Task, TaskId};
-use troupe_store::{CorruptTask, LeaseHolder, NewTask, StoreError, TaskFilter, TaskList, TaskStore, TaskUpdate};
+use troupe_store::{
+    CorruptTask, LeaseHolder, NewTask, StoreError, TaskFilter, TaskList, TaskStore, TaskUpdate,
+};
 
 use crate::kv::{Cas, Record};
 use crate::roster::MAX_CAS_ROUNDS;
@@ -53,7 +55,8 @@ impl NatsStore {
             path: self.task_place(id),
             detail,
         };
-        let task: Task = serde_json::from_slice(&record.value).map_err(|e| corrupt(e.to_string()))?;
+        let task: Task =
+            serde_json::from_slice(&record.value).map_err(|e| corrupt(e.to_string()))?;
         if task.id != id {
             return Err(corrupt(format!("it holds task {} instead", task.id)));
         }
@@ -127,7 +130,13 @@ impl NatsStore {
             let current = inner.tasks.get(&inner.conn, NEXT)?;
             let recorded = current
                 .as_ref()
-                .and_then(|r| std::str::from_utf8(&r.value).ok()?.trim().parse::<TaskId>().ok())
+                .and_then(|r| {
+                    std::str::from_utf8(&r.value)
+                        .ok()?
+                        .trim()
+                        .parse::<TaskId>()
+                        .ok()
+                })
                 .unwrap_or(1);
             let id = recorded.max(after_last).max(1);
             let next = bytes::Bytes::from(id.saturating_add(1).to_string());
@@ -150,7 +159,9 @@ impl NatsStore {
         let deadline = Instant::now() + inner.lease_ttl * 2 + Duration::from_secs(5);
         let mut pause = Duration::from_millis(1);
         loop {
-            if let Cas::Done(revision) = inner.live.create(&inner.conn, BOARD_LOCK, holder.clone())? {
+            if let Cas::Done(revision) =
+                inner.live.create(&inner.conn, BOARD_LOCK, holder.clone())?
+            {
                 return Ok(BoardLock {
                     store: self,
                     revision,
@@ -188,7 +199,11 @@ impl NatsStore {
     fn commit(&self, before: &Task, task: &Task, revision: u64) -> Result<bool, StoreError> {
         let inner = &self.inner;
         let bytes = to_bytes("task", task)?;
-        if inner.tasks.update(&inner.conn, &task.id.to_string(), bytes, revision)? == Cas::Conflict {
+        if inner
+            .tasks
+            .update(&inner.conn, &task.id.to_string(), bytes, revision)?
+            == Cas::Conflict
+        {
             return Ok(false);
         }
         for event in troupe_store::record::task_changes(before, task) {

@@ -96,7 +96,11 @@ impl NatsUrl {
             creds: None,
             lease_ttl: DEFAULT_LEASE_TTL,
         };
-        for pair in query.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        for pair in query
+            .unwrap_or_default()
+            .split('&')
+            .filter(|p| !p.is_empty())
+        {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             match key {
                 "creds" => parsed.creds = Some(PathBuf::from(decode(value))),
@@ -176,8 +180,8 @@ mod tests {
 
     #[test]
     fn hosts_ports_credentials_and_options_are_read() {
-        let u = NatsUrl::parse("nats://al%40ice:p%3Ass@a:4223,b?creds=/c/x.creds&lease_ttl=3")
-            .unwrap();
+        let u =
+            NatsUrl::parse("nats://al%40ice:p%3Ass@a:4223,b?creds=/c/x.creds&lease_ttl=3").unwrap();
         assert_eq!(u.servers, vec!["nats://a:4223", "nats://b:4222"]);
         assert_eq!(u.auth, Auth::UserPassword("al@ice".into(), "p:ss".into()));
         assert_eq!(u.creds, Some(PathBuf::from("/c/x.creds")));
@@ -190,7 +194,12 @@ mod tests {
 
     #[test]
     fn bad_urls_say_what_is_wrong_without_the_secret() {
-        for bad in ["http://h", "nats//h", "nats://u:pw@h?lease_ttl=x", "nats://h?what=1"] {
+        for bad in [
+            "http://h",
+            "nats//h",
+            "nats://u:pw@h?lease_ttl=x",
+            "nats://h?what=1",
+        ] {
             let e = NatsUrl::parse(bad).unwrap_err().to_string();
             assert!(!e.contains(":pw@"), "{e}");
             assert!(e.contains("nats://"), "{e}");

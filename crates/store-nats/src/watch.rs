@@ -29,15 +29,17 @@ impl NatsWatch {
             inner.names.mail_subject(agent),
             inner.names.wake_subject(agent),
         );
-        let subs = inner.conn.retry(&format!("watch the mailbox of {agent}"), || {
-            let (client, mail, wake) = (client.clone(), mail.clone(), wake.clone());
-            async move {
-                let a = client.subscribe(mail).await?;
-                let b = client.subscribe(wake).await?;
-                client.flush().await?;
-                Ok((a, b))
-            }
-        })?;
+        let subs = inner
+            .conn
+            .retry(&format!("watch the mailbox of {agent}"), || {
+                let (client, mail, wake) = (client.clone(), mail.clone(), wake.clone());
+                async move {
+                    let a = client.subscribe(mail).await?;
+                    let b = client.subscribe(wake).await?;
+                    client.flush().await?;
+                    Ok((a, b))
+                }
+            })?;
         let wakes = Arc::new(Notify::new());
         let mut connections = inner.conn.connections.clone();
         connections.mark_unchanged();

@@ -41,12 +41,21 @@ fn a_server_that_is_down_is_a_clear_error_within_seconds() {
     let dir = tempfile::tempdir().unwrap();
     let url = NatsUrl::parse(&format!("nats://127.0.0.1:{port}")).unwrap();
     let started = Instant::now();
-    let err = troupe_store_nats::open(&url, dir.path(), "blue").map(|_| ()).unwrap_err();
+    let err = troupe_store_nats::open(&url, dir.path(), "blue")
+        .map(|_| ())
+        .unwrap_err();
     let text = err.to_string();
     assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
-    assert!(text.contains("nats-server") && text.contains("-js"), "{text}");
+    assert!(
+        text.contains("nats-server") && text.contains("-js"),
+        "{text}"
+    );
     // Not a timed assertion of speed: a hang here would be the bug (it must not retry forever).
-    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -59,7 +68,13 @@ fn a_server_restarted_mid_stream_loses_no_mail() {
     let receiver = open(&server.url(), dir.path(), &team);
     let writer = std::thread::spawn(move || {
         for i in 0..TOTAL {
-            ok(sender.append(&Envelope::new(MailKind::Message, "w", "sink", i.to_string(), 0)));
+            ok(sender.append(&Envelope::new(
+                MailKind::Message,
+                "w",
+                "sink",
+                i.to_string(),
+                0,
+            )));
         }
     });
     let mut seen: HashSet<String> = HashSet::new();

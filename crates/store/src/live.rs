@@ -415,7 +415,10 @@ mod tests {
         let team = dir.path().join("teams").join("blue");
         let first = acquire_lease(&team, "lead").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(first.holder().pid, std::process::id());
-        assert_eq!(first.place(), team.join("live/lead.lock").display().to_string());
+        assert_eq!(
+            first.place(),
+            team.join("live/lead.lock").display().to_string()
+        );
         // OFD locks conflict between open file descriptions, so a second acquisition in the
         // same process stands in for a second process here.
         match acquire_lease(&team, "lead") {

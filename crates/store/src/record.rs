@@ -2,9 +2,7 @@
 //! here once so every backend writes the same log.
 
 use serde_json::json;
-use troupe_protocol::{
-    Event, EventKind, Request, RequestStatus, Task, TaskTransition, Transition,
-};
+use troupe_protocol::{Event, EventKind, Request, RequestStatus, Task, TaskTransition, Transition};
 
 use crate::CorruptLine;
 

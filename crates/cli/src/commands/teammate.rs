@@ -41,10 +41,16 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         .context("invalid permission rule passed to the teammate")?;
     // Its own connections to the same servers (one per server per process).
     let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
+    let store_choice = crate::store::choose(args.agent.store.as_deref(), Some(&loaded.settings))?;
     let settings = Arc::new(loaded.settings);
     let troupe_dir = workspace.join(".troupe");
-    let store = troupe_store::file::open(&troupe_dir, &args.team)
-        .with_context(|| format!("opening team '{}'", args.team))?;
+    let store = crate::store::open(&store_choice, &troupe_dir, &args.team).with_context(|| {
+        format!(
+            "opening team '{}' ({})",
+            args.team,
+            store_choice.describe(&troupe_dir)
+        )
+    })?;
     let hooks = crate::hooks::extension(&settings, &workspace, policy.mode, store.clone())?
         .for_teammates(&args.team);
     let config = TeamConfig {

@@ -114,7 +114,11 @@ impl Fixture {
                 let subject = format!("troupe.{}.mail.{agent}", self.team);
                 let bytes = bytes.to_vec();
                 self.nats(move |js| async move {
-                    js.publish(subject, bytes.into()).await.unwrap().await.unwrap();
+                    js.publish(subject, bytes.into())
+                        .await
+                        .unwrap()
+                        .await
+                        .unwrap();
                 });
             }
         }
@@ -137,7 +141,11 @@ impl Fixture {
                 let subject = format!("troupe.{}.events", self.team);
                 let bytes = bytes.to_vec();
                 self.nats(move |js| async move {
-                    js.publish(subject, bytes.into()).await.unwrap().await.unwrap();
+                    js.publish(subject, bytes.into())
+                        .await
+                        .unwrap()
+                        .await
+                        .unwrap();
                 });
             }
         }
@@ -147,7 +155,11 @@ impl Fixture {
     /// `task:<id>`.
     pub fn raw_record(&self, what: &str, bytes: &[u8]) {
         let (bucket, key, file) = match what.split_once(':') {
-            Some(("task", id)) => ("tasks", id.to_string(), PathBuf::from(format!("tasks/{id}.json"))),
+            Some(("task", id)) => (
+                "tasks",
+                id.to_string(),
+                PathBuf::from(format!("tasks/{id}.json")),
+            ),
             _ => ("roster", "roster".to_string(), PathBuf::from("roster.json")),
         };
         match self.backend {
@@ -200,7 +212,9 @@ impl Fixture {
             .build()
             .unwrap();
         rt.block_on(async {
-            let client = async_nats::connect(troupe_testkit::nats::url()).await.unwrap();
+            let client = async_nats::connect(troupe_testkit::nats::url())
+                .await
+                .unwrap();
             f(async_nats::jetstream::new(client.clone())).await;
             client.flush().await.unwrap();
         });
@@ -208,7 +222,12 @@ impl Fixture {
 }
 
 /// Opens a team on a backend the way the team does.
-pub fn open(backend: Backend, url: &str, dir: &Path, team: &str) -> Result<SharedStore, StoreError> {
+pub fn open(
+    backend: Backend,
+    url: &str,
+    dir: &Path,
+    team: &str,
+) -> Result<SharedStore, StoreError> {
     match backend {
         Backend::File => troupe_store::file::open_with(dir, team, Durability::OsBuffered),
         Backend::Nats => troupe_store_nats::open(&NatsUrl::parse(url)?, dir, team),
@@ -224,7 +243,11 @@ pub fn open_spec(spec: &str) -> SharedStore {
         parts.next().unwrap(),
         parts.next().unwrap(),
     );
-    let backend = if b == "nats" { Backend::Nats } else { Backend::File };
+    let backend = if b == "nats" {
+        Backend::Nats
+    } else {
+        Backend::File
+    };
     open(backend, url, Path::new(dir), team).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -237,7 +260,10 @@ pub fn ok<T>(r: Result<T, StoreError>) -> T {
 pub fn eventually(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
-        assert!(start.elapsed() < limit, "{what}: still not so after {limit:?}");
+        assert!(
+            start.elapsed() < limit,
+            "{what}: still not so after {limit:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -51,7 +51,13 @@ fn child_entry() {
     let store = open_spec(&spec);
     if let Some(w) = role.strip_prefix("writer:") {
         for i in 0..PER_WRITER {
-            let env = Envelope::new(MailKind::Message, format!("w{w}"), "sink", format!("{w}:{i}"), 0);
+            let env = Envelope::new(
+                MailKind::Message,
+                format!("w{w}"),
+                "sink",
+                format!("{w}:{i}"),
+                0,
+            );
             ok(store.append(&env));
         }
         say("DONE");

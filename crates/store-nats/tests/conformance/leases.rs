@@ -42,12 +42,21 @@ fn a_lease_is_exclusive_until_dropped_and_a_probe_takes_nothing(b: Backend) {
     }
     match other.acquire_lease("bob") {
         Err(e @ StoreError::LeaseHeld { .. }) => {
-            let StoreError::LeaseHeld { ref agent, ref holder, .. } = e else {
+            let StoreError::LeaseHeld {
+                ref agent,
+                ref holder,
+                ..
+            } = e
+            else {
                 unreachable!()
             };
             assert_eq!(agent, "bob");
             assert_eq!(holder.as_ref(), Some(lease.holder()));
-            assert!(e.to_string().contains(&format!("pid {}", std::process::id())), "{e}");
+            assert!(
+                e.to_string()
+                    .contains(&format!("pid {}", std::process::id())),
+                "{e}"
+            );
         }
         other => panic!("expected the lease to be held: {other:?}"),
     }
@@ -88,7 +97,10 @@ fn a_lease_handed_to_a_child_is_held_by_it_alone_until_it_dies(b: Backend) {
     eventually(lapse_bound(&f), "the dead child's lease is free", || {
         ok(s.probe_lease("bob")) == LeaseState::Free
     });
-    assert!(s.acquire_lease("bob").is_ok(), "a dead holder blocks nobody");
+    assert!(
+        s.acquire_lease("bob").is_ok(),
+        "a dead holder blocks nobody"
+    );
 }
 
 /// Starts a child that adopts bob's lease from `handoff`. On the file store the handoff is an

@@ -125,7 +125,11 @@ fn corrupt_mail_is_skipped_reported_and_acked_past(b: Backend) {
     assert_eq!(contents(&batch), ["m0", "m1", "m2", "m3", "m4", "m5"]);
     assert_eq!(batch.corrupt.len(), 2);
     assert!(batch.corrupt[0].text.contains("not json"));
-    assert!(batch.corrupt[1].error.contains("UTF-8"), "{:?}", batch.corrupt);
+    assert!(
+        batch.corrupt[1].error.contains("UTF-8"),
+        "{:?}",
+        batch.corrupt
+    );
     let events = ok(s.read_events(EventCursor::START)).events;
     assert_eq!(events.len(), 2);
     assert!(events.iter().all(|e| e.kind == EventKind::CorruptMail));

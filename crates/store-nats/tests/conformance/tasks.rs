@@ -103,14 +103,19 @@ fn unknown_ids_and_dependency_errors(b: Backend) {
     ));
     assert!(matches!(
         store.create_task(&new("x", vec![9])),
-        Err(StoreError::Task(TaskError::UnknownBlocker { blocker: 9, .. }))
+        Err(StoreError::Task(TaskError::UnknownBlocker {
+            blocker: 9,
+            ..
+        }))
     ));
     assert!(matches!(
         store.create_task(&new(" ", vec![])),
         Err(StoreError::Task(TaskError::EmptySubject))
     ));
     // Refused creations leave nothing on the board.
-    assert!(ok(store.list_tasks(&TaskFilter::default())).tasks.is_empty());
+    assert!(ok(store.list_tasks(&TaskFilter::default()))
+        .tasks
+        .is_empty());
 
     let one = ok(store.create_task(&new("one", vec![])));
     let two = ok(store.create_task(&new("two", vec![one.id])));
