@@ -269,6 +269,8 @@ fn four_workspaces_racing_for_one_task_200_times_claim_it_once_each_time() {
     let team = Team::new();
     let hosts: Vec<TempWorkspace> = (0..4).map(|_| TempWorkspace::new()).collect();
     let s = team.store(&hosts[0].path().join(".probe"));
+    // A lead started the team (the `task` commands refuse a team nobody started).
+    s.update_roster(&mut |r| r.lead = "lead".into()).unwrap();
     for trial in 0..TRIALS {
         let id = s
             .create_task(&NewTask {

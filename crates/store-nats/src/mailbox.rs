@@ -47,6 +47,14 @@ struct Held {
     reply: Option<Subject>,
 }
 
+/// What an ack achieved.
+enum Acked {
+    /// The server took it (it confirmed, or the messages are gone from the work queue).
+    Confirmed,
+    /// The server does not know these deliveries any more: they will be handed out again.
+    Stale,
+}
+
 /// Parses a mailbox message; what does not parse is kept as a corrupt line.
 fn parse(seq: u64, payload: &[u8]) -> Result<Envelope, CorruptLine> {
     let corrupt = |error: String| CorruptLine {
@@ -255,8 +263,11 @@ impl MailboxStore for NatsStore {
         let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
         let mut newly_corrupt = Vec::new();
         for (seq, h) in fresh {
-            if held.contains_key(&seq) {
-                continue; // redelivered after the ack wait: we hold it already
+            if let Some(old) = held.get_mut(&seq) {
+                // Redelivered (after the ack wait, or a server restart that lost the consumer's
+                // state): we hold it already, but only the newest delivery's ack counts.
+                old.reply = h.reply;
+                continue;
             }
             if let Err(bad) = &h.parsed {
                 newly_corrupt.push(bad.clone());
@@ -305,13 +316,15 @@ impl MailboxStore for NatsStore {
         }
         let replies: Arc<Vec<Subject>> =
             Arc::new(taken.values().filter_map(|h| h.reply.clone()).collect());
+        let last_seq = taken.keys().next_back().copied().unwrap_or(upto);
         let acked = inner.conn.retry(&format!("ack the mail of {agent}"), || {
-            let (js, replies) = (inner.conn.js.clone(), replies.clone());
+            let (js, replies, stream) =
+                (inner.conn.js.clone(), replies.clone(), inner.mail.clone());
             async move {
                 // Acks travel in order on one connection: once the server confirms the last,
                 // it has processed every one before it.
                 let Some((last, rest)) = replies.split_last() else {
-                    return Ok(());
+                    return Ok(Acked::Confirmed);
                 };
                 for reply in rest {
                     Acker::new(js.clone(), Some(reply.clone()))
@@ -319,20 +332,45 @@ impl MailboxStore for NatsStore {
                         .await
                         .map_err(|e| Fail::Transient(e.to_string()))?;
                 }
-                Acker::new(js.clone(), Some(last.clone()))
+                match Acker::new(js.clone(), Some(last.clone()))
                     .double_ack()
                     .await
-                    .map_err(|e| Fail::Transient(e.to_string()))?;
-                Ok(())
+                {
+                    Ok(()) => Ok(Acked::Confirmed),
+                    // No confirmation: the server may have taken it anyway (the work queue
+                    // dropped the message), or no longer know this delivery (a restart lost the
+                    // consumer's recent state, and it will hand the message out again).
+                    Err(e) => match stream.direct_get(last_seq).await {
+                        Err(g) if g.kind() == DirectGetErrorKind::NotFound => Ok(Acked::Confirmed),
+                        Ok(_) => Ok(Acked::Stale),
+                        Err(_) => Err(Fail::Transient(e.to_string())),
+                    },
+                }
             }
         });
-        if let Err(e) = acked {
-            // Still ours: held again, so the next fetch returns them and a later ack retries.
-            let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
-            held.extend(taken);
-            return Err(e);
+        match acked {
+            Ok(Acked::Confirmed) => Ok(()),
+            Ok(Acked::Stale) => {
+                // Take the mailbox over anew on the next fetch: the server hands out everything
+                // still unacked, with acks it knows; the consumer skips what it has by id.
+                tracing::warn!(
+                    agent,
+                    "the server no longer knew these deliveries; the mailbox is taken over again"
+                );
+                inner
+                    .mailboxes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(agent);
+                Ok(())
+            }
+            Err(e) => {
+                // Still ours: held again, so the next fetch returns them and a later ack retries.
+                let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
+                held.extend(taken);
+                Err(e)
+            }
         }
-        Ok(())
     }
 
     fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError> {

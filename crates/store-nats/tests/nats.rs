@@ -106,3 +106,17 @@ fn a_server_restarted_mid_stream_loses_no_mail() {
     // Nothing stray is left behind either.
     assert!(ok(receiver.peek("sink")).messages.is_empty());
 }
+
+#[test]
+fn only_a_team_a_lead_created_is_opened_as_existing() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = ok(NatsUrl::parse(&troupe_testkit::nats::url()));
+    let team = fresh_team();
+    assert!(ok(troupe_store_nats::open_existing(&url, dir.path(), &team)).is_none());
+    let s = ok(troupe_store_nats::open(&url, dir.path(), &team));
+    // Opened but never written: still not a team anyone started.
+    assert!(ok(troupe_store_nats::open_existing(&url, dir.path(), &team)).is_none());
+    ok(s.update_roster(&mut |r| r.lead = "lead".into()));
+    let found = ok(troupe_store_nats::open_existing(&url, dir.path(), &team)).unwrap();
+    assert_eq!(ok(found.roster()).lead, "lead");
+}

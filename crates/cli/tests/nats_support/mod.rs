@@ -84,14 +84,23 @@ impl Team {
     }
 
     /// `troupe teammate --name NAME …` started in workspace `ws`, on this team.
+    /// (`TROUPE_TEST_TEAMMATE_LOG=FILE` keeps their stderr there, for debugging a failure.)
     pub fn teammate(&self, ws: &Path, server: &FakeServer, name: &str, extra: &[&str]) -> Child {
+        let stderr = match std::env::var_os("TROUPE_TEST_TEAMMATE_LOG") {
+            Some(path) => std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_or_else(|_| Stdio::null(), Stdio::from),
+            None => Stdio::null(),
+        };
         troupe(ws, server, Wire::Anthropic)
             .args(["teammate", "--name", name, "--role", "tester"])
             .args(self.args())
             .args(["--permission-mode", "bypassPermissions"])
             .args(extra)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap()
     }
