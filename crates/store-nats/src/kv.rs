@@ -170,7 +170,7 @@ impl Bucket {
             return Ok(outcome);
         }
         match self.get(conn, key)? {
-            Some(r) if &r.value == value => Ok(Cas::Done(r.revision)),
+            Some(r) if r.value == value => Ok(Cas::Done(r.revision)),
             _ => Ok(Cas::Conflict),
         }
     }
