@@ -88,3 +88,29 @@ pub fn choose_for(flag: Option<&str>, workspace: &Path) -> Result<StoreChoice> {
         .context("reading the workspace's settings (for its \"store\")")?;
     choose(None, Some(&loaded.settings))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_wins_over_the_settings_and_file_is_the_default() {
+        let settings = Settings {
+            store: Some("nats://from-settings:4222".into()),
+            ..Settings::default()
+        };
+        assert!(matches!(choose(None, None).unwrap(), StoreChoice::File));
+        assert!(matches!(choose(Some(""), None).unwrap(), StoreChoice::File));
+        let from_settings = choose(None, Some(&settings)).unwrap();
+        assert_eq!(from_settings.spec(), "nats://from-settings:4222");
+        let flag = choose(Some("nats://u:secret@flag:1"), Some(&settings)).unwrap();
+        assert_eq!(flag.spec(), "nats://u:secret@flag:1");
+        assert_eq!(flag.describe(Path::new("/w/.troupe")), "nats://flag:1");
+        assert!(matches!(
+            choose(Some("file"), Some(&settings)).unwrap(),
+            StoreChoice::File
+        ));
+        let bad = choose(Some("redis://x"), None).unwrap_err().to_string();
+        assert!(bad.contains("nats://"), "{bad}");
+    }
+}

@@ -306,3 +306,27 @@ fn four_workspaces_racing_for_one_task_200_times_claim_it_once_each_time() {
         assert_eq!(task.history.len(), 1, "trial {trial}: claimed once");
     }
 }
+
+#[test]
+fn a_server_that_is_down_is_a_clear_error_naming_what_to_check() {
+    let ws = TempWorkspace::new();
+    // A port nobody listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let team = Team {
+        url: format!("nats://127.0.0.1:{port}"),
+        name: "web".into(),
+    };
+    let out = team.subcommand(ws.path(), &["team", "status"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}"))
+            && err.contains("nats-server")
+            && err.contains("-js"),
+        "{err}"
+    );
+}

@@ -45,6 +45,14 @@ pub struct LeaseHolder {
 }
 
 impl LeaseHolder {
+    /// True when the holder runs on this machine (or did not say where: the file backend's
+    /// holders always do), so its pid means a process here that may be signalled.
+    pub fn is_on_this_host(&self) -> bool {
+        self.host
+            .as_deref()
+            .is_none_or(|h| host_name().as_deref() == Some(h))
+    }
+
     /// This process, now, on this machine.
     pub fn this_process() -> LeaseHolder {
         LeaseHolder {

@@ -521,7 +521,7 @@ impl Team {
             // child's pid may belong to anyone by now.
             let holds = matches!(
                 self.shared.store.probe_lease(&name),
-                Ok(LeaseState::Held(Some(h))) if h.pid == pid
+                Ok(LeaseState::Held(Some(h))) if h.pid == pid && h.is_on_this_host()
             );
             if let (true, Ok(pid)) = (holds, i32::try_from(pid)) {
                 // SAFETY: kill takes only integers: SIGTERM to our child, which ends at its
