@@ -133,13 +133,17 @@ impl NatsStore {
 
     /// Publishes envelopes, `PUBLISH_WINDOW` in flight at a time, each acknowledged by the
     /// server before this returns; a retry re-sends them all and the server drops repeats.
+    /// Then wakes each recipient once: only after the stream has stored the mail, so a woken
+    /// recipient's fetch finds it (a wake from the mail subject itself could outrun the store).
     fn publish(&self, envelopes: &[Envelope]) -> Result<(), StoreError> {
         let inner = &self.inner;
         let mut out = Vec::with_capacity(envelopes.len());
+        let mut recipients = std::collections::BTreeSet::new();
         for env in envelopes {
             check_agent(&env.to)?;
             let bytes = crate::to_bytes("mail envelope", env)?;
             out.push((inner.names.mail_subject(&env.to), env.id.clone(), bytes));
+            recipients.insert(env.to.as_str());
         }
         let action = match envelopes {
             [one] => format!("send mail to {}", one.to),
@@ -163,7 +167,27 @@ impl NatsStore {
                 }
                 Ok(())
             }
-        })
+        })?;
+        for agent in recipients {
+            self.wake(agent);
+        }
+        Ok(())
+    }
+
+    /// Publishes a wake for `agent` (core NATS, no answer awaited). A wake is a hint: one lost
+    /// while the connection is down is covered by the wake every watcher gets on reconnection.
+    fn wake(&self, agent: &str) {
+        let inner = &self.inner;
+        let subject = inner.names.wake_subject(agent);
+        let client = inner.conn.client.clone();
+        let sent = inner.conn.block(async move {
+            if let Err(e) = client.publish(subject, bytes::Bytes::new()).await {
+                tracing::debug!(error = %e, "wake not sent");
+            }
+        });
+        if let Err(e) = sent {
+            tracing::debug!(error = %e, "wake not sent");
+        }
     }
 
     fn read_unacked(&self, agent: &str) -> Result<Batch, StoreError> {
@@ -380,15 +404,7 @@ impl MailboxStore for NatsStore {
 
     fn notify(&self, agent: &str) -> Result<(), StoreError> {
         check_agent(agent)?;
-        let inner = &self.inner;
-        let subject = inner.names.wake_subject(agent);
-        // A wake is a hint: losing one while the connection is down is covered by the wake
-        // every watcher gets on reconnection.
-        let client = inner.conn.client.clone();
-        inner.conn.block(async move {
-            if let Err(e) = client.publish(subject, bytes::Bytes::new()).await {
-                tracing::debug!(error = %e, "wake not sent");
-            }
-        })
+        self.wake(agent);
+        Ok(())
     }
 }

@@ -1,7 +1,7 @@
-//! Wake-ups pushed by the server: a core subscription to the agent's mail subject (every
-//! message published to the mailbox reaches it as it is stored) and to its wake subject (a
-//! `notify`), plus a wake after each reconnection, since whatever was published while the
-//! connection was down was not seen. No polling anywhere.
+//! Wake-ups pushed by the server: a core subscription to the agent's wake subject, which every
+//! sender publishes to once the stream has stored its mail (and `notify` without mail), plus a
+//! wake after each reconnection, since whatever was published while the connection was down was
+//! not seen. No polling anywhere.
 
 use std::sync::Arc;
 
@@ -25,19 +25,15 @@ impl NatsWatch {
     pub(crate) fn start(store: &NatsStore, agent: &str) -> Result<NatsWatch, StoreError> {
         let inner = &store.inner;
         let client = inner.conn.client.clone();
-        let (mail, wake) = (
-            inner.names.mail_subject(agent),
-            inner.names.wake_subject(agent),
-        );
-        let subs = inner
+        let wake = inner.names.wake_subject(agent);
+        let mut sub = inner
             .conn
             .retry(&format!("watch the mailbox of {agent}"), || {
-                let (client, mail, wake) = (client.clone(), mail.clone(), wake.clone());
+                let (client, wake) = (client.clone(), wake.clone());
                 async move {
-                    let a = client.subscribe(mail).await?;
-                    let b = client.subscribe(wake).await?;
+                    let sub = client.subscribe(wake).await?;
                     client.flush().await?;
-                    Ok((a, b))
+                    Ok(sub)
                 }
             })?;
         let wakes = Arc::new(Notify::new());
@@ -45,10 +41,9 @@ impl NatsWatch {
         connections.mark_unchanged();
         let notify = wakes.clone();
         let task = inner.conn.handle().spawn(async move {
-            let mut merged = futures_util::stream::select(subs.0, subs.1);
             loop {
                 tokio::select! {
-                    message = merged.next() => {
+                    message = sub.next() => {
                         if message.is_none() {
                             break; // the client is gone: so is the store
                         }
