@@ -254,6 +254,12 @@ impl TaskStore for NatsStore {
         Ok(board)
     }
 
+    fn claim_task(&self, id: TaskId, by: &str, now: u64) -> Result<Task, StoreError> {
+        // No lock to queue for here (the file backend's reason to pre-check): the
+        // compare-and-set itself decides, and a refused claim writes nothing.
+        self.update_task(id, &mut |t, blockers| t.claim(by, blockers, now))
+    }
+
     fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError> {
         for _ in 0..MAX_CAS_ROUNDS {
             let (before, task, revision) = self.apply(id, &mut *f)?;
