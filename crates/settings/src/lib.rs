@@ -49,6 +49,10 @@ pub struct Settings {
     /// Who answers teammates' permission questions: `lead` or `user`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub teammate_permissions: Option<String>,
+    /// Where teams keep their state: `file` (the default, `.troupe/teams/`) or a NATS server,
+    /// `nats://host:4222` (see `--store`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
     /// Keys troupe does not know (Claude Code's own, a later version's): kept, never an error.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -145,6 +149,15 @@ impl Settings {
             &self.teammate_permissions,
             &TEAMMATE_ANSWERERS,
         )?;
+        if let Some(store) = &self.store {
+            if store != "file" && !store.starts_with("nats://") && !store.starts_with("tls://") {
+                return Err(SettingsError::Invalid {
+                    origin: origin.to_string(),
+                    key: "store".to_string(),
+                    message: format!("`{store}` is neither `file` nor a nats:// URL"),
+                });
+            }
+        }
         for (key, value) in [
             ("mcp_tool_timeout", self.mcp_tool_timeout),
             ("mcp_startup_timeout", self.mcp_startup_timeout),

@@ -27,6 +27,7 @@ impl Settings {
         replace(&mut self.sandbox, &later.sandbox);
         replace(&mut self.teammate_mode, &later.teammate_mode);
         replace(&mut self.teammate_permissions, &later.teammate_permissions);
+        replace(&mut self.store, &later.store);
         self.other
             .extend(later.other.iter().map(|(k, v)| (k.clone(), v.clone())));
     }

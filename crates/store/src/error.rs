@@ -52,7 +52,7 @@ pub enum StoreError {
         id: String,
     },
     /// No request with this id exists.
-    #[error("unknown request id {id}: no such file {}; list the requests to find the right id", path.display())]
+    #[error("unknown request id {id}: there is no {}; list the requests to find the right id", path.display())]
     UnknownRequest {
         /// The id that was asked for.
         id: String,
@@ -82,26 +82,26 @@ pub enum StoreError {
         /// The mailbox log.
         path: PathBuf,
     },
-    /// Another live process holds the agent's lease (`live/<agent>.lock`).
-    #[error("{agent} of team '{team}' is already running ({}); it holds {} until it exits", holder.as_ref().map_or_else(|| "it has not recorded its pid yet".to_string(), |h| h.to_string()), path.display())]
+    /// Another live process holds the agent's lease (`live/<agent>.lock`, or a key on a server).
+    #[error("{agent} of team '{team}' is already running ({}); it holds {place} until it exits", holder.as_ref().map_or_else(|| "it has not recorded its pid yet".to_string(), |h| h.to_string()))]
     LeaseHeld {
         /// Whose lease.
         agent: String,
         /// The team.
         team: String,
-        /// The lock file.
-        path: PathBuf,
+        /// Where the lease is kept (the lock file, a key on a server), for people.
+        place: String,
         /// Who holds it, as it recorded itself; `None` while it is still writing that.
         holder: Option<crate::live::LeaseHolder>,
     },
-    /// A lease a parent process was to hand over is not there (`--lease-fd` names a
-    /// descriptor that is not open, or is not the agent's lock file).
-    #[error("cannot take over {agent}'s lease from descriptor {fd}: {reason} (it is passed only by the lead that starts the teammate; run without it to take the lease anew)")]
+    /// A lease a parent process was to hand over is not there (`--lease` names a descriptor
+    /// that is not open or not the agent's lock file, or a token the lease no longer carries).
+    #[error("cannot take over {agent}'s lease from handoff {handoff:?}: {reason} (it is passed only by the lead that starts the teammate; run without it to take the lease anew)")]
     LeaseNotInherited {
         /// Whose lease.
         agent: String,
-        /// The descriptor named.
-        fd: i32,
+        /// The handoff named (a descriptor number, a token).
+        handoff: String,
         /// What is wrong with it.
         reason: String,
     },
@@ -116,7 +116,7 @@ pub enum StoreError {
         path: PathBuf,
     },
     /// No task with this id exists.
-    #[error("unknown task id {id}: no such file {}; list the tasks to find the right id", path.display())]
+    #[error("unknown task id {id}: there is no {}; list the tasks to find the right id", path.display())]
     UnknownTask {
         /// The id that was asked for.
         id: TaskId,
@@ -126,6 +126,19 @@ pub enum StoreError {
     /// The task FSM or the dependency check refused the change (the message says why).
     #[error(transparent)]
     Task(#[from] TaskError),
+    /// A networked backend could not do what was asked: its server is unreachable, refused,
+    /// or did not answer in time. `hint` says what to check.
+    #[error("could not {action} on {server}: {detail} ({hint})")]
+    Backend {
+        /// What was being done ("connect to", "append to the mailbox of bob", ...).
+        action: String,
+        /// The server, credentials left out.
+        server: String,
+        /// What went wrong.
+        detail: String,
+        /// What to check.
+        hint: &'static str,
+    },
 }
 
 impl StoreError {

@@ -3,7 +3,13 @@
 //! traits here are what the team runtime uses, in backend-neutral terms (opaque ack tokens and
 //! event cursors, an async [`Watch`] for wake-ups, closure-based compare-and-set updates); the
 //! team holds an `Arc<dyn TeamStore>` and nothing else. [`file::open`] opens the embedded
-//! default backend under `.troupe/teams/<team>/`.
+//! default backend under `.troupe/teams/<team>/`; `troupe-store-nats` holds the same traits on
+//! a NATS JetStream server, for teams across machines.
+//!
+//! Every closure a store applies (`update_roster`, `update_request`, `update_task`) may be
+//! called more than once: a backend without locks retries it when another writer changed the
+//! record in between (compare-and-set). A closure must derive what it does from its argument
+//! and reset whatever it reports on each call.
 //!
 //! The traits are synchronous: a backend may block (the file backend takes `flock`s and
 //! fsyncs). Async code reaches a store only through [`blocking`], which runs the work on
@@ -12,6 +18,7 @@
 pub mod error;
 pub mod file;
 pub mod live;
+pub mod record;
 pub mod tasks;
 
 use std::collections::BTreeMap;
@@ -23,7 +30,7 @@ use serde_json::Value;
 use troupe_protocol::{Envelope, Event, Request, RequestError, RequestKind, RequestStatus, Roster};
 
 pub use error::StoreError;
-pub use live::{Lease, LeaseHolder, LeaseState};
+pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState};
 pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
 
 /// How hard the store works to make a write survive a power loss.
@@ -152,8 +159,9 @@ pub trait RosterStore: Send + Sync {
     /// The current roster; an empty one when none was written yet.
     fn roster(&self) -> Result<Roster, StoreError>;
 
-    /// Reads the roster under an exclusive lock, lets `f` change it, writes it back if it
-    /// changed, and returns the result.
+    /// Reads the roster, lets `f` change it, writes it back if it changed (atomically: under a
+    /// lock, or compare-and-set with `f` applied again after a conflict), and returns the
+    /// result.
     fn update_roster(&self, f: &mut dyn FnMut(&mut Roster)) -> Result<Roster, StoreError>;
 }
 
@@ -229,7 +237,8 @@ pub trait RequestStore: Send + Sync {
     /// The request with this id, if it exists.
     fn get_request(&self, id: &str) -> Result<Option<Request>, StoreError>;
 
-    /// Applies `f` to the request under an exclusive lock and persists the outcome. A change
+    /// Applies `f` to the request atomically (under a lock, or compare-and-set) and persists
+    /// the outcome. A change
     /// `f` made is saved even when it returns an error (a late response still expires the
     /// request); the error is then returned as `StoreError::Request`.
     fn update_request(
@@ -265,10 +274,10 @@ pub trait LivenessStore: Send + Sync {
     /// guard is dropped or the process ends, however it ends.
     fn acquire_lease(&self, agent: &str) -> Result<Lease, StoreError>;
 
-    /// Takes over `agent`'s lease that the process which started this one handed down as
-    /// descriptor `fd` (see [`Lease::pass_to_child`]), so the agent is alive without a gap
-    /// from before this process started. `fd` must be that inherited descriptor.
-    fn adopt_lease(&self, agent: &str, fd: std::os::fd::RawFd) -> Result<Lease, StoreError>;
+    /// Takes over `agent`'s lease that the process which started this one handed down
+    /// (`handoff` is what [`Lease::pass_to_child`] returned there), so the agent is alive
+    /// without a gap from before this process started.
+    fn adopt_lease(&self, agent: &str, handoff: &str) -> Result<Lease, StoreError>;
 
     /// Whether `agent`'s lease is held, and by whom, asked without taking it: a process that
     /// acquires the lease at the same moment is never refused because of a probe.

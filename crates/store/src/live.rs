@@ -1,5 +1,7 @@
-//! Leases: an agent is alive while a process holds an exclusive lock on `live/<agent>.lock` in
-//! the team's directory. The kernel drops the lock when the process ends, however it ends, so a
+//! Leases: an agent is alive while a live process holds its lease. [`Lease`] is the
+//! backend-neutral handle (a backend keeps what it needs in a boxed [`LeaseGuard`]); the rest of
+//! this module is the file backend's lease, an exclusive lock on `live/<agent>.lock` in the
+//! team's directory. The kernel drops the lock when the process ends, however it ends, so a
 //! crashed agent never blocks its successor, and no pid is ever probed (`kill(pid, 0)` is fooled
 //! by zombies and reused pids). The holder writes its pid and start time into the file, so
 //! whoever is refused can be told who holds it.
@@ -29,13 +31,49 @@ use troupe_protocol::validate_agent_name;
 
 use crate::error::StoreError;
 
-/// Who holds a lease, as the holder wrote it into the lock file.
+/// Who holds a lease, as the holder recorded itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeaseHolder {
     /// The holder's process id (for people to act on; never probed).
     pub pid: u32,
     /// When it took the lease, in milliseconds since the Unix epoch.
     pub started_ms: u64,
+    /// The machine the holder runs on, when the backend spans machines (the pid means
+    /// something only there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+impl LeaseHolder {
+    /// True when the holder runs on this machine (or did not say where: the file backend's
+    /// holders always do), so its pid means a process here that may be signalled.
+    pub fn is_on_this_host(&self) -> bool {
+        self.host
+            .as_deref()
+            .is_none_or(|h| host_name().as_deref() == Some(h))
+    }
+
+    /// This process, now, on this machine.
+    pub fn this_process() -> LeaseHolder {
+        LeaseHolder {
+            pid: std::process::id(),
+            started_ms: now_ms(),
+            host: host_name(),
+        }
+    }
+}
+
+/// This machine's host name, if the OS tells it.
+pub fn host_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer we own.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+    (!name.is_empty()).then_some(name)
 }
 
 impl std::fmt::Display for LeaseHolder {
@@ -48,7 +86,10 @@ impl std::fmt::Display for LeaseHolder {
                     .ok()
             })
             .unwrap_or_else(|| format!("{} ms after the epoch", self.started_ms));
-        write!(f, "pid {}, started {when}", self.pid)
+        match &self.host {
+            Some(host) => write!(f, "pid {} on {host}, started {when}", self.pid),
+            None => write!(f, "pid {}, started {when}", self.pid),
+        }
     }
 }
 
@@ -69,21 +110,46 @@ impl LeaseState {
     }
 }
 
+/// What a backend keeps for one held lease; dropping it lets the lease go.
+pub trait LeaseGuard: Send + Sync + std::fmt::Debug {
+    /// Makes the process `cmd` starts able to take the lease over; returns what the child
+    /// passes to [`crate::LivenessStore::adopt_lease`] (the file backend: an inherited
+    /// descriptor's number; a networked backend: a token).
+    fn pass_to_child(&self, cmd: &mut Command) -> String;
+
+    /// Lets go of this process's hold without releasing the lease: the child `child_pid`
+    /// that was handed it takes it over.
+    fn hand_over(self: Box<Self>, child_pid: u32);
+}
+
 /// A held lease; the agent counts as alive until it is dropped or its process ends.
 #[derive(Debug)]
 pub struct Lease {
-    file: File,
-    path: PathBuf,
     agent: String,
+    place: String,
     holder: LeaseHolder,
-    /// Set by [`Lease::hand_over`]: a child holds the lock now, so dropping must not unlock it.
-    handed_over: bool,
+    guard: Box<dyn LeaseGuard>,
 }
 
 impl Lease {
-    /// The lock file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// A lease a backend took: `place` says where it is kept (for people), `guard` holds it.
+    pub fn new(
+        agent: &str,
+        place: String,
+        holder: LeaseHolder,
+        guard: Box<dyn LeaseGuard>,
+    ) -> Lease {
+        Lease {
+            agent: agent.to_string(),
+            place,
+            holder,
+            guard,
+        }
+    }
+
+    /// Where the lease is kept, for people (the lock file, a key on a server).
+    pub fn place(&self) -> &str {
+        &self.place
     }
 
     /// Whose lease it is.
@@ -91,16 +157,37 @@ impl Lease {
         &self.agent
     }
 
-    /// What this process wrote into the lock file.
+    /// What this process recorded as the holder.
     pub fn holder(&self) -> &LeaseHolder {
         &self.holder
     }
 
-    /// Makes the process `cmd` starts inherit this lease: its descriptor stays open across
-    /// `exec`, sharing the lock. Returns the descriptor's number in the child, for the child's
-    /// [`adopt_lease`]. Once the child runs, [`Lease::hand_over`] lets go here without
-    /// unlocking; should the child die at any point after that, the lock goes with it.
-    pub fn pass_to_child(&self, cmd: &mut Command) -> RawFd {
+    /// Makes the process `cmd` starts able to take over this lease. Returns the handoff the
+    /// child passes to [`crate::LivenessStore::adopt_lease`]. Once the child runs,
+    /// [`Lease::hand_over`] lets go here without releasing; should the child die after that,
+    /// the lease goes with it.
+    pub fn pass_to_child(&self, cmd: &mut Command) -> String {
+        self.guard.pass_to_child(cmd)
+    }
+
+    /// Lets go of this process's hold without releasing: the child `child_pid` that was handed
+    /// the lease ([`Lease::pass_to_child`]) holds it from now on.
+    pub fn hand_over(self, child_pid: u32) {
+        self.guard.hand_over(child_pid);
+    }
+}
+
+/// The file backend's hold on a lease: the open lock file.
+#[derive(Debug)]
+struct FileLease {
+    file: File,
+    path: PathBuf,
+    /// Set by `hand_over`: a child holds the lock now, so dropping must not unlock it.
+    handed_over: bool,
+}
+
+impl LeaseGuard for FileLease {
+    fn pass_to_child(&self, cmd: &mut Command) -> String {
         let fd = self.file.as_raw_fd();
         let keep_open = move || {
             // SAFETY: runs in the forked child before exec; fcntl is async-signal-safe and only
@@ -117,17 +204,15 @@ impl Lease {
         unsafe {
             cmd.pre_exec(keep_open);
         }
-        fd
+        fd.to_string()
     }
 
-    /// Lets go of this process's hold without unlocking: the child `child_pid` that inherited
-    /// the lease ([`Lease::pass_to_child`]) now holds it alone. The holder record names the
-    /// child from now on (the child rewrites it when it adopts the lease), so nobody takes this
-    /// process for the agent's in the meantime.
-    pub fn hand_over(mut self, child_pid: u32) {
+    fn hand_over(mut self: Box<Self>, child_pid: u32) {
+        // The holder record names the child from now on (the child rewrites it when it adopts
+        // the lease), so nobody takes this process for the agent's in the meantime.
         let holder = LeaseHolder {
             pid: child_pid,
-            started_ms: now_ms(),
+            ..LeaseHolder::this_process()
         };
         if let Err(e) = write_holder(&self.file, &self.path, &holder) {
             tracing::debug!(error = %e, "could not record the lease's new holder");
@@ -136,7 +221,7 @@ impl Lease {
     }
 }
 
-impl Drop for Lease {
+impl Drop for FileLease {
     fn drop(&mut self) {
         if self.handed_over {
             return; // closing our descriptor leaves the child's lock alone
@@ -171,20 +256,23 @@ pub fn acquire_lease(team_dir: &Path, agent: &str) -> Result<Lease, StoreError> 
     take(file, path, agent, team_dir)
 }
 
-/// Takes over the lease of `agent` that this process inherited as descriptor `fd` from the
-/// process that started it ([`Lease::pass_to_child`]). The descriptor must be that inherited
+/// Takes over the lease of `agent` that this process inherited as descriptor `handoff` (its
+/// number, as [`Lease::pass_to_child`] returned it) from the process that started it. The descriptor must be that inherited
 /// one, owned by nothing else in this process; it is checked to be `agent`'s lock file before
 /// it is used, and closed on exec from now on, so the tools this process starts never hold
 /// the lease. The holder record is rewritten with this process's pid.
-pub fn adopt_lease(team_dir: &Path, agent: &str, fd: RawFd) -> Result<Lease, StoreError> {
+pub fn adopt_lease(team_dir: &Path, agent: &str, handoff: &str) -> Result<Lease, StoreError> {
     check_agent(agent)?;
-    let path = lease_path(team_dir, agent);
-    let expected = fs::metadata(&path).map_err(StoreError::io("read", &path))?;
     let not_it = |reason: String| StoreError::LeaseNotInherited {
         agent: agent.to_string(),
-        fd,
+        handoff: handoff.to_string(),
         reason,
     };
+    let fd: RawFd = handoff
+        .parse()
+        .map_err(|_| not_it("it is not a descriptor number".into()))?;
+    let path = lease_path(team_dir, agent);
+    let expected = fs::metadata(&path).map_err(StoreError::io("read", &path))?;
     // SAFETY: fstat only writes the zero-initialised struct we own; a descriptor that is not
     // open is reported as EBADF.
     let stat = unsafe {
@@ -242,24 +330,21 @@ fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease
                 agent: agent.to_string(),
                 team: team_name(team_dir),
                 holder: read_holder(&path),
-                path,
+                place: path.display().to_string(),
             })
         }
         Err(e) => return Err(StoreError::io("lock", &path)(e)),
     }
-    let holder = LeaseHolder {
-        pid: std::process::id(),
-        started_ms: now_ms(),
-    };
+    let holder = LeaseHolder::this_process();
     // A previous holder's record may still be there (it died); ours replaces it.
     write_holder(&file, &path, &holder)?;
-    Ok(Lease {
+    let place = path.display().to_string();
+    let guard = FileLease {
         file,
         path,
-        agent: agent.to_string(),
-        holder,
         handed_over: false,
-    })
+    };
+    Ok(Lease::new(agent, place, holder, Box::new(guard)))
 }
 
 /// Replaces the holder record in the lock file. No fsync: the record matters only while the
@@ -338,7 +423,10 @@ mod tests {
         let team = dir.path().join("teams").join("blue");
         let first = acquire_lease(&team, "lead").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(first.holder().pid, std::process::id());
-        assert_eq!(first.path(), team.join("live/lead.lock"));
+        assert_eq!(
+            first.place(),
+            team.join("live/lead.lock").display().to_string()
+        );
         // OFD locks conflict between open file descriptions, so a second acquisition in the
         // same process stands in for a second process here.
         match acquire_lease(&team, "lead") {
@@ -366,11 +454,12 @@ mod tests {
         let holder = LeaseHolder {
             pid: 4242,
             started_ms: 1_700_000_000_000,
+            host: None,
         };
         let err = StoreError::LeaseHeld {
             agent: "lead".into(),
             team: "blue".into(),
-            path: PathBuf::from("/w/.troupe/teams/blue/live/lead.lock"),
+            place: "/w/.troupe/teams/blue/live/lead.lock".into(),
             holder: Some(holder),
         };
         let text = err.to_string();

@@ -321,8 +321,8 @@ impl Team {
             }
         }
         // The child inherits the lease: the member is alive from before the child starts.
-        let fd = lease.pass_to_child(&mut cmd);
-        cmd.arg(format!("--lease-fd={fd}"));
+        let handoff = lease.pass_to_child(&mut cmd);
+        cmd.arg(format!("--lease={handoff}"));
         let child = cmd.spawn().map_err(|e| err(e.to_string()))?;
         let pid = child.id();
         lease.hand_over(pid);
@@ -521,7 +521,7 @@ impl Team {
             // child's pid may belong to anyone by now.
             let holds = matches!(
                 self.shared.store.probe_lease(&name),
-                Ok(LeaseState::Held(Some(h))) if h.pid == pid
+                Ok(LeaseState::Held(Some(h))) if h.pid == pid && h.is_on_this_host()
             );
             if let (true, Ok(pid)) = (holds, i32::try_from(pid)) {
                 // SAFETY: kill takes only integers: SIGTERM to our child, which ends at its

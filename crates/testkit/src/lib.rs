@@ -15,6 +15,7 @@ mod anthropic;
 pub mod contract;
 pub mod fixtures;
 pub mod mcp;
+pub mod nats;
 mod openai;
 mod recorded;
 mod render;

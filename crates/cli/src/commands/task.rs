@@ -44,15 +44,20 @@ fn open(args: &TaskArgs) -> Result<SharedStore> {
     };
     let troupe_dir: PathBuf = dir.join(".troupe");
     let creating = matches!(args.command, TaskCommand::Create { .. });
-    if !creating && !troupe_store::file::exists(&troupe_dir, &args.team) {
+    let choice = crate::store::choose_for(args.store.as_deref(), &dir)?;
+    let existing = if creating {
+        Some(crate::store::open(&choice, &troupe_dir, &args.team)?)
+    } else {
+        crate::store::open_existing(&choice, &troupe_dir, &args.team)?
+    };
+    let Some(store) = existing else {
         bail!(
             "no team '{}' in {} (a lead creates it with `troupe --team {}`, or `troupe task create` starts its board)",
             args.team,
-            troupe_dir.display(),
+            choice.describe(&troupe_dir),
             args.team
         );
-    }
-    let store = troupe_store::file::open(&troupe_dir, &args.team)?;
+    };
     if creating {
         let team = args.team.clone();
         store.update_roster(&mut |roster: &mut Roster| {

@@ -22,15 +22,16 @@ fn open(args: &TeamArgs) -> Result<SharedStore> {
         None => std::env::current_dir().context("reading the current directory")?,
     };
     let troupe_dir: PathBuf = dir.join(".troupe");
-    if !troupe_store::file::exists(&troupe_dir, &args.team) {
-        bail!(
+    let choice = crate::store::choose_for(args.store.as_deref(), &dir)?;
+    match crate::store::open_existing(&choice, &troupe_dir, &args.team)? {
+        Some(store) => Ok(store),
+        None => bail!(
             "no team '{}' in {} (a lead creates it with `troupe --team {}`)",
             args.team,
-            troupe_dir.display(),
+            choice.describe(&troupe_dir),
             args.team
-        );
+        ),
     }
-    Ok(troupe_store::file::open(&troupe_dir, &args.team)?)
 }
 
 /// Adds `tasks: [{id, subject}]` (its in-progress tasks) to each member of a roster's JSON.

@@ -41,10 +41,16 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         .context("invalid permission rule passed to the teammate")?;
     // Its own connections to the same servers (one per server per process).
     let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
+    let store_choice = crate::store::choose(args.agent.store.as_deref(), Some(&loaded.settings))?;
     let settings = Arc::new(loaded.settings);
     let troupe_dir = workspace.join(".troupe");
-    let store = troupe_store::file::open(&troupe_dir, &args.team)
-        .with_context(|| format!("opening team '{}'", args.team))?;
+    let store = crate::store::open(&store_choice, &troupe_dir, &args.team).with_context(|| {
+        format!(
+            "opening team '{}' ({})",
+            args.team,
+            store_choice.describe(&troupe_dir)
+        )
+    })?;
     let hooks = crate::hooks::extension(&settings, &workspace, policy.mode, store.clone())?
         .for_teammates(&args.team);
     let config = TeamConfig {
@@ -133,23 +139,23 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     Ok(code)
 }
 
-/// The teammate's lease: the one the lead handed down (`--lease-fd`), else taken now. A live
+/// The teammate's lease: the one the lead handed down (`--lease`), else taken now. A live
 /// process holding it already is refused by name, pid and start time.
 fn take_lease(team: &Team, args: &TeammateArgs) -> Result<Lease> {
     let store = &team.shared().store;
-    let taken = match args.lease_fd {
-        Some(fd) => store.adopt_lease(&args.name, fd),
+    let taken = match &args.lease {
+        Some(handoff) => store.adopt_lease(&args.name, handoff),
         None => store.acquire_lease(&args.name),
     };
     match taken {
         Ok(lease) => Ok(lease),
-        Err(StoreError::LeaseHeld { holder, path, .. }) => {
+        Err(StoreError::LeaseHeld { holder, place, .. }) => {
             let who = holder.map_or_else(|| "it is just starting".to_string(), |h| h.to_string());
             bail!(
                 "teammate '{}' of team '{}' is already running ({who}; it holds {}). Two processes with one name would race on its mail and tasks: stop that one first (`troupe team stop {}`), or pick another --name",
                 args.name,
                 team.name(),
-                path.display(),
+                place,
                 args.name
             )
         }

@@ -27,7 +27,8 @@ pub fn run(args: &WorktreeArgs) -> Result<i32> {
         return Err(WorktreeError::NotARepo { workspace }.into());
     }
     let troupe_dir: PathBuf = workspace.join(".troupe");
-    let store = troupe_store::file::open(&troupe_dir, &args.team)
+    let choice = crate::store::choose_for(args.store.as_deref(), &workspace)?;
+    let store = crate::store::open(&choice, &troupe_dir, &args.team)
         .with_context(|| format!("opening team '{}'", args.team))?;
     let manager = Worktrees::new(&workspace, &troupe_dir, store.as_ref());
     let by = format!(

@@ -12,8 +12,7 @@ use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use serde_json::json;
-use troupe_protocol::{Envelope, Event, EventKind};
+use troupe_protocol::Envelope;
 
 use super::{atomic, check_agent, jsonl, now_ms, to_line, wake, FileStore};
 use crate::error::StoreError;
@@ -90,16 +89,8 @@ impl FileStore {
 
     fn report_corrupt(&self, agent: &str, bad: &CorruptLine) {
         tracing::warn!(agent, offset = bad.offset, error = %bad.error, "skipping corrupt mailbox line");
-        let event = Event::new(
-            EventKind::CorruptMail,
-            Some(agent),
-            format!(
-                "skipped corrupt line at byte {} of inbox/{agent}.jsonl: {}",
-                bad.offset, bad.error
-            ),
-            now_ms(),
-        )
-        .with_data(json!({"offset": bad.offset, "text": bad.text, "error": bad.error}));
+        let place = format!("line at byte {} of inbox/{agent}.jsonl", bad.offset);
+        let event = crate::record::corrupt_mail(agent, &place, bad, now_ms());
         if let Err(e) = self.record(&event) {
             tracing::warn!(error = %e, "could not record corrupt_mail event");
         }

@@ -157,8 +157,8 @@ impl LivenessStore for FileStore {
         crate::live::acquire_lease(&self.inner.dir, agent)
     }
 
-    fn adopt_lease(&self, agent: &str, fd: std::os::fd::RawFd) -> Result<crate::Lease, StoreError> {
-        crate::live::adopt_lease(&self.inner.dir, agent, fd)
+    fn adopt_lease(&self, agent: &str, handoff: &str) -> Result<crate::Lease, StoreError> {
+        crate::live::adopt_lease(&self.inner.dir, agent, handoff)
     }
 
     fn probe_lease(&self, agent: &str) -> Result<crate::LeaseState, StoreError> {

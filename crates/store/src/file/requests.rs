@@ -5,8 +5,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 
-use serde_json::json;
-use troupe_protocol::{Event, EventKind, Request, RequestError, RequestStatus, Transition};
+use troupe_protocol::{Event, Request, RequestError};
 
 use super::{atomic, FileStore};
 use crate::error::StoreError;
@@ -24,16 +23,6 @@ fn check_id(id: &str) -> Result<(), StoreError> {
         Ok(())
     } else {
         Err(StoreError::BadRequestId { id: id.to_string() })
-    }
-}
-
-fn event_kind(to: RequestStatus) -> EventKind {
-    match to {
-        RequestStatus::Approved | RequestStatus::Rejected => EventKind::RequestResolved,
-        RequestStatus::Expired => EventKind::RequestExpired,
-        RequestStatus::Cancelled => EventKind::RequestCancelled,
-        // No transition leads back to pending; named for exhaustiveness only.
-        RequestStatus::Pending => EventKind::RequestOpened,
     }
 }
 
@@ -80,20 +69,10 @@ impl FileStore {
         }
     }
 
-    fn record_transition(&self, r: &Request, t: &Transition) {
-        let mut detail = format!(
-            "{} request {} ({} -> {}): {} by {}",
-            r.kind, r.id, r.from, r.to, t.to, t.by
-        );
-        if let Some(note) = &t.note {
-            detail.push_str(": ");
-            detail.push_str(note);
+    fn record_changes(&self, before_history: usize, r: &Request) {
+        for event in crate::record::request_changes(before_history, r) {
+            self.record_quietly(event);
         }
-        let event = Event::new(event_kind(t.to), Some(&t.by), detail, t.at).with_data(json!({
-            "request_id": r.id, "kind": r.kind, "from": r.from, "to": r.to,
-            "status": t.to, "by": t.by,
-        }));
-        self.record_quietly(event);
     }
 
     fn all_requests(&self) -> Result<Vec<Request>, StoreError> {
@@ -132,19 +111,7 @@ impl RequestStore for FileStore {
             });
         }
         self.save_request(request)?;
-        let event = Event::new(
-            EventKind::RequestOpened,
-            Some(&request.from),
-            format!(
-                "{} request {} opened by {} for {}",
-                request.kind, request.id, request.from, request.to
-            ),
-            request.created_at,
-        )
-        .with_data(json!({
-            "request_id": request.id, "kind": request.kind, "from": request.from,
-            "to": request.to, "to_epoch": request.to_epoch, "expires_at": request.expires_at,
-        }));
+        let event = crate::record::request_opened(request);
         self.record_quietly(event);
         Ok(())
     }
@@ -173,9 +140,7 @@ impl RequestStore for FileStore {
         }
         if request != before {
             self.save_request(&request)?;
-            for t in request.history.iter().skip(before.history.len()) {
-                self.record_transition(&request, t);
-            }
+            self.record_changes(before.history.len(), &request);
         }
         outcome?;
         Ok(request)
@@ -197,9 +162,7 @@ impl RequestStore for FileStore {
             let seen = request.history.len();
             request.expire(now)?;
             self.save_request(&request)?;
-            for t in request.history.iter().skip(seen) {
-                self.record_transition(&request, t);
-            }
+            self.record_changes(seen, &request);
             expired.push(request);
         }
         Ok(expired)

@@ -10,10 +10,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 
-use serde_json::json;
-use troupe_protocol::{
-    check_dependencies, BlockerStatus, Event, EventKind, Task, TaskId, TaskTransition,
-};
+use troupe_protocol::{check_dependencies, BlockerStatus, Event, Task, TaskId};
 
 use super::{atomic, now_ms, FileStore};
 use crate::error::StoreError;
@@ -74,21 +71,8 @@ impl FileStore {
     /// Saves a changed task and records what changed; the caller holds its lock.
     fn commit(&self, before: &Task, task: &Task) -> Result<(), StoreError> {
         self.save_task(task)?;
-        let new = task.history.get(before.history.len()..).unwrap_or_default();
-        if new.is_empty() {
-            let event = Event::new(
-                EventKind::TaskEdited,
-                None,
-                format!("task {} ({}) edited", task.id, task.subject),
-                task.updated_at,
-            )
-            .with_data(json!({
-                "task_id": task.id, "blocked_by": task.blocked_by, "worktree": task.worktree,
-            }));
+        for event in crate::record::task_changes(before, task) {
             self.record_task_event(event);
-        }
-        for t in new {
-            self.record_task_transition(task, t);
         }
         Ok(())
     }
@@ -202,23 +186,6 @@ impl FileStore {
             tracing::warn!(error = %e, "could not record task event");
         }
     }
-
-    fn record_task_transition(&self, task: &Task, t: &TaskTransition) {
-        let mut detail = format!(
-            "task {} ({}): {} -> {} by {}",
-            task.id, task.subject, t.from, t.to, t.by
-        );
-        if let Some(note) = &t.note {
-            detail.push_str(": ");
-            detail.push_str(note);
-        }
-        let event =
-            Event::new(EventKind::TaskTransitioned, Some(&t.by), detail, t.at).with_data(json!({
-                "task_id": task.id, "from": t.from, "to": t.to, "by": t.by,
-                "owner": task.owner, "note": t.note,
-            }));
-        self.record_task_event(event);
-    }
 }
 
 impl TaskStore for FileStore {
@@ -237,19 +204,7 @@ impl TaskStore for FileStore {
         board.tasks.push(task.clone());
         check_dependencies(&board.tasks)?;
         self.save_task(&task)?;
-        let event = Event::new(
-            EventKind::TaskCreated,
-            Some(&task.created_by),
-            format!(
-                "task {} created by {}: {}",
-                task.id, task.created_by, task.subject
-            ),
-            task.created_at,
-        )
-        .with_data(json!({
-            "task_id": task.id, "subject": task.subject, "blocked_by": task.blocked_by,
-            "created_by": task.created_by,
-        }));
+        let event = crate::record::task_created(&task);
         self.record_task_event(event);
         Ok(task)
     }

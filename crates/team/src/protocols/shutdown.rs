@@ -186,10 +186,11 @@ fn force_target(
 /// Ends a teammate's own process (SIGTERM: it ends at its round boundary) and wakes it, so an
 /// idle loop notices the stop. Only a live lease names a process to signal, and only when its
 /// holder is the process the roster gives the member: an in-process teammate's lease is held
-/// by the lead's process, which is never signalled.
+/// by the lead's process, which is never signalled; one on another machine (a team on a
+/// server) is only told through its roster entry and the wake.
 fn signal(store: &dyn TeamStore, member: &Member) {
     if let Ok(LeaseState::Held(Some(holder))) = store.probe_lease(&member.name) {
-        let own_process = member.pid == Some(holder.pid);
+        let own_process = member.pid == Some(holder.pid) && holder.is_on_this_host();
         if own_process && holder.pid != std::process::id() {
             if let Ok(pid) = i32::try_from(holder.pid) {
                 // SAFETY: kill takes only integers: SIGTERM to the live holder of the lease.

@@ -1,21 +1,22 @@
-//! The request store: round trips, FSM rules enforced on disk, concurrency, expiry sweeps.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
-
-use std::path::Path;
+//! Protocol requests through the store: round trips, the FSM's rules enforced on every
+//! change, one winner among concurrent responders, expiry sweeps, listing.
 
 use serde_json::json;
 use troupe_protocol::{EventKind, Request, RequestError, RequestKind, RequestStatus};
-use troupe_store::{Durability, EventCursor, RequestFilter, SharedStore, StoreError};
+use troupe_store::{EventCursor, RequestFilter, StoreError};
 
-/// The file backend as the team sees it: a trait object.
-fn store(dir: &Path) -> SharedStore {
-    troupe_store::file::open_with(dir, "team", Durability::OsBuffered)
-        .unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::backend::{ok, Backend, Fixture};
+use crate::both;
 
-fn ok<T>(r: Result<T, StoreError>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
-}
+both!(
+    create_get_round_trip_and_duplicate_refused,
+    unknown_and_unsafe_ids_are_clear_errors,
+    response_rules_are_enforced_and_persisted,
+    late_response_expires_the_stored_request,
+    concurrent_responders_yield_exactly_one_resolution,
+    sweep_expires_only_overdue_pending_requests,
+    list_filters_by_status_kind_and_agent,
+);
 
 fn shutdown(to: &str, now: u64, ttl: Option<u64>) -> Request {
     Request::open(
@@ -29,17 +30,13 @@ fn shutdown(to: &str, now: u64, ttl: Option<u64>) -> Request {
     )
 }
 
-#[test]
-fn create_get_round_trip_and_duplicate_refused() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let s = store(dir.path());
+fn create_get_round_trip_and_duplicate_refused(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
     let r = shutdown("alice", 100, Some(1_000));
     ok(s.create_request(&r));
     assert_eq!(ok(s.get_request(&r.id)), Some(r.clone()));
-    assert!(dir
-        .path()
-        .join(format!("teams/team/requests/{}.json", r.id))
-        .exists());
+    assert_eq!(ok(f.open().get_request(&r.id)), Some(r.clone()));
     assert!(matches!(
         s.create_request(&r),
         Err(StoreError::DuplicateRequest { .. })
@@ -51,10 +48,9 @@ fn create_get_round_trip_and_duplicate_refused() {
     assert_eq!(events[0].data["request_id"], r.id.as_str());
 }
 
-#[test]
-fn unknown_and_unsafe_ids_are_clear_errors() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let s = store(dir.path());
+fn unknown_and_unsafe_ids_are_clear_errors(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
     let err = s.update_request("01UNKNOWN", &mut |_| Ok(()));
     let Err(err @ StoreError::UnknownRequest { .. }) = err else {
         panic!("expected UnknownRequest, got {err:?}");
@@ -66,10 +62,9 @@ fn unknown_and_unsafe_ids_are_clear_errors() {
     ));
 }
 
-#[test]
-fn response_rules_are_enforced_and_persisted() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let s = store(dir.path());
+fn response_rules_are_enforced_and_persisted(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
     let r = shutdown("alice", 100, None);
     ok(s.create_request(&r));
     // Wrong responder: refused, nothing written.
@@ -112,10 +107,9 @@ fn response_rules_are_enforced_and_persisted() {
     );
 }
 
-#[test]
-fn late_response_expires_the_stored_request() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let s = store(dir.path());
+fn late_response_expires_the_stored_request(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
     let r = shutdown("alice", 100, Some(50));
     ok(s.create_request(&r));
     let err = s.update_request(&r.id, &mut |req| {
@@ -136,19 +130,16 @@ fn late_response_expires_the_stored_request() {
     assert_eq!(last, Some(EventKind::RequestExpired));
 }
 
-#[test]
-fn concurrent_responders_yield_exactly_one_resolution() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let s = store(dir.path());
+fn concurrent_responders_yield_exactly_one_resolution(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
     let r = shutdown("alice", 100, None);
     ok(s.create_request(&r));
-    let root = dir.path().to_path_buf();
     let threads: Vec<_> = (0..8)
         .map(|i| {
-            let (root, id) = (root.clone(), r.id.clone());
+            // Each thread uses its own handle, as separate processes would.
+            let (own, id) = (f.open(), r.id.clone());
             std::thread::spawn(move || {
-                // Each thread uses its own handle, as separate processes would.
-                let own = store(&root);
                 own.update_request(&id, &mut |req| {
                     req.respond("alice", 1, i % 2 == 0, Some(format!("t{i}")), 200 + i)
                         .map(|_| ())
@@ -180,10 +171,9 @@ fn concurrent_responders_yield_exactly_one_resolution() {
     assert_eq!(resolved, 1);
 }
 
-#[test]
-fn sweep_expires_only_overdue_pending_requests() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let s = store(dir.path());
+fn sweep_expires_only_overdue_pending_requests(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
     let overdue = shutdown("alice", 100, Some(10));
     let fresh = shutdown("bob", 100, Some(10_000));
     let forever = shutdown("carol", 100, None);
@@ -204,10 +194,9 @@ fn sweep_expires_only_overdue_pending_requests() {
     assert!(ok(s.sweep_expired(1_000)).is_empty());
 }
 
-#[test]
-fn list_filters_by_status_kind_and_agent() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let s = store(dir.path());
+fn list_filters_by_status_kind_and_agent(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
     let a = shutdown("alice", 1, None);
     let b = Request::open(RequestKind::Plan, "bob", "lead", 0, json!({}), 2, None);
     let mut c = shutdown("carol", 3, None);

@@ -1,0 +1,116 @@
+//! Which backend holds a team, decided in one place for every command: `--store`, else
+//! `TROUPE_STORE` (clap reads both), else the settings' `"store"`, else the file store in the
+//! workspace's `.troupe/`. A NATS server is `nats://[user:password@]host:4222[?creds=FILE]`.
+
+use anyhow::{Context, Result};
+use std::path::Path;
+use troupe_settings::Settings;
+use troupe_store::SharedStore;
+use troupe_store_nats::NatsUrl;
+
+/// The variable teammate processes read their store from (set for them by the lead).
+pub const STORE_VAR: &str = "TROUPE_STORE";
+
+/// Where a team's state lives.
+#[derive(Debug, Clone)]
+pub enum StoreChoice {
+    /// `.troupe/teams/<team>/` in the workspace.
+    File,
+    /// A NATS JetStream server; the text as given (credentials included) and parsed.
+    Nats(String, NatsUrl),
+}
+
+impl StoreChoice {
+    /// The store as a `--store` value (credentials included: for the environment of teammate
+    /// processes, never for display).
+    pub fn spec(&self) -> &str {
+        match self {
+            StoreChoice::File => "file",
+            StoreChoice::Nats(text, _) => text,
+        }
+    }
+
+    /// Where, for people (no credentials).
+    pub fn describe(&self, troupe_dir: &Path) -> String {
+        match self {
+            StoreChoice::File => troupe_dir.display().to_string(),
+            StoreChoice::Nats(_, url) => url.display(),
+        }
+    }
+}
+
+/// Decides the backend from the flag (or `TROUPE_STORE`) and the settings.
+pub fn choose(flag: Option<&str>, settings: Option<&Settings>) -> Result<StoreChoice> {
+    let text = flag
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .or_else(|| settings.and_then(|s| s.store.clone()));
+    match text.as_deref() {
+        None | Some("file") => Ok(StoreChoice::File),
+        Some(text) => {
+            let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+            let url = NatsUrl::parse(text)?.with_env(&env);
+            Ok(StoreChoice::Nats(text.to_string(), url))
+        }
+    }
+}
+
+/// Opens (creating as needed) `team`'s store; `troupe_dir` is the workspace's `.troupe`.
+pub fn open(choice: &StoreChoice, troupe_dir: &Path, team: &str) -> Result<SharedStore> {
+    let store = match choice {
+        StoreChoice::File => troupe_store::file::open(troupe_dir, team)?,
+        StoreChoice::Nats(_, url) => troupe_store_nats::open(url, troupe_dir, team)?,
+    };
+    Ok(store)
+}
+
+/// Opens `team`'s store only if a lead (or `troupe task create`) started it; `None` otherwise.
+pub fn open_existing(
+    choice: &StoreChoice,
+    troupe_dir: &Path,
+    team: &str,
+) -> Result<Option<SharedStore>> {
+    match choice {
+        StoreChoice::File => Ok(troupe_store::file::exists(troupe_dir, team)
+            .then(|| troupe_store::file::open(troupe_dir, team))
+            .transpose()?),
+        StoreChoice::Nats(_, url) => Ok(troupe_store_nats::open_existing(url, troupe_dir, team)?),
+    }
+}
+
+/// The store of a workspace command (`troupe team`, `task`, `worktree`): its flag, else the
+/// workspace's settings.
+pub fn choose_for(flag: Option<&str>, workspace: &Path) -> Result<StoreChoice> {
+    if flag.is_some_and(|f| !f.is_empty()) {
+        return choose(flag, None);
+    }
+    let loaded = crate::settings::load(workspace, None)
+        .context("reading the workspace's settings (for its \"store\")")?;
+    choose(None, Some(&loaded.settings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_wins_over_the_settings_and_file_is_the_default() {
+        let settings = Settings {
+            store: Some("nats://from-settings:4222".into()),
+            ..Settings::default()
+        };
+        assert!(matches!(choose(None, None).unwrap(), StoreChoice::File));
+        assert!(matches!(choose(Some(""), None).unwrap(), StoreChoice::File));
+        let from_settings = choose(None, Some(&settings)).unwrap();
+        assert_eq!(from_settings.spec(), "nats://from-settings:4222");
+        let flag = choose(Some("nats://u:secret@flag:1"), Some(&settings)).unwrap();
+        assert_eq!(flag.spec(), "nats://u:secret@flag:1");
+        assert_eq!(flag.describe(Path::new("/w/.troupe")), "nats://flag:1");
+        assert!(matches!(
+            choose(Some("file"), Some(&settings)).unwrap(),
+            StoreChoice::File
+        ));
+        let bad = choose(Some("redis://x"), None).unwrap_err().to_string();
+        assert!(bad.contains("nats://"), "{bad}");
+    }
+}

@@ -1,0 +1,160 @@
+//! Shared helpers of the tests of teams across "hosts": separate workspace folders, nothing
+//! shared but a real NATS server (`troupe_testkit::nats`), each process opening the team with
+//! `--store nats://…`.
+
+// Each test binary uses only some of these helpers.
+#![allow(dead_code)]
+
+use crate::common::troupe;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use troupe_store::{LeaseState, SharedStore};
+use troupe_store_nats::NatsUrl;
+use troupe_testkit::{FakeServer, Wire};
+
+/// Bound for conditions a broken build might never reach; nothing asserts on time.
+pub const BOUND: Duration = Duration::from_secs(120);
+
+/// Seconds a lease lives without a heartbeat in these tests.
+pub const TTL_SECS: u64 = 3;
+
+/// One team on a NATS server: its URL (with the test TTL) and name.
+#[derive(Debug, Clone)]
+pub struct Team {
+    pub url: String,
+    pub name: String,
+}
+
+impl Team {
+    /// A fresh team on the shared test server.
+    pub fn new() -> Team {
+        Team::on(&troupe_testkit::nats::url())
+    }
+
+    /// A fresh team on the server at `server`.
+    pub fn on(server: &str) -> Team {
+        Team {
+            url: format!("{server}?lease_ttl={TTL_SECS}"),
+            name: troupe_testkit::nats::fresh_team(),
+        }
+    }
+
+    /// `--store URL --team NAME`.
+    pub fn args(&self) -> [String; 4] {
+        [
+            "--store".into(),
+            self.url.clone(),
+            "--team".into(),
+            self.name.clone(),
+        ]
+    }
+
+    /// This test process's own handle on the team (its local files under `dir`).
+    pub fn store(&self, dir: &Path) -> SharedStore {
+        troupe_store_nats::open(&NatsUrl::parse(&self.url).unwrap(), dir, &self.name)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `name`'s transcript file in workspace `ws`.
+    pub fn transcript(&self, ws: &Path, name: &str) -> std::path::PathBuf {
+        ws.join(format!(
+            ".troupe/teams/{}/transcripts/{name}.jsonl",
+            self.name
+        ))
+    }
+
+    /// (distinct, total) mail ids recorded as delivered in `name`'s transcript in `ws`.
+    pub fn delivered(&self, ws: &Path, name: &str) -> (HashSet<String>, usize) {
+        let text = std::fs::read_to_string(self.transcript(ws, name)).unwrap_or_default();
+        let mut ids = HashSet::new();
+        let mut total = 0;
+        for line in text.lines() {
+            let Ok(value) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            for id in value["mail_ids"].as_array().into_iter().flatten() {
+                total += 1;
+                ids.insert(id.as_str().unwrap().to_string());
+            }
+        }
+        (ids, total)
+    }
+
+    /// `troupe teammate --name NAME …` started in workspace `ws`, on this team.
+    /// (`TROUPE_TEST_TEAMMATE_LOG=FILE` keeps their stderr there, for debugging a failure.)
+    pub fn teammate(&self, ws: &Path, server: &FakeServer, name: &str, extra: &[&str]) -> Child {
+        let stderr = match std::env::var_os("TROUPE_TEST_TEAMMATE_LOG") {
+            Some(path) => std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_or_else(|_| Stdio::null(), Stdio::from),
+            None => Stdio::null(),
+        };
+        troupe(ws, server, Wire::Anthropic)
+            .args(["teammate", "--name", name, "--role", "tester"])
+            .args(self.args())
+            .args(["--permission-mode", "bypassPermissions"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .unwrap()
+    }
+
+    /// Starts `name` in `ws` and waits until that process holds its lease and is on the roster.
+    pub fn started(&self, ws: &Path, server: &FakeServer, name: &str, extra: &[&str]) -> Child {
+        let s = self.store(&ws.join(".probe"));
+        let child = self.teammate(ws, server, name, extra);
+        let pid = child.id();
+        wait_for("the teammate to hold its lease and join", || {
+            holder(&s, name) == Some(pid)
+                && s.roster()
+                    .unwrap()
+                    .get(name)
+                    .is_some_and(|m| m.pid == Some(pid))
+        });
+        child
+    }
+
+    /// A `troupe team|task …` command in workspace `ws` on this team.
+    pub fn subcommand(&self, ws: &Path, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_troupe"))
+            .current_dir(ws)
+            .env("HOME", ws.join(".home"))
+            .args(args)
+            .args(self.args())
+            .output()
+            .unwrap()
+    }
+}
+
+/// The pid recorded by whoever holds `name`'s lease, if it is held.
+pub fn holder(store: &SharedStore, name: &str) -> Option<u32> {
+    match store.probe_lease(name).unwrap() {
+        LeaseState::Held(h) => h.map(|h| h.pid),
+        LeaseState::Free => None,
+    }
+}
+
+/// Waits until `done` holds, at most [`BOUND`].
+pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + BOUND;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Kills a teammate process the way a vanished host would (SIGKILL, no goodbye) and waits
+/// until its lease has lapsed on the server.
+pub fn kill_and_lapse(child: &mut Child, store: &SharedStore, name: &str) {
+    child.kill().unwrap();
+    child.wait().unwrap();
+    wait_for("the dead teammate's lease to lapse", || {
+        store.probe_lease(name).unwrap() == LeaseState::Free
+    });
+}

@@ -1,0 +1,301 @@
+//! The team store's figures on both backends, side by side (issue 14, item 7): mail throughput
+//! one message at a time and batched, send → idle recipient's wake across processes, and task
+//! claim latency with 10 claimer processes. The NATS server is a loopback one
+//! (`TROUPE_TEST_NATS_URL`, else one started from the installed `nats-server`); the file store
+//! runs with its default durability (fsync).
+//!
+//! Run: `cargo bench -p troupe-store-nats --bench store_bench [-- --quick]`.
+//! Targets (NATS): batched mail ≥ 20,000 msg/s; wake p50 < 2 ms, p99 < 10 ms; claim p99 < 10 ms.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code may panic on a broken fixture
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use troupe_protocol::{Envelope, MailKind};
+use troupe_store::{Durability, NewTask, SharedStore};
+use troupe_store_nats::NatsUrl;
+
+const CHILD: &str = "TROUPE_BENCH_CHILD";
+const SPEC: &str = "TROUPE_BENCH_STORE";
+
+fn now_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+/// `file|<dir>|<team>` or `nats|<url>|<dir>|<team>`.
+fn open(spec: &str) -> SharedStore {
+    let parts: Vec<&str> = spec.split('|').collect();
+    match parts[0] {
+        "file" => {
+            troupe_store::file::open_with(Path::new(parts[1]), parts[2], Durability::Fsync).unwrap()
+        }
+        _ => troupe_store_nats::open(
+            &NatsUrl::parse(parts[1]).unwrap(),
+            Path::new(parts[2]),
+            parts[3],
+        )
+        .unwrap(),
+    }
+}
+
+fn child(role: &str, spec: &str) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .env(CHILD, role)
+        .env(SPEC, spec)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// Messages per second from the first append until the consumer has acked them all.
+fn throughput(store: &SharedStore, consumer: &SharedStore, n: usize, chunk: usize) -> f64 {
+    let started = Instant::now();
+    let producer = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            let mut batch = Vec::with_capacity(chunk);
+            for i in 0..n {
+                batch.push(Envelope::new(
+                    MailKind::Message,
+                    "w",
+                    "sink",
+                    i.to_string(),
+                    0,
+                ));
+                if batch.len() == chunk {
+                    if chunk == 1 {
+                        store.append(&batch[0]).unwrap();
+                    } else {
+                        store.append_many(&batch).unwrap();
+                    }
+                    batch.clear();
+                }
+            }
+            if !batch.is_empty() {
+                store.append_many(&batch).unwrap();
+            }
+        })
+    };
+    let mut got = 0;
+    while got < n {
+        let b = consumer.fetch("sink").unwrap();
+        got += b.messages.len();
+        if let Some(t) = b.ack {
+            consumer.ack("sink", t).unwrap();
+        }
+        if b.messages.is_empty() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    producer.join().unwrap();
+    n as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Child: idles on its watch; for each wake fetches, prints `sent wake fetched` per message,
+/// acks; ends on a message saying "stop".
+fn waiter(spec: &str) {
+    let store = open(spec);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let mut watch = store.watch("bob").unwrap();
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "READY").unwrap();
+        out.flush().unwrap();
+        loop {
+            watch.changed().await;
+            let woke = now_ns();
+            let s = store.clone();
+            let batch = tokio::task::spawn_blocking(move || s.fetch("bob"))
+                .await
+                .unwrap()
+                .unwrap();
+            let fetched = now_ns();
+            let mut stop = false;
+            for m in &batch.messages {
+                if m.content == "stop" {
+                    stop = true;
+                } else {
+                    writeln!(out, "W {} {woke} {fetched}", m.content).unwrap();
+                }
+            }
+            out.flush().unwrap();
+            if let Some(t) = batch.ack {
+                let s = store.clone();
+                tokio::task::spawn_blocking(move || s.ack("bob", t))
+                    .await
+                    .unwrap()
+                    .unwrap();
+            }
+            if stop {
+                return;
+            }
+        }
+    });
+}
+
+/// (p50, p99) milliseconds from the start of an append to the idle recipient's wake, and to
+/// the message in its hands.
+fn wake_latency(spec: &str, store: &SharedStore, n: usize) -> ((f64, f64), (f64, f64)) {
+    let mut c = child("waiter", spec);
+    let mut lines = BufReader::new(c.stdout.take().unwrap()).lines();
+    while lines.next().unwrap().unwrap() != "READY" {}
+    let (mut wake, mut fetch) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        // Let the recipient get back to idle before each send.
+        std::thread::sleep(Duration::from_millis(3));
+        let sent = now_ns();
+        store
+            .append(&Envelope::new(
+                MailKind::Message,
+                "a",
+                "bob",
+                sent.to_string(),
+                0,
+            ))
+            .unwrap();
+        let line = lines.next().unwrap().unwrap();
+        let f: Vec<u128> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        wake.push((f[1] - f[0]) as f64 / 1e6);
+        fetch.push((f[2] - f[0]) as f64 / 1e6);
+    }
+    store
+        .append(&Envelope::new(MailKind::Message, "a", "bob", "stop", 0))
+        .unwrap();
+    c.wait().unwrap();
+    wake.sort_by(f64::total_cmp);
+    fetch.sort_by(f64::total_cmp);
+    (
+        (percentile(&wake, 0.5), percentile(&wake, 0.99)),
+        (percentile(&fetch, 0.5), percentile(&fetch, 0.99)),
+    )
+}
+
+/// Child: waits for the go, then claims tasks 1..=n in order; prints `C <id> <won> <ns>` per
+/// `claim_task` call.
+fn claimer(spec: &str, name: &str, n: u64) {
+    let store = open(spec);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "READY").unwrap();
+    out.flush().unwrap();
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).unwrap();
+    for id in 1..=n {
+        let t = Instant::now();
+        let won = store.claim_task(id, name, 1).is_ok();
+        writeln!(out, "C {id} {} {}", u8::from(won), t.elapsed().as_nanos()).unwrap();
+    }
+    out.flush().unwrap();
+}
+
+/// (p50, p99) milliseconds of a `claim_task` call with `claimers` processes racing for every
+/// one of `tasks` tasks, and the number of double claims (must be 0).
+fn claims(spec: &str, store: &SharedStore, claimers: usize, tasks: u64) -> (f64, f64, usize) {
+    for i in 0..tasks {
+        store
+            .create_task(&NewTask {
+                subject: format!("t{i}"),
+                created_by: "lead".into(),
+                ..NewTask::default()
+            })
+            .unwrap();
+    }
+    let mut kids: Vec<Child> = (0..claimers)
+        .map(|i| child(&format!("claimer:c{i}:{tasks}"), spec))
+        .collect();
+    let mut readers: Vec<_> = kids
+        .iter_mut()
+        .map(|k| BufReader::new(k.stdout.take().unwrap()).lines())
+        .collect();
+    for r in &mut readers {
+        while r.next().unwrap().unwrap() != "READY" {}
+    }
+    for k in &mut kids {
+        k.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    }
+    let mut lat = Vec::new();
+    let mut wins = vec![0usize; tasks as usize + 1];
+    for r in readers {
+        for line in r {
+            let line = line.unwrap();
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.first() != Some(&"C") {
+                continue;
+            }
+            wins[f[1].parse::<usize>().unwrap()] += usize::from(f[2] == "1");
+            lat.push(f[3].parse::<f64>().unwrap() / 1e6);
+        }
+    }
+    for k in &mut kids {
+        k.wait().unwrap();
+    }
+    lat.sort_by(f64::total_cmp);
+    let doubles = wins.iter().skip(1).filter(|w| **w != 1).count();
+    (percentile(&lat, 0.5), percentile(&lat, 0.99), doubles)
+}
+
+fn main() {
+    if let (Ok(role), Ok(spec)) = (std::env::var(CHILD), std::env::var(SPEC)) {
+        if role == "waiter" {
+            waiter(&spec);
+        } else if let Some(rest) = role.strip_prefix("claimer:") {
+            let (name, n) = rest.split_once(':').unwrap();
+            claimer(&spec, name, n.parse().unwrap());
+        }
+        return;
+    }
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (single, batched, wakes, tasks) = if quick {
+        (500, 5_000, 100, 50)
+    } else {
+        (2_000, 50_000, 500, 200)
+    };
+    let nats_url = troupe_testkit::nats::url();
+    println!("backend  single msg/s  batched msg/s  wake p50/p99 ms  in-hand p50/p99 ms  claim p50/p99 ms (10 procs)  double claims");
+    for backend in ["file", "nats"] {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = |team: &str| match backend {
+            "file" => format!("file|{}|{team}", dir.path().display()),
+            _ => format!(
+                "nats|{nats_url}|{}|{team}{}",
+                dir.path().display(),
+                std::process::id()
+            ),
+        };
+        let s1 = open(&spec("one"));
+        let c1 = open(&spec("one"));
+        let one = throughput(&s1, &c1, single, 1);
+        let s2 = open(&spec("many"));
+        let c2 = open(&spec("many"));
+        let many = throughput(&s2, &c2, batched, 500);
+        let w = spec("wake");
+        let ((wake50, wake99), (hand50, hand99)) = wake_latency(&w, &open(&w), wakes);
+        let c = spec("claim");
+        let (claim50, claim99, doubles) = claims(&c, &open(&c), 10, tasks);
+        println!(
+            "{backend:<8} {one:>12.0}  {many:>13.0}  {wake50:>6.2} / {wake99:<6.2}  {hand50:>8.2} / {hand99:<8.2}  {claim50:>10.2} / {claim99:<10.2}  {doubles}"
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! Key-value records with revisions: read, create-if-absent, compare-and-set, and a snapshot of
+//! a whole bucket in one pass. Every change of the roster, a request or a task is a
+//! compare-and-set on the revision it was computed from, so writers on different machines never
+//! overwrite each other: the loser reads again and recomputes.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use async_nats::jetstream::consumer::{push, DeliverPolicy, ReplayPolicy};
+use async_nats::jetstream::kv::{self, CreateErrorKind, UpdateErrorKind};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use troupe_store::StoreError;
+
+use crate::conn::{Conn, Fail};
+
+/// One bucket of the team.
+#[derive(Clone)]
+pub struct Bucket {
+    /// The client's handle on it.
+    pub kv: kv::Store,
+    /// Its name.
+    pub name: String,
+}
+
+impl std::fmt::Debug for Bucket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+/// What a compare-and-set write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cas {
+    /// Written; the new revision.
+    Done(u64),
+    /// Someone else wrote first (or, for a create, the key exists): read again.
+    Conflict,
+}
+
+/// A key's current value and revision.
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// The key.
+    pub key: String,
+    /// The stored bytes.
+    pub value: Bytes,
+    /// The revision a compare-and-set must name.
+    pub revision: u64,
+}
+
+impl Bucket {
+    /// Where a key is, for people ("bucket troupe-blue-tasks, key 3").
+    pub fn place(&self, key: &str) -> String {
+        format!("bucket {}, key {key}", self.name)
+    }
+
+    /// The key's value and revision; `None` when absent (never written, deleted, expired).
+    pub fn get(&self, conn: &Conn, key: &str) -> Result<Option<Record>, StoreError> {
+        let action = format!("read {}", self.place(key));
+        conn.retry(&action, || {
+            let (kv, key) = (self.kv.clone(), key.to_string());
+            async move {
+                let entry = kv.entry(key.clone()).await?;
+                Ok(entry.and_then(|e| match e.operation {
+                    kv::Operation::Put => Some(Record {
+                        key,
+                        value: e.value,
+                        revision: e.revision,
+                    }),
+                    kv::Operation::Delete | kv::Operation::Purge => None,
+                }))
+            }
+        })
+    }
+
+    /// Writes `value` under `key` if the key is absent.
+    pub fn create(&self, conn: &Conn, key: &str, value: Bytes) -> Result<Cas, StoreError> {
+        let action = format!("create {}", self.place(key));
+        let uncertain = Arc::new(AtomicBool::new(false));
+        let outcome = conn.retry(&action, || {
+            let (kv, key, value, uncertain) = (
+                self.kv.clone(),
+                key.to_string(),
+                value.clone(),
+                uncertain.clone(),
+            );
+            async move {
+                match kv.create(&key, value).await {
+                    Ok(rev) => Ok(Cas::Done(rev)),
+                    Err(e) if e.kind() == CreateErrorKind::AlreadyExists => Ok(Cas::Conflict),
+                    Err(e) => {
+                        uncertain.store(true, Ordering::Relaxed);
+                        Err(Fail::Transient(e.to_string()))
+                    }
+                }
+            }
+        })?;
+        self.settle(conn, key, &value, outcome, &uncertain)
+    }
+
+    /// Writes `value` under `key` if its revision is still `revision`.
+    pub fn update(
+        &self,
+        conn: &Conn,
+        key: &str,
+        value: Bytes,
+        revision: u64,
+    ) -> Result<Cas, StoreError> {
+        let action = format!("update {}", self.place(key));
+        let uncertain = Arc::new(AtomicBool::new(false));
+        let outcome = conn.retry(&action, || {
+            let (kv, key, value, uncertain) = (
+                self.kv.clone(),
+                key.to_string(),
+                value.clone(),
+                uncertain.clone(),
+            );
+            async move {
+                match kv.update(&key, value, revision).await {
+                    Ok(rev) => Ok(Cas::Done(rev)),
+                    Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => Ok(Cas::Conflict),
+                    Err(e) => {
+                        uncertain.store(true, Ordering::Relaxed);
+                        Err(Fail::Transient(e.to_string()))
+                    }
+                }
+            }
+        })?;
+        self.settle(conn, key, &value, outcome, &uncertain)
+    }
+
+    /// Writes `value` under `key` whatever is there (volatile records only).
+    pub fn put(&self, conn: &Conn, key: &str, value: Bytes) -> Result<u64, StoreError> {
+        let action = format!("write {}", self.place(key));
+        conn.retry(&action, || {
+            let (kv, key, value) = (self.kv.clone(), key.to_string(), value.clone());
+            async move { Ok(kv.put(&key, value).await?) }
+        })
+    }
+
+    /// Deletes `key`; with `revision`, only if it is still at that revision (a lease another
+    /// holder took meanwhile is left alone).
+    pub fn delete(&self, conn: &Conn, key: &str, revision: Option<u64>) -> Result<(), StoreError> {
+        let action = format!("delete {}", self.place(key));
+        conn.retry(&action, || {
+            let (kv, key) = (self.kv.clone(), key.to_string());
+            async move {
+                match kv.delete_expect_revision(&key, revision).await {
+                    Ok(()) => Ok(()),
+                    // Someone else's now: not ours to delete.
+                    Err(e) if revision.is_some() && e.to_string().contains("wrong last") => Ok(()),
+                    Err(e) => Err(Fail::Transient(e.to_string())),
+                }
+            }
+        })
+    }
+
+    /// A conflict after an attempt whose answer was lost may be our own write that landed:
+    /// then the stored bytes are ours, and the write counts as done.
+    fn settle(
+        &self,
+        conn: &Conn,
+        key: &str,
+        value: &Bytes,
+        outcome: Cas,
+        uncertain: &AtomicBool,
+    ) -> Result<Cas, StoreError> {
+        if outcome != Cas::Conflict || !uncertain.load(Ordering::Relaxed) {
+            return Ok(outcome);
+        }
+        match self.get(conn, key)? {
+            Some(r) if r.value == value => Ok(Cas::Done(r.revision)),
+            _ => Ok(Cas::Conflict),
+        }
+    }
+
+    /// Every key's current value, in one pass over the bucket (deleted keys left out).
+    pub fn snapshot(&self, conn: &Conn) -> Result<Vec<Record>, StoreError> {
+        let action = format!("list bucket {}", self.name);
+        conn.retry(&action, || {
+            let (kv, client) = (self.kv.clone(), conn.client.clone());
+            async move { snapshot(&kv, &client).await }
+        })
+    }
+}
+
+/// Reads the last value of every key through an ordered consumer (one request, then the
+/// values stream in), stopping when the server says nothing is pending.
+async fn snapshot(kv: &kv::Store, client: &async_nats::Client) -> Result<Vec<Record>, Fail> {
+    let consumer = kv
+        .stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: client.new_inbox(),
+            filter_subject: format!("{}>", kv.prefix),
+            replay_policy: ReplayPolicy::Instant,
+            deliver_policy: DeliverPolicy::LastPerSubject,
+            ..Default::default()
+        })
+        .await?;
+    let mut out = Vec::new();
+    if consumer.cached_info().num_pending == 0 {
+        return Ok(out);
+    }
+    let mut messages = consumer.messages().await?;
+    while let Some(message) = messages.next().await {
+        let message = message?;
+        let info = message.info().map_err(|e| Fail::Transient(e.to_string()))?;
+        let (seq, pending) = (info.stream_sequence, info.pending);
+        let deleted = message.headers.as_ref().is_some_and(|h| {
+            h.get("KV-Operation").is_some() || h.get("Nats-Marker-Reason").is_some()
+        });
+        if !deleted {
+            if let Some(key) = message.subject.strip_prefix(kv.prefix.as_str()) {
+                out.push(Record {
+                    key: key.to_string(),
+                    value: message.payload.clone(),
+                    revision: seq,
+                });
+            }
+        }
+        if pending == 0 {
+            break;
+        }
+    }
+    Ok(out)
+}

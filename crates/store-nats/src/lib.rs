@@ -1,0 +1,308 @@
+//! The team store on NATS JetStream, for teams whose members run on several machines: the same
+//! traits as the file backend (`troupe_store::TeamStore`), the same guarantees, over the
+//! network.
+//!
+//! ```text
+//! stream  troupe-<team>-mail     subjects troupe.<team>.mail.<agent>  work queue: a message
+//!                                stays until its recipient acks it; Nats-Msg-Id = envelope id
+//!         consumer mail-<agent>  durable pull consumer, explicit acks
+//! stream  troupe-<team>-events   subject troupe.<team>.events; cursor = stream sequence
+//! kv      troupe-<team>-roster   key roster                 compare-and-set on the revision
+//!         troupe-<team>-requests key <request id>           compare-and-set
+//!         troupe-<team>-tasks    keys <task id>, next        compare-and-set
+//!         troupe-<team>-presence key <agent>                 memory, volatile
+//!         troupe-<team>-live     key <agent>, board-lock     max age = the lease TTL
+//! core    troupe.<team>.wake.<agent>   wake-ups without mail
+//! ```
+//!
+//! Transcripts stay local files of the machine that runs the agent (a [`FileStore`] of its
+//! workspace). The store owns a small tokio runtime for its client, so its synchronous methods
+//! may be called from any thread.
+
+mod conn;
+mod events;
+mod kv;
+mod lease;
+mod mailbox;
+mod names;
+mod presence;
+mod requests;
+mod roster;
+mod tasks;
+mod transcripts;
+pub mod url;
+mod watch;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_nats::jetstream::{kv::Config as KvConfig, stream};
+use troupe_protocol::validate_agent_name;
+use troupe_store::file::FileStore;
+use troupe_store::{Durability, SharedStore, StoreError, TeamStore};
+
+use crate::conn::{Conn, Fail};
+use crate::kv::Bucket;
+use crate::names::Names;
+pub use crate::url::NatsUrl;
+
+/// Whether opening may create the team on the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create the team's streams and buckets when they are missing (a lead, a teammate).
+    Create,
+    /// Only open a team a lead created; `None` when there is none (inspection commands).
+    Existing,
+}
+
+/// How long an unacked message waits before the server hands it out again: the fallback for a
+/// consumer that died holding it (a restarted process takes its mailbox over at once).
+const ACK_WAIT: Duration = Duration::from_secs(30);
+
+/// How long the server de-duplicates a re-sent envelope id.
+const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
+
+/// Opens (creating as needed) `team`'s store on the server `url` names; transcripts go to the
+/// local `.troupe` directory `troupe_dir`.
+pub fn open(url: &NatsUrl, troupe_dir: &Path, team: &str) -> Result<SharedStore, StoreError> {
+    match NatsStore::open(url, troupe_dir, team, OpenMode::Create)? {
+        Some(store) => Ok(Arc::new(store)),
+        None => Err(StoreError::Backend {
+            action: format!("create team '{team}'"),
+            server: url.display(),
+            detail: "the server did not keep it".into(),
+            hint: conn::HINT,
+        }),
+    }
+}
+
+/// Opens `team`'s store only if a lead created it; `Ok(None)` when the server has no such team.
+pub fn open_existing(
+    url: &NatsUrl,
+    troupe_dir: &Path,
+    team: &str,
+) -> Result<Option<SharedStore>, StoreError> {
+    Ok(NatsStore::open(url, troupe_dir, team, OpenMode::Existing)?
+        .map(|s| Arc::new(s) as SharedStore))
+}
+
+/// The JetStream-backed team store; cheap to clone, usable from many threads.
+#[derive(Clone)]
+pub struct NatsStore {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for NatsStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsStore")
+            .field("team", &self.inner.team)
+            .field("server", &self.inner.conn.server)
+            .finish()
+    }
+}
+
+struct Inner {
+    team: String,
+    names: Names,
+    conn: Conn,
+    mail: stream::Stream,
+    events: stream::Stream,
+    roster: Bucket,
+    requests: Bucket,
+    tasks: Bucket,
+    presence: Bucket,
+    live: Bucket,
+    lease_ttl: Duration,
+    /// Transcripts: local files of this machine.
+    local: FileStore,
+    /// Each agent's mailbox as this process consumes it.
+    mailboxes: Mutex<HashMap<String, Arc<mailbox::Mailbox>>>,
+}
+
+impl NatsStore {
+    /// Connects and opens `team` (see [`OpenMode`]); transcripts go to `troupe_dir`.
+    pub fn open(
+        url: &NatsUrl,
+        troupe_dir: &Path,
+        team: &str,
+        mode: OpenMode,
+    ) -> Result<Option<NatsStore>, StoreError> {
+        validate_agent_name(team).map_err(|source| StoreError::BadName {
+            what: "team",
+            source,
+        })?;
+        let conn = Conn::connect(url)?;
+        let names = Names::new(team);
+        let lease_ttl = url.lease_ttl;
+        if mode == OpenMode::Existing {
+            let bucket = names.bucket("roster");
+            let found = conn.retry(&format!("look for team '{team}'"), || {
+                let js = conn.js.clone();
+                let bucket = bucket.clone();
+                async move {
+                    match js.get_key_value(&bucket).await {
+                        Ok(kv) => Ok(kv.entry("roster").await?.is_some()),
+                        Err(e) if e.to_string().contains("not found") => Ok(false),
+                        Err(e) => Err(Fail::Transient(e.to_string())),
+                    }
+                }
+            })?;
+            if !found {
+                return Ok(None);
+            }
+        }
+        let mail = ensure_stream(
+            &conn,
+            stream::Config {
+                name: names.mail_stream(),
+                subjects: vec![names.mail_subjects()],
+                retention: stream::RetentionPolicy::WorkQueue,
+                storage: stream::StorageType::File,
+                duplicate_window: DUPLICATE_WINDOW,
+                allow_direct: true,
+                ..Default::default()
+            },
+        )?;
+        let events = ensure_stream(
+            &conn,
+            stream::Config {
+                name: names.events_stream(),
+                subjects: vec![names.events_subject()],
+                retention: stream::RetentionPolicy::Limits,
+                storage: stream::StorageType::File,
+                allow_direct: true,
+                ..Default::default()
+            },
+        )?;
+        let durable = |what: &str| KvConfig {
+            bucket: names.bucket(what),
+            history: 1,
+            storage: stream::StorageType::File,
+            ..Default::default()
+        };
+        let roster = ensure_bucket(&conn, durable("roster"))?;
+        let requests = ensure_bucket(&conn, durable("requests"))?;
+        let tasks = ensure_bucket(&conn, durable("tasks"))?;
+        let presence = ensure_bucket(
+            &conn,
+            KvConfig {
+                storage: stream::StorageType::Memory,
+                ..durable("presence")
+            },
+        )?;
+        let live = ensure_bucket(
+            &conn,
+            KvConfig {
+                max_age: lease_ttl,
+                ..durable("live")
+            },
+        )?;
+        let local = FileStore::open_with(troupe_dir, team, Durability::Fsync)?;
+        Ok(Some(NatsStore {
+            inner: Arc::new(Inner {
+                team: team.to_string(),
+                names,
+                conn,
+                mail,
+                events,
+                roster,
+                requests,
+                tasks,
+                presence,
+                live,
+                lease_ttl,
+                local,
+                mailboxes: Mutex::new(HashMap::new()),
+            }),
+        }))
+    }
+
+    /// The servers, for people (no credentials).
+    pub fn server(&self) -> &str {
+        &self.inner.conn.server
+    }
+
+    /// How long a lease lives without a heartbeat on this team.
+    pub fn lease_ttl(&self) -> Duration {
+        self.inner.lease_ttl
+    }
+}
+
+impl TeamStore for NatsStore {
+    fn team(&self) -> &str {
+        &self.inner.team
+    }
+}
+
+/// The stream `config` describes: the existing one, or created now (several processes may race
+/// to create it; the loser finds it).
+fn ensure_stream(conn: &Conn, config: stream::Config) -> Result<stream::Stream, StoreError> {
+    let action = format!("open stream {}", config.name);
+    conn.retry(&action, || {
+        let (js, config) = (conn.js.clone(), config.clone());
+        async move {
+            match js.get_stream(&config.name).await {
+                Ok(s) => return Ok(s),
+                Err(e) if !e.to_string().contains("not found") => {
+                    return Err(Fail::Transient(e.to_string()))
+                }
+                Err(_) => {}
+            }
+            match js.create_stream(config.clone()).await {
+                Ok(s) => Ok(s),
+                Err(_) => Ok(js.get_stream(&config.name).await?),
+            }
+        }
+    })
+}
+
+/// The bucket `config` describes: the existing one, or created now.
+fn ensure_bucket(conn: &Conn, config: KvConfig) -> Result<Bucket, StoreError> {
+    let action = format!("open bucket {}", config.bucket);
+    let name = config.bucket.clone();
+    let kv = conn.retry(&action, || {
+        let (js, config) = (conn.js.clone(), config.clone());
+        async move {
+            match js.get_key_value(&config.bucket).await {
+                Ok(kv) => return Ok(kv),
+                Err(e) if !e.to_string().contains("not found") => {
+                    return Err(Fail::Transient(e.to_string()))
+                }
+                Err(_) => {}
+            }
+            match js.create_key_value(config.clone()).await {
+                Ok(kv) => Ok(kv),
+                Err(_) => Ok(js.get_key_value(&config.bucket).await?),
+            }
+        }
+    })?;
+    Ok(Bucket { kv, name })
+}
+
+/// Refuses agent names that are unsafe as subjects and keys.
+fn check_agent(agent: &str) -> Result<(), StoreError> {
+    validate_agent_name(agent).map_err(|source| StoreError::BadName {
+        what: "agent",
+        source,
+    })
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// Serializes a record as JSON bytes.
+fn to_bytes<T: serde::Serialize>(
+    what: &'static str,
+    value: &T,
+) -> Result<bytes::Bytes, StoreError> {
+    serde_json::to_vec(value)
+        .map(bytes::Bytes::from)
+        .map_err(|source| StoreError::Serialize { what, source })
+}

@@ -1,0 +1,410 @@
+//! Mailboxes: one work-queue stream per team, one subject and one durable pull consumer per
+//! agent. A message stays on the server until its recipient acks it, which it does only once
+//! the message is in its persisted transcript; the envelope id travels as `Nats-Msg-Id`, so a
+//! re-sent envelope is dropped by the server.
+//!
+//! Fetching does not consume: what this process fetched and has not acked is held here and
+//! returned again by the next fetch, as the file backend re-reads from its cursor. The first
+//! fetch of an agent in a process takes the mailbox over: the consumer is made afresh, so
+//! whatever a dead predecessor fetched and never acked is handed out again at once instead of
+//! after the ack wait (the stream holds exactly the unacked messages, so nothing is lost or
+//! repeated). Only the agent's lease holder fetches its mail, so no live consumer is cut off.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_nats::jetstream::consumer::{pull, AckPolicy, DeliverPolicy, PullConsumer};
+use async_nats::jetstream::message::Acker;
+use async_nats::jetstream::message::PublishMessage;
+use async_nats::jetstream::stream::DirectGetErrorKind;
+use async_nats::Subject;
+use futures_util::StreamExt;
+use troupe_protocol::Envelope;
+use troupe_store::{AckToken, Batch, CorruptLine, EventLog, MailboxStore, StoreError, Watch};
+
+use crate::conn::Fail;
+use crate::{check_agent, now_ms, NatsStore, ACK_WAIT};
+
+/// Messages asked for per pull request.
+const PULL_BATCH: usize = 1_000;
+
+/// Publishes in flight at once when sending many.
+const PUBLISH_WINDOW: usize = 512;
+
+/// Longest excerpt of a corrupt message kept in reports.
+const EXCERPT: usize = 200;
+
+/// One agent's mailbox as this process consumes it.
+pub(crate) struct Mailbox {
+    consumer: PullConsumer,
+    /// Fetched and not yet acked, by stream sequence.
+    held: Mutex<BTreeMap<u64, Held>>,
+}
+
+/// A fetched message: what it said, and where its ack goes.
+struct Held {
+    parsed: Result<Envelope, CorruptLine>,
+    reply: Option<Subject>,
+}
+
+/// What an ack achieved.
+enum Acked {
+    /// The server took it (it confirmed, or the messages are gone from the work queue).
+    Confirmed,
+    /// The server does not know these deliveries any more: they will be handed out again.
+    Stale,
+}
+
+/// Parses a mailbox message; what does not parse is kept as a corrupt line.
+fn parse(seq: u64, payload: &[u8]) -> Result<Envelope, CorruptLine> {
+    let corrupt = |error: String| CorruptLine {
+        offset: seq,
+        text: String::from_utf8_lossy(payload)
+            .chars()
+            .take(EXCERPT)
+            .collect(),
+        error,
+    };
+    // As the file backend: a message torn inside a character is named as such.
+    let text = std::str::from_utf8(payload).map_err(|e| {
+        corrupt(format!(
+            "not valid UTF-8 at byte {} of the message (torn in the middle of a character?)",
+            e.valid_up_to()
+        ))
+    })?;
+    serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))
+}
+
+impl NatsStore {
+    /// The agent's mailbox in this process, taken over on first use.
+    fn mailbox(&self, agent: &str) -> Result<Arc<Mailbox>, StoreError> {
+        let inner = &self.inner;
+        let mut boxes = inner
+            .mailboxes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(mb) = boxes.get(agent) {
+            return Ok(mb.clone());
+        }
+        let name = inner.names.mail_consumer(agent);
+        let config = pull::Config {
+            durable_name: Some(name.clone()),
+            filter_subject: inner.names.mail_subject(agent),
+            ack_policy: AckPolicy::Explicit,
+            ack_wait: ACK_WAIT,
+            deliver_policy: DeliverPolicy::All,
+            max_ack_pending: 100_000,
+            max_deliver: -1,
+            ..Default::default()
+        };
+        let consumer = inner
+            .conn
+            .retry(&format!("take over the mailbox of {agent}"), || {
+                let (stream, config, name) = (inner.mail.clone(), config.clone(), name.clone());
+                async move {
+                    match stream.delete_consumer(&name).await {
+                        Ok(_) => {}
+                        Err(e) if e.to_string().contains("not found") => {}
+                        Err(e) => return Err(Fail::Transient(e.to_string())),
+                    }
+                    Ok(stream.create_consumer(config).await?)
+                }
+            })?;
+        let mb = Arc::new(Mailbox {
+            consumer,
+            held: Mutex::new(BTreeMap::new()),
+        });
+        boxes.insert(agent.to_string(), mb.clone());
+        Ok(mb)
+    }
+
+    fn report_corrupt(&self, agent: &str, bad: &CorruptLine) {
+        tracing::warn!(agent, sequence = bad.offset, error = %bad.error, "skipping corrupt mail");
+        let place = format!(
+            "message {} of stream {}",
+            bad.offset,
+            self.inner.names.mail_stream()
+        );
+        let event = troupe_store::record::corrupt_mail(agent, &place, bad, now_ms());
+        if let Err(e) = self.record(&event) {
+            tracing::warn!(error = %e, "could not record corrupt_mail event");
+        }
+    }
+
+    /// Publishes envelopes, `PUBLISH_WINDOW` in flight at a time, each acknowledged by the
+    /// server before this returns; a retry re-sends them all and the server drops repeats.
+    /// Then wakes each recipient once: only after the stream has stored the mail, so a woken
+    /// recipient's fetch finds it (a wake from the mail subject itself could outrun the store).
+    fn publish(&self, envelopes: &[Envelope]) -> Result<(), StoreError> {
+        let inner = &self.inner;
+        let mut out = Vec::with_capacity(envelopes.len());
+        let mut recipients = std::collections::BTreeSet::new();
+        for env in envelopes {
+            check_agent(&env.to)?;
+            let bytes = crate::to_bytes("mail envelope", env)?;
+            out.push((inner.names.mail_subject(&env.to), env.id.clone(), bytes));
+            recipients.insert(env.to.as_str());
+        }
+        let action = match envelopes {
+            [one] => format!("send mail to {}", one.to),
+            _ => format!("send {} messages", envelopes.len()),
+        };
+        let out = Arc::new(out);
+        inner.conn.retry(&action, || {
+            let (js, out) = (inner.conn.js.clone(), out.clone());
+            async move {
+                for window in out.chunks(PUBLISH_WINDOW) {
+                    let mut acks = Vec::with_capacity(window.len());
+                    for (subject, id, bytes) in window {
+                        let publish = PublishMessage::build()
+                            .payload(bytes.clone())
+                            .message_id(id);
+                        acks.push(js.send_publish(subject.clone(), publish).await?);
+                    }
+                    for ack in acks {
+                        ack.await?;
+                    }
+                }
+                Ok(())
+            }
+        })?;
+        for agent in recipients {
+            self.wake(agent);
+        }
+        Ok(())
+    }
+
+    /// Publishes a wake for `agent` (core NATS, no answer awaited). A wake is a hint: one lost
+    /// while the connection is down is covered by the wake every watcher gets on reconnection.
+    fn wake(&self, agent: &str) {
+        let inner = &self.inner;
+        let subject = inner.names.wake_subject(agent);
+        let client = inner.conn.client.clone();
+        let sent = inner.conn.block(async move {
+            if let Err(e) = client.publish(subject, bytes::Bytes::new()).await {
+                tracing::debug!(error = %e, "wake not sent");
+            }
+        });
+        if let Err(e) = sent {
+            tracing::debug!(error = %e, "wake not sent");
+        }
+    }
+
+    fn read_unacked(&self, agent: &str) -> Result<Batch, StoreError> {
+        check_agent(agent)?;
+        let inner = &self.inner;
+        let subject = inner.names.mail_subject(agent);
+        let found = inner
+            .conn
+            .retry(&format!("read the mailbox of {agent}"), || {
+                let (stream, subject) = (inner.mail.clone(), subject.clone());
+                async move {
+                    let mut found = Vec::new();
+                    let mut next = 1;
+                    loop {
+                        match stream
+                            .direct_get_next_for_subject(subject.clone(), Some(next))
+                            .await
+                        {
+                            Ok(m) => {
+                                next = m.sequence + 1;
+                                found.push((m.sequence, m.payload));
+                            }
+                            Err(e) if e.kind() == DirectGetErrorKind::NotFound => break,
+                            Err(e) => return Err(Fail::Transient(e.to_string())),
+                        }
+                    }
+                    Ok(found)
+                }
+            })?;
+        let mut batch = Batch::default();
+        for (seq, payload) in &found {
+            match parse(*seq, payload) {
+                Ok(env) => batch.messages.push(env),
+                Err(bad) => batch.corrupt.push(bad),
+            }
+        }
+        batch.ack = found.last().map(|(seq, _)| AckToken::from_backend(*seq));
+        Ok(batch)
+    }
+}
+
+impl MailboxStore for NatsStore {
+    fn append(&self, envelope: &Envelope) -> Result<(), StoreError> {
+        self.publish(std::slice::from_ref(envelope))
+    }
+
+    fn append_many(&self, envelopes: &[Envelope]) -> Result<(), StoreError> {
+        if envelopes.is_empty() {
+            return Ok(());
+        }
+        self.publish(envelopes)
+    }
+
+    fn fetch(&self, agent: &str) -> Result<Batch, StoreError> {
+        check_agent(agent)?;
+        let inner = &self.inner;
+        let mb = self.mailbox(agent)?;
+        let mut fresh: BTreeMap<u64, Held> = BTreeMap::new();
+        loop {
+            let pulled = inner
+                .conn
+                .retry(&format!("fetch the mailbox of {agent}"), || {
+                    let consumer = mb.consumer.clone();
+                    async move {
+                        let mut got = Vec::new();
+                        let mut messages =
+                            consumer.fetch().max_messages(PULL_BATCH).messages().await?;
+                        while let Some(message) = messages.next().await {
+                            match message {
+                                Ok(m) => got.push(m),
+                                // What arrived is ours until acked; the rest comes next time.
+                                Err(_) if !got.is_empty() => break,
+                                Err(e) => return Err(Fail::Transient(e.to_string())),
+                            }
+                        }
+                        Ok(got)
+                    }
+                })?;
+            let n = pulled.len();
+            for m in pulled {
+                let Ok(info) = m.info() else {
+                    continue; // not a JetStream delivery: nothing to ack
+                };
+                let seq = info.stream_sequence;
+                fresh.insert(
+                    seq,
+                    Held {
+                        parsed: parse(seq, &m.payload),
+                        reply: m.message.reply.clone(),
+                    },
+                );
+            }
+            if n < PULL_BATCH {
+                break;
+            }
+        }
+        let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut newly_corrupt = Vec::new();
+        for (seq, h) in fresh {
+            if let Some(old) = held.get_mut(&seq) {
+                // Redelivered (after the ack wait, or a server restart that lost the consumer's
+                // state): we hold it already, but only the newest delivery's ack counts.
+                old.reply = h.reply;
+                continue;
+            }
+            if let Err(bad) = &h.parsed {
+                newly_corrupt.push(bad.clone());
+            }
+            held.insert(seq, h);
+        }
+        let mut batch = Batch::default();
+        for h in held.values() {
+            match &h.parsed {
+                Ok(env) => batch.messages.push(env.clone()),
+                Err(bad) => batch.corrupt.push(bad.clone()),
+            }
+        }
+        batch.ack = held.keys().next_back().map(|s| AckToken::from_backend(*s));
+        drop(held);
+        for bad in &newly_corrupt {
+            self.report_corrupt(agent, bad);
+        }
+        Ok(batch)
+    }
+
+    fn peek(&self, agent: &str) -> Result<Batch, StoreError> {
+        self.read_unacked(agent)
+    }
+
+    fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
+        check_agent(agent)?;
+        let inner = &self.inner;
+        let Some(mb) = inner
+            .mailboxes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(agent)
+            .cloned()
+        else {
+            return Ok(()); // nothing fetched here: a token from elsewhere acks nothing
+        };
+        let upto = token.backend_position();
+        let taken: BTreeMap<u64, Held> = {
+            let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
+            let rest = held.split_off(&upto.saturating_add(1));
+            std::mem::replace(&mut *held, rest)
+        };
+        if taken.is_empty() {
+            return Ok(()); // already acked: a repeated ack is harmless
+        }
+        let replies: Arc<Vec<Subject>> =
+            Arc::new(taken.values().filter_map(|h| h.reply.clone()).collect());
+        let last_seq = taken.keys().next_back().copied().unwrap_or(upto);
+        let acked = inner.conn.retry(&format!("ack the mail of {agent}"), || {
+            let (js, replies, stream) =
+                (inner.conn.js.clone(), replies.clone(), inner.mail.clone());
+            async move {
+                // Acks travel in order on one connection: once the server confirms the last,
+                // it has processed every one before it.
+                let Some((last, rest)) = replies.split_last() else {
+                    return Ok(Acked::Confirmed);
+                };
+                for reply in rest {
+                    Acker::new(js.clone(), Some(reply.clone()))
+                        .ack()
+                        .await
+                        .map_err(|e| Fail::Transient(e.to_string()))?;
+                }
+                match Acker::new(js.clone(), Some(last.clone()))
+                    .double_ack()
+                    .await
+                {
+                    Ok(()) => Ok(Acked::Confirmed),
+                    // No confirmation: the server may have taken it anyway (the work queue
+                    // dropped the message), or no longer know this delivery (a restart lost the
+                    // consumer's recent state, and it will hand the message out again).
+                    Err(e) => match stream.direct_get(last_seq).await {
+                        Err(g) if g.kind() == DirectGetErrorKind::NotFound => Ok(Acked::Confirmed),
+                        Ok(_) => Ok(Acked::Stale),
+                        Err(_) => Err(Fail::Transient(e.to_string())),
+                    },
+                }
+            }
+        });
+        match acked {
+            Ok(Acked::Confirmed) => Ok(()),
+            Ok(Acked::Stale) => {
+                // Take the mailbox over anew on the next fetch: the server hands out everything
+                // still unacked, with acks it knows; the consumer skips what it has by id.
+                tracing::warn!(
+                    agent,
+                    "the server no longer knew these deliveries; the mailbox is taken over again"
+                );
+                inner
+                    .mailboxes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(agent);
+                Ok(())
+            }
+            Err(e) => {
+                // Still ours: held again, so the next fetch returns them and a later ack retries.
+                let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
+                held.extend(taken);
+                Err(e)
+            }
+        }
+    }
+
+    fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError> {
+        check_agent(agent)?;
+        Ok(Box::new(crate::watch::NatsWatch::start(self, agent)?))
+    }
+
+    fn notify(&self, agent: &str) -> Result<(), StoreError> {
+        check_agent(agent)?;
+        self.wake(agent);
+        Ok(())
+    }
+}

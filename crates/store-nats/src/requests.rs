@@ -1,0 +1,154 @@
+//! Protocol requests: one key per request; every change is a compare-and-set on the revision
+//! the FSM's decision was made from, so two responders on two machines cannot both win.
+
+use std::path::PathBuf;
+
+use troupe_protocol::{Event, Request, RequestError};
+use troupe_store::{EventLog, RequestFilter, RequestStore, StoreError};
+
+use crate::kv::Cas;
+use crate::roster::MAX_CAS_ROUNDS;
+use crate::{to_bytes, NatsStore};
+
+/// Ids become keys, so only a safe alphabet is accepted (ULIDs and UUIDs fit), as in the file
+/// backend.
+fn check_id(id: &str) -> Result<(), StoreError> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::BadRequestId { id: id.to_string() })
+    }
+}
+
+impl NatsStore {
+    fn request_place(&self, id: &str) -> PathBuf {
+        PathBuf::from(self.inner.requests.place(id))
+    }
+
+    fn load_request(&self, id: &str) -> Result<Option<(Request, u64)>, StoreError> {
+        check_id(id)?;
+        let inner = &self.inner;
+        let Some(record) = inner.requests.get(&inner.conn, id)? else {
+            return Ok(None);
+        };
+        let request: Request =
+            serde_json::from_slice(&record.value).map_err(|e| StoreError::Corrupt {
+                path: self.request_place(id),
+                detail: e.to_string(),
+            })?;
+        Ok(Some((request, record.revision)))
+    }
+
+    /// Records an event; the request record is the source of truth, so a failure here is
+    /// logged rather than undoing a committed transition.
+    pub(crate) fn record_quietly(&self, event: Event) {
+        if let Err(e) = self.record(&event) {
+            tracing::warn!(error = %e, "could not record an event");
+        }
+    }
+
+    fn all_requests(&self) -> Result<Vec<Request>, StoreError> {
+        let inner = &self.inner;
+        let mut out = Vec::new();
+        for record in inner.requests.snapshot(&inner.conn)? {
+            match serde_json::from_slice::<Request>(&record.value) {
+                Ok(r) => out.push(r),
+                // One bad record must not hide every other request; it is reported instead.
+                Err(e) => {
+                    tracing::warn!(key = %record.key, error = %e, "skipping unreadable request")
+                }
+            }
+        }
+        out.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        Ok(out)
+    }
+}
+
+impl RequestStore for NatsStore {
+    fn create_request(&self, request: &Request) -> Result<(), StoreError> {
+        check_id(&request.id)?;
+        let inner = &self.inner;
+        let bytes = to_bytes("request", request)?;
+        match inner.requests.create(&inner.conn, &request.id, bytes)? {
+            Cas::Done(_) => {}
+            Cas::Conflict => {
+                return Err(StoreError::DuplicateRequest {
+                    id: request.id.clone(),
+                    path: self.request_place(&request.id),
+                })
+            }
+        }
+        self.record_quietly(troupe_store::record::request_opened(request));
+        Ok(())
+    }
+
+    fn get_request(&self, id: &str) -> Result<Option<Request>, StoreError> {
+        Ok(self.load_request(id)?.map(|(r, _)| r))
+    }
+
+    fn update_request(
+        &self,
+        id: &str,
+        f: &mut dyn FnMut(&mut Request) -> Result<(), RequestError>,
+    ) -> Result<Request, StoreError> {
+        let inner = &self.inner;
+        for _ in 0..MAX_CAS_ROUNDS {
+            let Some((before, revision)) = self.load_request(id)? else {
+                return Err(StoreError::UnknownRequest {
+                    id: id.to_string(),
+                    path: self.request_place(id),
+                });
+            };
+            let mut request = before.clone();
+            let outcome = f(&mut request);
+            // The record's key is its id; a closure must not move it.
+            request.id = before.id.clone();
+            if request != before {
+                let bytes = to_bytes("request", &request)?;
+                if inner.requests.update(&inner.conn, id, bytes, revision)? == Cas::Conflict {
+                    continue;
+                }
+                for event in troupe_store::record::request_changes(before.history.len(), &request) {
+                    self.record_quietly(event);
+                }
+            }
+            outcome?;
+            return Ok(request);
+        }
+        Err(self.cas_exhausted(&format!("request {id}")))
+    }
+
+    fn list_requests(&self, filter: &RequestFilter) -> Result<Vec<Request>, StoreError> {
+        let mut all = self.all_requests()?;
+        all.retain(|r| filter.matches(r));
+        Ok(all)
+    }
+
+    fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError> {
+        let mut expired = Vec::new();
+        for request in self.all_requests()? {
+            if !request.is_overdue(now) {
+                continue;
+            }
+            // Decided again on the current record: someone may have answered meanwhile.
+            let mut expired_now = false;
+            let r = self.update_request(&request.id, &mut |r| {
+                expired_now = r.is_overdue(now);
+                if expired_now {
+                    r.expire(now)
+                } else {
+                    Ok(())
+                }
+            })?;
+            if expired_now {
+                expired.push(r);
+            }
+        }
+        Ok(expired)
+    }
+}

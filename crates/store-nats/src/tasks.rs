@@ -1,0 +1,295 @@
+//! The task board: one key per task (its decimal id) and `next`, the id allocator. A change to
+//! a task is a compare-and-set on the revision it was computed from, so of several claimers on
+//! several machines exactly one wins. A change of a task's blockers must also see the whole
+//! board unchanged (no cycle may form between two concurrent edits), so it holds the board
+//! lock: a key in the lease bucket, which lapses after the lease TTL should its holder vanish.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use troupe_protocol::{check_dependencies, BlockerStatus, Task, TaskId};
+use troupe_store::{
+    CorruptTask, LeaseHolder, NewTask, StoreError, TaskFilter, TaskList, TaskStore, TaskUpdate,
+};
+
+use crate::kv::{Cas, Record};
+use crate::roster::MAX_CAS_ROUNDS;
+use crate::{now_ms, to_bytes, NatsStore};
+
+const NEXT: &str = "next";
+const BOARD_LOCK: &str = "board-lock";
+
+/// A task id as a key; other keys (`next`) are not tasks.
+fn id_of(key: &str) -> Option<TaskId> {
+    if key.is_empty() || (key.len() > 1 && key.starts_with('0')) {
+        return None;
+    }
+    key.parse().ok()
+}
+
+/// The board lock while held; released on drop.
+struct BoardLock<'a> {
+    store: &'a NatsStore,
+    revision: u64,
+}
+
+impl Drop for BoardLock<'_> {
+    fn drop(&mut self) {
+        let inner = &self.store.inner;
+        if let Err(e) = inner
+            .live
+            .delete(&inner.conn, BOARD_LOCK, Some(self.revision))
+        {
+            tracing::warn!(error = %e, "could not release the board lock; it lapses after the lease TTL");
+        }
+    }
+}
+
+impl NatsStore {
+    fn task_place(&self, id: TaskId) -> PathBuf {
+        PathBuf::from(self.inner.tasks.place(&id.to_string()))
+    }
+
+    fn parse_task(&self, id: TaskId, record: &Record) -> Result<Task, StoreError> {
+        let corrupt = |detail: String| StoreError::Corrupt {
+            path: self.task_place(id),
+            detail,
+        };
+        let task: Task =
+            serde_json::from_slice(&record.value).map_err(|e| corrupt(e.to_string()))?;
+        if task.id != id {
+            return Err(corrupt(format!("it holds task {} instead", task.id)));
+        }
+        Ok(task)
+    }
+
+    /// The task and its revision; `None` when absent.
+    fn load_task(&self, id: TaskId) -> Result<Option<(Task, u64)>, StoreError> {
+        let inner = &self.inner;
+        match inner.tasks.get(&inner.conn, &id.to_string())? {
+            None => Ok(None),
+            Some(record) => Ok(Some((self.parse_task(id, &record)?, record.revision))),
+        }
+    }
+
+    /// Every readable task and every unreadable record, by id.
+    fn whole_board(&self) -> Result<TaskList, StoreError> {
+        let inner = &self.inner;
+        let mut board = TaskList::default();
+        let mut records: Vec<(TaskId, Record)> = inner
+            .tasks
+            .snapshot(&inner.conn)?
+            .into_iter()
+            .filter_map(|r| id_of(&r.key).map(|id| (id, r)))
+            .collect();
+        records.sort_by_key(|(id, _)| *id);
+        for (id, record) in records {
+            match self.parse_task(id, &record) {
+                Ok(t) => board.tasks.push(t),
+                Err(StoreError::Corrupt { path, detail }) => {
+                    // One bad record must not hide the rest of the board; it is reported.
+                    tracing::warn!(path = %path.display(), error = %detail, "skipping unreadable task");
+                    board.corrupt.push(CorruptTask {
+                        id,
+                        path,
+                        error: detail,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(board)
+    }
+
+    /// The statuses of the task's blockers; unreadable or missing ones count as not completed.
+    fn blocker_status(&self, task: &Task) -> BlockerStatus {
+        task.blocked_by
+            .iter()
+            .filter_map(|&b| match self.load_task(b) {
+                Ok(Some((t, _))) => Some((b, t.status)),
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!(task = task.id, blocker = b, error = %e, "cannot read blocker");
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// The next free id: `next` moved on by compare-and-set (never below an id in use).
+    fn allocate_task_id(&self, board: &TaskList) -> Result<TaskId, StoreError> {
+        let inner = &self.inner;
+        let after_last = board
+            .tasks
+            .iter()
+            .map(|t| t.id)
+            .chain(board.corrupt.iter().map(|c| c.id))
+            .max()
+            .map_or(1, |last| last + 1);
+        for _ in 0..MAX_CAS_ROUNDS {
+            let current = inner.tasks.get(&inner.conn, NEXT)?;
+            let recorded = current
+                .as_ref()
+                .and_then(|r| {
+                    std::str::from_utf8(&r.value)
+                        .ok()?
+                        .trim()
+                        .parse::<TaskId>()
+                        .ok()
+                })
+                .unwrap_or(1);
+            let id = recorded.max(after_last).max(1);
+            let next = bytes::Bytes::from(id.saturating_add(1).to_string());
+            let written = match current {
+                Some(r) => inner.tasks.update(&inner.conn, NEXT, next, r.revision)?,
+                None => inner.tasks.create(&inner.conn, NEXT, next)?,
+            };
+            if let Cas::Done(_) = written {
+                return Ok(id);
+            }
+        }
+        Err(self.cas_exhausted("the task id allocator"))
+    }
+
+    /// Takes the board lock, waiting while another writer holds it (it lapses after the lease
+    /// TTL should that writer vanish).
+    fn lock_board(&self) -> Result<BoardLock<'_>, StoreError> {
+        let inner = &self.inner;
+        let holder = to_bytes("lock holder", &LeaseHolder::this_process())?;
+        let deadline = Instant::now() + inner.lease_ttl * 2 + Duration::from_secs(5);
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Cas::Done(revision) =
+                inner.live.create(&inner.conn, BOARD_LOCK, holder.clone())?
+            {
+                return Ok(BoardLock {
+                    store: self,
+                    revision,
+                });
+            }
+            if Instant::now() >= deadline {
+                return Err(inner.conn.error(
+                    "lock the task board",
+                    format!("it stayed locked by {}", inner.live.place(BOARD_LOCK)),
+                ));
+            }
+            // Blocker edits are rare and short: a brief backoff is cheaper than a watch.
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+
+    /// One attempt at applying `f`: the task as it was, as `f` left it, and its revision.
+    fn apply(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<(Task, Task, u64), StoreError> {
+        let Some((before, revision)) = self.load_task(id)? else {
+            return Err(StoreError::UnknownTask {
+                id,
+                path: self.task_place(id),
+            });
+        };
+        let blockers = self.blocker_status(&before);
+        let mut task = before.clone();
+        f(&mut task, &blockers)?;
+        // The record's key is its id; a closure must not move it.
+        task.id = before.id;
+        Ok((before, task, revision))
+    }
+
+    /// Writes a changed task if it is still at `revision`, and records what changed.
+    fn commit(&self, before: &Task, task: &Task, revision: u64) -> Result<bool, StoreError> {
+        let inner = &self.inner;
+        let bytes = to_bytes("task", task)?;
+        if inner
+            .tasks
+            .update(&inner.conn, &task.id.to_string(), bytes, revision)?
+            == Cas::Conflict
+        {
+            return Ok(false);
+        }
+        for event in troupe_store::record::task_changes(before, task) {
+            self.record_quietly(event);
+        }
+        Ok(true)
+    }
+}
+
+impl TaskStore for NatsStore {
+    fn create_task(&self, new: &NewTask) -> Result<Task, StoreError> {
+        let inner = &self.inner;
+        for _ in 0..MAX_CAS_ROUNDS {
+            let mut board = self.whole_board()?;
+            let id = self.allocate_task_id(&board)?;
+            let task = Task::new(
+                id,
+                new.subject.clone(),
+                new.description.clone(),
+                new.blocked_by.clone(),
+                new.created_by.clone(),
+                now_ms(),
+            )?;
+            board.tasks.push(task.clone());
+            // A new task has no dependents yet, so only its own blockers can be wrong.
+            check_dependencies(&board.tasks)?;
+            let bytes = to_bytes("task", &task)?;
+            if let Cas::Done(_) = inner.tasks.create(&inner.conn, &id.to_string(), bytes)? {
+                self.record_quietly(troupe_store::record::task_created(&task));
+                return Ok(task);
+            }
+        }
+        Err(self.cas_exhausted("the task board"))
+    }
+
+    fn get_task(&self, id: TaskId) -> Result<Task, StoreError> {
+        self.load_task(id)?
+            .map(|(t, _)| t)
+            .ok_or_else(|| StoreError::UnknownTask {
+                id,
+                path: self.task_place(id),
+            })
+    }
+
+    fn list_tasks(&self, filter: &TaskFilter) -> Result<TaskList, StoreError> {
+        let mut board = self.whole_board()?;
+        board.tasks.retain(|t| filter.matches(t));
+        Ok(board)
+    }
+
+    fn claim_task(&self, id: TaskId, by: &str, now: u64) -> Result<Task, StoreError> {
+        // No lock to queue for here (the file backend's reason to pre-check): the
+        // compare-and-set itself decides, and a refused claim writes nothing.
+        self.update_task(id, &mut |t, blockers| t.claim(by, blockers, now))
+    }
+
+    fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError> {
+        for _ in 0..MAX_CAS_ROUNDS {
+            let (before, task, revision) = self.apply(id, &mut *f)?;
+            if task == before {
+                return Ok(task);
+            }
+            if task.blocked_by != before.blocked_by {
+                break; // the locked path below
+            }
+            if self.commit(&before, &task, revision)? {
+                return Ok(task);
+            }
+        }
+        // The blockers change: again from the start, with the whole board held still.
+        let _lock = self.lock_board()?;
+        for _ in 0..MAX_CAS_ROUNDS {
+            let (before, task, revision) = self.apply(id, &mut *f)?;
+            if task == before {
+                return Ok(task);
+            }
+            if task.blocked_by != before.blocked_by {
+                let mut board = self.whole_board()?;
+                board.tasks.retain(|t| t.id != task.id);
+                board.tasks.push(task.clone());
+                check_dependencies(&board.tasks)?;
+            }
+            if self.commit(&before, &task, revision)? {
+                return Ok(task);
+            }
+        }
+        Err(self.cas_exhausted(&format!("task {id}")))
+    }
+}

@@ -1,0 +1,165 @@
+//! Liveness: a lease is exclusive while held, a probe takes nothing, a lease handed to a child
+//! process is the child's alone, and a holder that dies, however it dies, loses it (at once on
+//! the file store, after the TTL on a server).
+
+use std::process::Command;
+use std::time::Duration;
+
+use troupe_store::{LeaseState, StoreError};
+
+use crate::backend::{eventually, ok, Backend, Fixture};
+use crate::both;
+use crate::children::spawn;
+use crate::mailbox::read_until;
+
+both!(
+    a_lease_is_exclusive_until_dropped_and_a_probe_takes_nothing,
+    a_lease_handed_to_a_child_is_held_by_it_alone_until_it_dies,
+    a_killed_holder_loses_its_lease,
+    adopting_with_a_wrong_handoff_is_refused,
+);
+
+/// Bound for a dead holder's lease to be seen free: its lapse plus slack for a loaded machine.
+fn lapse_bound(f: &Fixture) -> Duration {
+    f.lease_lapse() + Duration::from_secs(15)
+}
+
+fn a_lease_is_exclusive_until_dropped_and_a_probe_takes_nothing(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    assert_eq!(ok(s.probe_lease("bob")), LeaseState::Free);
+    let lease = ok(s.acquire_lease("bob"));
+    assert_eq!(lease.holder().pid, std::process::id());
+    assert_eq!(lease.agent(), "bob");
+    let other = f.open();
+    assert_eq!(
+        ok(other.probe_lease("bob")),
+        LeaseState::Held(Some(lease.holder().clone()))
+    );
+    // Probing many times takes nothing: the holder still holds, nobody else gets in.
+    for _ in 0..20 {
+        assert!(ok(other.is_alive("bob")));
+    }
+    match other.acquire_lease("bob") {
+        Err(e @ StoreError::LeaseHeld { .. }) => {
+            let StoreError::LeaseHeld {
+                ref agent,
+                ref holder,
+                ..
+            } = e
+            else {
+                unreachable!()
+            };
+            assert_eq!(agent, "bob");
+            assert_eq!(holder.as_ref(), Some(lease.holder()));
+            assert!(
+                e.to_string()
+                    .contains(&format!("pid {}", std::process::id())),
+                "{e}"
+            );
+        }
+        other => panic!("expected the lease to be held: {other:?}"),
+    }
+    // Another agent's lease is independent.
+    let alice = ok(other.acquire_lease("alice"));
+    drop(lease);
+    assert_eq!(ok(other.probe_lease("bob")), LeaseState::Free);
+    assert!(!ok(other.is_alive("bob")));
+    let again = ok(other.acquire_lease("bob"));
+    drop((alice, again));
+}
+
+fn a_lease_handed_to_a_child_is_held_by_it_alone_until_it_dies(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    let lease = ok(s.acquire_lease("bob"));
+    // What the team's spawn does: the child is given the lease, then this process lets go.
+    let mut cmd = Command::new("true");
+    let handoff = lease.pass_to_child(&mut cmd);
+    let mut child = spawn_adopter(&f, &lease, &handoff);
+    lease.hand_over(child.id());
+    // bob is never without a holder meanwhile.
+    assert!(ok(s.is_alive("bob")));
+    let pid: u32 = read_until(&mut child, "ADOPTED").parse().unwrap();
+    assert_eq!(pid, child.id());
+    match ok(s.probe_lease("bob")) {
+        LeaseState::Held(Some(holder)) => assert_eq!(holder.pid, child.id()),
+        other => panic!("the child holds bob's lease: {other:?}"),
+    }
+    match s.acquire_lease("bob") {
+        Err(StoreError::LeaseHeld {
+            holder: Some(h), ..
+        }) => assert_eq!(h.pid, child.id()),
+        other => panic!("the parent no longer holds it, the child does: {other:?}"),
+    }
+    child.kill().unwrap(); // SIGKILL: no goodbye
+    child.wait().unwrap();
+    eventually(lapse_bound(&f), "the dead child's lease is free", || {
+        ok(s.probe_lease("bob")) == LeaseState::Free
+    });
+    assert!(
+        s.acquire_lease("bob").is_ok(),
+        "a dead holder blocks nobody"
+    );
+}
+
+/// Starts a child that adopts bob's lease from `handoff`. On the file store the handoff is an
+/// inherited descriptor, so the child must be started through the command the lease prepared.
+fn spawn_adopter(f: &Fixture, lease: &troupe_store::Lease, handoff: &str) -> std::process::Child {
+    match f.backend {
+        Backend::Nats => spawn(&format!("adopt:{handoff}"), &f.spec()),
+        Backend::File => {
+            use std::process::Stdio;
+            let mut cmd = Command::new(std::env::current_exe().unwrap());
+            cmd.args([
+                "--ignored",
+                "--exact",
+                "children::child_entry",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("TROUPE_CONFORMANCE_STORE", f.spec())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+            let fd = lease.pass_to_child(&mut cmd);
+            cmd.env("TROUPE_CONFORMANCE_CHILD", format!("adopt:{fd}"));
+            cmd.spawn().unwrap()
+        }
+    }
+}
+
+fn a_killed_holder_loses_its_lease(b: Backend) {
+    let f = Fixture::new(b);
+    let mut child = spawn("holder", &f.spec());
+    let pid: u32 = read_until(&mut child, "HOLDING").parse().unwrap();
+    match ok(f.store.probe_lease("bob")) {
+        LeaseState::Held(Some(h)) => assert_eq!(h.pid, pid),
+        other => panic!("the child holds it: {other:?}"),
+    }
+    assert!(matches!(
+        f.store.acquire_lease("bob"),
+        Err(StoreError::LeaseHeld { .. })
+    ));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    eventually(lapse_bound(&f), "the killed holder's lease is free", || {
+        !ok(f.store.is_alive("bob"))
+    });
+    let lease = ok(f.store.acquire_lease("bob"));
+    assert_eq!(lease.holder().pid, std::process::id());
+}
+
+fn adopting_with_a_wrong_handoff_is_refused(b: Backend) {
+    let f = Fixture::new(b);
+    let lease = ok(f.store.acquire_lease("bob"));
+    let err = f.open().adopt_lease("bob", "not-the-handoff");
+    assert!(
+        matches!(err, Err(StoreError::LeaseNotInherited { .. })),
+        "{err:?}"
+    );
+    // Still held by its holder.
+    assert_eq!(
+        ok(f.store.probe_lease("bob")),
+        LeaseState::Held(Some(lease.holder().clone()))
+    );
+}

@@ -1,0 +1,318 @@
+//! Mail: at-least-once delivery with acks after persistence, redelivery to a restarted
+//! consumer, corrupt entries skipped and reported, several writer processes, wake-ups.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use troupe_protocol::{Envelope, EventKind, MailKind};
+use troupe_store::{AckToken, Batch, EventCursor, StoreError, Watch};
+
+use crate::backend::{ok, Backend, Fixture};
+use crate::both;
+use crate::children::{spawn, PER_WRITER};
+
+fn token(batch: &Batch) -> AckToken {
+    batch
+        .ack
+        .unwrap_or_else(|| panic!("the batch read nothing: {batch:?}"))
+}
+
+fn mail(to: &str, n: u64) -> Envelope {
+    Envelope::new(MailKind::Message, "lead", to, format!("m{n}"), n)
+}
+
+fn contents(batch: &Batch) -> Vec<String> {
+    batch.messages.iter().map(|m| m.content.clone()).collect()
+}
+
+both!(
+    fetch_without_ack_redelivers_and_ack_consumes,
+    a_restarted_consumer_gets_what_it_never_acked,
+    peek_shows_unacked_mail_and_consumes_nothing,
+    corrupt_mail_is_skipped_reported_and_acked_past,
+    append_many_keeps_each_recipients_order,
+    unsafe_recipient_names_are_refused,
+    append_and_notify_wake_the_watcher,
+    a_wake_from_another_handle_reaches_the_watcher,
+    four_writer_processes_lose_and_duplicate_nothing,
+    a_consumer_killed_between_fetch_and_ack_gets_the_same_messages,
+);
+
+fn fetch_without_ack_redelivers_and_ack_consumes(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    for n in 0..3 {
+        ok(s.append(&mail("alice", n)));
+    }
+    let first = ok(s.fetch("alice"));
+    assert_eq!(contents(&first), ["m0", "m1", "m2"]);
+    // No ack: the same messages come again (at-least-once).
+    let again = ok(s.fetch("alice"));
+    assert_eq!(again.messages, first.messages);
+    // Mail that came after the fetch is not consumed by acking the earlier batch.
+    ok(s.append(&mail("alice", 3)));
+    ok(s.ack("alice", token(&first)));
+    // A repeated ack is harmless.
+    ok(s.ack("alice", token(&first)));
+    let last = ok(s.fetch("alice"));
+    assert_eq!(contents(&last), ["m3"]);
+    ok(s.ack("alice", token(&last)));
+    assert!(ok(s.fetch("alice")).is_empty());
+    // Other agents' mailboxes are separate.
+    assert!(ok(s.fetch("bob")).messages.is_empty());
+}
+
+fn a_restarted_consumer_gets_what_it_never_acked(b: Backend) {
+    let f = Fixture::new(b);
+    for n in 0..4 {
+        ok(f.store.append(&mail("alice", n)));
+    }
+    // A consumer fetches, "processes" two messages, and crashes before acking.
+    let mut processed: HashSet<String> = HashSet::new();
+    let before_crash = ok(f.store.fetch("alice"));
+    for m in before_crash.messages.iter().take(2) {
+        processed.insert(m.id.clone());
+    }
+    // After a restart (a fresh handle, as a new process) the whole batch comes back.
+    let s = f.open();
+    let after = ok(s.fetch("alice"));
+    assert_eq!(after.messages, before_crash.messages);
+    let new: Vec<_> = after
+        .messages
+        .iter()
+        .filter(|m| processed.insert(m.id.clone()))
+        .map(|m| m.content.clone())
+        .collect();
+    assert_eq!(new, ["m2", "m3"], "the consumer skips what it had by id");
+    ok(s.ack("alice", token(&after)));
+    assert!(ok(s.fetch("alice")).is_empty());
+    assert!(ok(f.open().peek("alice")).is_empty());
+}
+
+fn peek_shows_unacked_mail_and_consumes_nothing(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    assert!(ok(s.peek("alice")).is_empty());
+    ok(s.append(&mail("alice", 0)));
+    ok(s.append(&mail("alice", 1)));
+    let other = f.open();
+    assert_eq!(contents(&ok(other.peek("alice"))), ["m0", "m1"]);
+    let batch = ok(s.fetch("alice"));
+    // Fetched but not acked is still unread.
+    assert_eq!(contents(&ok(other.peek("alice"))), ["m0", "m1"]);
+    ok(s.ack("alice", token(&batch)));
+    assert!(ok(other.peek("alice")).is_empty());
+}
+
+fn corrupt_mail_is_skipped_reported_and_acked_past(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    for n in 0..3 {
+        ok(s.append(&mail("alice", n)));
+    }
+    f.raw_mail("alice", b"{\"id\": not json at all");
+    // A writer that died inside the two bytes of `\xc3\xa9`.
+    f.raw_mail("alice", b"{\"id\":\"x\",\"content\":\"caf\xc3");
+    for n in 3..6 {
+        ok(s.append(&mail("alice", n)));
+    }
+    // peek reports but records nothing.
+    let peeked = ok(s.peek("alice"));
+    assert_eq!(peeked.corrupt.len(), 2);
+    assert!(ok(s.read_events(EventCursor::START)).events.is_empty());
+
+    let batch = ok(s.fetch("alice"));
+    assert_eq!(contents(&batch), ["m0", "m1", "m2", "m3", "m4", "m5"]);
+    assert_eq!(batch.corrupt.len(), 2);
+    assert!(batch.corrupt[0].text.contains("not json"));
+    assert!(
+        batch.corrupt[1].error.contains("UTF-8"),
+        "{:?}",
+        batch.corrupt
+    );
+    let events = ok(s.read_events(EventCursor::START)).events;
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|e| e.kind == EventKind::CorruptMail));
+    assert_eq!(events[0].agent.as_deref(), Some("alice"));
+    assert_eq!(events[0].data["offset"], batch.corrupt[0].offset);
+    // Acking the batch consumes the corrupt entries too.
+    ok(s.ack("alice", token(&batch)));
+    assert!(ok(s.fetch("alice")).is_empty());
+}
+
+fn append_many_keeps_each_recipients_order(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    let batch: Vec<_> = (0..6)
+        .map(|n| mail(if n % 2 == 0 { "alice" } else { "bob" }, n))
+        .collect();
+    ok(s.append_many(&batch));
+    assert_eq!(contents(&ok(s.fetch("alice"))), ["m0", "m2", "m4"]);
+    assert_eq!(contents(&ok(s.fetch("bob"))), ["m1", "m3", "m5"]);
+}
+
+fn unsafe_recipient_names_are_refused(b: Backend) {
+    let f = Fixture::new(b);
+    for bad in ["../x", "Alice", "", "a.b", "a*"] {
+        assert!(
+            matches!(
+                f.store.append(&mail(bad, 0)),
+                Err(StoreError::BadName { what: "agent", .. })
+            ),
+            "{bad:?}"
+        );
+    }
+}
+
+/// Waits for the watch to fire; the bound only keeps a broken build from hanging the suite,
+/// nothing asserts on time.
+async fn wait_for_wake(watch: &mut Box<dyn Watch>) {
+    tokio::time::timeout(Duration::from_secs(10), watch.changed())
+        .await
+        .unwrap_or_else(|_| panic!("no wake-up came"));
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn append_and_notify_wake_the_watcher(b: Backend) {
+    let f = Fixture::new(b);
+    let s = f.store.clone();
+    runtime().block_on(async move {
+        let mut watch = ok(s.watch("alice"));
+        ok(s.append(&mail("alice", 0)));
+        wait_for_wake(&mut watch).await;
+        ok(s.notify("alice"));
+        wait_for_wake(&mut watch).await;
+        // Several appends while nobody waits coalesce into one wake, and none is lost.
+        ok(s.append(&mail("alice", 1)));
+        ok(s.append(&mail("alice", 2)));
+        wait_for_wake(&mut watch).await;
+        // Watching again replaces the stale watcher.
+        drop(watch);
+        let mut watch = ok(s.watch("alice"));
+        ok(s.append(&mail("alice", 3)));
+        wait_for_wake(&mut watch).await;
+        assert_eq!(ok(s.fetch("alice")).messages.len(), 4);
+        // Mail to someone else wakes nobody here (a wake may be spurious; this one has
+        // nothing to report, so the store must not produce it).
+        ok(s.append(&mail("bob", 9)));
+        let quiet = tokio::time::timeout(Duration::from_millis(300), watch.changed()).await;
+        assert!(quiet.is_err(), "bob's mail woke alice");
+    });
+}
+
+fn a_wake_from_another_handle_reaches_the_watcher(b: Backend) {
+    let f = Fixture::new(b);
+    let s = f.store.clone();
+    let other = f.open();
+    runtime().block_on(async move {
+        let mut watch = ok(s.watch("alice"));
+        ok(other.notify("alice"));
+        wait_for_wake(&mut watch).await;
+        // A wake comes only once the mail is stored: the woken agent's fetch always finds it.
+        for n in 0..50 {
+            ok(other.append(&mail("alice", n)));
+            wait_for_wake(&mut watch).await;
+            let batch = ok(s.fetch("alice"));
+            assert_eq!(contents(&batch), [format!("m{n}")], "woken for m{n}");
+            ok(s.ack("alice", token(&batch)));
+        }
+    });
+}
+
+/// Reads lines from a child until one starts with `prefix`; returns the rest of it.
+pub fn read_until(child: &mut std::process::Child, prefix: &str) -> String {
+    // Byte by byte: a buffered reader would swallow what later calls must still read.
+    let out = child.stdout.as_mut().unwrap();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            read_line(out, &mut line) > 0,
+            "the child ended before saying {prefix}"
+        );
+        if let Some(rest) = line.trim_end().strip_prefix(prefix) {
+            return rest.trim().to_string();
+        }
+    }
+}
+
+/// Reads one line without reading ahead.
+fn read_line(out: &mut impl std::io::Read, line: &mut String) -> usize {
+    let mut bytes = Vec::new();
+    let mut byte = [0u8; 1];
+    while out.read(&mut byte).unwrap() == 1 {
+        bytes.push(byte[0]);
+        if byte[0] == b'\n' {
+            break;
+        }
+    }
+    line.push_str(&String::from_utf8_lossy(&bytes));
+    bytes.len()
+}
+
+fn four_writer_processes_lose_and_duplicate_nothing(b: Backend) {
+    const WRITERS: usize = 4;
+    let f = Fixture::new(b);
+    let s = &f.store;
+    // The consumer acks as it goes, concurrently with the writers.
+    let mut children: Vec<_> = (0..WRITERS)
+        .map(|w| spawn(&format!("writer:{w}"), &f.spec()))
+        .collect();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let total = WRITERS * PER_WRITER;
+    let start = std::time::Instant::now();
+    while seen.len() < total {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "only {} of {total} arrived",
+            seen.len()
+        );
+        let batch = ok(s.fetch("sink"));
+        for m in &batch.messages {
+            *seen.entry(m.content.clone()).or_default() += 1;
+        }
+        if let Some(t) = batch.ack {
+            ok(s.ack("sink", t));
+        }
+    }
+    for c in &mut children {
+        assert!(c.wait().unwrap().success());
+    }
+    // Whatever is left would be a duplicate or a stray.
+    let rest = ok(s.fetch("sink"));
+    assert!(rest.messages.is_empty(), "{} extra", rest.messages.len());
+    assert_eq!(seen.len(), total);
+    let twice: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "delivered twice: {twice:?}");
+    for w in 0..WRITERS {
+        for i in 0..PER_WRITER {
+            assert!(seen.contains_key(&format!("{w}:{i}")), "lost {w}:{i}");
+        }
+    }
+}
+
+fn a_consumer_killed_between_fetch_and_ack_gets_the_same_messages(b: Backend) {
+    let f = Fixture::new(b);
+    for n in 0..5 {
+        ok(f.store.append(&mail("sink", n)));
+    }
+    let mut child = spawn("crashing-consumer", &f.spec());
+    let ids = read_until(&mut child, "IDS");
+    let _ = child.wait();
+    let seen: Vec<&str> = ids.split(',').collect();
+    assert_eq!(seen.len(), 5);
+    // The restarted consumer (here, this process) gets them all again, at once.
+    let s = f.open();
+    let batch = ok(s.fetch("sink"));
+    let again: Vec<&str> = batch.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(again, seen);
+    ok(s.ack("sink", token(&batch)));
+    assert!(ok(s.peek("sink")).is_empty());
+}

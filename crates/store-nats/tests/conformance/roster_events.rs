@@ -1,0 +1,179 @@
+//! The roster (compare-and-set updates from many writers), the event log (resumable cursors,
+//! corrupt entries counted), presence and transcripts.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use troupe_protocol::{AgentStatus, Event, EventKind, Member};
+use troupe_store::{EventCursor, StoreError};
+
+use crate::backend::{ok, Backend, Fixture};
+use crate::both;
+
+both!(
+    missing_roster_is_empty_and_updates_persist,
+    concurrent_roster_updates_from_many_handles_lose_nothing,
+    a_corrupt_roster_is_an_error_and_is_not_overwritten,
+    events_resume_from_a_cursor_and_count_corruption,
+    presence_is_per_member_and_cleared_by_none,
+    transcripts_are_local_and_round_trip,
+    bad_team_and_agent_names_are_refused,
+);
+
+fn missing_roster_is_empty_and_updates_persist(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    let empty = ok(s.roster());
+    assert_eq!(empty.team, f.team);
+    assert!(empty.members.is_empty());
+    assert_eq!(s.team(), f.team);
+    ok(s.update_roster(&mut |r| {
+        r.lead = "lead".into();
+        r.members.push(Member::new("alice", "tests", 0, 5));
+    }));
+    // An update that changes nothing writes nothing and still answers the roster.
+    let same = ok(s.update_roster(&mut |_| {}));
+    assert_eq!(same.lead, "lead");
+    let roster = ok(f.open().roster());
+    assert_eq!(roster.lead, "lead");
+    assert_eq!(
+        roster.get("alice").map(|m| m.status),
+        Some(AgentStatus::Working)
+    );
+}
+
+fn concurrent_roster_updates_from_many_handles_lose_nothing(b: Backend) {
+    let f = Arc::new(Fixture::new(b));
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                let s = f.open();
+                for j in 0..5 {
+                    ok(s.update_roster(&mut |r| {
+                        r.members.push(Member::new(format!("m{i}-{j}"), "r", 0, 0));
+                    }));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let roster = ok(f.open().roster());
+    assert_eq!(roster.members.len(), 40);
+}
+
+fn a_corrupt_roster_is_an_error_and_is_not_overwritten(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    f.raw_record("roster", b"{ not json");
+    let err = s.roster().map(|_| ());
+    let Err(err @ StoreError::Corrupt { .. }) = err else {
+        panic!("expected Corrupt, got {err:?}")
+    };
+    assert!(err.to_string().contains("roster"), "{err}");
+    assert!(s.update_roster(&mut |r| r.lead = "x".into()).is_err());
+    assert_eq!(f.read_raw_record("roster"), b"{ not json");
+}
+
+fn events_resume_from_a_cursor_and_count_corruption(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    assert!(ok(s.read_events(EventCursor::START)).events.is_empty());
+    ok(s.record(&Event::new(
+        EventKind::MemberSpawned,
+        Some("alice"),
+        "spawned é",
+        1,
+    )));
+    let first = ok(s.read_events(EventCursor::START));
+    assert_eq!(first.events.len(), 1);
+    assert_eq!(first.events[0].detail, "spawned é");
+    // Nothing new: the cursor stays where it is.
+    let none = ok(s.read_events(first.next));
+    assert!(none.events.is_empty());
+    assert_eq!(none.next, first.next);
+    f.raw_event(b"garbage");
+    f.raw_event(b"{\"ts\":2,\"kind\":\"team_settled\",\"detail\":\"caf\xc3");
+    // Another handle (a dashboard elsewhere) resumes from the same cursor.
+    let other = f.open();
+    ok(other.record(&Event::new(EventKind::TeamSettled, None, "", 2)));
+    let rest = ok(other.read_events(first.next));
+    assert_eq!(rest.corrupt, 2);
+    assert_eq!(
+        rest.events.iter().map(|e| e.kind).collect::<Vec<_>>(),
+        [EventKind::TeamSettled]
+    );
+    assert!(ok(s.read_events(rest.next)).events.is_empty());
+    let all = ok(s.read_events(EventCursor::START));
+    assert_eq!((all.events.len(), all.corrupt), (2, 2));
+}
+
+fn presence_is_per_member_and_cleared_by_none(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    assert!(ok(s.doing()).is_empty());
+    ok(s.set_doing("alice", Some("bash: cargo test")));
+    ok(s.set_doing("bob", Some("read_file: a.rs")));
+    ok(s.set_doing("alice", Some("edit_file: b.rs")));
+    // Another handle (as another process) sees the same.
+    let other = f.open();
+    let doing = ok(other.doing());
+    assert_eq!(
+        doing.get("alice").map(String::as_str),
+        Some("edit_file: b.rs")
+    );
+    assert_eq!(
+        doing.get("bob").map(String::as_str),
+        Some("read_file: a.rs")
+    );
+    ok(s.set_doing("alice", None));
+    ok(s.set_doing("alice", None)); // clearing twice is harmless
+    assert_eq!(ok(other.doing()).keys().collect::<Vec<_>>(), ["bob"]);
+    // Presence never touches the roster.
+    assert!(ok(s.roster()).members.is_empty());
+    assert!(matches!(
+        s.set_doing("../x", Some("x")),
+        Err(StoreError::BadName { .. })
+    ));
+}
+
+fn transcripts_are_local_and_round_trip(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    assert!(!ok(s.has_transcript("alice")));
+    ok(s.append_transcript("alice", &json!({"role": "user", "content": "hi"})));
+    ok(s.append_transcript("alice", &json!({"role": "assistant", "content": "yo"})));
+    assert!(ok(s.has_transcript("alice")));
+    assert!(!ok(s.has_transcript("bob")));
+    // A file of this machine's workspace, whatever the backend.
+    let path = ok(s.transcript_file("alice"));
+    assert!(path.starts_with(f.dir.path()), "{}", path.display());
+    let read = ok(s.read_transcript("alice"));
+    assert_eq!(read.corrupt, 0);
+    assert_eq!(read.entries.len(), 2);
+    assert_eq!(read.entries[1]["content"], "yo");
+}
+
+fn bad_team_and_agent_names_are_refused(b: Backend) {
+    let f = Fixture::new(b);
+    let url = match b {
+        Backend::File => String::new(),
+        Backend::Nats => troupe_testkit::nats::url(),
+    };
+    for team in ["../evil", "Evil", "a.b"] {
+        assert!(matches!(
+            crate::backend::open(b, &url, f.dir.path(), team).map(|_| ()),
+            Err(StoreError::BadName { what: "team", .. })
+        ));
+    }
+    assert!(matches!(
+        f.store.acquire_lease("a.b"),
+        Err(StoreError::BadName { .. })
+    ));
+    assert!(matches!(
+        f.store.fetch("a>b"),
+        Err(StoreError::BadName { .. })
+    ));
+}

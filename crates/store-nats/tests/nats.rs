@@ -1,0 +1,122 @@
+//! What only a server-backed store does: the server drops a re-sent envelope, a server that is
+//! down is a clear error within seconds, and a server restarted mid-stream loses nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use troupe_protocol::{Envelope, MailKind};
+use troupe_store::{SharedStore, StoreError};
+use troupe_store_nats::NatsUrl;
+use troupe_testkit::nats::{fresh_team, NatsServer};
+
+fn ok<T>(r: Result<T, StoreError>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn open(url: &str, dir: &std::path::Path, team: &str) -> SharedStore {
+    ok(troupe_store_nats::open(&ok(NatsUrl::parse(url)), dir, team))
+}
+
+#[test]
+fn a_re_sent_envelope_is_stored_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&troupe_testkit::nats::url(), dir.path(), &fresh_team());
+    let env = Envelope::new(MailKind::Message, "lead", "alice", "once", 1);
+    ok(s.append(&env));
+    ok(s.append(&env)); // a sender retrying after a lost answer
+    ok(s.append_many(&[env.clone(), env.clone()]));
+    let batch = ok(s.fetch("alice"));
+    assert_eq!(batch.messages, vec![env]);
+}
+
+#[test]
+fn a_server_that_is_down_is_a_clear_error_within_seconds() {
+    // A port nobody listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let url = NatsUrl::parse(&format!("nats://127.0.0.1:{port}")).unwrap();
+    let started = Instant::now();
+    let err = troupe_store_nats::open(&url, dir.path(), "blue")
+        .map(|_| ())
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+    assert!(
+        text.contains("nats-server") && text.contains("-js"),
+        "{text}"
+    );
+    // Not a timed assertion of speed: a hang here would be the bug (it must not retry forever).
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_server_restarted_mid_stream_loses_no_mail() {
+    const TOTAL: usize = 2_000;
+    let mut server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let team = fresh_team();
+    let sender = open(&server.url(), dir.path(), &team);
+    let receiver = open(&server.url(), dir.path(), &team);
+    let writer = std::thread::spawn(move || {
+        for i in 0..TOTAL {
+            ok(sender.append(&Envelope::new(
+                MailKind::Message,
+                "w",
+                "sink",
+                i.to_string(),
+                0,
+            )));
+        }
+    });
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut restarted = false;
+    let start = Instant::now();
+    while seen.len() < TOTAL {
+        assert!(
+            start.elapsed() < Duration::from_secs(180),
+            "only {} of {TOTAL} arrived",
+            seen.len()
+        );
+        if !restarted && seen.len() >= TOTAL / 4 {
+            server.restart(); // SIGKILL, then up again on the same port and store
+            restarted = true;
+        }
+        let batch = ok(receiver.fetch("sink"));
+        for m in &batch.messages {
+            seen.insert(m.content.clone());
+        }
+        if let Some(t) = batch.ack {
+            ok(receiver.ack("sink", t));
+        }
+    }
+    writer.join().unwrap();
+    assert!(restarted);
+    for i in 0..TOTAL {
+        assert!(seen.contains(&i.to_string()), "lost {i}");
+    }
+    // Nothing stray is left behind either.
+    assert!(ok(receiver.peek("sink")).messages.is_empty());
+}
+
+#[test]
+fn only_a_team_a_lead_created_is_opened_as_existing() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = ok(NatsUrl::parse(&troupe_testkit::nats::url()));
+    let team = fresh_team();
+    assert!(ok(troupe_store_nats::open_existing(&url, dir.path(), &team)).is_none());
+    let s = ok(troupe_store_nats::open(&url, dir.path(), &team));
+    // Opened but never written: still not a team anyone started.
+    assert!(ok(troupe_store_nats::open_existing(&url, dir.path(), &team)).is_none());
+    ok(s.update_roster(&mut |r| r.lead = "lead".into()));
+    let found = ok(troupe_store_nats::open_existing(&url, dir.path(), &team)).unwrap();
+    assert_eq!(ok(found.roster()).lead, "lead");
+}
