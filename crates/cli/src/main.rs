@@ -40,7 +40,16 @@ fn main() {
             std::process::exit(1);
         }
     }
-    init_logging();
+    // A full-screen dashboard owns the terminal: log lines would tear it (TROUPE_LOG still
+    // turns them on, for stderr redirected elsewhere).
+    let quiet = matches!(
+        &cli.command,
+        Some(args::Command::Team(args::TeamArgs {
+            command: args::TeamCommand::Watch,
+            ..
+        }))
+    );
+    init_logging(quiet);
     // Orphans of tool calls (double-forked daemons) come back to troupe, which ends them.
     if let Err(err) = troupe_tools::process::become_subreaper() {
         tracing::warn!(error = %err, "cannot become the child subreaper; detached tool processes may outlive their call");
@@ -72,8 +81,9 @@ fn main() {
 /// Warnings go to stderr; `TROUPE_LOG=debug` (or any filter) turns on more detail. The MCP
 /// SDK's own messages (a server without an SSE stream, a closed pipe) are left out by default:
 /// what they mean reaches the user as a server's status or a call's error result.
-fn init_logging() {
-    let filter = std::env::var("TROUPE_LOG").unwrap_or_else(|_| "warn,rmcp=off".into());
+fn init_logging(quiet: bool) {
+    let default = if quiet { "off" } else { "warn,rmcp=off" };
+    let filter = std::env::var("TROUPE_LOG").unwrap_or_else(|_| default.into());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)

@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 use troupe_protocol::EventKind;
 
-use crate::app::{App, Focus, Overlay, Phase, Tone};
+use crate::app::{App, Focus, Overlay, Phase, Target, Tone};
 use crate::model::{self, Shown};
 use crate::panes;
 use crate::text::clean;
@@ -167,7 +167,11 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App) {
     // The roster gets its rows (plus header and borders) up to 40% of the screen; the
     // requests and board share a band; the traffic takes the rest.
     let roster_h = (members + 3).min(area.height * 2 / 5).max(4);
-    let middle_h = (area.height.saturating_sub(roster_h) / 2).clamp(4, 14);
+    let listed = model::pending_requests(&app.state)
+        .len()
+        .max(app.state.tasks.len()) as u16;
+    let room = area.height.saturating_sub(roster_h);
+    let middle_h = (listed + 3).clamp(4, (room / 2).max(4));
     let [roster, middle, traffic] = Layout::vertical([
         Constraint::Length(roster_h),
         Constraint::Length(middle_h),
@@ -220,13 +224,26 @@ fn draw_keys(frame: &mut Frame, area: Rect, app: &App) {
     let keys: &[(&str, &str)] = match (&app.phase, &app.overlay) {
         (Phase::Waiting(_), _) => &[("q", "quit")],
         (_, Overlay::Input { .. }) => &[("Enter", "send"), ("Esc", "cancel"), ("Ctrl-U", "clear")],
-        (_, Overlay::Detail { .. }) => &[
+        (
+            _,
+            Overlay::Detail {
+                target: Target::Request(_),
+                ..
+            },
+        ) => &[
             ("Esc", "close"),
             ("↑↓", "scroll"),
             ("a", "approve"),
             ("r", "reject"),
-            ("m", "message"),
         ],
+        (
+            _,
+            Overlay::Detail {
+                target: Target::Member(_),
+                ..
+            },
+        ) => &[("Esc", "close"), ("↑↓", "scroll"), ("m", "message")],
+        (_, Overlay::Detail { .. }) => &[("Esc", "close"), ("↑↓", "scroll")],
         (_, Overlay::None) => &[
             ("q", "quit"),
             ("Tab/1-4", "pane"),

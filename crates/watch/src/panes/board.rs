@@ -54,7 +54,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .collect();
     let widths = [
         Constraint::Length(3),
-        Constraint::Length(18),
+        Constraint::Length(22),
         Constraint::Length(10),
         Constraint::Length(10),
         Constraint::Fill(1),

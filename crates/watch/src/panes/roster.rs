@@ -40,7 +40,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let widths = [
         Constraint::Length(12),
         Constraint::Length(14),
-        Constraint::Length(18),
+        Constraint::Length(20),
         Constraint::Fill(3),
         Constraint::Fill(2),
         Constraint::Length(10),
