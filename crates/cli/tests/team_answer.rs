@@ -228,3 +228,54 @@ fn an_unknown_request_id_is_an_error() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_shutdown_approved_in_the_teammates_place_ends_it() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|rec| {
+        let step = match rec.agent.as_str() {
+            "lead" if calls(rec, "spawn_teammate").is_empty() => {
+                Reply::tool("spawn_teammate", spawn("bob", "Stand by.", false))
+            }
+            "lead" if calls(rec, "shutdown_request").is_empty() => Reply::tool(
+                "shutdown_request",
+                json!({"teammate": "bob", "reason": "done"}),
+            ),
+            // Bob never answers the request himself.
+            "bob" => Reply::text("busy"),
+            _ => Reply::text("noted"),
+        };
+        Step::reply(step)
+    });
+    let lead = troupe(ws.path(), &server, Wire::Anthropic)
+        .args([
+            "-p",
+            "run the scenario",
+            "--output-format",
+            "json",
+            "--team-timeout",
+            "120",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let asked = pending(ws.path(), RequestKind::Shutdown, &[]);
+    let out = team(ws.path(), &["approve", &asked.id]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let finished = lead.wait_with_output().unwrap();
+    assert!(finished.status.success(), "{}", stderr(&finished));
+
+    let s = store(ws.path());
+    let bob = s.roster().unwrap().get("bob").cloned().unwrap();
+    assert_eq!(bob.status, troupe_protocol::AgentStatus::Shutdown);
+    let r = s.get_request(&asked.id).unwrap().unwrap();
+    assert_eq!(r.status, RequestStatus::Approved);
+    assert_eq!(r.response.unwrap().by, "user:tester");
+    let lead_saw = server.requests_for("lead").pop().unwrap().all_text();
+    assert!(
+        lead_saw.contains("in the place of bob; it has been shut down"),
+        "{lead_saw}"
+    );
+}

@@ -17,8 +17,10 @@ use crate::panes::detail::{transcript_lines, TRANSCRIPT_LINES};
 /// Fresh reads of the parts of the state that changed; `None` parts did not change.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Patch {
-    /// The roster (with doing filled in), the lead's doing, and who is alive.
-    pub members: Option<(Roster, Option<String>, BTreeSet<String>)>,
+    /// The roster (with doing filled in) and the lead's doing.
+    pub members: Option<(Roster, Option<String>)>,
+    /// Who is alive.
+    pub alive: Option<BTreeSet<String>>,
     /// Every request, oldest first.
     pub requests: Option<Vec<Request>>,
     /// The board, and how many records could not be read.
@@ -28,9 +30,11 @@ pub struct Patch {
 impl Patch {
     /// Applies the patch to a state.
     pub fn apply(self, state: &mut TeamState) {
-        if let Some((roster, lead_doing, alive)) = self.members {
+        if let Some((roster, lead_doing)) = self.members {
             state.roster = roster;
             state.lead_doing = lead_doing;
+        }
+        if let Some(alive) = self.alive {
             state.alive = alive;
         }
         if let Some(requests) = self.requests {
@@ -71,8 +75,12 @@ pub fn read_patch(store: &dyn TeamStore, areas: Areas) -> Result<Patch, StoreErr
                 _ => None,
             };
         }
-        let alive = alive(store, &roster);
-        patch.members = Some((roster, doing.get(LEAD).cloned(), alive));
+        // Leases change only with the roster (spawns, ends) or their own files; what members
+        // do changes far more often and says nothing about them.
+        if areas.intersects(Areas::ROSTER | Areas::LIVENESS) {
+            patch.alive = Some(alive(store, &roster));
+        }
+        patch.members = Some((roster, doing.get(LEAD).cloned()));
     }
     if areas.intersects(Areas::REQUESTS) {
         patch.requests = Some(store.list_requests(&RequestFilter::default())?);

@@ -66,7 +66,8 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 let value = super::team_status::json(&*store)?;
                 println!("{}", json_line(&serde_json::to_string_pretty(&value)?));
             } else {
-                out!(
+                // Sanitized cell by cell already, so that its colour codes survive.
+                print!(
                     "{}",
                     super::team_status::human(&*store, Paint::for_stdout())?
                 );

@@ -20,6 +20,7 @@ use troupe_watch::source::read_state;
 use troupe_watch::text::{age, money, tokens};
 
 use crate::cost::known_cost_usd;
+use crate::render::sanitize::terminal;
 
 /// Whether text goes out with colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,11 +100,12 @@ fn columns(rows: &[Vec<String>], painted: usize, styles: &[Option<&str>]) -> Str
     out
 }
 
-/// The human status: the roster table, then the pending requests.
+/// The human status: the roster table, then the pending requests. Every text from the team is
+/// already made safe for a terminal; print it as it is.
 pub fn human(store: &dyn TeamStore, paint: Paint) -> Result<String> {
     let state = read_state(store)?;
     let now = troupe_agent::transcript::now_ms();
-    let mut out = format!("team {} (lead: {LEAD})\n", store.team());
+    let mut out = format!("team {} (lead: {LEAD})\n", terminal(store.team()));
     if state.roster.members.is_empty() {
         out.push_str(&format!("team {} has no teammates yet\n", store.team()));
     }
@@ -137,6 +139,11 @@ pub fn human(store: &dyn TeamStore, paint: Paint) -> Result<String> {
             Paint::Plain => None,
         });
     }
+    // Cells are made safe here, since the colour codes added next must reach the terminal.
+    let table: Vec<Vec<String>> = table
+        .into_iter()
+        .map(|row| row.iter().map(|c| terminal(c).into_owned()).collect())
+        .collect();
     out.push_str(&columns(&table, 2, &styles));
     let pending: Vec<_> = pending_requests(&state).into_iter().cloned().collect();
     if !pending.is_empty() {
@@ -145,7 +152,7 @@ pub fn human(store: &dyn TeamStore, paint: Paint) -> Result<String> {
             pending.len(),
             if pending.len() == 1 { "" } else { "s" }
         ));
-        out.push_str(&requests_table(&pending, now));
+        out.push_str(&terminal(&requests_table(&pending, now)));
     }
     Ok(out)
 }

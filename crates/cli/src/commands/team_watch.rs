@@ -2,10 +2,13 @@
 //! and the alternate screen for as long as it runs, restored however it ends (quit, error,
 //! panic, SIGTERM or SIGHUP).
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Stdout, Write};
 
 use anyhow::{bail, Context, Result};
 use crossterm::event::EventStream;
+use crossterm::terminal::{enable_raw_mode, EnterAlternateScreen};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
 use tokio::signal::unix::{signal, SignalKind};
 use troupe_watch::{Colours, Options};
 
@@ -41,8 +44,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             troupe_store::file::wait_for_team(&dir, &team).await?;
             troupe_store::file::open(&dir, &team)
         };
-        // Raw mode, the alternate screen, and a panic hook that restores both.
-        let mut terminal = ratatui::try_init().context("setting up the terminal")?;
+        let mut terminal = setup().context("setting up the terminal")?;
         let result = tokio::select! {
             r = troupe_watch::run(&mut terminal, EventStream::new(), open, options) => r,
             _ = term.recv() => Ok(()),
@@ -51,4 +53,46 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
         ratatui::restore();
         result.map(|()| 0).map_err(anyhow::Error::from)
     })
+}
+
+/// Stdout that brackets each frame in a synchronized update (`CSI ? 2026 h` … `l`): the
+/// first write after a flush opens it, the flush that ends a frame closes it, so terminals
+/// that know the mode show whole frames only (the others ignore it).
+struct FrameWriter {
+    out: Stdout,
+    in_frame: bool,
+}
+
+impl Write for FrameWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.in_frame {
+            self.out.write_all(b"\x1b[?2026h")?;
+            self.in_frame = true;
+        }
+        self.out.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.in_frame {
+            self.out.write_all(b"\x1b[?2026l")?;
+            self.in_frame = false;
+        }
+        self.out.flush()
+    }
+}
+
+/// Raw mode and the alternate screen, with a panic hook that restores the terminal before
+/// the panic is reported.
+fn setup() -> std::io::Result<Terminal<CrosstermBackend<FrameWriter>>> {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        ratatui::restore();
+        previous(info);
+    }));
+    enable_raw_mode()?;
+    crossterm::execute!(std::io::stdout(), EnterAlternateScreen)?;
+    Terminal::new(CrosstermBackend::new(FrameWriter {
+        out: std::io::stdout(),
+        in_frame: false,
+    }))
 }

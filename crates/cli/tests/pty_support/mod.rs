@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 
 /// What the reader thread shares with the test.
 struct Screen {
+    /// The emulated terminal, and whether the child side has closed.
     parser: Mutex<(vt100::Parser, bool)>,
+    /// Every byte the child wrote, for checks on the escape sequences themselves.
+    raw: Mutex<Vec<u8>>,
     changed: Condvar,
 }
 
@@ -77,6 +80,7 @@ impl Pty {
         let master = File::from(master);
         let screen = Arc::new(Screen {
             parser: Mutex::new((vt100::Parser::new(rows, cols, 0), false)),
+            raw: Mutex::new(Vec::new()),
             changed: Condvar::new(),
         });
         let mut reader = master.try_clone().expect("dup the pty master");
@@ -93,6 +97,11 @@ impl Pty {
                     return;
                 }
                 guard.0.process(&buf[..n]);
+                shared
+                    .raw
+                    .lock()
+                    .expect("raw lock")
+                    .extend_from_slice(&buf[..n]);
                 shared.changed.notify_all();
             }
         });
@@ -117,6 +126,11 @@ impl Pty {
             .0
             .screen()
             .contents()
+    }
+
+    /// Every byte the child has written so far.
+    pub fn raw(&self) -> Vec<u8> {
+        self.screen.raw.lock().expect("raw lock").clone()
     }
 
     /// Types `text` (bytes as a terminal sends them: `\r` for Enter, `\x1b` for Escape).

@@ -181,6 +181,25 @@ pub async fn wait_for_team(troupe_dir: &Path, team: &str) -> Result<(), StoreErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures_util::FutureExt;
+
+    #[test]
+    fn changes_coalesce_into_one_take() {
+        let pending = Pending::default();
+        for _ in 0..1_000 {
+            pending.add(Areas::EVENTS);
+        }
+        pending.add(Areas::ROSTER);
+        pending.add(Areas::NONE);
+        assert_eq!(
+            pending.take().now_or_never(),
+            Some(Areas::EVENTS | Areas::ROSTER)
+        );
+        // Nothing left: the next take waits for the next change.
+        assert_eq!(pending.take().now_or_never(), None);
+        pending.add(Areas::TASKS);
+        assert_eq!(pending.take().now_or_never(), Some(Areas::TASKS));
+    }
 
     #[test]
     fn paths_map_to_their_areas() {
