@@ -126,7 +126,7 @@ fn main() {
 
     let ws = TempWorkspace::new();
     let (s, _leases) = team(ws.path());
-    let mut dash = dashboard(ws.path(), 200);
+    let mut dash = dashboard(ws.path(), 120);
 
     // 1. A quiet team: one event at a time, at irregular gaps (so some land right after a frame).
     let mut quiet = Vec::new();
@@ -155,7 +155,7 @@ fn main() {
                     format!("message → {to}: chunk {n} of the work"),
                 ))
                 .unwrap();
-                if n % 10 == 0 {
+                if n.is_multiple_of(10) {
                     s.set_doing(&who, Some(&format!("bash(cargo test -p part-{n})")))
                         .unwrap();
                 }

@@ -126,7 +126,11 @@ fn a_plan_rejected_then_approved_from_another_terminal() {
         stderr(&again)
     );
 
-    let second = pending(ws.path(), RequestKind::Plan, &[first.id.clone()]);
+    let second = pending(
+        ws.path(),
+        RequestKind::Plan,
+        std::slice::from_ref(&first.id),
+    );
     let out = team(ws.path(), &["approve", &second.id]);
     assert!(out.status.success(), "{}", stderr(&out));
     let finished = lead.wait_with_output().unwrap();

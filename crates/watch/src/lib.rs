@@ -12,6 +12,7 @@
 
 pub mod app;
 pub mod history;
+mod keys;
 pub mod model;
 pub mod panes;
 pub mod run;

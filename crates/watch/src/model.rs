@@ -2,7 +2,7 @@
 //! derives from it for display: each member's shown status (with "waiting for an answer" and
 //! "gone" that the roster alone cannot say), the pending requests, the board in order.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use troupe_protocol::{
     AgentStatus, Member, Request, RequestKind, RequestStatus, Roster, Task, TaskStatus, Usage,
@@ -15,10 +15,10 @@ pub type Pricing = fn(model: &str, usage: &Usage) -> Option<f64>;
 /// The team at one moment, as read from its store.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TeamState {
-    /// The roster, with what each working member is doing filled in.
+    /// The roster.
     pub roster: Roster,
-    /// What the lead is doing, when it says.
-    pub lead_doing: Option<String>,
+    /// What each agent is doing now (presence), by name; the lead's too when it says.
+    pub doing: BTreeMap<String, String>,
     /// Agents whose lease is held by a live process (the lead included).
     pub alive: BTreeSet<String>,
     /// Every protocol request, oldest first.
@@ -140,7 +140,7 @@ pub fn member_rows(
         } else {
             Shown::LeadAbsent
         },
-        doing: state.lead_doing.clone(),
+        doing: state.doing.get(LEAD).cloned(),
         task: tasks_cell(&state.tasks, LEAD),
         worktree: None,
         tokens: None,
@@ -150,7 +150,12 @@ pub fn member_rows(
     for m in &state.roster.members {
         let shown = shown_status(m, state);
         let doing = match shown {
-            Shown::Working | Shown::Waiting { .. } => m.activity.clone(),
+            // Presence is what it does now; the roster's own field is what older versions kept.
+            Shown::Working | Shown::Waiting { .. } => state
+                .doing
+                .get(&m.name)
+                .cloned()
+                .or_else(|| m.activity.clone()),
             _ => None,
         };
         let cost = match (pricing, m.model.as_deref()) {

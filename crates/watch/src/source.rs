@@ -3,9 +3,9 @@
 //! member's recent transcript — and the two things the person may do, answering a request
 //! and sending a message. All of it blocks; the runner calls it off the async workers.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use troupe_protocol::{AgentStatus, Envelope, Event, MailKind, Request, Roster, Task};
+use troupe_protocol::{Envelope, Event, MailKind, Request, Roster, Task};
 use troupe_store::{Areas, EventCursor, RequestFilter, StoreError, TeamStore};
 use troupe_team::protocols::answer::{answer_as_person, Verdict};
 use troupe_team::protocols::StoreCourier;
@@ -17,8 +17,10 @@ use crate::panes::detail::{transcript_lines, TRANSCRIPT_LINES};
 /// Fresh reads of the parts of the state that changed; `None` parts did not change.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Patch {
-    /// The roster (with doing filled in) and the lead's doing.
-    pub members: Option<(Roster, Option<String>)>,
+    /// The roster.
+    pub roster: Option<Roster>,
+    /// What each agent is doing now.
+    pub doing: Option<BTreeMap<String, String>>,
     /// Who is alive.
     pub alive: Option<BTreeSet<String>>,
     /// Every request, oldest first.
@@ -30,9 +32,11 @@ pub struct Patch {
 impl Patch {
     /// Applies the patch to a state.
     pub fn apply(self, state: &mut TeamState) {
-        if let Some((roster, lead_doing)) = self.members {
+        if let Some(roster) = self.roster {
             state.roster = roster;
-            state.lead_doing = lead_doing;
+        }
+        if let Some(doing) = self.doing {
+            state.doing = doing;
         }
         if let Some(alive) = self.alive {
             state.alive = alive;
@@ -66,21 +70,19 @@ pub fn alive(store: &dyn TeamStore, roster: &Roster) -> BTreeSet<String> {
 /// Reads the parts of the state in `areas`.
 pub fn read_patch(store: &dyn TeamStore, areas: Areas) -> Result<Patch, StoreError> {
     let mut patch = Patch::default();
-    if areas.intersects(Areas::ROSTER | Areas::PRESENCE | Areas::LIVENESS) {
-        let mut roster = store.roster()?;
-        let doing = store.doing().unwrap_or_default();
-        for m in &mut roster.members {
-            m.activity = match m.status {
-                AgentStatus::Working => doing.get(&m.name).cloned(),
-                _ => None,
-            };
-        }
-        // Leases change only with the roster (spawns, ends) or their own files; what members
-        // do changes far more often and says nothing about them.
-        if areas.intersects(Areas::ROSTER | Areas::LIVENESS) {
-            patch.alive = Some(alive(store, &roster));
-        }
-        patch.members = Some((roster, doing.get(LEAD).cloned()));
+    // Each part is read only when its area changed: what members do changes with every tool
+    // call, the roster far less often, leases only with the roster or their own files.
+    let roster = if areas.intersects(Areas::ROSTER | Areas::LIVENESS) {
+        Some(store.roster()?)
+    } else {
+        None
+    };
+    if let Some(roster) = &roster {
+        patch.alive = Some(alive(store, roster));
+    }
+    patch.roster = roster;
+    if areas.intersects(Areas::PRESENCE) {
+        patch.doing = Some(store.doing().unwrap_or_default());
     }
     if areas.intersects(Areas::REQUESTS) {
         patch.requests = Some(store.list_requests(&RequestFilter::default())?);

@@ -11,7 +11,7 @@ use ratatui::Frame;
 use troupe_protocol::EventKind;
 
 use crate::app::{App, Focus, Overlay, Phase, Target, Tone};
-use crate::model::{self, Shown};
+use crate::model::{self, MemberRow, Shown};
 use crate::panes;
 use crate::text::clean;
 
@@ -105,10 +105,12 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Constraint::Length(1),
     ])
     .areas(frame.area());
-    draw_title(frame, title, app);
+    // Built once a frame: the title counts them, the roster shows them.
+    let rows = app.rows();
+    draw_title(frame, title, app, &rows);
     match &app.phase {
         Phase::Waiting(note) => draw_waiting(frame, body, app, note),
-        Phase::Live => draw_panes(frame, body, app),
+        Phase::Live => draw_panes(frame, body, app, &rows),
     }
     match &app.overlay {
         Overlay::None => {}
@@ -123,11 +125,10 @@ pub fn draw(frame: &mut Frame, app: &App) {
     draw_keys(frame, keys, app);
 }
 
-fn draw_title(frame: &mut Frame, area: Rect, app: &App) {
-    let rows = app.rows();
+fn draw_title(frame: &mut Frame, area: Rect, app: &App, rows: &[MemberRow]) {
     let pending = model::pending_requests(&app.state).len();
     let summary = match app.phase {
-        Phase::Live => model::summary(&rows, pending, &app.state.tasks),
+        Phase::Live => model::summary(rows, pending, &app.state.tasks),
         Phase::Waiting(_) => "waiting for the team".to_string(),
     };
     let line = Line::from(vec![
@@ -162,7 +163,7 @@ fn draw_waiting(frame: &mut Frame, area: Rect, app: &App, note: &str) {
     );
 }
 
-fn draw_panes(frame: &mut Frame, area: Rect, app: &App) {
+fn draw_panes(frame: &mut Frame, area: Rect, app: &App, rows: &[MemberRow]) {
     let members = app.state.roster.members.len() as u16 + 1;
     // The roster gets its rows (plus header and borders) up to 40% of the screen; the
     // requests and board share a band; the traffic takes the rest.
@@ -180,7 +181,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App) {
     .areas(area);
     let [requests, board] =
         Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(middle);
-    panes::roster::render(frame, roster, app);
+    panes::roster::render(frame, roster, app, rows);
     panes::requests::render(frame, requests, app);
     panes::board::render(frame, board, app);
     panes::traffic::render(frame, traffic, app);

@@ -73,7 +73,6 @@ fn task(
 fn team() -> TeamState {
     let mut roster = Roster::new("demo", "lead");
     let mut alice = member("alice", "coder", AgentStatus::Working, 3);
-    alice.activity = Some("bash(cargo test -p parser)".into());
     alice.model = Some("claude-sonnet-4-5".into());
     alice.usage = Usage {
         input_tokens: 120_000,
@@ -84,14 +83,22 @@ fn team() -> TeamState {
     let mut bob = member("bob", "planner", AgentStatus::Idle, 95);
     bob.require_plan = true;
     bob.usage.input_tokens = 4_200;
-    let mut carol = member("carol", "tester", AgentStatus::Working, 40);
-    carol.activity = Some("write_file(tests/parse.rs)".into());
+    let carol = member("carol", "tester", AgentStatus::Working, 40);
     let dave = member("dave", "docs", AgentStatus::Failed, 900);
     let erin = member("erin", "ops", AgentStatus::Working, 7_200);
     roster.members = vec![alice, bob, carol, dave, erin];
     TeamState {
         roster,
-        lead_doing: Some("review_plan".into()),
+        doing: [
+            ("lead", "review_plan"),
+            ("alice", "bash(cargo test -p parser)"),
+            ("carol", "write_file(tests/parse.rs)"),
+            // Not shown: erin's process is gone.
+            ("erin", "bash(sleep 1000)"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
         alive: ["lead", "alice", "bob", "carol"]
             .iter()
             .map(|s| s.to_string())

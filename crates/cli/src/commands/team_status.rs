@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 
 use anyhow::Result;
 use serde_json::{json, Value};
-use troupe_protocol::{RequestStatus, Usage};
+use troupe_protocol::{AgentStatus, RequestStatus, Usage};
 use troupe_store::TeamStore;
 use troupe_team::board::render::member_tasks_cell;
 use troupe_team::protocols::list::requests_table;
@@ -162,8 +162,18 @@ pub fn human(store: &dyn TeamStore, paint: Paint) -> Result<String> {
 /// pending requests, the whole board and the team's usage.
 pub fn json(store: &dyn TeamStore) -> Result<Value> {
     let state = read_state(store)?;
-    let mut value = serde_json::to_value(&state.roster)?;
-    value["lead"] = json!(LEAD);
+    let mut roster = state.roster.clone();
+    // What a working member does now comes from presence, as in the human view.
+    for m in &mut roster.members {
+        m.activity = match m.status {
+            AgentStatus::Working => state.doing.get(&m.name).cloned(),
+            _ => None,
+        };
+    }
+    let mut value = serde_json::to_value(&roster)?;
+    if roster.lead.is_empty() {
+        value["lead"] = json!(LEAD);
+    }
     let mut total = Usage::default();
     let mut cost: Option<f64> = None;
     if let Some(members) = value.get_mut("members").and_then(Value::as_array_mut) {

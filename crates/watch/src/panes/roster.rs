@@ -8,12 +8,12 @@ use ratatui::Frame;
 
 use super::{header_style, selected_style, table_state};
 use crate::app::{App, Focus, Overlay};
+use crate::model::MemberRow;
 use crate::text::{age, money, one_line, tokens};
 use crate::ui::{pane_block, status_style};
 
-/// Draws the roster into `area`.
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    let rows = app.rows();
+/// Draws the roster rows (see [`App::rows`]) into `area`.
+pub fn render(frame: &mut Frame, area: Rect, app: &App, rows: &[MemberRow]) {
     let header = Row::new([
         "NAME", "ROLE", "STATUS", "DOING", "TASK", "WORKTREE", "TOKENS", "COST", "SEEN",
     ])
