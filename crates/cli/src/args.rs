@@ -12,6 +12,7 @@ Examples:
   troupe -p --allowedTools \"Bash(cargo test:*) Edit\" \"make the tests pass\"
   troupe --continue                        resume the latest session
   troupe team status                       show the team roster from another terminal
+  troupe team watch                        a live dashboard of the team (approve plans from it)
   troupe task list                         show the team's task board
   troupe mcp list                          the MCP servers of .mcp.json and the settings, checked
 
@@ -285,9 +286,10 @@ pub struct TeamArgs {
 /// What to do with the team.
 #[derive(Debug, Subcommand)]
 pub enum TeamCommand {
-    /// The roster: name, role, status, epoch, tokens, what each is doing.
+    /// The roster: name, role, status, epoch, tokens, what each is doing; then the pending
+    /// requests.
     Status {
-        /// Print the roster as JSON.
+        /// Print roster, pending requests, board and usage as one JSON object.
         #[arg(long)]
         json: bool,
     },
@@ -318,6 +320,28 @@ pub enum TeamCommand {
         #[arg(long)]
         force: bool,
         /// Why, for the teammate.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// A live dashboard: roster, traffic, pending requests and board, updated as the team
+    /// works; approve or reject requests and message members from it (q quits). Waits for a
+    /// team that does not exist yet.
+    Watch,
+    /// Approve a pending request (plan, permission or shutdown) as the person, in the place of
+    /// the agent it is addressed to; recorded as `user:$USER`.
+    Approve {
+        /// The request's id (`troupe team requests` lists them).
+        request_id: String,
+        /// Why (a note for the teammate).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Reject a pending request (plan, permission or shutdown) as the person, in the place of
+    /// the agent it is addressed to; recorded as `user:$USER`.
+    Reject {
+        /// The request's id (`troupe team requests` lists them).
+        request_id: String,
+        /// Why (the feedback a teammate revises its plan by).
         #[arg(long)]
         reason: Option<String>,
     },

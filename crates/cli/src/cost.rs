@@ -32,6 +32,11 @@ pub fn cost_usd(model: &str, usage: &Usage) -> f64 {
         / 1_000_000.0
 }
 
+/// Cost in USD when the model's price is known (`None` for local servers and unknown models).
+pub fn known_cost_usd(model: &str, usage: &Usage) -> Option<f64> {
+    prices(model).map(|_| cost_usd(model, usage))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

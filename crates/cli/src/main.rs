@@ -46,10 +46,22 @@ fn main() {
             std::process::exit(1);
         }
     }
-    init_logging(match &cli.command {
-        None => cli.run.contract.debug.as_deref(),
-        Some(_) => None,
-    });
+    // A full-screen dashboard owns the terminal: log lines would tear it (TROUPE_LOG still
+    // turns them on, for stderr redirected elsewhere).
+    let quiet = matches!(
+        &cli.command,
+        Some(args::Command::Team(args::TeamArgs {
+            command: args::TeamCommand::Watch,
+            ..
+        }))
+    );
+    init_logging(
+        match &cli.command {
+            None => cli.run.contract.debug.as_deref(),
+            Some(_) => None,
+        },
+        quiet,
+    );
     // Orphans of tool calls (double-forked daemons) come back to troupe, which ends them.
     if let Err(err) = troupe_tools::process::become_subreaper() {
         tracing::warn!(error = %err, "cannot become the child subreaper; detached tool processes may outlive their call");
@@ -82,7 +94,8 @@ fn main() {
 /// more detail. The MCP
 /// SDK's own messages (a server without an SSE stream, a closed pipe) are left out by default:
 /// what they mean reaches the user as a server's status or a call's error result.
-fn init_logging(debug: Option<&str>) {
+fn init_logging(debug: Option<&str>, quiet: bool) {
+    let default = if quiet { "off" } else { "warn,rmcp=off" };
     let filter = match debug {
         // `--debug` alone, or `--debug api,hooks`-style target lists.
         Some("debug") => "debug,rmcp=info".to_string(),
@@ -91,7 +104,7 @@ fn init_logging(debug: Option<&str>) {
             .map(|t| format!("{}=debug", t.trim()))
             .collect::<Vec<_>>()
             .join(","),
-        None => std::env::var("TROUPE_LOG").unwrap_or_else(|_| "warn,rmcp=off".into()),
+        None => std::env::var("TROUPE_LOG").unwrap_or_else(|_| default.into()),
     };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))

@@ -98,7 +98,8 @@ pub struct Response {
     /// Why (for a rejected plan, the feedback to act on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Who answered (always the addressee).
+    /// Who answered: the addressee, or the person operating the team answering in its place
+    /// (`user:<name>`, see [`Request::respond_as_person`]).
     pub by: String,
     /// When, in ms since the Unix epoch.
     pub at: u64,
@@ -200,6 +201,16 @@ pub enum RequestError {
         /// Who tried to cancel.
         by: String,
     },
+    /// Someone who is not a person (`user:<name>`) tried to answer in the addressee's place.
+    #[error("request {request_id} can be answered in the place of {addressee} only by a person (user:<name>), not by {responder}")]
+    NotAPerson {
+        /// The request.
+        request_id: String,
+        /// Who the request is addressed to.
+        addressee: String,
+        /// Who tried.
+        responder: String,
+    },
     /// Expiry was attempted before the deadline.
     #[error("request {request_id} has not expired yet: its deadline is {expires_at} ms, now is {now} ms; wait for the answer or cancel it")]
     NotExpiredYet {
@@ -275,6 +286,47 @@ impl Request {
                 current_epoch: by_epoch,
             });
         }
+        self.answer(by, approve, reason, now)
+    }
+
+    /// The person operating the team (`person` = `user:<name>`) answers in the addressee's
+    /// place: the operator's override of "only the addressee responds", recorded as theirs
+    /// (the response's and the transition's `by` name the person). Every other rule holds: a
+    /// resolved request stays resolved and a late answer expires it.
+    pub fn respond_as_person(
+        &mut self,
+        person: &str,
+        approve: bool,
+        reason: Option<String>,
+        now: u64,
+    ) -> Result<RequestStatus, RequestError> {
+        let name = person.strip_prefix(crate::task::USER_OWNER_PREFIX);
+        if name.is_none_or(|n| n.trim().is_empty()) {
+            return Err(RequestError::NotAPerson {
+                request_id: self.id.clone(),
+                addressee: self.to.clone(),
+                responder: person.to_string(),
+            });
+        }
+        self.answer(person, approve, reason, now)
+    }
+
+    /// True when the answer was given by a person in the addressee's place.
+    pub fn answered_by_person(&self) -> bool {
+        self.response
+            .as_ref()
+            .is_some_and(|r| r.by != self.to && r.by.starts_with(crate::task::USER_OWNER_PREFIX))
+    }
+
+    /// Records an answer whose author has been checked: refused when the request is resolved,
+    /// expired (and recorded so) when it comes at or after the deadline.
+    fn answer(
+        &mut self,
+        by: &str,
+        approve: bool,
+        reason: Option<String>,
+        now: u64,
+    ) -> Result<RequestStatus, RequestError> {
         self.ensure_pending()?;
         if self.is_overdue(now) {
             self.transition(
@@ -461,6 +513,46 @@ mod tests {
         assert_eq!(r.response, None);
         assert_eq!(r.history.len(), 1);
         assert_eq!(r.history[0].by, SYSTEM_ACTOR);
+    }
+
+    #[test]
+    fn a_person_answers_in_the_addressees_place_and_is_recorded() {
+        let mut r = shutdown(Some(500));
+        assert!(matches!(
+            r.respond_as_person("bob", true, None, 1_100),
+            Err(RequestError::NotAPerson { .. })
+        ));
+        assert!(matches!(
+            r.respond_as_person("user:", true, None, 1_100),
+            Err(RequestError::NotAPerson { .. })
+        ));
+        assert_eq!(r.status, RequestStatus::Pending);
+        let got = r.respond_as_person("user:ann", false, Some("not now".into()), 1_200);
+        assert_eq!(got, Ok(RequestStatus::Rejected));
+        assert!(r.answered_by_person());
+        let resp = r.response.clone().unwrap_or_else(|| panic!("no response"));
+        assert_eq!((resp.by.as_str(), resp.approve), ("user:ann", false));
+        assert_eq!(r.history[0].by, "user:ann");
+        // Resolved stays resolved, for people as for agents.
+        assert!(matches!(
+            r.respond_as_person("user:ann", true, None, 1_300),
+            Err(RequestError::AlreadyResolved {
+                status: RequestStatus::Rejected,
+                ..
+            })
+        ));
+        assert!(matches!(
+            r.respond("alice", 2, true, None, 1_300),
+            Err(RequestError::AlreadyResolved { .. })
+        ));
+        // A late answer expires the request, whoever gives it.
+        let mut late = shutdown(Some(100));
+        assert!(matches!(
+            late.respond_as_person("user:ann", true, None, 1_100),
+            Err(RequestError::Expired { .. })
+        ));
+        assert_eq!(late.status, RequestStatus::Expired);
+        assert!(!late.answered_by_person());
     }
 
     #[test]

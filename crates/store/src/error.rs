@@ -139,6 +139,22 @@ pub enum StoreError {
         /// What to check.
         hint: &'static str,
     },
+    /// The backend does not offer this (yet).
+    #[error("the {backend} team store does not support {what}")]
+    Unsupported {
+        /// What was asked for.
+        what: &'static str,
+        /// Which backend.
+        backend: &'static str,
+    },
+    /// Watching the team's files for changes failed (inotify limits, a missing directory).
+    #[error("could not watch {} for changes: {detail} (on Linux, raise fs.inotify.max_user_watches or max_user_instances if they are exhausted)", path.display())]
+    Watch {
+        /// The directory watched.
+        path: PathBuf,
+        /// What the watcher said.
+        detail: String,
+    },
 }
 
 impl StoreError {

@@ -210,6 +210,86 @@ pub trait EventLog: Send + Sync {
 
     /// Reads the events after `from` ([`EventCursor::START`] for all) that are complete now.
     fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError>;
+
+    /// The last `max` events complete now (fewer when the log is shorter), with the cursor
+    /// after them: where a follower of a long log starts without reading all of it. The
+    /// default reads the whole log; backends that can read from the end do better.
+    fn read_recent_events(&self, max: usize) -> Result<EventPage, StoreError> {
+        let mut page = self.read_events(EventCursor::START)?;
+        let skip = page.events.len().saturating_sub(max);
+        page.events.drain(..skip);
+        Ok(page)
+    }
+}
+
+/// Parts of a team's state, as a set: what a change may have touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Areas(u16);
+
+impl Areas {
+    /// Nothing.
+    pub const NONE: Areas = Areas(0);
+    /// The roster (members, statuses, usage).
+    pub const ROSTER: Areas = Areas(1);
+    /// Mailboxes and their cursors.
+    pub const MAIL: Areas = Areas(1 << 1);
+    /// The event log.
+    pub const EVENTS: Areas = Areas(1 << 2);
+    /// Protocol requests.
+    pub const REQUESTS: Areas = Areas(1 << 3);
+    /// The task board.
+    pub const TASKS: Areas = Areas(1 << 4);
+    /// Presence: what members are doing now.
+    pub const PRESENCE: Areas = Areas(1 << 5);
+    /// Teammates' transcripts.
+    pub const TRANSCRIPTS: Areas = Areas(1 << 6);
+    /// Leases (who is alive). A process that dies drops its lease without a change being
+    /// seen, so liveness is also worth asking now and then.
+    pub const LIVENESS: Areas = Areas(1 << 7);
+    /// Everything (a backend that cannot tell, or lost track).
+    pub const ALL: Areas = Areas(0xff);
+
+    /// True when the two sets share an area.
+    pub fn intersects(self, other: Areas) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    /// True when no area is in the set.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The set as bits, for a backend that keeps it in an atomic.
+    pub fn bits(self) -> u16 {
+        self.0
+    }
+
+    /// The set from [`Areas::bits`]; unknown bits are dropped.
+    pub fn from_bits(bits: u16) -> Areas {
+        Areas(bits & Areas::ALL.0)
+    }
+}
+
+impl std::ops::BitOr for Areas {
+    type Output = Areas;
+    fn bitor(self, rhs: Areas) -> Areas {
+        Areas(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for Areas {
+    fn bitor_assign(&mut self, rhs: Areas) {
+        self.0 |= rhs.0;
+    }
+}
+
+/// Change notifications for a whole team, from any process; see [`TeamStore::watch_changes`].
+#[async_trait]
+pub trait ChangeWatch: Send {
+    /// Resolves with the areas changed since the previous call; changes that came while
+    /// nobody waited are kept and coalesce into one answer. Never resolves empty; it may
+    /// name an area that did not change in the end (callers re-read what they show).
+    async fn changed(&mut self) -> Areas;
 }
 
 /// Each teammate's conversation log, kept for resume.
@@ -302,6 +382,16 @@ pub trait TeamStore:
 {
     /// The team's name.
     fn team(&self) -> &str;
+
+    /// Starts watching the whole team for changes made by any process (the live dashboard,
+    /// `troupe team log --follow`): no polling, and only what changed is named. Reading the
+    /// store never causes a notification. Must be called inside a tokio runtime.
+    fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
+        Err(StoreError::Unsupported {
+            what: "change notifications",
+            backend: "this",
+        })
+    }
 }
 
 /// A team store shared by every part of a running team.

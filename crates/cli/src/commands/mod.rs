@@ -6,5 +6,7 @@ pub mod mcp;
 pub mod sandbox;
 pub mod task;
 pub mod team;
+pub mod team_status;
+pub mod team_watch;
 pub mod teammate;
 pub mod worktree;

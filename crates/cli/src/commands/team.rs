@@ -1,27 +1,39 @@
 //! `troupe team status|log|inbox|send|stop|requests`: the team seen (and written to) from
 //! another terminal.
 
+use super::team_status::Paint;
 use crate::args::{TeamArgs, TeamCommand};
 use crate::render::sanitize::{errln, json_line, out, outln};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
-use std::time::Duration;
 use troupe_agent::transcript::now_ms;
 use troupe_protocol::{Envelope, Event, MailKind};
-use troupe_store::{EventCursor, SharedStore, TeamStore};
+use troupe_store::{Areas, EventCursor, SharedStore, TeamStore};
+use troupe_team::protocols::answer::{answer_as_person, person_id, Verdict};
 use troupe_team::protocols::list::{list, parse_status, requests_table};
 use troupe_team::protocols::shutdown::{force_stop_in_store, request_shutdown, Asked, ForcePolicy};
 use troupe_team::protocols::StoreCourier;
-use troupe_team::render::roster_table;
 use troupe_team::shared::deliver;
 use troupe_team::LEAD;
 
-fn open(args: &TeamArgs) -> Result<SharedStore> {
+/// The `.troupe` directory the team subcommands look in.
+pub fn troupe_dir(args: &TeamArgs) -> Result<PathBuf> {
     let dir = match &args.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("reading the current directory")?,
     };
-    let troupe_dir: PathBuf = dir.join(".troupe");
+    Ok(dir.join(".troupe"))
+}
+
+/// The person at this terminal, as recorded in answers and mail: `user:$USER`.
+pub fn person() -> String {
+    person_id(&std::env::var("USER").unwrap_or_else(|_| "user".into()))
+}
+
+/// The team's store, on the backend `--store`/`TROUPE_STORE`/the settings choose.
+pub fn open(args: &TeamArgs) -> Result<SharedStore> {
+    let troupe_dir = troupe_dir(args)?;
+    let dir = troupe_dir.parent().map(PathBuf::from).unwrap_or_default();
     let choice = crate::store::choose_for(args.store.as_deref(), &dir)?;
     match crate::store::open_existing(&choice, &troupe_dir, &args.team)? {
         Some(store) => Ok(store),
@@ -34,21 +46,6 @@ fn open(args: &TeamArgs) -> Result<SharedStore> {
     }
 }
 
-/// Adds `tasks: [{id, subject}]` (its in-progress tasks) to each member of a roster's JSON.
-fn with_member_tasks(roster: &mut serde_json::Value, tasks: &[troupe_protocol::Task]) {
-    let Some(members) = roster.get_mut("members").and_then(|m| m.as_array_mut()) else {
-        return;
-    };
-    for m in members {
-        let name = m.get("name").and_then(|n| n.as_str()).unwrap_or_default();
-        let held: Vec<_> = troupe_team::board::tasks_of(tasks, name)
-            .iter()
-            .map(|t| serde_json::json!({"id": t.id, "subject": t.subject}))
-            .collect();
-        m["tasks"] = serde_json::Value::Array(held);
-    }
-}
-
 /// Formats an event as one human-readable line with a local-ish UTC time.
 pub fn event_line(event: &Event) -> String {
     let secs = event.ts / 1000;
@@ -58,6 +55,9 @@ pub fn event_line(event: &Event) -> String {
 
 /// Runs a team subcommand; returns the exit code.
 pub fn run(args: &TeamArgs) -> Result<i32> {
+    if let TeamCommand::Watch = args.command {
+        return super::team_watch::run(args);
+    }
     let store = open(args)?;
     match &args.command {
         TeamCommand::Status { json } => {
@@ -65,37 +65,24 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             for t in troupe_team::liveness::release_ghost_tasks(&StoreCourier(&*store))? {
                 errln!("task {} went back to the board: {}", t.id, release_note(&t));
             }
-            let roster = troupe_team::shared::roster_with_doing(&*store)?;
-            let tasks = store.list_tasks(&Default::default())?.tasks;
             if *json {
-                let mut value = serde_json::to_value(&roster)?;
-                with_member_tasks(&mut value, &tasks);
+                let value = super::team_status::json(&*store)?;
                 println!("{}", json_line(&serde_json::to_string_pretty(&value)?));
-            } else if roster.members.is_empty() {
-                outln!("team {} has no teammates yet", args.team);
             } else {
-                out!("{}", roster_table(&roster, &tasks));
+                // Sanitized cell by cell already, so that its colour codes survive.
+                print!(
+                    "{}",
+                    super::team_status::human(&*store, Paint::for_stdout())?
+                );
             }
         }
-        TeamCommand::Log { follow } => {
-            let mut cursor = EventCursor::START;
-            loop {
-                let read = store.read_events(cursor)?;
-                for event in &read.events {
-                    outln!("{}", event_line(event));
-                }
-                if read.corrupt > 0 {
-                    errln!(
-                        "warning: {} corrupt line(s) of events.jsonl skipped",
-                        read.corrupt
-                    );
-                }
-                cursor = read.next;
-                if !follow {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(200));
-            }
+        TeamCommand::Log { follow } => return log(&store, *follow),
+        TeamCommand::Watch => unreachable!("handled before the store is opened"),
+        TeamCommand::Approve { request_id, reason } => {
+            return answer(&*store, request_id, Verdict::Approve, reason.clone())
+        }
+        TeamCommand::Reject { request_id, reason } => {
+            return answer(&*store, request_id, Verdict::Reject, reason.clone())
         }
         TeamCommand::Inbox { agent } => {
             let batch = store.peek(agent)?;
@@ -120,10 +107,9 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             }
         }
         TeamCommand::Send { agent, text } => {
-            let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
             let env = Envelope::new(
                 MailKind::Message,
-                format!("user:{user}"),
+                person(),
                 agent.clone(),
                 text.clone(),
                 now_ms(),
@@ -168,8 +154,7 @@ fn release_note(task: &troupe_protocol::Task) -> String {
 /// stops it at once, no expiry needed.
 fn stop(store: &dyn TeamStore, name: &str, force: bool, reason: Option<String>) -> Result<i32> {
     if force {
-        let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
-        let m = force_stop_in_store(store, name, ForcePolicy::Override, &format!("user:{user}"))?;
+        let m = force_stop_in_store(store, name, ForcePolicy::Override, &person())?;
         outln!(
             "force-stopped {} (epoch {}): status stopped",
             m.name,
@@ -188,4 +173,68 @@ fn stop(store: &dyn TeamStore, name: &str, force: bool, reason: Option<String>) 
         ),
     }
     Ok(0)
+}
+
+/// `troupe team log [--follow]`: the event log; with `--follow`, each append is printed as
+/// the store's change notifications report it (nothing polls), reading only what was added.
+fn log(store: &SharedStore, follow: bool) -> Result<i32> {
+    let print = |cursor: EventCursor| -> Result<EventCursor> {
+        let read = store.read_events(cursor)?;
+        for event in &read.events {
+            outln!("{}", event_line(event));
+        }
+        if read.corrupt > 0 {
+            errln!(
+                "warning: {} corrupt line(s) of events.jsonl skipped",
+                read.corrupt
+            );
+        }
+        Ok(read.next)
+    };
+    if !follow {
+        print(EventCursor::START)?;
+        return Ok(0);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        // Watching starts before the first read, so no append between the two is missed.
+        let mut feed = store.watch_changes()?;
+        let mut cursor = print(EventCursor::START)?;
+        loop {
+            while !feed.changed().await.intersects(Areas::EVENTS) {}
+            cursor = print(cursor)?;
+        }
+    })
+}
+
+/// `troupe team approve|reject <id> [--reason]`: the person answers a pending request in the
+/// place of its addressee, through the request FSM (exit 1 when it refuses).
+fn answer(
+    store: &dyn TeamStore,
+    id: &str,
+    verdict: Verdict,
+    reason: Option<String>,
+) -> Result<i32> {
+    let me = person();
+    match answer_as_person(&StoreCourier(store), &me, id, verdict, reason) {
+        Ok(r) => {
+            outln!(
+                "{} {} request {} of {} (addressed to {}), recorded as {me}; {} has been told",
+                verdict.past(),
+                r.kind,
+                r.id,
+                r.from,
+                r.to,
+                r.from
+            );
+            Ok(0)
+        }
+        Err(e) => {
+            errln!("troupe: {e}");
+            Ok(1)
+        }
+    }
 }

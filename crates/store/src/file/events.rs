@@ -25,4 +25,21 @@ impl EventLog for FileStore {
             corrupt: corrupt.len(),
         })
     }
+
+    fn read_recent_events(&self, max: usize) -> Result<EventPage, StoreError> {
+        let path = self.events_path();
+        let chunk = jsonl::read_tail(&path, max)?;
+        let (mut events, corrupt) = jsonl::parse_chunk::<Event>(&chunk);
+        for bad in &corrupt {
+            tracing::warn!(path = %path.display(), offset = bad.offset, error = %bad.error, "skipping corrupt event line");
+        }
+        // Blank lines count towards `max` in the tail read; never return more than asked.
+        let skip = events.len().saturating_sub(max);
+        events.drain(..skip);
+        Ok(EventPage {
+            events,
+            next: EventCursor::from_backend(chunk.end()),
+            corrupt: corrupt.len(),
+        })
+    }
 }

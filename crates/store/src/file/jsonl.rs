@@ -154,6 +154,61 @@ pub fn read_from(path: &Path, from: u64) -> Result<Chunk, StoreError> {
     })
 }
 
+/// Reads the last `max_lines` complete lines (fewer when the log is shorter) under a shared
+/// lock, reading backwards from the end in blocks so that a long log costs only its tail. A
+/// missing file reads as empty.
+pub fn read_tail(path: &Path, max_lines: usize) -> Result<Chunk, StoreError> {
+    const BLOCK: u64 = 64 * 1024;
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Chunk::default()),
+        Err(e) => return Err(StoreError::io("open", path)(e)),
+    };
+    let _guard = LockGuard::shared(&file, path)?;
+    let file_len = file.metadata().map_err(StoreError::io("stat", path))?.len();
+    // `tail` holds the bytes from `pos` to the end of the file.
+    let mut pos = file_len;
+    let mut tail: Vec<u8> = Vec::new();
+    loop {
+        let newlines = tail.iter().filter(|b| **b == b'\n').count();
+        // One newline more than lines wanted: the one that ends the line before the first.
+        if pos == 0 || newlines > max_lines {
+            break;
+        }
+        let start = pos.saturating_sub(BLOCK);
+        let mut block = vec![0u8; usize::try_from(pos - start).unwrap_or(0)];
+        file.read_exact_at(&mut block, start)
+            .map_err(StoreError::io("read", path))?;
+        block.extend_from_slice(&tail);
+        tail = block;
+        pos = start;
+    }
+    // A partial last line (a writer died mid-line) is left out, as in `read_from`.
+    let keep = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    tail.truncate(keep);
+    let ends: Vec<usize> = tail
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| (*b == b'\n').then_some(i))
+        .collect();
+    let first = if ends.len() > max_lines {
+        // Past the newline that ends the line before the ones kept (or before a fragment of
+        // a line whose start was not read).
+        ends[ends.len() - max_lines - 1] + 1
+    } else if pos == 0 {
+        0
+    } else {
+        // Fewer newlines than asked although not at the start: only when max_lines is 0.
+        tail.len()
+    };
+    let bytes = tail.split_off(first);
+    Ok(Chunk {
+        start: pos + first as u64,
+        bytes,
+        file_len,
+    })
+}
+
 /// Parses one line as `T`. Invalid UTF-8 (a line torn inside a multi-byte character) and
 /// unparsable JSON alike come back as a [`CorruptLine`] naming what was wrong.
 pub fn parse_line<T: DeserializeOwned>(offset: u64, line: &[u8]) -> Result<T, CorruptLine> {
@@ -256,6 +311,39 @@ pub fn excerpt(line: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tail_reads_the_last_lines_across_blocks_and_leaves_a_partial_one() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("log.jsonl");
+        assert_eq!(read_tail(&path, 3).map(|c| c.end()).ok(), Some(0));
+        // Lines long enough that the tail spans several 64 KiB blocks.
+        let mut all = Vec::new();
+        for i in 0..400 {
+            all.extend_from_slice(
+                format!("{{\"i\":{i},\"pad\":\"{}\"}}\n", "x".repeat(500)).as_bytes(),
+            );
+        }
+        append_lines(&path, &all, Durability::OsBuffered).unwrap_or_else(|e| panic!("{e}"));
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("{e}"));
+        f.write_all(b"{\"torn\":").unwrap_or_else(|e| panic!("{e}"));
+        let whole = read_from(&path, 0).unwrap_or_else(|e| panic!("{e}"));
+        for want in [0usize, 1, 150, 399, 400, 1000] {
+            let chunk = read_tail(&path, want).unwrap_or_else(|e| panic!("{e}"));
+            let got: Vec<_> = chunk.lines().map(|(o, l)| (o, l.to_vec())).collect();
+            let expected: Vec<_> = whole.lines().map(|(o, l)| (o, l.to_vec())).collect();
+            let expected = expected[expected.len().saturating_sub(want)..].to_vec();
+            assert_eq!(got, expected, "last {want} lines");
+            assert_eq!(
+                chunk.end(),
+                whole.end(),
+                "the cursor follows the last whole line"
+            );
+        }
+    }
 
     #[test]
     fn partial_tail_is_left_and_torn_line_isolated() {

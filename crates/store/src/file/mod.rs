@@ -15,6 +15,7 @@
 //! Everything outside this crate opens it with [`open`] and sees only `dyn TeamStore`.
 
 pub mod atomic;
+mod changes;
 mod events;
 pub mod jsonl;
 pub mod lock;
@@ -35,7 +36,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use troupe_protocol::validate_agent_name;
 
 use crate::error::StoreError;
-use crate::{Durability, LivenessStore, SharedStore, TeamStore};
+use crate::{ChangeWatch, Durability, LivenessStore, SharedStore, TeamStore};
+
+pub use changes::{wait_for_team, FileChangeWatch};
 
 /// Opens (creating as needed) the file store of `team` under `troupe_dir` (the `.troupe`
 /// directory), with fsync durability: the file backend as the team runtime sees it.
@@ -149,6 +152,10 @@ impl FileStore {
 impl TeamStore for FileStore {
     fn team(&self) -> &str {
         &self.inner.team
+    }
+
+    fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
+        Ok(Box::new(self.watch_dir_changes()?))
     }
 }
 

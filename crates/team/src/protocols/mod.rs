@@ -2,6 +2,7 @@
 //! escalation, all built on the durable request FSM of `troupe_protocol::request` and the
 //! request store. The harness enforces every rule; the prompt only explains them.
 
+pub mod answer;
 pub mod error;
 pub mod list;
 pub mod permission;

@@ -3,7 +3,10 @@
 //! answers for the lead is a setting: the lead model (`review_permission`, the default) or
 //! the person at the REPL (`teammate_permissions: "user"`).
 
-use super::{load, mail_about, open_and_mail, ProtocolError, LEAD_EPOCH, PERMISSION_TTL_MS};
+use super::answer::Party;
+use super::{
+    load, mail_about, open_and_mail, Courier, ProtocolError, LEAD_EPOCH, PERMISSION_TTL_MS,
+};
 use crate::shared::TeamShared;
 use crate::spec::LEAD;
 use async_trait::async_trait;
@@ -117,13 +120,18 @@ impl EscalatingApprover {
             match request.status {
                 RequestStatus::Approved => return Approval::Allow,
                 RequestStatus::Rejected => {
+                    let who = if request.answered_by_person() {
+                        "the person overseeing the team"
+                    } else {
+                        "the lead"
+                    };
                     let why = request
                         .response
                         .and_then(|r| r.reason)
                         .map(|r| format!(": {r}"))
                         .unwrap_or_default();
                     return Approval::Deny(format!(
-                        "the lead refused this {tool} call{why}. Do not retry it; adapt your approach or ask the lead."
+                        "{who} refused this {tool} call{why}. Do not retry it; adapt your approach or ask the lead."
                     ));
                 }
                 RequestStatus::Expired => {
@@ -243,12 +251,29 @@ pub fn review_permission(
     approve: bool,
     reason: Option<String>,
 ) -> Result<Request, ProtocolError> {
-    let store = &shared.store;
-    let current = load(&**store, id, RequestKind::Permission, "review_permission")?;
+    let answered = review_permission_by(shared, Party::Addressee(by), id, approve, reason);
+    // After the mail, so the teammate sees it with its tool result rather than being woken for
+    // it later; a waiter woken for nothing re-checks the store.
+    shared.protocols.resolved(id.trim());
+    answered
+}
+
+/// [`review_permission`] by either party, through any courier: the teammate's waiting call
+/// is woken by the mail (its member's mailbox watch), wherever it runs.
+pub(crate) fn review_permission_by(
+    courier: &dyn Courier,
+    party: Party<'_>,
+    id: &str,
+    approve: bool,
+    reason: Option<String>,
+) -> Result<Request, ProtocolError> {
+    let store = courier.store();
+    let current = load(store, id, RequestKind::Permission, "review_permission")?;
     let id = current.id.clone();
     let request = store
         .update_request(&id, &mut |r| {
-            r.respond(by, LEAD_EPOCH, approve, reason.clone(), now_ms())
+            party
+                .respond(r, LEAD_EPOCH, approve, reason.clone(), now_ms())
                 .map(|_| ())
         })
         .map_err(|e| ProtocolError::from_store(&id, e))?;
@@ -257,26 +282,31 @@ pub fn review_permission(
         .get("summary")
         .and_then(Value::as_str)
         .unwrap_or("the tool call");
+    let who = capitalized(&party.described());
     let content = match (approve, reason.as_deref()) {
-        (true, _) => format!("The lead allowed {tool} (request {id})."),
-        (false, Some(why)) => format!("The lead refused {tool} (request {id}): {why}"),
-        (false, None) => format!("The lead refused {tool} (request {id})."),
+        (true, _) => format!("{who} allowed {tool} (request {id})."),
+        (false, Some(why)) => format!("{who} refused {tool} (request {id}): {why}"),
+        (false, None) => format!("{who} refused {tool} (request {id})."),
     };
     let to = request.from.clone();
-    // The mail goes first, so the teammate sees it with its tool result rather than being
-    // woken for it later.
-    let mailed = mail_about(
-        shared,
+    mail_about(
+        courier,
         &request,
         MailKind::PermissionResponse,
-        by,
+        party.name(),
         &to,
         content,
         json!({ "approve": approve, "reason": reason }),
-    );
-    shared.protocols.resolved(&id);
-    mailed?;
+    )?;
     Ok(request)
+}
+
+/// "The lead" for "the lead"; a person's id unchanged.
+fn capitalized(who: &str) -> String {
+    match who.strip_prefix("the ") {
+        Some(rest) => format!("The {rest}"),
+        None => who.to_string(),
+    }
 }
 
 /// Input of `review_permission`.

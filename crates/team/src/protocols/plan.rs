@@ -3,6 +3,7 @@
 //! `review_plan`. Approval is persisted in the roster (`plan_approved`), so it survives a
 //! restart; a rejection delivers the feedback and a revised plan opens a new request.
 
+use super::answer::Party;
 use super::{load, mail_about, open_and_mail, Courier, ProtocolError, LEAD_EPOCH, PLAN_TTL_MS};
 use crate::shared::TeamShared;
 use crate::spec::LEAD;
@@ -76,12 +77,24 @@ pub fn review_plan(
     approve: bool,
     feedback: Option<String>,
 ) -> Result<Request, ProtocolError> {
+    review_plan_by(courier, Party::Addressee(by), id, approve, feedback)
+}
+
+/// [`review_plan`] by either party: the lead, or a person answering in its place.
+pub(crate) fn review_plan_by(
+    courier: &dyn Courier,
+    party: Party<'_>,
+    id: &str,
+    approve: bool,
+    feedback: Option<String>,
+) -> Result<Request, ProtocolError> {
+    let by = party.name();
     let store = courier.store();
     let current = load(store, id, RequestKind::Plan, "review_plan")?;
     let id = current.id.clone();
     let opener_epoch = super::opener_epoch(&current).unwrap_or(0);
     let opener_alive = !super::incarnation_ended(store, &current.from, opener_epoch);
-    if current.status == RequestStatus::Pending && current.to == by && !opener_alive {
+    if current.status == RequestStatus::Pending && party.may_answer(&current) && !opener_alive {
         let now = now_ms();
         let from = current.from.clone();
         let _ = store.update_request(&id, &mut |r| {
@@ -99,7 +112,8 @@ pub fn review_plan(
     }
     let request = store
         .update_request(&id, &mut |r| {
-            r.respond(by, LEAD_EPOCH, approve, feedback.clone(), now_ms())
+            party
+                .respond(r, LEAD_EPOCH, approve, feedback.clone(), now_ms())
                 .map(|_| ())
         })
         .map_err(|e| ProtocolError::from_store(&id, e))?;
@@ -113,8 +127,9 @@ pub fn review_plan(
             }
         })?;
     }
+    let who = party.described();
     let content = match (approve, feedback.as_deref()) {
-        (true, Some(f)) => format!("Your plan (request {id}) was approved. You may now edit files and run commands to carry it out. Note from the lead: {f}"),
+        (true, Some(f)) => format!("Your plan (request {id}) was approved. You may now edit files and run commands to carry it out. Note from {who}: {f}"),
         (true, None) => format!("Your plan (request {id}) was approved. You may now edit files and run commands to carry it out."),
         (false, Some(f)) => format!("Your plan (request {id}) was rejected. Feedback: {f}\nRevise the plan and submit it again with submit_plan; until then, change nothing."),
         (false, None) => format!("Your plan (request {id}) was rejected (no feedback given). Revise it and submit it again with submit_plan; until then, change nothing."),

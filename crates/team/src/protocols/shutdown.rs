@@ -215,11 +215,31 @@ pub fn force_stop_in_store(
     by: &str,
 ) -> Result<Member, ProtocolError> {
     let member = force_target(store, name, policy)?;
+    end_in_store(
+        store,
+        &member,
+        AgentStatus::Stopped,
+        &format!("force-stopped by {by}"),
+    )?;
+    Ok(member)
+}
+
+/// Ends one incarnation of a teammate through the bare store: roster `status` (unless it
+/// ended already), an event saying `why`, its tasks back on the board, SIGTERM to its own
+/// process and a wake, so an idle loop notices; a working in-process teammate stops at its
+/// next tool call (see [`StopGate`]).
+pub(crate) fn end_in_store(
+    store: &dyn TeamStore,
+    member: &Member,
+    status: AgentStatus,
+    why: &str,
+) -> Result<(), ProtocolError> {
+    let name = member.name.as_str();
     let now = now_ms();
     store.update_roster(&mut |roster: &mut Roster| {
         if let Some(m) = roster.get_mut(name) {
             if m.epoch == member.epoch && !m.status.is_ended() {
-                m.status = AgentStatus::Stopped;
+                m.status = status;
                 m.activity = None;
                 m.last_seen = now;
             }
@@ -228,22 +248,22 @@ pub fn force_stop_in_store(
     let event = Event::new(
         EventKind::StatusChanged,
         Some(name),
-        format!("stopped: force-stopped by {by}"),
+        format!("{status}: {why}"),
         now,
     );
     if let Err(e) = store.record(&event) {
-        tracing::warn!(error = %e, "could not record a force-stop");
+        tracing::warn!(error = %e, "could not record a teammate's end");
     }
     // Before the signal: the member's own end would give them back with a vaguer note.
-    release_tasks(&StoreCourier(store), name, by);
-    signal(store, &member);
-    Ok(member)
+    release_tasks(&StoreCourier(store), name, why);
+    signal(store, member);
+    Ok(())
 }
 
-/// A force-stopped member's tasks go back to the board at once: its process may be stuck, or
-/// gone, and will not finish them.
-fn release_tasks(courier: &dyn Courier, name: &str, by: &str) {
-    let why = format!("its owner {name} was force-stopped by {by}");
+/// An ended member's tasks go back to the board at once: its process may be stuck, or gone,
+/// and will not finish them.
+fn release_tasks(courier: &dyn Courier, name: &str, how: &str) {
+    let why = format!("its owner {name} was {how}");
     if let Err(e) = liveness::release_tasks_of(courier, name, &why) {
         tracing::warn!(error = %e, member = name, "could not give a stopped member's tasks back");
     }
@@ -256,7 +276,7 @@ impl TeamShared {
         let member = force_target(&*self.store, name, policy)?;
         self.set_status(name, member.epoch, AgentStatus::Stopped, "force-stopped");
         self.protocols.stop_agent(name, member.epoch);
-        release_tasks(self, name, LEAD);
+        release_tasks(self, name, &format!("force-stopped by {LEAD}"));
         signal(&*self.store, &member);
         Ok(member)
     }

@@ -1,0 +1,98 @@
+//! `troupe team watch`: the live dashboard (crate `troupe-watch`) on this terminal — raw mode
+//! and the alternate screen for as long as it runs, restored however it ends (quit, error,
+//! panic, SIGTERM or SIGHUP).
+
+use std::io::{IsTerminal, Stdout, Write};
+
+use anyhow::{bail, Context, Result};
+use crossterm::event::EventStream;
+use crossterm::terminal::{enable_raw_mode, EnterAlternateScreen};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use tokio::signal::unix::{signal, SignalKind};
+use troupe_watch::{Colours, Options};
+
+use super::team::{person, troupe_dir};
+use super::team_status::price;
+use crate::args::TeamArgs;
+
+/// Runs the dashboard until the person quits; returns the exit code.
+pub fn run(args: &TeamArgs) -> Result<i32> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        bail!("troupe team watch draws a full-screen view and needs a terminal; in scripts use `troupe team status --json` or `troupe team log --follow`");
+    }
+    troupe_protocol::validate_agent_name(&args.team)
+        .map_err(|e| anyhow::anyhow!("--team {}: {e}", args.team))?;
+    let dir = troupe_dir(args)?;
+    let team = args.team.clone();
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let options = Options {
+        team: team.clone(),
+        person: person(),
+        pricing: Some(price),
+        colours: if no_color { Colours::Off } else { Colours::On },
+        waiting_note: format!("There is no team '{team}' in {} yet.", dir.display()),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let mut term = signal(SignalKind::terminate()).context("watching SIGTERM")?;
+        let mut hangup = signal(SignalKind::hangup()).context("watching SIGHUP")?;
+        let open = async move {
+            troupe_store::file::wait_for_team(&dir, &team).await?;
+            troupe_store::file::open(&dir, &team)
+        };
+        let mut terminal = setup().context("setting up the terminal")?;
+        let result = tokio::select! {
+            r = troupe_watch::run(&mut terminal, EventStream::new(), open, options) => r,
+            _ = term.recv() => Ok(()),
+            _ = hangup.recv() => Ok(()),
+        };
+        ratatui::restore();
+        result.map(|()| 0).map_err(anyhow::Error::from)
+    })
+}
+
+/// Stdout that brackets each frame in a synchronized update (`CSI ? 2026 h` … `l`): the
+/// first write after a flush opens it, the flush that ends a frame closes it, so terminals
+/// that know the mode show whole frames only (the others ignore it).
+struct FrameWriter {
+    out: Stdout,
+    in_frame: bool,
+}
+
+impl Write for FrameWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.in_frame {
+            self.out.write_all(b"\x1b[?2026h")?;
+            self.in_frame = true;
+        }
+        self.out.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.in_frame {
+            self.out.write_all(b"\x1b[?2026l")?;
+            self.in_frame = false;
+        }
+        self.out.flush()
+    }
+}
+
+/// Raw mode and the alternate screen, with a panic hook that restores the terminal before
+/// the panic is reported.
+fn setup() -> std::io::Result<Terminal<CrosstermBackend<FrameWriter>>> {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        ratatui::restore();
+        previous(info);
+    }));
+    enable_raw_mode()?;
+    crossterm::execute!(std::io::stdout(), EnterAlternateScreen)?;
+    Terminal::new(CrosstermBackend::new(FrameWriter {
+        out: std::io::stdout(),
+        in_frame: false,
+    }))
+}

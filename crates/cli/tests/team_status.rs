@@ -1,0 +1,200 @@
+//! `troupe team status [--json]` and `troupe team log --follow` from another terminal: JSON
+//! for scripts with the roster, pending requests, board and usage; the human table aligned,
+//! coloured in a terminal and plain when piped or under `NO_COLOR`; the log followed through
+//! change notifications.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+mod common;
+mod pty_support;
+
+use common::{stderr, subcommand};
+use pty_support::Pty;
+use serde_json::{json, Value};
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use troupe_protocol::{AgentStatus, Event, EventKind, Member, Request, RequestKind, Usage};
+use troupe_store::SharedStore;
+use troupe_testkit::TempWorkspace;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A team made through the store: bob (planner, sonnet, waiting for his plan), carol
+/// (failed), a pending plan request and one task.
+fn team(ws: &Path) -> (SharedStore, Request) {
+    let created = subcommand(ws, &["task", "create", "write the parser"]);
+    assert!(created.status.success(), "{}", stderr(&created));
+    let s = troupe_store::file::open(&ws.join(".troupe"), "default").unwrap();
+    s.update_roster(&mut |r| {
+        let mut bob = Member::new("bob", "planner", 1, 1);
+        bob.status = AgentStatus::Idle;
+        bob.model = Some("claude-sonnet-4-5".into());
+        bob.usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 100_000,
+            ..Usage::default()
+        };
+        let mut carol = Member::new("carol", "tester", 1, 1);
+        carol.status = AgentStatus::Failed;
+        carol.usage.input_tokens = 500;
+        r.members = vec![bob, carol];
+    })
+    .unwrap();
+    let plan = Request::open(
+        RequestKind::Plan,
+        "bob",
+        "lead",
+        0,
+        json!({"plan": "split the parser"}),
+        1,
+        None,
+    );
+    s.create_request(&plan).unwrap();
+    (s, plan)
+}
+
+fn status_json(ws: &Path) -> Value {
+    let out = subcommand(ws, &["team", "status", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn status_json_has_the_roster_pending_requests_board_and_usage() {
+    let ws = TempWorkspace::new();
+    let (s, plan) = team(ws.path());
+    let v = status_json(ws.path());
+    assert_eq!(v["lead_alive"], false);
+    let bob = &v["members"][0];
+    assert_eq!(
+        (bob["name"].as_str(), bob["status"].as_str()),
+        (Some("bob"), Some("idle"))
+    );
+    assert_eq!(
+        bob["live_status"], "gone",
+        "no live process holds bob's lease: {bob}"
+    );
+    assert_eq!(bob["alive"], false);
+    assert_eq!(v["members"][1]["live_status"], "failed");
+    assert_eq!(v["requests"].as_array().unwrap().len(), 1);
+    assert_eq!(v["requests"][0]["id"], plan.id.as_str());
+    assert_eq!(v["tasks"][0]["subject"], "write the parser");
+    assert_eq!(v["usage"]["total_tokens"], 1_100_500);
+    // Sonnet list prices: $3 in, $15 out per million tokens; carol's model is unknown.
+    assert!(
+        (v["usage"]["cost_usd"].as_f64().unwrap() - 4.5).abs() < 1e-9,
+        "{}",
+        v["usage"]
+    );
+
+    // While a live process holds his lease, bob is waiting for his plan.
+    let lease = s.acquire_lease("bob").unwrap();
+    let v = status_json(ws.path());
+    assert_eq!(v["members"][0]["live_status"], "waiting");
+    assert_eq!(
+        v["members"][0]["waiting_for"]["request_id"],
+        plan.id.as_str()
+    );
+    assert_eq!(v["members"][0]["waiting_for"]["kind"], "plan");
+    drop(lease);
+}
+
+#[test]
+fn human_status_is_plain_when_piped_and_coloured_in_a_terminal() {
+    let ws = TempWorkspace::new();
+    let (s, plan) = team(ws.path());
+    let _lease = s.acquire_lease("bob").unwrap();
+
+    let out = subcommand(ws.path(), &["team", "status"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!out.stdout.contains(&0x1b), "piped output is plain");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    let header = lines.iter().find(|l| l.starts_with("NAME")).unwrap();
+    let bob = lines.iter().find(|l| l.starts_with("bob ")).unwrap();
+    let at = header.find("STATUS").unwrap();
+    assert_eq!(
+        &bob[at..at + "waiting (plan)".len()],
+        "waiting (plan)",
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("lead ")),
+        "a lead row: {text}"
+    );
+    assert!(
+        text.contains("1 pending request") && text.contains(&plan.id),
+        "{text}"
+    );
+    assert!(text.contains("troupe team approve|reject <id>"), "{text}");
+
+    let status_in_pty = |no_color: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_troupe"));
+        cmd.current_dir(ws.path())
+            .args(["team", "status"])
+            .env_remove("NO_COLOR");
+        if let Some(v) = no_color {
+            cmd.env("NO_COLOR", v);
+        }
+        let mut pty = Pty::spawn(cmd, 40, 200);
+        assert!(pty.wait_exit(LIMIT).unwrap().success());
+        pty.wait_for_text("carol", LIMIT);
+        pty.raw()
+    };
+    let coloured = String::from_utf8_lossy(&status_in_pty(None)).into_owned();
+    assert!(
+        coloured.contains("\u{1b}[1;33mwaiting (plan)\u{1b}[0m"),
+        "{coloured:?}"
+    );
+    assert!(
+        coloured.contains("\u{1b}[1;31mfailed\u{1b}[0m"),
+        "{coloured:?}"
+    );
+    let plain = status_in_pty(Some("1"));
+    assert!(
+        !plain.contains(&0x1b),
+        "NO_COLOR: {:?}",
+        String::from_utf8_lossy(&plain)
+    );
+}
+
+#[test]
+fn log_follow_prints_each_append_as_it_happens() {
+    let ws = TempWorkspace::new();
+    let (s, _) = team(ws.path());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .current_dir(ws.path())
+        .args(["team", "log", "--follow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let wait_for = |needle: &str| loop {
+        let line = rx
+            .recv_timeout(LIMIT)
+            .unwrap_or_else(|_| panic!("{needle} never printed"));
+        if line.contains(needle) {
+            return line;
+        }
+    };
+    // What was there before it started (the task's creation), then each new event.
+    wait_for("write the parser");
+    for i in 0..3 {
+        let detail = format!("follow-me-{i}");
+        s.record(&Event::new(EventKind::Error, Some("lead"), &detail, 1))
+            .unwrap();
+        assert!(wait_for(&detail).contains("lead error"));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -1,0 +1,226 @@
+//! Change notifications for the file backend: the `notify` crate (inotify on Linux) watching
+//! the team directory recursively. Each file-system event is mapped to the [`Areas`] its path
+//! belongs to and OR-ed into one shared set, which the waiting side takes whole: a burst of a
+//! thousand appends costs the reader one wake-up, and nobody polls.
+//!
+//! Reads never wake anyone: the watch reports opens too (`notify` asks inotify for them), and
+//! they are dropped here; only writes, creations, removals, renames and a close after writing
+//! count. (The store's lock files are opened for writing, so taking a lock counts as a change
+//! to its area — only writers take them.)
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use tokio::sync::Notify;
+
+use super::FileStore;
+use crate::error::StoreError;
+use crate::{Areas, ChangeWatch};
+
+/// What the watcher's thread and the waiting side share.
+#[derive(Debug, Default)]
+struct Pending {
+    /// Areas changed since the waiting side last took them.
+    bits: AtomicU16,
+    /// Wakes the waiting side (a stored permit covers a change made before it waits).
+    wake: Notify,
+}
+
+impl Pending {
+    fn add(&self, areas: Areas) {
+        if areas.is_empty() {
+            return;
+        }
+        self.bits.fetch_or(areas.bits(), Ordering::AcqRel);
+        self.wake.notify_one();
+    }
+
+    async fn take(&self) -> Areas {
+        loop {
+            let bits = self.bits.swap(0, Ordering::AcqRel);
+            if bits != 0 {
+                return Areas::from_bits(bits);
+            }
+            self.wake.notified().await;
+        }
+    }
+}
+
+/// A recursive watch on one team directory.
+pub struct FileChangeWatch {
+    // Dropping the watcher ends the watch (and its thread).
+    _watcher: RecommendedWatcher,
+    pending: Arc<Pending>,
+}
+
+#[async_trait]
+impl ChangeWatch for FileChangeWatch {
+    async fn changed(&mut self) -> Areas {
+        self.pending.take().await
+    }
+}
+
+/// The area a path under the team directory belongs to (see the layout in `file/mod.rs`).
+fn area_of(team_dir: &Path, path: &Path) -> Areas {
+    let Ok(rel) = path.strip_prefix(team_dir) else {
+        return Areas::NONE;
+    };
+    let Some(Component::Normal(first)) = rel.components().next() else {
+        // The team directory itself: moved, removed or its attributes changed.
+        return Areas::ALL;
+    };
+    match first.to_str().unwrap_or_default() {
+        "roster.json" | "roster.lock" => Areas::ROSTER,
+        "events.jsonl" => Areas::EVENTS,
+        "inbox" => Areas::MAIL,
+        "requests" => Areas::REQUESTS,
+        "tasks" => Areas::TASKS,
+        "presence" => Areas::PRESENCE,
+        "transcripts" => Areas::TRANSCRIPTS,
+        "live" => Areas::LIVENESS,
+        // The temporary file of an atomic roster write becomes roster.json by a rename,
+        // which is reported on its own.
+        name if name.starts_with(".roster.json.tmp") => Areas::NONE,
+        // Something troupe does not know (a newer version's file, a person's notes).
+        _ => Areas::NONE,
+    }
+}
+
+/// The areas one file-system event touched.
+fn areas_of(team_dir: &Path, event: &notify::Event) -> Areas {
+    if event.need_rescan() {
+        // The kernel's queue overflowed: changes were lost, so everything may have changed.
+        return Areas::ALL;
+    }
+    match event.kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
+        EventKind::Access(_) => return Areas::NONE,
+        EventKind::Any
+        | EventKind::Create(_)
+        | EventKind::Modify(_)
+        | EventKind::Remove(_)
+        | EventKind::Other => {}
+    }
+    let mut areas = Areas::NONE;
+    for path in &event.paths {
+        areas |= area_of(team_dir, path);
+    }
+    areas
+}
+
+impl FileStore {
+    /// Watches the team directory recursively (see the module docs).
+    pub(super) fn watch_dir_changes(&self) -> Result<FileChangeWatch, StoreError> {
+        let dir: PathBuf = self.dir().to_path_buf();
+        let pending = Arc::new(Pending::default());
+        let on_event = {
+            let pending = pending.clone();
+            let dir = dir.clone();
+            move |result: notify::Result<notify::Event>| match result {
+                Ok(event) => pending.add(areas_of(&dir, &event)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "team directory watch reported an error");
+                    pending.add(Areas::ALL);
+                }
+            }
+        };
+        let watch_error = |e: notify::Error| StoreError::Watch {
+            path: dir.clone(),
+            detail: e.to_string(),
+        };
+        let mut watcher = notify::recommended_watcher(on_event).map_err(watch_error)?;
+        watcher
+            .watch(&dir, RecursiveMode::Recursive)
+            .map_err(watch_error)?;
+        Ok(FileChangeWatch {
+            _watcher: watcher,
+            pending,
+        })
+    }
+}
+
+/// Waits until `troupe_dir` holds a store for `team` (a lead creates it), watching the nearest
+/// directory that exists on the way to it, so that waiting costs nothing.
+pub async fn wait_for_team(troupe_dir: &Path, team: &str) -> Result<(), StoreError> {
+    let team_dir = super::team_dir(troupe_dir, team);
+    loop {
+        if super::exists(troupe_dir, team) {
+            return Ok(());
+        }
+        let Some(nearest) = team_dir.ancestors().skip(1).find(|d| d.is_dir()) else {
+            return Err(StoreError::Watch {
+                path: team_dir,
+                detail: "none of its parent directories exists".to_string(),
+            });
+        };
+        let pending = Arc::new(Pending::default());
+        let on_event = {
+            let pending = pending.clone();
+            move |_: notify::Result<notify::Event>| pending.add(Areas::ALL)
+        };
+        let watch_error = |e: notify::Error| StoreError::Watch {
+            path: nearest.to_path_buf(),
+            detail: e.to_string(),
+        };
+        let mut watcher = notify::recommended_watcher(on_event).map_err(watch_error)?;
+        watcher
+            .watch(nearest, RecursiveMode::NonRecursive)
+            .map_err(watch_error)?;
+        // Created between the check above and the watch: seen now rather than never.
+        if super::exists(troupe_dir, team) {
+            return Ok(());
+        }
+        pending.take().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::FutureExt;
+
+    #[test]
+    fn changes_coalesce_into_one_take() {
+        let pending = Pending::default();
+        for _ in 0..1_000 {
+            pending.add(Areas::EVENTS);
+        }
+        pending.add(Areas::ROSTER);
+        pending.add(Areas::NONE);
+        assert_eq!(
+            pending.take().now_or_never(),
+            Some(Areas::EVENTS | Areas::ROSTER)
+        );
+        // Nothing left: the next take waits for the next change.
+        assert_eq!(pending.take().now_or_never(), None);
+        pending.add(Areas::TASKS);
+        assert_eq!(pending.take().now_or_never(), Some(Areas::TASKS));
+    }
+
+    #[test]
+    fn paths_map_to_their_areas() {
+        let dir = Path::new("/w/.troupe/teams/t");
+        let cases = [
+            ("roster.json", Areas::ROSTER),
+            ("roster.lock", Areas::ROSTER),
+            ("events.jsonl", Areas::EVENTS),
+            ("inbox/bob.jsonl", Areas::MAIL),
+            ("requests/01J.json", Areas::REQUESTS),
+            ("tasks/3.json", Areas::TASKS),
+            ("presence/bob.doing", Areas::PRESENCE),
+            ("transcripts/bob.jsonl", Areas::TRANSCRIPTS),
+            ("live/bob.lock", Areas::LIVENESS),
+            (".roster.json.tmp-1-2", Areas::NONE),
+            ("notes.txt", Areas::NONE),
+        ];
+        for (rel, want) in cases {
+            assert_eq!(area_of(dir, &dir.join(rel)), want, "{rel}");
+        }
+        assert_eq!(area_of(dir, dir), Areas::ALL);
+        assert_eq!(area_of(dir, Path::new("/elsewhere/x")), Areas::NONE);
+    }
+}
