@@ -51,6 +51,7 @@ pub struct AgentBuilder {
     transcript: Option<PathBuf>,
     stop: Arc<AtomicBool>,
     sandbox: Option<SandboxConfig>,
+    context_window: Option<u64>,
 }
 
 impl AgentBuilder {
@@ -81,6 +82,7 @@ impl AgentBuilder {
             transcript: None,
             stop: Arc::new(AtomicBool::new(false)),
             sandbox: None,
+            context_window: None,
         }
     }
 
@@ -105,6 +107,13 @@ impl AgentBuilder {
     /// Output token limit per model call.
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
+        self
+    }
+
+    /// The model's context window in tokens (`--context-window`); `None`: the settings'
+    /// `contextWindow`, else the figure of a well-known model, else the default.
+    pub fn context_window(mut self, tokens: Option<u64>) -> Self {
+        self.context_window = tokens;
         self
     }
 
@@ -179,8 +188,15 @@ impl AgentBuilder {
             transcript: self.transcript.as_deref(),
         };
         let todo = crate::todo::TodoList::default();
+        let compact_request = crate::compact::CompactRequest::default();
         let mut extensions = self.extensions;
         extensions.insert(0, Arc::new(crate::todo::TodoExtension::new(todo.clone())));
+        extensions.insert(
+            1,
+            Arc::new(crate::compact::CompactExtension::new(
+                compact_request.clone(),
+            )),
+        );
         let mut tools = self.tools;
         let mut sections = Vec::new();
         let mut gates = Vec::new();
@@ -188,6 +204,7 @@ impl AgentBuilder {
         let mut workspace_sources = Vec::new();
         let mut lifecycle = Vec::new();
         let mut sources = Vec::new();
+        let mut usage_sinks = Vec::new();
         for extension in &extensions {
             for tool in extension.tools(&cx) {
                 tools.register(tool);
@@ -198,6 +215,7 @@ impl AgentBuilder {
             workspace_sources.extend(extension.workspace_source(&cx));
             lifecycle.extend(extension.lifecycle(&cx));
             sources.extend(extension.tool_source(&cx));
+            usage_sinks.extend(extension.usage_sink(&cx));
         }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
@@ -210,6 +228,16 @@ impl AgentBuilder {
             extra: &sections,
             memory: &memory,
         });
+        let home = self.workspace.root().to_path_buf();
+        let window = crate::compact::CompactConfig::for_model(
+            &self.model_name,
+            self.context_window.or(self.settings.context_window),
+        );
+        let compactor = crate::compact::Compactor::new(
+            window,
+            crate::compact::SpillDir::new(None, &home),
+            compact_request,
+        );
         let ctx =
             ToolContext::new(self.workspace, self.name.clone()).with_sandbox_config(Arc::new(
                 self.sandbox
@@ -240,6 +268,9 @@ impl AgentBuilder {
             settings: self.settings,
             extensions,
             todo,
+            compactor,
+            usage_sinks,
+            home,
         });
         if let Some(path) = self.transcript {
             agent.attach_transcript(&path)?;

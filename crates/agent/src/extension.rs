@@ -71,6 +71,27 @@ pub trait Extension: Send + Sync {
     fn tool_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn ToolSource>> {
         None
     }
+
+    /// Text that re-states who the agent is and what it is working on, put at the head of the
+    /// conversation each time it is compacted: what the summary must not blur and the system
+    /// prompt may no longer say truly (a teammate's task and worktree, the team's roster now).
+    /// Asked at each compaction, so it may read current state; it must answer quickly.
+    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
+        None
+    }
+
+    /// Where the agent's token usage goes after every model reply (the team's roster), so it
+    /// is seen live rather than at the end of a turn.
+    fn usage_sink(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn UsageSink>> {
+        None
+    }
+}
+
+/// Receives an agent's running token total after each model reply (its own calls and its
+/// summaries). Called on the agent's task: it must not block (hand slow writes off).
+pub trait UsageSink: Send + Sync {
+    /// The agent `agent`, on model `model`, has used `total` so far.
+    fn record(&self, agent: &str, model: &str, total: &troupe_protocol::Usage);
 }
 
 /// A directory the agent's tools are bound to instead of the workspace it was built with: bash
