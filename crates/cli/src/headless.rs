@@ -3,7 +3,6 @@
 //! the team has settled, or when `--team-timeout` runs out.
 
 use crate::args::{Cli, OutputFormat};
-use crate::cost::cost_usd;
 use crate::render::json::{RunResult, Subtype};
 use crate::render::sanitize::terminal;
 use crate::render::{stream_json, text};
@@ -210,12 +209,17 @@ pub fn run(cli: &Cli) -> Result<i32> {
         Err(RunFailure::Agent(e)) => (Subtype::ErrorDuringExecution, e.to_string(), 0),
         Err(RunFailure::Team(e)) => (Subtype::ErrorDuringExecution, e, 0),
     };
-    // Subagents work for the lead: their tokens are the lead's.
-    let mut usage = lead.agent.usage();
-    usage.add(&lead.subagents.usage());
-    let teammates = lead
-        .team
-        .roster()
+    // Subagents work for the lead: their tokens are the lead's, shown on a row of their own.
+    let roster = lead.team.roster().ok();
+    let agents = crate::cost::breakdown(
+        lead.agent.usage(),
+        lead.subagents.usage(),
+        &lead.run.model.model,
+        roster.as_ref(),
+    );
+    let (usage, total_cost_usd) = crate::cost::totals(&agents);
+    let teammates = roster
+        .as_ref()
         .map(|r| {
             r.members
                 .iter()
@@ -231,7 +235,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         duration_api_ms: lead.agent.api_ms(),
         session_id,
         usage,
-        total_cost_usd: cost_usd(&lead.run.model.model, &usage),
+        total_cost_usd,
+        agents,
         teammates,
         todos: lead.agent.todos(),
     };

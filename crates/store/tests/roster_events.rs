@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::json;
-use troupe_protocol::{AgentStatus, Event, EventKind, Member};
+use troupe_protocol::{AgentStatus, AgentUsage, Event, EventKind, Member, Usage};
 use troupe_store::{Durability, EventCursor, SharedStore, StoreError, TeamStore};
 
 /// The file backend as the team sees it: a trait object.
@@ -231,5 +231,36 @@ fn bad_team_name_is_refused() {
     assert!(matches!(
         troupe_store::file::open(dir.path(), "../evil").map(|_| ()),
         Err(StoreError::BadName { what: "team", .. })
+    ));
+}
+
+#[test]
+fn running_usage_is_published_per_agent_beside_what_it_is_doing() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    assert!(ok(s.usages()).is_empty());
+    let usage = |input| AgentUsage {
+        model: "claude-sonnet-4-5".into(),
+        usage: Usage {
+            input_tokens: input,
+            output_tokens: 7,
+            ..Usage::default()
+        },
+    };
+    ok(s.set_doing("alice", Some("bash: ls")));
+    ok(s.set_usage("alice", &usage(100)));
+    ok(s.set_usage("lead", &usage(5)));
+    ok(s.set_usage("alice", &usage(250)));
+    let other = store(dir.path());
+    let usages = ok(other.usages());
+    assert_eq!(usages.get("alice"), Some(&usage(250)));
+    assert_eq!(usages.get("lead"), Some(&usage(5)));
+    assert_eq!(usages.len(), 2);
+    // Usage files are not mistaken for what a member is doing, nor the other way round.
+    assert_eq!(ok(other.doing()).keys().collect::<Vec<_>>(), ["alice"]);
+    assert!(ok(s.roster()).members.is_empty());
+    assert!(matches!(
+        s.set_usage("../x", &usage(1)),
+        Err(StoreError::BadName { .. })
     ));
 }

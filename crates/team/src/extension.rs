@@ -14,7 +14,9 @@ use crate::worktree::bind::WorktreeSource;
 use crate::worktree::WorktreeRecord;
 use std::path::PathBuf;
 use std::sync::Arc;
-use troupe_agent::{Extension, ExtensionContext, InboxSource, ToolGate, WorkspaceSource};
+use troupe_agent::{
+    Extension, ExtensionContext, InboxSource, ToolGate, UsageSink, WorkspaceSource,
+};
 use troupe_tools::DynTool;
 
 /// What leading a team adds to the lead agent.
@@ -63,6 +65,29 @@ impl Extension for LeadExtension {
             self.team.shared().store.clone(),
             LEAD,
         )))
+    }
+
+    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
+        Some(crate::restate::lead(self.team.shared()))
+    }
+
+    fn usage_sink(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn UsageSink>> {
+        Some(Arc::new(PresenceUsage(self.team.shared().clone())))
+    }
+}
+
+/// Publishes an agent's running token total to the team store's presence after every reply.
+struct PresenceUsage(Arc<TeamShared>);
+
+impl UsageSink for PresenceUsage {
+    fn record(&self, agent: &str, model: &str, total: &troupe_protocol::Usage) {
+        self.0.set_live_usage(
+            agent,
+            troupe_protocol::AgentUsage {
+                model: model.to_string(),
+                usage: *total,
+            },
+        );
     }
 }
 
@@ -143,5 +168,14 @@ impl Extension for TeammateExtension {
             self.shared.store.clone(),
             &self.spec.name,
         )))
+    }
+
+    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
+        let own = self.own_worktree.as_ref().map(|(r, _)| r.name.as_str());
+        Some(crate::restate::teammate(&self.shared, &self.spec, own))
+    }
+
+    fn usage_sink(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn UsageSink>> {
+        Some(Arc::new(PresenceUsage(self.shared.clone())))
     }
 }

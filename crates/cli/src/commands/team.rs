@@ -48,6 +48,18 @@ fn with_member_tasks(roster: &mut serde_json::Value, tasks: &[troupe_protocol::T
     }
 }
 
+/// Every agent's tokens and cost as the store last saw them: the lead's as it published them
+/// (its model prices the teammates that run on the team's default), then each teammate's.
+fn agent_costs(roster: &troupe_protocol::Roster) -> Vec<crate::cost::AgentCost> {
+    let lead = roster.lead_usage.clone().unwrap_or_default();
+    let model = if lead.model.is_empty() {
+        "unknown model"
+    } else {
+        lead.model.as_str()
+    };
+    crate::cost::breakdown(lead.usage, Default::default(), model, Some(roster))
+}
+
 /// Formats an event as one human-readable line with a local-ish UTC time.
 pub fn event_line(event: &Event) -> String {
     let secs = event.ts / 1000;
@@ -66,14 +78,20 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             }
             let roster = troupe_team::shared::roster_with_doing(&*store)?;
             let tasks = store.list_tasks(&Default::default())?.tasks;
+            let agents = agent_costs(&roster);
             if *json {
                 let mut value = serde_json::to_value(&roster)?;
                 with_member_tasks(&mut value, &tasks);
+                value["agents"] = agents.iter().map(crate::cost::AgentCost::to_json).collect();
                 println!("{}", json_line(&serde_json::to_string_pretty(&value)?));
             } else if roster.members.is_empty() {
                 outln!("team {} has no teammates yet", args.team);
+                if roster.lead_usage.is_some() {
+                    out!("\n{}", crate::cost::table(&agents));
+                }
             } else {
                 out!("{}", roster_table(&roster, &tasks));
+                out!("\n{}", crate::cost::table(&agents));
             }
         }
         TeamCommand::Log { follow } => {

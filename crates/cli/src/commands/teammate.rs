@@ -41,7 +41,9 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         .context("invalid permission rule passed to the teammate")?;
     // Its own connections to the same servers (one per server per process).
     let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
-    let settings = Arc::new(loaded.settings);
+    let mut settings = loaded.settings;
+    crate::settings::apply_flags(&mut settings, &args.agent);
+    let settings = Arc::new(settings);
     let troupe_dir = workspace.join(".troupe");
     let store = troupe_store::file::open(&troupe_dir, &args.team)
         .with_context(|| format!("opening team '{}'", args.team))?;

@@ -49,6 +49,9 @@ pub struct RunResult {
     pub usage: Usage,
     /// Approximate cost.
     pub total_cost_usd: f64,
+    /// Each agent's tokens and cost (the lead, its subagents, each teammate); `usage` and
+    /// `total_cost_usd` are their sums.
+    pub agents: Vec<crate::cost::AgentCost>,
     /// Each teammate's last report, when a team worked.
     pub teammates: Vec<Value>,
     /// The lead's todo list at the end, when it kept one.
@@ -70,6 +73,11 @@ impl RunResult {
             "usage": self.usage,
             "total_cost_usd": self.total_cost_usd,
         });
+        value["agents"] = self
+            .agents
+            .iter()
+            .map(crate::cost::AgentCost::to_json)
+            .collect();
         if !self.todos.is_empty() {
             value["todos"] = json!(self.todos);
         }

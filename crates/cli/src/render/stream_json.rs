@@ -53,6 +53,15 @@ pub fn event(session_id: &str, agent: &str, event: &AgentEvent<'_>) -> Option<Va
             "type": "system", "subtype": "retry", "agent": agent, "attempt": attempt, "wait_ms": wait_ms,
             "reason": reason, "session_id": session_id
         })),
+        // Claude Code's name and fields for it, with troupe's own beside them.
+        AgentEvent::Compacted(c) => Some(json!({
+            "type": "system", "subtype": "compact_boundary", "agent": agent, "session_id": session_id,
+            "compact_metadata": {
+                "trigger": c.reason.trigger().as_str(), "pre_tokens": c.tokens_before,
+                "post_tokens": c.tokens_after, "reason": c.reason.as_str(),
+                "summarized_messages": c.summarized, "kept_messages": c.kept,
+            },
+        })),
         AgentEvent::TextDelta(_)
         | AgentEvent::ThinkingDelta(_)
         | AgentEvent::ToolStarted { .. } => None,
