@@ -2,8 +2,8 @@
 //! tool_result per tool_use, and go again until a response carries no tool_use.
 
 use crate::binding::Binder;
-use crate::confine::{question, sandbox_for, unconfinable};
 use crate::compact::{CompactReason, Compactor};
+use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{
     Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, ToolSource,
     UsageSink, WorkspaceSource,

@@ -139,7 +139,9 @@ mod tests {
         alice.usage.input_tokens = 1_000_000;
         alice.model = Some("claude-haiku-4-5".into());
         roster.members.push(alice);
-        roster.members.push(troupe_protocol::Member::new("bob", "docs", 0, 1));
+        roster
+            .members
+            .push(troupe_protocol::Member::new("bob", "docs", 0, 1));
         let lead = Usage {
             input_tokens: 1_000_000,
             ..Usage::default()
@@ -153,8 +155,14 @@ mod tests {
         assert_eq!(usage.input_tokens, 2_000_000);
         assert!((cost - 4.0).abs() < 1e-9);
         let text = table(&rows);
-        assert!(text.contains("alice") && text.contains("claude-haiku-4-5"), "{text}");
-        assert!(text.lines().last().unwrap_or("").starts_with("total"), "{text}");
+        assert!(
+            text.contains("alice") && text.contains("claude-haiku-4-5"),
+            "{text}"
+        );
+        assert!(
+            text.lines().last().unwrap_or("").starts_with("total"),
+            "{text}"
+        );
         assert_eq!(rows[1].to_json()["usage"]["input_tokens"], 1_000_000);
     }
 

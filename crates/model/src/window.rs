@@ -46,7 +46,10 @@ mod tests {
     #[test]
     fn common_models_are_known_and_others_are_not() {
         assert_eq!(known_context_window("claude-sonnet-4-5"), Some(200_000));
-        assert_eq!(known_context_window("claude-3-5-haiku-latest"), Some(200_000));
+        assert_eq!(
+            known_context_window("claude-3-5-haiku-latest"),
+            Some(200_000)
+        );
         assert_eq!(known_context_window("gpt-4o-mini"), Some(128_000));
         assert_eq!(known_context_window("gpt-4.1-mini"), Some(1_047_576));
         assert_eq!(known_context_window("gpt-4"), Some(8_192));

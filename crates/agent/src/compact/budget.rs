@@ -183,7 +183,10 @@ mod tests {
         assert!(content.len() <= 8_000, "{}", content.len());
         assert!(content.starts_with("HEAD"));
         assert!(content.contains("TAIL"));
-        assert!(content.contains(".troupe/sessions/s1/tool-results/toolu_1.txt"), "{content}");
+        assert!(
+            content.contains(".troupe/sessions/s1/tool-results/toolu_1.txt"),
+            "{content}"
+        );
         let kept = std::fs::read_to_string(
             dir.path()
                 .join(".troupe/sessions/s1/tool-results/toolu_1.txt"),

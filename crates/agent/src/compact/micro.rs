@@ -62,7 +62,13 @@ pub fn apply(messages: &mut [ChatMessage], before: usize, spill: &SpillDir) -> V
                 .get(tool_use_id.as_str())
                 .map_or("a tool call", String::as_str);
             let whole = spill.save(tool_use_id, content);
-            let text = stub(call, content.len(), images.len(), *is_error, whole.as_deref());
+            let text = stub(
+                call,
+                content.len(),
+                images.len(),
+                *is_error,
+                whole.as_deref(),
+            );
             if text.len() >= content.len() && images.is_empty() {
                 continue;
             }
@@ -125,12 +131,19 @@ mod tests {
         let spill = SpillDir::new(Some(dir.path().join("s")), dir.path());
         let mut messages = vec![ChatMessage::user_text("go")];
         for i in 0..5 {
-            messages.extend(round(&format!("t{i}"), &format!("cat f{i}"), &"o".repeat(2_000)));
+            messages.extend(round(
+                &format!("t{i}"),
+                &format!("cat f{i}"),
+                &"o".repeat(2_000),
+            ));
         }
         let cut = keep_from(&messages, 2);
         assert_eq!(cut, 7, "the fourth round starts at message 7");
         let changed = apply(&mut messages, cut, &spill);
-        assert_eq!(changed.iter().map(|c| c.0).collect::<Vec<_>>(), vec![2, 4, 6]);
+        assert_eq!(
+            changed.iter().map(|c| c.0).collect::<Vec<_>>(),
+            vec![2, 4, 6]
+        );
         let ContentBlock::ToolResult { content, .. } = &messages[2].content[0] else {
             panic!()
         };

@@ -209,7 +209,11 @@ impl ContextReport {
             self.used,
             self.window,
             pct(self.used),
-            if self.measured { "counted by the provider + estimate" } else { "estimated" },
+            if self.measured {
+                "counted by the provider + estimate"
+            } else {
+                "estimated"
+            },
             self.window,
             self.source.as_str()
         );
@@ -321,7 +325,11 @@ impl Compactor {
     /// wins from now on.
     pub fn learn_window(&mut self, limit: u64) {
         if limit > 0 && limit < self.config.window {
-            tracing::info!(window = limit, was = self.config.window, "the provider stated a smaller context window");
+            tracing::info!(
+                window = limit,
+                was = self.config.window,
+                "the provider stated a smaller context window"
+            );
             self.config = CompactConfig::new(limit, WindowSource::Provider);
         }
     }
@@ -377,7 +385,10 @@ mod tests {
             WindowSource::KnownModel
         );
         let local = CompactConfig::for_model("qwen", Some(32_000));
-        assert_eq!((local.window, local.source), (32_000, WindowSource::Configured));
+        assert_eq!(
+            (local.window, local.source),
+            (32_000, WindowSource::Configured)
+        );
         assert_eq!(local.summary_at(), 25_600);
         assert_eq!(
             CompactConfig::for_model("qwen", None).source,

@@ -80,7 +80,10 @@ pub fn render(messages: &[ChatMessage], max_bytes: usize) -> String {
                 }
                 (_, ContentBlock::ToolUse { id, name, input }) => {
                     names.insert(id.clone(), name.clone());
-                    format!("[tool call] {name} {}", cut(&input.to_string(), TEXT_PREVIEW))
+                    format!(
+                        "[tool call] {name} {}",
+                        cut(&input.to_string(), TEXT_PREVIEW)
+                    )
                 }
                 (
                     _,
@@ -252,7 +255,9 @@ mod tests {
 
     #[test]
     fn the_rendering_fits_and_keeps_an_earlier_summary() {
-        let mut messages = vec![ChatMessage::user_text(format!("{SUMMARY_TAG}\nold summary"))];
+        let mut messages = vec![ChatMessage::user_text(format!(
+            "{SUMMARY_TAG}\nold summary"
+        ))];
         for i in 0..50 {
             let id = format!("t{i}");
             messages.push(call(&id));

@@ -91,11 +91,9 @@ impl Agent {
     ) -> Result<Option<Compaction>, AgentError> {
         let tokens_before = self.compactor.meter.used(&self.messages);
         let keep = match reason {
-            // Asked for: keep only the last round or two, whatever the window.
-            CompactReason::Requested => self.compactor.config.keep_at_summary() / 4,
-            CompactReason::Threshold | CompactReason::PromptTooLong => {
-                self.compactor.config.keep_at_summary()
-            }
+            CompactReason::Threshold => self.compactor.config.keep_at_summary(),
+            // Asked for, or refused as too long: summarize all but the round in progress.
+            CompactReason::Requested | CompactReason::PromptTooLong => 0,
         };
         let Some(cut) = summary::split_point(&self.messages, keep) else {
             return Ok(None);
@@ -177,7 +175,10 @@ impl Agent {
                     instructions,
                 ))],
                 tools: Vec::new(),
-                max_tokens: self.config.max_tokens.min(crate::compact::SUMMARY_MAX_TOKENS),
+                max_tokens: self
+                    .config
+                    .max_tokens
+                    .min(crate::compact::SUMMARY_MAX_TOKENS),
                 agent: self.config.name.clone(),
             };
             let result = self

@@ -236,7 +236,11 @@ async fn requests_over_the_context_limit_get_the_wires_own_refusal_and_play_no_s
                 assert!(message.contains(&format!("resulted in {sent} tokens")));
             }
         }
-        assert_eq!(server.remaining("lead"), 1, "a refused request plays no step");
+        assert_eq!(
+            server.remaining("lead"),
+            1,
+            "a refused request plays no step"
+        );
         let small = request(wire, true, "hi");
         let resp = post(&server, wire, None, &small).await;
         assert_eq!(resp.status(), 200);
