@@ -82,7 +82,7 @@ fn write_files(ws: &TempWorkspace, n: usize) {
         let text: String = (0..lines)
             .map(|l| format!("file {i:02} line {l:03}: the quick brown fox jumps over it\n"))
             .collect();
-        ws.write(&format!("f{i:02}.txt"), &text);
+        ws.write(format!("f{i:02}.txt"), &text);
     }
 }
 
@@ -147,7 +147,7 @@ fn a_sixty_round_session_stays_under_the_window_with_every_call_answered() {
 
     let journal = server.journal();
     let read: u64 = (0..60)
-        .map(|i| ws.read(&format!("f{i:02}.txt")).len() as u64 / 4)
+        .map(|i| ws.read(format!("f{i:02}.txt")).len() as u64 / 4)
         .sum();
     assert!(
         read > 5 * WINDOW,
@@ -280,7 +280,7 @@ fn a_teammate_is_compacted_too_and_reminded_who_it_is() {
 fn small_rounds(ws: &TempWorkspace, n: usize) -> Vec<Step> {
     (0..n)
         .map(|i| {
-            ws.write(&format!("s{i}.txt"), &format!("small file {i}\n"));
+            ws.write(format!("s{i}.txt"), format!("small file {i}\n"));
             Step::tool("read_file", json!({"path": format!("s{i}.txt")}))
         })
         .collect()

@@ -35,8 +35,7 @@ pub fn apply(messages: &mut [ChatMessage], before: usize, spill: &SpillDir) -> V
     // The calls the results answer, by id: their tool and input name the stub.
     let mut calls: HashMap<String, String> = HashMap::new();
     let mut changed = Vec::new();
-    for index in 0..before {
-        let message = &mut messages[index];
+    for (index, message) in messages.iter_mut().enumerate().take(before) {
         if message.role == Role::Assistant {
             for (id, name, input) in message.tool_uses() {
                 let summary = troupe_tools::summarize_input(name, input);
