@@ -204,7 +204,7 @@ impl AgentBuilder {
         let mut workspace_sources = Vec::new();
         let mut lifecycle = Vec::new();
         let mut sources = Vec::new();
-        let mut usage_sinks = Vec::new();
+        let mut watchers = Vec::new();
         for extension in &extensions {
             for tool in extension.tools(&cx) {
                 tools.register(tool);
@@ -215,7 +215,7 @@ impl AgentBuilder {
             workspace_sources.extend(extension.workspace_source(&cx));
             lifecycle.extend(extension.lifecycle(&cx));
             sources.extend(extension.tool_source(&cx));
-            usage_sinks.extend(extension.usage_sink(&cx));
+            watchers.extend(extension.watcher(&cx));
         }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
@@ -269,7 +269,7 @@ impl AgentBuilder {
             extensions,
             todo,
             compactor,
-            usage_sinks,
+            watchers,
             home,
         });
         if let Some(path) = self.transcript {

@@ -80,18 +80,23 @@ pub trait Extension: Send + Sync {
         None
     }
 
-    /// Where the agent's token usage goes after every model reply (the team's roster), so it
-    /// is seen live rather than at the end of a turn.
-    fn usage_sink(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn UsageSink>> {
+    /// Who keeps track of the agent from outside (the team's roster and event log): told its
+    /// running token total after every model reply, so it is seen live rather than at the end
+    /// of a turn, and each compaction.
+    fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {
         None
     }
 }
 
-/// Receives an agent's running token total after each model reply (its own calls and its
-/// summaries). Called on the agent's task: it must not block (hand slow writes off).
-pub trait UsageSink: Send + Sync {
-    /// The agent `agent`, on model `model`, has used `total` so far.
-    fn record(&self, agent: &str, model: &str, total: &troupe_protocol::Usage);
+/// Keeps track of an agent from outside it. Called on the agent's task: no method may block
+/// (hand slow writes off).
+pub trait Watcher: Send + Sync {
+    /// After each model reply (the agent's own calls and its summaries): `agent`, on model
+    /// `model`, has used `total` so far.
+    fn usage(&self, _agent: &str, _model: &str, _total: &troupe_protocol::Usage) {}
+
+    /// The agent's conversation was compacted.
+    fn compacted(&self, _agent: &str, _compaction: &crate::compact::Compaction) {}
 }
 
 /// A directory the agent's tools are bound to instead of the workspace it was built with: bash

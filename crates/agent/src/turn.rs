@@ -6,7 +6,7 @@ use crate::compact::{CompactReason, Compactor};
 use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{
     Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, ToolSource,
-    UsageSink, WorkspaceSource,
+    Watcher, WorkspaceSource,
 };
 use crate::lifecycle::{CallDecision, LifecycleHooks, SessionSource, ToolCall};
 use crate::permissions::{CallInfo, Policy};
@@ -115,7 +115,7 @@ pub struct Agent {
     usage: Usage,
     api_ms: u64,
     compactor: Compactor,
-    usage_sinks: Vec<Arc<dyn UsageSink>>,
+    watchers: Vec<Arc<dyn Watcher>>,
     /// The workspace the agent was built with (its tools may be bound elsewhere for a round).
     home: std::path::PathBuf,
 }
@@ -139,7 +139,7 @@ pub(crate) struct Parts {
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
     pub(crate) todo: crate::todo::TodoList,
     pub(crate) compactor: Compactor,
-    pub(crate) usage_sinks: Vec<Arc<dyn UsageSink>>,
+    pub(crate) watchers: Vec<Arc<dyn Watcher>>,
     pub(crate) home: std::path::PathBuf,
 }
 
@@ -171,7 +171,7 @@ impl Agent {
             usage: Usage::default(),
             api_ms: 0,
             compactor: parts.compactor,
-            usage_sinks: parts.usage_sinks,
+            watchers: parts.watchers,
             home: parts.home,
         }
     }

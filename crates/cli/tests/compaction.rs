@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{json_lines, repl, result_json, run, stderr, troupe};
+use common::{json_lines, repl, result_json, run, stderr, subcommand, troupe};
 use serde_json::json;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -255,6 +255,14 @@ fn a_teammate_is_compacted_too_and_reminded_who_it_is() {
         "{head}"
     );
     assert!(head.contains("Your lead is 'lead'"), "{head}");
+    // Each of alice's compactions is in the team's event log, with its tokens.
+    let log = subcommand(ws.path(), &["team", "log"]);
+    let log = String::from_utf8_lossy(&log.stdout);
+    let line = log
+        .lines()
+        .find(|l| l.contains("alice compacted: threshold:"))
+        .unwrap_or_else(|| panic!("no compaction event for alice in:\n{log}"));
+    assert!(line.contains(" tokens ("), "{line}");
     // The json result breaks tokens down per agent, and the totals add them up.
     let agents = result["agents"].as_array().unwrap();
     let names: Vec<&str> = agents.iter().map(|a| a["name"].as_str().unwrap()).collect();

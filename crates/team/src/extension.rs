@@ -15,7 +15,7 @@ use crate::worktree::WorktreeRecord;
 use std::path::PathBuf;
 use std::sync::Arc;
 use troupe_agent::{
-    Extension, ExtensionContext, InboxSource, ToolGate, UsageSink, WorkspaceSource,
+    Extension, ExtensionContext, InboxSource, ToolGate, Watcher, WorkspaceSource,
 };
 use troupe_tools::DynTool;
 
@@ -71,16 +71,17 @@ impl Extension for LeadExtension {
         Some(crate::restate::lead(self.team.shared()))
     }
 
-    fn usage_sink(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn UsageSink>> {
-        Some(Arc::new(PresenceUsage(self.team.shared().clone())))
+    fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {
+        Some(Arc::new(TeamWatcher(self.team.shared().clone())))
     }
 }
 
-/// Publishes an agent's running token total to the team store's presence after every reply.
-struct PresenceUsage(Arc<TeamShared>);
+/// Keeps the team's view of an agent current: its running token total in the store's
+/// presence after every reply, each compaction in the event log.
+struct TeamWatcher(Arc<TeamShared>);
 
-impl UsageSink for PresenceUsage {
-    fn record(&self, agent: &str, model: &str, total: &troupe_protocol::Usage) {
+impl Watcher for TeamWatcher {
+    fn usage(&self, agent: &str, model: &str, total: &troupe_protocol::Usage) {
         self.0.set_live_usage(
             agent,
             troupe_protocol::AgentUsage {
@@ -88,6 +89,34 @@ impl UsageSink for PresenceUsage {
                 usage: *total,
             },
         );
+    }
+
+    fn compacted(&self, agent: &str, c: &troupe_agent::Compaction) {
+        let event = troupe_protocol::Event::new(
+            troupe_protocol::EventKind::Compacted,
+            Some(agent),
+            format!(
+                "{}: {} → {} tokens ({} messages summarized, {} kept)",
+                c.reason.as_str(),
+                c.tokens_before,
+                c.tokens_after,
+                c.summarized,
+                c.kept
+            ),
+            troupe_agent::transcript::now_ms(),
+        )
+        .with_data(serde_json::json!(c));
+        let shared = self.0.clone();
+        // An fsync'd append: off the agent's task.
+        let write = move || {
+            if let Err(e) = shared.store.record(&event) {
+                tracing::warn!(error = %e, "could not record a compaction event");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(write)),
+            Err(_) => write(),
+        }
     }
 }
 
@@ -175,7 +204,7 @@ impl Extension for TeammateExtension {
         Some(crate::restate::teammate(&self.shared, &self.spec, own))
     }
 
-    fn usage_sink(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn UsageSink>> {
-        Some(Arc::new(PresenceUsage(self.shared.clone())))
+    fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {
+        Some(Arc::new(TeamWatcher(self.shared.clone())))
     }
 }

@@ -149,6 +149,9 @@ impl Agent {
             after = compaction.tokens_after,
             "compacted the conversation"
         );
+        for watcher in &self.watchers {
+            watcher.compacted(&self.config.name, &compaction);
+        }
         observe(AgentEvent::Compacted(&compaction));
         Ok(Some(compaction))
     }
@@ -230,8 +233,8 @@ impl Agent {
         self.api_ms += started.elapsed().as_millis() as u64;
         let reply = result?;
         self.usage.add(&reply.usage);
-        for sink in &self.usage_sinks {
-            sink.record(&self.config.name, &self.config.model, &self.usage);
+        for watcher in &self.watchers {
+            watcher.usage(&self.config.name, &self.config.model, &self.usage);
         }
         Ok(reply)
     }
