@@ -100,7 +100,10 @@ fn main() {
         base.len(),
         bytes / 1024
     );
-    println!("{:<52} {:>7} {:>10} {:>10}", "step", "n", "p50 µs", "p99 µs");
+    println!(
+        "{:<52} {:>7} {:>10} {:>10}",
+        "step", "n", "p50 µs", "p99 µs"
+    );
 
     // Steady state: the last reply was counted; one round came since.
     let mut steady = Vec::with_capacity(runs);
@@ -161,7 +164,10 @@ fn main() {
         cut.push(started.elapsed());
         assert!(!text.is_empty());
     }
-    row("when needed: summary cut + rendering (model call apart)", cut);
+    row(
+        "when needed: summary cut + rendering (model call apart)",
+        cut,
+    );
 
     let ok = steady_p50.as_secs_f64() * 1e3 < TARGET_MS && cold_p50.as_secs_f64() * 1e3 < TARGET_MS;
     println!(

@@ -22,8 +22,8 @@ pub use compact::{CompactReason, Compaction, ContextReport};
 pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
 pub use extension::{
     Approval, Approver, BindingError, Extension, ExtensionContext, InboxError, InboxSource,
-    MailBatch, MailItem, Question, RefuseApprover, ToolGate, ToolSource, Watcher,
-    WorkspaceBinding, WorkspaceSource,
+    MailBatch, MailItem, Question, RefuseApprover, ToolGate, ToolSource, Watcher, WorkspaceBinding,
+    WorkspaceSource,
 };
 pub use lifecycle::{
     BeforeTool, CallDecision, CompactTrigger, LifecycleHooks, SessionEndReason, SessionSource,

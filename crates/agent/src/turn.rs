@@ -5,8 +5,8 @@ use crate::binding::Binder;
 use crate::compact::{CompactReason, Compactor};
 use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{
-    Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, ToolSource,
-    Watcher, WorkspaceSource,
+    Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, ToolSource, Watcher,
+    WorkspaceSource,
 };
 use crate::lifecycle::{CallDecision, LifecycleHooks, SessionSource, ToolCall};
 use crate::permissions::{CallInfo, Policy};

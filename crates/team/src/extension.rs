@@ -14,9 +14,7 @@ use crate::worktree::bind::WorktreeSource;
 use crate::worktree::WorktreeRecord;
 use std::path::PathBuf;
 use std::sync::Arc;
-use troupe_agent::{
-    Extension, ExtensionContext, InboxSource, ToolGate, Watcher, WorkspaceSource,
-};
+use troupe_agent::{Extension, ExtensionContext, InboxSource, ToolGate, Watcher, WorkspaceSource};
 use troupe_tools::DynTool;
 
 /// What leading a team adds to the lead agent.
