@@ -37,6 +37,10 @@ echo "== headless round trip (troupe-cli bench headless) =="
 cargo bench --quiet -p troupe-cli --bench headless -- --runs "$RUNS" | tee "$out/headless"
 
 echo
+echo "== compaction pipeline per model call, 200 rounds (troupe-agent bench compaction) =="
+cargo bench --quiet -p troupe-agent --bench compaction | tee "$out/compaction"
+
+echo
 echo "== one MCP tool call over the server's own time (troupe-mcp bench call_overhead) =="
 cargo bench --quiet -p troupe-mcp --bench call_overhead | tee "$out/mcp_call"
 
@@ -63,6 +67,8 @@ row "--------------------------------------------" "--------------" "-----------
 m=$(val "$out/headless" headless_median_ms); row "headless -p round trip, median wall (ms)" "$m" "< 50" "$(check "$m" 50)"
 m=$(val "$out/headless" headless_p90_ms);    row "headless -p round trip, p90 wall (ms)" "$m" "" ""
 m=$(val "$out/headless" headless_peak_rss_mib); row "headless -p round trip, peak RSS (MiB)" "$m" "< 20" "$(check "$m" 20)"
+m=$(val "$out/compaction" compaction_steady_us); row "compaction pipeline per call, steady (µs)" "$m" "< 1000" "$(check "$m" 1000)"
+m=$(val "$out/compaction" compaction_cold_us);   row "compaction pipeline per call, cold (µs)" "$m" "< 1000" "$(check "$m" 1000)"
 m=$(rate "append_many(1000), fsync"); row "mailbox append_many+deliver, fsync (msg/s)" "$m" ">= 50000" "$(check "$m" 50000 ge)"
 m=$(rate "append, fsync");                row "mailbox single append+deliver, fsync (msg/s)" "$m" "" ""
 m=$(rate "append, os-buffered");          row "mailbox single append, os-buffered (msg/s)" "$m" "" ""

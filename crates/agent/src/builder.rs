@@ -52,6 +52,7 @@ pub struct AgentBuilder {
     stop: Arc<AtomicBool>,
     sandbox: Option<SandboxConfig>,
     only_tools: Option<Vec<String>>,
+    context_window: Option<u64>,
 }
 
 /// The built-in tools that come from extensions rather than the base registry; `--tools`
@@ -87,6 +88,7 @@ impl AgentBuilder {
             stop: Arc::new(AtomicBool::new(false)),
             sandbox: None,
             only_tools: None,
+            context_window: None,
         }
     }
 
@@ -111,6 +113,13 @@ impl AgentBuilder {
     /// Output token limit per model call.
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
+        self
+    }
+
+    /// The model's context window in tokens (`--context-window`); `None`: the settings'
+    /// `contextWindow`, else the figure of a well-known model, else the default.
+    pub fn context_window(mut self, tokens: Option<u64>) -> Self {
+        self.context_window = tokens;
         self
     }
 
@@ -192,8 +201,15 @@ impl AgentBuilder {
             transcript: self.transcript.as_deref(),
         };
         let todo = crate::todo::TodoList::default();
+        let compact_request = crate::compact::CompactRequest::default();
         let mut extensions = self.extensions;
         extensions.insert(0, Arc::new(crate::todo::TodoExtension::new(todo.clone())));
+        extensions.insert(
+            1,
+            Arc::new(crate::compact::CompactExtension::new(
+                compact_request.clone(),
+            )),
+        );
         let mut tools = self.tools;
         if let Some(only) = &self.only_tools {
             tools.retain(|t| only.iter().any(|name| name == t.name()));
@@ -204,6 +220,7 @@ impl AgentBuilder {
         let mut workspace_sources = Vec::new();
         let mut lifecycle = Vec::new();
         let mut sources = Vec::new();
+        let mut watchers = Vec::new();
         for extension in &extensions {
             for tool in extension.tools(&cx) {
                 let left_out = self.only_tools.as_ref().is_some_and(|only| {
@@ -220,6 +237,7 @@ impl AgentBuilder {
             workspace_sources.extend(extension.workspace_source(&cx));
             lifecycle.extend(extension.lifecycle(&cx));
             sources.extend(extension.tool_source(&cx));
+            watchers.extend(extension.watcher(&cx));
         }
         // A tool denied whole is not offered at all: the model cannot ask for what it never sees.
         tools.retain(|t| {
@@ -238,6 +256,16 @@ impl AgentBuilder {
             extra: &sections,
             memory: &memory,
         });
+        let home = self.workspace.root().to_path_buf();
+        let window = crate::compact::CompactConfig::for_model(
+            &self.model_name,
+            self.context_window.or(self.settings.context_window),
+        );
+        let compactor = crate::compact::Compactor::new(
+            window,
+            crate::compact::SpillDir::new(None, &home),
+            compact_request,
+        );
         let ctx =
             ToolContext::new(self.workspace, self.name.clone()).with_sandbox_config(Arc::new(
                 self.sandbox
@@ -268,6 +296,9 @@ impl AgentBuilder {
             settings: self.settings,
             extensions,
             todo,
+            compactor,
+            watchers,
+            home,
         });
         if let Some(path) = self.transcript {
             agent.attach_transcript(&path)?;

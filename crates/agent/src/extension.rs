@@ -71,6 +71,32 @@ pub trait Extension: Send + Sync {
     fn tool_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn ToolSource>> {
         None
     }
+
+    /// Text that re-states who the agent is and what it is working on, put at the head of the
+    /// conversation each time it is compacted: what the summary must not blur and the system
+    /// prompt may no longer say truly (a teammate's task and worktree, the team's roster now).
+    /// Asked at each compaction, so it may read current state; it must answer quickly.
+    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
+        None
+    }
+
+    /// Who keeps track of the agent from outside (the team's roster and event log): told its
+    /// running token total after every model reply, so it is seen live rather than at the end
+    /// of a turn, and each compaction.
+    fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {
+        None
+    }
+}
+
+/// Keeps track of an agent from outside it. Called on the agent's task: no method may block
+/// (hand slow writes off).
+pub trait Watcher: Send + Sync {
+    /// After each model reply (the agent's own calls and its summaries): `agent`, on model
+    /// `model`, has used `total` so far.
+    fn usage(&self, _agent: &str, _model: &str, _total: &troupe_protocol::Usage) {}
+
+    /// The agent's conversation was compacted.
+    fn compacted(&self, _agent: &str, _compaction: &crate::compact::Compaction) {}
 }
 
 /// A directory the agent's tools are bound to instead of the workspace it was built with: bash

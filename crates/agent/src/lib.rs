@@ -4,6 +4,7 @@
 
 mod binding;
 pub mod builder;
+pub mod compact;
 pub mod confine;
 pub mod effective_policy;
 pub mod extension;
@@ -17,10 +18,11 @@ pub mod transcript;
 pub mod turn;
 
 pub use builder::{AgentBuilder, BuildError, DEFAULT_IDENTITY, DEFAULT_MAX_TOKENS};
+pub use compact::{CompactReason, Compaction, ContextReport};
 pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
 pub use extension::{
     Approval, Approver, BindingError, Extension, ExtensionContext, InboxError, InboxSource,
-    MailBatch, MailItem, Question, RefuseApprover, ToolGate, ToolSource, WorkspaceBinding,
+    MailBatch, MailItem, Question, RefuseApprover, ToolGate, ToolSource, Watcher, WorkspaceBinding,
     WorkspaceSource,
 };
 pub use lifecycle::{

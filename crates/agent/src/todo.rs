@@ -69,8 +69,17 @@ impl TodoList {
         self.lock().items.clone()
     }
 
-    /// Restores the list from a conversation (the last `todo_write` call in it), on resume.
-    pub fn restore(&self, messages: &[ChatMessage]) {
+    /// Restores the list from a conversation (the last `todo_write` call in it), on resume;
+    /// without one, from `carried` (the list a compaction carried over).
+    pub fn restore_or(&self, messages: &[ChatMessage], carried: &[TodoItem]) {
+        if !self.restore(messages) {
+            self.lock().items = carried.to_vec();
+        }
+    }
+
+    /// Restores the list from a conversation (the last `todo_write` call in it), on resume;
+    /// false when it holds none.
+    pub fn restore(&self, messages: &[ChatMessage]) -> bool {
         let last = messages
             .iter()
             .rev()
@@ -81,8 +90,12 @@ impl TodoList {
                 }
                 _ => None,
             });
-        if let Some(input) = last {
-            self.lock().items = input.todos;
+        match last {
+            Some(input) => {
+                self.lock().items = input.todos;
+                true
+            }
+            None => false,
         }
     }
 

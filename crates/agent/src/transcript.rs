@@ -44,7 +44,26 @@ pub enum Line {
         kind: Boundary,
         /// Milliseconds since the Unix epoch.
         ts: u64,
+        /// For a compaction: what it did, and the todo list it carried over.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        compact: Option<CompactMark>,
     },
+}
+
+/// What a compaction boundary records. The messages after it (the summary, then the recent
+/// rounds) are the compacted conversation; everything before it stays in the file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactMark {
+    /// Why it was compacted (`requested`, `threshold`, `prompt_too_long`).
+    pub reason: String,
+    /// Tokens of the context before.
+    pub tokens_before: u64,
+    /// Tokens of the context after (estimated).
+    pub tokens_after: u64,
+    /// The todo list at that moment: the `todo_write` call that set it may have been
+    /// summarized away, so `--continue` restores it from here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub todos: Vec<crate::todo::TodoItem>,
 }
 
 /// Why a conversation restarted at a transcript boundary.
@@ -53,6 +72,8 @@ pub enum Line {
 pub enum Boundary {
     /// `/clear`: the person started a fresh conversation.
     Clear,
+    /// The conversation was compacted: what follows is the summary and the recent rounds.
+    Compact,
 }
 
 /// Errors reading or writing a transcript.
@@ -82,6 +103,8 @@ pub struct Loaded {
     pub corrupt_lines: usize,
     /// Synthetic tool results appended to close dangling tool calls.
     pub repaired_calls: usize,
+    /// The last compaction boundary's record, when the conversation starts at one.
+    pub compacted: Option<CompactMark>,
 }
 
 /// An append-only transcript file.
@@ -157,7 +180,30 @@ impl Transcript {
 
     /// Appends a boundary: the conversation a later load restores starts after it.
     pub fn append_boundary(&mut self, kind: Boundary) -> Result<(), TranscriptError> {
-        self.append(&Line::Boundary { kind, ts: now_ms() })
+        self.append(&Line::Boundary {
+            kind,
+            ts: now_ms(),
+            compact: None,
+        })
+    }
+
+    /// Appends a compaction: its boundary, then the compacted conversation, each line synced.
+    /// A load after a crash in between finds the boundary and the messages written so far;
+    /// the summary is written first, so it never finds the recent rounds without it.
+    pub fn append_compaction(
+        &mut self,
+        mark: CompactMark,
+        messages: &[ChatMessage],
+    ) -> Result<(), TranscriptError> {
+        self.append(&Line::Boundary {
+            kind: Boundary::Compact,
+            ts: now_ms(),
+            compact: Some(mark),
+        })?;
+        for message in messages {
+            self.append_message(message, &[])?;
+        }
+        Ok(())
     }
 
     /// Reads a transcript from its last boundary on, skipping corrupt lines and closing dangling tool calls in memory.
@@ -179,7 +225,10 @@ impl Transcript {
                     loaded.messages.push(message);
                 }
                 // Mail ids stay: mail delivered before the boundary must not come back.
-                Line::Boundary { .. } => loaded.messages.clear(),
+                Line::Boundary { compact, .. } => {
+                    loaded.messages.clear();
+                    loaded.compacted = compact;
+                }
                 Line::Meta { .. } => {}
             }
         }
@@ -275,6 +324,41 @@ mod tests {
         assert_eq!(loaded.corrupt_lines, 0);
         let raw = std::fs::read_to_string(&path).unwrap();
         assert!(raw.contains(r#""type":"boundary","kind":"clear""#), "{raw}");
+    }
+
+    #[test]
+    fn loading_after_a_compaction_restores_the_compacted_view_and_its_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut t = Transcript::open(&path).unwrap();
+        for i in 0..5 {
+            t.append_message(&ChatMessage::user_text(format!("old {i}")), &[])
+                .unwrap();
+        }
+        let mark = CompactMark {
+            reason: "threshold".into(),
+            tokens_before: 900,
+            tokens_after: 100,
+            todos: vec![crate::todo::TodoItem {
+                content: "test".into(),
+                status: crate::todo::TodoStatus::Pending,
+                active_form: "testing".into(),
+            }],
+        };
+        let view = vec![
+            ChatMessage::user_text("summary"),
+            ChatMessage::assistant_text("recent"),
+        ];
+        t.append_compaction(mark.clone(), &view).unwrap();
+        let loaded = Transcript::load(&path).unwrap();
+        assert_eq!(loaded.messages, view);
+        assert_eq!(loaded.compacted, Some(mark));
+        let raw = std::fs::read_to_string(&path).unwrap();
+        assert!(raw.contains("old 0"), "the file keeps everything");
+        assert!(raw.contains(r#""kind":"compact""#), "{raw}");
+        // A later /clear forgets the compaction record too.
+        t.append_boundary(Boundary::Clear).unwrap();
+        assert_eq!(Transcript::load(&path).unwrap().compacted, None);
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! tool_result per tool_use, and go again until a response carries no tool_use.
 
 use crate::binding::Binder;
+use crate::compact::{CompactReason, Compactor};
 use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{
-    Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, ToolSource,
+    Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, ToolSource, Watcher,
     WorkspaceSource,
 };
 use crate::lifecycle::{CallDecision, LifecycleHooks, SessionSource, ToolCall};
@@ -13,12 +14,12 @@ use crate::transcript::{repair_tail, Boundary, Transcript, TranscriptError};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
-use troupe_model::{Model, ModelError, ModelRequest, StopReason, StreamEvent, ToolSpec};
+use troupe_model::{Model, ModelError, ModelRequest, StopReason, ToolSpec};
 use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
 use troupe_settings::Settings;
 use troupe_tools::{Registry, Sandbox, ToolContext, ToolOutput};
 
+mod compaction;
 mod report;
 mod steer;
 mod wire;
@@ -44,6 +45,31 @@ pub enum AgentError {
     /// The inbox could not be read or acknowledged.
     #[error("inbox: {0}")]
     Inbox(#[from] crate::extension::InboxError),
+    /// The provider refused the conversation as too long for the model's context window,
+    /// and compacting it did not help (or there was nothing left to compact).
+    #[error("{}", context_full(*.compacted, *.tokens, *.window, .message))]
+    ContextFull {
+        /// Whether the conversation was compacted before the refusal that ended the turn.
+        compacted: bool,
+        /// Tokens of the refused request (the provider's figure, else the estimate).
+        tokens: u64,
+        /// The context window in force.
+        window: u64,
+        /// The provider's message.
+        message: String,
+    },
+}
+
+/// The words of [`AgentError::ContextFull`].
+fn context_full(compacted: bool, tokens: u64, window: u64, message: &str) -> String {
+    let what = if compacted {
+        "the prompt is still too long for the model's context window after compacting the conversation"
+    } else {
+        "the prompt is too long for the model's context window and there is nothing left to compact"
+    };
+    format!(
+        "{what} (about {tokens} tokens; window {window}): {message}. Start a fresh conversation (/clear),          or give the real window with --context-window or the contextWindow setting"
+    )
 }
 
 /// Fixed settings of an agent.
@@ -88,6 +114,10 @@ pub struct Agent {
     transcript: Option<Transcript>,
     usage: Usage,
     api_ms: u64,
+    compactor: Compactor,
+    watchers: Vec<Arc<dyn Watcher>>,
+    /// The workspace the agent was built with (its tools may be bound elsewhere for a round).
+    home: std::path::PathBuf,
     /// Calls refused by a rule or by whoever answers permission questions, in order.
     denials: std::sync::Mutex<Vec<PermissionDenial>>,
 }
@@ -121,6 +151,9 @@ pub(crate) struct Parts {
     pub(crate) settings: Arc<Settings>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
     pub(crate) todo: crate::todo::TodoList,
+    pub(crate) compactor: Compactor,
+    pub(crate) watchers: Vec<Arc<dyn Watcher>>,
+    pub(crate) home: std::path::PathBuf,
 }
 
 impl Agent {
@@ -150,6 +183,9 @@ impl Agent {
             transcript: None,
             usage: Usage::default(),
             api_ms: 0,
+            compactor: parts.compactor,
+            watchers: parts.watchers,
+            home: parts.home,
             denials: std::sync::Mutex::new(Vec::new()),
         }
     }
@@ -196,7 +232,12 @@ impl Agent {
         if !self.messages.is_empty() {
             self.session = Some(SessionSource::Resume);
         }
-        self.todo.restore(&self.messages);
+        let carried = loaded.compacted.map(|c| c.todos).unwrap_or_default();
+        self.todo.restore_or(&self.messages, &carried);
+        // Whole tool results go beside the transcript: `<transcript without .jsonl>/`.
+        self.compactor.spill =
+            crate::compact::SpillDir::new(Some(path.with_extension("")), &self.home);
+        self.compactor.replaced();
         self.transcript = Some(Transcript::open(path)?);
         self.repair()?;
         Ok(self.messages.len())
@@ -273,6 +314,7 @@ impl Agent {
     /// when the boundary cannot be written; the error says the transcript lacks it.
     pub fn clear(&mut self) -> Result<(), TranscriptError> {
         self.messages.clear();
+        self.compactor.replaced();
         self.session = Some(SessionSource::Clear);
         match self.transcript.as_mut() {
             Some(t) => t.append_boundary(Boundary::Clear),
@@ -349,6 +391,7 @@ impl Agent {
                     return Ok(outcome);
                 }
             }
+            self.compact_if_needed(observe).await?;
             self.start_session().await?;
             self.follow_workspace().await?;
             let reply = self.call_model(observe).await?;
@@ -374,6 +417,9 @@ impl Agent {
                 observe(AgentEvent::Assistant(&message));
                 self.push(message.clone(), &[])?;
             }
+            self.compactor
+                .meter
+                .record_reply(self.messages.len(), &reply.usage);
             if has_tools {
                 continuations = 0;
                 if let Some(reason) = self.run_tools(&message, observe).await? {
@@ -478,39 +524,58 @@ impl Agent {
         self.offered = offered;
     }
 
+    /// Calls the model with the conversation; a prompt-too-long refusal compacts it and tries
+    /// once more, a second one ends the turn with [`AgentError::ContextFull`].
     async fn call_model(
         &mut self,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<troupe_model::ModelResponse, AgentError> {
         self.refresh_offered().await;
-        let request = ModelRequest {
-            model: self.config.model.clone(),
-            system: self.system.clone(),
-            messages: wire_messages(&self.messages),
-            tools: self.tool_specs(),
-            max_tokens: self.config.max_tokens,
-            agent: self.config.name.clone(),
-        };
-        let started = Instant::now();
-        let mut forward = |event: StreamEvent| match &event {
-            StreamEvent::TextDelta(t) => observe(AgentEvent::TextDelta(t)),
-            StreamEvent::ThinkingDelta(t) => observe(AgentEvent::ThinkingDelta(t)),
-            StreamEvent::ToolUseStart { .. } => {}
-            StreamEvent::Retrying {
-                attempt,
-                wait_ms,
-                reason,
-            } => observe(AgentEvent::Retrying {
-                attempt: *attempt,
-                wait_ms: *wait_ms,
-                reason,
-            }),
-        };
-        let result = self.model.stream(&request, &mut forward).await;
-        self.api_ms += started.elapsed().as_millis() as u64;
-        let reply = result?;
-        self.usage.add(&reply.usage);
-        Ok(reply)
+        let mut compacted = false;
+        loop {
+            let request = ModelRequest {
+                model: self.config.model.clone(),
+                system: self.system.clone(),
+                messages: wire_messages(&self.messages),
+                tools: self.tool_specs(),
+                max_tokens: self.config.max_tokens,
+                agent: self.config.name.clone(),
+            };
+            let error = match self
+                .stream_counted(&request, compaction::Shown::Streamed, observe)
+                .await
+            {
+                Ok(reply) => return Ok(reply),
+                Err(e) if e.is_prompt_too_long() => e,
+                Err(e) => return Err(e.into()),
+            };
+            let sizes = error.prompt_sizes().unwrap_or_default();
+            if let Some(limit) = sizes.limit {
+                self.compactor.learn_window(limit);
+            }
+            let full = |compacted: bool, agent: &Agent| AgentError::ContextFull {
+                compacted,
+                tokens: sizes
+                    .tokens
+                    .unwrap_or_else(|| agent.compactor.meter.used(&agent.messages)),
+                window: agent.compactor.config.window,
+                message: match &error {
+                    ModelError::PromptTooLong { message } => message.clone(),
+                    other => other.to_string(),
+                },
+            };
+            if compacted {
+                return Err(full(true, self));
+            }
+            if self
+                .summarize(CompactReason::PromptTooLong, "", observe)
+                .await?
+                .is_none()
+            {
+                return Err(full(false, self));
+            }
+            compacted = true;
+        }
     }
 
     /// Runs every tool call of one assistant message and appends one result per call. Returns

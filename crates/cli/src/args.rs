@@ -533,6 +533,28 @@ pub struct AgentArgs {
     #[arg(long, default_value_t = 8192)]
     pub max_tokens: u32,
 
+    /// The model's context window in tokens, for a model troupe does not know (a local
+    /// server); compaction works against it (default: the `contextWindow` setting, else the
+    /// known figure of the model, else 128000).
+    #[arg(long, value_parser = parse_context_window)]
+    pub context_window: Option<u64>,
+
     #[command(flatten)]
     pub mcp: McpFlags,
+}
+
+/// `--context-window`: a number of tokens no smaller than a system prompt needs.
+fn parse_context_window(text: &str) -> Result<u64, String> {
+    let n: u64 = text
+        .trim()
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of tokens"))?;
+    if n < troupe_settings::MIN_CONTEXT_WINDOW {
+        return Err(format!(
+            "{n} tokens is too small: a context window is at least {} tokens",
+            troupe_settings::MIN_CONTEXT_WINDOW
+        ));
+    }
+    Ok(n)
 }

@@ -1,6 +1,8 @@
-//! Approximate cost of the tokens used, from public list prices (USD per million tokens).
+//! Approximate cost of the tokens used, from public list prices (USD per million tokens), and
+//! the per-agent breakdown `/cost`, `/team`, `troupe team status` and the json result show.
 
-use troupe_protocol::Usage;
+use serde_json::{json, Value};
+use troupe_protocol::{Roster, Usage};
 
 /// (input, output, cache read, cache write) USD per million tokens for a model family.
 fn prices(model: &str) -> Option<(f64, f64, f64, f64)> {
@@ -37,9 +39,137 @@ pub fn known_cost_usd(model: &str, usage: &Usage) -> Option<f64> {
     prices(model).map(|_| cost_usd(model, usage))
 }
 
+/// One agent's tokens and what they cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentCost {
+    /// The agent (`lead`, `lead (subagents)`, a teammate).
+    pub name: String,
+    /// The model its tokens were priced at.
+    pub model: String,
+    /// Its tokens.
+    pub usage: Usage,
+    /// Approximate cost in USD.
+    pub cost_usd: f64,
+}
+
+impl AgentCost {
+    /// `usage` of `name` on `model`, priced.
+    pub fn new(name: impl Into<String>, model: impl Into<String>, usage: Usage) -> AgentCost {
+        let model = model.into();
+        AgentCost {
+            name: name.into(),
+            cost_usd: cost_usd(&model, &usage),
+            model,
+            usage,
+        }
+    }
+
+    /// As one object of the json result's `agents`.
+    pub fn to_json(&self) -> Value {
+        json!({"name": self.name, "model": self.model, "usage": self.usage, "cost_usd": self.cost_usd})
+    }
+}
+
+/// Every agent of a run: the lead (and its subagents, when they used any), then each teammate
+/// of `roster` priced at its own model or else `default_model`.
+pub fn breakdown(
+    lead: Usage,
+    subagents: Usage,
+    default_model: &str,
+    roster: Option<&Roster>,
+) -> Vec<AgentCost> {
+    let mut rows = vec![AgentCost::new(troupe_team::LEAD, default_model, lead)];
+    if subagents.total() > 0 {
+        rows.push(AgentCost::new("lead (subagents)", default_model, subagents));
+    }
+    for m in roster.map(|r| r.members.as_slice()).unwrap_or_default() {
+        let model = m.model.as_deref().unwrap_or(default_model);
+        rows.push(AgentCost::new(m.name.clone(), model, m.usage));
+    }
+    rows
+}
+
+/// The sum of every row's tokens and cost.
+pub fn totals(rows: &[AgentCost]) -> (Usage, f64) {
+    let mut usage = Usage::default();
+    let mut cost = 0.0;
+    for row in rows {
+        usage.add(&row.usage);
+        cost += row.cost_usd;
+    }
+    (usage, cost)
+}
+
+/// The rows as a table with a total line: agent, model, input, output, cache read and write,
+/// cost.
+pub fn table(rows: &[AgentCost]) -> String {
+    let line = |name: &str, model: &str, u: &Usage, cost: f64| {
+        [
+            name.to_string(),
+            model.to_string(),
+            u.input_tokens.to_string(),
+            u.output_tokens.to_string(),
+            u.cache_read_input_tokens.to_string(),
+            u.cache_creation_input_tokens.to_string(),
+            format!("${cost:.4}"),
+        ]
+    };
+    let mut out = vec![[
+        "AGENT".to_string(),
+        "MODEL".into(),
+        "IN".into(),
+        "OUT".into(),
+        "CACHE READ".into(),
+        "CACHE WRITE".into(),
+        "COST".into(),
+    ]];
+    for row in rows {
+        out.push(line(&row.name, &row.model, &row.usage, row.cost_usd));
+    }
+    if rows.len() > 1 {
+        let (usage, cost) = totals(rows);
+        out.push(line("total", "", &usage, cost));
+    }
+    troupe_team::render::columns(&out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_breakdown_prices_each_agent_at_its_model_and_adds_up() {
+        let mut roster = Roster::new("t", "lead");
+        let mut alice = troupe_protocol::Member::new("alice", "tests", 0, 1);
+        alice.usage.input_tokens = 1_000_000;
+        alice.model = Some("claude-haiku-4-5".into());
+        roster.members.push(alice);
+        roster
+            .members
+            .push(troupe_protocol::Member::new("bob", "docs", 0, 1));
+        let lead = Usage {
+            input_tokens: 1_000_000,
+            ..Usage::default()
+        };
+        let rows = breakdown(lead, Usage::default(), "claude-sonnet-4-5", Some(&roster));
+        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["lead", "alice", "bob"]);
+        assert!((rows[0].cost_usd - 3.0).abs() < 1e-9);
+        assert!((rows[1].cost_usd - 1.0).abs() < 1e-9);
+        let (usage, cost) = totals(&rows);
+        assert_eq!(usage.input_tokens, 2_000_000);
+        assert!((cost - 4.0).abs() < 1e-9);
+        let text = table(&rows);
+        assert!(
+            text.contains("alice") && text.contains("claude-haiku-4-5"),
+            "{text}"
+        );
+        assert!(
+            text.lines().last().unwrap_or("").starts_with("total"),
+            "{text}"
+        );
+        assert_eq!(rows[1].to_json()["usage"]["input_tokens"], 1_000_000);
+    }
 
     #[test]
     fn sonnet_prices_and_unknown_models() {

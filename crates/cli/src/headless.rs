@@ -299,12 +299,18 @@ pub(crate) fn run_result(
             (Subtype::ErrorDuringExecution, "interrupted".to_string(), 0)
         }
     };
-    // Subagents work for the lead: their tokens are the lead's.
-    let mut usage = lead.agent.usage();
-    usage.add(&lead.subagents.usage());
-    let teammates = lead
-        .team
-        .roster()
+    // Subagents work for the lead: their tokens are the lead's, shown on a row of their own.
+    let roster = lead.team.roster().ok();
+    let model = lead.agent.config().model.clone();
+    let agents = crate::cost::breakdown(
+        lead.agent.usage(),
+        lead.subagents.usage(),
+        &model,
+        roster.as_ref(),
+    );
+    let (usage, total_cost_usd) = crate::cost::totals(&agents);
+    let teammates = roster
+        .as_ref()
         .map(|r| {
             r.members
                 .iter()
@@ -312,7 +318,6 @@ pub(crate) fn run_result(
                 .collect()
         })
         .unwrap_or_default();
-    let model = lead.agent.config().model.clone();
     RunResult {
         subtype,
         result,
@@ -320,12 +325,13 @@ pub(crate) fn run_result(
         duration_ms: started.elapsed().as_millis() as u64,
         duration_api_ms: lead.agent.api_ms(),
         session_id: lead.run.session_id.clone(),
-        total_cost_usd: cost_usd(&model, &usage),
         model,
         usage,
         stop_reason,
         permission_denials: lead.agent.permission_denials(),
         api_error_status,
+        total_cost_usd,
+        agents,
         teammates,
         todos: lead.agent.todos(),
     }

@@ -2,7 +2,6 @@
 //! current turn but keeps the session, slash commands, and team mail that wakes the lead.
 
 use crate::args::Cli;
-use crate::cost::cost_usd;
 use crate::render::sanitize::{errln, out, outln};
 use crate::render::text::{notice_line, render, Sink};
 use crate::repl_ask::{Ask, ReplApprover};
@@ -23,7 +22,9 @@ Commands:
   /team    the team roster: name, role, status, what each is doing, tokens
   /inbox   the lead's unread mail
   /clear   start a fresh conversation (the transcript keeps the history)
-  /cost    tokens used and approximate cost this session
+  /compact [focus]  summarize the conversation so far and keep the recent steps
+  /context how full the context window is, and when compaction steps in
+  /cost    tokens used and approximate cost this session, per agent
   /memory  the memory files read at start (AGENTS.md, CLAUDE.md, imports, MEMORY.md)
   /mcp     the MCP servers: status, transport, tools, last error
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
@@ -46,6 +47,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         team,
         runtime,
         mcp,
+        subagents,
         ..
     } = lead(&cli.run, Arc::new(approver), sink)?;
     let reader = LineReader::start(run.troupe_dir.join("history"), printer.clone())
@@ -62,19 +64,32 @@ pub fn run(cli: &Cli) -> Result<i32> {
     if !agent.messages().is_empty() {
         outln!("(resumed {} messages)", agent.messages().len());
     }
-    let model = run.model.model.clone();
     let first = cli.prompt.clone();
     let io = Io {
         reader,
         printer,
         asks,
     };
-    let result = runtime.block_on(repl_loop(&mut agent, &team, &mcp, io, first, &model));
+    let session = Session {
+        team: &team,
+        mcp: &mcp,
+        subagents: &subagents,
+        model: run.model.model.clone(),
+    };
+    let result = runtime.block_on(repl_loop(&mut agent, &session, io, first));
     runtime.block_on(agent.end_session(SessionEndReason::Exit));
     runtime.block_on(team.stop_all(crate::headless::STOP_LIMIT));
     mcp.shutdown();
     troupe_tools::process::end_all();
     result.map(|_| 0)
+}
+
+/// What slash commands look at besides the agent.
+struct Session<'a> {
+    team: &'a Team,
+    mcp: &'a McpManager,
+    subagents: &'a troupe_catalog::subagent::SubagentExtension,
+    model: String,
 }
 
 /// The terminal side of the REPL: the line editor, the printer, and pending questions.
@@ -99,18 +114,17 @@ impl Io {
 
 async fn repl_loop(
     agent: &mut Agent,
-    team: &Team,
-    mcp: &McpManager,
+    session: &Session<'_>,
     mut io: Io,
     first: Option<String>,
-    model: &str,
 ) -> Result<()> {
+    let team = session.team;
     let mut wake =
         WakeListener::bind(&team.shared().store, LEAD).context("binding the lead's wake socket")?;
     let mut queued: Vec<String> = first.into_iter().collect();
     'outer: loop {
         while let Some(line) = (!queued.is_empty()).then(|| queued.remove(0)) {
-            match handle_line(agent, team, mcp, &line, model, &mut io).await {
+            match handle_line(agent, session, &line, &mut io).await {
                 Handled::Exit => break 'outer,
                 Handled::Continue(Some(next)) => queued.push(next),
                 Handled::Continue(None) => {}
@@ -148,14 +162,8 @@ enum Handled {
 }
 
 /// Handles one line.
-async fn handle_line(
-    agent: &mut Agent,
-    team: &Team,
-    mcp: &McpManager,
-    line: &str,
-    model: &str,
-    io: &mut Io,
-) -> Handled {
+async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &mut Io) -> Handled {
+    let (team, mcp) = (session.team, session.mcp);
     let line = line.trim();
     match line {
         "" => {}
@@ -168,7 +176,12 @@ async fn handle_line(
                 Err(e) => errln!("(conversation cleared, but --continue would bring it back: {e})"),
             }
         }
-        "/cost" => print_cost(agent, model),
+        "/cost" => print_cost(agent, session),
+        "/context" => out!("{}", agent.context().render()),
+        cmd if cmd == "/compact" || cmd.starts_with("/compact ") => {
+            let focus = cmd.trim_start_matches("/compact").trim();
+            compact(agent, focus).await;
+        }
         "/mcp" => out!(
             "{}",
             crate::mcp::status_table(&mcp.statuses(), mcp.problems())
@@ -178,7 +191,8 @@ async fn handle_line(
             Ok(r) => {
                 let store = &team.shared().store;
                 let tasks = store.list_tasks(&Default::default()).map(|b| b.tasks);
-                out!("{}", roster_table(&r, &tasks.unwrap_or_default()))
+                out!("{}", roster_table(&r, &tasks.unwrap_or_default()));
+                out!("\n{}", crate::cost::table(&costs(agent, session, Some(&r))));
             }
             Err(e) => errln!("error: {e}"),
         },
@@ -224,8 +238,25 @@ async fn handle_line(
     Handled::Continue(None)
 }
 
-fn print_cost(agent: &Agent, model: &str) {
-    let u = agent.usage();
+/// Every agent's tokens and cost: the lead live, its subagents, the teammates as the roster
+/// shows them (updated after each of their model replies).
+fn costs(
+    agent: &Agent,
+    session: &Session<'_>,
+    roster: Option<&troupe_protocol::Roster>,
+) -> Vec<crate::cost::AgentCost> {
+    crate::cost::breakdown(
+        agent.usage(),
+        session.subagents.usage(),
+        &session.model,
+        roster,
+    )
+}
+
+fn print_cost(agent: &Agent, session: &Session<'_>) {
+    let roster = session.team.roster().ok();
+    let rows = costs(agent, session, roster.as_ref());
+    let (u, cost) = crate::cost::totals(&rows);
     outln!(
         "tokens: {} in, {} out, {} cache read, {} cache write · api time {:.1}s · ≈ ${:.4}",
         u.input_tokens,
@@ -233,8 +264,25 @@ fn print_cost(agent: &Agent, model: &str) {
         u.cache_read_input_tokens,
         u.cache_creation_input_tokens,
         agent.api_ms() as f64 / 1000.0,
-        cost_usd(model, &u)
+        cost
     );
+    out!("{}", crate::cost::table(&rows));
+}
+
+/// `/compact [focus]`: summarizes now; Ctrl-C abandons it and leaves the conversation as it was.
+async fn compact(agent: &mut Agent, focus: &str) {
+    let mut observe = |event: AgentEvent<'_>| render(Sink::Stdout, "", &event, false);
+    outln!("(compacting…)");
+    let result = tokio::select! {
+        r = agent.compact(focus, &mut observe) => Some(r),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    match result {
+        Some(Ok(Some(_))) => {}
+        Some(Ok(None)) => outln!("(nothing to compact yet: the conversation is too short)"),
+        Some(Err(e)) => errln!("error: {e}"),
+        None => outln!("(interrupted; the conversation is unchanged)"),
+    }
 }
 
 /// Runs one turn. With `input` (the person typed it) output streams and Ctrl-C is a signal;

@@ -59,3 +59,20 @@ pub fn apply_env(settings: &Settings) {
         std::env::set_var(key, value);
     }
 }
+
+/// Puts the command-line flags that override settings into them (`--context-window`), so the
+/// lead and every teammate built from them see the same.
+pub fn apply_flags(settings: &mut Settings, agent: &crate::args::AgentArgs) {
+    if let Some(window) = agent.context_window {
+        settings.context_window = Some(window);
+    }
+}
+
+/// The flags a teammate process needs to see what [`apply_flags`] put into the lead's settings.
+pub fn teammate_flags(agent: &crate::args::AgentArgs) -> Vec<String> {
+    agent
+        .context_window
+        .map(|n| format!("--context-window={n}"))
+        .into_iter()
+        .collect()
+}

@@ -226,7 +226,9 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let policy = policy(args, &loaded.settings)?;
     let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
     let mcp_extension: Arc<dyn Extension> = Arc::new(McpExtension::new(mcp.clone()));
-    let settings = Arc::new(loaded.settings);
+    let mut settings = loaded.settings;
+    crate::settings::apply_flags(&mut settings, &args.agent);
+    let settings = Arc::new(settings);
     let mode = policy.mode;
     let model = model_config(&args.agent, &settings)?;
     if args.max_turns == Some(0) {
@@ -274,7 +276,10 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
                 Arc::new(hooks.for_teammates(&args.team)),
                 mcp_extension.clone(),
             ],
-            teammate_args: crate::mcp::teammate_args(&args.agent.mcp),
+            teammate_args: crate::mcp::teammate_args(&args.agent.mcp)
+                .into_iter()
+                .chain(crate::settings::teammate_flags(&args.agent))
+                .collect(),
         },
         store,
         notices,

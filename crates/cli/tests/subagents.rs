@@ -60,8 +60,8 @@ fn only_the_final_text_comes_back_and_usage_is_the_leads() {
     tools.sort();
     assert_eq!(
         tools,
-        ["grep", "read_file", "todo_write"],
-        "the definition's tools only"
+        ["compact", "grep", "read_file", "todo_write"],
+        "the definition's tools only, with the todo list and compaction every agent has"
     );
     assert!(
         !sub[0].all_text().contains("delegate"),

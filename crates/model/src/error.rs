@@ -93,6 +93,54 @@ impl ModelError {
     pub fn is_prompt_too_long(&self) -> bool {
         matches!(self, ModelError::PromptTooLong { .. })
     }
+
+    /// For a prompt-too-long error, the sizes the provider stated: (tokens sent, the window),
+    /// each when its wording says it (Anthropic: `… 250000 tokens > 200000 maximum`; OpenAI:
+    /// `maximum context length is 200000 tokens. However, your messages resulted in 250000
+    /// tokens`). Lets a caller learn the real window of a model it did not know.
+    pub fn prompt_sizes(&self) -> Option<PromptSizes> {
+        match self {
+            ModelError::PromptTooLong { message } => Some(PromptSizes::parse(message)),
+            _ => None,
+        }
+    }
+}
+
+/// The sizes a prompt-too-long error states, in tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PromptSizes {
+    /// How many tokens the rejected prompt had.
+    pub tokens: Option<u64>,
+    /// The model's context window.
+    pub limit: Option<u64>,
+}
+
+impl PromptSizes {
+    /// Reads the sizes out of a provider's message; what it does not state stays `None`.
+    pub fn parse(message: &str) -> PromptSizes {
+        let lower = message.to_lowercase();
+        let number_after = |needle: &str| -> Option<u64> {
+            let at = lower.find(needle)? + needle.len();
+            let digits: String = lower[at..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == ',')
+                .filter(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        };
+        let mut sizes = PromptSizes {
+            tokens: number_after("prompt is too long:"),
+            limit: number_after("tokens >"),
+        };
+        if sizes.limit.is_none() {
+            sizes.limit = number_after("maximum context length is");
+        }
+        if sizes.tokens.is_none() {
+            sizes.tokens = number_after("resulted in");
+        }
+        sizes
+    }
 }
 
 /// True when an error message says the prompt exceeds the context window, in the wording of
@@ -167,6 +215,26 @@ mod tests {
             "the request exceeds the available context size, try increasing it"
         ));
         assert!(!mentions_prompt_too_long("max_tokens: must be positive"));
+    }
+
+    #[test]
+    fn reads_the_sizes_both_wires_state() {
+        let anthropic = PromptSizes::parse("prompt is too long: 250000 tokens > 200000 maximum");
+        assert_eq!(anthropic.tokens, Some(250_000));
+        assert_eq!(anthropic.limit, Some(200_000));
+        let openai = PromptSizes::parse(
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9,000 tokens.",
+        );
+        assert_eq!(openai.limit, Some(8192));
+        assert_eq!(openai.tokens, Some(9000));
+        assert_eq!(
+            PromptSizes::parse("the request exceeds the available context size"),
+            PromptSizes::default()
+        );
+        let err = ModelError::PromptTooLong {
+            message: "prompt is too long: 5 tokens > 4 maximum".into(),
+        };
+        assert_eq!(err.prompt_sizes().and_then(|s| s.limit), Some(4));
     }
 
     #[test]

@@ -9,12 +9,14 @@ pub mod provider;
 pub mod retry;
 pub mod schema;
 pub mod sse;
+pub mod window;
 
 pub use anthropic::AnthropicClient;
-pub use error::ModelError;
+pub use error::{ModelError, PromptSizes};
 pub use openai::OpenAiClient;
 pub use provider::{Auth, ConfigError, ModelConfig, Provider};
 pub use retry::RetryPolicy;
+pub use window::{known_context_window, DEFAULT_CONTEXT_WINDOW};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

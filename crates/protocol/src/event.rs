@@ -52,6 +52,8 @@ pub enum EventKind {
     WorktreeDiscarded,
     /// A hook command ran (settings `hooks`): its event, command and how it ended.
     HookRan,
+    /// An agent's conversation was compacted: why, tokens before and after.
+    Compacted,
     /// A kind written by a newer troupe; kept readable rather than treated as corruption.
     #[serde(other)]
     Other,
@@ -83,6 +85,7 @@ impl EventKind {
             EventKind::WorktreeRemoved => "worktree_removed",
             EventKind::WorktreeDiscarded => "worktree_discarded",
             EventKind::HookRan => "hook_ran",
+            EventKind::Compacted => "compacted",
             EventKind::Other => "other",
         }
     }

@@ -92,6 +92,10 @@ pub struct Roster {
     /// Every member, in spawn order.
     #[serde(default)]
     pub members: Vec<Member>,
+    /// The lead's tokens and model, as it last published them (filled in by the roster view
+    /// from the store's presence; absent from `roster.json` itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead_usage: Option<crate::usage::AgentUsage>,
 }
 
 impl Roster {
@@ -101,6 +105,7 @@ impl Roster {
             team: team.into(),
             lead: lead.into(),
             members: Vec::new(),
+            lead_usage: None,
         }
     }
 

@@ -36,3 +36,13 @@ impl Usage {
             + self.cache_creation_input_tokens
     }
 }
+
+/// One agent's running token total, as it publishes it after every model reply (volatile:
+/// the roster keeps the durable figure).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentUsage {
+    /// The model it runs on (prices differ per model).
+    pub model: String,
+    /// Tokens used so far.
+    pub usage: Usage,
+}

@@ -53,6 +53,14 @@ pub struct Settings {
     /// `nats://host:4222` (see `--store`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<String>,
+    /// The model's context window in tokens, for a model troupe does not know (a local
+    /// server); compaction works against it. `--context-window` wins over it.
+    #[serde(
+        rename = "contextWindow",
+        alias = "context_window",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub context_window: Option<u64>,
     /// Keys troupe does not know (Claude Code's own, a later version's): kept, never an error.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -108,6 +116,10 @@ pub const TEAMMATE_MODES: [&str; 2] = ["in-process", "process"];
 
 /// The longest timeout a setting may give, in seconds (a day).
 pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// The smallest context window a setting may give, in tokens: below it not even the system
+/// prompt and tool definitions fit.
+pub const MIN_CONTEXT_WINDOW: u64 = 4_096;
 
 /// Who may answer teammates' permission questions, as `teammate_permissions`.
 pub const TEAMMATE_ANSWERERS: [&str; 2] = ["lead", "user"];
@@ -171,6 +183,15 @@ impl Settings {
                     ),
                 });
             }
+        }
+        if let Some(window) = self.context_window.filter(|w| *w < MIN_CONTEXT_WINDOW) {
+            return Err(SettingsError::Invalid {
+                origin: origin.to_string(),
+                key: "contextWindow".to_string(),
+                message: format!(
+                    "{window} tokens is too small: a context window is at least {MIN_CONTEXT_WINDOW} tokens"
+                ),
+            });
         }
         for (event, matchers) in &self.hooks {
             for hook in matchers.iter().flat_map(|m| &m.hooks) {

@@ -247,3 +247,24 @@ fn mcp_timeouts_are_seconds_merged_and_checked() {
         assert!(err.to_string().contains("mcp_tool_timeout"), "{err}");
     }
 }
+
+#[test]
+fn the_context_window_is_merged_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".troupe/settings.json"),
+        r#"{"contextWindow": 32768}"#,
+    );
+    let loaded = troupe_settings::load(dir.path(), None, None).unwrap();
+    assert_eq!(loaded.settings.context_window, Some(32_768));
+    write(
+        &dir.path().join(".troupe/settings.local.json"),
+        r#"{"context_window": 65536}"#,
+    );
+    let loaded = troupe_settings::load(dir.path(), None, None).unwrap();
+    assert_eq!(loaded.settings.context_window, Some(65_536));
+    let err = Settings::parse(r#"{"contextWindow": 100}"#, "f.json").expect_err("too small");
+    assert!(err.to_string().contains("contextWindow"), "{err}");
+    let err = Settings::parse(r#"{"contextWindow": "big"}"#, "f.json").expect_err("not a number");
+    assert!(err.to_string().contains("f.json"), "{err}");
+}

@@ -27,7 +27,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use troupe_protocol::{Envelope, Event, Request, RequestError, RequestKind, RequestStatus, Roster};
+use troupe_protocol::{
+    AgentUsage, Envelope, Event, Request, RequestError, RequestKind, RequestStatus, Roster,
+};
 
 pub use error::StoreError;
 pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState};
@@ -343,6 +345,17 @@ pub trait PresenceStore: Send + Sync {
 
     /// What every member is doing right now, by name (members doing nothing are absent).
     fn doing(&self) -> Result<BTreeMap<String, String>, StoreError>;
+
+    /// Publishes `agent`'s running token total (after each model reply). A backend without
+    /// it keeps only the durable per-phase figure in the roster.
+    fn set_usage(&self, _agent: &str, _usage: &AgentUsage) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// The running token totals published so far, by agent name (the lead's included).
+    fn usages(&self) -> Result<BTreeMap<String, AgentUsage>, StoreError> {
+        Ok(BTreeMap::new())
+    }
 }
 
 /// Liveness, the one rule for every agent: an agent is alive while a live process holds its

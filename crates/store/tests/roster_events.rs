@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use troupe_protocol::{Event, EventKind};
+use troupe_protocol::{AgentUsage, Event, EventKind, Usage};
 use troupe_store::{Durability, EventCursor, SharedStore, StoreError};
 
 /// The file backend as the team sees it: a trait object.
@@ -88,4 +88,35 @@ fn torn_multibyte_characters_do_not_stop_event_and_transcript_reads() {
     let read = ok(s.read_transcript("alice"));
     assert_eq!((read.entries.len(), read.corrupt), (2, 1));
     assert_eq!(read.entries[1]["content"], "again");
+}
+
+#[test]
+fn running_usage_is_published_per_agent_beside_what_it_is_doing() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    assert!(ok(s.usages()).is_empty());
+    let usage = |input| AgentUsage {
+        model: "claude-sonnet-4-5".into(),
+        usage: Usage {
+            input_tokens: input,
+            output_tokens: 7,
+            ..Usage::default()
+        },
+    };
+    ok(s.set_doing("alice", Some("bash: ls")));
+    ok(s.set_usage("alice", &usage(100)));
+    ok(s.set_usage("lead", &usage(5)));
+    ok(s.set_usage("alice", &usage(250)));
+    let other = store(dir.path());
+    let usages = ok(other.usages());
+    assert_eq!(usages.get("alice"), Some(&usage(250)));
+    assert_eq!(usages.get("lead"), Some(&usage(5)));
+    assert_eq!(usages.len(), 2);
+    // Usage files are not mistaken for what a member is doing, nor the other way round.
+    assert_eq!(ok(other.doing()).keys().collect::<Vec<_>>(), ["alice"]);
+    assert!(ok(s.roster()).members.is_empty());
+    assert!(matches!(
+        s.set_usage("../x", &usage(1)),
+        Err(StoreError::BadName { .. })
+    ));
 }

@@ -14,7 +14,7 @@ use crate::worktree::bind::WorktreeSource;
 use crate::worktree::WorktreeRecord;
 use std::path::PathBuf;
 use std::sync::Arc;
-use troupe_agent::{Extension, ExtensionContext, InboxSource, ToolGate, WorkspaceSource};
+use troupe_agent::{Extension, ExtensionContext, InboxSource, ToolGate, Watcher, WorkspaceSource};
 use troupe_tools::DynTool;
 
 /// What leading a team adds to the lead agent.
@@ -63,6 +63,58 @@ impl Extension for LeadExtension {
             self.team.shared().store.clone(),
             LEAD,
         )))
+    }
+
+    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
+        Some(crate::restate::lead(self.team.shared()))
+    }
+
+    fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {
+        Some(Arc::new(TeamWatcher(self.team.shared().clone())))
+    }
+}
+
+/// Keeps the team's view of an agent current: its running token total in the store's
+/// presence after every reply, each compaction in the event log.
+struct TeamWatcher(Arc<TeamShared>);
+
+impl Watcher for TeamWatcher {
+    fn usage(&self, agent: &str, model: &str, total: &troupe_protocol::Usage) {
+        self.0.set_live_usage(
+            agent,
+            troupe_protocol::AgentUsage {
+                model: model.to_string(),
+                usage: *total,
+            },
+        );
+    }
+
+    fn compacted(&self, agent: &str, c: &troupe_agent::Compaction) {
+        let event = troupe_protocol::Event::new(
+            troupe_protocol::EventKind::Compacted,
+            Some(agent),
+            format!(
+                "{}: {} → {} tokens ({} messages summarized, {} kept)",
+                c.reason.as_str(),
+                c.tokens_before,
+                c.tokens_after,
+                c.summarized,
+                c.kept
+            ),
+            troupe_agent::transcript::now_ms(),
+        )
+        .with_data(serde_json::json!(c));
+        let shared = self.0.clone();
+        // An fsync'd append: off the agent's task.
+        let write = move || {
+            if let Err(e) = shared.store.record(&event) {
+                tracing::warn!(error = %e, "could not record a compaction event");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(write)),
+            Err(_) => write(),
+        }
     }
 }
 
@@ -143,5 +195,14 @@ impl Extension for TeammateExtension {
             self.shared.store.clone(),
             &self.spec.name,
         )))
+    }
+
+    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
+        let own = self.own_worktree.as_ref().map(|(r, _)| r.name.as_str());
+        Some(crate::restate::teammate(&self.shared, &self.spec, own))
+    }
+
+    fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {
+        Some(Arc::new(TeamWatcher(self.shared.clone())))
     }
 }

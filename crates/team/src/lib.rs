@@ -11,6 +11,7 @@ pub mod notice;
 pub mod prompt;
 pub mod protocols;
 pub mod render;
+pub mod restate;
 pub mod runtime;
 pub mod settle;
 pub mod shared;

@@ -50,6 +50,7 @@ impl Team {
                 tasks: Mutex::new(crate::shared::Tasks::default()),
                 wakes: Mutex::new(HashMap::new()),
                 doing: Mutex::new(HashMap::new()),
+                live_usage: Mutex::new(HashMap::new()),
                 children: Mutex::new(Vec::new()),
                 changed: tokio::sync::Notify::new(),
                 notices,

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 use troupe_agent::transcript::now_ms;
-use troupe_protocol::{AgentStatus, Envelope, Event, EventKind, Roster};
+use troupe_protocol::{AgentStatus, AgentUsage, Envelope, Event, EventKind, Roster};
 use troupe_store::{SharedStore, StoreError, TeamStore};
 
 /// A member running as a task in this process.
@@ -46,6 +46,8 @@ pub struct TeamShared {
     pub(crate) wakes: Mutex<HashMap<String, SharedWake>>,
     /// What members running here are doing; the latest value is what reaches the store.
     pub(crate) doing: Mutex<HashMap<String, Option<String>>>,
+    /// The running token totals of agents running here; the latest is what reaches the store.
+    pub(crate) live_usage: Mutex<HashMap<String, AgentUsage>>,
     /// Teammate processes started by this process, as (member name, pid).
     pub(crate) children: Mutex<Vec<(String, u32)>>,
     /// Signalled whenever a member's status changes in this process.
@@ -221,6 +223,35 @@ impl TeamShared {
         }
     }
 
+    /// Publishes an agent's running token total (after each model reply): kept in memory and
+    /// written to the store's volatile presence off the async workers, like what it is doing,
+    /// so a reply never waits for the roster lock. The roster keeps the durable per-phase
+    /// figure; the roster view shows whichever is newer.
+    pub fn set_live_usage(self: &Arc<Self>, agent: &str, usage: AgentUsage) {
+        if let Ok(mut map) = self.live_usage.lock() {
+            map.insert(agent.to_string(), usage);
+        }
+        let shared = self.clone();
+        let agent = agent.to_string();
+        let publish = move || shared.publish_latest_usage(&agent);
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(publish)),
+            Err(_) => publish(),
+        }
+    }
+
+    /// Writes the latest known usage of `agent` to the store, the map locked meanwhile so an
+    /// older value never lands after a newer one.
+    fn publish_latest_usage(&self, agent: &str) {
+        let Ok(map) = self.live_usage.lock() else {
+            return;
+        };
+        let Some(usage) = map.get(agent) else { return };
+        if let Err(e) = self.store.set_usage(agent, usage) {
+            tracing::debug!(error = %e, agent, "could not publish an agent's token usage");
+        }
+    }
+
     /// Sets a member's doing and publishes it now (this thread may block).
     fn publish_doing(&self, name: &str, doing: Option<String>) {
         if let Ok(mut map) = self.doing.lock() {
@@ -240,9 +271,20 @@ impl TeamShared {
     }
 }
 
-/// The roster with each live member's current doing (from the store's presence) filled in.
+/// The roster with each live member's current doing and each agent's latest token total (from
+/// the store's presence) filled in, the lead's as [`Roster::lead_usage`].
 pub fn roster_with_doing(store: &dyn TeamStore) -> Result<Roster, StoreError> {
     let mut roster = store.roster()?;
+    let mut usages = store.usages().unwrap_or_default();
+    for m in &mut roster.members {
+        // The published figure is per reply, the roster's per phase: the larger is the newer.
+        if let Some(live) = usages.remove(&m.name) {
+            if live.usage.total() > m.usage.total() {
+                m.usage = live.usage;
+            }
+        }
+    }
+    roster.lead_usage = usages.remove(LEAD);
     let doing = store.doing().unwrap_or_default();
     for m in &mut roster.members {
         if m.status == AgentStatus::Working {

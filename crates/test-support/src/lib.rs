@@ -116,6 +116,8 @@ pub enum Event {
     },
     /// A model call is being retried.
     Retrying(String),
+    /// The conversation was compacted.
+    Compacted(troupe_agent::Compaction),
     /// The turn ended (`Err` carries the error's text).
     TurnComplete(Result<TurnOutcome, String>),
 }
@@ -136,6 +138,7 @@ impl Event {
                 count: *count,
                 text: text.to_string(),
             },
+            AgentEvent::Compacted(c) => Event::Compacted((*c).clone()),
         })
     }
 }

@@ -41,6 +41,14 @@ pub(crate) fn error(code: u16, message: &str) -> Answer {
     Answer::json(code, &error_body(error_type(code), message))
 }
 
+/// Anthropic's refusal of a prompt larger than the context window (HTTP 400).
+pub(crate) fn too_long(tokens: u64, limit: u64) -> Answer {
+    error(
+        400,
+        &format!("prompt is too long: {tokens} tokens > {limit} maximum"),
+    )
+}
+
 /// The reply as a stream of events, or as one message object when streaming was not asked.
 pub(crate) fn reply(rec: &Recorded, reply: &Reply, ids: &Ids, request_bytes: usize) -> Answer {
     let usage = reply.usage_for(request_bytes);
@@ -220,7 +228,7 @@ pub(crate) fn fault(rec: &Recorded, fault: &Fault, ids: &Ids) -> Answer {
             }
         }
         Fault::Overloaded => error(529, "Overloaded"),
-        Fault::PromptTooLong => error(400, "prompt is too long: 250000 tokens > 200000 maximum"),
+        Fault::PromptTooLong => too_long(250_000, 200_000),
         Fault::DisconnectMidStream => Answer::sse(broken_stream_start(rec, ids).abort()),
         Fault::MalformedEvent => {
             let mut w = broken_stream_start(rec, ids);

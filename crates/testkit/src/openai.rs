@@ -36,6 +36,18 @@ pub(crate) fn error(status: u16, message: &str) -> Answer {
     Answer::json(status, &error_body(status, message))
 }
 
+/// OpenAI's refusal of a prompt larger than the context window (HTTP 400,
+/// `context_length_exceeded`).
+pub(crate) fn too_long(tokens: u64, limit: u64) -> Answer {
+    Answer::json(
+        400,
+        &json!({"error": {
+            "message": format!("This model's maximum context length is {limit} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),
+            "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+        }}),
+    )
+}
+
 /// OpenAI counts cached prompt tokens inside `prompt_tokens`; it has no cache-write notion.
 fn usage_json(u: &Usage) -> Value {
     let prompt = u.input_tokens + u.cache_read_input_tokens;
@@ -189,13 +201,7 @@ pub(crate) fn fault(rec: &Recorded, fault: &Fault, ids: &Ids) -> Answer {
             }
         }
         Fault::Overloaded => error(503, "The server is overloaded or not ready yet."),
-        Fault::PromptTooLong => Answer::json(
-            400,
-            &json!({"error": {
-                "message": "This model's maximum context length is 200000 tokens. However, your messages resulted in 250000 tokens. Please reduce the length of the messages.",
-                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
-            }}),
-        ),
+        Fault::PromptTooLong => too_long(250_000, 200_000),
         Fault::DisconnectMidStream => Answer::sse(broken_stream_start(rec, ids).w.abort()),
         Fault::MalformedEvent => {
             let mut cw = broken_stream_start(rec, ids);

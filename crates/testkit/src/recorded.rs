@@ -22,9 +22,20 @@ pub struct Recorded {
     pub body: Value,
     /// When it arrived.
     pub at: Instant,
+    /// The size of the body in bytes, as sent.
+    pub bytes: usize,
+    /// True when the server refused it as larger than its context limit (see
+    /// [`FakeServer::set_context_limit`](crate::FakeServer::set_context_limit)).
+    pub rejected_too_long: bool,
 }
 
 impl Recorded {
+    /// The request's size in tokens as the fake server counts them: four bytes a token, the
+    /// same estimate its reported usage uses.
+    pub fn tokens(&self) -> u64 {
+        (self.bytes as u64).div_ceil(4)
+    }
+
     /// The value of header `name` (case-insensitive), if present.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -307,6 +318,8 @@ mod tests {
             headers: Vec::new(),
             body,
             at: Instant::now(),
+            bytes: 0,
+            rejected_too_long: false,
         }
     }
 

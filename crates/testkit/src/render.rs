@@ -55,6 +55,14 @@ pub(crate) fn fault(rec: &Recorded, f: &Fault, ids: &Ids) -> Answer {
     }
 }
 
+/// The provider's own refusal of a prompt of `tokens` tokens, larger than the `limit`.
+pub(crate) fn too_long(wire: Wire, tokens: u64, limit: u64) -> Answer {
+    match wire {
+        Wire::Anthropic => anthropic::too_long(tokens, limit),
+        Wire::OpenAi => openai::too_long(tokens, limit),
+    }
+}
+
 /// A non-retriable 400 carrying the harness's own complaint, so a broken test fails loudly.
 pub(crate) fn harness_error(wire: Wire, message: &str) -> Answer {
     match wire {

@@ -41,6 +41,8 @@ struct State {
     queues: HashMap<String, VecDeque<Step>>,
     fallback: Option<Arc<Fallback>>,
     journal: Vec<Recorded>,
+    /// Requests above this many tokens are refused as too long (see `set_context_limit`).
+    context_limit: Option<u64>,
 }
 
 impl Shared {
@@ -144,6 +146,15 @@ impl FakeServer {
     /// Sets the step source used when an agent's queue is empty (replacing any earlier one).
     pub fn set_fallback(&self, f: impl Fn(&Recorded) -> Step + Send + Sync + 'static) {
         self.shared.state().fallback = Some(Arc::new(f));
+    }
+
+    /// Makes the server refuse, like a real provider, every request larger than `tokens`
+    /// (counted as [`Recorded::tokens`]) with the wire's own prompt-too-long error (Anthropic:
+    /// 400 `prompt is too long: N tokens > M maximum`; OpenAI: 400 `context_length_exceeded`).
+    /// A refused request is journaled (marked [`Recorded::rejected_too_long`]) but plays no
+    /// scripted step. `None` lifts the limit.
+    pub fn set_context_limit(&self, tokens: Option<u64>) {
+        self.shared.state().context_limit = tokens;
     }
 
     /// Every model request received, in arrival order (faulted ones included).
@@ -270,17 +281,24 @@ async fn handle(
     };
     let body = serde_json::from_slice(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-    let rec = Recorded {
+    let mut rec = Recorded {
         agent,
         wire,
         path,
         headers,
         body,
         at: Instant::now(),
+        bytes: bytes.len(),
+        rejected_too_long: false,
     };
 
     let (step, fallback) = {
         let mut state = shared.state();
+        if let Some(limit) = state.context_limit.filter(|limit| rec.tokens() > *limit) {
+            rec.rejected_too_long = true;
+            state.journal.push(rec.clone());
+            return Ok(respond(render::too_long(wire, rec.tokens(), limit)));
+        }
         state.journal.push(rec.clone());
         let step = state
             .queues

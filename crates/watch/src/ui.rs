@@ -75,6 +75,7 @@ pub fn event_label(colours: Colours, kind: EventKind) -> (&'static str, Style) {
         | EventKind::WorktreeRemoved
         | EventKind::WorktreeDiscarded => ("worktree", Color::Magenta),
         EventKind::HookRan => ("hook", Color::DarkGray),
+        EventKind::Compacted => ("compacted", Color::DarkGray),
         EventKind::Other => ("other", Color::DarkGray),
     };
     (label, colours.fg(base, colour))

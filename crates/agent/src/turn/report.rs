@@ -48,6 +48,8 @@ pub enum AgentEvent<'a> {
         /// The injected text.
         text: &'a str,
     },
+    /// The conversation was compacted (summarized); tokens before and after.
+    Compacted(&'a crate::compact::Compaction),
 }
 
 /// Why a turn ended.

@@ -6,7 +6,8 @@ use troupe_protocol::ChatMessage;
 /// followed by injected mail; providers want roles to alternate).
 pub fn wire_messages(messages: &[ChatMessage]) -> Vec<ChatMessage> {
     let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
-    for message in messages {
+    // A message without blocks is never sent: providers refuse empty content.
+    for message in messages.iter().filter(|m| !m.content.is_empty()) {
         match out.last_mut() {
             Some(last) if last.role == message.role => {
                 last.content.extend(message.content.iter().cloned())

@@ -46,6 +46,18 @@ pub fn open(args: &TeamArgs) -> Result<SharedStore> {
     }
 }
 
+/// Every agent's tokens and cost as the store last saw them: the lead's as it published them
+/// (its model prices the teammates that run on the team's default), then each teammate's.
+fn agent_costs(roster: &troupe_protocol::Roster) -> Vec<crate::cost::AgentCost> {
+    let lead = roster.lead_usage.clone().unwrap_or_default();
+    let model = if lead.model.is_empty() {
+        "unknown model"
+    } else {
+        lead.model.as_str()
+    };
+    crate::cost::breakdown(lead.usage, Default::default(), model, Some(roster))
+}
+
 /// Formats an event as one human-readable line with a local-ish UTC time.
 pub fn event_line(event: &Event) -> String {
     let secs = event.ts / 1000;
@@ -65,8 +77,11 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             for t in troupe_team::liveness::release_ghost_tasks(&StoreCourier(&*store))? {
                 errln!("task {} went back to the board: {}", t.id, release_note(&t));
             }
+            let roster = troupe_team::shared::roster_with_doing(&*store)?;
+            let agents = agent_costs(&roster);
             if *json {
-                let value = super::team_status::json(&*store)?;
+                let mut value = super::team_status::json(&*store)?;
+                value["agents"] = agents.iter().map(crate::cost::AgentCost::to_json).collect();
                 println!("{}", json_line(&serde_json::to_string_pretty(&value)?));
             } else {
                 // Sanitized cell by cell already, so that its colour codes survive.
@@ -74,6 +89,9 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                     "{}",
                     super::team_status::human(&*store, Paint::for_stdout())?
                 );
+                if !roster.members.is_empty() || roster.lead_usage.is_some() {
+                    out!("\n{}", crate::cost::table(&agents));
+                }
             }
         }
         TeamCommand::Log { follow } => return log(&store, *follow),

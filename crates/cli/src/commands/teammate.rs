@@ -42,7 +42,9 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     // Its own connections to the same servers (one per server per process).
     let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
     let store_choice = crate::store::choose(args.agent.store.as_deref(), Some(&loaded.settings))?;
-    let settings = Arc::new(loaded.settings);
+    let mut settings = loaded.settings;
+    crate::settings::apply_flags(&mut settings, &args.agent);
+    let settings = Arc::new(settings);
     let troupe_dir = workspace.join(".troupe");
     let store = crate::store::open(&store_choice, &troupe_dir, &args.team).with_context(|| {
         format!(

@@ -57,6 +57,9 @@ pub struct RunResult {
     pub permission_denials: Vec<troupe_agent::PermissionDenial>,
     /// The HTTP status of the model error the run failed on, if it did.
     pub api_error_status: Option<u16>,
+    /// Each agent's tokens and cost (the lead, its subagents, each teammate); `usage` and
+    /// `total_cost_usd` are their sums.
+    pub agents: Vec<crate::cost::AgentCost>,
     /// Each teammate's last report, when a team worked.
     pub teammates: Vec<Value>,
     /// The lead's todo list at the end, when it kept one.
@@ -100,6 +103,11 @@ impl RunResult {
         if self.subtype.is_error() {
             value["errors"] = json!([self.result]);
         }
+        value["agents"] = self
+            .agents
+            .iter()
+            .map(crate::cost::AgentCost::to_json)
+            .collect();
         if !self.todos.is_empty() {
             value["todos"] = json!(self.todos);
         }

@@ -168,6 +168,16 @@ impl Stream {
             AgentEvent::ThinkingDelta(text) if self.partial => {
                 vec![self.stream_event(json!({"type": "thinking_delta", "thinking": text}))]
             }
+            // Claude Code's name and fields for it, with troupe's own beside them.
+            AgentEvent::Compacted(c) => vec![json!({
+                "type": "system", "subtype": "compact_boundary",
+                "compact_metadata": {
+                    "trigger": c.reason.trigger().as_str(), "pre_tokens": c.tokens_before,
+                    "post_tokens": c.tokens_after, "reason": c.reason.as_str(),
+                    "summarized_messages": c.summarized, "kept_messages": c.kept,
+                },
+                "session_id": self.session_id, "uuid": uuid(), "agent": self.agent,
+            })],
             AgentEvent::TextDelta(_)
             | AgentEvent::ThinkingDelta(_)
             | AgentEvent::ToolStarted { .. } => Vec::new(),

@@ -97,7 +97,21 @@ pub fn render(sink: Sink, prefix: &str, event: &AgentEvent<'_>, stream_text: boo
                 &format!("{prefix}✉ {count} new message(s) delivered\n"),
             );
         }
+        AgentEvent::Compacted(c) => write(sink, &format!("{prefix}{}\n", compacted_line(c))),
     }
+}
+
+/// One line for a compaction.
+pub fn compacted_line(c: &troupe_agent::Compaction) -> String {
+    let why = match c.reason {
+        troupe_agent::CompactReason::Requested => "as asked",
+        troupe_agent::CompactReason::Threshold => "the context was nearly full",
+        troupe_agent::CompactReason::PromptTooLong => "the provider refused the prompt as too long",
+    };
+    format!(
+        "⟲ conversation compacted ({why}): {} → {} tokens; {} messages summarized, {} kept",
+        c.tokens_before, c.tokens_after, c.summarized, c.kept
+    )
 }
 
 /// One line for a team notice.

@@ -206,3 +206,45 @@ async fn a_paced_step_streams_the_same_events_as_the_plain_one() {
         assert_eq!(datas(&plain), datas(&paced), "{wire:?}");
     }
 }
+
+#[tokio::test]
+async fn requests_over_the_context_limit_get_the_wires_own_refusal_and_play_no_step() {
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let server = FakeServer::start();
+        server.script("lead", [Step::text("small enough")]);
+        let big = request(wire, true, &"x".repeat(4_000));
+        let limit = 500;
+        server.set_context_limit(Some(limit));
+        let resp = post(&server, wire, None, &big).await;
+        assert_eq!(resp.status(), 400);
+        let body = json_body(resp).await;
+        let message = body["error"]["message"].as_str().unwrap().to_string();
+        let sent = server.journal()[0].tokens();
+        assert!(sent > limit);
+        assert!(server.journal()[0].rejected_too_long);
+        match wire {
+            Wire::Anthropic => {
+                assert_eq!(body["error"]["type"], "invalid_request_error");
+                assert_eq!(
+                    message,
+                    format!("prompt is too long: {sent} tokens > {limit} maximum")
+                );
+            }
+            Wire::OpenAi => {
+                assert_eq!(body["error"]["code"], "context_length_exceeded");
+                assert!(message.contains(&format!("maximum context length is {limit} tokens")));
+                assert!(message.contains(&format!("resulted in {sent} tokens")));
+            }
+        }
+        assert_eq!(
+            server.remaining("lead"),
+            1,
+            "a refused request plays no step"
+        );
+        let small = request(wire, true, "hi");
+        let resp = post(&server, wire, None, &small).await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(server.remaining("lead"), 0);
+        assert!(!server.journal()[1].rejected_too_long);
+    }
+}
