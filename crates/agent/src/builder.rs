@@ -179,8 +179,16 @@ impl AgentBuilder {
             transcript: self.transcript.as_deref(),
         };
         let todo = crate::todo::TodoList::default();
+        let jobs = troupe_tools::background::Jobs::new(
+            self.name.clone(),
+            crate::background::log_dir(self.transcript.as_deref()),
+        );
         let mut extensions = self.extensions;
         extensions.insert(0, Arc::new(crate::todo::TodoExtension::new(todo.clone())));
+        extensions.insert(
+            1,
+            Arc::new(crate::background::BackgroundExtension::new(jobs.clone())),
+        );
         let mut tools = self.tools;
         let mut sections = Vec::new();
         let mut gates = Vec::new();
@@ -210,11 +218,12 @@ impl AgentBuilder {
             extra: &sections,
             memory: &memory,
         });
-        let ctx =
-            ToolContext::new(self.workspace, self.name.clone()).with_sandbox_config(Arc::new(
+        let ctx = ToolContext::new(self.workspace, self.name.clone())
+            .with_sandbox_config(Arc::new(
                 self.sandbox
                     .unwrap_or_else(|| sandbox_config(&self.settings)),
-            ));
+            ))
+            .with_background(jobs);
         // TODO(settings.env): set `self.settings.env` on tool processes once ToolContext carries
         // an environment; the binary applies it to its own process meanwhile.
         let config = AgentConfig {

@@ -3,6 +3,7 @@
 mod args;
 mod commands;
 mod cost;
+mod cron;
 mod headless;
 mod hooks;
 mod mcp;
@@ -28,7 +29,8 @@ fn main() {
             | args::Command::Sandbox(_)
             | args::Command::Config(_)
             | args::Command::Task(_)
-            | args::Command::Worktree(_),
+            | args::Command::Worktree(_)
+            | args::Command::Cron(_),
         ) => None,
         // Ctrl-C ends it, and the servers it started end with it.
         Some(args::Command::Mcp(_)) => Some(signals::CtrlC::Ends),
@@ -53,6 +55,7 @@ fn main() {
         Some(args::Command::Worktree(w)) => commands::worktree::run(w),
         Some(args::Command::Task(task)) => commands::task::run(task),
         Some(args::Command::Mcp(mcp)) => commands::mcp::run(mcp),
+        Some(args::Command::Cron(cron)) => commands::cron::run(cron),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),
     };

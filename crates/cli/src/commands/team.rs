@@ -74,6 +74,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 outln!("team {} has no teammates yet", args.team);
             } else {
                 out!("{}", roster_table(&roster, &tasks));
+                out!("{}", troupe_team::render::background_table(&roster));
             }
         }
         TeamCommand::Log { follow } => {
