@@ -85,17 +85,20 @@ fn the_idle_lead_wakes_for_the_notification_and_headless_waits_for_it() {
     let started = requests[1].last_tool_result().unwrap().0;
     assert!(started.contains("id bg-1"), "{started}");
     let log = started
-        .split_whitespace()
-        .find(|w| w.ends_with("bg-1.log;"))
+        .split("its output goes to ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
         .unwrap()
-        .trim_end_matches(';');
+        .trim_end_matches('.');
+    assert!(log.ends_with("background/bg-1.log"), "{log}");
     assert!(
         log.contains(".troupe/sessions/"),
         "the log is in the session's folder: {log}"
     );
     assert!(requests[2].last_tool_result().unwrap().0.contains("alpha"));
     for r in &requests[..4] {
-        assert!(!r.all_text().contains("<task_notification>"));
+        let said = r.messages().iter().map(|m| m.text()).collect::<String>();
+        assert!(!said.contains("<task_notification>"), "{said}");
     }
     let woken = requests[4].messages().last().unwrap().text();
     assert!(woken.contains("<task_notification>"), "{woken}");

@@ -76,18 +76,26 @@ impl Tmux {
         )
         .unwrap();
         let tmux = Tmux { socket, _dir: dir };
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "160",
-            "-y",
-            "50",
-            "sh",
-        ])
-        .arg(&script);
+        let started = tmux
+            .run(&[
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+                "-x",
+                "160",
+                "-y",
+                "50",
+                "sh",
+            ])
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(
+            started.status.success(),
+            "tmux did not start: {}",
+            String::from_utf8_lossy(&started.stderr)
+        );
         tmux
     }
 
@@ -108,7 +116,11 @@ impl Tmux {
             .run(&["capture-pane", "-p", "-J", "-t", "t", "-S", "-2000"])
             .output()
             .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
     }
 
     fn wait_for(&self, text: &str) {
