@@ -183,6 +183,11 @@ impl AgentBuilder {
             self.name.clone(),
             crate::background::log_dir(self.transcript.as_deref()),
         );
+        jobs.set_auto_background(
+            self.settings
+                .bash_auto_background
+                .map(std::time::Duration::from_secs_f64),
+        );
         let mut extensions = self.extensions;
         extensions.insert(0, Arc::new(crate::todo::TodoExtension::new(todo.clone())));
         extensions.insert(

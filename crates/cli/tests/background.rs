@@ -317,3 +317,50 @@ fn bashes_lists_the_leads_commands_and_exit_ends_them() {
         "the lead's command {shell} outlived the REPL"
     );
 }
+
+#[test]
+fn a_slow_foreground_command_moves_to_the_background_past_the_threshold() {
+    let ws = TempWorkspace::new();
+    let gate = ws.path().join("gate");
+    let server = FakeServer::start();
+    let open = gate.clone();
+    let command = format!(
+        "echo started; while [ ! -e '{}' ]; do sleep 0.05; done; echo finished",
+        gate.display()
+    );
+    server.script(
+        "lead",
+        [
+            Step::tool("bash", json!({ "command": command })),
+            Step::dynamic(move |req| {
+                let (result, is_error) = req.last_tool_result().unwrap();
+                assert!(!is_error, "{result}");
+                assert!(
+                    result.contains("moved to the background as bg-1"),
+                    "{result}"
+                );
+                assert!(result.contains("Output so far:\nstarted"), "{result}");
+                std::fs::write(&open, "").unwrap();
+                Reply::text("it runs in the background")
+            }),
+            Step::text("it finished"),
+        ],
+    );
+    let out = headless_bypass(
+        ws.path(),
+        &server,
+        "run the slow thing",
+        &["--settings", r#"{"bash_auto_background": 0.3}"#],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(result_json(&out)["result"], "it finished");
+    let requests = server.requests_for("lead");
+    assert_eq!(requests.len(), 3);
+    let woken = requests[2].messages().last().unwrap().text();
+    assert!(woken.contains("status: exited with code 0"), "{woken}");
+    let tail = woken.split("not yet read):").nth(1).unwrap_or_default();
+    assert!(
+        tail.contains("finished") && !tail.contains("started"),
+        "the notification quotes only what the model has not seen: {woken}"
+    );
+}

@@ -132,17 +132,26 @@ impl Tmux {
         assert!(seen, "never showed {text:?}; the screen:\n{screen}");
     }
 
+    /// Types `line` at the prompt and presses Enter once the prompt shows it. The line editor
+    /// redraws only on its next input, so a no-op key (Ctrl-E, end of line) nudges it; keys
+    /// typed while it is between lines may be dropped, so the line is typed again (after
+    /// Ctrl-U clears what part of it arrived).
     fn type_line(&self, line: &str) {
-        let typed = self
-            .run(&["send-keys", "-t", "t", "-l", line])
-            .status()
-            .unwrap();
-        assert!(typed.success());
-        let entered = self
-            .run(&["send-keys", "-t", "t", "Enter"])
-            .status()
-            .unwrap();
-        assert!(entered.success());
+        let shown = format!("> {line}");
+        let keys = |args: &[&str]| assert!(self.run(args).status().unwrap().success());
+        for _ in 0..5 {
+            keys(&["send-keys", "-t", "t", "C-u"]);
+            keys(&["send-keys", "-t", "t", "-l", line]);
+            for _ in 0..20 {
+                keys(&["send-keys", "-t", "t", "C-e"]);
+                std::thread::sleep(Duration::from_millis(100));
+                if self.screen().lines().any(|l| l.trim_end() == shown) {
+                    keys(&["send-keys", "-t", "t", "Enter"]);
+                    return;
+                }
+            }
+        }
+        panic!("the prompt never showed {shown:?}:\n{}", self.screen());
     }
 
     fn gone(&self) -> bool {
@@ -205,7 +214,11 @@ fn a_job_fires_once_into_the_idle_repl_lead() {
     );
     assert_eq!(fired(ws.path(), "default").len(), 1);
     tmux.type_line("/exit");
-    assert!(eventually(|| tmux.gone()), "the REPL did not exit");
+    assert!(
+        eventually(|| tmux.gone()),
+        "the REPL did not exit:\n{}",
+        tmux.screen()
+    );
     assert_eq!(server.requests_for("lead").len(), 3, "it fired once");
 }
 

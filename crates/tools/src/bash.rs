@@ -99,8 +99,9 @@ impl Tool for BashTool {
             None | Some(0) => DEFAULT_TIMEOUT,
             Some(ms) => Duration::from_millis(ms).min(MAX_TIMEOUT),
         };
-        match run(&input.command, ctx, timeout).await {
-            Ok(run) => run.into_output(timeout),
+        match run(&input, ctx, timeout).await {
+            Ok(Finished::Ran(run)) => run.into_output(timeout),
+            Ok(Finished::Moved(output)) => output,
             Err(RunError::Sandbox(err)) => {
                 ToolOutput::error(format!("The command did not run: {err}"))
             }
@@ -308,9 +309,26 @@ fn spawn_shell(
     Err(last_err.unwrap_or_else(|| io::Error::other("no shell found")))
 }
 
-/// Runs `command` to completion or timeout under the call's sandbox, collecting its output under
-/// the default budget; everything it started is ended before this returns.
-async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run, RunError> {
+/// How a foreground call came back.
+enum Finished {
+    /// It ran to its end (or timeout).
+    Ran(Run),
+    /// It ran past the agent's auto-background threshold and goes on as a background job; the
+    /// placeholder result says so.
+    Moved(ToolOutput),
+}
+
+/// Runs the call's command to completion or timeout under the call's sandbox, collecting its
+/// output under the default budget; everything it started is ended before this returns —
+/// unless it runs past the agent's auto-background threshold, when it is handed to the agent's
+/// background jobs as it runs.
+async fn run(
+    input: &BashInput,
+    ctx: &ToolContext,
+    timeout: Duration,
+) -> Result<Finished, RunError> {
+    let command = input.command.as_str();
+    let started_ms = crate::background::now_ms();
     let root = ctx.workspace.root();
     let confinement = Confinement::prepare(ctx.sandbox, root, &ctx.sandbox_config)?;
     let sandbox = confinement.level();
@@ -332,6 +350,22 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run,
     let mut eof = false;
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
+    // The agent's jobs and the threshold, when long calls move to the background.
+    let auto = ctx.background.as_ref().and_then(|jobs| {
+        jobs.auto_background()
+            .filter(|after| *after < timeout)
+            .map(|after| (jobs, after))
+    });
+    let handover = async {
+        match auto {
+            Some((jobs, after)) => {
+                tokio::time::sleep(after).await;
+                (jobs, after)
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(handover);
     let ending = loop {
         tokio::select! {
             read = receiver.read(&mut buf), if !eof => match read {
@@ -342,8 +376,33 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run,
                     eof = true;
                 }
             },
-            status = child.wait() => break Ending::Exited(status?),
-            () = &mut deadline => break Ending::TimedOut,
+            status = child.wait() => break Ok(Ending::Exited(status?)),
+            () = &mut deadline => break Ok(Ending::TimedOut),
+            moved = &mut handover => break Err(moved),
+        }
+    };
+    let ending = match ending {
+        Ok(ending) => ending,
+        Err((jobs, after)) => {
+            let so_far = collected.into_text();
+            let handover = crate::background::Handover {
+                command: command.to_string(),
+                description: input.description.clone(),
+                started_ms,
+                child,
+                receiver,
+                guard,
+                so_far: so_far.clone(),
+                timeout: Some(timeout.saturating_sub(after)),
+            };
+            let output = match jobs.adopt(handover) {
+            Ok(job) => ToolOutput::ok(crate::background::moved(&job, after, &so_far)),
+            Err(e) => ToolOutput::error(format!(
+                "The command ran longer than {} s and could not be moved to the background ({e}); it was ended.",
+                after.as_secs()
+            )),
+        };
+            return Ok(Finished::Moved(output));
         }
     };
     // Whether it finished or timed out, nothing it started may outlive the call.
@@ -361,12 +420,12 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run,
         }
     })
     .await;
-    Ok(Run {
+    Ok(Finished::Ran(Run {
         ending,
         output: collected.into_text(),
         pipe_held_open: drained.is_err(),
         sandbox,
-    })
+    }))
 }
 
 /// What a failed command is told about its sandbox, so a refused write is not a mystery.

@@ -85,3 +85,24 @@ pub(super) fn killed(job: &JobSnapshot, was_running: bool) -> String {
         ),
     }
 }
+
+/// The placeholder result of a foreground call moved to the background while it ran.
+pub(crate) fn moved(job: &JobSnapshot, after: std::time::Duration, so_far: &str) -> String {
+    let mut text = format!(
+        "The command ran longer than {secs} s, so it was moved to the background as {id} and \
+         goes on running; its output goes to {log}. Read new output with \
+         bash_output{{\"id\": \"{id}\"}}, end it with kill_background{{\"id\": \"{id}\"}}; a \
+         <task_notification> will tell you when it finishes.\n",
+        secs = after.as_secs_f64(),
+        id = job.id,
+        log = job.log.display(),
+    );
+    match so_far.trim().is_empty() {
+        true => text.push_str("(no output so far)"),
+        false => {
+            text.push_str("Output so far:\n");
+            text.push_str(so_far);
+        }
+    }
+    text
+}

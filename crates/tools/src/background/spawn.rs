@@ -6,12 +6,19 @@ use crate::process::LiveCall;
 use crate::sandbox::Confinement;
 use crate::ToolContext;
 use std::io;
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
 use tokio::process::Child;
 use tokio::sync::Notify;
+
+/// How long to keep copying output after the command's processes ended (a process that left
+/// both its group and its marker may hold the pipe).
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// A command just started: its shell and what ends it.
 pub(super) struct Started {
@@ -87,6 +94,24 @@ pub(super) struct Waiter {
     pub(super) timeout: Option<Duration>,
     pub(super) jobs: JobsRef,
     pub(super) id: String,
+    /// For a call moved to the background while it ran: its output pipe, copied to the log.
+    pub(super) pump: Option<(pipe::Receiver, std::fs::File)>,
+}
+
+/// Copies what arrives on `pump`'s pipe to its log; `false` once the pipe is closed.
+async fn pump_once(pump: &mut Option<(pipe::Receiver, std::fs::File)>, buf: &mut [u8]) -> bool {
+    let Some((receiver, log)) = pump.as_mut() else {
+        return false;
+    };
+    match receiver.read(buf).await {
+        Ok(0) | Err(_) => false,
+        Ok(n) => {
+            if let Err(e) = log.write_all(&buf[..n]) {
+                tracing::debug!(error = %e, "writing a background command's log");
+            }
+            true
+        }
+    }
 }
 
 impl Waiter {
@@ -101,6 +126,7 @@ impl Waiter {
             timeout,
             jobs,
             id,
+            mut pump,
         } = self;
         let deadline = async {
             match timeout {
@@ -108,17 +134,25 @@ impl Waiter {
                 None => std::future::pending().await,
             }
         };
-        let status = tokio::select! {
-            status = child.wait() => match status {
-                Ok(status) => match (status.code(), status.signal()) {
-                    (Some(code), _) => JobStatus::Exited(code),
-                    (None, Some(signal)) => JobStatus::Signalled(signal),
-                    (None, None) => JobStatus::Lost("it ended without an exit code".into()),
+        tokio::pin!(deadline);
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut pumping = pump.is_some();
+        let status = loop {
+            tokio::select! {
+                more = pump_once(&mut pump, &mut buf), if pumping => pumping = more,
+                status = child.wait() => break match status {
+                    Ok(status) => match (status.code(), status.signal()) {
+                        (Some(code), _) => JobStatus::Exited(code),
+                        (None, Some(signal)) => JobStatus::Signalled(signal),
+                        (None, None) => JobStatus::Lost("it ended without an exit code".into()),
+                    },
+                    Err(e) => JobStatus::Lost(e.to_string()),
                 },
-                Err(e) => JobStatus::Lost(e.to_string()),
-            },
-            () = stop.notified() => JobStatus::Killed,
-            () = deadline => JobStatus::TimedOut(timeout.map_or(0, |t| t.as_millis() as u64)),
+                () = stop.notified() => break JobStatus::Killed,
+                () = &mut deadline => {
+                    break JobStatus::TimedOut(timeout.map_or(0, |t| t.as_millis() as u64))
+                }
+            }
         };
         guard.kill_group();
         if matches!(status, JobStatus::Killed | JobStatus::TimedOut(_)) {
@@ -127,6 +161,13 @@ impl Waiter {
             }
         }
         guard.end().await;
+        // What was still in the pipe when its processes ended.
+        let _ = tokio::time::timeout(DRAIN_GRACE, async {
+            while pumping {
+                pumping = pump_once(&mut pump, &mut buf).await;
+            }
+        })
+        .await;
         if let Some(jobs) = Jobs::from_weak(&jobs) {
             jobs.finish(&id, status);
         }
