@@ -7,172 +7,28 @@
 //! registered like a foreground call's ([`crate::process::LiveCall`]), so troupe's exit ends
 //! them too, however troupe ends.
 
+mod handover;
+mod log;
 mod render;
 mod spawn;
+mod status;
 mod tools;
 
+pub(crate) use handover::Handover;
+pub(crate) use log::now_ms;
+use log::{highest_log_number, read_from, tail_of};
 pub use render::describe_age;
 pub(crate) use render::moved;
+pub use status::{JobError, JobRead, JobSnapshot, JobStatus, Notification};
 pub(crate) use tools::start_output;
 pub use tools::{BashOutputTool, KillBackgroundTool};
 
 use crate::ToolContext;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
-
-/// How one background command stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JobStatus {
-    /// Still running.
-    Running,
-    /// Exited with this code.
-    Exited(i32),
-    /// Killed by this signal, not by troupe.
-    Signalled(i32),
-    /// Its timeout (in ms) ran out and it was killed.
-    TimedOut(u64),
-    /// Ended on request (`kill_background`, `/bashes kill`) or because its agent ended.
-    Killed,
-    /// troupe lost track of it (waiting for it failed); it was killed.
-    Lost(String),
-}
-
-impl JobStatus {
-    /// Whether it still runs.
-    pub fn is_running(&self) -> bool {
-        matches!(self, JobStatus::Running)
-    }
-
-    /// The status in a few words: "running", "exited with code 0", "killed".
-    pub fn describe(&self) -> String {
-        match self {
-            JobStatus::Running => "running".to_string(),
-            JobStatus::Exited(code) => format!("exited with code {code}"),
-            JobStatus::Signalled(signal) => format!(
-                "killed by signal {signal} ({})",
-                crate::bash::signal_name(*signal)
-            ),
-            JobStatus::TimedOut(ms) => format!("timed out after {ms} ms and was killed"),
-            JobStatus::Killed => "killed".to_string(),
-            JobStatus::Lost(why) => format!("lost ({why}) and killed"),
-        }
-    }
-
-    /// The status in one word, for tables and JSON.
-    pub fn word(&self) -> &'static str {
-        match self {
-            JobStatus::Running => "running",
-            JobStatus::Exited(0) => "done",
-            JobStatus::Exited(_) | JobStatus::Signalled(_) | JobStatus::Lost(_) => "failed",
-            JobStatus::TimedOut(_) => "timed-out",
-            JobStatus::Killed => "killed",
-        }
-    }
-}
-
-/// One background command as it stands, for listings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobSnapshot {
-    /// Its id (`bg-1`), what the model passes to `bash_output` and `kill_background`.
-    pub id: String,
-    /// The command line.
-    pub command: String,
-    /// The short description the model gave, if any.
-    pub description: Option<String>,
-    /// Where it stands.
-    pub status: JobStatus,
-    /// When it started, in ms since the Unix epoch.
-    pub started_ms: u64,
-    /// When it ended, in ms since the Unix epoch.
-    pub ended_ms: Option<u64>,
-    /// Its output log (stdout and stderr interleaved).
-    pub log: PathBuf,
-    /// Whether the agent has yet to be told how it ended (a notification is waiting).
-    pub unreported: bool,
-}
-
-/// A finished command's report, waiting to be put before the agent's next model call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notification {
-    /// Position in the agent's stream of notifications, for acknowledging.
-    pub seq: u64,
-    /// Unique id (a ULID), so a re-delivered notification is recognised.
-    pub id: String,
-    /// The job it is about.
-    pub job: String,
-    /// What the model reads: a `<task_notification>` block.
-    pub text: String,
-}
-
-/// What `bash_output` found: the job and the output it wrote since the last read.
-#[derive(Debug, Clone)]
-pub struct JobRead {
-    /// The job as it stands.
-    pub job: JobSnapshot,
-    /// New output since the previous read, its head and tail kept under the output budget.
-    pub output: String,
-    /// Bytes of new output read in all (more than `output` holds when it was cut).
-    pub bytes: u64,
-}
-
-/// Why a background command could not be started, read or killed.
-#[derive(Debug, thiserror::Error)]
-pub enum JobError {
-    /// No job with this id belongs to the agent.
-    #[error("no background command '{id}' here; {known}")]
-    Unknown {
-        /// The id asked for.
-        id: String,
-        /// The ids there are, for the model.
-        known: String,
-    },
-    /// The sandbox could not be prepared; the command did not run.
-    #[error("the command did not run: {0}")]
-    Sandbox(#[from] crate::sandbox::SandboxError),
-    /// troupe is exiting.
-    #[error(transparent)]
-    Exiting(#[from] crate::process::Exiting),
-    /// A file or process operation failed.
-    #[error("{what}: {source}")]
-    Io {
-        /// What was being done.
-        what: String,
-        /// Why it failed.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl JobError {
-    fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> JobError {
-        let what = what.into();
-        move |source| JobError::Io { what, source }
-    }
-}
-
-/// A foreground call being moved to the background, as it runs.
-pub(crate) struct Handover {
-    /// Its command line.
-    pub(crate) command: String,
-    /// Its description.
-    pub(crate) description: Option<String>,
-    /// When it started.
-    pub(crate) started_ms: u64,
-    /// Its shell.
-    pub(crate) child: tokio::process::Child,
-    /// Its output pipe.
-    pub(crate) receiver: tokio::net::unix::pipe::Receiver,
-    /// What ends its processes.
-    pub(crate) guard: crate::bash::CallGuard,
-    /// What it printed so far (head and tail under the budget).
-    pub(crate) so_far: String,
-    /// What remains of its timeout.
-    pub(crate) timeout: Option<Duration>,
-}
 
 /// One job's bookkeeping.
 #[derive(Debug)]
@@ -225,10 +81,6 @@ pub struct Jobs {
     inner: Arc<Inner>,
 }
 
-/// Lines of output a notification quotes.
-const NOTIFY_LINES: usize = 20;
-/// Bytes from the end of the log a notification looks at.
-const NOTIFY_BYTES: u64 = 4096;
 /// Finished jobs kept for listing; older ones are forgotten (their logs stay).
 const KEEP_FINISHED: usize = 50;
 
@@ -329,74 +181,6 @@ impl Jobs {
             jobs: Arc::downgrade(&self.inner),
             id,
             pump: None,
-        };
-        tokio::spawn(waiter.run());
-        self.bump();
-        Ok(job)
-    }
-
-    /// After how long a foreground `bash` call is moved to the background (`None`: never).
-    pub fn auto_background(&self) -> Option<Duration> {
-        match self.inner.auto_ms.load(Ordering::Relaxed) {
-            0 => None,
-            ms => Some(Duration::from_millis(ms)),
-        }
-    }
-
-    /// Moves foreground calls that run longer than `after` to the background (`None`: never).
-    pub fn set_auto_background(&self, after: Option<Duration>) {
-        let ms = after.map_or(0, |d| (d.as_millis() as u64).max(1));
-        self.inner.auto_ms.store(ms, Ordering::Relaxed);
-    }
-
-    /// Takes over a foreground call that ran past [`Jobs::auto_background`]: what it printed so
-    /// far goes to a new log, the rest follows as it comes, and it is a job like any other
-    /// (`timeout` is what remains of the call's). On an error the call's processes are ended.
-    pub(crate) fn adopt(&self, handover: Handover) -> Result<JobSnapshot, JobError> {
-        let number = {
-            let mut state = self.state();
-            state.counter += 1;
-            state.counter
-        };
-        let id = format!("bg-{number}");
-        std::fs::create_dir_all(&self.inner.log_dir).map_err(JobError::io(format!(
-            "creating {}",
-            self.inner.log_dir.display()
-        )))?;
-        let log = self.inner.log_dir.join(format!("{id}.log"));
-        let mut file = std::fs::OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(&log)
-            .map_err(JobError::io(format!("creating {}", log.display())))?;
-        std::io::Write::write_all(&mut file, handover.so_far.as_bytes())
-            .map_err(JobError::io(format!("writing {}", log.display())))?;
-        let stop = Arc::new(Notify::new());
-        let job = JobSnapshot {
-            id: id.clone(),
-            command: handover.command,
-            description: handover.description,
-            status: JobStatus::Running,
-            started_ms: handover.started_ms,
-            ended_ms: None,
-            log,
-            unreported: false,
-        };
-        self.state().jobs.push(Entry {
-            job: job.clone(),
-            // The call's result showed what it printed so far.
-            read: handover.so_far.len() as u64,
-            stop: stop.clone(),
-            kill_requested: false,
-        });
-        let waiter = spawn::Waiter {
-            child: handover.child,
-            guard: handover.guard,
-            stop,
-            timeout: handover.timeout,
-            jobs: Arc::downgrade(&self.inner),
-            id,
-            pump: Some((handover.receiver, file)),
         };
         tokio::spawn(waiter.run());
         self.bump();
@@ -633,75 +417,6 @@ fn unknown(state: &State, id: &str) -> JobError {
         id: id.to_string(),
         known,
     }
-}
-
-/// The output of `log` from byte `from` on, under the output budget, and how many bytes that was.
-fn read_from(log: &Path, from: u64) -> Result<(String, u64), JobError> {
-    let mut file =
-        std::fs::File::open(log).map_err(JobError::io(format!("opening {}", log.display())))?;
-    file.seek(SeekFrom::Start(from))
-        .map_err(JobError::io(format!("reading {}", log.display())))?;
-    let mut collected = crate::output::HeadTail::new(crate::DEFAULT_OUTPUT_BUDGET);
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut bytes = 0u64;
-    loop {
-        let n = file
-            .read(&mut buf)
-            .map_err(JobError::io(format!("reading {}", log.display())))?;
-        if n == 0 {
-            break;
-        }
-        bytes += n as u64;
-        collected.push(&buf[..n]);
-    }
-    Ok((collected.into_text(), bytes))
-}
-
-/// The last lines of `log` (from byte `from` on at most), for a notification.
-fn tail_of(log: &Path, from: u64) -> String {
-    let Ok(mut file) = std::fs::File::open(log) else {
-        return String::new();
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = from.max(len.saturating_sub(NOTIFY_BYTES)).min(len);
-    if file.seek(SeekFrom::Start(start)).is_err() {
-        return String::new();
-    }
-    let mut bytes = Vec::new();
-    if file.read_to_end(&mut bytes).is_err() {
-        return String::new();
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let mut lines: Vec<&str> = text.lines().collect();
-    if start > from && !lines.is_empty() {
-        lines.remove(0); // cut mid-line
-    }
-    let keep = lines.len().saturating_sub(NOTIFY_LINES);
-    lines[keep..].join("\n")
-}
-
-/// The highest `bg-<n>.log` number in `dir` (0 when none).
-fn highest_log_number(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name();
-            let name = name.to_str()?;
-            name.strip_prefix("bg-")?.strip_suffix(".log")?.parse().ok()
-        })
-        .max()
-        .unwrap_or(0)
-}
-
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// The waiter's way back to the jobs, gone when the agent is.
