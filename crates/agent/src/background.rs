@@ -9,6 +9,9 @@ use std::sync::Arc;
 use troupe_tools::background::{BashOutputTool, Jobs, KillBackgroundTool};
 use troupe_tools::DynTool;
 
+/// The tools over background commands, offered only beside `bash` (which starts them).
+pub const TOOL_NAMES: [&str; 2] = ["bash_output", "kill_background"];
+
 /// Where an agent's background logs go: beside its transcript, in the session's folder
 /// (`.troupe/sessions/<id>/background/` for the lead), or a private temporary folder for an
 /// agent without a transcript.

@@ -212,6 +212,12 @@ impl AgentBuilder {
             lifecycle.extend(extension.lifecycle(&cx));
             sources.extend(extension.tool_source(&cx));
         }
+        if tools.get("bash").is_none() {
+            // Nothing can start a background command (a subagent limited to reading tools).
+            for name in crate::background::TOOL_NAMES {
+                tools.remove(name);
+            }
+        }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
         let memory = crate::memory::load(self.workspace.root(), self.home.as_deref());
