@@ -409,3 +409,56 @@ fn jobs_survive_their_process_and_bad_schedules_are_clear_errors() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn a_job_for_a_teammate_reaches_its_mailbox_and_wakes_it_after_a_restart() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "ops", "prompt": "wait for reminders"}),
+            ),
+            Step::tool(
+                "schedule_cron",
+                json!({"schedule": "in 1h", "prompt": "rotate the logs", "to": "alice"}),
+            ),
+            Step::text("alice will be reminded"),
+        ],
+    );
+    server.script("alice", [Step::text("waiting")]);
+    server.set_fallback(|_| Step::text("ok"));
+    let out = headless_bypass(ws.path(), &server, "set it up", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let job = jobs(ws.path()).pop().expect("the job outlived the run");
+    assert_eq!(job["to"], "alice");
+    // Its time comes while nothing runs; the next run fires it into alice's mailbox and the
+    // respawned alice wakes for it.
+    let path = ws.path().join(".troupe/cron.json");
+    let mut file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    file["jobs"][0]["next_ms"] = json!(troupe_cron_now() - 1_000);
+    std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
+    server.script("alice", [Step::text("logs rotated")]);
+    let out = headless_bypass(ws.path(), &server, "anything new?", &["--continue"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let alice = server.requests_for("alice");
+    let woken = alice.last().unwrap().all_text();
+    assert!(woken.contains("[Scheduled] rotate the logs"), "{woken}");
+    assert!(jobs(ws.path()).is_empty());
+    let lead: String = server
+        .requests_for("lead")
+        .iter()
+        .map(|r| r.all_text())
+        .collect();
+    assert!(lead.contains("logs rotated"), "alice reported to the lead");
+}
+
+/// Milliseconds since the Unix epoch, as the cron file counts them.
+fn troupe_cron_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
