@@ -202,6 +202,15 @@ impl AgentBuilder {
         };
         let todo = crate::todo::TodoList::default();
         let compact_request = crate::compact::CompactRequest::default();
+        let jobs = troupe_tools::background::Jobs::new(
+            self.name.clone(),
+            crate::background::log_dir(self.transcript.as_deref()),
+        );
+        jobs.set_auto_background(
+            self.settings
+                .bash_auto_background
+                .map(std::time::Duration::from_secs_f64),
+        );
         let mut extensions = self.extensions;
         extensions.insert(0, Arc::new(crate::todo::TodoExtension::new(todo.clone())));
         extensions.insert(
@@ -209,6 +218,10 @@ impl AgentBuilder {
             Arc::new(crate::compact::CompactExtension::new(
                 compact_request.clone(),
             )),
+        );
+        extensions.insert(
+            2,
+            Arc::new(crate::background::BackgroundExtension::new(jobs.clone())),
         );
         let mut tools = self.tools;
         if let Some(only) = &self.only_tools {
@@ -245,6 +258,12 @@ impl AgentBuilder {
                 rule.is_tool_wide() && rule.applies_to(crate::permissions::rule_name(t.name()))
             })
         });
+        if tools.get("bash").is_none() {
+            // Nothing can start a background command (a subagent limited to reading tools).
+            for name in crate::background::TOOL_NAMES {
+                tools.remove(name);
+            }
+        }
         let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
         let memory = crate::memory::load(self.workspace.root(), self.home.as_deref());
@@ -266,11 +285,12 @@ impl AgentBuilder {
             crate::compact::SpillDir::new(None, &home),
             compact_request,
         );
-        let ctx =
-            ToolContext::new(self.workspace, self.name.clone()).with_sandbox_config(Arc::new(
+        let ctx = ToolContext::new(self.workspace, self.name.clone())
+            .with_sandbox_config(Arc::new(
                 self.sandbox
                     .unwrap_or_else(|| sandbox_config(&self.settings)),
-            ));
+            ))
+            .with_background(jobs);
         // TODO(settings.env): set `self.settings.env` on tool processes once ToolContext carries
         // an environment; the binary applies it to its own process meanwhile.
         let config = AgentConfig {

@@ -2,6 +2,7 @@
 //! and transcripts. Every agent — lead, teammate — is made by [`AgentBuilder`] and runs it with
 //! its own tools, identity and [`Extension`]s.
 
+pub mod background;
 mod binding;
 pub mod builder;
 pub mod compact;

@@ -322,6 +322,12 @@ impl Agent {
         }
     }
 
+    /// The agent's background commands (`bash` with `run_in_background`): listed by `/bashes`,
+    /// waited for by a headless run, killed when the agent ends.
+    pub fn background(&self) -> Option<&troupe_tools::background::Jobs> {
+        self.ctx.background.as_ref()
+    }
+
     /// Tokens used since the agent was created.
     pub fn usage(&self) -> Usage {
         self.usage

@@ -15,6 +15,7 @@ Examples:
   troupe team watch                        a live dashboard of the team (approve plans from it)
   troupe task list                         show the team's task board
   troupe mcp list                          the MCP servers of .mcp.json and the settings, checked
+  troupe cron add \"in 10m\" \"check the build\"  a scheduled prompt for the lead (see troupe cron list)
 
 Models: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL), or OPENAI_BASE_URL for any
 OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) plus OPENAI_API_KEY if it needs one.";
@@ -134,6 +135,47 @@ pub enum Command {
     Worktree(WorktreeArgs),
     /// The MCP servers this workspace configures.
     Mcp(McpArgs),
+    /// Scheduled prompts (.troupe/cron.json): list, add, remove — from any terminal.
+    Cron(CronArgs),
+}
+
+/// `troupe cron …`
+#[derive(Debug, Args)]
+pub struct CronArgs {
+    /// Team whose agents the prompts are for (the same default as the lead's `--team`).
+    #[arg(long, global = true, default_value = "default")]
+    pub team: String,
+    /// Workspace directory (default: the current directory).
+    #[arg(long, global = true)]
+    pub cwd: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: CronCommand,
+}
+
+/// What to do with scheduled prompts.
+#[derive(Debug, Subcommand)]
+pub enum CronCommand {
+    /// The team's scheduled prompts: id, schedule, target, next time, prompt.
+    List,
+    /// Schedule a prompt; a running lead delivers "[Scheduled] <prompt>" to the target then.
+    Add {
+        /// A five-field cron expression ("*/10 * * * *", local time), a delay ("in 90s",
+        /// "in 3m") or an RFC 3339 time.
+        schedule: String,
+        /// What the target agent is told.
+        prompt: String,
+        /// The agent to tell: "lead" or a teammate's name.
+        #[arg(long, default_value = "lead")]
+        to: String,
+    },
+    /// Remove a scheduled prompt by id.
+    Remove {
+        /// The id (`cron-…`).
+        id: String,
+    },
 }
 
 /// `troupe worktree …`

@@ -21,6 +21,7 @@ use troupe_agent::{
 use troupe_model::{ModelError, Provider};
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, NoticeSink, SettleState, Team, LEAD};
+use troupe_tools::background::Jobs;
 
 /// How long exit waits for in-process teammates to finish their round before aborting them.
 pub const STOP_LIMIT: Duration = Duration::from_secs(30);
@@ -149,6 +150,8 @@ pub(crate) async fn work(
 ) -> Result<Progress, RunFailure> {
     let mut wake = WakeListener::bind(&team.shared().store, LEAD)
         .map_err(|e| RunFailure::Team(format!("lead wake socket: {e}")))?;
+    let jobs = agent.background().cloned();
+    let mut job_changes = jobs.as_ref().map(Jobs::subscribe);
     let first = agent
         .run_turn(Some(prompt), observe)
         .await
@@ -160,11 +163,16 @@ pub(crate) async fn work(
     };
     let deadline = Instant::now() + timeout;
     while progress.end != TurnEnd::MaxTurns {
-        match team
-            .settle_state()
-            .map_err(|e| RunFailure::Team(e.to_string()))?
-        {
-            SettleState::Settled => break,
+        // A finished background command wakes the lead the way mail does.
+        let notified = jobs.as_ref().is_some_and(Jobs::has_pending);
+        let state = match notified {
+            true => SettleState::LeadHasMail,
+            false => team
+                .settle_state()
+                .map_err(|e| RunFailure::Team(e.to_string()))?,
+        };
+        // The lead's own background commands keep the run going like a working teammate.
+        let mut busy = match state {
             SettleState::LeadHasMail => {
                 let turn = agent
                     .run_turn(None, observe)
@@ -175,18 +183,41 @@ pub(crate) async fn work(
                     progress.text = turn.text;
                     progress.end = turn.end;
                 }
+                continue;
             }
-            SettleState::Busy(names) => {
-                let now = Instant::now();
-                if now >= deadline {
-                    return Err(RunFailure::Team(format!(
-                        "the team did not settle within --team-timeout {}s; still working: {}",
-                        timeout.as_secs(),
-                        names.join(", ")
-                    )));
-                }
-                team.wait_for_change(&mut wake, deadline - now).await;
+            SettleState::Settled => Vec::new(),
+            SettleState::Busy(names) => names,
+        };
+        if let Some(jobs) = &jobs {
+            busy.extend(
+                jobs.running()
+                    .into_iter()
+                    .map(|j| format!("the lead's background command {} ({})", j.id, j.command)),
+            );
+        }
+        if busy.is_empty() {
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(RunFailure::Team(format!(
+                "the team did not settle within --team-timeout {}s; still working: {}",
+                timeout.as_secs(),
+                busy.join(", ")
+            )));
+        }
+        let job_change = async {
+            let changed = match job_changes.as_mut() {
+                Some(changes) => changes.changed().await.is_ok(),
+                None => false,
+            };
+            if !changed {
+                std::future::pending::<()>().await;
             }
+        };
+        tokio::select! {
+            () = team.wait_for_change(&mut wake, deadline - now) => {}
+            () = job_change => {}
         }
     }
     Ok(progress)

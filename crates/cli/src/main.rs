@@ -5,6 +5,7 @@ mod args_contract;
 mod commands;
 mod control;
 mod cost;
+mod cron;
 mod headless;
 mod hooks;
 mod mcp;
@@ -34,7 +35,8 @@ fn main() {
             | args::Command::Sandbox(_)
             | args::Command::Config(_)
             | args::Command::Task(_)
-            | args::Command::Worktree(_),
+            | args::Command::Worktree(_)
+            | args::Command::Cron(_),
         ) => None,
         // Ctrl-C ends it, and the servers it started end with it.
         Some(args::Command::Mcp(_)) => Some(signals::CtrlC::Ends),
@@ -74,6 +76,7 @@ fn main() {
         Some(args::Command::Worktree(w)) => commands::worktree::run(w),
         Some(args::Command::Task(task)) => commands::task::run(task),
         Some(args::Command::Mcp(mcp)) => commands::mcp::run(mcp),
+        Some(args::Command::Cron(cron)) => commands::cron::run(cron),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),
     };

@@ -15,12 +15,14 @@ use troupe_mcp::McpManager;
 use troupe_team::render::roster_table;
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, Team, LEAD};
+use troupe_tools::background::{describe_age, Jobs};
 
 const HELP: &str = "\
 Commands:
   /help    this help
   /team    the team roster: name, role, status, what each is doing, tokens
   /inbox   the lead's unread mail
+  /bashes  the lead's background commands; /bashes kill <id> ends one
   /clear   start a fresh conversation (the transcript keeps the history)
   /compact [focus]  summarize the conversation so far and keep the recent steps
   /context how full the context window is, and when compaction steps in
@@ -30,7 +32,8 @@ Commands:
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
   /exit    leave (Ctrl-D works too)
 Ctrl-C interrupts the agent's current turn; the session stays.
-Mail from teammates is shown as it arrives and wakes the lead when it is not busy.";
+Mail from teammates, scheduled prompts and finished background commands wake the lead when it
+is not busy.";
 
 /// Runs the REPL and returns the exit code.
 pub fn run(cli: &Cli) -> Result<i32> {
@@ -122,6 +125,14 @@ async fn repl_loop(
     let mut wake =
         WakeListener::bind(&team.shared().store, LEAD).context("binding the lead's wake socket")?;
     let mut queued: Vec<String> = first.into_iter().collect();
+    let jobs = agent.background().cloned();
+    // Mail that came before the wake socket was bound (a scheduled prompt that fired at start,
+    // teammates' reports left from the session being continued) wakes the lead now.
+    if queued.is_empty() && has_unread(team) {
+        if let Some(line) = drive(agent, None, &mut io).await {
+            queued.push(line);
+        }
+    }
     'outer: loop {
         while let Some(line) = (!queued.is_empty()).then(|| queued.remove(0)) {
             match handle_line(agent, session, &line, &mut io).await {
@@ -138,9 +149,14 @@ async fn repl_loop(
                 Input::Eof => break,
             },
             Some(ask) = io.asks.recv() => io.answer(ask).await,
+            () = pending_notification(jobs.as_ref()) => {
+                // A background command finished: the lead hears of it as it would of mail.
+                if let Some(line) = drive(agent, None, &mut io).await {
+                    queued.push(line);
+                }
+            }
             _ = wake.wait() => {
-                let unread = team.shared().store.peek(LEAD).map(|b| b.messages.len()).unwrap_or(0);
-                if unread > 0 {
+                if has_unread(team) {
                     // The prompt stays active; output goes above it, and Ctrl-C arrives as input.
                     if let Some(line) = drive(agent, None, &mut io).await {
                         queued.push(line);
@@ -151,6 +167,14 @@ async fn repl_loop(
     }
     io.reader.finish();
     Ok(())
+}
+
+/// Whether the lead has mail it has not read.
+fn has_unread(team: &Team) -> bool {
+    team.shared()
+        .store
+        .peek(LEAD)
+        .is_ok_and(|b| !b.messages.is_empty())
 }
 
 /// What handling a line led to.
@@ -182,6 +206,18 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
             let focus = cmd.trim_start_matches("/compact").trim();
             compact(agent, focus).await;
         }
+        "/bashes" => out!("{}", bashes_table(agent)),
+        kill if kill.starts_with("/bashes kill") => {
+            let id = kill.trim_start_matches("/bashes kill").trim();
+            match agent.background() {
+                None => outln!("(this agent has no background commands)"),
+                Some(_) if id.is_empty() => outln!("(usage: /bashes kill <id>)"),
+                Some(jobs) => match jobs.kill(id).await {
+                    Ok(job) => outln!("{} {}", job.id, job.status.describe()),
+                    Err(e) => errln!("error: {e}"),
+                },
+            }
+        }
         "/mcp" => out!(
             "{}",
             crate::mcp::status_table(&mcp.statuses(), mcp.problems())
@@ -193,6 +229,7 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
                 let tasks = store.list_tasks(&Default::default()).map(|b| b.tasks);
                 out!("{}", roster_table(&r, &tasks.unwrap_or_default()));
                 out!("\n{}", crate::cost::table(&costs(agent, session, Some(&r))));
+                out!("{}", troupe_team::render::background_table(&r));
             }
             Err(e) => errln!("error: {e}"),
         },
@@ -236,6 +273,42 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
         _ => return Handled::Continue(drive(agent, Some(line.to_string()), io).await),
     }
     Handled::Continue(None)
+}
+
+/// Waits until a background command's notification is waiting (never, without jobs).
+async fn pending_notification(jobs: Option<&Jobs>) {
+    match jobs {
+        Some(jobs) => jobs.wait_pending().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// `/bashes`: the lead's background commands, running first.
+fn bashes_table(agent: &Agent) -> String {
+    let jobs = agent.background().map(Jobs::list).unwrap_or_default();
+    if jobs.is_empty() {
+        return "no background commands (the agent starts them with bash run_in_background)\n"
+            .to_string();
+    }
+    let now = troupe_agent::transcript::now_ms();
+    let mut rows = vec![[
+        "ID".to_string(),
+        "STATUS".into(),
+        "TIME".into(),
+        "COMMAND".into(),
+        "LOG".into(),
+    ]];
+    for job in jobs {
+        let ran = job.ended_ms.unwrap_or(now).saturating_sub(job.started_ms);
+        rows.push([
+            job.id,
+            job.status.describe(),
+            describe_age(ran),
+            job.command,
+            job.log.display().to_string(),
+        ]);
+    }
+    troupe_team::render::columns(&rows)
 }
 
 /// Every agent's tokens and cost: the lead live, its subagents, the teammates as the roster

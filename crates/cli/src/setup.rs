@@ -260,6 +260,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         )
     })?;
     let hooks = crate::hooks::extension(&settings, &workspace, mode, store.clone())?;
+    let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &args.team);
     let team = Team::open(
         TeamConfig {
             team: args.team.clone(),
@@ -275,6 +276,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             extensions: vec![
                 Arc::new(hooks.for_teammates(&args.team)),
                 mcp_extension.clone(),
+                cron.clone(),
             ],
             teammate_args: crate::mcp::teammate_args(&args.agent.mcp)
                 .into_iter()
@@ -325,6 +327,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .extension(Arc::new(LeadExtension::new(team.clone())))
         .extension(Arc::new(hooks))
         .extension(mcp_extension)
+        .extension(cron)
         .transcript(&path);
     if let Some(text) = &args.append_system_prompt {
         // Registered last, so it ends the prompt.
@@ -340,6 +343,10 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .context("starting the async runtime")?;
     // In the background: the first prompt waits for no server.
     mcp.start(runtime.handle());
+    // Jobs that came due while nothing ran are in the inbox before the first turn; then the
+    // scheduler watches the cron file for as long as this lead runs.
+    scheduler.fire_now();
+    runtime.spawn(scheduler.run());
     if args.continue_latest || args.resume.is_some() {
         let _guard = runtime.enter();
         let resumed = team.resume_members()?;

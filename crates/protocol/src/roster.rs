@@ -46,6 +46,33 @@ pub struct Member {
     /// The final text of its latest work phase (also delivered to the lead).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_report: Option<String>,
+    /// Its background commands that keep it busy: running, or finished with a notification it
+    /// has not read yet (a headless run waits for them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<BackgroundCommand>,
+}
+
+/// One background command of a member, as the roster shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackgroundCommand {
+    /// Its id (`bg-1`).
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// When it started, in ms since the Unix epoch.
+    pub started_ms: u64,
+    /// Where it stands.
+    pub state: BackgroundState,
+}
+
+/// Where a member's background command stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundState {
+    /// Still running.
+    Running,
+    /// Finished; the member is about to be told.
+    Finished,
 }
 
 impl Member {
@@ -71,6 +98,7 @@ impl Member {
             plan_approved: false,
             auto_claim: true,
             last_report: None,
+            background: Vec::new(),
         }
     }
 }

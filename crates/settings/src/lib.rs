@@ -40,6 +40,10 @@ pub struct Settings {
     /// Seconds an MCP server may take to start and answer `initialize` (default 30).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mcp_startup_timeout: Option<f64>,
+    /// Seconds after which a foreground bash command still running is moved to the background
+    /// (the model gets a placeholder result and a notification when it ends); unset: never.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bash_auto_background: Option<f64>,
     /// The OS sandbox under bash commands.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxSettings>,
@@ -173,6 +177,7 @@ impl Settings {
         for (key, value) in [
             ("mcp_tool_timeout", self.mcp_tool_timeout),
             ("mcp_startup_timeout", self.mcp_startup_timeout),
+            ("bash_auto_background", self.bash_auto_background),
         ] {
             if value.is_some_and(|v| !(v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_SECS)) {
                 return Err(SettingsError::Invalid {

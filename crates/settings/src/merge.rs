@@ -24,6 +24,7 @@ impl Settings {
         );
         replace(&mut self.mcp_tool_timeout, &later.mcp_tool_timeout);
         replace(&mut self.mcp_startup_timeout, &later.mcp_startup_timeout);
+        replace(&mut self.bash_auto_background, &later.bash_auto_background);
         replace(&mut self.sandbox, &later.sandbox);
         replace(&mut self.teammate_mode, &later.teammate_mode);
         replace(&mut self.teammate_permissions, &later.teammate_permissions);

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use troupe_agent::{Agent, AgentBuilder, AgentEvent, SessionEndReason, TurnEnd};
 use troupe_model::ModelConfig;
-use troupe_protocol::{AgentStatus, EventKind, MailKind};
+use troupe_protocol::{AgentStatus, BackgroundCommand, BackgroundState, EventKind, MailKind};
+use troupe_tools::background::Jobs;
 use troupe_tools::Workspace;
 
 /// Model calls one work phase may make before it is cut off (a runaway guard).
@@ -206,6 +207,28 @@ async fn phases(
             .await
             .map_err(|e| MemberError::Panicked(e.to_string()))??
     };
+    let name = spec.name.clone();
+    let jobs = agent.background().cloned();
+    // Keeps the roster's view of its background commands current while it works or idles.
+    let publisher = jobs
+        .clone()
+        .map(|jobs| tokio::spawn(publish_background(shared.clone(), name.clone(), jobs)));
+    let result = phases_of(shared, spec, cancel, wake, &mut agent, jobs.as_ref()).await;
+    if let Some(publisher) = publisher {
+        publisher.abort();
+    }
+    result
+}
+
+/// The member's phases with its agent built; see [`phases`].
+async fn phases_of(
+    shared: &Arc<TeamShared>,
+    spec: &MemberSpec,
+    cancel: &CancellationToken,
+    wake: &SharedWake,
+    agent: &mut Agent,
+    jobs: Option<&Jobs>,
+) -> Result<(), MemberError> {
     let stop_flag = agent.stop_flag();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
     let mut phase = Phase::Working(spec.prompt.clone());
@@ -213,6 +236,10 @@ async fn phases(
     loop {
         phase = match phase {
             Phase::Ended(ending) => {
+                // Its background commands end with it.
+                if let Some(jobs) = jobs {
+                    jobs.kill_all().await;
+                }
                 agent.end_session(SessionEndReason::Other).await;
                 let status = match ending {
                     Ending::ProcessExit => AgentStatus::Idle,
@@ -221,7 +248,10 @@ async fn phases(
                 };
                 let n = name.clone();
                 shared
-                    .offload(move |s| s.set_status(&n, epoch, status, ""))
+                    .offload(move |s| {
+                        s.set_background(&n, Vec::new());
+                        s.set_status(&n, epoch, status, "")
+                    })
                     .await;
                 return Ok(());
             }
@@ -262,6 +292,7 @@ async fn phases(
                     }
                 }?;
                 let usage = agent.usage();
+                let background = jobs.map(roster_background).unwrap_or_default();
                 let report = (outcome.end != TurnEnd::Nothing).then(|| {
                     if outcome.text.trim().is_empty() {
                         format!("({name} finished a work phase without a final message)")
@@ -273,6 +304,8 @@ async fn phases(
                 shared
                     .offload(move |s| -> Result<(), MemberError> {
                         s.set_usage(&n, usage);
+                        // Before it goes idle: the settle rule must see what still runs.
+                        s.set_background(&n, background);
                         if let Some(report) = report {
                             s.set_report(&n, &report);
                             s.send(troupe_protocol::Envelope::new(
@@ -290,8 +323,7 @@ async fn phases(
                     Phase::Ended(Ending::ProcessExit)
                 } else if outcome.end == TurnEnd::Stopped {
                     Phase::Ended(Ending::Shutdown)
-                } else if let Some(feedback) = idle_hooks(&agent, shared, &mut idle_refusals).await
-                {
+                } else if let Some(feedback) = idle_hooks(agent, shared, &mut idle_refusals).await {
                     Phase::Working(Some(feedback))
                 } else {
                     let n = name.clone();
@@ -301,7 +333,7 @@ async fn phases(
                     Phase::Idle
                 }
             }
-            Phase::Idle => idle(shared, spec, cancel, wake, &stop_flag).await?,
+            Phase::Idle => idle(shared, spec, cancel, wake, &stop_flag, jobs).await?,
         };
     }
 }
@@ -335,6 +367,7 @@ async fn idle(
     cancel: &CancellationToken,
     wake: &SharedWake,
     stop_flag: &std::sync::atomic::AtomicBool,
+    jobs: Option<&Jobs>,
 ) -> Result<Phase, MemberError> {
     let (name, epoch) = (spec.name.as_str(), spec.epoch);
     let mut wake = wake.lock().await;
@@ -357,6 +390,10 @@ async fn idle(
         if unread? {
             return Ok(Phase::Working(None));
         }
+        // A background command finished: its notification wakes the member like mail.
+        if jobs.is_some_and(Jobs::has_pending) {
+            return Ok(Phase::Working(None));
+        }
         // No mail: take a ready task, claimed atomically for it (s17). A board change wakes
         // this wait the way mail does.
         if spec.auto_claim {
@@ -377,6 +414,44 @@ async fn idle(
         tokio::select! {
             () = wake.wait() => {}
             () = cancel.cancelled() => {}
+            () = pending_notification(jobs) => {}
+        }
+    }
+}
+
+/// Waits until a background command's notification is waiting (never, without jobs).
+async fn pending_notification(jobs: Option<&Jobs>) {
+    match jobs {
+        Some(jobs) => jobs.wait_pending().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A member's outstanding background commands as the roster records them.
+pub fn roster_background(jobs: &Jobs) -> Vec<BackgroundCommand> {
+    jobs.outstanding()
+        .into_iter()
+        .map(|job| BackgroundCommand {
+            state: match job.status.is_running() {
+                true => BackgroundState::Running,
+                false => BackgroundState::Finished,
+            },
+            id: job.id,
+            command: job.command,
+            started_ms: job.started_ms,
+        })
+        .collect()
+}
+
+/// Writes the member's background commands to the roster whenever they change, until aborted.
+async fn publish_background(shared: Arc<TeamShared>, name: String, jobs: Jobs) {
+    let mut changes = jobs.subscribe();
+    loop {
+        let now = roster_background(&jobs);
+        let n = name.clone();
+        shared.offload(move |s| s.set_background(&n, now)).await;
+        if changes.changed().await.is_err() {
+            return;
         }
     }
 }

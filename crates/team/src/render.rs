@@ -45,6 +45,38 @@ pub fn roster_table(roster: &Roster, tasks: &[Task]) -> String {
     out
 }
 
+/// The members' background commands as a table under a heading ("background commands:"), or
+/// nothing when no member has one running or waiting to be read.
+pub fn background_table(roster: &Roster) -> String {
+    let now = troupe_agent::transcript::now_ms();
+    let mut rows = vec![[
+        "MEMBER".to_string(),
+        "ID".into(),
+        "STATE".into(),
+        "STARTED".into(),
+        "COMMAND".into(),
+    ]];
+    for m in &roster.members {
+        for job in &m.background {
+            let state = match job.state {
+                troupe_protocol::BackgroundState::Running => "running",
+                troupe_protocol::BackgroundState::Finished => "finished",
+            };
+            rows.push([
+                m.name.clone(),
+                job.id.clone(),
+                state.into(),
+                format!("{} ago", age(now, job.started_ms)),
+                job.command.clone(),
+            ]);
+        }
+    }
+    if rows.len() == 1 {
+        return String::new();
+    }
+    format!("background commands:\n{}", columns(&rows))
+}
+
 /// Rows as left-aligned columns two spaces apart (the last column unpadded), one line each.
 pub fn columns<R: AsRef<[String]>>(rows: &[R]) -> String {
     let mut widths: Vec<usize> = Vec::new();

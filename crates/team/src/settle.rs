@@ -62,6 +62,9 @@ impl Team {
             }
             if m.status == AgentStatus::Working {
                 busy.push(m.name.clone());
+            } else if !m.background.is_empty() {
+                // Idle, but a background command of its runs (or just finished): it wakes then.
+                busy.push(m.name.clone());
             } else if !shared.store.peek(&m.name)?.is_empty() {
                 // Idle with unread mail: it is about to wake (protocol answers land here).
                 busy.push(m.name.clone());

@@ -207,6 +207,21 @@ impl TeamShared {
         }
     }
 
+    /// Records a member's outstanding background commands (running, or finished and not yet
+    /// read), so the settle rule and `troupe team status` see them from any process.
+    pub fn set_background(&self, name: &str, commands: Vec<troupe_protocol::BackgroundCommand>) {
+        let result = self.store.update_roster(&mut |roster: &mut Roster| {
+            if let Some(m) = roster.get_mut(name) {
+                if m.background != commands {
+                    m.background = commands.clone();
+                }
+            }
+        });
+        if let Err(e) = result {
+            tracing::warn!(error = %e, member = name, "could not update the roster");
+        }
+    }
+
     /// Records what a member is doing now (per tool call): kept in memory and published to
     /// the store's volatile presence off the async workers, never in the synced roster, so
     /// many teammates never queue on the roster lock for it.

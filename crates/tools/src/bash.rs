@@ -39,6 +39,9 @@ pub struct BashInput {
     pub timeout_ms: Option<u64>,
     /// A short description of what the command does, in 5-10 words, for the user.
     pub description: Option<String>,
+    /// Start the command and return at once with its id and log; read its output with
+    /// `bash_output`, end it with `kill_background`. You are told when it finishes.
+    pub run_in_background: Option<bool>,
 }
 
 /// Runs shell commands in the workspace.
@@ -53,7 +56,11 @@ started are killed. Every process the command starts ends with it, detached ones
 `nohup`, `&`) included, so a server cannot be left running for a later command. The command may \
 run in a sandbox: one allowed as read-only can write only to $TMPDIR (a private directory deleted \
 afterwards); one allowed explicitly can also write in the workspace. Long output keeps its \
-beginning and end. Prefer read_file, glob and grep over cat, find and grep for reading files.";
+beginning and end. Prefer read_file, glob and grep over cat, find and grep for reading files. \
+With `run_in_background: true` the command starts and the call returns at once with an id and the \
+path of its output log (for servers, watchers and long builds); `bash_output{id}` reads its new \
+output and status, `kill_background{id}` ends it, and a <task_notification> tells you when it \
+finishes. A background command has no timeout unless one is given; it ends when you end.";
 
 #[async_trait]
 impl Tool for BashTool {
@@ -85,12 +92,16 @@ impl Tool for BashTool {
             Ok(input) => input,
             Err(output) => return output,
         };
+        if input.run_in_background == Some(true) {
+            return crate::background::start_output(&input, ctx).await;
+        }
         let timeout = match input.timeout_ms {
             None | Some(0) => DEFAULT_TIMEOUT,
             Some(ms) => Duration::from_millis(ms).min(MAX_TIMEOUT),
         };
-        match run(&input.command, ctx, timeout).await {
-            Ok(run) => run.into_output(timeout),
+        match run(&input, ctx, timeout).await {
+            Ok(Finished::Ran(run)) => run.into_output(timeout),
+            Ok(Finished::Moved(output)) => output,
             Err(RunError::Sandbox(err)) => {
                 ToolOutput::error(format!("The command did not run: {err}"))
             }
@@ -185,14 +196,14 @@ impl Run {
 /// Ends the call's processes and removes its temporary directory on every way out of [`run`]:
 /// awaited when the call finishes, or from a thread of its own when the call is dropped
 /// (Ctrl-C drops the future), so a cancelled call leaves nothing running either.
-struct CallGuard {
-    live: Option<LiveCall>,
-    scratch: Option<Scratch>,
+pub(crate) struct CallGuard {
+    pub(crate) live: Option<LiveCall>,
+    pub(crate) scratch: Option<Scratch>,
 }
 
 impl CallGuard {
     /// Kills the shell's process group now, without waiting; closes the output pipe quickly.
-    fn kill_group(&self) {
+    pub(crate) fn kill_group(&self) {
         if let Some(live) = &self.live {
             live.kill_group();
         }
@@ -200,7 +211,7 @@ impl CallGuard {
 
     /// Kills everything the call started, waits until it is gone, then has the temporary
     /// directory removed.
-    async fn end(mut self) {
+    pub(crate) async fn end(mut self) {
         if let Some(live) = self.live.take().and_then(LiveCall::end_without_waiting) {
             // Something is still dying: wait for it on a thread that may block.
             if let Err(err) = tokio::task::spawn_blocking(move || live.end()).await {
@@ -239,6 +250,37 @@ enum RunError {
     Io(#[from] io::Error),
 }
 
+/// The shell command line for one call, everything but its output set: `shell -c command` in
+/// `cwd`, stdin closed, its own process group, marked as `live`'s and confined as `confinement`
+/// says. Shared with background commands, so they run exactly as a foreground call would.
+pub(crate) fn shell_command(
+    shell: &str,
+    command: &str,
+    cwd: &Path,
+    confinement: &Confinement,
+    live: &LiveCall,
+) -> Command {
+    let (marker, id) = live.env();
+    let mut cmd = Command::new(shell);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        // Its own group: one kill reaches every descendant, and the terminal's Ctrl-C does not.
+        .process_group(0)
+        // A git credential prompt would open /dev/tty and hang until the timeout.
+        .env("GIT_TERMINAL_PROMPT", "0")
+        // Inherited by every descendant, so the call's processes can be found when it ends.
+        .env(marker, id);
+    if let Some(scratch) = confinement.scratch_dir() {
+        for var in ["TMPDIR", "TMP", "TEMP"] {
+            cmd.env(var, scratch);
+        }
+    }
+    setup_child(cmd.as_std_mut(), confinement.ruleset_fd());
+    cmd
+}
+
 /// Starts the shell, falling back from bash to sh, with stdout and stderr on one pipe, marked as
 /// `live`'s and confined as `confinement` says.
 fn spawn_shell(
@@ -248,29 +290,11 @@ fn spawn_shell(
     live: &LiveCall,
 ) -> io::Result<(Child, pipe::Receiver)> {
     let mut last_err = None;
-    let (marker, id) = live.env();
     for shell in ["bash", "sh"] {
         let (reader, writer) = io::pipe()?;
         let writer_for_stderr = writer.try_clone()?;
-        let mut cmd = Command::new(shell);
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(writer)
-            .stderr(writer_for_stderr)
-            // Its own group: one kill reaches every descendant, and the terminal's Ctrl-C does not.
-            .process_group(0)
-            // A git credential prompt would open /dev/tty and hang until the timeout.
-            .env("GIT_TERMINAL_PROMPT", "0")
-            // Inherited by every descendant, so the call's processes can be found when it ends.
-            .env(marker, id);
-        if let Some(scratch) = confinement.scratch_dir() {
-            for var in ["TMPDIR", "TMP", "TEMP"] {
-                cmd.env(var, scratch);
-            }
-        }
-        setup_child(cmd.as_std_mut(), confinement.ruleset_fd());
+        let mut cmd = shell_command(shell, command, cwd, confinement, live);
+        cmd.stdout(writer).stderr(writer_for_stderr);
         match cmd.spawn() {
             Ok(child) => {
                 // The command owns our copies of the write end; drop them or EOF never comes.
@@ -285,9 +309,26 @@ fn spawn_shell(
     Err(last_err.unwrap_or_else(|| io::Error::other("no shell found")))
 }
 
-/// Runs `command` to completion or timeout under the call's sandbox, collecting its output under
-/// the default budget; everything it started is ended before this returns.
-async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run, RunError> {
+/// How a foreground call came back.
+enum Finished {
+    /// It ran to its end (or timeout).
+    Ran(Run),
+    /// It ran past the agent's auto-background threshold and goes on as a background job; the
+    /// placeholder result says so.
+    Moved(ToolOutput),
+}
+
+/// Runs the call's command to completion or timeout under the call's sandbox, collecting its
+/// output under the default budget; everything it started is ended before this returns —
+/// unless it runs past the agent's auto-background threshold, when it is handed to the agent's
+/// background jobs as it runs.
+async fn run(
+    input: &BashInput,
+    ctx: &ToolContext,
+    timeout: Duration,
+) -> Result<Finished, RunError> {
+    let command = input.command.as_str();
+    let started_ms = crate::background::now_ms();
     let root = ctx.workspace.root();
     let confinement = Confinement::prepare(ctx.sandbox, root, &ctx.sandbox_config)?;
     let sandbox = confinement.level();
@@ -309,6 +350,22 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run,
     let mut eof = false;
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
+    // The agent's jobs and the threshold, when long calls move to the background.
+    let auto = ctx.background.as_ref().and_then(|jobs| {
+        jobs.auto_background()
+            .filter(|after| *after < timeout)
+            .map(|after| (jobs, after))
+    });
+    let handover = async {
+        match auto {
+            Some((jobs, after)) => {
+                tokio::time::sleep(after).await;
+                (jobs, after)
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(handover);
     let ending = loop {
         tokio::select! {
             read = receiver.read(&mut buf), if !eof => match read {
@@ -319,8 +376,33 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run,
                     eof = true;
                 }
             },
-            status = child.wait() => break Ending::Exited(status?),
-            () = &mut deadline => break Ending::TimedOut,
+            status = child.wait() => break Ok(Ending::Exited(status?)),
+            () = &mut deadline => break Ok(Ending::TimedOut),
+            moved = &mut handover => break Err(moved),
+        }
+    };
+    let ending = match ending {
+        Ok(ending) => ending,
+        Err((jobs, after)) => {
+            let so_far = collected.into_text();
+            let handover = crate::background::Handover {
+                command: command.to_string(),
+                description: input.description.clone(),
+                started_ms,
+                child,
+                receiver,
+                guard,
+                so_far: so_far.clone(),
+                timeout: Some(timeout.saturating_sub(after)),
+            };
+            let output = match jobs.adopt(handover) {
+            Ok(job) => ToolOutput::ok(crate::background::moved(&job, after, &so_far)),
+            Err(e) => ToolOutput::error(format!(
+                "The command ran longer than {} s and could not be moved to the background ({e}); it was ended.",
+                after.as_secs()
+            )),
+        };
+            return Ok(Finished::Moved(output));
         }
     };
     // Whether it finished or timed out, nothing it started may outlive the call.
@@ -338,16 +420,16 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run,
         }
     })
     .await;
-    Ok(Run {
+    Ok(Finished::Ran(Run {
         ending,
         output: collected.into_text(),
         pipe_held_open: drained.is_err(),
         sandbox,
-    })
+    }))
 }
 
 /// What a failed command is told about its sandbox, so a refused write is not a mystery.
-fn sandbox_note(sandbox: Sandbox) -> Option<&'static str> {
+pub(crate) fn sandbox_note(sandbox: Sandbox) -> Option<&'static str> {
     match sandbox {
         Sandbox::ReadOnly => Some(
             "(it ran in the read-only sandbox: writing files anywhere but $TMPDIR is refused)\n",
@@ -361,7 +443,7 @@ fn sandbox_note(sandbox: Sandbox) -> Option<&'static str> {
 }
 
 /// Conventional name of a signal number, for messages.
-fn signal_name(signal: i32) -> &'static str {
+pub(crate) fn signal_name(signal: i32) -> &'static str {
     match signal {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",

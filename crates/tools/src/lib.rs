@@ -1,5 +1,6 @@
 //! The [`Tool`] trait, the [`Registry`], the workspace path guard and troupe's built-in tools.
 
+pub mod background;
 pub mod bash;
 mod beneath;
 pub mod edit_file;
@@ -97,6 +98,8 @@ pub struct ToolContext {
     pub sandbox: Sandbox,
     /// The run's sandbox settings (mode, writable roots).
     pub sandbox_config: Arc<SandboxConfig>,
+    /// The agent's background commands (`bash` with `run_in_background`), when it may have any.
+    pub background: Option<background::Jobs>,
 }
 
 impl ToolContext {
@@ -108,7 +111,14 @@ impl ToolContext {
             agent: agent.into(),
             sandbox: Sandbox::ReadOnly,
             sandbox_config: Arc::new(SandboxConfig::default()),
+            background: None,
         }
+    }
+
+    /// The same context with these background commands.
+    pub fn with_background(mut self, jobs: background::Jobs) -> ToolContext {
+        self.background = Some(jobs);
+        self
     }
 
     /// The same context with these sandbox settings.

@@ -1,7 +1,8 @@
 //! Subcommands: `troupe team …`, `troupe task …`, `troupe worktree …`, `troupe teammate`,
-//! `troupe sandbox check`, `troupe config` and `troupe mcp list`.
+//! `troupe sandbox check`, `troupe config`, `troupe mcp list` and `troupe cron …`.
 
 pub mod config;
+pub mod cron;
 pub mod mcp;
 pub mod sandbox;
 pub mod task;

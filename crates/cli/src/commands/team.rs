@@ -89,6 +89,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                     "{}",
                     super::team_status::human(&*store, Paint::for_stdout())?
                 );
+                out!("{}", troupe_team::render::background_table(&roster));
                 if !roster.members.is_empty() || roster.lead_usage.is_some() {
                     out!("\n{}", crate::cost::table(&agents));
                 }

@@ -57,7 +57,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         .for_teammates(&args.team);
     let config = TeamConfig {
         team: args.team.clone(),
-        troupe_dir,
+        troupe_dir: troupe_dir.clone(),
         workspace,
         model,
         max_tokens: args.agent.max_tokens,
@@ -66,7 +66,11 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         exe: None,
         settings_arg: args.agent.settings.clone(),
         settings,
-        extensions: vec![Arc::new(hooks), Arc::new(McpExtension::new(mcp.clone()))],
+        extensions: vec![
+            Arc::new(hooks),
+            Arc::new(McpExtension::new(mcp.clone())),
+            crate::cron::extension(&troupe_dir, &args.team),
+        ],
         teammate_args: Vec::new(),
     };
     crate::setup::exclude_troupe_dir(&config.workspace);

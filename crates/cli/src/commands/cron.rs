@@ -1,0 +1,99 @@
+//! `troupe cron list|add|remove`: the workspace's scheduled prompts from any terminal. A
+//! running lead (REPL or headless) fires them; one missed while none ran fires at the next
+//! start, marked late.
+
+use crate::args::{CronArgs, CronCommand};
+use crate::render::sanitize::{json_line, out, outln};
+use anyhow::{bail, Context, Result};
+use troupe_cron::{CronFile, CronJob, Deliver, ScheduleKind};
+
+/// Runs a cron subcommand; returns the exit code.
+pub fn run(args: &CronArgs) -> Result<i32> {
+    let dir = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    let troupe_dir = dir.join(".troupe");
+    let file = CronFile::in_dir(&troupe_dir);
+    match &args.command {
+        CronCommand::List => {
+            let jobs: Vec<CronJob> = file
+                .list()?
+                .into_iter()
+                .filter(|j| j.team == args.team)
+                .collect();
+            if args.json {
+                println!("{}", json_line(&serde_json::to_string_pretty(&jobs)?));
+            } else if jobs.is_empty() {
+                outln!("no scheduled prompts for team {}", args.team);
+            } else {
+                out!("{}", table(&jobs));
+            }
+        }
+        CronCommand::Add {
+            schedule,
+            prompt,
+            to,
+        } => {
+            if prompt.trim().is_empty() {
+                bail!("the prompt is empty");
+            }
+            if troupe_store::file::exists(&troupe_dir, &args.team) {
+                crate::cron::TeamDelivery::new(&troupe_dir)
+                    .check(&args.team, to)
+                    .map_err(anyhow::Error::msg)?;
+            }
+            let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+            let now = troupe_cron::now_ms();
+            let job = CronJob::new(
+                schedule,
+                prompt,
+                &args.team,
+                to,
+                &format!("user:{user}"),
+                now,
+            )?;
+            let job = file.add(job)?;
+            if args.json {
+                println!("{}", json_line(&serde_json::to_string_pretty(&job)?));
+            } else {
+                outln!(
+                    "scheduled {} for {}: next at {} (a running lead delivers it)",
+                    job.id,
+                    job.to,
+                    job.next_shown()
+                );
+            }
+        }
+        CronCommand::Remove { id } => {
+            let job = file.remove(id)?;
+            outln!("removed {} ({}: {})", job.id, job.schedule, job.prompt);
+        }
+    }
+    Ok(0)
+}
+
+/// The jobs as a table, soonest first.
+fn table(jobs: &[CronJob]) -> String {
+    let mut rows = vec![[
+        "ID".to_string(),
+        "SCHEDULE".into(),
+        "TO".into(),
+        "NEXT".into(),
+        "PROMPT".into(),
+    ]];
+    for job in jobs {
+        let schedule = match job.kind {
+            ScheduleKind::Once => format!("once ({})", job.schedule),
+            ScheduleKind::Recurring => job.schedule.clone(),
+        };
+        rows.push([
+            job.id.clone(),
+            schedule,
+            job.to.clone(),
+            job.next_shown(),
+            job.prompt.clone(),
+        ]);
+    }
+    troupe_team::render::columns(&rows)
+}

@@ -1,0 +1,30 @@
+//! Scheduled prompts (s20 cron): `schedule_cron{schedule, prompt, to?}`, `list_crons`,
+//! `cancel_cron{id}`, and `troupe cron list|add|remove`.
+//!
+//! Jobs live in `.troupe/cron.json` (replaced atomically, changed only under the flock of
+//! `.troupe/cron.lock`), so they survive restarts and any troupe process of the workspace sees
+//! them. Every lead process runs a [`Scheduler`]; a due job is claimed, delivered and advanced
+//! under the lock, so it fires once however many processes watch it. A job that came due while
+//! nothing ran fires once at the next start, marked late. Delivery is the caller's
+//! ([`Deliver`]): the binary puts `[Scheduled] <prompt>` in the target agent's team mailbox,
+//! which wakes it like any mail — this crate knows nothing of teams.
+
+mod file;
+mod job;
+mod schedule;
+mod scheduler;
+mod tools;
+
+pub use file::{CronError, CronFile};
+pub use job::{CronJob, Firing, ScheduleKind};
+pub use schedule::{parse_schedule, Schedule, ScheduleError};
+pub use scheduler::{Deliver, Scheduler};
+pub use tools::{CancelCronTool, CronExtension, ListCronsTool, ScheduleCronTool};
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,80 @@
+//! The scheduler every lead process runs: fires due jobs through a [`Deliver`], checking the
+//! cron file at least every [`TICK`] (another process or `troupe cron add` may have changed it).
+
+use crate::file::CronFile;
+use crate::job::{CronJob, Firing};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The longest the scheduler sleeps between looks at the cron file.
+pub const TICK: Duration = Duration::from_secs(1);
+
+/// Puts a fired job's message where its target agent reads it, and says whether a target can
+/// receive at all. The binary implements it over the team's mailboxes.
+pub trait Deliver: Send + Sync {
+    /// Delivers `message` (`[Scheduled] <prompt>`) for `job` to `job.to` on `job.team`.
+    fn deliver(&self, job: &CronJob, message: &str) -> Result<(), String>;
+
+    /// Checks, when a job is scheduled, that `to` on `team` can receive it.
+    fn check(&self, _team: &str, _to: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Fires the workspace's due jobs.
+#[derive(Clone)]
+pub struct Scheduler {
+    file: CronFile,
+    deliver: Arc<dyn Deliver>,
+}
+
+impl Scheduler {
+    /// A scheduler over `file`, delivering through `deliver`.
+    pub fn new(file: CronFile, deliver: Arc<dyn Deliver>) -> Scheduler {
+        Scheduler { file, deliver }
+    }
+
+    /// Fires what is due now; blocks on the file lock. Call it once at start, before the first
+    /// turn, so a job missed while nothing ran is in the inbox when the agent first looks.
+    pub fn fire_now(&self) -> Vec<(CronJob, Firing)> {
+        match self.file.fire_due(crate::now_ms(), self.deliver.as_ref()) {
+            Ok(fired) => {
+                for (job, firing) in &fired {
+                    tracing::info!(job = %job.id, to = %job.to, late = firing.late, "scheduled prompt fired");
+                }
+                fired
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not fire scheduled prompts");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Fires due jobs until the runtime ends: each time the soonest job is due, and at least
+    /// every [`TICK`] to see jobs other processes added.
+    pub async fn run(self) {
+        loop {
+            let this = self.clone();
+            let next = match tokio::task::spawn_blocking(move || {
+                this.fire_now();
+                this.file.next_due()
+            })
+            .await
+            {
+                Ok(Ok(next)) => next,
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "reading scheduled prompts");
+                    None
+                }
+                // The runtime is shutting down.
+                Err(_) => return,
+            };
+            let wait = next
+                .map(|at| Duration::from_millis(at.saturating_sub(crate::now_ms())))
+                .unwrap_or(TICK)
+                .min(TICK);
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
