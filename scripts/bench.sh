@@ -52,6 +52,10 @@ echo
 echo "== $TEAMMATES teammates in one process (troupe-cli bench team_rss) =="
 cargo bench --quiet -p troupe-cli --bench team_rss -- --runs "$TEAM_RUNS" --teammates "$TEAMMATES" | tee "$out/team"
 
+echo
+echo "== the team dashboard: latency, CPU, memory (troupe-cli bench watch) =="
+cargo bench --quiet -p troupe-cli --bench watch | tee "$out/watch"
+
 # The value of key=value on a bench's SUMMARY line.
 val() { awk -v k="$2" '/^SUMMARY/ { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2) }' "$1"; }
 # msg/s (last column) of a mailbox_bench row.
@@ -81,3 +85,7 @@ m=$(val "$out/mcp_loop" mcp_loop_idle_delta_p50_ms); row "loop + 3 idle MCP serv
 m=$(val "$out/mcp_loop" mcp_loop_delta_p50_ms); row "loop + 3 real MCP servers, delta p50 (ms)" "$m" "< 2" "$(check "$m" 2)"
 m=$(val "$out/team" team_peak_rss_mib); row "$TEAMMATES teammates, peak RSS (MiB)" "$m" "< 100" "$(check "$m" 100)"
 m=$(val "$out/team" team_wall_median_ms); row "$TEAMMATES teammates, median wall (ms)" "$m" "" ""
+m=$(val "$out/watch" quiet_p99_ms); row "dashboard event -> screen p99, quiet (ms)" "$m" "< 50" "$(check "$m" 50)"
+m=$(val "$out/watch" load_p99_ms); row "dashboard event -> screen p99, 1k ev/s (ms)" "$m" "< 50" "$(check "$m" 50)"
+m=$(val "$out/watch" idle_cpu_pct); row "dashboard CPU, idle team (% of a core)" "$m" "< 1" "$(check "$m" 1)"
+m=$(val "$out/watch" rss_100k_mib); row "dashboard peak RSS, 100k events (MiB)" "$m" "< 30" "$(check "$m" 30)"

@@ -14,14 +14,17 @@ use crate::app::{App, Focus, Overlay};
 use crate::text::{clean, clock, one_line};
 use crate::ui::{event_label, pane_block, Colours};
 
-/// What an event says, for the traffic line: mail as "from → to kind: text", everything else
-/// as its detail.
+/// What an event says, for the traffic line: mail as "from → to [kind]: text", everything
+/// else as its agent and detail.
 pub fn event_text(event: &Event) -> String {
     let agent = event.agent.as_deref().unwrap_or("-");
     match event.kind {
+        // The detail reads "kind → to: text"; shown as "from → to [kind]: text".
         EventKind::MessageSent => match event.detail.split_once(" → ") {
-            // The detail reads "kind → to: text"; put the sender in front of it.
-            Some((kind, rest)) => format!("{agent} → {rest} [{kind}]"),
+            Some((kind, rest)) => match rest.split_once(": ") {
+                Some((to, text)) => format!("{agent} → {to} [{kind}]: {text}"),
+                None => format!("{agent} → {rest} [{kind}]"),
+            },
             None => format!("{agent}: {}", event.detail),
         },
         _ if event.detail.is_empty() => agent.to_string(),
