@@ -84,7 +84,7 @@ fn recurring_jobs_move_on_missed_ones_are_late_and_failures_retry() {
     let fired = file.fire_due(much_later, &deliver).unwrap();
     assert_eq!(fired.len(), 1);
     assert!(fired[0].1.late);
-    let message = &deliver.delivered.lock().unwrap()[&every.id][0];
+    let message = deliver.delivered.lock().unwrap()[&every.id][0].clone();
     assert!(
         message.starts_with("[Scheduled] check the build\n(late: this was due at"),
         "{message}"

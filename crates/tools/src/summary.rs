@@ -11,6 +11,8 @@ pub fn summarize_input(tool: &str, input: &Value) -> String {
         "bash" => "command",
         "read_file" | "write_file" | "edit_file" => "path",
         "glob" | "grep" => "pattern",
+        "schedule_cron" => "schedule",
+        "bash_output" | "kill_background" | "cancel_cron" => "id",
         "send_message" | "spawn_teammate" => {
             if input.get("to").is_some() {
                 "to"
