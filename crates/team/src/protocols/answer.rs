@@ -145,31 +145,31 @@ fn answer_shutdown_for(
     reason: &Option<String>,
 ) -> Result<Request, ProtocolError> {
     let store = courier.store();
-    let id = load(store, id, RequestKind::Shutdown, "approve/reject")?.id;
-    let request = store
-        .update_request(&id, &mut |r| {
-            r.respond_as_person(person, verdict.approves(), reason.clone(), now_ms())
-                .map(|_| ())
-        })
-        .map_err(|e| ProtocolError::from_store(&id, e))?;
-    let teammate = request.to.clone();
-    let ended = match verdict {
-        Verdict::Approve => {
-            let member = store
-                .roster()?
-                .get(&teammate)
-                .filter(|m| m.epoch == request.to_epoch && !m.status.is_ended())
-                .cloned();
-            match member {
-                Some(m) => {
-                    let why = format!("shutdown approved by {person} in its place");
-                    end_in_store(store, &m, AgentStatus::Shutdown, &why)?;
-                    "; it has been shut down"
-                }
-                None => "; it had already ended",
-            }
-        }
-        Verdict::Reject => "; it keeps working",
+    let asked = load(store, id, RequestKind::Shutdown, "approve/reject")?;
+    let id = asked.id.clone();
+    if asked.status != RequestStatus::Pending {
+        // Already answered or expired: the FSM says so (and nothing is mailed).
+        return store
+            .update_request(&id, &mut |r| {
+                r.respond_as_person(person, verdict.approves(), reason.clone(), now_ms())
+                    .map(|_| ())
+            })
+            .map_err(|e| ProtocolError::from_store(&id, e));
+    }
+    let teammate = asked.to.clone();
+    // The teammate as it stands: the one this request was sent to, still running.
+    let member = match verdict {
+        Verdict::Approve => store
+            .roster()?
+            .get(&teammate)
+            .filter(|m| m.epoch == asked.to_epoch && !m.status.is_ended())
+            .cloned(),
+        Verdict::Reject => None,
+    };
+    let ended = match (verdict, &member) {
+        (Verdict::Approve, Some(_)) => "; it has been shut down",
+        (Verdict::Approve, None) => "; it had already ended",
+        (Verdict::Reject, _) => "; it keeps working",
     };
     let why = reason
         .as_deref()
@@ -179,16 +179,28 @@ fn answer_shutdown_for(
         "{person} {} shutdown request {id} in the place of {teammate}{ended}.{why}",
         verdict.past()
     );
+    // The mail goes first: a lead that sees the request answered or the teammate ended must
+    // also find this note, or a headless run could settle and exit before it arrives.
     let payload = json!({ "approve": verdict.approves(), "reason": reason, "by": person });
     mail_about(
         courier,
-        &request,
+        &asked,
         MailKind::ShutdownResponse,
         person,
-        &request.from,
+        &asked.from,
         content,
         payload,
     )?;
+    let request = store
+        .update_request(&id, &mut |r| {
+            r.respond_as_person(person, verdict.approves(), reason.clone(), now_ms())
+                .map(|_| ())
+        })
+        .map_err(|e| ProtocolError::from_store(&id, e))?;
+    if let Some(m) = member {
+        let why = format!("shutdown approved by {person} in its place");
+        end_in_store(store, &m, AgentStatus::Shutdown, &why)?;
+    }
     Ok(request)
 }
 
