@@ -120,15 +120,22 @@ fn waiter(spec: &str) {
         let mut out = std::io::stdout().lock();
         writeln!(out, "READY").unwrap();
         out.flush().unwrap();
+        let debug = std::env::var_os("TROUPE_BENCH_DEBUG").is_some();
         loop {
             watch.changed().await;
             let woke = now_ns();
+            if debug {
+                eprintln!("waiter: woke");
+            }
             let s = store.clone();
             let batch = tokio::task::spawn_blocking(move || s.fetch("bob"))
                 .await
                 .unwrap()
                 .unwrap();
             let fetched = now_ns();
+            if debug {
+                eprintln!("waiter: fetched {}", batch.messages.len());
+            }
             let mut stop = false;
             for m in &batch.messages {
                 if m.content == "stop" {

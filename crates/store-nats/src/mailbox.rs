@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use async_nats::jetstream::consumer::{pull, AckPolicy, DeliverPolicy, PullConsumer};
 use async_nats::jetstream::message::Acker;
@@ -30,6 +31,10 @@ const PULL_BATCH: usize = 1_000;
 
 /// Publishes in flight at once when sending many.
 const PUBLISH_WINDOW: usize = 512;
+
+/// How long a fetch keeps asking for mail the stream holds but has not handed out yet (the
+/// pauses double from 1 ms up to this).
+const SETTLE_LIMIT: Duration = Duration::from_millis(64);
 
 /// Longest excerpt of a corrupt message kept in reports.
 const EXCERPT: usize = 200;
@@ -190,6 +195,35 @@ impl NatsStore {
         }
     }
 
+    /// Whether the stream holds a message for `agent` after everything this process holds (so
+    /// not yet handed to it: the stream keeps only unacked mail).
+    fn undelivered(&self, agent: &str, mb: &Mailbox) -> Result<bool, StoreError> {
+        let inner = &self.inner;
+        let after = mb
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .next_back()
+            .map_or(1, |s| s + 1);
+        let subject = inner.names.mail_subject(agent);
+        inner
+            .conn
+            .retry(&format!("read the mailbox of {agent}"), || {
+                let (stream, subject) = (inner.mail.clone(), subject.clone());
+                async move {
+                    match stream
+                        .direct_get_next_for_subject(subject, Some(after))
+                        .await
+                    {
+                        Ok(_) => Ok(true),
+                        Err(e) if e.kind() == DirectGetErrorKind::NotFound => Ok(false),
+                        Err(e) => Err(Fail::Transient(e.to_string())),
+                    }
+                }
+            })
+    }
+
     fn read_unacked(&self, agent: &str) -> Result<Batch, StoreError> {
         check_agent(agent)?;
         let inner = &self.inner;
@@ -246,6 +280,7 @@ impl MailboxStore for NatsStore {
         let inner = &self.inner;
         let mb = self.mailbox(agent)?;
         let mut fresh: BTreeMap<u64, Held> = BTreeMap::new();
+        let mut settle = Duration::from_millis(1);
         loop {
             let pulled = inner
                 .conn
@@ -280,9 +315,22 @@ impl MailboxStore for NatsStore {
                     },
                 );
             }
-            if n < PULL_BATCH {
-                break;
+            if n == PULL_BATCH {
+                continue;
             }
+            // A message the stream has just stored may not be handed out yet to a pull that
+            // comes at once (a woken recipient's): when the stream holds one we were not given,
+            // pull again after a moment, briefly.
+            if n == 0
+                && fresh.is_empty()
+                && settle <= SETTLE_LIMIT
+                && self.undelivered(agent, &mb)?
+            {
+                std::thread::sleep(settle);
+                settle *= 2;
+                continue;
+            }
+            break;
         }
         let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
         let mut newly_corrupt = Vec::new();
