@@ -13,17 +13,20 @@ use troupe_protocol::{AgentStatus, Envelope, MailKind, Task, TaskStatus, USER_OW
 use troupe_store::{StoreError, TaskFilter, TeamStore};
 
 /// Why an ended member's tasks go back, from its roster entry: how it ended, or that its
-/// process exited while it was still on the team (a resumable exit).
-pub fn end_note(store: &dyn TeamStore, name: &str) -> String {
+/// process exited while it was still on the team (a resumable exit). `None` for a member
+/// stopped from elsewhere: whoever stopped it gives its tasks back, saying who did (a stopper
+/// that died before that leaves them to the liveness rule), so the member's own end must not
+/// race it with a vaguer note.
+pub fn end_note(store: &dyn TeamStore, name: &str) -> Option<String> {
     let status = store
         .roster()
         .ok()
         .and_then(|r| r.get(name).map(|m| m.status));
     match status {
-        Some(AgentStatus::Shutdown) => format!("its owner {name} shut down"),
-        Some(AgentStatus::Stopped) => format!("its owner {name} was stopped"),
-        Some(AgentStatus::Failed) => format!("its owner {name} failed"),
-        _ => format!("its owner {name} left (its process exited)"),
+        Some(AgentStatus::Shutdown) => Some(format!("its owner {name} shut down")),
+        Some(AgentStatus::Stopped) => None,
+        Some(AgentStatus::Failed) => Some(format!("its owner {name} failed")),
+        _ => Some(format!("its owner {name} left (its process exited)")),
     }
 }
 

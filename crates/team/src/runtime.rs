@@ -250,8 +250,9 @@ impl Team {
                     // them ownerless first and gives them back with a vaguer note.
                     shared
                         .offload(move |s| {
-                            let why = liveness::end_note(&*s.store, &name);
-                            log_release(liveness::release_tasks_of(s, &name, &why));
+                            if let Some(why) = liveness::end_note(&*s.store, &name) {
+                                log_release(liveness::release_tasks_of(s, &name, &why));
+                            }
                         })
                         .await;
                     drop(lease);

@@ -137,9 +137,10 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         }
     };
     // The member is over in this process: its tasks go back while the lease is still held.
-    let why = liveness::end_note(&*shared.store, &name);
-    if let Err(e) = liveness::release_tasks_of(&*shared, &name, &why) {
-        tracing::warn!(error = %e, "could not give the member's tasks back to the board");
+    if let Some(why) = liveness::end_note(&*shared.store, &name) {
+        if let Err(e) = liveness::release_tasks_of(&*shared, &name, &why) {
+            tracing::warn!(error = %e, "could not give the member's tasks back to the board");
+        }
     }
     drop(lease);
     Ok(code)
