@@ -290,16 +290,7 @@ impl TeamShared {
 /// the store's presence) filled in, the lead's as [`Roster::lead_usage`].
 pub fn roster_with_doing(store: &dyn TeamStore) -> Result<Roster, StoreError> {
     let mut roster = store.roster()?;
-    let mut usages = store.usages().unwrap_or_default();
-    for m in &mut roster.members {
-        // The published figure is per reply, the roster's per phase: the larger is the newer.
-        if let Some(live) = usages.remove(&m.name) {
-            if live.usage.total() > m.usage.total() {
-                m.usage = live.usage;
-            }
-        }
-    }
-    roster.lead_usage = usages.remove(LEAD);
+    with_live_usage(store, &mut roster);
     let doing = store.doing().unwrap_or_default();
     for m in &mut roster.members {
         if m.status == AgentStatus::Working {
@@ -311,6 +302,20 @@ pub fn roster_with_doing(store: &dyn TeamStore) -> Result<Roster, StoreError> {
         }
     }
     Ok(roster)
+}
+
+/// Puts the usage each agent published after its last model reply into `roster` (the roster's
+/// own figure is per phase; the larger is the newer) and the lead's into `lead_usage`.
+pub fn with_live_usage(store: &dyn TeamStore, roster: &mut Roster) {
+    let mut usages = store.usages().unwrap_or_default();
+    for m in &mut roster.members {
+        if let Some(live) = usages.remove(&m.name) {
+            if live.usage.total() > m.usage.total() {
+                m.usage = live.usage;
+            }
+        }
+    }
+    roster.lead_usage = usages.remove(LEAD);
 }
 
 /// Appends mail to its recipient's mailbox after checking the recipient is on the roster (or

@@ -73,7 +73,9 @@ pub fn read_patch(store: &dyn TeamStore, areas: Areas) -> Result<Patch, StoreErr
     // Each part is read only when its area changed: what members do changes with every tool
     // call, the roster far less often, leases only with the roster or their own files.
     let roster = if areas.intersects(Areas::ROSTER | Areas::LIVENESS) {
-        Some(store.roster()?)
+        let mut roster = store.roster()?;
+        troupe_team::shared::with_live_usage(store, &mut roster);
+        Some(roster)
     } else {
         None
     };
