@@ -3,27 +3,27 @@
 
 use crate::binding::Binder;
 use crate::compact::{CompactReason, Compactor};
-use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{
-    Approval, Approver, Extension, InboxSource, MailBatch, Question, ToolGate, ToolSource, Watcher,
-    WorkspaceSource,
+    Approver, Extension, InboxSource, MailBatch, ToolGate, ToolSource, Watcher, WorkspaceSource,
 };
-use crate::lifecycle::{CallDecision, LifecycleHooks, SessionSource, ToolCall};
-use crate::permissions::{CallInfo, Policy};
+use crate::lifecycle::{LifecycleHooks, SessionSource};
+use crate::permissions::Policy;
 use crate::transcript::{repair_tail, Boundary, Transcript, TranscriptError};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use troupe_model::{Model, ModelError, ModelRequest, StopReason, ToolSpec};
-use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
+use troupe_protocol::{ChatMessage, Role, Usage};
 use troupe_settings::Settings;
-use troupe_tools::{Registry, Sandbox, ToolContext, ToolOutput};
+use troupe_tools::{Registry, ToolContext};
 
+mod calls;
 mod compaction;
 mod report;
 mod steer;
 mod wire;
 
+pub use calls::PermissionDenial;
 pub use report::{AgentEvent, TurnEnd, TurnOutcome};
 pub use wire::wire_messages;
 
@@ -122,17 +122,6 @@ pub struct Agent {
     denials: std::sync::Mutex<Vec<PermissionDenial>>,
 }
 
-/// A tool call that was not allowed to run (Claude Code's `permission_denials` entries).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct PermissionDenial {
-    /// The tool.
-    pub tool_name: String,
-    /// The call's id.
-    pub tool_use_id: String,
-    /// The call's input.
-    pub tool_input: serde_json::Value,
-}
-
 /// What the builder hands over to make an agent.
 pub(crate) struct Parts {
     pub(crate) config: AgentConfig,
@@ -190,14 +179,6 @@ impl Agent {
         }
     }
 
-    /// The calls refused so far (by a deny rule, the mode, or the approver), oldest first.
-    pub fn permission_denials(&self) -> Vec<PermissionDenial> {
-        self.denials
-            .lock()
-            .map(|d| d.clone())
-            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
-    }
-
     /// Changes the permission mode from the next call on (the rules stay).
     pub fn set_permission_mode(&mut self, mode: crate::permissions::PermissionMode) {
         self.policy.mode = mode;
@@ -207,18 +188,6 @@ impl Agent {
     pub fn set_model(&mut self, model: Arc<dyn Model>, name: impl Into<String>) {
         self.model = model;
         self.config.model = name.into();
-    }
-
-    fn record_denial(&self, id: &str, name: &str, input: &serde_json::Value) {
-        let denial = PermissionDenial {
-            tool_name: name.to_string(),
-            tool_use_id: id.to_string(),
-            tool_input: input.clone(),
-        };
-        match self.denials.lock() {
-            Ok(mut d) => d.push(denial),
-            Err(poisoned) => poisoned.into_inner().push(denial),
-        }
     }
 
     /// Attaches a transcript and restores the conversation it holds (repairing a killed run).
@@ -582,145 +551,5 @@ impl Agent {
             }
             compacted = true;
         }
-    }
-
-    /// Runs every tool call of one assistant message and appends one result per call. Returns
-    /// why a hook stopped the turn, if one did (the round's later calls are then not run).
-    async fn run_tools(
-        &mut self,
-        message: &ChatMessage,
-        observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
-    ) -> Result<Option<String>, AgentError> {
-        let mut results = Vec::new();
-        let mut halt: Option<String> = None;
-        let calls: Vec<_> = message.tool_uses().collect();
-        let together = calls.len() > 1
-            && calls
-                .iter()
-                .all(|(_, name, _)| self.offered.get(name).is_some_and(|t| t.concurrent()));
-        if together {
-            // Independent calls (subagents): run at once, results kept in call order.
-            for (id, name, input) in &calls {
-                observe(AgentEvent::ToolStarted { id, name, input });
-            }
-            let this = &*self;
-            let outputs =
-                futures_util::future::join_all(calls.iter().map(|&(id, name, input)| async move {
-                    let mut halted = None;
-                    let call = ToolCall { id, name, input };
-                    let output = this.run_hooked_tool(call, &mut halted).await;
-                    (output, halted)
-                }))
-                .await;
-            for ((id, _, _), (output, halted)) in calls.iter().zip(outputs) {
-                halt = halt.or(halted);
-                results.push(ContentBlock::ToolResult {
-                    tool_use_id: id.to_string(),
-                    content: output.content,
-                    is_error: output.is_error,
-                    images: output.images,
-                });
-            }
-        }
-        for (id, name, input) in calls.into_iter().filter(|_| !together) {
-            observe(AgentEvent::ToolStarted { id, name, input });
-            let output = match &halt {
-                Some(reason) => steer::not_run(reason),
-                None => {
-                    self.run_hooked_tool(ToolCall { id, name, input }, &mut halt)
-                        .await
-                }
-            };
-            results.push(ContentBlock::ToolResult {
-                tool_use_id: id.to_string(),
-                content: output.content,
-                is_error: output.is_error,
-                images: output.images,
-            });
-        }
-        let results = ChatMessage {
-            role: Role::User,
-            content: results,
-        };
-        self.push(results.clone(), &[])?;
-        observe(AgentEvent::ToolResults(&results));
-        Ok(halt)
-    }
-
-    /// Runs one call through gates, permissions and the approver. `hook` is what a PreToolUse
-    /// hook decided short of denying: its allow stands in for the permission mode's question
-    /// only; its ask adds a question.
-    async fn run_one_tool(
-        &self,
-        id: &str,
-        name: &str,
-        input: &serde_json::Value,
-        hook: Option<&CallDecision>,
-    ) -> ToolOutput {
-        let Some(tool) = self.offered.get(name) else {
-            let names: Vec<&str> = self.offered.iter().map(|t| t.name()).collect();
-            return ToolOutput::error(format!(
-                "unknown tool '{name}'. Available tools: {}",
-                names.join(", ")
-            ));
-        };
-        if !input.is_object() {
-            return ToolOutput::error(format!(
-                "invalid input for {name}: expected a JSON object, got {input}"
-            ));
-        }
-        let effect = tool.effect(input);
-        for gate in &self.gates {
-            if let Some(refusal) = gate.check(name, effect, input) {
-                return ToolOutput::error(refusal);
-            }
-        }
-        let gate_confines = self
-            .gates
-            .iter()
-            .any(|gate| gate.confines(name, effect, input));
-        let call = CallInfo {
-            tool: name,
-            effect,
-            input,
-            workspace_root: self.ctx.workspace.root(),
-        };
-        let (grant, asked, hook_asks) = match self.judge(&call, hook) {
-            Ok(judged) => judged,
-            Err(reason) => {
-                self.record_denial(id, name, input);
-                return ToolOutput::error(reason);
-            }
-        };
-        let mut sandbox = sandbox_for(grant, gate_confines, &self.ctx.sandbox_config);
-        let unconfinable = match tool.runs_programs() {
-            true => unconfinable(name, input, sandbox),
-            false => None,
-        };
-        let cannot_confine = unconfinable.is_some();
-        let question = question(asked, unconfinable, || match hook_asks {
-            Some(why) => format!("{why}; a headless run cannot ask"),
-            None => self.policy.headless_refusal(&call),
-        });
-        if let Some((reason, how_to_allow)) = question {
-            let question = Question {
-                agent: &self.config.name,
-                tool: name,
-                input,
-                reason: &reason,
-                how_to_allow: &how_to_allow,
-            };
-            if let Approval::Deny(why) = self.approver.approve(question).await {
-                self.record_denial(id, name, input);
-                return ToolOutput::error(why);
-            }
-            if cannot_confine {
-                // The person said yes knowing it cannot be confined here.
-                sandbox = Sandbox::Unsandboxed;
-            }
-        }
-        let mut ctx = self.ctx.clone();
-        ctx.sandbox = sandbox;
-        tool.call(input.clone(), &ctx).await
     }
 }

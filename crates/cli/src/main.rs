@@ -2,6 +2,7 @@
 
 mod args;
 mod args_contract;
+mod args_team;
 mod commands;
 mod control;
 mod cost;
