@@ -57,7 +57,11 @@ pub struct AgentBuilder {
 
 /// The built-in tools that come from extensions rather than the base registry; `--tools`
 /// restricts them too.
-const BUILT_IN_EXTENSION_TOOLS: [&str; 2] = [crate::todo::TOOL_NAME, "task"];
+const BUILT_IN_EXTENSION_TOOLS: [&str; 3] = [
+    crate::todo::TOOL_NAME,
+    crate::compact::tool::TOOL_NAME,
+    "task",
+];
 
 impl AgentBuilder {
     /// Starts an agent named `name` working in `workspace` on `model` (sent as `model_name`),

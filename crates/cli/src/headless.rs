@@ -436,12 +436,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         &mut observe,
     ));
     let outcome = over_budget(&lead, budget, outcome);
-    lead.runtime
-        .block_on(lead.agent.end_session(SessionEndReason::Exit));
-    lead.runtime.block_on(lead.team.stop_all(STOP_LIMIT));
-    lead.mcp.shutdown();
-    // Nothing a tool started may outlive the run, even what left its call behind.
-    troupe_tools::process::end_all();
+    end_run(&mut lead);
     let stop_reason = stream
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -459,6 +454,16 @@ pub fn run(cli: &Cli) -> Result<i32> {
         OutputFormat::Json | OutputFormat::StreamJson => events.finish(report.to_json()),
     }
     Ok(if report.subtype.is_error() { 1 } else { 0 })
+}
+
+/// Ends a headless run: the session hooks, the teammates at their round boundary, the MCP
+/// servers, and whatever any tool started (even what left its call behind).
+pub(crate) fn end_run(lead: &mut Lead) {
+    lead.runtime
+        .block_on(lead.agent.end_session(SessionEndReason::Exit));
+    lead.runtime.block_on(lead.team.stop_all(STOP_LIMIT));
+    lead.mcp.shutdown();
+    troupe_tools::process::end_all();
 }
 
 /// `--max-budget-usd`: a run whose cost passed the budget is reported as an error (Claude

@@ -10,7 +10,7 @@ pub mod input;
 
 use crate::args::{Cli, OutputFormat};
 use crate::headless::{
-    init_event, notice_sink, over_budget, run_result, work, Events, RunFailure, STOP_LIMIT,
+    end_run, init_event, notice_sink, over_budget, run_result, work, Events, RunFailure,
 };
 use crate::render::stream_json::{self, Stream};
 use crate::setup::{lead, Lead};
@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use troupe_agent::permissions::PermissionMode;
-use troupe_agent::{AgentEvent, Approver, RefuseApprover, SessionEndReason};
+use troupe_agent::{AgentEvent, Approver, RefuseApprover};
 use troupe_model::ModelConfig;
 use troupe_team::LEAD;
 
@@ -146,11 +146,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         events.push(report.to_json());
         apply(&mut lead, &mut changes);
     }
-    lead.runtime
-        .block_on(lead.agent.end_session(SessionEndReason::Exit));
-    lead.runtime.block_on(lead.team.stop_all(STOP_LIMIT));
-    lead.mcp.shutdown();
-    troupe_tools::process::end_all();
+    end_run(&mut lead);
     Ok(if last_failed { 1 } else { 0 })
 }
 

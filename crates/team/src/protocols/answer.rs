@@ -147,14 +147,17 @@ fn answer_shutdown_for(
     let store = courier.store();
     let asked = load(store, id, RequestKind::Shutdown, "approve/reject")?;
     let id = asked.id.clone();
-    if asked.status != RequestStatus::Pending {
-        // Already answered or expired: the FSM says so (and nothing is mailed).
-        return store
+    let record = || {
+        store
             .update_request(&id, &mut |r| {
                 r.respond_as_person(person, verdict.approves(), reason.clone(), now_ms())
                     .map(|_| ())
             })
-            .map_err(|e| ProtocolError::from_store(&id, e));
+            .map_err(|e| ProtocolError::from_store(&id, e))
+    };
+    if asked.status != RequestStatus::Pending {
+        // Already answered or expired: the FSM says so (and nothing is mailed).
+        return record();
     }
     let teammate = asked.to.clone();
     // The teammate as it stands: the one this request was sent to, still running.
@@ -191,12 +194,7 @@ fn answer_shutdown_for(
         content,
         payload,
     )?;
-    let request = store
-        .update_request(&id, &mut |r| {
-            r.respond_as_person(person, verdict.approves(), reason.clone(), now_ms())
-                .map(|_| ())
-        })
-        .map_err(|e| ProtocolError::from_store(&id, e))?;
+    let request = record()?;
     if let Some(m) = member {
         let why = format!("shutdown approved by {person} in its place");
         end_in_store(store, &m, AgentStatus::Shutdown, &why)?;
