@@ -27,6 +27,10 @@ pub enum Line {
         cwd: String,
         /// Milliseconds since the Unix epoch.
         ts: u64,
+        /// The session this one was started from by `/clear`: a deliberate fresh start, which
+        /// `--continue` resumes even before its first model answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cleared_from: Option<String>,
     },
     /// A conversation message.
     Message {
@@ -37,6 +41,13 @@ pub enum Line {
         mail_ids: Vec<String>,
         /// Milliseconds since the Unix epoch.
         ts: u64,
+        /// For a model's reply: the tokens it used (`troupe sessions` adds them up). Copies
+        /// of replies a compaction writes carry none, so nothing is counted twice.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<troupe_protocol::Usage>,
+        /// For a model's reply: the model that wrote it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
     /// The conversation restarts here: loading keeps only what follows the last boundary.
     Boundary {
@@ -175,6 +186,24 @@ impl Transcript {
             message: message.clone(),
             mail_ids: mail_ids.to_vec(),
             ts: now_ms(),
+            usage: None,
+            model: None,
+        })
+    }
+
+    /// Appends a model's reply with the tokens it used and the model that wrote it.
+    pub fn append_reply(
+        &mut self,
+        message: &ChatMessage,
+        usage: &troupe_protocol::Usage,
+        model: &str,
+    ) -> Result<(), TranscriptError> {
+        self.append(&Line::Message {
+            message: message.clone(),
+            mail_ids: Vec::new(),
+            ts: now_ms(),
+            usage: Some(*usage),
+            model: Some(model.to_string()),
         })
     }
 

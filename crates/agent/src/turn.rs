@@ -20,6 +20,7 @@ use troupe_tools::{Registry, ToolContext};
 mod calls;
 mod compaction;
 mod report;
+mod session;
 mod steer;
 mod wire;
 
@@ -390,7 +391,7 @@ impl Agent {
                     model: &self.config.model,
                 });
                 observe(AgentEvent::Assistant(&message));
-                self.push(message.clone(), &[])?;
+                self.push_reply(message.clone(), &reply.usage)?;
             }
             self.compactor
                 .meter

@@ -15,6 +15,8 @@ Examples:
   troupe -p --output-format stream-json \"summarise src/\"   one JSON event per line
   troupe -p --allowedTools \"Bash(cargo test:*) Edit\" \"make the tests pass\"
   troupe --continue                        resume the latest session
+  troupe sessions                          list the sessions here (troupe --resume picks one)
+  troupe doctor                            check the settings, the model, the sandbox, the store
   troupe team status                       show the team roster from another terminal
   troupe team watch                        a live dashboard of the team (approve plans from it)
   troupe task list                         show the team's task board
@@ -72,8 +74,9 @@ pub struct RunArgs {
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_latest: bool,
 
-    /// Resume the session with this id.
-    #[arg(short = 'r', long)]
+    /// Resume the session with this id; without one, pick from a list (on a terminal; `troupe
+    /// sessions` lists them).
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
     /// Show tool calls and progress on stderr in headless text mode.
@@ -141,6 +144,40 @@ pub enum Command {
     Mcp(McpArgs),
     /// Scheduled prompts (.troupe/cron.json): list, add, remove — from any terminal.
     Cron(CronArgs),
+    /// The lead's sessions here, newest first: id, start, first prompt, turns, cost
+    /// (`troupe --resume <id>` goes on with one).
+    Sessions(SessionsArgs),
+    /// Is everything ready here? The settings files parse, the model answers, the sandbox
+    /// works, the team store is writable — each with a fix (exit 0 when all pass).
+    Doctor(DoctorArgs),
+}
+
+/// `troupe doctor`
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the checks as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Workspace directory (default: the one the current directory is in).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Provider to check: anthropic or openai (default: inferred from the environment).
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Model to check (default: as a run would choose it).
+    #[arg(long, env = "TROUPE_MODEL")]
+    pub model: Option<String>,
+}
+
+/// `troupe sessions`
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Print the sessions as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Workspace directory (default: the one the current directory is in).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
 }
 
 /// `troupe cron …`

@@ -85,11 +85,23 @@ pub enum TeamCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The event log, one line an event.
+    /// The event log, one line an event (teammates' tool calls included).
     Log {
         /// Keep printing new events as they happen.
         #[arg(short, long)]
         follow: bool,
+        /// Only the events of this agent (a teammate or "lead").
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+    },
+    /// Follow one teammate's transcript live: its prompts and mail, replies, tool calls and
+    /// their results (Ctrl-C stops).
+    Tail {
+        /// The teammate.
+        name: String,
+        /// How many entries of what is already there to show first.
+        #[arg(short = 'n', long, default_value_t = 20)]
+        lines: usize,
     },
     /// Unread mail of an agent (shown, not consumed).
     Inbox {

@@ -19,6 +19,7 @@ mod setup;
 mod signals;
 mod store;
 mod subagents;
+mod workspace;
 
 use clap::Parser;
 
@@ -37,7 +38,9 @@ fn main() {
             | args::Command::Config(_)
             | args::Command::Task(_)
             | args::Command::Worktree(_)
-            | args::Command::Cron(_),
+            | args::Command::Cron(_)
+            | args::Command::Sessions(_)
+            | args::Command::Doctor(_),
         ) => None,
         // Ctrl-C ends it, and the servers it started end with it.
         Some(args::Command::Mcp(_)) => Some(signals::CtrlC::Ends),
@@ -78,6 +81,8 @@ fn main() {
         Some(args::Command::Task(task)) => commands::task::run(task),
         Some(args::Command::Mcp(mcp)) => commands::mcp::run(mcp),
         Some(args::Command::Cron(cron)) => commands::cron::run(cron),
+        Some(args::Command::Sessions(s)) => commands::sessions::run(s),
+        Some(args::Command::Doctor(d)) => commands::doctor::run(d),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),
     };

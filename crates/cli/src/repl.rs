@@ -12,7 +12,6 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use troupe_agent::{Agent, AgentEvent, SessionEndReason, TurnEnd};
 use troupe_mcp::McpManager;
-use troupe_team::render::roster_table;
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, Team, LEAD};
 use troupe_tools::background::{describe_age, Jobs};
@@ -23,10 +22,11 @@ Commands:
   /team    the team roster: name, role, status, what each is doing, tokens
   /inbox   the lead's unread mail
   /bashes  the lead's background commands; /bashes kill <id> ends one
-  /clear   start a fresh conversation (the transcript keeps the history)
+  /clear   start a fresh conversation in a new session (--resume <old id> brings the old one back)
   /compact [focus]  summarize the conversation so far and keep the recent steps
   /context how full the context window is, and when compaction steps in
   /cost    tokens used and approximate cost this session, per agent
+  /model [name]  the lead's model; with a name, switch to it from the next request on
   /memory  the memory files read at start (AGENTS.md, CLAUDE.md, imports, MEMORY.md)
   /mcp     the MCP servers: status, transport, tools, last error
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
@@ -77,7 +77,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         team: &team,
         mcp: &mcp,
         subagents: &subagents,
-        model: run.model.model.clone(),
+        troupe_dir: run.troupe_dir.clone(),
+        model_config: run.model.clone(),
     };
     let result = runtime.block_on(repl_loop(&mut agent, &session, io, first));
     runtime.block_on(agent.end_session(SessionEndReason::Exit));
@@ -92,7 +93,8 @@ struct Session<'a> {
     team: &'a Team,
     mcp: &'a McpManager,
     subagents: &'a troupe_catalog::subagent::SubagentExtension,
-    model: String,
+    troupe_dir: std::path::PathBuf,
+    model_config: troupe_model::ModelConfig,
 }
 
 /// The terminal side of the REPL: the line editor, the printer, and pending questions.
@@ -193,14 +195,12 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
         "" => {}
         "/exit" | "/quit" => return Handled::Exit,
         "/help" => outln!("{HELP}"),
-        "/clear" => {
-            agent.end_session(SessionEndReason::Clear).await;
-            match agent.clear() {
-                Ok(()) => outln!("(conversation cleared)"),
-                Err(e) => errln!("(conversation cleared, but --continue would bring it back: {e})"),
-            }
-        }
+        "/clear" => crate::commands::sessions::clear(agent, &session.troupe_dir).await,
         "/cost" => print_cost(agent, session),
+        cmd if cmd == "/model" || cmd.starts_with("/model ") => {
+            let name = cmd.trim_start_matches("/model").trim();
+            crate::commands::model::switch(agent, &session.model_config, name);
+        }
         "/context" => out!("{}", agent.context().render()),
         cmd if cmd == "/compact" || cmd.starts_with("/compact ") => {
             let focus = cmd.trim_start_matches("/compact").trim();
@@ -222,12 +222,10 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
             "{}",
             crate::mcp::status_table(&mcp.statuses(), mcp.problems())
         ),
-        "/team" => match team.roster() {
-            Ok(r) if r.members.is_empty() => outln!("team {} has no teammates yet", team.name()),
-            Ok(r) => {
-                let store = &team.shared().store;
-                let tasks = store.list_tasks(&Default::default()).map(|b| b.tasks);
-                out!("{}", roster_table(&r, &tasks.unwrap_or_default()));
+        "/team" => match crate::commands::team_status::repl_view(&*team.shared().store) {
+            // The view `troupe team status` shows (made safe cell by cell, colour kept).
+            Ok((view, r)) => {
+                print!("{view}");
                 out!("\n{}", crate::cost::table(&costs(agent, session, Some(&r))));
                 out!("{}", troupe_team::render::background_table(&r));
             }
@@ -318,10 +316,11 @@ fn costs(
     session: &Session<'_>,
     roster: Option<&troupe_protocol::Roster>,
 ) -> Vec<crate::cost::AgentCost> {
+    // Priced at the model the lead is on now (`/model` may have switched it).
     crate::cost::breakdown(
         agent.usage(),
         session.subagents.usage(),
-        &session.model,
+        &agent.config().model,
         roster,
     )
 }

@@ -32,10 +32,7 @@ pub struct RunContext {
 
 /// Resolves the workspace root from `--cwd` or the current directory.
 pub fn workspace_root(args: &AgentArgs) -> Result<PathBuf> {
-    let dir = match &args.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
+    let dir = crate::workspace::root(args.cwd.as_deref())?;
     dir.canonicalize().with_context(|| {
         format!(
             "workspace {} does not exist or is not accessible",
@@ -82,10 +79,21 @@ pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig
     Ok(ModelConfig::resolve(provider, model, &env)?)
 }
 
+/// What troupe chose when the environment names both providers and `--provider` does not.
+pub fn provider_note(args: &AgentArgs) -> Option<String> {
+    let provider = args
+        .provider
+        .as_deref()
+        .and_then(|p| p.parse::<Provider>().ok());
+    let env = |key: &str| std::env::var(key).ok();
+    troupe_model::ambiguity_note(provider, &env)
+}
+
 /// The lead's session: a resumed or continued one (copied to a new id with
 /// `--fork-session`), `--session-id`'s, or a new one.
 fn session_id(args: &RunArgs, troupe_dir: &Path) -> Result<String> {
     let resumed = match (&args.resume, args.continue_latest) {
+        (Some(id), _) if id.is_empty() => Some(crate::commands::sessions::pick(troupe_dir)?),
         (Some(id), _) => Some(find_session(troupe_dir, id)?),
         (None, true) => Some(latest_session(troupe_dir)?),
         (None, false) => None,
@@ -231,6 +239,9 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let settings = Arc::new(settings);
     let mode = policy.mode;
     let model = model_config(&args.agent, &settings)?;
+    if let Some(note) = provider_note(&args.agent) {
+        eprintln!("troupe: note: {note}");
+    }
     if args.max_turns == Some(0) {
         bail!("--max-turns must be at least 1");
     }

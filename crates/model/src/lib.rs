@@ -14,7 +14,7 @@ pub mod window;
 pub use anthropic::AnthropicClient;
 pub use error::{ModelError, PromptSizes};
 pub use openai::OpenAiClient;
-pub use provider::{Auth, ConfigError, ModelConfig, Provider};
+pub use provider::{ambiguity_note, Auth, ConfigError, ModelConfig, Provider};
 pub use retry::RetryPolicy;
 pub use window::{known_context_window, DEFAULT_CONTEXT_WINDOW};
 

@@ -269,6 +269,7 @@ async fn phases_of(
                     {
                         let summary = crate::tools::summarize(tool, input);
                         sh.set_doing(&n, Some(format!("{tool}: {summary}")));
+                        sh.record_tool_call(&n, tool, &summary);
                         sh.notice(Notice::Tool {
                             agent: n.clone(),
                             tool: tool.to_string(),

@@ -238,6 +238,28 @@ impl TeamShared {
         }
     }
 
+    /// Records a member's tool call in the event log (`troupe team log` shows it), off the
+    /// async workers: the append is synced.
+    pub fn record_tool_call(self: &Arc<Self>, name: &str, tool: &str, summary: &str) {
+        let event = Event::new(
+            EventKind::ToolCalled,
+            Some(name),
+            format!("{tool}({summary})"),
+            now_ms(),
+        )
+        .with_data(serde_json::json!({"tool": tool, "summary": summary}));
+        let shared = self.clone();
+        let write = move || {
+            if let Err(e) = shared.store.record(&event) {
+                tracing::warn!(error = %e, "could not record a tool call event");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(write)),
+            Err(_) => write(),
+        }
+    }
+
     /// Publishes an agent's running token total (after each model reply): kept in memory and
     /// written to the store's volatile presence off the async workers, like what it is doing,
     /// so a reply never waits for the roster lock. The roster keeps the durable per-phase

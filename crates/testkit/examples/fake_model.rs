@@ -1,5 +1,6 @@
 //! Runs the fake model server on its own, for trying troupe by hand:
-//! `cargo run -p troupe-testkit --example fake_model` prints the environment to export.
+//! `cargo run -p troupe-testkit --example fake_model [-- PORT]` prints the environment to
+//! export (the port is random unless given).
 //! Every agent gets the same behaviour: a prompt mentioning "list" runs `ls` once, then the
 //! model answers with what the last tool returned (or echoes the last message); "touch NAME"
 //! runs `touch NAME` (a command that needs permission).
@@ -9,7 +10,15 @@ use serde_json::json;
 use troupe_testkit::{FakeServer, Reply, Step, Wire};
 
 fn main() {
-    let server = FakeServer::start();
+    let port = match std::env::args().nth(1).map(|a| a.parse::<u16>()) {
+        None => 0,
+        Some(Ok(port)) => port,
+        Some(Err(e)) => {
+            eprintln!("usage: fake_model [PORT] ({e})");
+            std::process::exit(2);
+        }
+    };
+    let server = FakeServer::start_on(port);
     server.set_fallback(|req| {
         if let Some((output, _)) = req.last_tool_result() {
             return Step::reply(Reply::text(format!("The tool said:\n{output}")));

@@ -68,9 +68,17 @@ impl FakeServer {
     /// # Panics
     /// When the port cannot be bound or the thread not started: this is test tooling.
     pub fn start() -> FakeServer {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        FakeServer::start_on(0)
+    }
+
+    /// Starts on 127.0.0.1 at `port` (0: a random one), as [`FakeServer::start`] does.
+    ///
+    /// # Panics
+    /// When the port cannot be bound or the thread not started: this is test tooling.
+    pub fn start_on(port: u16) -> FakeServer {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port))
             .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .unwrap_or_else(|e| panic!("fake server: cannot bind 127.0.0.1: {e}"));
+            .unwrap_or_else(|e| panic!("fake server: cannot bind 127.0.0.1:{port}: {e}"));
         let addr = listener
             .local_addr()
             .unwrap_or_else(|e| panic!("fake server: no local address: {e}"));

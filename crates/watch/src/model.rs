@@ -89,7 +89,7 @@ pub struct MemberRow {
     pub task: Option<String>,
     /// Its worktree, or its task's.
     pub worktree: Option<String>,
-    /// Tokens used; `None` when not recorded (the lead).
+    /// Tokens used; `None` when not recorded (a lead that has not answered yet).
     pub tokens: Option<u64>,
     /// Cost in dollars, when the model's price is known.
     pub cost: Option<f64>,
@@ -143,8 +143,12 @@ pub fn member_rows(
         doing: state.doing.get(LEAD).cloned(),
         task: tasks_cell(&state.tasks, LEAD),
         worktree: None,
-        tokens: None,
-        cost: None,
+        // The lead's running total, as it publishes it after each reply.
+        tokens: state.roster.lead_usage.as_ref().map(|u| u.usage.total()),
+        cost: match (pricing, state.roster.lead_usage.as_ref()) {
+            (Some(price), Some(u)) => price(&u.model, &u.usage),
+            _ => None,
+        },
         last_active: seen(LEAD, 0),
     }];
     for m in &state.roster.members {

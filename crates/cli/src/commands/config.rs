@@ -10,10 +10,7 @@ use troupe_settings::{settings_files, Loaded};
 
 /// Runs `troupe config`; exit 0, or an error naming the malformed file.
 pub fn run(args: &ConfigArgs) -> Result<i32> {
-    let workspace = match &args.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
+    let workspace = crate::workspace::root(args.cwd.as_deref())?;
     let workspace = workspace
         .canonicalize()
         .with_context(|| format!("opening workspace {}", workspace.display()))?;

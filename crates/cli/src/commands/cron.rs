@@ -4,15 +4,12 @@
 
 use crate::args::{CronArgs, CronCommand};
 use crate::render::sanitize::{json_line, out, outln};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use troupe_cron::{CronFile, CronJob, Deliver, ScheduleKind};
 
 /// Runs a cron subcommand; returns the exit code.
 pub fn run(args: &CronArgs) -> Result<i32> {
-    let dir = match &args.cwd {
-        Some(d) => d.clone(),
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
+    let dir = crate::workspace::root(args.cwd.as_deref())?;
     let troupe_dir = dir.join(".troupe");
     let file = CronFile::in_dir(&troupe_dir);
     match &args.command {
@@ -53,6 +50,7 @@ pub fn run(args: &CronArgs) -> Result<i32> {
                 &format!("user:{user}"),
                 now,
             )?;
+            crate::workspace::before_creating_troupe_dir(&dir);
             let job = file.add(job)?;
             if args.json {
                 println!("{}", json_line(&serde_json::to_string_pretty(&job)?));

@@ -17,10 +17,7 @@ pub fn run(args: &McpArgs) -> Result<i32> {
             settings,
             mcp,
         } => {
-            let workspace = match cwd {
-                Some(dir) => dir.clone(),
-                None => std::env::current_dir().context("reading the current directory")?,
-            };
+            let workspace = crate::workspace::root(cwd.as_deref())?;
             let workspace = workspace
                 .canonicalize()
                 .with_context(|| format!("workspace {} is not accessible", workspace.display()))?;

@@ -1,13 +1,19 @@
 //! Subcommands: `troupe team …`, `troupe task …`, `troupe worktree …`, `troupe teammate`,
-//! `troupe sandbox check`, `troupe config`, `troupe mcp list` and `troupe cron …`.
+//! `troupe sandbox check`, `troupe config`, `troupe mcp list`, `troupe cron …`, `troupe sessions`
+//! and `troupe doctor`.
 
 pub mod config;
 pub mod cron;
+pub mod doctor;
 pub mod mcp;
+pub mod model;
 pub mod sandbox;
+pub mod sessions;
 pub mod task;
 pub mod team;
+pub mod team_names;
 pub mod team_status;
+pub mod team_tail;
 pub mod team_watch;
 pub mod teammate;
 pub mod worktree;

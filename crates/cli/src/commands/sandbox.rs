@@ -24,10 +24,7 @@ struct Proof {
 }
 
 fn check(as_json: bool, cwd: Option<&Path>) -> Result<i32> {
-    let workspace = match cwd {
-        Some(dir) => dir.to_path_buf(),
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
+    let workspace = crate::workspace::root(cwd)?;
     let workspace = workspace
         .canonicalize()
         .with_context(|| format!("workspace {} is not accessible", workspace.display()))?;
@@ -49,6 +46,36 @@ fn check(as_json: bool, cwd: Option<&Path>) -> Result<i32> {
         false => print!("{}", report.text()),
     }
     Ok(if usable { 0 } else { 1 })
+}
+
+/// For `troupe doctor`: whether the sandbox works for `workspace` (the same proof as `troupe
+/// sandbox check`), and what was found in one line.
+pub fn summary(workspace: &Path) -> Result<(bool, String)> {
+    let config =
+        troupe_agent::builder::sandbox_config(&crate::settings::load(workspace, None)?.settings);
+    match support() {
+        Support::Unsupported { why } => Ok((false, format!("Landlock is not usable: {why}"))),
+        Support::Available { abi } => {
+            let failed: Vec<&str> = prove(&config)?
+                .iter()
+                .filter(|p| !p.ok)
+                .map(|p| p.what)
+                .collect();
+            Ok(match failed.as_slice() {
+                [] => (
+                    true,
+                    format!(
+                        "Landlock ABI {abi}: a confined child was refused where it must be (setting: {})",
+                        config.mode.as_str()
+                    ),
+                ),
+                failed => (
+                    false,
+                    format!("Landlock ABI {abi}, but failed: {}", failed.join("; ")),
+                ),
+            })
+        }
+    }
 }
 
 /// Runs the confined children: each tries one write and the outcome is compared with the rule.

@@ -6,7 +6,7 @@
 
 use crate::args::{TaskArgs, TaskCommand, TaskStatusArg};
 use crate::render::sanitize::{errln, json_line, terminal};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde::Serialize;
 use std::path::PathBuf;
 use troupe_agent::transcript::now_ms;
@@ -38,14 +38,12 @@ impl From<TaskStatusArg> for TaskStatus {
 /// Opens the team's store. Only `create` may start a board for a team no lead has run yet;
 /// anything else on a missing team is a mistyped `--team` or `--cwd`.
 fn open(args: &TaskArgs) -> Result<SharedStore> {
-    let dir = match &args.cwd {
-        Some(d) => d.clone(),
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
+    let dir = crate::workspace::root(args.cwd.as_deref())?;
     let troupe_dir: PathBuf = dir.join(".troupe");
     let creating = matches!(args.command, TaskCommand::Create { .. });
     let choice = crate::store::choose_for(args.store.as_deref(), &dir)?;
     let existing = if creating {
+        crate::workspace::before_creating_troupe_dir(&dir);
         Some(crate::store::open(&choice, &troupe_dir, &args.team)?)
     } else {
         crate::store::open_existing(&choice, &troupe_dir, &args.team)?

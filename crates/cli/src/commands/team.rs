@@ -18,10 +18,7 @@ use troupe_team::LEAD;
 
 /// The `.troupe` directory the team subcommands look in.
 pub fn troupe_dir(args: &TeamArgs) -> Result<PathBuf> {
-    let dir = match &args.cwd {
-        Some(d) => d.clone(),
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
+    let dir = crate::workspace::root(args.cwd.as_deref())?;
     Ok(dir.join(".troupe"))
 }
 
@@ -58,11 +55,9 @@ fn agent_costs(roster: &troupe_protocol::Roster) -> Vec<crate::cost::AgentCost> 
     crate::cost::breakdown(lead.usage, Default::default(), model, Some(roster))
 }
 
-/// Formats an event as one human-readable line with a local-ish UTC time.
+/// Formats an event as one human-readable line: its time of day (UTC), agent, kind, detail.
 pub fn event_line(event: &Event) -> String {
-    let secs = event.ts / 1000;
-    let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
-    format!("{h:02}:{m:02}:{s:02} {}", event.human())
+    event.human()
 }
 
 /// Runs a team subcommand; returns the exit code.
@@ -95,7 +90,16 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 }
             }
         }
-        TeamCommand::Log { follow } => return log(&store, *follow),
+        TeamCommand::Log { follow, agent } => {
+            if let Some(name) = agent {
+                if let Err(why) = super::team_names::known(&*store, name) {
+                    errln!("troupe: {why}");
+                    return Ok(1);
+                }
+            }
+            return log(&store, *follow, agent.as_deref());
+        }
+        TeamCommand::Tail { name, lines } => return super::team_tail::run(&store, name, *lines),
         TeamCommand::Watch => unreachable!("handled before the store is opened"),
         TeamCommand::Approve { request_id, reason } => {
             return answer(&*store, request_id, Verdict::Approve, reason.clone())
@@ -104,6 +108,10 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             return answer(&*store, request_id, Verdict::Reject, reason.clone())
         }
         TeamCommand::Inbox { agent } => {
+            if let Err(why) = super::team_names::known(&*store, agent) {
+                errln!("troupe: {why}");
+                return Ok(1);
+            }
             let batch = store.peek(agent)?;
             if batch.messages.is_empty() {
                 outln!("no unread mail for {agent}");
@@ -126,6 +134,10 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             }
         }
         TeamCommand::Send { agent, text } => {
+            if let Err(why) = super::team_names::known(&*store, agent) {
+                errln!("troupe: {why}");
+                return Ok(1);
+            }
             let env = Envelope::new(
                 MailKind::Message,
                 person(),
@@ -140,7 +152,13 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             name,
             force,
             reason,
-        } => return stop(&*store, name, *force, reason.clone()),
+        } => {
+            if let Err(why) = super::team_names::teammate(&*store, name) {
+                errln!("troupe: {why}");
+                return Ok(1);
+            }
+            return stop(&*store, name, *force, reason.clone());
+        }
         TeamCommand::Requests { status, json } => {
             let status = status
                 .as_deref()
@@ -194,12 +212,14 @@ fn stop(store: &dyn TeamStore, name: &str, force: bool, reason: Option<String>) 
     Ok(0)
 }
 
-/// `troupe team log [--follow]`: the event log; with `--follow`, each append is printed as
+/// `troupe team log [--follow] [--agent NAME]`: the event log (one agent's events only, with
+/// `--agent`); with `--follow`, each append is printed as
 /// the store's change notifications report it (nothing polls), reading only what was added.
-fn log(store: &SharedStore, follow: bool) -> Result<i32> {
+fn log(store: &SharedStore, follow: bool, agent: Option<&str>) -> Result<i32> {
     let print = |cursor: EventCursor| -> Result<EventCursor> {
         let read = store.read_events(cursor)?;
-        for event in &read.events {
+        let wanted = |e: &&Event| agent.is_none_or(|a| e.agent.as_deref() == Some(a));
+        for event in read.events.iter().filter(wanted) {
             outln!("{}", event_line(event));
         }
         if read.corrupt > 0 {

@@ -157,6 +157,14 @@ pub fn human(store: &dyn TeamStore, paint: Paint) -> Result<String> {
     Ok(out)
 }
 
+/// `/team` in the REPL: the status view of [`human`] (in colour on a terminal) and the roster
+/// with live usage, for the cost table under it.
+pub fn repl_view(store: &dyn TeamStore) -> Result<(String, troupe_protocol::Roster)> {
+    let view = human(store, Paint::for_stdout())?;
+    let roster = troupe_team::shared::roster_with_doing(store)?;
+    Ok((view, roster))
+}
+
 /// The JSON status: the roster (each member with its in-progress tasks, whether a live
 /// process holds it, its shown status and the request it waits for), the lead's liveness, the
 /// pending requests, the whole board and the team's usage.

@@ -15,10 +15,7 @@ use troupe_team::worktree::{
 
 /// Runs a worktree subcommand; returns the exit code.
 pub fn run(args: &WorktreeArgs) -> Result<i32> {
-    let dir = match &args.cwd {
-        Some(d) => d.clone(),
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
+    let dir = crate::workspace::root(args.cwd.as_deref())?;
     let workspace = dir
         .canonicalize()
         .with_context(|| format!("workspace {} is not accessible", dir.display()))?;
@@ -27,6 +24,7 @@ pub fn run(args: &WorktreeArgs) -> Result<i32> {
         return Err(WorktreeError::NotARepo { workspace }.into());
     }
     let troupe_dir: PathBuf = workspace.join(".troupe");
+    crate::workspace::before_creating_troupe_dir(&workspace);
     let choice = crate::store::choose_for(args.store.as_deref(), &workspace)?;
     let store = crate::store::open(&choice, &troupe_dir, &args.team)
         .with_context(|| format!("opening team '{}'", args.team))?;

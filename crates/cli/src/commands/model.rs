@@ -1,0 +1,33 @@
+//! `/model [name]` in the REPL: shows the lead's model, or switches it from the next model call
+//! on — the way the SDK's `set_model` control request does, on the same provider and endpoint.
+
+use crate::render::sanitize::outln;
+use troupe_agent::Agent;
+use troupe_model::ModelConfig;
+
+/// Shows the model (`name` empty) or switches to `name`.
+pub fn switch(agent: &mut Agent, base: &ModelConfig, name: &str) {
+    let current = agent.config().model.clone();
+    if name.is_empty() {
+        outln!(
+            "model: {current} ({} at {}); /model <name> switches from the next request on",
+            base.provider,
+            base.base_url
+        );
+        return;
+    }
+    if name.split_whitespace().count() != 1 {
+        outln!("(usage: /model <name>, one word)");
+        return;
+    }
+    if name == current {
+        outln!("(already on {current})");
+        return;
+    }
+    let config = ModelConfig {
+        model: name.to_string(),
+        ..base.clone()
+    };
+    agent.set_model(config.build(), name);
+    outln!("(model: {current} → {name}, from the next request on)");
+}

@@ -1,0 +1,81 @@
+//! Which directory a command works on: `--cwd` exactly as given, else the workspace the
+//! current directory is in — the nearest folder holding `.troupe/`, else the git root, else
+//! the current directory — so troupe run from `src/` finds the team its lead started at the
+//! top, and never starts a second `.troupe/` below it.
+
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// The workspace a command works on: `explicit` (`--cwd`) as given, else the one found from the
+/// current directory (canonical).
+pub fn root(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(dir) = explicit {
+        return Ok(dir.to_path_buf());
+    }
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let start = cwd
+        .canonicalize()
+        .with_context(|| format!("the current directory {} is not accessible", cwd.display()))?;
+    let home = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok());
+    let temp = std::env::temp_dir().canonicalize().ok();
+    Ok(find(&start, home.as_deref(), temp.as_deref()))
+}
+
+/// Before a command creates `<root>/.troupe/`: keeps it out of the user's `git status`
+/// (through the repository's `info/exclude`, never the user's `.gitignore`). Nothing to do when
+/// it exists already (whoever made it did this) or outside git.
+pub fn before_creating_troupe_dir(root: &Path) {
+    if !root.join(".troupe").exists() {
+        crate::setup::exclude_troupe_dir(root);
+    }
+}
+
+/// Walks up from `start`: the first folder holding `.troupe/` or `.git` is the workspace.
+/// Above `home` nothing is looked at, and the `.troupe/` of `home` itself (the user's
+/// settings), of the temporary directory and of `/` count only when `start` is that folder.
+fn find(start: &Path, home: Option<&Path>, temp: Option<&Path>) -> PathBuf {
+    for dir in start.ancestors() {
+        let shared = Some(dir) == home || Some(dir) == temp || dir.parent().is_none();
+        if dir.join(".troupe").is_dir() && (dir == start || !shared) {
+            return dir.to_path_buf();
+        }
+        if dir.join(".git").exists() {
+            return dir.to_path_buf();
+        }
+        if Some(dir) == home {
+            break;
+        }
+    }
+    start.to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nearest_troupe_dir_then_the_git_root_then_the_start() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path().join("home/proj");
+        let sub = top.join("src/deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        let home = tmp.path().join("home");
+        let none = find(&sub, Some(&home), None);
+        assert_eq!(none, sub, "no marker: the start");
+        std::fs::create_dir_all(home.join(".troupe")).unwrap();
+        assert_eq!(
+            find(&sub, Some(&home), None),
+            sub,
+            "the user's ~/.troupe is not a workspace"
+        );
+        assert_eq!(find(&home, Some(&home), None), home);
+        std::fs::create_dir_all(top.join(".git")).unwrap();
+        assert_eq!(find(&sub, Some(&home), None), top, "the git root");
+        std::fs::create_dir_all(top.join("src/.troupe")).unwrap();
+        assert_eq!(
+            find(&sub, Some(&home), None),
+            top.join("src"),
+            "the nearest .troupe wins"
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! Sessions through the binary: `/clear` starts a new session that `--continue` respects, a
+//! run that failed before its first answer is not "the latest", `troupe sessions` lists them,
+//! `--resume` without an id and without a terminal says what to do, the workspace is found
+//! from a subdirectory, and `.troupe/` stays out of `git status`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+mod common;
+
+use common::{repl, result_json, run, stderr, subcommand, troupe};
+use serde_json::Value;
+use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
+
+/// The texts of every message of the lead's last request.
+fn last_request_texts(server: &FakeServer) -> Vec<String> {
+    let last = server.requests_for("lead").pop().expect("the lead asked");
+    last.messages().iter().map(|m| m.text()).collect()
+}
+
+/// `troupe sessions --json` in `dir`.
+fn sessions_json(dir: &std::path::Path) -> Vec<Value> {
+    let out = subcommand(dir, &["sessions", "--json"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    serde_json::from_slice::<Value>(&out.stdout)
+        .expect("sessions --json prints JSON")
+        .as_array()
+        .expect("an array")
+        .clone()
+}
+
+/// An address nothing listens on.
+fn dead_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}")
+}
+
+#[test]
+fn clear_then_continue_does_not_bring_back_the_cleared_messages() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [Step::text("noted the secret"), Step::text("fresh")],
+    );
+    let out = repl(ws.path(), &server, &[], "the secret is 42\n/clear\n/exit\n");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("new session"), "{stdout}");
+
+    let listed = sessions_json(ws.path());
+    assert_eq!(
+        listed.len(),
+        2,
+        "the cleared session and the new one: {listed:?}"
+    );
+    let (new, old) = (&listed[0], &listed[1]);
+    assert_eq!(old["first_prompt"], "the secret is 42");
+    assert_eq!(new["cleared_from"], old["id"]);
+    assert!(stdout.contains(new["id"].as_str().unwrap()), "{stdout}");
+
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "what was the secret?",
+        "--continue",
+        "--output-format",
+        "json",
+    ]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(result_json(&out)["session_id"], new["id"]);
+    let texts = last_request_texts(&server);
+    assert!(
+        texts.iter().all(|t| !t.contains("the secret is 42")),
+        "the cleared conversation came back: {texts:?}"
+    );
+
+    // The old session is still there for whoever asks for it by id.
+    server.script("lead", [Step::text("back")]);
+    let old_id = old["id"].as_str().unwrap();
+    let out =
+        run(troupe(ws.path(), &server, Wire::Anthropic)
+            .args(["-p", "and now?", "--resume", old_id]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(last_request_texts(&server)
+        .iter()
+        .any(|t| t.contains("the secret is 42")));
+}
+
+#[test]
+fn a_run_that_failed_before_its_first_answer_is_not_the_latest() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("remembered"), Step::text("continued")]);
+    let first = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "remember plums"]));
+    assert!(first.status.success(), "stderr: {}", stderr(&first));
+
+    // The server is down: the run fails before any answer.
+    let failed = run(troupe(ws.path(), &server, Wire::Anthropic)
+        .env("ANTHROPIC_BASE_URL", dead_url())
+        .args(["-p", "this one never got an answer"]));
+    assert!(!failed.status.success());
+
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "go on", "--continue"]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let texts = last_request_texts(&server);
+    assert_eq!(texts.first().map(String::as_str), Some("remember plums"));
+    assert!(
+        texts.iter().all(|t| !t.contains("never got an answer")),
+        "{texts:?}"
+    );
+    // Listed all the same, marked as never answered.
+    let listed = sessions_json(ws.path());
+    let unanswered: Vec<&Value> = listed.iter().filter(|s| s["answered"] == false).collect();
+    assert_eq!(unanswered.len(), 1, "{listed:?}");
+    assert_eq!(
+        unanswered[0]["first_prompt"],
+        "this one never got an answer"
+    );
+}
+
+#[test]
+fn sessions_lists_id_start_first_prompt_turns_and_cost_newest_first() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("bash", serde_json::json!({"command": "true"})),
+            Step::text("one"),
+            Step::text("two"),
+        ],
+    );
+    for prompt in ["first  prompt\nwith lines", "second prompt"] {
+        let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+            "-p",
+            prompt,
+            "--permission-mode",
+            "bypassPermissions",
+        ]));
+        assert!(out.status.success(), "stderr: {}", stderr(&out));
+    }
+    let listed = sessions_json(ws.path());
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert_eq!(listed[0]["first_prompt"], "second prompt");
+    assert_eq!(listed[1]["first_prompt"], "first prompt with lines");
+    assert_eq!(listed[1]["turns"], 2, "two model replies: {:?}", listed[1]);
+    assert_eq!(listed[0]["turns"], 1);
+    for s in &listed {
+        assert!(s["id"].as_str().is_some_and(|id| id.len() == 36), "{s}");
+        assert!(s["started_ms"].as_u64().unwrap() > 0);
+        assert!(s["started"].as_str().unwrap().ends_with('Z'));
+        assert!(s["usage"]["output_tokens"].as_u64().unwrap() > 0, "{s}");
+        assert!(s.get("cost_usd").is_some());
+    }
+    assert!(listed[0]["started_ms"].as_u64() >= listed[1]["started_ms"].as_u64());
+
+    let text = subcommand(ws.path(), &["sessions"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("FIRST PROMPT") && text.contains("second prompt"),
+        "{text}"
+    );
+}
+
+#[test]
+fn resume_without_an_id_and_without_a_terminal_says_to_pass_one() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "hi", "--resume"]));
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--resume <id>") && err.contains("troupe sessions"),
+        "{err}"
+    );
+    assert!(server.journal().is_empty());
+}
+
+#[test]
+fn the_workspace_is_found_from_a_subdirectory_and_stays_out_of_git_status() {
+    let ws = TempWorkspace::new();
+    ws.git_init();
+    ws.write("src/lib.rs", "// code\n");
+    ws.git_commit_all("init");
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("from below"), Step::text("again")]);
+    // Started in src/: the workspace is the git root.
+    let out = run(troupe(&ws.join("src"), &server, Wire::Anthropic).args(["-p", "hello"]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(ws.join(".troupe/sessions").is_dir());
+    assert!(!ws.join("src/.troupe").exists());
+
+    let status = ws.git(&["status", "--porcelain"]);
+    assert!(status.trim().is_empty(), "git status shows: {status}");
+    assert!(
+        !ws.join(".gitignore").exists(),
+        "the user's .gitignore is not touched"
+    );
+
+    // From another terminal, in src/: the same team, and still no .troupe/ there.
+    let out = subcommand(&ws.join("src"), &["team", "status"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let out = subcommand(&ws.join("src"), &["sessions", "--json"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hello"));
+    let out = subcommand(&ws.join("src"), &["task", "create", "a task"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let out = subcommand(&ws.join("src"), &["task", "list", "--json"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a task"));
+    assert!(!ws.join("src/.troupe").exists());
+
+    // --continue from src/ finds the session the first run left at the top.
+    let out =
+        run(troupe(&ws.join("src"), &server, Wire::Anthropic).args(["-p", "more", "--continue"]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(
+        last_request_texts(&server).first().map(String::as_str),
+        Some("hello")
+    );
+    let status = ws.git(&["status", "--porcelain"]);
+    assert!(status.trim().is_empty(), "git status shows: {status}");
+}
+
+#[test]
+fn troupe_commands_that_create_troupe_dir_keep_it_out_of_git_status() {
+    let ws = TempWorkspace::new();
+    ws.git_init();
+    ws.write("README", "x\n");
+    ws.git_commit_all("init");
+    let out = subcommand(ws.path(), &["task", "create", "first task"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(ws.join(".troupe").is_dir());
+    let status = ws.git(&["status", "--porcelain"]);
+    assert!(status.trim().is_empty(), "git status shows: {status}");
+
+    let other = TempWorkspace::new();
+    other.git_init();
+    let out = subcommand(other.path(), &["cron", "add", "in 10m", "check"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let status = other.git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert!(!status.contains(".troupe"), "git status shows: {status}");
+}
