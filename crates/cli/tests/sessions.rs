@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
+mod pty_support;
 
 use common::{repl, result_json, run, stderr, subcommand, troupe};
 use serde_json::Value;
@@ -159,6 +160,38 @@ fn sessions_lists_id_start_first_prompt_turns_and_cost_newest_first() {
     assert!(
         text.contains("FIRST PROMPT") && text.contains("second prompt"),
         "{text}"
+    );
+}
+
+#[test]
+fn resume_without_an_id_on_a_terminal_offers_a_numbered_list() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [Step::text("a"), Step::text("b"), Step::text("picked")],
+    );
+    for prompt in ["the older one", "the newer one"] {
+        let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", prompt]));
+        assert!(out.status.success(), "stderr: {}", stderr(&out));
+    }
+    let mut cmd = troupe(ws.path(), &server, Wire::Anthropic);
+    cmd.args(["-p", "go on", "--resume"]);
+    let mut pty = pty_support::Pty::spawn(cmd, 30, 160);
+    let limit = std::time::Duration::from_secs(60);
+    let screen = pty.wait_for_text("resume which session?", limit);
+    let newer = screen.lines().position(|l| l.contains("the newer one"));
+    let older = screen.lines().position(|l| l.contains("the older one"));
+    assert!(newer < older && newer.is_some(), "newest first: {screen}");
+    pty.send("x\n");
+    pty.wait_for_text("a number from 1 to 2", limit);
+    pty.send("2\n");
+    pty.wait_for_text("picked", limit);
+    let status = pty.wait_exit(limit).expect("troupe ends");
+    assert!(status.success(), "{}", pty.contents());
+    assert_eq!(
+        last_request_texts(&server).first().map(String::as_str),
+        Some("the older one")
     );
 }
 

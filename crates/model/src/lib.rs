@@ -6,6 +6,7 @@ pub mod error;
 mod http;
 pub mod openai;
 pub mod provider;
+mod provider_env;
 pub mod retry;
 pub mod schema;
 pub mod sse;
@@ -14,7 +15,8 @@ pub mod window;
 pub use anthropic::AnthropicClient;
 pub use error::{ModelError, PromptSizes};
 pub use openai::OpenAiClient;
-pub use provider::{ambiguity_note, Auth, ConfigError, ModelConfig, Provider};
+pub use provider::{Auth, ConfigError, ModelConfig, Provider};
+pub use provider_env::ambiguity_note;
 pub use retry::RetryPolicy;
 pub use window::{known_context_window, DEFAULT_CONTEXT_WINDOW};
 
