@@ -219,3 +219,27 @@ fn model_switches_the_model_mid_session() {
         .collect();
     assert_eq!(models, ["first-model", "second-model"]);
 }
+
+#[test]
+fn doctor_names_a_nats_store_that_does_not_answer() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script("doctor", [Step::text("pong")]);
+    let url = server.url();
+    let nats = dead_url().replace("http://", "nats://");
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "fake-key"),
+        ("TROUPE_STORE", nats.as_str()),
+    ];
+    let out = doctor(&ws, &env, &["--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let store = check(&report, "team store");
+    assert_eq!(store["ok"], false, "{store}");
+    assert!(
+        store["fix"].as_str().unwrap().contains("nats-server -js"),
+        "{store}"
+    );
+    assert_eq!(check(&report, "model")["ok"], true, "{report}");
+}

@@ -273,3 +273,50 @@ fn troupe_commands_that_create_troupe_dir_keep_it_out_of_git_status() {
     let status = other.git(&["status", "--porcelain", "--untracked-files=all"]);
     assert!(!status.contains(".troupe"), "git status shows: {status}");
 }
+
+#[test]
+fn hooks_after_clear_see_the_new_session() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = TempWorkspace::new();
+    let log = ws.join("hooks.jsonl");
+    let hook = ws.write(
+        ".claude/hooks/log.sh",
+        format!(
+            "#!/bin/sh\ncat >> '{}'\necho >> '{}'\n",
+            log.display(),
+            log.display()
+        ),
+    );
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let entry =
+        serde_json::json!([{"hooks": [{"type": "command", "command": ".claude/hooks/log.sh"}]}]);
+    ws.write(
+        ".claude/settings.json",
+        serde_json::json!({"hooks": {"SessionStart": entry, "SessionEnd": entry}}).to_string(),
+    );
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("one"), Step::text("two")]);
+    let out = repl(ws.path(), &server, &[], "hi\n/clear\nagain\n/exit\n");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let events: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let listed = sessions_json(ws.path());
+    let (new, old) = (listed[0]["id"].clone(), listed[1]["id"].clone());
+    let said = |event: &str, key: &str, value: &str| {
+        events
+            .iter()
+            .find(|e| e["hook_event_name"] == event && e[key] == value)
+    };
+    let ended = said("SessionEnd", "reason", "clear").expect("the cleared session ended");
+    assert_eq!(ended["session_id"], old, "{events:?}");
+    let started = said("SessionStart", "source", "clear").expect("a new session started");
+    assert_eq!(started["session_id"], new, "{events:?}");
+    assert!(started["transcript_path"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("{}.jsonl", new.as_str().unwrap())));
+}
