@@ -1,11 +1,39 @@
-//! Approximate cost of the tokens used, from public list prices (USD per million tokens), and
-//! the per-agent breakdown `/cost`, `/team`, `troupe team status` and the json result show.
+//! Approximate cost of the tokens used, from public list prices (USD per million tokens) and the
+//! `pricing` setting, and the per-agent breakdown `/cost`, `/team`, `troupe team status` and the
+//! json result show.
 
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 use troupe_protocol::{Roster, Usage};
+use troupe_settings::ModelPrice;
 
-/// (input, output, cache read, cache write) USD per million tokens for a model family.
+/// The settings' `pricing`, set once per process before any cost is computed.
+static PRICING: OnceLock<BTreeMap<String, ModelPrice>> = OnceLock::new();
+
+/// Whether the note about a model without a price was printed (once per run).
+static UNPRICED_NOTED: AtomicBool = AtomicBool::new(false);
+
+/// Makes the settings' `pricing` extend and override the price table for this process; the
+/// first call wins (the lead's settings).
+pub fn set_pricing(pricing: &BTreeMap<String, ModelPrice>) {
+    if !pricing.is_empty() {
+        let _ = PRICING.set(pricing.clone());
+    }
+}
+
+/// (input, output, cache read, cache write) USD per million tokens: the `pricing` setting's
+/// entry for the model, else the table's for its family.
 fn prices(model: &str) -> Option<(f64, f64, f64, f64)> {
+    if let Some(p) = PRICING.get().and_then(|table| table.get(model)) {
+        return Some((
+            p.input,
+            p.output,
+            p.cache_read.unwrap_or(p.input),
+            p.cache_write.unwrap_or(p.input),
+        ));
+    }
     let m = model.to_ascii_lowercase();
     if m.contains("opus") {
         Some((15.0, 75.0, 1.5, 18.75))
@@ -22,9 +50,13 @@ fn prices(model: &str) -> Option<(f64, f64, f64, f64)> {
     }
 }
 
-/// Cost in USD; 0 for models without a known price (local servers).
+/// Cost in USD; 0 for a model without a known price (a local server's), with a one-line note
+/// on stderr, once per run, saying how to give it one.
 pub fn cost_usd(model: &str, usage: &Usage) -> f64 {
     let Some((input, output, read, write)) = prices(model) else {
+        if usage.total() > 0 && !UNPRICED_NOTED.swap(true, Ordering::Relaxed) {
+            eprintln!("{}", unpriced_note(model));
+        }
         return 0.0;
     };
     (usage.input_tokens as f64 * input
@@ -32,6 +64,13 @@ pub fn cost_usd(model: &str, usage: &Usage) -> f64 {
         + usage.cache_read_input_tokens as f64 * read
         + usage.cache_creation_input_tokens as f64 * write)
         / 1_000_000.0
+}
+
+/// The note for a model troupe has no price for.
+fn unpriced_note(model: &str) -> String {
+    format!(
+        "troupe: note: no price known for model `{model}`; its cost counts as $0 (set one in settings: \"pricing\": {{\"{model}\": {{\"input\": 0.1, \"output\": 0.4}}}}, USD per million tokens)"
+    )
 }
 
 /// Cost in USD when the model's price is known (`None` for local servers and unknown models).
@@ -104,11 +143,13 @@ pub fn totals(rows: &[AgentCost]) -> (Usage, f64) {
 /// cost.
 pub fn table(rows: &[AgentCost]) -> String {
     let line = |name: &str, model: &str, u: &Usage, cost: f64| {
+        // `~`: the server counted nothing; these are troupe's estimates.
+        let mark = if u.estimated { "~" } else { "" };
         [
             name.to_string(),
             model.to_string(),
-            u.input_tokens.to_string(),
-            u.output_tokens.to_string(),
+            format!("{mark}{}", u.input_tokens),
+            format!("{mark}{}", u.output_tokens),
             u.cache_read_input_tokens.to_string(),
             u.cache_creation_input_tokens.to_string(),
             format!("${cost:.4}"),

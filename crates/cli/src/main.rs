@@ -2,6 +2,7 @@
 
 mod args;
 mod args_contract;
+mod args_rules;
 mod args_team;
 mod commands;
 mod control;
@@ -24,7 +25,7 @@ mod workspace;
 use clap::Parser;
 
 fn main() {
-    let mut cli = args::Cli::parse();
+    let mut cli = args::Cli::parse_from(args_rules::spread_rule_lists(std::env::args_os()));
     // The Agent SDK starts Claude Code with `--input-format stream-json` and no `-p`: that
     // input format is a headless session whatever the other flags say.
     cli.print |= cli.run.contract.input_format == args_contract::InputFormat::StreamJson;

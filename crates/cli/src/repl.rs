@@ -330,7 +330,8 @@ fn print_cost(agent: &Agent, session: &Session<'_>) {
     let rows = costs(agent, session, roster.as_ref());
     let (u, cost) = crate::cost::totals(&rows);
     outln!(
-        "tokens: {} in, {} out, {} cache read, {} cache write · api time {:.1}s · ≈ ${:.4}",
+        "tokens{}: {} in, {} out, {} cache read, {} cache write · api time {:.1}s · ≈ ${:.4}",
+        if u.estimated { " (estimated)" } else { "" },
         u.input_tokens,
         u.output_tokens,
         u.cache_read_input_tokens,

@@ -99,6 +99,7 @@ impl Model for AnthropicClient {
             body: &body,
             key_var: KEY_VAR,
             idle_timeout: self.idle_timeout,
+            reading: crate::http::Reading::Stream,
         };
         call_with_retries(
             &self.http,

@@ -75,6 +75,7 @@ fn assembles_thinking_text_and_tool_use_at_any_chunk_size() {
                 output_tokens: 42,
                 cache_read_input_tokens: 7,
                 cache_creation_input_tokens: 3,
+                estimated: false,
             }
         );
         assert_eq!(

@@ -77,6 +77,16 @@ pub enum ModelError {
         /// What was wrong.
         message: String,
     },
+    /// The server cannot stream this request: it closed an empty or unfinished stream on a
+    /// request offering tools, or said streaming with tools is unsupported (llama.cpp's
+    /// server). The OpenAI-compatible client answers it by asking again without streaming.
+    #[error("{url} cannot stream a request with tools: {reason}")]
+    StreamingUnsupported {
+        /// Endpoint called.
+        url: String,
+        /// What the server did.
+        reason: String,
+    },
     /// The HTTP client could not be set up.
     #[error("could not set up the HTTP client: {message}")]
     Client {

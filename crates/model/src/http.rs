@@ -37,6 +37,9 @@ pub(crate) enum Fault {
     Incomplete(String),
     /// An event could not be understood.
     Malformed(String),
+    /// The server cannot stream this request (tools offered; see
+    /// [`ModelError::StreamingUnsupported`]): final for this attempt, not retried.
+    StreamingUnsupported(String),
     /// The provider reported an error inside the stream.
     Provider {
         /// Error type (`overloaded_error`, …), empty when the provider gave none.
@@ -52,6 +55,34 @@ pub(crate) trait Assembler {
     fn feed(&mut self, event: &SseEvent, emit: Emit<'_>) -> Result<Flow, Fault>;
     /// Builds the response once the terminal event arrived or the stream ended.
     fn finish(self) -> Result<ModelResponse, Fault>;
+    /// Builds the response from a whole (non-streaming) JSON body, emitting its pieces as
+    /// live events; only a wire that asks for whole responses implements it.
+    fn whole(self, body: &str, emit: Emit<'_>) -> Result<ModelResponse, Fault>
+    where
+        Self: Sized,
+    {
+        let _ = emit;
+        Err(Fault::Malformed(format!(
+            "expected an event stream, got JSON: {}",
+            crate::error::error_body_message(body)
+        )))
+    }
+    /// The fault an error status's `message` stands for when it is more than a plain HTTP
+    /// error (a server refusing to stream tool calls); `None` classifies it by status.
+    fn refusal(&self, message: &str) -> Option<Fault> {
+        let _ = message;
+        None
+    }
+}
+
+/// How the response of a call is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// As a server-sent event stream, with the idle deadline.
+    Stream,
+    /// As one JSON body (`stream: false`); the server sends nothing until it has generated
+    /// everything, so only the client's read timeout applies.
+    Whole,
 }
 
 /// One HTTP call to make, possibly several times.
@@ -66,6 +97,8 @@ pub(crate) struct Call<'a> {
     pub key_var: &'static str,
     /// How long an attempt may go without a content event before it is abandoned and retried.
     pub idle_timeout: Duration,
+    /// Whether the response streams or comes whole.
+    pub reading: Reading,
 }
 
 /// A reqwest client with troupe's timeouts.
@@ -145,15 +178,25 @@ async fn attempt_once<A: Assembler>(
     // SSE comments and silence all count as idle.
     let idle = call.idle_timeout;
     let mut deadline = tokio::time::Instant::now() + idle;
-    let response = tokio::time::timeout_at(deadline, request.send())
-        .await
-        .map_err(|_| idle_failure(idle))?
-        .map_err(|e| classify_send_error(&call.url, &e))?;
+    let response = match call.reading {
+        Reading::Stream => tokio::time::timeout_at(deadline, request.send())
+            .await
+            .map_err(|_| idle_failure(idle))?,
+        Reading::Whole => request.send().await,
+    }
+    .map_err(|e| classify_send_error(&call.url, &e))?;
+    if call.reading == Reading::Whole {
+        // A server that streams anyway gets its idle deadline from its first byte on.
+        deadline = tokio::time::Instant::now() + idle;
+    }
     let status = response.status();
     if !status.is_success() {
         let retry_after = parse_retry_after(response.headers());
         // A body that cannot be read still leaves the status to classify by.
         let body = response.text().await.unwrap_or_default();
+        if let Some(refusal) = assembler.refusal(&crate::error::error_body_message(&body)) {
+            return Err(fault(call, refusal));
+        }
         return Err(classify_status(
             &call.url,
             status.as_u16(),
@@ -168,6 +211,13 @@ async fn attempt_once<A: Assembler>(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
+    if call.reading == Reading::Whole && !content_type.starts_with("text/event-stream") {
+        let body = response.text().await.map_err(|e| Failure::Transient {
+            reason: format!("the response broke off: {}", error_chain(&e)),
+            retry_after: None,
+        })?;
+        return assembler.whole(&body, emit).map_err(|f| fault(call, f));
+    }
     if content_type.starts_with("application/json") {
         // The server ignored `stream: true` or sent an error with a success status.
         let body = response.text().await.unwrap_or_default();
@@ -237,6 +287,10 @@ fn fault(call: &Call<'_>, fault: Fault) -> Failure {
             reason,
             retry_after: None,
         },
+        Fault::StreamingUnsupported(reason) => Failure::Fatal(ModelError::StreamingUnsupported {
+            url: call.url.clone(),
+            reason,
+        }),
         Fault::Malformed(message) => Failure::Fatal(ModelError::Stream {
             url: call.url.clone(),
             message,

@@ -3,6 +3,7 @@
 
 pub mod anthropic;
 pub mod error;
+pub mod estimate;
 mod http;
 pub mod openai;
 pub mod provider;
@@ -134,6 +135,9 @@ pub enum StreamEvent {
         /// Human-readable reason (status, error).
         reason: String,
     },
+    /// Something the person should know once about how calls are made from now on (the
+    /// client fell back to non-streaming requests for a server that cannot stream tool calls).
+    Notice(String),
 }
 
 /// A complete model response.

@@ -1,7 +1,7 @@
 //! The OpenAI-compatible Chat Completions client (streaming), for OpenAI itself and local
 //! servers such as Ollama, vLLM, llama.cpp and LM Studio.
 
-use crate::http::{build_client, call_with_retries, Assembler, Call, Emit, Fault, Flow};
+use crate::http::{build_client, call_with_retries, Assembler, Call, Emit, Fault, Flow, Reading};
 use crate::retry::RetryPolicy;
 use crate::schema::clean_schema;
 use crate::sse::SseEvent;
@@ -12,6 +12,8 @@ use crate::{
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
 
@@ -20,7 +22,9 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// Environment variable the key is read from (named in authentication errors).
 pub const KEY_VAR: &str = "OPENAI_API_KEY";
 
-/// A streaming client for `POST {base_url}/chat/completions`.
+/// A streaming client for `POST {base_url}/chat/completions`. A server that cannot stream
+/// tool calls (llama.cpp's) is asked without streaming for every request with tools once it
+/// showed it; clones share that knowledge.
 #[derive(Debug, Clone)]
 pub struct OpenAiClient {
     http: reqwest::Client,
@@ -28,6 +32,9 @@ pub struct OpenAiClient {
     api_key: Option<String>,
     retry: RetryPolicy,
     idle_timeout: Duration,
+    /// Set once the server failed to stream a request with tools: such requests then go
+    /// non-streaming at once.
+    whole_with_tools: Arc<AtomicBool>,
 }
 
 impl OpenAiClient {
@@ -39,6 +46,7 @@ impl OpenAiClient {
             api_key,
             retry: RetryPolicy::default(),
             idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
+            whole_with_tools: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -72,9 +80,49 @@ impl Model for OpenAiClient {
         request: &ModelRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError> {
-        let body = request_body(request);
+        let tools = !request.tools.is_empty();
+        let reading = if tools && self.whole_with_tools.load(Ordering::Relaxed) {
+            Reading::Whole
+        } else {
+            Reading::Stream
+        };
+        let result = match self.call(request, reading, on_event).await {
+            Err(ModelError::StreamingUnsupported { url, reason }) => {
+                if !self.whole_with_tools.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(%url, %reason, "the server cannot stream tool calls; asking without streaming from now on");
+                    on_event(StreamEvent::Notice(format!(
+                        "{url} cannot stream tool calls ({reason}); troupe asks it without streaming for the rest of this session"
+                    )));
+                }
+                self.call(request, Reading::Whole, on_event).await
+            }
+            other => other,
+        };
+        result.map(|mut response| {
+            // A server that counts nothing (llama.cpp's streams) still gets a usage, marked.
+            if response.usage.total() == 0 {
+                response.usage = crate::estimate::estimated_usage(request, &response);
+            }
+            response
+        })
+    }
+}
+
+impl OpenAiClient {
+    /// One call with its retries, its response read as `reading` says.
+    async fn call(
+        &self,
+        request: &ModelRequest,
+        reading: Reading,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ModelError> {
+        let body = request_body(request, reading);
+        let accept = match reading {
+            Reading::Stream => "text/event-stream",
+            Reading::Whole => "application/json",
+        };
         let mut headers = vec![
-            ("accept", "text/event-stream".to_owned()),
+            ("accept", accept.to_owned()),
             (AGENT_HEADER, request.agent.clone()),
         ];
         if let Some(key) = &self.api_key {
@@ -86,27 +134,38 @@ impl Model for OpenAiClient {
             body: &body,
             key_var: KEY_VAR,
             idle_timeout: self.idle_timeout,
+            reading,
         };
         call_with_retries(
             &self.http,
             &self.retry,
             &call,
-            OpenAiAssembler::new,
+            // Asked without streaming, an unfinished answer is only a transient failure.
+            || match reading {
+                Reading::Stream => OpenAiAssembler::for_request(request),
+                Reading::Whole => OpenAiAssembler::new(),
+            },
             on_event,
         )
         .await
     }
 }
 
-/// The JSON body of a streaming Chat Completions request.
-pub(crate) fn request_body(request: &ModelRequest) -> Value {
+/// The JSON body of a Chat Completions request, streaming or not.
+pub(crate) fn request_body(request: &ModelRequest, reading: Reading) -> Value {
     let mut body = json!({
         "model": request.model,
         "messages": map_messages(&request.system, &request.messages),
         "max_tokens": request.max_tokens,
-        "stream": true,
-        "stream_options": {"include_usage": true},
     });
+    match reading {
+        Reading::Stream => {
+            body["stream"] = json!(true);
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        // `stream_options` is refused without streaming.
+        Reading::Whole => body["stream"] = json!(false),
+    }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
             .tools
@@ -219,10 +278,13 @@ pub(crate) struct OpenAiAssembler {
     done: bool,
     /// Makes generated call ids unique across responses.
     id_prefix: String,
+    /// The request offered tools: an empty or unfinished stream, or a refusal to stream,
+    /// means the server cannot stream tool calls.
+    tools_offered: bool,
 }
 
 impl OpenAiAssembler {
-    /// An empty assembler.
+    /// An empty assembler, for a request without tools.
     pub(crate) fn new() -> Self {
         OpenAiAssembler {
             text: String::new(),
@@ -231,7 +293,15 @@ impl OpenAiAssembler {
             usage: Usage::default(),
             done: false,
             id_prefix: format!("call_{:08x}", fastrand::u32(..)),
+            tools_offered: false,
         }
+    }
+
+    /// An empty assembler for the response to `request`.
+    pub(crate) fn for_request(request: &ModelRequest) -> Self {
+        let mut assembler = OpenAiAssembler::new();
+        assembler.tools_offered = !request.tools.is_empty();
+        assembler
     }
 
     fn apply_tool_call(&mut self, fragment: &Value, position: usize, emit: Emit<'_>) {
@@ -299,6 +369,9 @@ impl Assembler for OpenAiAssembler {
                 .find(|k| !k.is_empty())
                 .unwrap_or("");
             let message = error.as_str().unwrap_or_else(|| text("message"));
+            if let Some(refusal) = self.refusal(message) {
+                return Err(refusal);
+            }
             return Err(Fault::Provider {
                 kind: kind.to_owned(),
                 message: message.to_owned(),
@@ -338,6 +411,15 @@ impl Assembler for OpenAiAssembler {
     }
 
     fn finish(self) -> Result<ModelResponse, Fault> {
+        let nothing = self.text.is_empty() && self.calls.is_empty();
+        if self.tools_offered && self.finish_reason.is_none() && (!self.done || nothing) {
+            // llama.cpp's server closes such a stream when asked to stream tool calls.
+            return Err(Fault::StreamingUnsupported(if nothing {
+                "it closed the stream without sending anything".to_owned()
+            } else {
+                "it closed the stream without finish_reason".to_owned()
+            }));
+        }
         // Some servers close without `[DONE]`; a finish_reason shows the answer is whole.
         if !self.done && self.finish_reason.is_none() {
             return Err(Fault::Incomplete(
@@ -374,6 +456,22 @@ impl Assembler for OpenAiAssembler {
             usage: self.usage,
         })
     }
+
+    fn whole(self, body: &str, emit: Emit<'_>) -> Result<ModelResponse, Fault> {
+        self.whole_response(body, emit)
+    }
+
+    fn refusal(&self, message: &str) -> Option<Fault> {
+        (self.tools_offered && refuses_streamed_tools(message))
+            .then(|| Fault::StreamingUnsupported(format!("it answered: {message}")))
+    }
+}
+
+/// True when an error message says streaming is not supported with tools (llama.cpp: "Cannot
+/// use tools with stream"; others: "streaming is not supported with tools", …).
+fn refuses_streamed_tools(message: &str) -> bool {
+    let lower = message.to_lowercase();
+    lower.contains("stream") && (lower.contains("tool") || lower.contains("function"))
 }
 
 /// Maps Chat Completions usage; cached prompt tokens are reported apart from the others, as
@@ -386,8 +484,12 @@ fn parse_usage(usage: &Value) -> Usage {
         output_tokens: number("/completion_tokens"),
         cache_read_input_tokens: cached,
         cache_creation_input_tokens: 0,
+        estimated: false,
     }
 }
+
+#[path = "openai_whole.rs"]
+mod whole;
 
 #[cfg(test)]
 #[path = "openai_tests.rs"]

@@ -56,7 +56,8 @@ fn accumulates_text_and_tool_calls_by_index_at_any_chunk_size() {
                 input_tokens: 40,
                 output_tokens: 20,
                 cache_read_input_tokens: 60,
-                cache_creation_input_tokens: 0
+                cache_creation_input_tokens: 0,
+                estimated: false,
             }
         );
         assert_eq!(
@@ -133,6 +134,76 @@ fn a_stream_without_finish_or_done_is_incomplete() {
     let raw = sse(&[r#"{"choices":[{"delta":{"content":"half an ans"}}]}"#]);
     let (result, _) = assemble(OpenAiAssembler::new(), raw.as_bytes(), 1000);
     assert!(matches!(result, Err(Fault::Incomplete(_))), "{result:?}");
+}
+
+/// An assembler for a request offering one tool.
+fn with_tools() -> OpenAiAssembler {
+    OpenAiAssembler::for_request(&ModelRequest {
+        model: "m".into(),
+        system: String::new(),
+        messages: vec![ChatMessage::user_text("hi")],
+        tools: vec![ToolSpec {
+            name: "bash".into(),
+            description: "run".into(),
+            input_schema: json!({}),
+        }],
+        max_tokens: 10,
+        agent: "lead".into(),
+    })
+}
+
+#[test]
+fn with_tools_an_empty_or_unfinished_stream_means_streaming_is_unsupported() {
+    // llama.cpp: a 200 stream that closes with nothing in it.
+    let (result, _) = assemble(with_tools(), b"", 1000);
+    assert!(
+        matches!(result, Err(Fault::StreamingUnsupported(ref r)) if r.contains("without sending anything")),
+        "{result:?}"
+    );
+    // Or with `[DONE]` only, or content but no finish_reason.
+    let (result, _) = assemble(with_tools(), sse(&["[DONE]"]).as_bytes(), 1000);
+    assert!(
+        matches!(result, Err(Fault::StreamingUnsupported(_))),
+        "{result:?}"
+    );
+    let raw = sse(&[r#"{"choices":[{"delta":{"content":"half"}}]}"#]);
+    let (result, _) = assemble(with_tools(), raw.as_bytes(), 1000);
+    assert!(
+        matches!(result, Err(Fault::StreamingUnsupported(ref r)) if r.contains("without finish_reason")),
+        "{result:?}"
+    );
+    // Without tools the same streams stay what they were: retried, or an empty answer.
+    let (result, _) = assemble(OpenAiAssembler::new(), b"", 1000);
+    assert!(matches!(result, Err(Fault::Incomplete(_))), "{result:?}");
+    let (result, _) = assemble(OpenAiAssembler::new(), sse(&["[DONE]"]).as_bytes(), 1000);
+    assert!(result.is_ok(), "{result:?}");
+    // A whole answer with tools is not affected.
+    let raw = sse(&[r#"{"choices":[{"delta":{"content":"ok"},"finish_reason":"stop"}]}"#]);
+    let (result, _) = assemble(with_tools(), raw.as_bytes(), 1000);
+    assert!(result.is_ok(), "{result:?}");
+}
+
+#[test]
+fn a_refusal_to_stream_tools_is_recognised_only_with_tools() {
+    let message = "Cannot use tools with stream";
+    assert!(matches!(
+        with_tools().refusal(message),
+        Some(Fault::StreamingUnsupported(ref r)) if r.contains(message)
+    ));
+    assert!(with_tools()
+        .refusal("streaming is not supported with function calling")
+        .is_some());
+    assert_eq!(with_tools().refusal("The server is overloaded"), None);
+    assert_eq!(OpenAiAssembler::new().refusal(message), None);
+    // The same refusal as an error chunk inside the stream.
+    let raw = sse(&[
+        r#"{"error":{"code":500,"message":"Cannot use tools with stream","type":"server_error"}}"#,
+    ]);
+    let (result, _) = assemble(with_tools(), raw.as_bytes(), 1000);
+    assert!(
+        matches!(result, Err(Fault::StreamingUnsupported(_))),
+        "{result:?}"
+    );
 }
 
 #[test]
@@ -247,7 +318,7 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
         max_tokens: 300,
         agent: "alice".into(),
     };
-    let body = request_body(&request);
+    let body = request_body(&request, Reading::Stream);
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
     assert_eq!(body["max_tokens"], 300);
@@ -262,10 +333,17 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
     );
     // llama.cpp's server leaves the tools out of the prompt without it.
     assert_eq!(body["tool_choice"], "auto");
-    let no_tools = request_body(&ModelRequest {
-        tools: vec![],
-        ..request
-    });
+    let whole = request_body(&request, Reading::Whole);
+    assert_eq!(whole["stream"], false);
+    assert!(whole.get("stream_options").is_none(), "{whole}");
+    assert_eq!(whole["tool_choice"], "auto");
+    let no_tools = request_body(
+        &ModelRequest {
+            tools: vec![],
+            ..request
+        },
+        Reading::Stream,
+    );
     assert!(no_tools.get("tools").is_none());
     assert!(no_tools.get("tool_choice").is_none());
 }

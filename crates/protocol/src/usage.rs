@@ -17,6 +17,10 @@ pub struct Usage {
     /// Prompt tokens written to the provider's cache.
     #[serde(default)]
     pub cache_creation_input_tokens: u64,
+    /// True when the figures are troupe's estimate (about 4 bytes a token) because the
+    /// provider reported none (llama.cpp's streams); absent from the wire when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 impl Usage {
@@ -26,6 +30,7 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cache_read_input_tokens += other.cache_read_input_tokens;
         self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+        self.estimated |= other.estimated;
     }
 
     /// All tokens, input and output.

@@ -7,10 +7,12 @@ mod error;
 mod hooks;
 mod load;
 mod merge;
+mod pricing;
 mod sandbox;
 
 pub use error::SettingsError;
 pub use load::{load, load_sources, settings_files, Layer, Loaded, Scope};
+pub use pricing::ModelPrice;
 pub use sandbox::{SandboxMode, SandboxSettings};
 
 use serde::{Deserialize, Serialize};
@@ -65,6 +67,10 @@ pub struct Settings {
         skip_serializing_if = "Option::is_none"
     )]
     pub context_window: Option<u64>,
+    /// Prices of models in USD per million tokens, by model name: they extend and override
+    /// troupe's own price table (`{"my-model": {"input": 0.1, "output": 0.4}}`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub pricing: BTreeMap<String, ModelPrice>,
     /// Keys troupe does not know (Claude Code's own, a later version's): kept, never an error.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -198,6 +204,7 @@ impl Settings {
                 ),
             });
         }
+        pricing::validate(&self.pricing, origin)?;
         for (event, matchers) in &self.hooks {
             for hook in matchers.iter().flat_map(|m| &m.hooks) {
                 if hook.kind != "command" {

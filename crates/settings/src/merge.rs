@@ -30,6 +30,8 @@ impl Settings {
         replace(&mut self.teammate_permissions, &later.teammate_permissions);
         replace(&mut self.store, &later.store);
         replace(&mut self.context_window, &later.context_window);
+        self.pricing
+            .extend(later.pricing.iter().map(|(k, v)| (k.clone(), *v)));
         self.other
             .extend(later.other.iter().map(|(k, v)| (k.clone(), v.clone())));
     }

@@ -116,6 +116,8 @@ pub enum Event {
     },
     /// A model call is being retried.
     Retrying(String),
+    /// A notice about how the model is called from now on.
+    Notice(String),
     /// The conversation was compacted.
     Compacted(troupe_agent::Compaction),
     /// The turn ended (`Err` carries the error's text).
@@ -128,6 +130,7 @@ impl Event {
             AgentEvent::TextDelta(t) => Event::Text(t.to_string()),
             AgentEvent::ThinkingDelta(_) | AgentEvent::Reply { .. } => return None,
             AgentEvent::Retrying { reason, .. } => Event::Retrying(reason.to_string()),
+            AgentEvent::Notice(text) => Event::Notice(text.to_string()),
             AgentEvent::Assistant(m) => Event::Assistant((*m).clone()),
             AgentEvent::ToolStarted { name, input, .. } => Event::ToolStarted {
                 name: name.to_string(),

@@ -17,12 +17,14 @@ pub mod fixtures;
 pub mod mcp;
 pub mod nats;
 mod openai;
+mod quirks;
 mod recorded;
 mod render;
 mod script;
 mod server;
 
 pub use fixtures::TempWorkspace;
+pub use quirks::{OpenAiQuirks, StreamUsage, ToolStreaming};
 pub use recorded::Recorded;
 pub use script::{Fault, Reply, ReplyBlock, Step, StopReason, Wire};
 pub use server::{FakeServer, AGENT_HEADER, DEFAULT_AGENT};

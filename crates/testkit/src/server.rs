@@ -18,6 +18,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::answer::{Answer, ScriptedBody};
+use crate::quirks::OpenAiQuirks;
 use crate::recorded::Recorded;
 use crate::render::{self, Ids};
 use crate::script::{Step, Wire};
@@ -43,6 +44,8 @@ struct State {
     journal: Vec<Recorded>,
     /// Requests above this many tokens are refused as too long (see `set_context_limit`).
     context_limit: Option<u64>,
+    /// How the OpenAI-compatible side departs from OpenAI (see `set_openai_quirks`).
+    quirks: OpenAiQuirks,
 }
 
 impl Shared {
@@ -163,6 +166,12 @@ impl FakeServer {
     /// scripted step. `None` lifts the limit.
     pub fn set_context_limit(&self, tokens: Option<u64>) {
         self.shared.state().context_limit = tokens;
+    }
+
+    /// Makes the OpenAI-compatible side behave like a real server that departs from OpenAI
+    /// (e.g. [`OpenAiQuirks::llama_cpp`]); requests a quirk answers play no scripted step.
+    pub fn set_openai_quirks(&self, quirks: OpenAiQuirks) {
+        self.shared.state().quirks = quirks;
     }
 
     /// Every model request received, in arrival order (faulted ones included).
@@ -308,6 +317,13 @@ async fn handle(
             return Ok(respond(render::too_long(wire, rec.tokens(), limit)));
         }
         state.journal.push(rec.clone());
+        let quirks = state.quirks;
+        if let Some(answer) = quirks.answer(&rec) {
+            return Ok(respond(answer));
+        }
+        if let Some(shown) = quirks.shown(&rec) {
+            rec = shown;
+        }
         let step = state
             .queues
             .get_mut(&rec.agent)

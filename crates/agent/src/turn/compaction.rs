@@ -219,6 +219,7 @@ impl Agent {
             StreamEvent::TextDelta(t) => observe(AgentEvent::TextDelta(t)),
             StreamEvent::ThinkingDelta(t) => observe(AgentEvent::ThinkingDelta(t)),
             StreamEvent::ToolUseStart { .. } => {}
+            StreamEvent::Notice(text) => observe(AgentEvent::Notice(text)),
             StreamEvent::Retrying {
                 attempt,
                 wait_ms,

@@ -18,6 +18,9 @@ pub enum AgentEvent<'a> {
         /// Why it failed.
         reason: &'a str,
     },
+    /// Something the person should be told once about how the model is called from now on
+    /// (a provider's fallback); the text says what and why.
+    Notice(&'a str),
     /// A model reply arrived: how it stopped and what it cost; its message follows as
     /// [`AgentEvent::Assistant`] (when it has content).
     Reply {

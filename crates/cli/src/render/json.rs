@@ -71,17 +71,19 @@ impl RunResult {
     pub fn to_json(&self) -> Value {
         let mut model_usage = serde_json::Map::new();
         if !self.model.is_empty() {
-            model_usage.insert(
-                self.model.clone(),
-                json!({
-                    "inputTokens": self.usage.input_tokens,
-                    "outputTokens": self.usage.output_tokens,
-                    "cacheReadInputTokens": self.usage.cache_read_input_tokens,
-                    "cacheCreationInputTokens": self.usage.cache_creation_input_tokens,
-                    "webSearchRequests": 0,
-                    "costUSD": self.total_cost_usd,
-                }),
-            );
+            let mut entry = json!({
+                "inputTokens": self.usage.input_tokens,
+                "outputTokens": self.usage.output_tokens,
+                "cacheReadInputTokens": self.usage.cache_read_input_tokens,
+                "cacheCreationInputTokens": self.usage.cache_creation_input_tokens,
+                "webSearchRequests": 0,
+                "costUSD": self.total_cost_usd,
+            });
+            // troupe's addition: the server counted nothing, these are estimates.
+            if self.usage.estimated {
+                entry["estimated"] = json!(true);
+            }
+            model_usage.insert(self.model.clone(), entry);
         }
         let mut value = json!({
             "type": "result",

@@ -162,6 +162,11 @@ impl Stream {
                 "uuid": uuid(),
                 "agent": self.agent,
             })],
+            // troupe's own: said once, when a provider's client changes how it calls.
+            AgentEvent::Notice(text) => vec![json!({
+                "type": "system", "subtype": "notice", "message": text,
+                "session_id": self.session_id, "uuid": uuid(), "agent": self.agent,
+            })],
             AgentEvent::TextDelta(text) if self.partial => {
                 vec![self.stream_event(json!({"type": "text_delta", "text": text}))]
             }
@@ -261,13 +266,18 @@ impl Stream {
 }
 
 /// Usage in the Anthropic wire's field order.
+/// (troupe adds `estimated: true` when the figures are its own estimate).
 pub fn usage_json(usage: &Usage) -> Value {
-    json!({
+    let mut value = json!({
         "input_tokens": usage.input_tokens,
         "cache_creation_input_tokens": usage.cache_creation_input_tokens,
         "cache_read_input_tokens": usage.cache_read_input_tokens,
         "output_tokens": usage.output_tokens,
-    })
+    });
+    if usage.estimated {
+        value["estimated"] = json!(true);
+    }
+    value
 }
 
 /// The HTTP status a retry reason starts with (`429 Too Many Requests …`), if any.

@@ -91,6 +91,7 @@ pub fn render(sink: Sink, prefix: &str, event: &AgentEvent<'_>, stream_text: boo
                 ),
             );
         }
+        AgentEvent::Notice(text) => write(sink, &format!("{prefix}note: {text}\n")),
         AgentEvent::MailInjected { count, .. } => {
             write(
                 sink,
