@@ -1,0 +1,130 @@
+//! The REPL's figures (issue 13, item 9), measured on the release `troupe` in a real
+//! pseudo-terminal whose output is parsed by a terminal emulator:
+//!
+//! - start-up: from spawning the REPL to its prompt on screen, p50/p99 over fresh workspaces
+//!   (target < 20 ms);
+//! - keystroke to echo: from a key written to the terminal to it shown in the prompt row, while
+//!   output streams above the prompt (mail woke the lead, whose answer streams in small paced
+//!   chunks), p50/p99/max (target p99 < 16 ms, one frame).
+//!
+//! Run: `cargo bench -p troupe-cli --bench repl [-- --starts 20 --keys 200]`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code may panic on a broken fixture
+
+#[path = "../tests/pty_support/mod.rs"]
+mod pty_support;
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use pty_support::Pty;
+use support::{arg_value, ms, quantile, verdict};
+use troupe_testkit::{FakeServer, Step, TempWorkspace};
+
+const LIMIT: Duration = Duration::from_secs(60);
+const TARGET_START_MS: f64 = 20.0;
+const TARGET_ECHO_MS: f64 = 16.0;
+
+/// The prompt row as shown, if the prompt is on screen.
+fn prompt_row(screen: &str) -> Option<&str> {
+    screen
+        .lines()
+        .rfind(|l| l.starts_with("> ") || *l == ">")
+        .map(str::trim_end)
+}
+
+fn repl(ws: &Path, server: &FakeServer) -> Pty {
+    let mut cmd = support::troupe(ws, server);
+    cmd.env("TERM", "xterm-256color");
+    Pty::spawn(cmd, 40, 120)
+}
+
+/// Spawn to prompt, `n` times, each in a fresh workspace.
+fn start_up(server: &FakeServer, n: usize) -> Vec<Duration> {
+    let mut times = Vec::new();
+    for _ in 0..n {
+        let ws = TempWorkspace::new();
+        let started = Instant::now();
+        let mut pty = repl(ws.path(), server);
+        pty.wait_for("the prompt", LIMIT, |s| prompt_row(s) == Some(">"));
+        times.push(started.elapsed());
+        pty.send("\u{4}");
+        pty.wait_exit(LIMIT);
+    }
+    times.sort();
+    times
+}
+
+/// Keys typed one at a time while the lead's answer streams above the prompt.
+fn echo_under_load(server: &FakeServer, keys: usize) -> (Vec<Duration>, bool) {
+    let ws = TempWorkspace::new();
+    let body: String = (0..4000)
+        .map(|i| format!("streamed line {i} of the answer\n"))
+        .collect();
+    server.set_fallback(move |_| Step::paced(Duration::from_millis(2), Step::text(&body)));
+    let mut pty = repl(ws.path(), server);
+    pty.wait_for("the prompt", LIMIT, |s| prompt_row(s) == Some(">"));
+    let sent = std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .current_dir(ws.path())
+        .args(["team", "send", "lead", "stream something long"])
+        .output()
+        .unwrap();
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    pty.wait_for_text("streamed line 20 ", LIMIT);
+    let mut typed = String::new();
+    let mut times = Vec::new();
+    for i in 0..keys {
+        let c = char::from(b'a' + (i % 26) as u8);
+        typed.push(c);
+        if typed.len() > 60 {
+            // Keep the line short of the window: Ctrl-U, then start again.
+            pty.send("\u{15}");
+            pty.wait_for("an empty prompt", LIMIT, |s| prompt_row(s) == Some(">"));
+            typed = c.to_string();
+        }
+        let want = format!("> {typed}");
+        let started = Instant::now();
+        pty.send(&c.to_string());
+        pty.wait_for("the echo", LIMIT, |s| prompt_row(s) == Some(want.as_str()));
+        times.push(started.elapsed());
+    }
+    let still_streaming = !pty.contents().contains("streamed line 3999 ");
+    pty.send("\u{3}");
+    times.sort();
+    (times, still_streaming)
+}
+
+fn main() {
+    support::wrapper_main_if_requested();
+    let starts = arg_value("--starts").unwrap_or(20);
+    let keys = arg_value("--keys").unwrap_or(200);
+    let server = FakeServer::start();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load before: {}", load.trim());
+
+    let times = start_up(&server, starts);
+    let p50 = ms(quantile(&times, 0.5));
+    let p99 = ms(quantile(&times, 0.99));
+    println!(
+        "start-up to prompt ({starts} runs): min {:.1} ms, p50 {p50:.1} ms, p99 {p99:.1} ms \
+         (target < {TARGET_START_MS} ms: {})",
+        ms(times[0]),
+        verdict(p50 < TARGET_START_MS)
+    );
+
+    let (times, under_load) = echo_under_load(&server, keys);
+    let p50 = ms(quantile(&times, 0.5));
+    let p99 = ms(quantile(&times, 0.99));
+    println!(
+        "keystroke to echo ({keys} keys, output streaming above: {under_load}): p50 {p50:.2} ms, \
+         p99 {p99:.2} ms, max {:.2} ms (target p99 < {TARGET_ECHO_MS} ms: {})",
+        ms(*times.last().unwrap()),
+        verdict(p99 < TARGET_ECHO_MS)
+    );
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load after: {}", load.trim());
+}
