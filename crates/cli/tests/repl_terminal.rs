@@ -106,7 +106,8 @@ fn mail_printed_while_typing_keeps_the_typed_text() {
     let sent = subcommand(ws.path(), &["team", "send", "lead", "hello from outside"]);
     assert!(sent.status.success(), "{}", common::stderr(&sent));
     let screen = pty.wait_for_text("noted the mail", LIMIT);
-    assert!(screen.contains("hello from outside"), "{screen}");
+    assert!(screen.contains("→ lead: hello from outside"), "{screen}");
+    assert!(!screen.contains("<inbox>"), "{screen}");
     pty.wait_for("the typed text kept below the mail", LIMIT, |s| {
         prompt_row(s).as_deref() == Some("> half typed") && s.contains("noted the mail")
     });
