@@ -4,8 +4,8 @@
 //! - start-up: from spawning the REPL to its prompt on screen, p50/p99 over fresh workspaces
 //!   (target < 20 ms);
 //! - keystroke to echo: from a key written to the terminal to it shown in the prompt row, while
-//!   output streams above the prompt (mail woke the lead, whose answer streams in small paced
-//!   chunks), p50/p99/max (target p99 < 16 ms, one frame).
+//!   a teammate works flat out (a read_file call per model reply, each printed above the
+//!   prompt as `[alice] ⏺ read_file(…)`), p50/p99/max (target p99 < 16 ms, one frame).
 //!
 //! Run: `cargo bench -p troupe-cli --bench repl [-- --starts 20 --keys 200]`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code may panic on a broken fixture
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use pty_support::Pty;
 use support::{arg_value, ms, quantile, verdict};
-use troupe_testkit::{FakeServer, Step, TempWorkspace};
+use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
 
 const LIMIT: Duration = Duration::from_secs(60);
 const TARGET_START_MS: f64 = 20.0;
@@ -55,26 +55,32 @@ fn start_up(server: &FakeServer, n: usize) -> Vec<Duration> {
     times
 }
 
-/// Keys typed one at a time while the lead's answer streams above the prompt.
+/// Keys typed one at a time while a teammate works: each of its tool calls prints a line
+/// above the prompt.
 fn echo_under_load(server: &FakeServer, keys: usize) -> (Vec<Duration>, bool) {
     let ws = TempWorkspace::new();
-    let body: String = (0..4000)
-        .map(|i| format!("streamed line {i} of the answer\n"))
-        .collect();
-    server.set_fallback(move |_| Step::paced(Duration::from_millis(2), Step::text(&body)));
+    std::fs::write(ws.path().join("notes.txt"), "notes\n").unwrap();
+    server.set_fallback(|rec| {
+        let spawned = rec.messages().iter().any(|m| {
+            m.content.iter().any(|b| {
+                matches!(b, troupe_protocol::ContentBlock::ToolUse { name, .. } if name == "spawn_teammate")
+            })
+        });
+        let reply = match rec.agent.as_str() {
+            "lead" if !spawned => Reply::tool(
+                "spawn_teammate",
+                serde_json::json!({"name": "alice", "role": "reader", "prompt": "read notes.txt"}),
+            ),
+            "lead" => Reply::text("alice is reading"),
+            _ => Reply::tool("read_file", serde_json::json!({"path": "notes.txt"})),
+        };
+        Step::reply(reply)
+    });
     let mut pty = repl(ws.path(), server);
     pty.wait_for("the prompt", LIMIT, |s| prompt_row(s) == Some(">"));
-    let sent = std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .current_dir(ws.path())
-        .args(["team", "send", "lead", "stream something long"])
-        .output()
-        .unwrap();
-    assert!(
-        sent.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sent.stderr)
-    );
-    pty.wait_for_text("streamed line 20 ", LIMIT);
+    pty.send("start alice\r");
+    pty.wait_for_text("[alice] ⏺ read_file", LIMIT);
+    pty.wait_for("the prompt", LIMIT, |s| prompt_row(s) == Some(">"));
     let mut typed = String::new();
     let mut times = Vec::new();
     for i in 0..keys {
@@ -92,7 +98,9 @@ fn echo_under_load(server: &FakeServer, keys: usize) -> (Vec<Duration>, bool) {
         pty.wait_for("the echo", LIMIT, |s| prompt_row(s) == Some(want.as_str()));
         times.push(started.elapsed());
     }
-    let still_streaming = !pty.contents().contains("streamed line 3999 ");
+    let before = pty.raw().len();
+    std::thread::sleep(Duration::from_millis(200));
+    let still_streaming = pty.raw().len() > before;
     pty.send("\u{3}");
     times.sort();
     (times, still_streaming)

@@ -136,3 +136,53 @@ fn a_bracketed_paste_is_one_multi_line_prompt() {
     assert_eq!(user_text(&server, 0), "first line\nsecond line");
     leave(pty);
 }
+
+#[test]
+fn ctrl_c_interrupts_a_running_turn_and_the_session_stays() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::delay(Duration::from_secs(30), Step::text("too late")),
+            Step::text("still here"),
+        ],
+    );
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("take your time\r");
+    wait_requests(&server, 1);
+    pty.send("\u{3}");
+    pty.wait_for_text("(interrupted)", LIMIT);
+    pty.wait_for("the prompt back", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    pty.send("are you there\r");
+    pty.wait_for_text("still here", LIMIT);
+    // The interrupted prompt stays in the conversation; the new one follows it.
+    assert!(user_text(&server, 1).ends_with("are you there"));
+    leave(pty);
+}
+
+#[test]
+fn a_retry_is_one_quiet_line_and_its_log_goes_to_the_log_file() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::fault(troupe_testkit::Fault::Overloaded),
+            Step::text("answered after a retry"),
+        ],
+    );
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("hello\r");
+    let screen = pty.wait_for_text("answered after a retry", LIMIT);
+    assert!(screen.contains("… model call failed ("), "{screen}");
+    assert!(
+        !screen.contains("WARN"),
+        "no log line in the REPL: {screen}"
+    );
+    leave(pty);
+    let log = std::fs::read_to_string(ws.path().join(".troupe/logs/troupe.log")).unwrap();
+    assert!(log.contains("model call failed; retrying"), "{log}");
+}

@@ -162,7 +162,7 @@ fn question_text(
             terminal(&scope.label)
         ));
     }
-    let question = format!("{who}Allow {} {detail}? {options}", q.tool);
+    let question = format!("{who}Allow {} {detail}? {options}", terminal(q.tool));
     above.push(diff::paint(colour, "1", &question));
     above.join("\n")
 }

@@ -140,8 +140,12 @@ pub fn notice_line(notice: &troupe_team::Notice) -> String {
             kind,
             content,
         } => {
+            let kind = match kind.as_str() {
+                "message" => String::new(),
+                other => format!(" ({})", other.replace('_', " ")),
+            };
             format!(
-                "[{from} → {to}] {kind}: {}",
+                "✉ {from} → {to}{kind}: {}",
                 troupe_team::runtime::one_line(content)
             )
         }
