@@ -121,6 +121,8 @@ pub struct Agent {
     home: std::path::PathBuf,
     /// Calls refused by a rule or by whoever answers permission questions, in order.
     denials: std::sync::Mutex<Vec<PermissionDenial>>,
+    /// Where running calls' output goes as it comes, when someone watches.
+    progress: Option<troupe_tools::ProgressSink>,
 }
 
 /// What the builder hands over to make an agent.
@@ -177,6 +179,7 @@ impl Agent {
             watchers: parts.watchers,
             home: parts.home,
             denials: std::sync::Mutex::new(Vec::new()),
+            progress: None,
         }
     }
 
@@ -256,6 +259,12 @@ impl Agent {
     /// The effective settings the agent was built from.
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// Sends the output of every call from now on to `sink` as it comes (the REPL shows the
+    /// last lines of a running command). Tools that stream nothing report nothing.
+    pub fn watch_tool_output(&mut self, sink: troupe_tools::ProgressSink) {
+        self.progress = Some(sink);
     }
 
     /// The permission policy in force.

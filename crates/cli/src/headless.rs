@@ -162,6 +162,7 @@ pub(crate) async fn work(
         end: first.end,
     };
     let deadline = Instant::now() + timeout;
+    let mut overdue = crate::waiting::Overdue::new();
     while progress.end != TurnEnd::MaxTurns {
         // A finished background command wakes the lead the way mail does.
         let notified = jobs.as_ref().is_some_and(Jobs::has_pending);
@@ -216,8 +217,11 @@ pub(crate) async fn work(
             }
         };
         tokio::select! {
-            () = team.wait_for_change(&mut wake, deadline - now) => {}
+            () = team.wait_for_change(&mut wake, (deadline - now).min(overdue.interval())) => {}
             () = job_change => {}
+        }
+        for line in overdue.check(team.shared().store.as_ref()) {
+            crate::render::sanitize::errln!("troupe: {line}");
         }
     }
     Ok(progress)

@@ -4,22 +4,24 @@ mod args;
 mod args_contract;
 mod args_rules;
 mod args_team;
+mod ask;
 mod commands;
 mod control;
 mod cost;
 mod cron;
 mod headless;
 mod hooks;
+mod logfile;
 mod mcp;
 mod render;
 mod repl;
-mod repl_ask;
-mod repl_input;
 mod settings;
 mod setup;
 mod signals;
 mod store;
 mod subagents;
+mod term;
+mod waiting;
 mod workspace;
 
 use clap::Parser;
@@ -62,13 +64,13 @@ fn main() {
             ..
         }))
     );
-    init_logging(
-        match &cli.command {
-            None => cli.run.contract.debug.as_deref(),
-            Some(_) => None,
-        },
-        quiet,
-    );
+    let debug = match &cli.command {
+        None => cli.run.contract.debug.as_deref(),
+        Some(_) => None,
+    };
+    // The REPL's prompt owns the terminal: its log lines go to a file unless --debug asks.
+    let to_file = cli.command.is_none() && !cli.print && debug.is_none();
+    init_logging(debug, quiet, to_file);
     // Orphans of tool calls (double-forked daemons) come back to troupe, which ends them.
     if let Err(err) = troupe_tools::process::become_subreaper() {
         tracing::warn!(error = %err, "cannot become the child subreaper; detached tool processes may outlive their call");
@@ -104,7 +106,7 @@ fn main() {
 /// more detail. The MCP
 /// SDK's own messages (a server without an SSE stream, a closed pipe) are left out by default:
 /// what they mean reaches the user as a server's status or a call's error result.
-fn init_logging(debug: Option<&str>, quiet: bool) {
+fn init_logging(debug: Option<&str>, quiet: bool, to_file: bool) {
     let default = if quiet { "off" } else { "warn,rmcp=off" };
     let filter = match debug {
         // `--debug` alone, or `--debug api,hooks`-style target lists.
@@ -116,10 +118,17 @@ fn init_logging(debug: Option<&str>, quiet: bool) {
             .join(","),
         None => std::env::var("TROUPE_LOG").unwrap_or_else(|_| default.into()),
     };
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .without_time()
-        .try_init();
+        .with_target(false);
+    let _ = match to_file {
+        true => builder
+            .with_writer(|| logfile::Writer)
+            .with_ansi(false)
+            .try_init(),
+        false => builder
+            .with_writer(std::io::stderr)
+            .without_time()
+            .try_init(),
+    };
 }

@@ -2,11 +2,11 @@
 //! current turn but keeps the session, slash commands, and team mail that wakes the lead.
 
 use crate::args::Cli;
+use crate::ask::{Ask, ReplApprover};
 use crate::render::sanitize::{errln, out, outln};
 use crate::render::text::{notice_line, render, Sink};
-use crate::repl_ask::{Ask, ReplApprover};
-use crate::repl_input::{Input, LineReader, Printer};
 use crate::setup::{lead, Lead};
+use crate::term::{Input, Interrupts, LineReader, Printer};
 use anyhow::{Context, Result};
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -39,7 +39,9 @@ is not busy.";
 pub fn run(cli: &Cli) -> Result<i32> {
     let printer = Printer::new();
     let notice_printer = printer.clone();
-    let (approver, asks) = ReplApprover::new();
+    let colour = crate::commands::team_status::Paint::for_stdout()
+        == crate::commands::team_status::Paint::Colour;
+    let (approver, asks) = ReplApprover::new(printer.clone(), colour);
     let sink: troupe_team::NoticeSink = Some(Arc::new(move |n: Notice| {
         notice_printer.line(&notice_line(&n))
     }));
@@ -52,9 +54,12 @@ pub fn run(cli: &Cli) -> Result<i32> {
         mcp,
         subagents,
         ..
-    } = lead(&cli.run, Arc::new(approver), sink)?;
-    let reader = LineReader::start(run.troupe_dir.join("history"), printer.clone())
-        .context("starting the line editor")?;
+    } = lead(&cli.run, approver.clone(), sink)?;
+    approver.set_workspace(run.workspace.clone());
+    crate::logfile::redirect(&run.troupe_dir.join("logs"));
+    let (reader, interrupts) =
+        LineReader::start(run.troupe_dir.join("history"), printer.clone(), colour)
+            .context("starting the line editor")?;
     outln!(
         "troupe {} — {} ({}) in {}\nsession {} · team {} · /help for commands",
         env!("CARGO_PKG_VERSION"),
@@ -68,8 +73,14 @@ pub fn run(cli: &Cli) -> Result<i32> {
         outln!("(resumed {} messages)", agent.messages().len());
     }
     let first = cli.prompt.clone();
+    let view = crate::term::view::View::new(printer.clone(), colour, troupe_team::LEAD);
+    if printer.is_live() {
+        agent.watch_tool_output(view.progress_sink());
+    }
     let io = Io {
         reader,
+        interrupts,
+        view,
         printer,
         asks,
     };
@@ -100,16 +111,17 @@ struct Session<'a> {
 /// The terminal side of the REPL: the line editor, the printer, and pending questions.
 struct Io {
     reader: LineReader,
+    interrupts: Interrupts,
     printer: Printer,
+    view: crate::term::view::View,
     asks: mpsc::UnboundedReceiver<Ask>,
 }
 
 impl Io {
     /// Shows a permission question and takes the next line as the answer (Ctrl-C: no).
     async fn answer(&mut self, ask: Ask) {
-        self.printer.line(&ask.text);
-        self.reader.request();
-        let answer = match self.reader.next().await {
+        self.printer.styled(&ask.text);
+        let answer = match self.reader.answer().await {
             Input::Line(line) => line,
             Input::Interrupted | Input::Eof => "n".to_string(),
         };
@@ -128,6 +140,8 @@ async fn repl_loop(
         WakeListener::bind(&team.shared().store, LEAD).context("binding the lead's wake socket")?;
     let mut queued: Vec<String> = first.into_iter().collect();
     let jobs = agent.background().cloned();
+    let mut overdue = crate::waiting::Overdue::new();
+    let mut overdue_ticks = tokio::time::interval(overdue.interval());
     // Mail that came before the wake socket was bound (a scheduled prompt that fired at start,
     // teammates' reports left from the session being continued) wakes the lead now.
     if queued.is_empty() && has_unread(team) {
@@ -151,6 +165,11 @@ async fn repl_loop(
                 Input::Eof => break,
             },
             Some(ask) = io.asks.recv() => io.answer(ask).await,
+            _ = overdue_ticks.tick() => {
+                for line in overdue.check(team.shared().store.as_ref()) {
+                    io.printer.line(&format!("⏳ {line}"));
+                }
+            }
             () = pending_notification(jobs.as_ref()) => {
                 // A background command finished: the lead hears of it as it would of mail.
                 if let Some(line) = drive(agent, None, &mut io).await {
@@ -204,7 +223,7 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
         "/context" => out!("{}", agent.context().render()),
         cmd if cmd == "/compact" || cmd.starts_with("/compact ") => {
             let focus = cmd.trim_start_matches("/compact").trim();
-            compact(agent, focus).await;
+            compact(agent, focus, &mut io.interrupts).await;
         }
         "/bashes" => out!("{}", bashes_table(agent)),
         kill if kill.starts_with("/bashes kill") => {
@@ -343,12 +362,13 @@ fn print_cost(agent: &Agent, session: &Session<'_>) {
 }
 
 /// `/compact [focus]`: summarizes now; Ctrl-C abandons it and leaves the conversation as it was.
-async fn compact(agent: &mut Agent, focus: &str) {
+async fn compact(agent: &mut Agent, focus: &str, interrupts: &mut Interrupts) {
     let mut observe = |event: AgentEvent<'_>| render(Sink::Stdout, "", &event, false);
     outln!("(compacting…)");
     let result = tokio::select! {
         r = agent.compact(focus, &mut observe) => Some(r),
         _ = tokio::signal::ctrl_c() => None,
+        () = interrupts.next() => None,
     };
     match result {
         Some(Ok(Some(_))) => {}
@@ -358,35 +378,32 @@ async fn compact(agent: &mut Agent, focus: &str) {
     }
 }
 
-/// Runs one turn. With `input` (the person typed it) output streams and Ctrl-C is a signal;
-/// without (mail woke the lead) the prompt stays active, whole messages print above it, and
-/// Ctrl-C at the prompt interrupts. Permission questions are answered either way. Returns a
-/// line the person entered meanwhile.
+/// Runs one turn, its output printed above the prompt (a status line shows progress on a
+/// terminal). With `input` the person typed it; without, mail woke the lead and the prompt
+/// stays active meanwhile. Ctrl-C interrupts (a key while no prompt shows, at an empty
+/// prompt, or the signal). Permission questions are answered either way. Returns a line the
+/// person entered meanwhile.
 async fn drive(agent: &mut Agent, input: Option<String>, io: &mut Io) -> Option<String> {
     let by_mail = input.is_none();
-    let p = io.printer.clone();
-    let mut observe = move |event: AgentEvent<'_>| {
-        if !by_mail {
-            return render(Sink::Stdout, "", &event, true);
-        }
-        match &event {
-            AgentEvent::MailInjected { text, .. } => p.line(&format!("✉ {text}")),
-            AgentEvent::Assistant(m) if !m.text().is_empty() => p.line(&m.text()),
-            AgentEvent::ToolStarted { name, input, .. } => p.line(&format!(
-                "⏺ {name}({})",
-                troupe_tools::summarize_input(name, input)
-            )),
-            _ => {}
-        }
+    let view = io.view.clone();
+    view.begin();
+    let live = io.printer.is_live();
+    let mut ticks = tokio::time::interval(std::time::Duration::from_millis(100));
+    let mut observe = {
+        let view = view.clone();
+        move |event: AgentEvent<'_>| view.event(&event)
     };
     let mut entered = None;
+    io.interrupts.forget();
     let result = {
         let turn = agent.run_turn(input, &mut observe);
         tokio::pin!(turn);
         loop {
             tokio::select! {
                 r = &mut turn => break Some(r),
+                _ = ticks.tick(), if live => view.tick(),
                 _ = tokio::signal::ctrl_c() => break None,
+                () = io.interrupts.next() => break None,
                 Some(ask) = io.asks.recv() => io.answer(ask).await,
                 input = io.reader.next(), if by_mail && entered.is_none() => match input {
                     Input::Interrupted => break None,
@@ -396,6 +413,7 @@ async fn drive(agent: &mut Agent, input: Option<String>, io: &mut Io) -> Option<
             }
         }
     };
+    view.end();
     match result {
         Some(Ok(o)) if o.end == TurnEnd::MaxTurns => {
             io.printer.line("(stopped: turn limit reached)")

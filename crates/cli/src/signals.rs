@@ -117,6 +117,14 @@ impl Terminal {
 
     fn restore(&self) {
         if let Some(termios) = &self.0 {
+            // The REPL's editor turns bracketed paste on; the shell after troupe wants it off.
+            // SAFETY: isatty reads fd 1's state; write reads the static bytes, and a failed
+            // write changes nothing.
+            unsafe {
+                if libc::isatty(libc::STDOUT_FILENO) == 1 {
+                    libc::write(libc::STDOUT_FILENO, b"\x1b[?2004l".as_ptr().cast(), 8);
+                }
+            }
             // SAFETY: tcsetattr reads the struct saved by tcgetattr above.
             unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, termios) };
         }

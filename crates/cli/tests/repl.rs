@@ -29,7 +29,7 @@ fn permission_question_is_answered_at_the_prompt() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        text.contains("lead wants to run bash: touch yes-file"),
+        text.contains("Allow bash \"touch yes-file\"? [y]es / [N]o / [a]lways \"touch:*\""),
         "{text}"
     );
     assert!(ws.path().join("yes-file").exists());

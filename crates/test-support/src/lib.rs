@@ -128,7 +128,9 @@ impl Event {
     fn from_agent(event: &AgentEvent<'_>) -> Option<Event> {
         Some(match event {
             AgentEvent::TextDelta(t) => Event::Text(t.to_string()),
-            AgentEvent::ThinkingDelta(_) | AgentEvent::Reply { .. } => return None,
+            AgentEvent::ThinkingDelta(_)
+            | AgentEvent::Reply { .. }
+            | AgentEvent::ToolFinished { .. } => return None,
             AgentEvent::Retrying { reason, .. } => Event::Retrying(reason.to_string()),
             AgentEvent::Notice(text) => Event::Notice(text.to_string()),
             AgentEvent::Assistant(m) => Event::Assistant((*m).clone()),

@@ -370,7 +370,12 @@ async fn run(
         tokio::select! {
             read = receiver.read(&mut buf), if !eof => match read {
                 Ok(0) => eof = true,
-                Ok(n) => collected.push(&buf[..n]),
+                Ok(n) => {
+                    collected.push(&buf[..n]);
+                    if let Some(progress) = &ctx.progress {
+                        progress.output(&buf[..n]);
+                    }
+                }
                 Err(err) => {
                     tracing::debug!(error = %err, "reading command output");
                     eof = true;

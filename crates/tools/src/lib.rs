@@ -100,6 +100,34 @@ pub struct ToolContext {
     pub sandbox_config: Arc<SandboxConfig>,
     /// The agent's background commands (`bash` with `run_in_background`), when it may have any.
     pub background: Option<background::Jobs>,
+    /// Where the call's output goes as it comes, when someone watches it run.
+    pub progress: Option<Progress>,
+}
+
+/// Receives a running call's output as it comes: the call's id and the bytes.
+pub type ProgressSink = Arc<dyn Fn(&str, &[u8]) + Send + Sync>;
+
+/// A running call's progress reporter (a person watching sees the last lines of a long
+/// command). What the call returns is unaffected.
+#[derive(Clone)]
+pub struct Progress {
+    call: Arc<str>,
+    sink: ProgressSink,
+}
+
+impl Progress {
+    /// Reports the output of call `call` to `sink`.
+    pub fn new(call: &str, sink: ProgressSink) -> Progress {
+        Progress {
+            call: call.into(),
+            sink,
+        }
+    }
+
+    /// Reports output the call produced.
+    pub fn output(&self, bytes: &[u8]) {
+        (self.sink)(&self.call, bytes);
+    }
 }
 
 impl ToolContext {
@@ -112,6 +140,7 @@ impl ToolContext {
             sandbox: Sandbox::ReadOnly,
             sandbox_config: Arc::new(SandboxConfig::default()),
             background: None,
+            progress: None,
         }
     }
 

@@ -69,8 +69,14 @@ impl Agent {
                     (output, halted)
                 }))
                 .await;
-            for ((id, _, _), (output, halted)) in calls.iter().zip(outputs) {
+            for (&(id, name, _), (output, halted)) in calls.iter().zip(outputs) {
                 halt = halt.or(halted);
+                observe(AgentEvent::ToolFinished {
+                    id,
+                    name,
+                    content: &output.content,
+                    is_error: output.is_error,
+                });
                 results.push(ContentBlock::ToolResult {
                     tool_use_id: id.to_string(),
                     content: output.content,
@@ -88,6 +94,12 @@ impl Agent {
                         .await
                 }
             };
+            observe(AgentEvent::ToolFinished {
+                id,
+                name,
+                content: &output.content,
+                is_error: output.is_error,
+            });
             results.push(ContentBlock::ToolResult {
                 tool_use_id: id.to_string(),
                 content: output.content,
@@ -178,6 +190,10 @@ impl Agent {
         }
         let mut ctx = self.ctx.clone();
         ctx.sandbox = sandbox;
+        ctx.progress = self
+            .progress
+            .as_ref()
+            .map(|sink| troupe_tools::Progress::new(id, sink.clone()));
         tool.call(input.clone(), &ctx).await
     }
 }

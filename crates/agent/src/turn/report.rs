@@ -42,6 +42,18 @@ pub enum AgentEvent<'a> {
         /// Its input.
         input: &'a serde_json::Value,
     },
+    /// One tool call finished (each call as it ends, before the round's
+    /// [`AgentEvent::ToolResults`]).
+    ToolFinished {
+        /// Tool call id.
+        id: &'a str,
+        /// Tool name.
+        name: &'a str,
+        /// What the call returned.
+        content: &'a str,
+        /// Whether it failed.
+        is_error: bool,
+    },
     /// The user message carrying one round's tool results.
     ToolResults(&'a ChatMessage),
     /// Inbox mail was injected into the conversation.

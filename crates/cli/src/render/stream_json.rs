@@ -185,7 +185,8 @@ impl Stream {
             })],
             AgentEvent::TextDelta(_)
             | AgentEvent::ThinkingDelta(_)
-            | AgentEvent::ToolStarted { .. } => Vec::new(),
+            | AgentEvent::ToolStarted { .. }
+            | AgentEvent::ToolFinished { .. } => Vec::new(),
         }
     }
 

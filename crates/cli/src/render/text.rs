@@ -60,24 +60,14 @@ pub fn render(sink: Sink, prefix: &str, event: &AgentEvent<'_>, stream_text: boo
                 &format!("{prefix}⏺ {name}({})\n", summarize_input(name, input)),
             );
         }
-        AgentEvent::ToolResults(message) => {
-            for block in &message.content {
-                if let troupe_protocol::ContentBlock::ToolResult {
-                    content, is_error, ..
-                } = block
-                {
-                    let first = content.lines().next().unwrap_or("");
-                    let more = content.lines().count().saturating_sub(1);
-                    let mark = if *is_error { "✗" } else { "⎿" };
-                    let tail = if more > 0 {
-                        format!(" (+{more} lines)")
-                    } else {
-                        String::new()
-                    };
-                    write(sink, &format!("{prefix}  {mark} {first}{tail}\n"));
-                }
-            }
-        }
+        AgentEvent::ToolFinished {
+            content, is_error, ..
+        } => write(
+            sink,
+            &format!("{prefix}  {}\n", result_line(content, *is_error)),
+        ),
+        // Each result was shown as its call finished.
+        AgentEvent::ToolResults(_) => {}
         AgentEvent::Retrying {
             attempt,
             wait_ms,
@@ -99,6 +89,17 @@ pub fn render(sink: Sink, prefix: &str, event: &AgentEvent<'_>, stream_text: boo
             );
         }
         AgentEvent::Compacted(c) => write(sink, &format!("{prefix}{}\n", compacted_line(c))),
+    }
+}
+
+/// The one-line summary of a tool result: its first line, and how many more there are.
+pub fn result_line(content: &str, is_error: bool) -> String {
+    let first = content.lines().next().unwrap_or("");
+    let more = content.lines().count().saturating_sub(1);
+    let mark = if is_error { "✗" } else { "⎿" };
+    match more {
+        0 => format!("{mark} {first}"),
+        n => format!("{mark} {first} (+{n} lines)"),
     }
 }
 
@@ -140,8 +141,12 @@ pub fn notice_line(notice: &troupe_team::Notice) -> String {
             kind,
             content,
         } => {
+            let kind = match kind.as_str() {
+                "message" => String::new(),
+                other => format!(" ({})", other.replace('_', " ")),
+            };
             format!(
-                "[{from} → {to}] {kind}: {}",
+                "✉ {from} → {to}{kind}: {}",
                 troupe_team::runtime::one_line(content)
             )
         }

@@ -1,0 +1,199 @@
+//! Permission questions in the REPL, in one line:
+//! `Allow bash "cargo test"? [y]es / [N]o / [a]lways "cargo test:*" / [r]emember` — with the
+//! diff above it for `edit_file` and `write_file`. Enter means no. "always" allows that
+//! command prefix, that file or that tool for the rest of the session; "remember" also writes
+//! the rule to `.troupe/settings.local.json`. The approver hands each question to the REPL
+//! loop, which prints it and takes the person's next answer, so a question never competes with
+//! the line editor for the terminal.
+
+pub mod diff;
+pub mod remember;
+pub mod scope;
+
+use crate::render::sanitize::terminal;
+use crate::term::Printer;
+use async_trait::async_trait;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::{mpsc, oneshot};
+use troupe_agent::permissions::Rule;
+use troupe_agent::{Approval, Approver, Question};
+
+/// One question waiting for the person.
+pub struct Ask {
+    /// The question, ready to print (sanitised, perhaps coloured).
+    pub text: String,
+    /// Where the person's answer goes.
+    pub reply: oneshot::Sender<String>,
+}
+
+/// Asks the person at the REPL before a tool call that needs permission.
+pub struct ReplApprover {
+    /// The rules "always" and "remember" added this session.
+    session: Mutex<Vec<Rule>>,
+    workspace: OnceLock<PathBuf>,
+    colour: bool,
+    asks: mpsc::UnboundedSender<Ask>,
+    printer: Printer,
+}
+
+/// What the person answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Yes,
+    No,
+    Always,
+    Remember,
+}
+
+impl Answer {
+    fn parse(text: &str) -> Answer {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Answer::Yes,
+            "a" | "always" => Answer::Always,
+            "r" | "remember" => Answer::Remember,
+            _ => Answer::No,
+        }
+    }
+}
+
+impl ReplApprover {
+    /// An approver (notes go through `printer`) and the receiving end the REPL loop answers
+    /// from. Call [`set_workspace`](Self::set_workspace) once the workspace is known.
+    pub fn new(
+        printer: Printer,
+        colour: bool,
+    ) -> (Arc<ReplApprover>, mpsc::UnboundedReceiver<Ask>) {
+        let (asks, rx) = mpsc::unbounded_channel();
+        let approver = ReplApprover {
+            session: Mutex::new(Vec::new()),
+            workspace: OnceLock::new(),
+            colour,
+            asks,
+            printer,
+        };
+        (Arc::new(approver), rx)
+    }
+
+    /// The workspace that file rules are relative to and whose local settings "remember"
+    /// writes.
+    pub fn set_workspace(&self, workspace: PathBuf) {
+        let _ = self.workspace.set(workspace);
+    }
+
+    fn workspace(&self) -> PathBuf {
+        match self.workspace.get() {
+            Some(ws) => ws.clone(),
+            None => std::env::current_dir().unwrap_or_default(),
+        }
+    }
+
+    fn session_rules(&self) -> Vec<Rule> {
+        self.session.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Adds the scope's rules to the session, and to the local settings when remembered.
+    fn allow_from_now(&self, scope: &scope::Scope, answer: Answer, workspace: &Path) {
+        let parsed: Vec<Rule> = scope
+            .rules
+            .iter()
+            .filter_map(|r| Rule::parse(r).ok())
+            .collect();
+        if let Ok(mut session) = self.session.lock() {
+            session.extend(parsed);
+        }
+        let rules = scope.rules.join(", ");
+        if answer != Answer::Remember {
+            self.printer
+                .line(&format!("(allowed for this session: {rules})"));
+            return;
+        }
+        let path = remember::local_settings(workspace);
+        match remember::allow(&path, &scope.rules) {
+            Ok(()) => self
+                .printer
+                .line(&format!("(remembered in {}: {rules})", path.display())),
+            Err(e) => self.printer.line(&format!(
+                "error: could not remember {rules}: {e:#} (allowed for this session only)"
+            )),
+        }
+    }
+}
+
+/// The question, with the diff or the full command above it when there is one.
+fn question_text(
+    q: &Question<'_>,
+    scope: Option<&scope::Scope>,
+    ws: &Path,
+    colour: bool,
+) -> String {
+    let mut above: Vec<String> = Vec::new();
+    if let Some(diff) = diff::preview(q.tool, q.input, ws, colour) {
+        above.push(diff);
+    }
+    let field = |name: &str| q.input.get(name).and_then(serde_json::Value::as_str);
+    let detail = match (q.tool, field("command"), field("path")) {
+        ("bash", Some(command), _) if command.trim_end().contains('\n') => {
+            let lines: Vec<&str> = command.trim_end().lines().collect();
+            above.push(format!("    {}", terminal(&lines.join("\n    "))));
+            format!("({} lines above)", lines.len())
+        }
+        ("bash", Some(command), _) => format!("\"{}\"", terminal(command.trim())),
+        ("edit_file" | "write_file", _, Some(path)) => format!("\"{}\"", terminal(path)),
+        _ => terminal(&troupe_tools::summarize_input(q.tool, q.input)).into_owned(),
+    };
+    // The usual reason ("bash needs permission in default mode") says nothing the question
+    // does not; a rule or a protected file is worth saying.
+    if !q.reason.contains("needs permission in") {
+        above.push(diff::paint(
+            colour,
+            "2",
+            &format!("  ({})", terminal(q.reason)),
+        ));
+    }
+    let who = match q.agent {
+        troupe_team::LEAD => String::new(),
+        name => format!("{}: ", terminal(name)),
+    };
+    let mut options = "[y]es / [N]o".to_string();
+    if let Some(scope) = scope {
+        options.push_str(&format!(
+            " / [a]lways {} / [r]emember",
+            terminal(&scope.label)
+        ));
+    }
+    let question = format!("{who}Allow {} {detail}? {options}", terminal(q.tool));
+    above.push(diff::paint(colour, "1", &question));
+    above.join("\n")
+}
+
+#[async_trait]
+impl Approver for ReplApprover {
+    async fn approve(&self, question: Question<'_>) -> Approval {
+        let tool = question.tool;
+        let workspace = self.workspace();
+        if scope::covers(&self.session_rules(), tool, question.input, &workspace) {
+            return Approval::Allow;
+        }
+        let scope = scope::of(tool, question.input, &workspace);
+        let text = question_text(&question, scope.as_ref(), &workspace, self.colour);
+        let (reply, answer) = oneshot::channel();
+        if self.asks.send(Ask { text, reply }).is_err() {
+            return Approval::Deny(format!("nobody is at the prompt to allow this {tool} call"));
+        }
+        let answer = answer.await.map_or(Answer::No, |a| Answer::parse(&a));
+        match (answer, scope) {
+            (Answer::Yes, _) => Approval::Allow,
+            (Answer::Always | Answer::Remember, Some(scope)) => {
+                self.allow_from_now(&scope, answer, &workspace);
+                Approval::Allow
+            }
+            (Answer::Always | Answer::Remember, None) => {
+                self.printer
+                    .line("(no rule narrower than the whole tool covers this call: answered no)");
+                Approval::Deny(format!("the user refused this {tool} call"))
+            }
+            (Answer::No, _) => Approval::Deny(format!("the user refused this {tool} call")),
+        }
+    }
+}

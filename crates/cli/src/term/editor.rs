@@ -1,0 +1,340 @@
+//! The REPL's line editor: one thread owns the terminal's bottom rows — a status line (the
+//! spinner) and the prompt with the text being typed — and everything else the REPL prints
+//! goes through it, above those rows. Keys, lines to print, prompt requests and status
+//! changes all arrive on one channel and are handled in order, so nothing printed can leave
+//! the prompt half-drawn or a key unhandled (the failure of the editor this replaced: a line
+//! pasted with its Enter sat unsubmitted until the next key).
+//!
+//! Keys typed while no prompt is showing (the agent is busy) go into the line unseen; a line
+//! entered then is queued and submitted, echoed, at the next prompt. Ctrl-C then interrupts.
+
+use super::line::{window, History, Line};
+use super::Input;
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use unicode_width::UnicodeWidthStr;
+
+/// What the REPL wants from the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// A prompt or a command (type-ahead entered earlier answers it at once).
+    Prompt,
+    /// An answer to the question just printed (only fresh input answers it; what was being
+    /// typed is put aside meanwhile).
+    Answer,
+}
+
+impl Want {
+    fn prompt(self) -> &'static str {
+        match self {
+            Want::Prompt => "> ",
+            Want::Answer => "? ",
+        }
+    }
+}
+
+/// What the editor thread is told.
+pub enum Msg {
+    /// A key, a paste or a resize from the terminal.
+    Event(Event),
+    /// The terminal can no longer be read.
+    InputEnded,
+    /// Text to print above the bottom rows (already safe to print; a newline is added).
+    Print(String),
+    /// Show the prompt (or answer it from the queue).
+    Request(Want),
+    /// Show (or remove) the status line.
+    Status(Option<String>),
+    /// Tidy the screen, save the history and stop; the sender hears when that is done.
+    Finish(mpsc::Sender<()>),
+}
+
+/// Where the editor sends what the person did.
+pub struct Outlets {
+    /// Lines, Ctrl-C at an empty prompt, Ctrl-D: what a prompt request gets.
+    pub lines: tokio::sync::mpsc::UnboundedSender<Input>,
+    /// What a question gets.
+    pub answers: tokio::sync::mpsc::UnboundedSender<Input>,
+    /// Ctrl-C while no prompt shows: interrupt the running turn.
+    pub interrupts: tokio::sync::mpsc::UnboundedSender<()>,
+}
+
+/// The editor's state; lives on its thread.
+pub struct Editor {
+    line: Line,
+    history: History,
+    history_path: PathBuf,
+    want: Option<Want>,
+    /// The draft put aside while a question is answered.
+    stash: Option<Line>,
+    /// The request a question interrupted, shown again once it is answered.
+    resume: Option<Want>,
+    queued: VecDeque<Input>,
+    status: Option<String>,
+    /// Bottom rows drawn, and the row (from the first of them) the cursor is on.
+    drawn: (usize, usize),
+    out: Outlets,
+    /// Colour for the status line.
+    colour: bool,
+}
+
+impl Editor {
+    /// An editor with the history at `history_path`.
+    pub fn new(history_path: PathBuf, out: Outlets, colour: bool) -> Editor {
+        let history = History::new(super::history_file::load(&history_path));
+        Editor {
+            line: Line::default(),
+            history,
+            history_path,
+            want: None,
+            stash: None,
+            resume: None,
+            queued: VecDeque::new(),
+            status: None,
+            drawn: (0, 0),
+            out,
+            colour,
+        }
+    }
+
+    /// Handles messages until told to finish (or every sender is gone).
+    pub fn run(mut self, msgs: mpsc::Receiver<Msg>) {
+        while let Ok(msg) = msgs.recv() {
+            let mut buf = String::new();
+            match msg {
+                Msg::Event(event) => self.event(event, &mut buf),
+                Msg::InputEnded => {
+                    if self.want == Some(Want::Answer) {
+                        self.finish_answer(Input::Eof);
+                    }
+                    self.answer_or_queue(Input::Eof, &mut buf);
+                }
+                Msg::Print(text) => {
+                    self.clear(&mut buf);
+                    buf.push_str(&text);
+                    if !text.ends_with('\n') {
+                        buf.push('\n');
+                    }
+                }
+                Msg::Request(want) => self.request(want, &mut buf),
+                Msg::Status(status) => self.status = status,
+                Msg::Finish(done) => {
+                    self.clear(&mut buf);
+                    flush(&buf);
+                    let _ = done.send(());
+                    return;
+                }
+            }
+            self.redraw(&mut buf);
+            flush(&buf);
+        }
+    }
+
+    fn request(&mut self, want: Want, buf: &mut String) {
+        if want == Want::Prompt {
+            if let Some(input) = self.queued.pop_front() {
+                if let Input::Line(text) = &input {
+                    self.echo(Want::Prompt, text, buf);
+                }
+                let _ = self.out.lines.send(input);
+                return;
+            }
+        } else if self.want != Some(Want::Answer) {
+            self.stash = Some(std::mem::take(&mut self.line));
+            self.resume = self.want;
+        }
+        self.want = Some(want);
+    }
+
+    fn event(&mut self, event: Event, buf: &mut String) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key, buf),
+            Event::Paste(text) => self.line.insert(&text),
+            // Resizes and the rest: the redraw after every message is all they need.
+            _ => {}
+        }
+    }
+
+    fn key(&mut self, key: KeyEvent, buf: &mut String) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let line = &mut self.line;
+        match key.code {
+            KeyCode::Char('c') if ctrl => self.ctrl_c(buf),
+            KeyCode::Char('d') if ctrl && line.is_empty() => self.answer_or_queue(Input::Eof, buf),
+            KeyCode::Char('d') if ctrl => line.delete(),
+            KeyCode::Char('u') if ctrl => line.kill_to_start(),
+            KeyCode::Char('k') if ctrl => line.kill_to_end(),
+            KeyCode::Char('w') if ctrl => line.kill_word(),
+            KeyCode::Char('h') if ctrl => line.backspace(),
+            KeyCode::Char('a') if ctrl => line.home(),
+            KeyCode::Char('e') if ctrl => line.end(),
+            KeyCode::Char('b') if ctrl => line.left(),
+            KeyCode::Char('f') if ctrl => line.right(),
+            KeyCode::Char('p') if ctrl => self.history.up(line),
+            KeyCode::Char('n') if ctrl => self.history.down(line),
+            KeyCode::Char(_) if ctrl => {}
+            KeyCode::Char(c) => line.insert(c.encode_utf8(&mut [0; 4])),
+            KeyCode::Tab => line.insert("\t"),
+            KeyCode::Enter if key.modifiers.contains(KeyModifiers::ALT) => line.insert("\n"),
+            KeyCode::Enter => self.submit(buf),
+            KeyCode::Backspace => line.backspace(),
+            KeyCode::Delete => line.delete(),
+            KeyCode::Left => line.left(),
+            KeyCode::Right => line.right(),
+            KeyCode::Home => line.home(),
+            KeyCode::End => line.end(),
+            KeyCode::Up => self.history.up(line),
+            KeyCode::Down => self.history.down(line),
+            _ => {}
+        }
+    }
+
+    /// Ctrl-C: clears what is typed at a prompt, else answers "interrupted" (at an empty
+    /// prompt, or "no" to a question), else — no prompt showing — interrupts the turn.
+    fn ctrl_c(&mut self, buf: &mut String) {
+        match self.want {
+            Some(Want::Prompt) if !self.line.is_empty() => {
+                self.line.take();
+                self.history.reset();
+            }
+            Some(want) => {
+                self.clear(buf);
+                buf.push_str(want.prompt());
+                buf.push_str("^C\n");
+                self.finish_answer(Input::Interrupted);
+            }
+            None => {
+                let _ = self.out.interrupts.send(());
+            }
+        }
+    }
+
+    /// Enter: the line answers the request, or is queued for the next prompt.
+    fn submit(&mut self, buf: &mut String) {
+        let text = self.line.take();
+        self.history.add(&text);
+        if let Err(e) = super::history_file::save(&self.history_path, self.history.entries()) {
+            tracing::debug!(error = %e, "could not save the prompt history");
+        }
+        match self.want {
+            Some(want) => {
+                self.echo(want, &text, buf);
+                self.finish_answer(Input::Line(text));
+            }
+            None => self.queued.push_back(Input::Line(text)),
+        }
+    }
+
+    /// Sends an answer to the request, or queues it when there is none.
+    fn answer_or_queue(&mut self, input: Input, buf: &mut String) {
+        match self.want {
+            Some(_) => {
+                self.clear(buf);
+                self.finish_answer(input);
+            }
+            None => self.queued.push_back(input),
+        }
+    }
+
+    fn finish_answer(&mut self, input: Input) {
+        match self.want.take() {
+            Some(Want::Answer) => {
+                self.want = self.resume.take();
+                if let Some(draft) = self.stash.take() {
+                    self.line = draft;
+                }
+                let _ = self.out.answers.send(input);
+            }
+            _ => {
+                let _ = self.out.lines.send(input);
+            }
+        }
+    }
+
+    /// Prints the submitted line above, where the prompt was.
+    fn echo(&mut self, want: Want, text: &str, buf: &mut String) {
+        self.clear(buf);
+        let text = crate::render::sanitize::terminal(text);
+        let _ = writeln!(buf, "{}{}", want.prompt(), text.replace('\n', "\n  "));
+    }
+
+    /// Erases the bottom rows; the cursor ends where they started.
+    fn clear(&mut self, buf: &mut String) {
+        let (rows, cursor_row) = self.drawn;
+        if rows == 0 {
+            return;
+        }
+        buf.push('\r');
+        if cursor_row > 0 {
+            let _ = write!(buf, "\u{1b}[{cursor_row}A");
+        }
+        buf.push_str("\u{1b}[J");
+        self.drawn = (0, 0);
+    }
+
+    /// Draws the status line and the prompt anew.
+    fn redraw(&mut self, buf: &mut String) {
+        self.clear(buf);
+        let cols = crossterm::terminal::size().map_or(80, |(c, _)| usize::from(c).max(8));
+        let mut rows = 0;
+        if let Some(status) = &self.status {
+            for line in status.lines() {
+                if rows > 0 {
+                    buf.push_str("\r\n");
+                }
+                let line = fit(line, cols - 1);
+                match self.colour {
+                    true => {
+                        let _ = write!(buf, "\u{1b}[2m{line}\u{1b}[0m");
+                    }
+                    false => buf.push_str(&line),
+                }
+                rows += 1;
+            }
+        }
+        if let Some(want) = self.want {
+            if rows > 0 {
+                buf.push_str("\r\n");
+            }
+            let prompt = want.prompt();
+            let (text, col) = window(&self.line, cols - prompt.width() - 1);
+            buf.push_str(prompt);
+            buf.push_str(&text);
+            let _ = write!(buf, "\r\u{1b}[{}C", prompt.width() + col);
+            rows += 1;
+        }
+        self.drawn = (rows, rows.saturating_sub(1));
+    }
+}
+
+/// `text` cut to `cols` columns (with `…` when cut).
+fn fit(text: &str, cols: usize) -> String {
+    if text.width() <= cols {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > cols {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// Writes `buf` to the terminal in one go.
+fn flush(buf: &str) {
+    if buf.is_empty() {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(buf.as_bytes()).and_then(|()| out.flush());
+}

@@ -1,0 +1,25 @@
+//! The REPL's terminal: a line editor of troupe's own ([`editor`]) that owns the prompt and
+//! prints everything else above it, the history file it shares with earlier versions, and the
+//! plain line reader used when stdin is not a terminal.
+
+pub mod editor;
+pub mod history_file;
+pub mod line;
+pub mod mail;
+pub mod markdown;
+pub mod raw;
+pub mod reader;
+pub mod view;
+
+pub use reader::{Interrupts, LineReader, Printer};
+
+/// What the person did at the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Entered a line.
+    Line(String),
+    /// Pressed Ctrl-C at an empty prompt (or in answer to a question).
+    Interrupted,
+    /// Pressed Ctrl-D at an empty prompt (or stdin ended).
+    Eof,
+}

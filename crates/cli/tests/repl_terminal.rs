@@ -1,0 +1,188 @@
+//! The REPL in a real pseudo-terminal, typed at as a person would — whole lines sent in one
+//! write, keys typed while the agent is busy, mail arriving mid-line — with every wait on what
+//! the emulated screen shows (or what the fake model received), bounded and generous.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+mod common;
+mod pty_support;
+mod repl_support;
+
+use common::subcommand;
+use repl_support::{leave, prompt_row, repl_in_pty, user_text, wait_requests, LIMIT};
+use std::time::Duration;
+use troupe_testkit::{FakeServer, Step, TempWorkspace};
+
+#[test]
+fn a_line_sent_in_one_write_is_submitted_at_once() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [Step::text("first answer"), Step::text("second answer")],
+    );
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    // A paste with its Enter: one write, no further key.
+    pty.send("hello there, model\r");
+    let screen = pty.wait_for_text("first answer", LIMIT);
+    assert!(screen.contains("> hello there, model"), "{screen}");
+    assert_eq!(user_text(&server, 0), "hello there, model");
+    pty.wait_for("the next prompt", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">") && s.contains("first answer")
+    });
+    pty.send("and again\r");
+    pty.wait_for_text("second answer", LIMIT);
+    assert_eq!(user_text(&server, 1), "and again");
+    leave(pty);
+}
+
+#[test]
+fn type_ahead_while_the_agent_is_busy_is_submitted_next() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::delay(Duration::from_secs(3), Step::text("slow answer")),
+            Step::text("answer to the queued line"),
+        ],
+    );
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("think slowly\r");
+    wait_requests(&server, 1);
+    // The model is thinking: this line is typed ahead, Enter and all.
+    pty.send("queued line\r");
+    let screen = pty.wait_for_text("answer to the queued line", LIMIT);
+    assert!(screen.contains("slow answer"), "{screen}");
+    assert!(screen.contains("> queued line"), "{screen}");
+    assert_eq!(user_text(&server, 1), "queued line");
+    leave(pty);
+}
+
+#[test]
+fn ctrl_u_clears_the_line_and_history_recalls_it() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("got it"), Step::text("again")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("garbage to throw away");
+    pty.wait_for("the typed text", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> garbage to throw away")
+    });
+    pty.send("\u{15}");
+    pty.wait_for("an empty prompt", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    // Ctrl-U never submits.
+    assert!(server.requests_for("lead").is_empty());
+    pty.send("the real 日本 line\u{1b}[D\u{1b}[D\u{7f}X\r");
+    pty.wait_for_text("got it", LIMIT);
+    assert_eq!(user_text(&server, 0), "the real 日本 lXne");
+    // Up recalls it; Enter sends it again.
+    pty.wait_for("the next prompt", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    pty.send("\u{1b}[A");
+    pty.wait_for("the recalled line", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> the real 日本 lXne")
+    });
+    pty.send("\r");
+    pty.wait_for_text("again", LIMIT);
+    assert_eq!(user_text(&server, 1), "the real 日本 lXne");
+    leave(pty);
+    let history = std::fs::read_to_string(ws.path().join(".troupe/history")).unwrap();
+    assert!(history.contains("the real 日本 lXne"), "{history}");
+}
+
+#[test]
+fn mail_printed_while_typing_keeps_the_typed_text() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("noted the mail"));
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("half typed");
+    pty.wait_for("the typed text", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> half typed")
+    });
+    let sent = subcommand(ws.path(), &["team", "send", "lead", "hello from outside"]);
+    assert!(sent.status.success(), "{}", common::stderr(&sent));
+    let screen = pty.wait_for_text("noted the mail", LIMIT);
+    assert!(screen.contains("→ lead: hello from outside"), "{screen}");
+    assert!(!screen.contains("<inbox>"), "{screen}");
+    pty.wait_for("the typed text kept below the mail", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> half typed") && s.contains("noted the mail")
+    });
+    pty.send(" and finished\r");
+    wait_requests(&server, 2);
+    assert_eq!(user_text(&server, 1), "half typed and finished");
+    leave(pty);
+}
+
+#[test]
+fn a_bracketed_paste_is_one_multi_line_prompt() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("read both lines")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("\u{1b}[200~first line\r\nsecond line\u{1b}[201~");
+    pty.wait_for("the pasted text", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> first line↵second line")
+    });
+    assert!(
+        server.requests_for("lead").is_empty(),
+        "a paste is not sent"
+    );
+    pty.send("\r");
+    pty.wait_for_text("read both lines", LIMIT);
+    assert_eq!(user_text(&server, 0), "first line\nsecond line");
+    leave(pty);
+}
+
+#[test]
+fn ctrl_c_interrupts_a_running_turn_and_the_session_stays() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::delay(Duration::from_secs(30), Step::text("too late")),
+            Step::text("still here"),
+        ],
+    );
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("take your time\r");
+    wait_requests(&server, 1);
+    pty.send("\u{3}");
+    pty.wait_for_text("(interrupted)", LIMIT);
+    pty.wait_for("the prompt back", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    pty.send("are you there\r");
+    pty.wait_for_text("still here", LIMIT);
+    // The interrupted prompt stays in the conversation; the new one follows it.
+    assert!(user_text(&server, 1).ends_with("are you there"));
+    leave(pty);
+}
+
+#[test]
+fn a_retry_is_one_quiet_line_and_its_log_goes_to_the_log_file() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::fault(troupe_testkit::Fault::Overloaded),
+            Step::text("answered after a retry"),
+        ],
+    );
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("hello\r");
+    let screen = pty.wait_for_text("answered after a retry", LIMIT);
+    assert!(screen.contains("… model call failed ("), "{screen}");
+    assert!(
+        !screen.contains("WARN"),
+        "no log line in the REPL: {screen}"
+    );
+    leave(pty);
+    let log = std::fs::read_to_string(ws.path().join(".troupe/logs/troupe.log")).unwrap();
+    assert!(log.contains("model call failed; retrying"), "{log}");
+}
