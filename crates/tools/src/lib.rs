@@ -3,6 +3,7 @@
 pub mod background;
 pub mod bash;
 mod beneath;
+pub mod conceal;
 pub mod edit_file;
 pub mod glob;
 pub mod grep;
@@ -18,6 +19,7 @@ pub mod write_file;
 
 pub use bash::{is_read_only_command, BashTool};
 pub use beneath::{Parents, Previous};
+pub use conceal::Concealed;
 pub use edit_file::EditFileTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
@@ -100,6 +102,8 @@ pub struct ToolContext {
     pub sandbox_config: Arc<SandboxConfig>,
     /// The agent's background commands (`bash` with `run_in_background`), when it may have any.
     pub background: Option<background::Jobs>,
+    /// What glob and grep must not reveal (files a `Read` deny rule covers).
+    pub concealed: Concealed,
 }
 
 impl ToolContext {
@@ -112,7 +116,14 @@ impl ToolContext {
             sandbox: Sandbox::ReadOnly,
             sandbox_config: Arc::new(SandboxConfig::default()),
             background: None,
+            concealed: Concealed::default(),
         }
+    }
+
+    /// The same context, with searches leaving out what `concealed` covers.
+    pub fn with_concealed(mut self, concealed: Concealed) -> ToolContext {
+        self.concealed = concealed;
+        self
     }
 
     /// The same context with these background commands.

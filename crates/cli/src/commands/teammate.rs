@@ -55,7 +55,15 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     })?;
     let hooks = crate::hooks::extension(&settings, &workspace, policy.mode, store.clone())?
         .for_teammates(&args.team);
+    let added_dirs = crate::settings::added_dirs(&args.agent, &settings, &workspace)?;
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let agents =
+        crate::subagents::definitions(&workspace, home.as_deref(), crate::subagents::Report::Quiet);
     let config = TeamConfig {
+        agents,
+        mcp_servers: mcp.names().into_iter().map(str::to_string).collect(),
+        home,
+        added_dirs,
         team: args.team.clone(),
         troupe_dir: troupe_dir.clone(),
         workspace,
