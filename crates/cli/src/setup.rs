@@ -264,6 +264,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     let hooks = crate::hooks::extension(&settings, &workspace, mode, store.clone())?;
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &args.team);
     let home = std::env::var_os("HOME").map(PathBuf::from);
+    let skills = project_skills(&workspace, home.as_deref());
     let agents =
         crate::subagents::definitions(&workspace, home.as_deref(), crate::subagents::Report::Warn);
     let team = Team::open(
@@ -282,6 +283,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
                 Arc::new(hooks.for_teammates(&args.team)),
                 mcp_extension.clone(),
                 cron.clone(),
+                skills.clone(),
             ],
             agents: agents.clone(),
             mcp_servers: mcp.names().into_iter().map(str::to_string).collect(),
@@ -306,7 +308,6 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         team.shared().protocols.answer_with(approver.clone());
     }
     let path = session_path(&troupe_dir, &session_id);
-    let skills = project_skills(&workspace, home.as_deref());
     let subagents = crate::subagents::extension(
         agents,
         crate::subagents::Factory {

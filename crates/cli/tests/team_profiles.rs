@@ -424,3 +424,45 @@ fn a_process_mode_teammate_keeps_its_definition_and_server_restriction() {
     let (text, is_error) = rev[2].last_tool_result().unwrap();
     assert!(!is_error && text.contains("UTC"), "{text}");
 }
+
+#[test]
+fn teammates_read_the_users_memory_and_skills_in_process_and_as_processes() {
+    for mode in ["in-process", "process"] {
+        let ws = TempWorkspace::new();
+        // The tests' HOME is the workspace's `.home`.
+        ws.write(
+            ".home/.claude/CLAUDE.md",
+            "Sign every report with a smiley.\n",
+        );
+        ws.write(
+            ".home/.troupe/skills/greet/SKILL.md",
+            "---\nname: greet\ndescription: Greet people warmly\n---\nSay hello.\n",
+        );
+        let server = FakeServer::start();
+        ack_fallback(&server);
+        server.script(
+            "lead",
+            [
+                Step::tool(
+                    "spawn_teammate",
+                    json!({"name": "mate", "role": "helper", "prompt": "say hi"}),
+                ),
+                Step::text("spawned"),
+            ],
+        );
+        server.script("mate", [Step::text("hi :)")]);
+        let out = headless_bypass(ws.path(), &server, "go", &["--teammate-mode", mode]);
+        assert!(out.status.success(), "{mode}: {}", stderr(&out));
+        let mate = server.requests_for("mate");
+        let system = mate[0].system();
+        assert!(
+            system.contains("Sign every report with a smiley."),
+            "{mode}: {system}"
+        );
+        assert!(
+            system.contains("- greet: Greet people warmly"),
+            "{mode}: {system}"
+        );
+        assert!(mate[0].tool_names().contains(&"load_skill".to_string()));
+    }
+}
