@@ -423,6 +423,42 @@ fn a_process_mode_teammate_keeps_its_definition_and_server_restriction() {
     );
     let (text, is_error) = rev[2].last_tool_result().unwrap();
     assert!(!is_error && text.contains("UTC"), "{text}");
+
+    // --continue starts its process again, made from the roster the same way.
+    let before = rev.len();
+    server.script(
+        "lead",
+        [
+            Step::tool("send_message", json!({"to": "rev", "content": "once more"})),
+            Step::text("sent"),
+        ],
+    );
+    server.script(
+        "rev",
+        [
+            Step::reply(
+                Reply::tool("connect_mcp", json!({"name": "time"}))
+                    .with_tool("connect_mcp", json!({"name": "everything"})),
+            ),
+            Step::text("rev: again"),
+        ],
+    );
+    let second = continued(&ws, &server, &["--teammate-mode", "process"]);
+    assert!(second.status.success(), "stderr: {}", stderr(&second));
+    let rev = server.requests_for("rev");
+    assert!(rev.len() >= before + 2, "rev worked again");
+    let again = rev.last().unwrap();
+    assert!(again.system().contains("You are the reviewer specialist."));
+    offered_only(
+        again,
+        &[
+            "read_file",
+            "grep",
+            "connect_mcp",
+            "mcp__time__get_current_time",
+        ],
+        &["mcp__everything__*", "bash", "write_file"],
+    );
 }
 
 #[test]
