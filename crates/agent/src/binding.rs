@@ -85,7 +85,12 @@ impl Binder {
                 let mut ctx = self.base.clone();
                 let mut config = (*self.base.sandbox_config).clone();
                 config.writable_roots.extend(binding.writable_roots);
-                ctx.workspace = binding.workspace;
+                // The directories added to the agent's workspace stay reachable from the bound one.
+                ctx.workspace = Arc::new(
+                    (*binding.workspace)
+                        .clone()
+                        .with_added_dirs_of(&self.base.workspace),
+                );
                 ctx.sandbox_config = Arc::new(config);
                 (ctx, binding.note)
             }

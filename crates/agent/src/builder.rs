@@ -6,6 +6,7 @@ use crate::effective_policy::{effective_policy, PermissionFlags, PolicyError};
 use crate::extension::{Approver, Extension, ExtensionContext, RefuseApprover};
 use crate::permissions::Policy;
 use crate::prompt::{system_prompt, today, PromptContext};
+use crate::tool_filter::{FilteredSource, ToolFilter};
 use crate::transcript::TranscriptError;
 use crate::turn::{Agent, AgentConfig};
 use std::path::PathBuf;
@@ -52,6 +53,7 @@ pub struct AgentBuilder {
     stop: Arc<AtomicBool>,
     sandbox: Option<SandboxConfig>,
     only_tools: Option<Vec<String>>,
+    tool_filter: Option<ToolFilter>,
     context_window: Option<u64>,
 }
 
@@ -92,6 +94,7 @@ impl AgentBuilder {
             stop: Arc::new(AtomicBool::new(false)),
             sandbox: None,
             only_tools: None,
+            tool_filter: None,
             context_window: None,
         }
     }
@@ -166,6 +169,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Offers only the tools `filter` keeps — base tools, extensions' tools (except those of
+    /// extensions whose tools are always kept) and the tools of tool sources, each time they are
+    /// asked — so a tool that appears later is filtered too. `None`: no filter.
+    pub fn tool_filter(mut self, filter: Option<ToolFilter>) -> Self {
+        self.tool_filter = filter;
+        self
+    }
+
     /// Registers an extension: its tools, prompt sections, gates and inbox join the agent.
     pub fn extension(mut self, extension: Arc<dyn Extension>) -> Self {
         self.extensions.push(extension);
@@ -231,6 +242,9 @@ impl AgentBuilder {
         if let Some(only) = &self.only_tools {
             tools.retain(|t| only.iter().any(|name| name == t.name()));
         }
+        if let Some(filter) = &self.tool_filter {
+            tools.retain(|t| filter.keeps(t.name()));
+        }
         let mut sections = Vec::new();
         let mut gates = Vec::new();
         let mut inboxes = Vec::new();
@@ -239,11 +253,15 @@ impl AgentBuilder {
         let mut sources = Vec::new();
         let mut watchers = Vec::new();
         for extension in &extensions {
+            let filter = match extension.tools_always_kept() {
+                true => None,
+                false => self.tool_filter.as_ref(),
+            };
             for tool in extension.tools(&cx) {
                 let left_out = self.only_tools.as_ref().is_some_and(|only| {
                     BUILT_IN_EXTENSION_TOOLS.contains(&tool.name())
                         && !only.iter().any(|name| name == tool.name())
-                });
+                }) || filter.is_some_and(|f| !f.keeps(tool.name()));
                 if !left_out {
                     tools.register(tool);
                 }
@@ -253,7 +271,13 @@ impl AgentBuilder {
             inboxes.extend(extension.inbox(&cx));
             workspace_sources.extend(extension.workspace_source(&cx));
             lifecycle.extend(extension.lifecycle(&cx));
-            sources.extend(extension.tool_source(&cx));
+            sources.extend(extension.tool_source(&cx).map(|inner| match filter {
+                Some(filter) => Arc::new(FilteredSource {
+                    inner,
+                    filter: filter.clone(),
+                }) as Arc<dyn crate::extension::ToolSource>,
+                None => inner,
+            }));
             watchers.extend(extension.watcher(&cx));
         }
         // A tool denied whole is not offered at all: the model cannot ask for what it never sees.
@@ -289,12 +313,19 @@ impl AgentBuilder {
             crate::compact::SpillDir::new(None, &home),
             compact_request,
         );
+        let mut sandbox = self
+            .sandbox
+            .unwrap_or_else(|| sandbox_config(&self.settings));
+        // Commands allowed to write the workspace may write the directories added to it too.
+        for dir in self.workspace.added_dirs() {
+            if !sandbox.writable_roots.iter().any(|root| root == dir) {
+                sandbox.writable_roots.push(dir.to_path_buf());
+            }
+        }
         let ctx = ToolContext::new(self.workspace, self.name.clone())
-            .with_sandbox_config(Arc::new(
-                self.sandbox
-                    .unwrap_or_else(|| sandbox_config(&self.settings)),
-            ))
-            .with_background(jobs);
+            .with_sandbox_config(Arc::new(sandbox))
+            .with_background(jobs)
+            .with_concealed(policy.concealed());
         // TODO(settings.env): set `self.settings.env` on tool processes once ToolContext carries
         // an environment; the binary applies it to its own process meanwhile.
         let config = AgentConfig {

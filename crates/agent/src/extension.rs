@@ -86,6 +86,13 @@ pub trait Extension: Send + Sync {
     fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {
         None
     }
+
+    /// Whether this extension's tools stay when the agent is built with a
+    /// [`ToolFilter`](crate::ToolFilter) (they are what the agent needs to take part at all, such
+    /// as a teammate's mail and protocol tools). Default: no, they are filtered like any other.
+    fn tools_always_kept(&self) -> bool {
+        false
+    }
 }
 
 /// Keeps track of an agent from outside it. Called on the agent's task: no method may block

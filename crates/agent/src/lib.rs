@@ -15,6 +15,7 @@ pub mod permissions;
 pub mod prompt;
 pub mod session;
 pub mod todo;
+pub mod tool_filter;
 pub mod transcript;
 pub mod turn;
 
@@ -30,6 +31,7 @@ pub use lifecycle::{
     BeforeTool, CallDecision, CompactTrigger, LifecycleHooks, SessionEndReason, SessionSource,
     TaskChange, TaskInfo, ToolCall, Verdict,
 };
+pub use tool_filter::ToolFilter;
 pub use turn::{
     Agent, AgentConfig, AgentError, AgentEvent, PermissionDenial, TurnEnd, TurnOutcome,
 };

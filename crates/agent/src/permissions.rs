@@ -4,6 +4,7 @@
 //! read-only (so no allow or ask rule can open the plan gate); an ask rule beats allow rules; an
 //! allow rule beats the mode's default.
 
+mod conceal;
 mod path_glob;
 mod protected;
 mod rules;
@@ -64,6 +65,30 @@ impl PermissionMode {
             PermissionMode::BypassPermissions => "bypassPermissions",
             PermissionMode::DontAsk => "dontAsk",
             PermissionMode::Auto => "auto",
+        }
+    }
+
+    /// How much the mode lets run without asking, for comparing modes: plan (read-only) lets
+    /// the least, then dontAsk (what would be asked is refused), default, acceptEdits and auto
+    /// (edits run), bypassPermissions the most.
+    fn latitude(self) -> u8 {
+        match self {
+            PermissionMode::Plan => 0,
+            PermissionMode::DontAsk => 1,
+            PermissionMode::Default => 2,
+            PermissionMode::AcceptEdits | PermissionMode::Auto => 3,
+            PermissionMode::BypassPermissions => 4,
+        }
+    }
+
+    /// This mode, or `asked` when it is stricter: how a mode something asks for itself (an agent
+    /// definition's `permissionMode`, a file the model could have written) is honoured only when
+    /// it tightens.
+    pub fn tightened_by(self, asked: PermissionMode) -> PermissionMode {
+        if asked.latitude() < self.latitude() {
+            asked
+        } else {
+            self
         }
     }
 }

@@ -163,9 +163,12 @@ pub struct SubagentExtension {
 
 impl SubagentExtension {
     /// The extension over the definitions found, building subagents with `factory`.
-    pub fn new(definitions: Definitions, factory: Arc<dyn SubagentFactory>) -> SubagentExtension {
+    pub fn new(
+        definitions: Arc<Definitions>,
+        factory: Arc<dyn SubagentFactory>,
+    ) -> SubagentExtension {
         SubagentExtension {
-            definitions: Arc::new(definitions),
+            definitions,
             factory,
             usage: Arc::default(),
         }

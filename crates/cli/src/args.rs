@@ -369,6 +369,12 @@ pub struct AgentArgs {
     #[arg(long, value_parser = parse_context_window)]
     pub context_window: Option<u64>,
 
+    /// More directories the tools may use besides the workspace, by absolute path (read, edit,
+    /// search; commands allowed to write may write there); setting
+    /// `permissions.additionalDirectories`.
+    #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
+    pub add_dir: Vec<PathBuf>,
+
     #[command(flatten)]
     pub mcp: McpFlags,
 }

@@ -72,10 +72,6 @@ pub struct ContractArgs {
     #[arg(long, value_name = "SCHEMA")]
     pub json_schema: Option<String>,
 
-    /// Extra directories tools may use (accepted; see the note it prints).
-    #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
-    pub add_dir: Vec<PathBuf>,
-
     /// Which settings files to read: a comma-separated list of user, project, local.
     #[arg(long, value_name = "SOURCES")]
     pub setting_sources: Option<String>,
@@ -104,9 +100,6 @@ impl ContractArgs {
             notes.push(
                 "--json-schema is accepted but the answer is not validated against it".to_string(),
             );
-        }
-        if !self.add_dir.is_empty() {
-            notes.push("--add-dir is accepted but tools stay confined to the workspace (one root per agent)".to_string());
         }
         if !self.betas.is_empty() {
             notes.push("--betas is accepted but no beta headers are sent".to_string());

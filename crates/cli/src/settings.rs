@@ -76,3 +76,43 @@ pub fn teammate_flags(agent: &crate::args::AgentArgs) -> Vec<String> {
         .into_iter()
         .collect()
 }
+
+/// The directories added to the workspace, canonical: `--add-dir` (relative to the current
+/// directory) and the settings' `permissions.additionalDirectories` (relative to the workspace
+/// root, `~/` under the home directory). One that is not an existing directory is an error.
+pub fn added_dirs(
+    agent: &crate::args::AgentArgs,
+    settings: &Settings,
+    workspace: &Path,
+) -> Result<Vec<PathBuf>> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let from_flags = agent.add_dir.iter().map(|d| ("--add-dir", d.clone()));
+    let from_settings = settings.permissions.additional_directories.iter().map(|d| {
+        let path = match (d.strip_prefix("~/"), &home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => workspace.join(d),
+        };
+        ("permissions.additionalDirectories", path)
+    });
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for (origin, given) in from_flags.chain(from_settings) {
+        let real = given
+            .canonicalize()
+            .map_err(|e| anyhow::anyhow!("{origin} {}: cannot use it: {e}", given.display()))?;
+        if !real.is_dir() {
+            anyhow::bail!("{origin} {}: not a directory", given.display());
+        }
+        if !dirs.contains(&real) {
+            dirs.push(real);
+        }
+    }
+    Ok(dirs)
+}
+
+/// The `--add-dir` flags a teammate process gets, so its tools reach the directories its lead's
+/// do (as the lead resolved them).
+pub fn teammate_dir_flags(dirs: &[PathBuf]) -> Vec<String> {
+    dirs.iter()
+        .map(|d| format!("--add-dir={}", d.display()))
+        .collect()
+}

@@ -247,7 +247,9 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         bail!("--max-turns must be at least 1");
     }
     let session_id = session_id(args, &troupe_dir)?;
+    let added_dirs = crate::settings::added_dirs(&args.agent, &settings, &workspace)?;
     let guard = Workspace::new(&workspace)
+        .and_then(|ws| ws.with_added_dirs(&added_dirs))
         .with_context(|| format!("opening workspace {}", workspace.display()))?;
     let mode_name = args
         .teammate_mode
@@ -273,6 +275,10 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     })?;
     let hooks = crate::hooks::extension(&settings, &workspace, mode, store.clone())?;
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &args.team);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let skills = project_skills(&workspace, home.as_deref());
+    let agents =
+        crate::subagents::definitions(&workspace, home.as_deref(), crate::subagents::Report::Warn);
     let team = Team::open(
         TeamConfig {
             team: args.team.clone(),
@@ -289,10 +295,16 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
                 Arc::new(hooks.for_teammates(&args.team)),
                 mcp_extension.clone(),
                 cron.clone(),
+                skills.clone(),
             ],
+            agents: agents.clone(),
+            mcp_servers: mcp.names().into_iter().map(str::to_string).collect(),
+            home: home.clone(),
+            added_dirs: added_dirs.clone(),
             teammate_args: crate::mcp::teammate_args(&args.agent.mcp)
                 .into_iter()
                 .chain(crate::settings::teammate_flags(&args.agent))
+                .chain(crate::settings::teammate_dir_flags(&added_dirs))
                 .collect(),
         },
         store,
@@ -308,10 +320,8 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         team.shared().protocols.answer_with(approver.clone());
     }
     let path = session_path(&troupe_dir, &session_id);
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let skills = project_skills(&workspace, home.as_deref());
     let subagents = crate::subagents::extension(
-        &workspace,
+        agents,
         crate::subagents::Factory {
             model: model.clone(),
             settings: settings.clone(),

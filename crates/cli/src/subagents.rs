@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use troupe_agent::permissions::{PermissionMode, Policy};
 use troupe_agent::{Agent, AgentBuilder, Approver, Extension};
-use troupe_catalog::agents::AgentDefinition;
+use troupe_catalog::agents::{AgentDefinition, Definitions};
 use troupe_catalog::subagent::{SubagentError, SubagentExtension, SubagentFactory};
 use troupe_model::ModelConfig;
 use troupe_settings::Settings;
@@ -52,10 +52,13 @@ impl SubagentFactory for Factory {
             ..self.model.clone()
         };
         let mut policy = self.policy.clone();
-        // A definition may make its agent stricter (plan), never looser than its parent: the
+        // A definition may make its agent stricter, never looser than its parent: the
         // definition is a file in the workspace the model itself could have written.
-        if definition.and_then(|d| d.permission_mode.as_deref()) == Some("plan") {
-            policy.mode = PermissionMode::Plan;
+        if let Some(asked) = definition
+            .and_then(|d| d.permission_mode.as_deref())
+            .and_then(|m| m.parse::<PermissionMode>().ok())
+        {
+            policy.mode = policy.mode.tightened_by(asked);
         }
         let identity = match definition {
             Some(d) if !d.prompt.is_empty() => format!("{}\n\n{IDENTITY}", d.prompt),
@@ -94,16 +97,32 @@ impl SubagentFactory for Factory {
     }
 }
 
-/// The `task` tool for an agent, over the project's agent definitions (skipped files are
-/// reported on stderr).
-pub fn extension(workspace: &Path, factory: Factory) -> Arc<SubagentExtension> {
-    let definitions = troupe_catalog::agents::load(workspace, factory.home.as_deref());
-    for skipped in &definitions.skipped {
-        eprintln!(
-            "troupe: warning: skipped agent definition {}: {}",
-            skipped.path.display(),
-            skipped.why
-        );
+/// The project's and the user's agent definitions, for `task` and `spawn_teammate{agent}`
+/// (skipped files are reported on stderr when `report` says so).
+pub fn definitions(workspace: &Path, home: Option<&Path>, report: Report) -> Arc<Definitions> {
+    let definitions = troupe_catalog::agents::load(workspace, home);
+    if report == Report::Warn {
+        for skipped in &definitions.skipped {
+            eprintln!(
+                "troupe: warning: skipped agent definition {}: {}",
+                skipped.path.display(),
+                skipped.why
+            );
+        }
     }
+    Arc::new(definitions)
+}
+
+/// Whether loading definitions warns about the files it skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// Warn on stderr (the lead).
+    Warn,
+    /// Say nothing (a teammate process: the lead warned already).
+    Quiet,
+}
+
+/// The `task` tool for an agent, over `definitions`.
+pub fn extension(definitions: Arc<Definitions>, factory: Factory) -> Arc<SubagentExtension> {
     Arc::new(SubagentExtension::new(definitions, Arc::new(factory)))
 }

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::{mpsc, Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use troupe_tools::process::{setup_child, LiveCall};
+use troupe_tools::process::LiveCall;
 
 /// A running server process.
 #[derive(Debug)]
@@ -112,7 +112,12 @@ pub(crate) async fn spawn(
         .process_group(0)
         // Inherited by its descendants, so they are found and ended with troupe.
         .env(marker, id);
-    setup_child(cmd.as_std_mut(), None);
+    // No `pre_exec` (no parent-death signal): without one, std starts the server with
+    // posix_spawn (vfork-like) instead of forking troupe's whole address space, which is most of
+    // what a configured server costs the first prompt. It still ends with troupe: `end_all` kills
+    // its group on every exit troupe sees, and a stdio server whose client is gone reads end of
+    // file on stdin and exits.
+
     let mut child = match on_spawner(cmd).await {
         Ok(child) => child,
         Err(e) => {
@@ -160,10 +165,10 @@ pub(crate) async fn spawn(
 /// A spawn waiting for the spawner thread.
 type Job = Box<dyn FnOnce() + Send>;
 
-/// Forks `cmd` on a thread of its own that lives as long as troupe: the parent-death signal
-/// follows the thread that forked, and the async workers, which also carry the model calls,
-/// are not held up while the kernel copies troupe and runs `exec` (servers start while the
-/// first prompt is under way). Without that thread (it could not be started) the caller forks.
+/// Spawns `cmd` on a thread of its own that lives as long as troupe, so the async workers,
+/// which also carry the model calls, are not held up while the kernel starts the program
+/// (servers start while the first prompt is under way). Without that thread (it could not be
+/// started) the caller spawns.
 async fn on_spawner(mut cmd: Command) -> std::io::Result<Child> {
     static SPAWNER: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
     let spawner = SPAWNER.get_or_init(|| {

@@ -16,7 +16,7 @@ pub use envelope::{Envelope, MailKind};
 pub use event::{Event, EventKind};
 pub use ids::{new_id, validate_agent_name, NameError};
 pub use request::{Request, RequestError, RequestKind, RequestStatus, Response, Transition};
-pub use roster::{BackgroundCommand, BackgroundState, Member, Roster};
+pub use roster::{BackgroundCommand, BackgroundState, Member, MemberProfile, Roster};
 pub use status::AgentStatus;
 pub use task::{
     check_dependencies, BlockerStatus, Task, TaskError, TaskId, TaskStatus, TaskTransition,

@@ -50,6 +50,34 @@ pub struct Member {
     /// has not read yet (a headless run waits for them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub background: Vec<BackgroundCommand>,
+    /// The agent definition it was made from and the tools it is restricted to, as spawned.
+    #[serde(flatten)]
+    pub profile: MemberProfile,
+}
+
+/// What a teammate was made from besides its role, as `spawn_teammate` asked: an agent
+/// definition, and the tools and MCP servers it is restricted to. On the roster, so every
+/// incarnation (a respawn, `--continue`, its own process) is made the same way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberProfile {
+    /// The agent definition (`.troupe/agents/<name>.md`, `.claude/agents/<name>.md`) whose body
+    /// is part of its system prompt and whose `tools`, `model` and `permissionMode` apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The only tools it may use (names, `prefix*` patterns, `mcp__<server>` for all of a
+    /// server's tools); `None` for no restriction. Its team tools always stay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// The only MCP servers whose tools it may use; `None` for all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<Vec<String>>,
+}
+
+impl MemberProfile {
+    /// True when nothing shapes the member beyond its role.
+    pub fn is_plain(&self) -> bool {
+        self.agent.is_none() && self.tools.is_none() && self.mcp_servers.is_none()
+    }
 }
 
 /// One background command of a member, as the roster shows it.
@@ -99,6 +127,7 @@ impl Member {
             auto_claim: true,
             last_report: None,
             background: Vec::new(),
+            profile: MemberProfile::default(),
         }
     }
 }

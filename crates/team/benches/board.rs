@@ -358,6 +358,10 @@ fn team_on(ws: &Path, server: &FakeServer) -> Team {
         settings: Default::default(),
         settings_arg: None,
         extensions: Vec::new(),
+        agents: Default::default(),
+        mcp_servers: Vec::new(),
+        home: None,
+        added_dirs: Vec::new(),
         teammate_args: Vec::new(),
     };
     Team::open(config, open(&troupe_dir), None).unwrap()
@@ -383,6 +387,7 @@ fn wake_member_in_process(wakes: usize) {
             require_plan: false,
             auto_claim: true,
             isolation: troupe_team::Isolation::Shared,
+            profile: Default::default(),
         })
         .unwrap();
         team

@@ -34,6 +34,25 @@ pub enum TeamError {
         /// Why.
         reason: String,
     },
+    /// `spawn_teammate{agent}` names no agent definition.
+    #[error("no agent definition named '{name}' (.troupe/agents/*.md, .claude/agents/*.md); known: {known}")]
+    UnknownAgent {
+        /// The name given.
+        name: String,
+        /// The definitions there are.
+        known: String,
+    },
+    /// `spawn_teammate{mcp_servers}` names a server that is not configured.
+    #[error("no MCP server named '{name}' is configured; configured: {known}")]
+    UnknownMcpServer {
+        /// The name given.
+        name: String,
+        /// The configured servers.
+        known: String,
+    },
+    /// `spawn_teammate{tools}` is malformed.
+    #[error("invalid tools: {0}")]
+    BadTools(String),
     /// The team store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -50,6 +69,10 @@ pub enum MemberError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The agent definition it was spawned from is gone: made without it, it would lose the
+    /// definition's restrictions.
+    #[error("its agent definition '{0}' is no longer there (.troupe/agents/, .claude/agents/)")]
+    Definition(String),
     /// The directory its tools work in cannot be opened.
     #[error("its workspace cannot be opened: {0}")]
     Workspace(#[from] troupe_tools::GuardError),

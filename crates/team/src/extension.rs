@@ -205,4 +205,10 @@ impl Extension for TeammateExtension {
     fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {
         Some(Arc::new(TeamWatcher(self.shared.clone())))
     }
+
+    /// Its mail, protocol, board and worktree tools are how a teammate takes part at all: a
+    /// teammate restricted to some tools keeps them.
+    fn tools_always_kept(&self) -> bool {
+        true
+    }
 }

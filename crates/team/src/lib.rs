@@ -8,6 +8,8 @@ pub mod inbox;
 pub mod liveness;
 pub mod member;
 pub mod notice;
+mod process;
+pub mod profile;
 pub mod prompt;
 pub mod protocols;
 pub mod render;

@@ -34,6 +34,10 @@ fn team(ws: &Path, server: &FakeServer) -> Team {
         settings: Default::default(),
         settings_arg: None,
         extensions: Vec::new(),
+        agents: Default::default(),
+        mcp_servers: Vec::new(),
+        home: None,
+        added_dirs: Vec::new(),
         teammate_args: Vec::new(),
     };
     let store =
@@ -76,6 +80,7 @@ async fn stop_all_waits_for_a_teammate_to_finish_its_round() {
         require_plan: false,
         isolation: crate::spec::Isolation::Shared,
         auto_claim: true,
+        profile: Default::default(),
     })
     .unwrap_or_else(|e| panic!("{e}"));
     let started = ws.path().join("started");

@@ -77,7 +77,7 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
     let config = &shared.config;
     let own = own_worktree(shared, spec)?;
     let root = own.as_ref().map_or(&config.workspace, |(_, dir)| dir);
-    let workspace = Workspace::new(root)?;
+    let workspace = Workspace::new(root)?.with_added_dirs(&config.added_dirs)?;
     let model = ModelConfig {
         model: spec
             .model
@@ -85,6 +85,14 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
             .unwrap_or_else(|| config.model.model.clone()),
         ..config.model.clone()
     };
+    let definition = crate::profile::definition(config, &spec.profile)?;
+    let mut policy = config.policy.clone();
+    policy.mode = crate::profile::permission_mode(policy.mode, definition);
+    let mut identity = teammate_identity(&config.team, spec);
+    if let Some(d) = definition.filter(|d| !d.prompt.is_empty()) {
+        // The definition's body is the teammate's role: it follows who the teammate is.
+        identity = format!("{identity}\n\n{}", d.prompt);
+    }
     let transcript = shared.store.transcript_file(&spec.name)?;
     let mut extension = TeammateExtension::new(shared.clone(), spec.clone())?;
     if let Some((record, dir)) = own {
@@ -103,9 +111,11 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         .cloned()
         .fold(builder, AgentBuilder::extension);
     let agent = builder
-        .identity(teammate_identity(&config.team, spec))
+        .identity(identity)
+        .home(config.home.clone())
+        .tool_filter(crate::profile::tool_filter(&spec.profile, definition))
         .settings(config.settings.clone())
-        .policy(config.policy.clone())
+        .policy(policy)
         .approver(Arc::new(approver))
         .max_tokens(config.max_tokens)
         .max_rounds(Some(MAX_ROUNDS_PER_PHASE))

@@ -8,7 +8,6 @@ use crate::spec::{Isolation, MemberSpec};
 pub use crate::spec::{SpawnRequest, TeamConfig, TeammateMode, LEAD};
 use crate::worktree::Worktrees;
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use troupe_agent::transcript::now_ms;
@@ -85,6 +84,12 @@ impl Team {
         if req.name == LEAD {
             return Err(TeamError::NameTaken(req.name));
         }
+        let profile = crate::profile::checked(&self.shared.config, req.profile.clone())?;
+        // The definition's model, unless the spawn names one.
+        let model = req.model.clone().or_else(|| {
+            let agent = profile.agent.as_deref()?;
+            self.shared.config.agents.get(agent)?.model.clone()
+        });
         // The lease before the roster: from the moment the member is on it, something alive
         // holds its lease (this process, or the child it is handed to).
         let lease = match self.shared.store.acquire_lease(&req.name) {
@@ -120,10 +125,11 @@ impl Team {
                     None => 1,
                 };
                 let mut m = Member::new(req.name.clone(), req.role.clone(), epoch, now);
-                m.model = req.model.clone();
+                m.model = model.clone();
                 m.require_plan = req.require_plan;
                 m.worktree = worktree.clone();
                 m.auto_claim = req.auto_claim;
+                m.profile = profile.clone();
                 roster.members.retain(|x| x.name != req.name);
                 roster.members.push(m.clone());
                 member = Some(m);
@@ -154,9 +160,10 @@ impl Team {
             role: member.role.clone(),
             epoch: member.epoch,
             prompt: Some(req.prompt),
-            model: req.model,
+            model,
             worktree,
             auto_claim: member.auto_claim,
+            profile,
         };
         self.start(spec, lease)?;
         Ok(member)
@@ -220,6 +227,7 @@ impl Team {
                 model: m.model.clone(),
                 worktree: m.worktree.clone(),
                 auto_claim: m.auto_claim,
+                profile: m.profile.clone(),
             };
             self.start(spec, lease)?;
             resumed.push(m.name.clone());
@@ -261,91 +269,6 @@ impl Team {
             }
             TeammateMode::Process => self.start_process(spec, lease),
         }
-    }
-
-    fn start_process(&self, spec: MemberSpec, lease: Lease) -> Result<(), TeamError> {
-        let config = &self.shared.config;
-        let err = |reason: String| TeamError::Spawn {
-            name: spec.name.clone(),
-            reason,
-        };
-        let exe = match &config.exe {
-            Some(exe) => exe.clone(),
-            None => std::env::current_exe().map_err(|e| err(e.to_string()))?,
-        };
-        // The child's own output is local to this machine, whatever backend holds the team.
-        let log_dir = config.troupe_dir.join("logs").join(&config.team);
-        std::fs::create_dir_all(&log_dir)
-            .map_err(|e| err(format!("{}: {e}", log_dir.display())))?;
-        let log_path = log_dir.join(format!("{}.log", spec.name));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .map_err(|e| err(format!("{}: {e}", log_path.display())))?;
-        let log2 = log.try_clone().map_err(|e| err(e.to_string()))?;
-        let mut cmd = std::process::Command::new(exe);
-        cmd.arg("teammate")
-            .args(["--team", &config.team, "--name", &spec.name])
-            // `--flag=value`: a role or prompt the model wrote may start with `-`.
-            .arg(format!("--role={}", spec.role))
-            .arg("--cwd")
-            .arg(&config.workspace)
-            .arg(format!(
-                "--model={}",
-                spec.model.as_deref().unwrap_or(&config.model.model)
-            ))
-            .args(["--provider", &config.model.provider.to_string()])
-            .args(["--max-tokens", &config.max_tokens.to_string()])
-            .args(["--permission-mode", &config.policy.mode.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(log))
-            .stderr(Stdio::from(log2));
-        if let Some(prompt) = &spec.prompt {
-            cmd.arg(format!("--prompt={prompt}"));
-        }
-        // The same settings files are read from the same workspace; a `--settings` the lead was
-        // given goes along, so the teammate's effective settings are the lead's.
-        if let Some(settings) = &config.settings_arg {
-            cmd.arg(format!("--settings={settings}"));
-        }
-        cmd.args(&config.teammate_args);
-        // The whole policy goes with the mode: a deny rule that held only in the lead's own
-        // process would not be a rule. `--flag=value` keeps a rule that starts with `-` a value.
-        let rules = &config.policy.rules;
-        for (flag, list) in [
-            ("--allow-rule", &rules.allow),
-            ("--ask-rule", &rules.ask),
-            ("--deny-rule", &rules.deny),
-        ] {
-            for rule in list {
-                cmd.arg(format!("{flag}={}", rule.as_str()));
-            }
-        }
-        // The child inherits the lease: the member is alive from before the child starts.
-        let handoff = lease.pass_to_child(&mut cmd);
-        cmd.arg(format!("--lease={handoff}"));
-        let child = cmd.spawn().map_err(|e| err(e.to_string()))?;
-        let pid = child.id();
-        lease.hand_over(pid);
-        if let Ok(mut children) = self.shared.children.lock() {
-            children.push((spec.name.clone(), pid));
-        }
-        // The child records itself in the roster; reap it in the background so it never lingers
-        // as a zombie.
-        std::thread::spawn(move || {
-            let mut child = child;
-            let _ = child.wait();
-        });
-        let name = spec.name.clone();
-        self.shared
-            .store
-            .update_roster(&mut |roster: &mut Roster| {
-                if let Some(m) = roster.get_mut(&name) {
-                    m.pid = Some(pid);
-                }
-            })?;
-        Ok(())
     }
 
     /// Joins the team as `name` in this process (`troupe teammate`), which holds `lease`,
@@ -404,6 +327,7 @@ impl Team {
                             model: model.clone().or(m.model.clone()),
                             worktree: m.worktree.clone(),
                             auto_claim: m.auto_claim,
+                            profile: m.profile.clone(),
                         };
                         (spec, false)
                     }
@@ -420,6 +344,7 @@ impl Team {
                             model: model.clone(),
                             worktree: None,
                             auto_claim: m.auto_claim,
+                            profile: m.profile.clone(),
                         };
                         roster.members.retain(|x| x.name != name);
                         roster.members.push(m);

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use troupe_agent::permissions::Policy;
 use troupe_agent::Extension;
+use troupe_catalog::agents::Definitions;
 use troupe_model::ModelConfig;
+use troupe_protocol::MemberProfile;
 use troupe_settings::Settings;
 
 /// The lead's name on every team.
@@ -60,6 +62,15 @@ pub struct TeamConfig {
     /// Extensions every teammate built in this process gets besides the team's own (the
     /// workspace's hooks and MCP servers, shared by every agent of the process).
     pub extensions: Vec<Arc<dyn Extension>>,
+    /// The workspace's (and the user's) agent definitions, for `spawn_teammate{agent}`.
+    pub agents: Arc<Definitions>,
+    /// The names of the configured MCP servers, for `spawn_teammate{mcp_servers}`.
+    pub mcp_servers: Vec<String>,
+    /// The user's home, for the user's memory and skills (`None`: none).
+    pub home: Option<PathBuf>,
+    /// Directories besides the workspace every teammate's tools may use (`--add-dir`,
+    /// `permissions.additionalDirectories`), canonical.
+    pub added_dirs: Vec<PathBuf>,
     /// Arguments added to every `troupe teammate` process (the lead's `--mcp-config`), so a
     /// process-mode teammate sets itself up as the lead was.
     pub teammate_args: Vec<String>,
@@ -105,6 +116,8 @@ pub struct SpawnRequest {
     pub isolation: Isolation,
     /// Take ready tasks from the board when idle (`spawn_teammate{auto_claim: false}` opts out).
     pub auto_claim: bool,
+    /// The agent definition it is made from and the tools and servers it is restricted to.
+    pub profile: MemberProfile,
 }
 
 /// Who to run.
@@ -124,4 +137,6 @@ pub struct MemberSpec {
     pub worktree: Option<String>,
     /// Take ready tasks from the board when idle (from the roster member, so a respawn keeps it).
     pub auto_claim: bool,
+    /// Its agent definition and tool restrictions (from the roster member).
+    pub profile: MemberProfile,
 }

@@ -74,6 +74,10 @@ pub fn team_with(
         settings: Arc::new(troupe_settings::Settings::default()),
         settings_arg: None,
         extensions,
+        agents: Default::default(),
+        mcp_servers: Vec::new(),
+        home: None,
+        added_dirs: Vec::new(),
         teammate_args: Vec::new(),
     };
     let store = match troupe_store::file::open(&config.troupe_dir, &config.team) {

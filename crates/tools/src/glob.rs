@@ -1,6 +1,6 @@
 //! The `glob` tool: files matching a glob pattern, newest first, honouring .gitignore.
 
-use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput, Workspace};
+use crate::{parse_input, schema_of, Concealed, Effect, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use globset::GlobBuilder;
 use ignore::WalkBuilder;
@@ -76,8 +76,9 @@ impl Tool for GlobTool {
         };
         let walk_base = base.clone();
         let workspace = Arc::clone(&ctx.workspace);
+        let concealed = ctx.concealed.clone();
         let found = tokio::task::spawn_blocking(move || {
-            let mut found: Vec<(SystemTime, PathBuf)> = walker(&walk_base)
+            let mut found: Vec<(SystemTime, PathBuf)> = walker(&walk_base, &workspace, concealed)
                 .build()
                 .filter_map(Result::ok)
                 .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
@@ -146,20 +147,21 @@ pub(crate) fn search_root(
 /// descended into), but it lists directories by path, so a directory swapped for a symlink
 /// mid-walk can still be listed through it. That is why glob and grep never trust an entry: each
 /// is opened beneath the workspace root's handle before it is reported or read, and one that
-/// now leads outside is dropped.
-pub(crate) fn walker(base: &Path) -> WalkBuilder {
+/// now leads outside is dropped. What `concealed` covers is neither listed nor entered.
+pub(crate) fn walker(base: &Path, workspace: &Workspace, concealed: Concealed) -> WalkBuilder {
     let mut builder = WalkBuilder::new(base);
+    let root = workspace.root().to_path_buf();
     builder
         .hidden(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|entry| {
+        .filter_entry(move |entry| {
             let skipped = entry.depth() > 0
                 && entry.file_type().is_some_and(|t| t.is_dir())
                 && SKIPPED_DIRS
                     .iter()
                     .any(|dir| entry.file_name() == std::ffi::OsStr::new(dir));
-            !skipped
+            !skipped && !concealed.hides(entry.path(), &root)
         });
     builder
 }

@@ -97,8 +97,11 @@ impl Tool for GrepTool {
             }
         };
         let workspace = Arc::clone(&ctx.workspace);
-        let searched =
-            tokio::task::spawn_blocking(move || search(&workspace, &base, &input, &matcher)).await;
+        let concealed = ctx.concealed.clone();
+        let searched = tokio::task::spawn_blocking(move || {
+            search(&workspace, &base, &input, &matcher, concealed)
+        })
+        .await;
         match searched {
             Ok(Ok(output)) => output,
             Ok(Err(message)) => ToolOutput::error(message),
@@ -113,13 +116,14 @@ fn search(
     base: &Path,
     input: &GrepInput,
     matcher: &RegexMatcher,
+    concealed: crate::Concealed,
 ) -> Result<ToolOutput, String> {
     let mode = input.output_mode.unwrap_or_default();
     let context = match mode {
         OutputMode::Content => input.context.unwrap_or(0),
         OutputMode::FilesWithMatches | OutputMode::Count => 0,
     };
-    let mut builder = walker(base);
+    let mut builder = walker(base, workspace, concealed);
     builder.sort_by_file_name(|a, b| a.cmp(b));
     if let Some(glob) = input.glob.as_deref().filter(|g| !g.is_empty()) {
         let mut overrides = OverrideBuilder::new(base);

@@ -7,7 +7,7 @@ use crate::beneath::{self, Failure, Parents, Previous};
 use crate::ToolOutput;
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -106,14 +106,26 @@ impl From<GuardError> for ToolOutput {
     }
 }
 
-/// The directory an agent works in; every tool path is resolved against it and kept inside it.
+/// The directory an agent works in; every tool path is resolved against it and kept inside it —
+/// or inside one of the directories added to it (`--add-dir`, `additionalDirectories`), which
+/// tools reach by absolute path.
 ///
-/// It holds an open handle of the root (one file descriptor, shared by clones), which every file
-/// tool opens its paths beneath; making one costs a `realpath` and an `open`.
+/// It holds an open handle of the root (one file descriptor, shared by clones), and one of each
+/// added directory, which every file tool opens its paths beneath; making one costs a `realpath`
+/// and an `open` per directory.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
     handle: Arc<OwnedFd>,
+    added: Arc<Vec<AddedDir>>,
+}
+
+/// A directory added to a workspace: its canonical path and the handle paths in it are opened
+/// beneath.
+#[derive(Debug)]
+struct AddedDir {
+    path: PathBuf,
+    handle: OwnedFd,
 }
 
 /// Two workspaces are the same when they have the same root, whichever handle they hold.
@@ -144,12 +156,85 @@ impl Workspace {
         Ok(Workspace {
             root,
             handle: Arc::new(handle),
+            added: Arc::new(Vec::new()),
         })
+    }
+
+    /// The same workspace with `dirs` added: tools may also use paths inside them (by absolute
+    /// path), each opened beneath a handle of its directory. A directory inside the root, or
+    /// given twice, adds nothing.
+    pub fn with_added_dirs(mut self, dirs: &[PathBuf]) -> Result<Self, GuardError> {
+        let mut added: Vec<AddedDir> = Vec::new();
+        for given in dirs {
+            let path = given.canonicalize().map_err(|source| GuardError::Root {
+                path: given.clone(),
+                source,
+            })?;
+            if !path.is_dir() {
+                return Err(GuardError::RootNotDir(path));
+            }
+            let known = path.starts_with(&self.root)
+                || self.added.iter().chain(&added).any(|d| d.path == path);
+            if known {
+                continue;
+            }
+            let handle = beneath::open_root(&path).map_err(|source| GuardError::Root {
+                path: given.clone(),
+                source,
+            })?;
+            added.push(AddedDir { path, handle });
+        }
+        if !added.is_empty() {
+            let mut all: Vec<AddedDir> = Vec::new();
+            for d in self.added.iter() {
+                let handle = d.handle.try_clone().map_err(|source| GuardError::Root {
+                    path: d.path.clone(),
+                    source,
+                })?;
+                all.push(AddedDir {
+                    path: d.path.clone(),
+                    handle,
+                });
+            }
+            all.extend(added);
+            self.added = Arc::new(all);
+        }
+        Ok(self)
+    }
+
+    /// The same workspace with the directories added to `other` (a workspace this one stands in
+    /// for, such as a git worktree bound for a round), sharing their handles.
+    pub fn with_added_dirs_of(mut self, other: &Workspace) -> Workspace {
+        self.added = other.added.clone();
+        self
     }
 
     /// The canonical workspace root.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The canonical directories added to the workspace, in the order they were given.
+    pub fn added_dirs(&self) -> impl Iterator<Item = &Path> {
+        self.added.iter().map(|d| d.path.as_path())
+    }
+
+    /// The root a canonical path lies in, with its handle: the workspace root first.
+    fn root_of(&self, real: &Path) -> Option<(&Path, BorrowedFd<'_>)> {
+        if real.starts_with(&self.root) {
+            return Some((&self.root, self.handle.as_fd()));
+        }
+        self.added
+            .iter()
+            .find(|d| real.starts_with(&d.path))
+            .map(|d| (d.path.as_path(), d.handle.as_fd()))
+    }
+
+    /// Whether `path`, with `.` and `..` applied textually, stays under the root or an added
+    /// directory (only to choose an error message).
+    fn lexically_inside_any(&self, path: &Path) -> bool {
+        lexically_inside(path, &self.root)
+            || self.added.iter().any(|d| lexically_inside(path, &d.path))
     }
 
     /// Resolves an existing path (relative to the root, or absolute inside it), following symlinks.
@@ -206,16 +291,16 @@ impl Workspace {
     /// root handle: a directory is an `IsADirectory` error, anything else not a regular file is
     /// refused, and a path that now leads outside is a [`GuardError::Changed`] error.
     pub fn open_read(&self, resolved: &Path) -> io::Result<File> {
-        let relative = self.relative(resolved)?;
-        beneath::open_for_reading(self.handle.as_fd(), relative)
+        let (handle, relative) = self.relative(resolved)?;
+        beneath::open_for_reading(handle, relative)
             .map_err(|failure| self.failure(resolved, failure))
     }
 
     /// The metadata of a resolved path (symlinks followed, beneath the root handle), without
     /// opening it for reading.
     pub fn metadata(&self, resolved: &Path) -> io::Result<Metadata> {
-        let relative = self.relative(resolved)?;
-        beneath::open_path(self.handle.as_fd(), relative)
+        let (handle, relative) = self.relative(resolved)?;
+        beneath::open_path(handle, relative)
             .map_err(|failure| self.failure(resolved, failure))?
             .metadata()
     }
@@ -230,21 +315,22 @@ impl Workspace {
         content: &[u8],
         parents: Parents,
     ) -> io::Result<Previous> {
-        let relative = self.relative(resolved)?;
+        let (handle, relative) = self.relative(resolved)?;
         let (Some(name), Some(dir)) = (relative.file_name(), relative.parent()) else {
             return Err(io::Error::new(
                 io::ErrorKind::IsADirectory,
-                "it is the workspace root, a directory",
+                "it is the workspace root (or an added directory), a directory",
             ));
         };
-        beneath::open_dir(self.handle.as_fd(), dir, parents)
+        beneath::open_dir(handle, dir, parents)
             .and_then(|dir| beneath::replace(dir.as_fd(), name, content))
             .map_err(|failure| self.failure(resolved, failure))
     }
 
-    /// The part of a resolved path below the root.
-    fn relative<'p>(&self, resolved: &'p Path) -> io::Result<&'p Path> {
-        resolved.strip_prefix(&self.root).map_err(|_| {
+    /// The handle of the root (or added directory) a resolved path lies in, and the part of the
+    /// path below it.
+    fn relative<'p>(&self, resolved: &'p Path) -> io::Result<(BorrowedFd<'_>, &'p Path)> {
+        let escapes = || {
             io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 GuardError::Escapes {
@@ -252,7 +338,10 @@ impl Workspace {
                     root: self.root.clone(),
                 },
             )
-        })
+        };
+        let (root, handle) = self.root_of(resolved).ok_or_else(escapes)?;
+        let relative = resolved.strip_prefix(root).map_err(|_| escapes())?;
+        Ok((handle, relative))
     }
 
     /// Words a failure of an operation beneath the root for the model.
@@ -321,7 +410,7 @@ impl Workspace {
                 }
                 Component::CurDir => {}
                 Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
-                    return Err(if lexically_inside(joined, &self.root) {
+                    return Err(if self.lexically_inside_any(joined) {
                         GuardError::ParentOfMissing {
                             path: path.to_owned(),
                             root: self.root.clone(),
@@ -345,10 +434,10 @@ impl Workspace {
         joined: &Path,
         real: PathBuf,
     ) -> Result<PathBuf, GuardError> {
-        if real.starts_with(&self.root) {
+        if self.root_of(&real).is_some() {
             return Ok(real);
         }
-        if lexically_inside(joined, &self.root) {
+        if self.lexically_inside_any(joined) {
             Err(GuardError::SymlinkEscapes {
                 path: path.to_owned(),
                 target: real,

@@ -3,6 +3,7 @@
 pub mod background;
 pub mod bash;
 mod beneath;
+pub mod conceal;
 pub mod edit_file;
 pub mod glob;
 pub mod grep;
@@ -18,6 +19,7 @@ pub mod write_file;
 
 pub use bash::{is_read_only_command, BashTool};
 pub use beneath::{Parents, Previous};
+pub use conceal::Concealed;
 pub use edit_file::EditFileTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
@@ -102,6 +104,8 @@ pub struct ToolContext {
     pub background: Option<background::Jobs>,
     /// Where the call's output goes as it comes, when someone watches it run.
     pub progress: Option<Progress>,
+    /// What glob and grep must not reveal (files a `Read` deny rule covers).
+    pub concealed: Concealed,
 }
 
 /// Receives a running call's output as it comes: the call's id and the bytes.
@@ -141,7 +145,14 @@ impl ToolContext {
             sandbox_config: Arc::new(SandboxConfig::default()),
             background: None,
             progress: None,
+            concealed: Concealed::default(),
         }
+    }
+
+    /// The same context, with searches leaving out what `concealed` covers.
+    pub fn with_concealed(mut self, concealed: Concealed) -> ToolContext {
+        self.concealed = concealed;
+        self
     }
 
     /// The same context with these background commands.

@@ -223,3 +223,40 @@ async fn a_fifo_is_refused_rather_than_blocking_a_read() {
     let message = err(f.call("read_file", json!({"path": "pipe"})).await);
     assert!(message.contains("not a regular file"), "{message}");
 }
+
+#[test]
+fn a_path_in_an_added_directory_is_opened_beneath_that_directorys_handle() {
+    let (f, outside) = fixture_with_outside();
+    let extra = tempfile::tempdir().unwrap();
+    let extra_root = extra.path().canonicalize().unwrap();
+    std::fs::create_dir(extra_root.join("sub")).unwrap();
+    std::fs::write(extra_root.join("sub/notes.txt"), "ADDED").unwrap();
+    let ws = troupe_tools::Workspace::new(f.root())
+        .unwrap()
+        .with_added_dirs(std::slice::from_ref(&extra_root))
+        .unwrap();
+    let inside = extra_root.join("sub/notes.txt");
+    let path = ws.resolve(&inside.display().to_string()).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut ws.open_read(&path).unwrap(), &mut text).unwrap();
+    assert_eq!(text, "ADDED");
+    let target = ws
+        .resolve_for_write(&extra_root.join("sub/new.txt").display().to_string())
+        .unwrap();
+    // Checked inside the added directory, then its `sub` swapped for a symlink leading out: the
+    // kernel refuses both the read and the write.
+    std::fs::rename(extra_root.join("sub"), extra_root.join("sub.real")).unwrap();
+    symlink(outside.path(), extra_root.join("sub")).unwrap();
+    assert_changed(&ws.open_read(&path).unwrap_err());
+    assert_changed(
+        &ws.write_atomic(&target, b"PWNED", Parents::Create)
+            .unwrap_err(),
+    );
+    assert_eq!(listing(outside.path()), ["secret.txt"]);
+    // Outside every root, by name.
+    let elsewhere = outside.path().join("secret.txt").display().to_string();
+    assert!(matches!(
+        ws.resolve(&elsewhere),
+        Err(GuardError::Escapes { .. })
+    ));
+}

@@ -137,11 +137,13 @@ pub(super) fn headless(reason: &str, hit: &Hit) -> String {
 fn candidates(raw: &str, root: &Path) -> Vec<(Option<String>, String)> {
     let lexical = CallPath::resolve(raw, root);
     let mut out = vec![(lexical.relative, lexical.absolute)];
-    // The same resolution write_file uses, so a symlinked directory cannot hide `.git`.
-    let real = Workspace::new(root).and_then(|ws| {
-        let real = ws.resolve_for_write(raw)?;
-        Ok(CallPath::resolve(&real.to_string_lossy(), ws.root()))
-    });
+    // The same resolution write_file uses, so a symlinked directory cannot hide `.git`. A path
+    // outside the root (in a directory added with --add-dir) is resolved the same way from `/`.
+    let joined = root.join(raw).to_string_lossy().into_owned();
+    let resolve = |base: &Path| Workspace::new(base).and_then(|ws| ws.resolve_for_write(&joined));
+    let real = resolve(root)
+        .or_else(|_| resolve(Path::new("/")))
+        .map(|real| CallPath::resolve(&real.to_string_lossy(), root));
     if let Ok(real) = real {
         let real = (real.relative, real.absolute);
         if !out.contains(&real) {
@@ -156,7 +158,10 @@ fn kind_of(relative: &Option<String>, absolute: &str, extra: &[String]) -> Optio
     if extra.iter().any(|path| path == absolute) {
         return Some(Kind::Hook);
     }
-    let relative = relative.as_deref()?;
+    // Outside the workspace (a directory added with --add-dir), the whole path is judged.
+    let relative = relative
+        .as_deref()
+        .unwrap_or_else(|| absolute.trim_start_matches('/'));
     let parts: Vec<&str> = relative.split('/').collect();
     let is = |part: &str, name: &str| part.eq_ignore_ascii_case(name);
     if parts.iter().any(|part| is(part, ".git")) {

@@ -55,7 +55,17 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     })?;
     let hooks = crate::hooks::extension(&settings, &workspace, policy.mode, store.clone())?
         .for_teammates(&args.team);
+    let added_dirs = crate::settings::added_dirs(&args.agent, &settings, &workspace)?;
+    // The user's home, as the lead has it: the user's memory files and skills.
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let skills = crate::setup::project_skills(&workspace, home.as_deref());
+    let agents =
+        crate::subagents::definitions(&workspace, home.as_deref(), crate::subagents::Report::Quiet);
     let config = TeamConfig {
+        agents,
+        mcp_servers: mcp.names().into_iter().map(str::to_string).collect(),
+        home,
+        added_dirs,
         team: args.team.clone(),
         troupe_dir: troupe_dir.clone(),
         workspace,
@@ -70,6 +80,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
             Arc::new(hooks),
             Arc::new(McpExtension::new(mcp.clone())),
             crate::cron::extension(&troupe_dir, &args.team),
+            skills,
         ],
         teammate_args: Vec::new(),
     };

@@ -131,21 +131,42 @@ pub struct SpawnTeammateInput {
     /// Take ready tasks from the task board by itself whenever it is idle (default true; false: only work it is given).
     #[serde(default = "default_auto_claim")]
     pub auto_claim: bool,
+    /// An agent definition to make it from (see the list in this tool's description): its instructions join the teammate's system prompt, and its tools, model and permission mode apply.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The only tools it may use, e.g. ["read_file", "grep", "mcp__time__*"] ("mcp__<server>" for all of a server's tools). Its team tools (messages, plans, tasks) always stay. Leave out for all tools.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// The only MCP servers whose tools it may use, e.g. ["time"]. Leave out for all configured servers.
+    #[serde(default)]
+    pub mcp_servers: Option<Vec<String>>,
 }
 
 fn default_auto_claim() -> bool {
     true
 }
 
-/// `spawn_teammate{name, role, prompt, model?, require_plan?, auto_claim?}`: starts a persistent teammate.
+/// `spawn_teammate{name, role, prompt, model?, require_plan?, auto_claim?, agent?, tools?,
+/// mcp_servers?}`: starts a persistent teammate.
 pub struct SpawnTeammate {
     team: Team,
+    description: String,
 }
 
 impl SpawnTeammate {
-    /// The tool bound to a team.
+    /// The tool bound to a team; its description lists the team's agent definitions.
     pub fn new(team: Team) -> SpawnTeammate {
-        SpawnTeammate { team }
+        let mut description = String::from(
+            "Start a persistent teammate with its own conversation and tools. It works on the prompt, reports back to you automatically when it finishes, then idles until it receives mail. Restrict what it may use with tools and mcp_servers.",
+        );
+        let agents = &team.shared().config.agents.agents;
+        if !agents.is_empty() {
+            description.push_str("\nAgent definitions (agent):");
+            for a in agents {
+                description.push_str(&format!("\n- {}: {}", a.name, a.description));
+            }
+        }
+        SpawnTeammate { team, description }
     }
 }
 
@@ -155,7 +176,7 @@ impl Tool for SpawnTeammate {
         "spawn_teammate"
     }
     fn description(&self) -> &str {
-        "Start a persistent teammate with its own conversation and tools. It works on the prompt, reports back to you automatically when it finishes, then idles until it receives mail."
+        &self.description
     }
     fn input_schema(&self) -> Value {
         schema_of::<SpawnTeammateInput>()
@@ -183,13 +204,19 @@ impl Tool for SpawnTeammate {
             require_plan: input.require_plan,
             isolation,
             auto_claim: input.auto_claim,
+            profile: troupe_protocol::MemberProfile {
+                agent: input.agent.filter(|a| !a.is_empty()),
+                tools: input.tools,
+                mcp_servers: input.mcp_servers,
+            },
         };
         match self.team.spawn(req) {
             Ok(m) => ToolOutput::ok(format!(
-                "Spawned teammate '{}' (role: {}, epoch {}). It is working now.{}{}",
+                "Spawned teammate '{}' (role: {}, epoch {}). It is working now.{}{}{}",
                 m.name,
                 m.role,
                 m.epoch,
+                profile_note(&m.profile),
                 if m.require_plan {
                     " It is in plan mode: it will send you a plan to review with review_plan before it can change anything."
                 } else {
@@ -210,6 +237,27 @@ impl Tool for SpawnTeammate {
             }
         }
     }
+}
+
+/// What the spawn message says about a teammate's definition and restrictions.
+fn profile_note(profile: &troupe_protocol::MemberProfile) -> String {
+    let mut note = String::new();
+    if let Some(agent) = &profile.agent {
+        note.push_str(&format!(" It is made from the agent definition '{agent}'."));
+    }
+    if let Some(tools) = &profile.tools {
+        note.push_str(&format!(
+            " Its tools are limited to {} (and its team tools).",
+            tools.join(", ")
+        ));
+    }
+    if let Some(servers) = &profile.mcp_servers {
+        note.push_str(&format!(
+            " Its MCP tools are limited to the servers {}.",
+            servers.join(", ")
+        ));
+    }
+    note
 }
 
 /// The lead's team tools: its own (spawn, list, broadcast), everyone's mail tools, the
