@@ -1,15 +1,17 @@
-//! Group commit: one thread per process owns the syncs of every store (and of every agent's
-//! transcript, see [`global`]). A writer makes its change visible first
-//! (appends its line, writes its temp file) without holding anything while it waits, hands the
-//! file to the commit thread and blocks until the sync that covers its write has returned —
-//! only then is it told "written". The thread takes every sync queued meanwhile as one batch,
-//! syncs each file once however many writes it holds (an `fdatasync` covers every byte written
-//! to the file before it started), and runs the syncs of different files side by side, so the
-//! file system folds them into one journal commit. A thousand agents appending at once cost a
-//! few batches, not a thousand syncs one after another.
+//! Group commit: the syncs of every store and every agent transcript of a process go through
+//! one queue (see [`global`]). A writer makes its change visible first (appends its line,
+//! writes its temp file) without holding anything while it waits, queues the file and waits
+//! until the sync that covers its write has returned — only then is it told "written".
 //!
-//! Nothing is waited for on purpose: a batch is whatever queued while the previous one was
-//! syncing (the window is the length of a sync, and zero for a lone writer).
+//! Syncs are batched per file. Whoever queues a sync for a file nobody is syncing leads: it
+//! takes every sync queued for that file, syncs it once (an `fdatasync` covers every byte
+//! written to the file before it started), answers every waiter, and hands the lead to the
+//! first writer that queued meanwhile (its write may have missed the sync that just ran). So a
+//! lone writer syncs on its own thread with no hand-off, a hot file (the event log, the lead's
+//! mailbox, the roster log) is synced once for everyone who wrote to it meanwhile, and
+//! different files are synced side by side on their writers' threads, which the file system
+//! folds into shared journal commits. No window is waited for: a batch is whatever queued while
+//! the previous sync of the file ran.
 //!
 //! A writer on a tokio worker thread waits inside `block_in_place`, so the worker's other
 //! tasks (other agents) move on meanwhile and queue their own writes into the same batch.
@@ -19,13 +21,10 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use crate::error::StoreError;
-
-/// Most syncs of one batch run at the same time.
-const MAX_PARALLEL: usize = 8;
 
 /// What a sync makes durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,24 +43,110 @@ pub fn sync_now(file: &File, kind: SyncKind) -> io::Result<()> {
     }
 }
 
-/// One sync asked for: the file (its handle is kept open until the sync ran) and who waits.
+/// Where one queued sync stands, as its waiter sees it.
+#[derive(Debug)]
+enum SlotState {
+    /// Queued; someone else will sync it.
+    Waiting,
+    /// Its waiter leads the next batch.
+    Lead,
+    /// Synced (or failed).
+    Done(io::Result<()>),
+}
+
+/// One waiter's mailbox for the answer.
+#[derive(Debug)]
+struct Slot {
+    state: Mutex<SlotState>,
+    changed: Condvar,
+}
+
+impl Slot {
+    fn new(state: SlotState) -> Arc<Slot> {
+        Arc::new(Slot {
+            state: Mutex::new(state),
+            changed: Condvar::new(),
+        })
+    }
+
+    fn set(&self, state: SlotState) {
+        *lock(&self.state) = state;
+        self.changed.notify_one();
+    }
+
+    /// Blocks until the slot is no longer waiting; takes a `Done` answer out.
+    fn next(&self) -> SlotState {
+        let mut state = lock(&self.state);
+        loop {
+            match &*state {
+                SlotState::Waiting => {
+                    state = self
+                        .changed
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                SlotState::Lead => {
+                    *state = SlotState::Waiting;
+                    return SlotState::Lead;
+                }
+                SlotState::Done(_) => return std::mem::replace(&mut *state, SlotState::Waiting),
+            }
+        }
+    }
+}
+
+/// A queue's lock survives a panic elsewhere: what it guards stays consistent.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One sync asked for: the file (kept open until synced) and whom to tell.
+#[derive(Debug)]
 struct Job {
     file: File,
     kind: SyncKind,
-    done: SyncSender<io::Result<()>>,
+    slot: Arc<Slot>,
 }
 
-/// A sync that was handed over: [`Ticket::wait`] returns once it ran.
+/// The syncs queued for one file.
+#[derive(Debug, Default)]
+struct Queue {
+    jobs: Vec<Job>,
+    /// Someone leads (or has been handed the lead): new jobs wait for it.
+    leading: bool,
+}
+
+/// A file by device and inode: every handle of it is synced by one sync.
+type FileKey = (u64, u64);
+
+/// A group committer: per file, a queue of syncs and whoever leads it.
+#[derive(Debug)]
+pub struct Committer {
+    files: Mutex<Option<HashMap<FileKey, Queue>>>,
+    /// Syncs run so far (each answering one or more writers).
+    syncs: AtomicU64,
+}
+
+impl Default for Committer {
+    fn default() -> Self {
+        Committer::new()
+    }
+}
+
+/// The process's committer, shared by every store and transcript so that all their syncs
+/// batch together.
+pub fn global() -> &'static Committer {
+    static GLOBAL: Committer = Committer::new();
+    &GLOBAL
+}
+
+/// A sync that was queued: [`Ticket::wait`] returns once it ran. A ticket dropped unwaited
+/// still does its part (leads if it was handed the lead), so nobody is left waiting.
 #[derive(Debug)]
 pub struct Ticket {
     path: PathBuf,
-    state: TicketState,
-}
-
-#[derive(Debug)]
-enum TicketState {
-    Ready(io::Result<()>),
-    Pending(Receiver<io::Result<()>>),
+    pending: Option<(&'static Committer, FileKey, Arc<Slot>)>,
+    ready: Option<io::Result<()>>,
 }
 
 impl Ticket {
@@ -69,19 +154,26 @@ impl Ticket {
     pub fn done(path: &Path) -> Ticket {
         Ticket {
             path: path.to_path_buf(),
-            state: TicketState::Ready(Ok(())),
+            pending: None,
+            ready: Some(Ok(())),
         }
     }
 
     /// Blocks until the sync covering this write has returned, and says how it went.
-    pub fn wait(self) -> Result<(), StoreError> {
-        let result = match self.state {
-            TicketState::Ready(r) => r,
-            TicketState::Pending(rx) => off_the_worker(|| rx.recv()).unwrap_or_else(|_| {
-                Err(io::Error::other("the commit thread stopped before syncing"))
-            }),
+    pub fn wait(mut self) -> Result<(), StoreError> {
+        let result = match self.pending.take() {
+            Some((committer, key, slot)) => off_the_worker(|| committer.wait(key, &slot)),
+            None => self.ready.take().unwrap_or(Ok(())),
         };
-        result.map_err(StoreError::io("fsync", self.path))
+        result.map_err(StoreError::io("fsync", std::mem::take(&mut self.path)))
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if let Some((committer, key, slot)) = self.pending.take() {
+            let _ = off_the_worker(|| committer.wait(key, &slot));
+        }
     }
 }
 
@@ -97,177 +189,119 @@ fn off_the_worker<R>(wait: impl FnOnce() -> R) -> R {
     }
 }
 
-/// A commit thread, started on first use.
-#[derive(Debug, Default)]
-pub struct Committer {
-    queue: OnceLock<Option<Sender<Job>>>,
-}
-
-/// The process's commit thread, shared by every store and transcript so that all their syncs
-/// batch together.
-pub fn global() -> &'static Committer {
-    static GLOBAL: Committer = Committer::new();
-    &GLOBAL
-}
-
 impl Committer {
-    /// A committer whose thread has not started yet.
+    /// A committer with nothing queued.
     pub const fn new() -> Committer {
         Committer {
-            queue: OnceLock::new(),
+            files: Mutex::new(None),
+            syncs: AtomicU64::new(0),
         }
     }
 
-    /// Hands `file` (just written, at `path`) to the commit thread.
-    pub fn submit(&self, file: File, path: &Path, kind: SyncKind) -> Ticket {
-        let path = path.to_path_buf();
-        let Some(queue) = self.queue.get_or_init(start) else {
-            // No thread (the OS refused one): sync here, as before group commit.
-            let result = sync_now(&file, kind);
-            return Ticket {
-                path,
-                state: TicketState::Ready(result),
-            };
+    /// How many syncs ran so far (each may have answered many writers).
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
+    }
+
+    /// Queues the sync of `file` (just written, at `path`).
+    pub fn submit(&'static self, file: File, path: &Path, kind: SyncKind) -> Ticket {
+        let key = match file.metadata() {
+            Ok(meta) => (meta.dev(), meta.ino()),
+            // A handle that cannot be told apart is synced on its own, here.
+            Err(_) => {
+                self.syncs.fetch_add(1, Ordering::Relaxed);
+                return Ticket {
+                    path: path.to_path_buf(),
+                    pending: None,
+                    ready: Some(sync_now(&file, kind)),
+                };
+            }
         };
-        let (done, rx) = mpsc::sync_channel(1);
-        match queue.send(Job { file, kind, done }) {
-            Ok(()) => Ticket {
-                path,
-                state: TicketState::Pending(rx),
-            },
-            Err(mpsc::SendError(job)) => Ticket {
-                path,
-                state: TicketState::Ready(sync_now(&job.file, job.kind)),
-            },
+        let mut files = lock(&self.files);
+        let queue = files
+            .get_or_insert_with(HashMap::new)
+            .entry(key)
+            .or_default();
+        let slot = if queue.leading {
+            Slot::new(SlotState::Waiting)
+        } else {
+            queue.leading = true;
+            Slot::new(SlotState::Lead)
+        };
+        queue.jobs.push(Job {
+            file,
+            kind,
+            slot: slot.clone(),
+        });
+        Ticket {
+            path: path.to_path_buf(),
+            pending: Some((self, key, slot)),
+            ready: None,
         }
     }
 
-    /// Hands `file` over and waits for its sync.
-    pub fn sync(&self, file: File, path: &Path, kind: SyncKind) -> Result<(), StoreError> {
+    /// Queues the sync of `file` and waits for it.
+    pub fn sync(&'static self, file: File, path: &Path, kind: SyncKind) -> Result<(), StoreError> {
         self.submit(file, path, kind).wait()
     }
-}
 
-fn start() -> Option<Sender<Job>> {
-    let (tx, rx) = mpsc::channel::<Job>();
-    match std::thread::Builder::new()
-        .name("troupe-store-commit".into())
-        .spawn(move || run(&rx))
-    {
-        Ok(_) => Some(tx),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot start the group commit thread; syncing inline");
-            None
-        }
-    }
-}
-
-/// The commit thread: a batch is everything queued when the previous batch is done.
-fn run(rx: &Receiver<Job>) {
-    while let Ok(first) = rx.recv() {
-        let mut batch = vec![first];
-        batch.extend(rx.try_iter());
-        commit(batch);
-    }
-}
-
-/// The writes of one file in a batch: synced once, all waiters told.
-struct Group {
-    file: File,
-    kind: SyncKind,
-    waiters: Vec<SyncSender<io::Result<()>>>,
-}
-
-fn commit(batch: Vec<Job>) {
-    answer(group(batch));
-}
-
-/// The batch's jobs by file (device and inode): one group per file, in order of first use.
-fn group(batch: Vec<Job>) -> Vec<Group> {
-    let mut groups: Vec<Group> = Vec::new();
-    let mut by_inode: HashMap<(u64, u64), usize> = HashMap::new();
-    for job in batch {
-        let key = job.file.metadata().ok().map(|m| (m.dev(), m.ino()));
-        match key.and_then(|k| by_inode.get(&k).copied()) {
-            Some(i) => {
-                let group = &mut groups[i];
-                if job.kind == SyncKind::All {
-                    group.kind = SyncKind::All;
-                }
-                group.waiters.push(job.done);
-            }
-            None => {
-                if let Some(k) = key {
-                    by_inode.insert(k, groups.len());
-                }
-                groups.push(Group {
-                    file: job.file,
-                    kind: job.kind,
-                    waiters: vec![job.done],
-                });
+    /// Waits for `slot`'s answer, leading a sync of the file whenever handed the lead.
+    fn wait(&self, key: FileKey, slot: &Slot) -> io::Result<()> {
+        loop {
+            match slot.next() {
+                SlotState::Done(result) => return result,
+                SlotState::Lead => self.lead(key),
+                SlotState::Waiting => {}
             }
         }
     }
-    groups
-}
 
-/// Syncs every group and tells each of its waiters how it went.
-fn answer(groups: Vec<Group>) {
-    let results = sync_groups(&groups);
-    for (group, result) in groups.into_iter().zip(results) {
-        for waiter in group.waiters {
-            let answer = match &result {
-                Ok(()) => Ok(()),
-                Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
-            };
-            // A waiter that gave up (its thread ended) needs no answer.
-            let _ = waiter.send(answer);
-        }
-    }
-}
-
-/// Syncs every group, several at a time, in order of the returned results.
-fn sync_groups(groups: &[Group]) -> Vec<io::Result<()>> {
-    if groups.len() == 1 {
-        return vec![sync_now(&groups[0].file, groups[0].kind)];
-    }
-    let workers = groups.len().min(MAX_PARALLEL);
-    let mut results: Vec<Option<io::Result<()>>> = (0..groups.len()).map(|_| None).collect();
-    let run_share = |w: usize| {
-        groups
-            .iter()
-            .enumerate()
-            .skip(w)
-            .step_by(workers)
-            .map(|(i, g)| (i, sync_now(&g.file, g.kind)))
-            .collect::<Vec<_>>()
-    };
-    std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for w in 0..workers {
-            match std::thread::Builder::new().spawn_scoped(scope, move || run_share(w)) {
-                Ok(handle) => handles.push(handle),
-                // No thread to spare: this share runs here.
-                Err(_) => {
-                    for (i, r) in run_share(w) {
-                        results[i] = Some(r);
+    /// Syncs the file once for everything queued for it, answers its waiters, and passes the
+    /// lead on.
+    fn lead(&self, key: FileKey) {
+        // Passes the lead on even if the sync panics, so nobody waits forever.
+        struct Handover<'a>(&'a Committer, FileKey);
+        impl Drop for Handover<'_> {
+            fn drop(&mut self) {
+                let mut files = lock(&self.0.files);
+                let Some(map) = files.as_mut() else { return };
+                let next = map.get(&self.1).and_then(|q| q.jobs.first());
+                match next {
+                    Some(job) => job.slot.set(SlotState::Lead),
+                    None => {
+                        map.remove(&self.1);
                     }
                 }
             }
         }
-        for handle in handles {
-            // A worker that panicked leaves its groups unanswered: they get an error below.
-            if let Ok(done) = handle.join() {
-                for (i, r) in done {
-                    results[i] = Some(r);
-                }
-            }
-        }
-    });
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(io::Error::other("the sync did not run"))))
-        .collect()
+        let _handover = Handover(self, key);
+        let batch = lock(&self.files)
+            .as_mut()
+            .and_then(|map| map.get_mut(&key))
+            .map(|q| std::mem::take(&mut q.jobs))
+            .unwrap_or_default();
+        answer(batch);
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Syncs one file for every job of a batch (all handles of the same file; the strongest kind
+/// asked for) and tells each waiter how it went.
+fn answer(batch: Vec<Job>) {
+    let kind = if batch.iter().any(|j| j.kind == SyncKind::All) {
+        SyncKind::All
+    } else {
+        SyncKind::Data
+    };
+    let Some(first) = batch.first() else { return };
+    let result = sync_now(&first.file, kind);
+    for job in &batch {
+        let answer = match &result {
+            Ok(()) => Ok(()),
+            Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+        };
+        job.slot.set(SlotState::Done(answer));
+    }
 }
 
 #[cfg(test)]

@@ -18,15 +18,20 @@ fn temp_files(dir: &Path, n: usize) -> Vec<PathBuf> {
         .collect()
 }
 
+fn leaked() -> &'static Committer {
+    Box::leak(Box::new(Committer::new()))
+}
+
 #[test]
 fn many_concurrent_writers_are_each_told_written_exactly_once() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let files = Arc::new(temp_files(dir.path(), 4));
-    let committer = Arc::new(Committer::default());
+    let committer = leaked();
+    let slots = Arc::new(std::sync::Mutex::new(Vec::new()));
     let threads: Vec<_> = (0..16)
         .map(|t| {
             let files = files.clone();
-            let committer = committer.clone();
+            let slots = slots.clone();
             std::thread::spawn(move || {
                 for i in 0..40 {
                     let path = &files[(t + i) % files.len()];
@@ -36,13 +41,12 @@ fn many_concurrent_writers_are_each_told_written_exactly_once() {
                         .unwrap_or_else(|e| panic!("{e}"));
                     file.write_all(format!("{t} {i}\n").as_bytes())
                         .unwrap_or_else(|e| panic!("{e}"));
-                    let ticket = committer.submit(file, path, SyncKind::Data);
-                    let TicketState::Pending(rx) = ticket.state else {
-                        panic!("the commit thread should be running");
+                    let mut ticket = committer.submit(file, path, SyncKind::Data);
+                    let Some((c, key, slot)) = ticket.pending.take() else {
+                        panic!("a durable sync is queued");
                     };
-                    assert!(matches!(rx.recv(), Ok(Ok(()))));
-                    // Told once: the thread answered and let go of the channel.
-                    assert!(rx.recv().is_err(), "a second answer");
+                    assert!(c.wait(key, &slot).is_ok());
+                    lock(&slots).push(slot);
                 }
             })
         })
@@ -50,6 +54,14 @@ fn many_concurrent_writers_are_each_told_written_exactly_once() {
     for t in threads {
         t.join().unwrap_or_else(|_| panic!("writer panicked"));
     }
+    // Told once: no answer arrived after the one each writer took.
+    let slots = lock(&slots);
+    assert_eq!(slots.len(), 16 * 40);
+    for slot in slots.iter() {
+        assert!(matches!(*lock(&slot.state), SlotState::Waiting));
+    }
+    assert!(idle(committer), "every lead was given up");
+    assert!(committer.syncs() <= 16 * 40);
     let lines: usize = files
         .iter()
         .map(|p| {
@@ -62,47 +74,58 @@ fn many_concurrent_writers_are_each_told_written_exactly_once() {
     assert_eq!(lines, 16 * 40);
 }
 
-#[test]
-fn a_batch_syncs_each_file_once_and_answers_every_waiter() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let paths = temp_files(dir.path(), 2);
-    let mut receivers = Vec::new();
-    let mut batch = Vec::new();
-    for i in 0..8 {
-        let (done, rx) = mpsc::sync_channel(1);
-        receivers.push(rx);
-        batch.push(Job {
-            file: File::open(&paths[i % 2]).unwrap_or_else(|e| panic!("{e}")),
-            kind: if i == 3 {
-                SyncKind::All
-            } else {
-                SyncKind::Data
-            },
-            done,
-        });
-    }
-    let groups = group(batch);
-    assert_eq!(groups.len(), 2, "one sync per file");
-    assert_eq!(groups[0].waiters.len(), 4);
-    assert_eq!(groups[0].kind, SyncKind::Data);
-    assert_eq!(
-        groups[1].kind,
-        SyncKind::All,
-        "the strongest sync asked for"
-    );
-    answer(groups);
-    for rx in receivers {
-        assert!(matches!(rx.recv(), Ok(Ok(()))));
-    }
+/// Nothing queued and nobody leading.
+fn idle(committer: &Committer) -> bool {
+    lock(&committer.files)
+        .as_ref()
+        .is_none_or(std::collections::HashMap::is_empty)
 }
 
 #[test]
-fn a_failed_sync_is_reported_to_its_waiters() {
-    let groups = vec![];
-    assert!(sync_groups(&groups).is_empty());
+fn writes_queued_behind_a_lead_share_its_one_sync() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let paths = temp_files(dir.path(), 2);
+    let committer = leaked();
+    let open = |p: &PathBuf| File::open(p).unwrap_or_else(|e| panic!("{e}"));
+    // Three handles of one file and one of another: the first of each file leads.
+    let a1 = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
+    let b = committer.submit(open(&paths[1]), &paths[1], SyncKind::Data);
+    let a2 = committer.submit(open(&paths[0]), &paths[0], SyncKind::All);
+    let a3 = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
+    assert!(a1.wait().is_ok());
+    assert_eq!(
+        committer.syncs(),
+        1,
+        "one sync answered all three writes of the file"
+    );
+    assert!(a2.wait().is_ok() && a3.wait().is_ok());
+    assert_eq!(committer.syncs(), 1);
+    assert!(b.wait().is_ok());
+    assert_eq!(committer.syncs(), 2);
+    assert!(idle(committer));
+}
+
+#[test]
+fn a_ticket_dropped_unwaited_still_leads_and_nobody_is_left_waiting() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let paths = temp_files(dir.path(), 1);
+    let committer = leaked();
+    let open = |p: &PathBuf| File::open(p).unwrap_or_else(|e| panic!("{e}"));
+    let first = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
+    let second = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
+    drop(first); // it held the lead: dropping it runs the sync
+    assert!(second.wait().is_ok());
+    let third = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
+    assert!(third.wait().is_ok());
+    assert!(idle(committer));
+}
+
+#[test]
+fn a_failed_sync_is_reported_to_its_waiter() {
     let ticket = Ticket {
         path: PathBuf::from("x"),
-        state: TicketState::Ready(Err(io::Error::other("disk on fire"))),
+        pending: None,
+        ready: Some(Err(io::Error::other("disk on fire"))),
     };
     let err = ticket
         .wait()

@@ -14,9 +14,9 @@
 //!              presence/<agent>.doing  presence/<agent>.usage  (volatile, never synced)
 //! ```
 //!
-//! Every durable write goes through the store's group commit (`commit`): the write is made,
-//! then its sync is shared with every other write of the process waiting at the same moment,
-//! and the caller returns only after the sync that covers its write.
+//! Every durable write goes through the process's group commit (`commit`): the write is made,
+//! then its sync is shared with every other write to the same file waiting at that moment, and
+//! the caller returns only after the sync that covers its write.
 //!
 //! Everything outside this crate opens it with [`open`] and sees only `dyn TeamStore`.
 
