@@ -243,7 +243,7 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
             name: "glob".into(),
             description: "find files".into(),
             input_schema: json!({"title": "G", "properties": {"n": {"type": "integer", "format": "uint32"}}}),
-        }],
+        }].into(),
         max_tokens: 300,
         agent: "alice".into(),
     };
@@ -263,7 +263,7 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
     // llama.cpp's server leaves the tools out of the prompt without it.
     assert_eq!(body["tool_choice"], "auto");
     let no_tools = request_body(&ModelRequest {
-        tools: vec![],
+        tools: vec![].into(),
         ..request
     });
     assert!(no_tools.get("tools").is_none());

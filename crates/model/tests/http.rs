@@ -31,7 +31,8 @@ fn request() -> ModelRequest {
             name: "bash".into(),
             description: "Run a command".into(),
             input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         max_tokens: 512,
         agent: "alice".into(),
     }
