@@ -1,20 +1,20 @@
 //! Group commit: the syncs of every store and every agent transcript of a process go through
-//! one queue (see [`global`]). A writer makes its change visible first (appends its line,
-//! writes its temp file) without holding anything while it waits, queues the file and waits
-//! until the sync that covers its write has returned — only then is it told "written".
+//! one committer (see [`global`]). A writer makes its change visible first (appends its line,
+//! writes its temp file) without holding anything while it waits, then asks for the sync that
+//! covers its write and returns only once it has returned — only then is it told "written".
 //!
-//! Syncs are batched per file. Whoever queues a sync for a file nobody is syncing leads: it
-//! takes every sync queued for that file, syncs it once (an `fdatasync` covers every byte
-//! written to the file before it started), answers every waiter, and hands the lead to the
-//! first writer that queued meanwhile (its write may have missed the sync that just ran). So a
-//! lone writer syncs on its own thread with no hand-off, a hot file (the event log, the lead's
-//! mailbox, the roster log) is synced once for everyone who wrote to it meanwhile, and
-//! different files are synced side by side on their writers' threads, which the file system
-//! folds into shared journal commits. No window is waited for: a batch is whatever queued while
-//! the previous sync of the file ran.
+//! Syncs are shared per file. Each write to a file gets a sequence number when it is handed
+//! over; a sync covers every write handed over before it started (an `fdatasync` covers every
+//! byte written to the file before it started). A writer whose write is covered by a sync that
+//! is already running waits for that one; otherwise it starts its own sync at once, on its own
+//! thread (never queued behind another sync, never waiting for another thread to wake up and
+//! lead), covering every write handed over so far. So a hot file (the event log, the lead's
+//! mailbox, the roster log) is synced once for everyone who wrote to it meanwhile, a lone
+//! writer pays one sync and no hand-off, and different files are synced side by side, which the
+//! file system folds into shared journal commits.
 //!
 //! A writer on a tokio worker thread waits inside `block_in_place`, so the worker's other
-//! tasks (other agents) move on meanwhile and queue their own writes into the same batch.
+//! tasks (other agents) move on meanwhile and join the same syncs.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -22,7 +22,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use crate::error::StoreError;
 
@@ -43,88 +43,38 @@ pub fn sync_now(file: &File, kind: SyncKind) -> io::Result<()> {
     }
 }
 
-/// Where one queued sync stands, as its waiter sees it.
-#[derive(Debug)]
-enum SlotState {
-    /// Queued; someone else will sync it.
-    Waiting,
-    /// Its waiter leads the next batch.
-    Lead,
-    /// Synced (or failed).
-    Done(io::Result<()>),
-}
-
-/// One waiter's mailbox for the answer.
-#[derive(Debug)]
-struct Slot {
-    state: Mutex<SlotState>,
-    changed: Condvar,
-}
-
-impl Slot {
-    fn new(state: SlotState) -> Arc<Slot> {
-        Arc::new(Slot {
-            state: Mutex::new(state),
-            changed: Condvar::new(),
-        })
-    }
-
-    fn set(&self, state: SlotState) {
-        *lock(&self.state) = state;
-        self.changed.notify_one();
-    }
-
-    /// Blocks until the slot is no longer waiting; takes a `Done` answer out.
-    fn next(&self) -> SlotState {
-        let mut state = lock(&self.state);
-        loop {
-            match &*state {
-                SlotState::Waiting => {
-                    state = self
-                        .changed
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
-                }
-                SlotState::Lead => {
-                    *state = SlotState::Waiting;
-                    return SlotState::Lead;
-                }
-                SlotState::Done(_) => return std::mem::replace(&mut *state, SlotState::Waiting),
-            }
-        }
-    }
-}
-
-/// A queue's lock survives a panic elsewhere: what it guards stays consistent.
+/// A lock that survives a panic elsewhere: what it guards stays consistent.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// One sync asked for: the file (kept open until synced) and whom to tell.
-#[derive(Debug)]
-struct Job {
-    file: File,
-    kind: SyncKind,
-    slot: Arc<Slot>,
-}
+/// A file by device, inode and the kind of sync asked for.
+type FileKey = (u64, u64, bool);
 
-/// The syncs queued for one file.
+/// The syncs of one file.
 #[derive(Debug, Default)]
-struct Queue {
-    jobs: Vec<Job>,
-    /// Someone leads (or has been handed the lead): new jobs wait for it.
-    leading: bool,
+struct FileSyncs {
+    /// The sequence number of the last write handed over.
+    handed: u64,
+    /// Every write up to this one is durable.
+    durable: u64,
+    /// The writes covered by the syncs running now (the last one each covers).
+    running: Vec<u64>,
+    /// The last failed sync: the last write it covered, and why.
+    failed: Option<(u64, io::ErrorKind, String)>,
 }
 
-/// A file by device and inode: every handle of it is synced by one sync.
-type FileKey = (u64, u64);
-
-/// A group committer: per file, a queue of syncs and whoever leads it.
+/// A group committer: per file, which writes are durable and which syncs are running.
 #[derive(Debug)]
 pub struct Committer {
-    files: Mutex<Option<HashMap<FileKey, Queue>>>,
+    files: Mutex<Option<HashMap<FileKey, FileSyncs>>>,
+    /// Woken whenever a sync ends.
+    ended: Condvar,
     /// Syncs run so far (each answering one or more writers).
     syncs: AtomicU64,
+    /// The last sequence number given to a write (of any file: numbers never restart, even
+    /// when a file's record is forgotten and made anew).
+    last_seq: AtomicU64,
 }
 
 impl Default for Committer {
@@ -134,19 +84,28 @@ impl Default for Committer {
 }
 
 /// The process's committer, shared by every store and transcript so that all their syncs
-/// batch together.
+/// are shared.
 pub fn global() -> &'static Committer {
     static GLOBAL: Committer = Committer::new();
     &GLOBAL
 }
 
-/// A sync that was queued: [`Ticket::wait`] returns once it ran. A ticket dropped unwaited
-/// still does its part (leads if it was handed the lead), so nobody is left waiting.
+/// A write handed over for syncing: [`Ticket::wait`] returns once a sync covering it returned.
 #[derive(Debug)]
 pub struct Ticket {
     path: PathBuf,
-    pending: Option<(&'static Committer, FileKey, Arc<Slot>)>,
+    pending: Option<Pending>,
     ready: Option<io::Result<()>>,
+}
+
+/// What a ticket waits for.
+#[derive(Debug)]
+struct Pending {
+    committer: &'static Committer,
+    key: FileKey,
+    seq: u64,
+    file: File,
+    kind: SyncKind,
 }
 
 impl Ticket {
@@ -159,21 +118,13 @@ impl Ticket {
         }
     }
 
-    /// Blocks until the sync covering this write has returned, and says how it went.
+    /// Blocks until a sync covering this write has returned, and says how it went.
     pub fn wait(mut self) -> Result<(), StoreError> {
         let result = match self.pending.take() {
-            Some((committer, key, slot)) => off_the_worker(|| committer.wait(key, &slot)),
+            Some(p) => off_the_worker(|| p.committer.wait(&p)),
             None => self.ready.take().unwrap_or(Ok(())),
         };
         result.map_err(StoreError::io("fsync", std::mem::take(&mut self.path)))
-    }
-}
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        if let Some((committer, key, slot)) = self.pending.take() {
-            let _ = off_the_worker(|| committer.wait(key, &slot));
-        }
     }
 }
 
@@ -190,11 +141,13 @@ fn off_the_worker<R>(wait: impl FnOnce() -> R) -> R {
 }
 
 impl Committer {
-    /// A committer with nothing queued.
+    /// A committer with nothing handed over.
     pub const fn new() -> Committer {
         Committer {
             files: Mutex::new(None),
+            ended: Condvar::new(),
             syncs: AtomicU64::new(0),
+            last_seq: AtomicU64::new(0),
         }
     }
 
@@ -203,10 +156,10 @@ impl Committer {
         self.syncs.load(Ordering::Relaxed)
     }
 
-    /// Queues the sync of `file` (just written, at `path`).
+    /// Hands over the write just made to `file` (at `path`) for syncing.
     pub fn submit(&'static self, file: File, path: &Path, kind: SyncKind) -> Ticket {
         let key = match file.metadata() {
-            Ok(meta) => (meta.dev(), meta.ino()),
+            Ok(meta) => (meta.dev(), meta.ino(), kind == SyncKind::All),
             // A handle that cannot be told apart is synced on its own, here.
             Err(_) => {
                 self.syncs.fetch_add(1, Ordering::Relaxed);
@@ -218,89 +171,80 @@ impl Committer {
             }
         };
         let mut files = lock(&self.files);
-        let queue = files
+        // Given under the lock: a file's numbers grow in the order its writes were handed over.
+        let seq = self.last_seq.fetch_add(1, Ordering::Relaxed) + 1;
+        // A file without a record has nothing undurable before this write: its record is
+        // forgotten only once every write handed over was durable.
+        let syncs = files
             .get_or_insert_with(HashMap::new)
             .entry(key)
-            .or_default();
-        let slot = if queue.leading {
-            Slot::new(SlotState::Waiting)
-        } else {
-            queue.leading = true;
-            Slot::new(SlotState::Lead)
-        };
-        queue.jobs.push(Job {
-            file,
-            kind,
-            slot: slot.clone(),
-        });
+            .or_insert_with(|| FileSyncs {
+                durable: seq - 1,
+                ..FileSyncs::default()
+            });
+        syncs.handed = seq;
         Ticket {
             path: path.to_path_buf(),
-            pending: Some((self, key, slot)),
+            pending: Some(Pending {
+                committer: self,
+                key,
+                seq,
+                file,
+                kind,
+            }),
             ready: None,
         }
     }
 
-    /// Queues the sync of `file` and waits for it.
+    /// Hands the write over and waits for its sync.
     pub fn sync(&'static self, file: File, path: &Path, kind: SyncKind) -> Result<(), StoreError> {
         self.submit(file, path, kind).wait()
     }
 
-    /// Waits for `slot`'s answer, leading a sync of the file whenever handed the lead.
-    fn wait(&self, key: FileKey, slot: &Slot) -> io::Result<()> {
+    /// Waits for a running sync that covers `p`'s write, or runs one itself.
+    fn wait(&self, p: &Pending) -> io::Result<()> {
+        let mut files = lock(&self.files);
         loop {
-            match slot.next() {
-                SlotState::Done(result) => return result,
-                SlotState::Lead => self.lead(key),
-                SlotState::Waiting => {}
+            let Some(syncs) = files.as_mut().and_then(|m| m.get_mut(&p.key)) else {
+                return Ok(()); // forgotten only once every write was durable
+            };
+            if syncs.durable >= p.seq {
+                return Ok(());
             }
-        }
-    }
-
-    /// Syncs the file once for everything queued for it, answers its waiters, and passes the
-    /// lead on.
-    fn lead(&self, key: FileKey) {
-        // Passes the lead on even if the sync panics, so nobody waits forever.
-        struct Handover<'a>(&'a Committer, FileKey);
-        impl Drop for Handover<'_> {
-            fn drop(&mut self) {
-                let mut files = lock(&self.0.files);
-                let Some(map) = files.as_mut() else { return };
-                let next = map.get(&self.1).and_then(|q| q.jobs.first());
-                match next {
-                    Some(job) => job.slot.set(SlotState::Lead),
-                    None => {
-                        map.remove(&self.1);
+            if let Some((upto, kind, message)) = &syncs.failed {
+                if *upto >= p.seq {
+                    return Err(io::Error::new(*kind, message.clone()));
+                }
+            }
+            if syncs.running.iter().any(|covers| *covers >= p.seq) {
+                files = self
+                    .ended
+                    .wait(files)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            }
+            // Nobody's sync covers this write: one starts now, covering all handed over.
+            let covers = syncs.handed;
+            syncs.running.push(covers);
+            drop(files);
+            let result = sync_now(&p.file, p.kind);
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+            files = lock(&self.files);
+            if let Some(map) = files.as_mut() {
+                if let Some(syncs) = map.get_mut(&p.key) {
+                    syncs.running.retain(|c| *c != covers);
+                    match &result {
+                        Ok(()) => syncs.durable = syncs.durable.max(covers),
+                        Err(e) => syncs.failed = Some((covers, e.kind(), e.to_string())),
+                    }
+                    if syncs.durable == syncs.handed && syncs.running.is_empty() {
+                        map.remove(&p.key);
                     }
                 }
             }
+            self.ended.notify_all();
+            return result;
         }
-        let _handover = Handover(self, key);
-        let batch = lock(&self.files)
-            .as_mut()
-            .and_then(|map| map.get_mut(&key))
-            .map(|q| std::mem::take(&mut q.jobs))
-            .unwrap_or_default();
-        answer(batch);
-        self.syncs.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// Syncs one file for every job of a batch (all handles of the same file; the strongest kind
-/// asked for) and tells each waiter how it went.
-fn answer(batch: Vec<Job>) {
-    let kind = if batch.iter().any(|j| j.kind == SyncKind::All) {
-        SyncKind::All
-    } else {
-        SyncKind::Data
-    };
-    let Some(first) = batch.first() else { return };
-    let result = sync_now(&first.file, kind);
-    for job in &batch {
-        let answer = match &result {
-            Ok(()) => Ok(()),
-            Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
-        };
-        job.slot.set(SlotState::Done(answer));
     }
 }
 

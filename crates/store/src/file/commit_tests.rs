@@ -22,16 +22,21 @@ fn leaked() -> &'static Committer {
     Box::leak(Box::new(Committer::new()))
 }
 
+/// Nothing handed over that is not durable yet.
+fn idle(committer: &Committer) -> bool {
+    lock(&committer.files)
+        .as_ref()
+        .is_none_or(std::collections::HashMap::is_empty)
+}
+
 #[test]
-fn many_concurrent_writers_are_each_told_written_exactly_once() {
+fn many_concurrent_writers_are_each_told_written_once_their_write_is_covered() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let files = Arc::new(temp_files(dir.path(), 4));
     let committer = leaked();
-    let slots = Arc::new(std::sync::Mutex::new(Vec::new()));
     let threads: Vec<_> = (0..16)
         .map(|t| {
             let files = files.clone();
-            let slots = slots.clone();
             std::thread::spawn(move || {
                 for i in 0..40 {
                     let path = &files[(t + i) % files.len()];
@@ -41,12 +46,17 @@ fn many_concurrent_writers_are_each_told_written_exactly_once() {
                         .unwrap_or_else(|e| panic!("{e}"));
                     file.write_all(format!("{t} {i}\n").as_bytes())
                         .unwrap_or_else(|e| panic!("{e}"));
-                    let mut ticket = committer.submit(file, path, SyncKind::Data);
-                    let Some((c, key, slot)) = ticket.pending.take() else {
-                        panic!("a durable sync is queued");
-                    };
-                    assert!(c.wait(key, &slot).is_ok());
-                    lock(&slots).push(slot);
+                    let ticket = committer.submit(file, path, SyncKind::Data);
+                    let seq = ticket.pending.as_ref().map_or(0, |p| p.seq);
+                    let key = ticket.pending.as_ref().map(|p| p.key);
+                    assert!(ticket.wait().is_ok());
+                    // Told only once a sync covering it returned.
+                    let files = lock(&committer.files);
+                    let durable = files
+                        .as_ref()
+                        .and_then(|m| key.and_then(|k| m.get(&k)))
+                        .map_or(u64::MAX, |s| s.durable);
+                    assert!(durable >= seq, "told written before its sync");
                 }
             })
         })
@@ -54,13 +64,7 @@ fn many_concurrent_writers_are_each_told_written_exactly_once() {
     for t in threads {
         t.join().unwrap_or_else(|_| panic!("writer panicked"));
     }
-    // Told once: no answer arrived after the one each writer took.
-    let slots = lock(&slots);
-    assert_eq!(slots.len(), 16 * 40);
-    for slot in slots.iter() {
-        assert!(matches!(*lock(&slot.state), SlotState::Waiting));
-    }
-    assert!(idle(committer), "every lead was given up");
+    assert!(idle(committer), "every write is durable and forgotten");
     assert!(committer.syncs() <= 16 * 40);
     let lines: usize = files
         .iter()
@@ -74,50 +78,46 @@ fn many_concurrent_writers_are_each_told_written_exactly_once() {
     assert_eq!(lines, 16 * 40);
 }
 
-/// Nothing queued and nobody leading.
-fn idle(committer: &Committer) -> bool {
-    lock(&committer.files)
-        .as_ref()
-        .is_none_or(std::collections::HashMap::is_empty)
-}
-
 #[test]
-fn writes_queued_behind_a_lead_share_its_one_sync() {
+fn writes_handed_over_before_a_sync_share_it() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let paths = temp_files(dir.path(), 2);
     let committer = leaked();
     let open = |p: &PathBuf| File::open(p).unwrap_or_else(|e| panic!("{e}"));
-    // Three handles of one file and one of another: the first of each file leads.
     let a1 = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
     let b = committer.submit(open(&paths[1]), &paths[1], SyncKind::Data);
-    let a2 = committer.submit(open(&paths[0]), &paths[0], SyncKind::All);
+    let a2 = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
     let a3 = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
     assert!(a1.wait().is_ok());
     assert_eq!(
         committer.syncs(),
         1,
-        "one sync answered all three writes of the file"
+        "one sync covered all three writes of the file"
     );
     assert!(a2.wait().is_ok() && a3.wait().is_ok());
     assert_eq!(committer.syncs(), 1);
     assert!(b.wait().is_ok());
     assert_eq!(committer.syncs(), 2);
+    // A directory's sync is its own (fsync, not fdatasync).
+    let d = committer.submit(open(&paths[0]), &paths[0], SyncKind::All);
+    assert!(d.wait().is_ok());
+    assert_eq!(committer.syncs(), 3);
     assert!(idle(committer));
 }
 
 #[test]
-fn a_ticket_dropped_unwaited_still_leads_and_nobody_is_left_waiting() {
+fn a_ticket_dropped_unwaited_leaves_nobody_waiting() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let paths = temp_files(dir.path(), 1);
     let committer = leaked();
     let open = |p: &PathBuf| File::open(p).unwrap_or_else(|e| panic!("{e}"));
-    let first = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
+    drop(committer.submit(open(&paths[0]), &paths[0], SyncKind::Data));
     let second = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
-    drop(first); // it held the lead: dropping it runs the sync
     assert!(second.wait().is_ok());
-    let third = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
-    assert!(third.wait().is_ok());
-    assert!(idle(committer));
+    assert!(
+        idle(committer),
+        "the later sync covered the dropped write too"
+    );
 }
 
 #[test]
