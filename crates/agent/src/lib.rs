@@ -14,6 +14,7 @@ pub mod memory;
 pub mod permissions;
 pub mod prompt;
 pub mod session;
+mod specs;
 pub mod todo;
 pub mod tool_filter;
 pub mod transcript;

@@ -7,6 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use troupe_protocol::{ChatMessage, ContentBlock, Role};
+use troupe_store::file::commit::{self, SyncKind};
 use troupe_store::file::jsonl;
 use troupe_store::StoreError;
 
@@ -173,7 +174,10 @@ impl Transcript {
             .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         text.push('\n');
         self.file.write_all(text.as_bytes()).map_err(io)?;
-        self.file.sync_data().map_err(io)
+        // Synced through the process's group commit: the transcripts of many agents appending
+        // at once share one batch of syncs, and a tokio worker is not held while it runs.
+        let handle = self.file.try_clone().map_err(io)?;
+        Ok(commit::global().sync(handle, &self.path, SyncKind::Data)?)
     }
 
     /// Appends a message line.

@@ -96,6 +96,8 @@ pub struct Agent {
     /// The tools offered at the last model call: the base tools plus what the tool sources had;
     /// that round's calls are looked up here.
     offered: Registry,
+    /// The specs of `offered`, built once and shared (see `specs`).
+    specs: crate::specs::SpecCache,
     ctx: ToolContext,
     policy: Policy,
     approver: Arc<dyn Approver>,
@@ -156,6 +158,7 @@ impl Agent {
             model: parts.model,
             system: parts.system,
             offered: parts.tools.clone(),
+            specs: crate::specs::SpecCache::default(),
             tools: parts.tools,
             binder: Binder::new(parts.workspace_sources, parts.ctx.clone()),
             ctx: parts.ctx,
@@ -319,14 +322,7 @@ impl Agent {
 
     /// Tool specs as the model saw them at the last model call.
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
-        self.offered
-            .iter()
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                input_schema: t.input_schema(),
-            })
-            .collect()
+        tool_specs_of(&self.offered)
     }
 
     fn push(&mut self, message: ChatMessage, mail_ids: &[String]) -> Result<(), TranscriptError> {
@@ -522,7 +518,9 @@ impl Agent {
                 model: self.config.model.clone(),
                 system: self.system.clone(),
                 messages: wire_messages(&self.messages),
-                tools: self.tool_specs(),
+                tools: self
+                    .specs
+                    .get(&self.offered, || tool_specs_of(&self.offered)),
                 max_tokens: self.config.max_tokens,
                 agent: self.config.name.clone(),
             };
@@ -562,4 +560,16 @@ impl Agent {
             compacted = true;
         }
     }
+}
+
+/// The specs of a set of tools, generated (schemas included).
+fn tool_specs_of(tools: &Registry) -> Vec<ToolSpec> {
+    tools
+        .iter()
+        .map(|t| ToolSpec {
+            name: t.name().to_string(),
+            description: t.description().to_string(),
+            input_schema: t.input_schema(),
+        })
+        .collect()
 }

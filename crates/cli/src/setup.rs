@@ -11,7 +11,7 @@ use troupe_agent::session::{find_session, latest_session, new_session_id, sessio
 use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, Extension, PermissionFlags};
 use troupe_catalog::SkillsExtension;
 use troupe_mcp::McpManager;
-use troupe_model::{ModelConfig, Provider};
+use troupe_model::{Limited, Model, ModelConfig, Provider, DEFAULT_MAX_CONCURRENT_CALLS};
 use troupe_settings::Settings;
 use troupe_store::{Lease, StoreError};
 use troupe_team::protocols::permission::Answerer;
@@ -87,6 +87,15 @@ pub fn provider_note(args: &AgentArgs) -> Option<String> {
         .and_then(|p| p.parse::<Provider>().ok());
     let env = |key: &str| std::env::var(key).ok();
     troupe_model::ambiguity_note(provider, &env)
+}
+
+/// The process's one model client, shared by the lead and every in-process teammate (one HTTP
+/// connection pool), running at most `max_concurrent_model_calls` calls at once.
+pub fn model_client(model: &ModelConfig, settings: &Settings) -> Arc<dyn Model> {
+    let max = settings
+        .max_concurrent_model_calls
+        .unwrap_or(DEFAULT_MAX_CONCURRENT_CALLS);
+    Arc::new(Limited::new(model.build(), max))
 }
 
 /// The lead's session: a resumed or continued one (copied to a new id with
@@ -243,6 +252,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     if let Some(note) = provider_note(&args.agent) {
         eprintln!("troupe: note: {note}");
     }
+    let client = model_client(&model, &settings);
     if args.max_turns == Some(0) {
         bail!("--max-turns must be at least 1");
     }
@@ -284,6 +294,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             team: args.team.clone(),
             workspace: workspace.clone(),
             troupe_dir: troupe_dir.clone(),
+            client: client.clone(),
             model: model.clone(),
             max_tokens: args.agent.max_tokens,
             policy: policy.clone(),
@@ -332,7 +343,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
             extensions: vec![Arc::new(hooks.for_subagents())],
         },
     );
-    let mut builder = AgentBuilder::new(LEAD, Arc::new(guard), model.build(), model.model.clone());
+    let mut builder = AgentBuilder::new(LEAD, Arc::new(guard), client, model.model.clone());
     if let Some(identity) = system_prompt(args)? {
         builder = builder.identity(identity);
     }

@@ -110,10 +110,12 @@ fn the_s09_session_across_three_workspaces() {
     assert!(team.transcript(c.path(), "bob").is_file());
     assert!(!team.transcript(a.path(), "alice").exists());
     assert!(!team.transcript(a.path(), "bob").exists());
-    assert!(!b
-        .path()
-        .join(format!(".troupe/teams/{}/roster.json", team.name))
-        .exists());
+    for file in ["roster.json", "roster.jsonl"] {
+        assert!(!b
+            .path()
+            .join(format!(".troupe/teams/{}/{file}", team.name))
+            .exists());
+    }
 
     // From any host: the roster and the log.
     let status = team.subcommand(c.path(), &["team", "status"]);

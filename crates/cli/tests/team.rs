@@ -18,8 +18,7 @@ fn saw(server: &FakeServer, agent: &str, text: &str) -> bool {
 }
 
 fn roster(ws: &TempWorkspace) -> Value {
-    serde_json::from_str(&ws.read(".troupe/teams/default/roster.json"))
-        .expect("roster.json is JSON")
+    common::team_roster(ws.path()).expect("the team has a roster")
 }
 
 fn member<'a>(roster: &'a Value, name: &str) -> &'a Value {

@@ -100,9 +100,7 @@ fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
 }
 
 fn joined(ws: &Path) -> bool {
-    std::fs::read_to_string(ws.join(".troupe/teams/default/roster.json"))
-        .map(|r| r.contains("\"sink\""))
-        .unwrap_or(false)
+    common::team_roster(ws).is_some_and(|r| r.to_string().contains("\"sink\""))
 }
 
 /// Starts the sink teammate process and waits until it is on the roster.

@@ -224,7 +224,7 @@ fn request_body_has_the_messages_api_shape() {
             name: "bash".into(),
             description: "run".into(),
             input_schema: json!({"$schema": "x", "title": "BashInput", "type": "object", "properties": {"command": {"type": "string"}}}),
-        }],
+        }].into(),
         max_tokens: 1024,
         agent: "lead".into(),
     };
@@ -243,7 +243,7 @@ fn request_body_has_the_messages_api_shape() {
 
     let bare = request_body(&ModelRequest {
         system: String::new(),
-        tools: vec![],
+        tools: vec![].into(),
         ..request
     });
     assert!(bare.get("system").is_none() && bare.get("tools").is_none());
@@ -276,7 +276,7 @@ fn tool_result_images_become_image_blocks_after_the_text() {
                 ContentBlock::tool_result("t3", "plain", false),
             ],
         }],
-        tools: vec![],
+        tools: vec![].into(),
         max_tokens: 1,
         agent: "lead".into(),
     };

@@ -126,7 +126,8 @@ mod tests {
                 name: "bash".into(),
                 description: "d".repeat(36),
                 input_schema: json!({}),
-            }],
+            }]
+            .into(),
             max_tokens: 10,
             agent: "lead".into(),
         };

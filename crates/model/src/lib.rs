@@ -5,6 +5,7 @@ pub mod anthropic;
 pub mod error;
 pub mod estimate;
 mod http;
+pub mod limit;
 pub mod openai;
 pub mod provider;
 mod provider_env;
@@ -15,6 +16,7 @@ pub mod window;
 
 pub use anthropic::AnthropicClient;
 pub use error::{ModelError, PromptSizes};
+pub use limit::{Limited, DEFAULT_MAX_CONCURRENT_CALLS};
 pub use openai::OpenAiClient;
 pub use provider::{Auth, ConfigError, ModelConfig, Provider};
 pub use provider_env::ambiguity_note;
@@ -72,8 +74,9 @@ pub struct ModelRequest {
     pub system: String,
     /// The conversation so far; never empty, starts with a user message.
     pub messages: Vec<ChatMessage>,
-    /// Tools the model may call.
-    pub tools: Vec<ToolSpec>,
+    /// Tools the model may call: shared, not copied, by every call of every agent that offers
+    /// the same tools.
+    pub tools: std::sync::Arc<[ToolSpec]>,
     /// Upper bound on generated tokens for this call.
     pub max_tokens: u32,
     /// Name of the calling agent (sent as [`AGENT_HEADER`]).

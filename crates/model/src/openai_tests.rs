@@ -146,7 +146,8 @@ fn with_tools() -> OpenAiAssembler {
             name: "bash".into(),
             description: "run".into(),
             input_schema: json!({}),
-        }],
+        }]
+        .into(),
         max_tokens: 10,
         agent: "lead".into(),
     })
@@ -314,7 +315,7 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
             name: "glob".into(),
             description: "find files".into(),
             input_schema: json!({"title": "G", "properties": {"n": {"type": "integer", "format": "uint32"}}}),
-        }],
+        }].into(),
         max_tokens: 300,
         agent: "alice".into(),
     };
@@ -339,7 +340,7 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
     assert_eq!(whole["tool_choice"], "auto");
     let no_tools = request_body(
         &ModelRequest {
-            tools: vec![],
+            tools: vec![].into(),
             ..request
         },
         Reading::Stream,

@@ -465,7 +465,7 @@ mod tests {
             model: "m".into(),
             system: String::new(),
             messages: vec![troupe_protocol::ChatMessage::user_text("hi")],
-            tools: vec![],
+            tools: vec![].into(),
             max_tokens: 1,
             agent: "lead".into(),
         };

@@ -31,7 +31,8 @@ fn request() -> ModelRequest {
             name: "bash".into(),
             description: "Run a command".into(),
             input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         max_tokens: 512,
         agent: "alice".into(),
     }
@@ -288,7 +289,7 @@ async fn a_stream_with_neither_finish_nor_done_exhausts_the_attempts() {
     // Without tools: a cut stream is retried. (With tools it means the server cannot stream
     // them, and the client asks without streaming: see openai_fallback.rs.)
     let no_tools = ModelRequest {
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         ..request()
     };
     let (result, _) = support::stream(&openai(&server.base_url, None, 2), &no_tools).await;

@@ -42,7 +42,7 @@ fn request() -> ModelRequest {
         model: "m".into(),
         system: String::new(),
         messages: vec![ChatMessage::user_text("hi")],
-        tools: vec![],
+        tools: vec![].into(),
         max_tokens: 64,
         agent: "lead".into(),
     }

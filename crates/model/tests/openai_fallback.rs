@@ -34,8 +34,9 @@ fn request(tools: bool) -> ModelRequest {
                 description: "Run a command".into(),
                 input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
             }]
+            .into()
         } else {
-            Vec::new()
+            Vec::new().into()
         },
         max_tokens: 256,
         agent: "lead".into(),

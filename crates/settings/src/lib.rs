@@ -59,6 +59,10 @@ pub struct Settings {
     /// `nats://host:4222` (see `--store`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<String>,
+    /// Model calls one troupe process runs at once (the lead and its in-process teammates
+    /// share them; the rest wait their turn). Default 16.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrent_model_calls: Option<usize>,
     /// The model's context window in tokens, for a model troupe does not know (a local
     /// server); compaction works against it. `--context-window` wins over it.
     #[serde(
@@ -179,6 +183,13 @@ impl Settings {
                     message: format!("`{store}` is neither `file` nor a nats:// URL"),
                 });
             }
+        }
+        if self.max_concurrent_model_calls == Some(0) {
+            return Err(SettingsError::Invalid {
+                origin: origin.to_string(),
+                key: "max_concurrent_model_calls".to_string(),
+                message: "must be at least 1 (calls would never run)".to_string(),
+            });
         }
         for (key, value) in [
             ("mcp_tool_timeout", self.mcp_tool_timeout),

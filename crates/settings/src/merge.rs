@@ -29,6 +29,10 @@ impl Settings {
         replace(&mut self.teammate_mode, &later.teammate_mode);
         replace(&mut self.teammate_permissions, &later.teammate_permissions);
         replace(&mut self.store, &later.store);
+        replace(
+            &mut self.max_concurrent_model_calls,
+            &later.max_concurrent_model_calls,
+        );
         replace(&mut self.context_window, &later.context_window);
         self.pricing
             .extend(later.pricing.iter().map(|(k, v)| (k.clone(), *v)));

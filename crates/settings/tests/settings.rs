@@ -268,3 +268,29 @@ fn the_context_window_is_merged_and_checked() {
     let err = Settings::parse(r#"{"contextWindow": "big"}"#, "f.json").expect_err("not a number");
     assert!(err.to_string().contains("f.json"), "{err}");
 }
+
+#[test]
+fn the_model_call_bound_is_merged_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".troupe/settings.json"),
+        r#"{"max_concurrent_model_calls": 4}"#,
+    );
+    let loaded = troupe_settings::load(dir.path(), None, None).unwrap();
+    assert_eq!(loaded.settings.max_concurrent_model_calls, Some(4));
+    write(
+        &dir.path().join(".troupe/settings.local.json"),
+        r#"{"max_concurrent_model_calls": 32}"#,
+    );
+    let loaded = troupe_settings::load(dir.path(), None, None).unwrap();
+    assert_eq!(loaded.settings.max_concurrent_model_calls, Some(32));
+    let err =
+        Settings::parse(r#"{"max_concurrent_model_calls": 0}"#, "f.json").expect_err("zero calls");
+    assert!(
+        err.to_string().contains("max_concurrent_model_calls"),
+        "{err}"
+    );
+    let err =
+        Settings::parse(r#"{"max_concurrent_model_calls": -2}"#, "f.json").expect_err("negative");
+    assert!(err.to_string().contains("f.json"), "{err}");
+}

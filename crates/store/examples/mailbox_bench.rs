@@ -1,8 +1,9 @@
-//! Mailbox throughput: one producer thread appends N messages while a consumer thread fetches
+//! Mailbox throughput: producer threads append N messages while a consumer thread fetches
 //! and acks in batches; prints end-to-end messages per second for each configuration.
 //!
 //! Run: `cargo run --release -p troupe-store --example mailbox_bench [N]` (default 50,000).
-//! Single appends with fsync are measured on fewer messages (each costs one fdatasync).
+//! Single appends with fsync are measured on fewer messages (each waits for a sync). The store
+//! lives under `TROUPE_BENCH_DIR` when set (to compare file systems), else the temp directory.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::collections::HashSet;
@@ -24,6 +25,7 @@ fn run(
     durability: Durability,
     n: usize,
     chunk: usize,
+    senders: usize,
 ) -> Result<Outcome, StoreError> {
     let store = FileStore::open_with(root, team, durability)?;
     let wake = store.wake_socket("sink")?;
@@ -34,33 +36,42 @@ fn run(
             source: e,
         })?;
     let started = Instant::now();
-    let producer = {
-        let store = store.clone();
-        std::thread::spawn(move || -> Result<(), StoreError> {
-            let mut pending = Vec::with_capacity(chunk);
-            for i in 0..n {
-                let env =
-                    Envelope::new(MailKind::Message, "lead", "sink", format!("message {i}"), 0);
-                if chunk == 1 {
-                    store.append(&env)?;
-                } else {
-                    pending.push(env);
-                    if pending.len() == chunk {
-                        store.append_many(&pending)?;
-                        pending.clear();
+    let producers: Vec<_> = (0..senders)
+        .map(|p| {
+            let store = store.clone();
+            let share = n / senders + usize::from(p < n % senders);
+            std::thread::spawn(move || -> Result<(), StoreError> {
+                let mut pending = Vec::with_capacity(chunk);
+                for i in 0..share {
+                    let env = Envelope::new(
+                        MailKind::Message,
+                        format!("lead{p}"),
+                        "sink",
+                        format!("message {i}"),
+                        0,
+                    );
+                    if chunk == 1 {
+                        store.append(&env)?;
+                    } else {
+                        pending.push(env);
+                        if pending.len() == chunk {
+                            store.append_many(&pending)?;
+                            pending.clear();
+                        }
                     }
                 }
-            }
-            store.append_many(&pending)
+                store.append_many(&pending)
+            })
         })
-    };
+        .collect();
     let mut seen = HashSet::with_capacity(n);
     let mut batches = 0;
     while seen.len() < n {
         let batch = store.fetch("sink")?;
         if batch.is_empty() {
-            if producer.is_finished() && store.peek("sink")?.is_empty() && seen.len() < n {
-                break; // producer died; reported below
+            let finished = producers.iter().all(|p| p.is_finished());
+            if finished && store.peek("sink")?.is_empty() && seen.len() < n {
+                break; // a producer died; reported below
             }
             let _ = wake.recv(&mut [0u8; 64]);
             continue;
@@ -74,9 +85,11 @@ fn run(
         batches += 1;
     }
     let secs = started.elapsed().as_secs_f64();
-    match producer.join() {
-        Ok(result) => result?,
-        Err(_) => eprintln!("producer panicked"),
+    for producer in producers {
+        match producer.join() {
+            Ok(result) => result?,
+            Err(_) => eprintln!("producer panicked"),
+        }
     }
     if seen.len() != n {
         eprintln!("delivered {} of {n} messages", seen.len());
@@ -89,25 +102,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(50_000);
-    let dir = std::env::temp_dir().join(format!("troupe-mailbox-bench-{}", std::process::id()));
+    let base = std::env::var_os("TROUPE_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+    let dir = base.join(format!("troupe-mailbox-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let configs = [
-        ("append, fsync", Durability::Fsync, n.min(2_000), 1),
-        ("append_many(1000), fsync", Durability::Fsync, n, 1_000),
-        ("append, os-buffered", Durability::OsBuffered, n, 1),
+        ("append, fsync", Durability::Fsync, n.min(2_000), 1, 1),
+        (
+            "append ×10 senders, fsync",
+            Durability::Fsync,
+            n.min(20_000),
+            1,
+            10,
+        ),
+        ("append_many(1000), fsync", Durability::Fsync, n, 1_000, 1),
+        ("append, os-buffered", Durability::OsBuffered, n, 1, 1),
         (
             "append_many(1000), os-buffered",
             Durability::OsBuffered,
             n,
             1_000,
+            1,
         ),
     ];
     println!(
         "{:<32} {:>9} {:>9} {:>9} {:>12}",
         "config", "messages", "batches", "seconds", "msg/s"
     );
-    for (i, (label, durability, count, chunk)) in configs.into_iter().enumerate() {
-        let out = run(&dir, &format!("bench{i}"), durability, count, chunk)?;
+    for (i, (label, durability, count, chunk, senders)) in configs.into_iter().enumerate() {
+        let out = run(
+            &dir,
+            &format!("bench{i}"),
+            durability,
+            count,
+            chunk,
+            senders,
+        )?;
         println!(
             "{label:<32} {count:>9} {:>9} {:>9.3} {:>12.0}",
             out.batches,

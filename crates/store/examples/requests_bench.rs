@@ -3,7 +3,8 @@
 //! 10 teammate threads wake on their mail, answer through the request FSM and ack. Prints
 //! requests per second and the open-to-resolved latency (p50, p99, max) for each durability.
 //!
-//! Run: `cargo run --release -p troupe-store --example requests_bench [N]`.
+//! Run: `cargo run --release -p troupe-store --example requests_bench [N]` (the store under
+//! `TROUPE_BENCH_DIR` when set).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::collections::HashMap;
@@ -149,7 +150,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("fsync", Durability::Fsync),
         ("os-buffered", Durability::OsBuffered),
     ] {
-        let dir = tempfile::tempdir()?;
+        // `TROUPE_BENCH_DIR` picks the file system (tmpfs against ext4); else the temp dir.
+        let base = std::env::var_os("TROUPE_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+        let dir = tempfile::tempdir_in(base)?;
         let mut out = run(dir.path(), durability, n)?;
         out.latencies_ms.sort_by(|a, b| a.total_cmp(b));
         println!(

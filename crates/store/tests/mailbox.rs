@@ -144,7 +144,8 @@ fn full_consumption_truncates_partial_ack_does_not() {
     assert!(full_len > mid);
     let cursor = std::fs::read_to_string(dir.path().join("teams/team/inbox/alice.cursor"))
         .unwrap_or_default();
-    assert_eq!(cursor, mid.to_string());
+    // Fixed width, written in place: 20 digits and a newline.
+    assert_eq!(cursor, format!("{mid:020}\n"));
     let rest = ok(s.fetch("alice"));
     assert_eq!(contents(&rest), ["m1", "m2"]);
     assert_eq!(rest.ack, Some(at(full_len)));
@@ -153,7 +154,7 @@ fn full_consumption_truncates_partial_ack_does_not() {
     assert_eq!(len(&log), 0);
     let cursor = std::fs::read_to_string(dir.path().join("teams/team/inbox/alice.cursor"))
         .unwrap_or_default();
-    assert_eq!(cursor, "0");
+    assert_eq!(cursor.trim().parse::<u64>().ok(), Some(0));
     // A repeated ack of an old offset is refused rather than skipping new mail.
     ok(s.append(&mail("alice", 9)));
     let next = ok(s.fetch("alice"));

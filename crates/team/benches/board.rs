@@ -350,6 +350,7 @@ fn team_on(ws: &Path, server: &FakeServer) -> Team {
         team: TEAM.into(),
         workspace: ws.to_path_buf(),
         troupe_dir: troupe_dir.clone(),
+        client: model.build(),
         model,
         max_tokens: 1024,
         policy: Policy::new(PermissionMode::BypassPermissions, Default::default()),

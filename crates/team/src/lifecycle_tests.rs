@@ -26,6 +26,7 @@ fn team(ws: &Path, server: &FakeServer) -> Team {
         team: "t".into(),
         workspace: ws.to_path_buf(),
         troupe_dir: troupe_dir.clone(),
+        client: model.build(),
         model,
         max_tokens: 1024,
         policy: Policy::new(PermissionMode::BypassPermissions, Default::default()),

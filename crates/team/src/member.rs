@@ -13,7 +13,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use troupe_agent::{Agent, AgentBuilder, AgentEvent, SessionEndReason, TurnEnd};
-use troupe_model::ModelConfig;
 use troupe_protocol::{AgentStatus, BackgroundCommand, BackgroundState, EventKind, MailKind};
 use troupe_tools::background::Jobs;
 use troupe_tools::Workspace;
@@ -78,13 +77,10 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
     let own = own_worktree(shared, spec)?;
     let root = own.as_ref().map_or(&config.workspace, |(_, dir)| dir);
     let workspace = Workspace::new(root)?.with_added_dirs(&config.added_dirs)?;
-    let model = ModelConfig {
-        model: spec
-            .model
-            .clone()
-            .unwrap_or_else(|| config.model.model.clone()),
-        ..config.model.clone()
-    };
+    let model_name = spec
+        .model
+        .clone()
+        .unwrap_or_else(|| config.model.model.clone());
     let definition = crate::profile::definition(config, &spec.profile)?;
     let mut policy = config.policy.clone();
     policy.mode = crate::profile::permission_mode(policy.mode, definition);
@@ -99,11 +95,12 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         extension = extension.with_own_worktree(record, dir);
     }
     let approver = EscalatingApprover::new(shared.clone(), &spec.name, spec.epoch);
+    // The process's one client: the model name travels with each request.
     let builder = AgentBuilder::new(
         spec.name.clone(),
         Arc::new(workspace),
-        model.build(),
-        model.model.clone(),
+        config.client.clone(),
+        model_name,
     );
     let builder = config
         .extensions

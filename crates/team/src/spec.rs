@@ -6,7 +6,7 @@ use std::sync::Arc;
 use troupe_agent::permissions::Policy;
 use troupe_agent::Extension;
 use troupe_catalog::agents::Definitions;
-use troupe_model::ModelConfig;
+use troupe_model::{Model, ModelConfig};
 use troupe_protocol::MemberProfile;
 use troupe_settings::Settings;
 
@@ -46,6 +46,9 @@ pub struct TeamConfig {
     pub troupe_dir: PathBuf,
     /// The lead's model; teammates use it unless spawned with another model name.
     pub model: ModelConfig,
+    /// The model client every in-process member calls through: one per process (one HTTP
+    /// connection pool, one bound on concurrent calls); the model name goes with each request.
+    pub client: Arc<dyn Model>,
     /// Output token limit per call.
     pub max_tokens: u32,
     /// Teammates' permission policy.

@@ -66,6 +66,7 @@ pub fn team_with(
         team: name.to_string(),
         workspace: workspace.to_path_buf(),
         troupe_dir: workspace.join(".troupe"),
+        client: model_config(server).build(),
         model: model_config(server),
         max_tokens: troupe_agent::DEFAULT_MAX_TOKENS,
         policy: troupe_agent::permissions::Policy::default(),

@@ -177,7 +177,7 @@ impl Agent {
                     todos,
                     instructions,
                 ))],
-                tools: Vec::new(),
+                tools: Vec::new().into(),
                 max_tokens: self
                     .config
                     .max_tokens

@@ -204,7 +204,7 @@ fn ping(config: &ModelConfig) -> Result<(), ModelError> {
         model: config.model.clone(),
         system: String::new(),
         messages: vec![ChatMessage::user_text("ping")],
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         max_tokens: 1,
         agent: "doctor".to_string(),
     };

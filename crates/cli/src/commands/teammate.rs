@@ -69,6 +69,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         team: args.team.clone(),
         troupe_dir: troupe_dir.clone(),
         workspace,
+        client: crate::setup::model_client(&model, &settings),
         model,
         max_tokens: args.agent.max_tokens,
         policy,

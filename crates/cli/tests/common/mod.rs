@@ -149,3 +149,16 @@ pub fn repl(ws: &Path, server: &FakeServer, args: &[&str], input: &str) -> Outpu
     }
     child.wait_with_output().expect("troupe binary runs")
 }
+
+/// The default team's roster as JSON, read through the store (the file backend keeps it as a
+/// log, `roster.jsonl`); `None` while the lead has not created the team.
+pub fn team_roster(ws: &Path) -> Option<serde_json::Value> {
+    let troupe_dir = ws.join(".troupe");
+    if !troupe_store::file::exists(&troupe_dir, "default") {
+        return None;
+    }
+    let roster = troupe_store::file::open(&troupe_dir, "default")
+        .and_then(|s| s.roster())
+        .ok()?;
+    serde_json::to_value(roster).ok()
+}

@@ -71,7 +71,7 @@ pub fn events(ws: &TempWorkspace) -> Vec<Value> {
 }
 
 pub fn roster(ws: &TempWorkspace) -> Value {
-    serde_json::from_str(&ws.read(".troupe/teams/default/roster.json")).expect("roster is JSON")
+    super::common::team_roster(ws.path()).expect("the team has a roster")
 }
 
 pub fn member<'a>(roster: &'a Value, name: &str) -> &'a Value {

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::StoreError;
+use crate::file::commit::{sync_now, SyncKind};
 use crate::Durability;
 
 /// Distinguishes temp files of concurrent writers inside one process.
@@ -24,6 +25,19 @@ pub fn write_atomic_with(
     bytes: &[u8],
     durability: Durability,
 ) -> Result<(), StoreError> {
+    write_atomic_by(path, bytes, durability, &mut |file, at, kind| {
+        sync_now(&file, kind).map_err(StoreError::io("fsync", at))
+    })
+}
+
+/// [`write_atomic_with`] with every sync done by `sync` (a store's group commit): the temp
+/// file's before the rename, the directory's after it.
+pub fn write_atomic_by(
+    path: &Path,
+    bytes: &[u8],
+    durability: Durability,
+    sync: &mut dyn FnMut(File, &Path, SyncKind) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -32,20 +46,26 @@ pub fn write_atomic_with(
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     // Hidden, and unique per process and call, so concurrent writers never share a temp file.
     let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
-    let result = write_temp(&tmp, bytes, durability).and_then(|()| {
-        fs::rename(&tmp, path).map_err(StoreError::io("rename temp file over", path))
-    });
+    let result = write_temp(&tmp, bytes)
+        .and_then(|file| match durability {
+            Durability::Fsync => sync(file, &tmp, SyncKind::Data),
+            Durability::OsBuffered => Ok(()),
+        })
+        .and_then(|()| {
+            fs::rename(&tmp, path).map_err(StoreError::io("rename temp file over", path))
+        });
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result?;
     if durability == Durability::Fsync {
-        sync_dir(dir)?;
+        let handle = File::open(dir).map_err(StoreError::io("open directory", dir))?;
+        sync(handle, dir, SyncKind::All)?;
     }
     Ok(())
 }
 
-fn write_temp(tmp: &Path, bytes: &[u8], durability: Durability) -> Result<(), StoreError> {
+fn write_temp(tmp: &Path, bytes: &[u8]) -> Result<File, StoreError> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -53,11 +73,7 @@ fn write_temp(tmp: &Path, bytes: &[u8], durability: Durability) -> Result<(), St
         .map_err(StoreError::io("create temp file", tmp))?;
     file.write_all(bytes)
         .map_err(StoreError::io("write temp file", tmp))?;
-    if durability == Durability::Fsync {
-        file.sync_all()
-            .map_err(StoreError::io("fsync temp file", tmp))?;
-    }
-    Ok(())
+    Ok(file)
 }
 
 /// Makes a rename or a new file in `dir` durable by fsyncing the directory itself.

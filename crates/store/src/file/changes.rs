@@ -74,7 +74,7 @@ fn area_of(team_dir: &Path, path: &Path) -> Areas {
         return Areas::ALL;
     };
     match first.to_str().unwrap_or_default() {
-        "roster.json" | "roster.lock" => Areas::ROSTER,
+        "roster.jsonl" | "roster.json" | "roster.lock" => Areas::ROSTER,
         "events.jsonl" => Areas::EVENTS,
         "inbox" => Areas::MAIL,
         "requests" => Areas::REQUESTS,
@@ -82,9 +82,9 @@ fn area_of(team_dir: &Path, path: &Path) -> Areas {
         "presence" => Areas::PRESENCE,
         "transcripts" => Areas::TRANSCRIPTS,
         "live" => Areas::LIVENESS,
-        // The temporary file of an atomic roster write becomes roster.json by a rename,
-        // which is reported on its own.
-        name if name.starts_with(".roster.json.tmp") => Areas::NONE,
+        // The temporary file of a compaction becomes roster.jsonl by a rename, which is
+        // reported on its own.
+        name if name.starts_with(".roster.json") => Areas::NONE,
         // Something troupe does not know (a newer version's file, a person's notes).
         _ => Areas::NONE,
     }
@@ -206,6 +206,8 @@ mod tests {
         let dir = Path::new("/w/.troupe/teams/t");
         let cases = [
             ("roster.json", Areas::ROSTER),
+            ("roster.jsonl", Areas::ROSTER),
+            (".roster.jsonl.tmp-1-2", Areas::NONE),
             ("roster.lock", Areas::ROSTER),
             ("events.jsonl", Areas::EVENTS),
             ("inbox/bob.jsonl", Areas::MAIL),

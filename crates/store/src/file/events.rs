@@ -9,7 +9,7 @@ use crate::{EventCursor, EventLog, EventPage};
 impl EventLog for FileStore {
     fn record(&self, event: &Event) -> Result<(), StoreError> {
         let line = to_line("event", event)?;
-        jsonl::append_lines(&self.events_path(), &line, self.durability())
+        self.append_durably(&self.events_path(), &line)
     }
 
     fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError> {

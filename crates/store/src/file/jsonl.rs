@@ -23,32 +23,42 @@ const EXCERPT_CHARS: usize = 200;
 /// `write_all`, then syncs. If a crashed writer left a partial last line, a newline is written
 /// first so that the fragment becomes its own (corrupt) line instead of swallowing ours.
 pub fn append_lines(path: &Path, bytes: &[u8], durability: Durability) -> Result<(), StoreError> {
+    let file = write_lines(path, bytes)?;
+    if durability == Durability::Fsync {
+        file.sync_data().map_err(StoreError::io("fsync", path))?;
+    }
+    Ok(())
+}
+
+/// [`append_lines`] without the sync: the lines are written (and visible) when it returns and
+/// the lock is released; the caller syncs the returned handle (through a group commit) before
+/// it reports them written.
+pub fn write_lines(path: &Path, bytes: &[u8]) -> Result<File, StoreError> {
     let file = OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
         .open(path)
         .map_err(StoreError::io("open for append", path))?;
-    let _guard = LockGuard::exclusive(&file, path)?;
-    let torn = ends_unterminated(&file, path)?;
-    let mut writer = &file;
-    if torn {
-        tracing::warn!(path = %path.display(), "partial last line found; isolating it");
-        let mut fixed = Vec::with_capacity(bytes.len() + 1);
-        fixed.push(b'\n');
-        fixed.extend_from_slice(bytes);
-        writer
-            .write_all(&fixed)
-            .map_err(StoreError::io("append to", path))?;
-    } else {
-        writer
-            .write_all(bytes)
-            .map_err(StoreError::io("append to", path))?;
+    {
+        let _guard = LockGuard::exclusive(&file, path)?;
+        let torn = ends_unterminated(&file, path)?;
+        let mut writer = &file;
+        if torn {
+            tracing::warn!(path = %path.display(), "partial last line found; isolating it");
+            let mut fixed = Vec::with_capacity(bytes.len() + 1);
+            fixed.push(b'\n');
+            fixed.extend_from_slice(bytes);
+            writer
+                .write_all(&fixed)
+                .map_err(StoreError::io("append to", path))?;
+        } else {
+            writer
+                .write_all(bytes)
+                .map_err(StoreError::io("append to", path))?;
+        }
     }
-    if durability == Durability::Fsync {
-        file.sync_data().map_err(StoreError::io("fsync", path))?;
-    }
-    Ok(())
+    Ok(file)
 }
 
 /// True when the file's last byte is not a newline: a writer died in the middle of a line.

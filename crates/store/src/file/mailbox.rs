@@ -14,10 +14,13 @@ use std::path::PathBuf;
 
 use troupe_protocol::Envelope;
 
-use super::{atomic, check_agent, jsonl, now_ms, to_line, wake, FileStore};
+use super::{check_agent, jsonl, now_ms, to_line, wake, FileStore, SyncKind};
 use crate::error::StoreError;
 use crate::file::lock::LockGuard;
 use crate::{AckToken, Batch, CorruptLine, EventLog, MailboxStore, Watch};
+
+/// Digits of a cursor (`u64::MAX` has 20).
+const CURSOR_DIGITS: usize = 20;
 
 /// Whether a read is a delivery (with reporting side effects) or an inspection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,12 +51,31 @@ impl FileStore {
         }
     }
 
+    /// Writes the cursor in place: fixed width (20 digits and a newline, one sector, so never
+    /// torn), no temp file and no rename, synced through the group commit. A cursor lost
+    /// because its new file's directory entry was not synced reads as 0: re-delivery, which
+    /// ids make harmless.
     fn write_cursor(&self, agent: &str, offset: u64) -> Result<(), StoreError> {
-        atomic::write_atomic_with(
-            &self.cursor_path(agent),
-            offset.to_string().as_bytes(),
-            self.durability(),
-        )
+        let path = self.cursor_path(agent);
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(StoreError::io("open", &path))?;
+        let text = format!("{offset:0width$}\n", width = CURSOR_DIGITS);
+        file.write_all_at(text.as_bytes(), 0)
+            .map_err(StoreError::io("write", &path))?;
+        // An older cursor written whole is at most 20 digits: always covered, never longer.
+        let len = file
+            .metadata()
+            .map_err(StoreError::io("stat", &path))?
+            .len();
+        if len > text.len() as u64 {
+            file.set_len(text.len() as u64)
+                .map_err(StoreError::io("truncate", &path))?;
+        }
+        self.sync(file, &path, SyncKind::Data)
     }
 
     fn read_mailbox(&self, agent: &str, mode: ReadMode) -> Result<Batch, StoreError> {
@@ -105,9 +127,13 @@ impl MailboxStore for FileStore {
     fn append(&self, envelope: &Envelope) -> Result<(), StoreError> {
         check_agent(&envelope.to)?;
         let line = to_line("mail envelope", envelope)?;
-        jsonl::append_lines(&self.log_path(&envelope.to), &line, self.durability())?;
+        let path = self.log_path(&envelope.to);
+        let file = jsonl::write_lines(&path, &line)?;
+        let ticket = self.sync_later(file, &path, SyncKind::Data);
+        // Woken at once: the recipient may read the line while it is being synced (as it
+        // always could), but the sender hears "sent" only once it is durable.
         self.wake(&envelope.to);
-        Ok(())
+        ticket.wait()
     }
 
     fn append_many(&self, envelopes: &[Envelope]) -> Result<(), StoreError> {
@@ -121,11 +147,17 @@ impl MailboxStore for FileStore {
                 .or_default()
                 .extend_from_slice(&line);
         }
+        // Every recipient's lines are written first and synced in one group commit.
+        let mut tickets = Vec::with_capacity(by_recipient.len());
         for (agent, bytes) in &by_recipient {
-            jsonl::append_lines(&self.log_path(agent), bytes, self.durability())?;
+            let path = self.log_path(agent);
+            let file = jsonl::write_lines(&path, bytes)?;
+            tickets.push(self.sync_later(file, &path, SyncKind::Data));
             self.wake(agent);
         }
-        Ok(())
+        tickets
+            .into_iter()
+            .try_for_each(super::commit::Ticket::wait)
     }
 
     fn fetch(&self, agent: &str) -> Result<Batch, StoreError> {
@@ -146,44 +178,49 @@ impl MailboxStore for FileStore {
             Err(e) => return Err(StoreError::io("open", &path)(e)),
         };
         // Under the writers' lock no line can land between the length check and truncation.
-        let _guard = LockGuard::exclusive(&log, &path)?;
-        let len = log.metadata().map_err(StoreError::io("stat", &path))?.len();
-        if end > len {
-            return Err(StoreError::AckBeyondEnd {
-                agent: agent.to_string(),
-                end,
-                len,
-                path,
-            });
-        }
-        let mut last = [0u8; 1];
-        let at_line_end = end == 0
-            || (log
-                .read_at(&mut last, end - 1)
-                .map_err(StoreError::io("read", &path))?
-                == 1
-                && last[0] == b'\n');
-        if !at_line_end {
-            return Err(StoreError::AckNotLineEnd {
-                agent: agent.to_string(),
-                end,
-                path,
-            });
-        }
-        let cursor = self.read_cursor(agent)?;
-        let cursor = if cursor > len { 0 } else { cursor };
-        if end <= cursor {
-            return Ok(()); // already consumed: a repeated ack is harmless
-        }
-        if end == len {
-            // Cursor first, then truncate: a crash in between re-delivers, never loses.
-            self.write_cursor(agent, 0)?;
-            log.set_len(0).map_err(StoreError::io("truncate", &path))?;
-            if self.durability() == crate::Durability::Fsync {
-                log.sync_all().map_err(StoreError::io("fsync", &path))?;
+        let truncated = {
+            let _guard = LockGuard::exclusive(&log, &path)?;
+            let len = log.metadata().map_err(StoreError::io("stat", &path))?.len();
+            if end > len {
+                return Err(StoreError::AckBeyondEnd {
+                    agent: agent.to_string(),
+                    end,
+                    len,
+                    path,
+                });
             }
-        } else {
-            self.write_cursor(agent, end)?;
+            let mut last = [0u8; 1];
+            let at_line_end = end == 0
+                || (log
+                    .read_at(&mut last, end - 1)
+                    .map_err(StoreError::io("read", &path))?
+                    == 1
+                    && last[0] == b'\n');
+            if !at_line_end {
+                return Err(StoreError::AckNotLineEnd {
+                    agent: agent.to_string(),
+                    end,
+                    path,
+                });
+            }
+            let cursor = self.read_cursor(agent)?;
+            let cursor = if cursor > len { 0 } else { cursor };
+            if end <= cursor {
+                return Ok(()); // already consumed: a repeated ack is harmless
+            }
+            if end == len {
+                // Cursor first, then truncate: a crash in between re-delivers, never loses.
+                self.write_cursor(agent, 0)?;
+                log.set_len(0).map_err(StoreError::io("truncate", &path))?;
+                true
+            } else {
+                self.write_cursor(agent, end)?;
+                false
+            }
+        };
+        if truncated {
+            // Synced once the lock is released: appends made meanwhile share the sync.
+            self.sync(log, &path, SyncKind::All)?;
         }
         Ok(())
     }

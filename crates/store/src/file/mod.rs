@@ -2,20 +2,27 @@
 //! DESIGN.md §3, safe for several processes at once.
 //!
 //! ```text
-//! teams/<team>/roster.json  roster.lock
-//!              inbox/<agent>.jsonl  inbox/<agent>.cursor  inbox/<agent>.wake (socket)
-//!              requests/<id>.json   requests/.lock
-//!              tasks/<id>.json      tasks/.next  tasks/.lock
+//! teams/<team>/roster.jsonl  roster.lock   (the roster log; see `roster`. An older version's
+//!                                           roster.json is read, then migrated)
+//!              inbox/<agent>.jsonl  inbox/<agent>.cursor (fixed width, written in place)
+//!              inbox/<agent>.wake (socket)
+//!              requests/<id>.json   requests/.lock-<0..15>
+//!              tasks/<id>.json      tasks/.next  tasks/.lock  tasks/.<id>.lock
 //!              transcripts/<agent>.jsonl
 //!              events.jsonl
 //!              live/<agent>.lock    (held by the agent's live process: see `crate::live`)
-//!              presence/<agent>.doing  (volatile, never synced: see `presence`)
+//!              presence/<agent>.doing  presence/<agent>.usage  (volatile, never synced)
 //! ```
+//!
+//! Every durable write goes through the process's group commit (`commit`): the write is made,
+//! then its sync is shared with every other write to the same file waiting at that moment, and
+//! the caller returns only after the sync that covers its write.
 //!
 //! Everything outside this crate opens it with [`open`] and sees only `dyn TeamStore`.
 
 pub mod atomic;
 mod changes;
+pub mod commit;
 mod events;
 pub mod jsonl;
 pub mod lock;
@@ -27,10 +34,10 @@ mod tasks;
 mod transcripts;
 mod wake;
 
-use std::fs;
+use std::fs::{self, File};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use troupe_protocol::validate_agent_name;
@@ -39,6 +46,7 @@ use crate::error::StoreError;
 use crate::{ChangeWatch, Durability, LivenessStore, SharedStore, TeamStore};
 
 pub use changes::{wait_for_team, FileChangeWatch};
+use commit::SyncKind;
 
 /// Opens (creating as needed) the file store of `team` under `troupe_dir` (the `.troupe`
 /// directory), with fsync durability: the file backend as the team runtime sees it.
@@ -81,6 +89,8 @@ struct Inner {
     /// Unbound datagram socket used to send wake-ups; `None` if the OS refused to create one
     /// (wake-ups are an optimisation: recipients also find mail when they next fetch).
     waker: Option<UnixDatagram>,
+    /// The roster as this instance last read it (see `roster`).
+    roster: Mutex<roster::RosterCache>,
 }
 
 impl FileStore {
@@ -115,6 +125,7 @@ impl FileStore {
                 dir,
                 durability,
                 waker,
+                roster: Mutex::default(),
             }),
         })
     }
@@ -146,6 +157,33 @@ impl FileStore {
 
     fn events_path(&self) -> PathBuf {
         self.inner.dir.join("events.jsonl")
+    }
+
+    /// Hands `file`, just written at `path`, to the group commit when the store is durable;
+    /// the write counts as written once the returned ticket's wait returns.
+    fn sync_later(&self, file: File, path: &Path, kind: SyncKind) -> commit::Ticket {
+        match self.durability() {
+            Durability::Fsync => commit::global().submit(file, path, kind),
+            Durability::OsBuffered => commit::Ticket::done(path),
+        }
+    }
+
+    /// Makes `file`, just written at `path`, durable (as the store's durability asks).
+    fn sync(&self, file: File, path: &Path, kind: SyncKind) -> Result<(), StoreError> {
+        self.sync_later(file, path, kind).wait()
+    }
+
+    /// Appends whole lines to a log and returns once they are durable.
+    fn append_durably(&self, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+        let file = jsonl::write_lines(path, bytes)?;
+        self.sync(file, path, SyncKind::Data)
+    }
+
+    /// Replaces a whole file atomically and returns once the change is durable.
+    fn replace_file(&self, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+        atomic::write_atomic_by(path, bytes, self.durability(), &mut |file, at, kind| {
+            self.sync(file, at, kind)
+        })
     }
 }
 

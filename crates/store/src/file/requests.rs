@@ -1,5 +1,7 @@
 //! Protocol requests `requests/<id>.json`: one atomically written file each; every change is
-//! made under the exclusive lock on `requests/.lock` and recorded in the event log.
+//! made under the exclusive lock of the request's stripe (`requests/.lock-<n>`, one of
+//! [`STRIPES`], chosen by a hash of the id) and recorded in the event log. Changes of requests
+//! in different stripes run side by side, so their syncs share group commits.
 
 use std::fs;
 use std::io::ErrorKind;
@@ -7,10 +9,13 @@ use std::path::PathBuf;
 
 use troupe_protocol::{Event, Request, RequestError};
 
-use super::{atomic, FileStore};
+use super::FileStore;
 use crate::error::StoreError;
 use crate::file::lock::LockFile;
 use crate::{EventLog, RequestFilter, RequestStore};
+
+/// Lock files requests are spread over.
+const STRIPES: u64 = 16;
 
 /// Ids become file names, so only a safe alphabet is accepted (ULIDs and UUIDs fit).
 fn check_id(id: &str) -> Result<(), StoreError> {
@@ -32,8 +37,14 @@ impl FileStore {
         Ok(self.requests_dir().join(format!("{id}.json")))
     }
 
-    fn lock_requests(&self) -> Result<LockFile, StoreError> {
-        LockFile::acquire(&self.requests_dir().join(".lock"))
+    /// The exclusive lock of the stripe `id` belongs to (FNV-1a of the id: stable across
+    /// versions and processes).
+    fn lock_request(&self, id: &str) -> Result<LockFile, StoreError> {
+        let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        let stripe = hash % STRIPES;
+        LockFile::acquire(&self.requests_dir().join(format!(".lock-{stripe}")))
     }
 
     fn load_request(&self, id: &str) -> Result<Option<Request>, StoreError> {
@@ -58,7 +69,7 @@ impl FileStore {
             what: "request",
             source,
         })?;
-        atomic::write_atomic_with(&path, &bytes, self.durability())
+        self.replace_file(&path, &bytes)
     }
 
     /// Records an event; the request file is already the source of truth, so a failure here
@@ -103,7 +114,7 @@ impl FileStore {
 impl RequestStore for FileStore {
     fn create_request(&self, request: &Request) -> Result<(), StoreError> {
         let path = self.request_path(&request.id)?;
-        let _lock = self.lock_requests()?;
+        let _lock = self.lock_request(&request.id)?;
         if path.exists() {
             return Err(StoreError::DuplicateRequest {
                 id: request.id.clone(),
@@ -125,7 +136,8 @@ impl RequestStore for FileStore {
         id: &str,
         f: &mut dyn FnMut(&mut Request) -> Result<(), RequestError>,
     ) -> Result<Request, StoreError> {
-        let _lock = self.lock_requests()?;
+        check_id(id)?;
+        let _lock = self.lock_request(id)?;
         let Some(before) = self.load_request(id)? else {
             return Err(StoreError::UnknownRequest {
                 id: id.to_string(),
@@ -153,9 +165,16 @@ impl RequestStore for FileStore {
     }
 
     fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError> {
-        let _lock = self.lock_requests()?;
         let mut expired = Vec::new();
-        for mut request in self.all_requests()? {
+        for listed in self.all_requests()? {
+            if !listed.is_overdue(now) {
+                continue;
+            }
+            // Read again under its lock: it may have been answered since it was listed.
+            let _lock = self.lock_request(&listed.id)?;
+            let Some(mut request) = self.load_request(&listed.id)? else {
+                continue;
+            };
             if !request.is_overdue(now) {
                 continue;
             }

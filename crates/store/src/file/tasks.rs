@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use troupe_protocol::{check_dependencies, BlockerStatus, Event, Task, TaskId};
 
-use super::{atomic, now_ms, FileStore};
+use super::{now_ms, FileStore};
 use crate::error::StoreError;
 use crate::file::lock::LockFile;
 use crate::tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
@@ -103,7 +103,7 @@ impl FileStore {
             what: "task",
             source,
         })?;
-        atomic::write_atomic_with(&self.task_path(task.id), &bytes, self.durability())
+        self.replace_file(&self.task_path(task.id), &bytes)
     }
 
     /// Every id with a record on the board, ascending (readable or not).
@@ -159,7 +159,7 @@ impl FileStore {
         let after_last = self.task_ids()?.last().map_or(1, |last| last + 1);
         let id = recorded.max(after_last).max(1);
         let next = id.saturating_add(1).to_string();
-        atomic::write_atomic_with(&next_path, next.as_bytes(), self.durability())?;
+        self.replace_file(&next_path, next.as_bytes())?;
         Ok(id)
     }
 

@@ -30,7 +30,7 @@ impl TranscriptStore for FileStore {
     fn append_transcript(&self, agent: &str, entry: &Value) -> Result<(), StoreError> {
         let path = self.transcript_file(agent)?;
         let line = to_line("transcript entry", entry)?;
-        jsonl::append_lines(&path, &line, self.durability())
+        self.append_durably(&path, &line)
     }
 
     fn read_transcript(&self, agent: &str) -> Result<TranscriptRead, StoreError> {

@@ -4,12 +4,13 @@ use super::mail::{ReadInbox, SendMessage};
 use crate::render::roster_table;
 use crate::runtime::Team;
 use crate::shared::members_list;
-use crate::spec::{SpawnRequest, LEAD};
+use crate::spec::{Isolation, SpawnRequest, LEAD};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 use troupe_tools::{parse_input, schema_of, DynTool, Effect, Tool, ToolContext, ToolOutput};
 
 /// Input of `broadcast`.
@@ -146,11 +147,20 @@ fn default_auto_claim() -> bool {
     true
 }
 
+/// Spawns of one response that run at once (each takes the roster lock and a lease, and
+/// starts a task or a process).
+const SPAWNS_AT_ONCE: usize = 8;
+
 /// `spawn_teammate{name, role, prompt, model?, require_plan?, auto_claim?, agent?, tools?,
-/// mcp_servers?}`: starts a persistent teammate.
+/// mcp_servers?}`: starts a persistent teammate. Several calls in one response run side by side,
+/// off the async workers.
 pub struct SpawnTeammate {
     team: Team,
     description: String,
+    /// Bounds the spawns running at once.
+    turns: Arc<Semaphore>,
+    /// Creating git worktrees one at a time (git locks the repository's config and index).
+    worktrees: Arc<Semaphore>,
 }
 
 impl SpawnTeammate {
@@ -166,7 +176,12 @@ impl SpawnTeammate {
                 description.push_str(&format!("\n- {}: {}", a.name, a.description));
             }
         }
-        SpawnTeammate { team, description }
+        SpawnTeammate {
+            team,
+            description,
+            turns: Arc::new(Semaphore::new(SPAWNS_AT_ONCE)),
+            worktrees: Arc::new(Semaphore::new(1)),
+        }
     }
 }
 
@@ -183,6 +198,9 @@ impl Tool for SpawnTeammate {
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
+    }
+    fn concurrent(&self) -> bool {
+        true
     }
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let input: SpawnTeammateInput = match parse_input(self.name(), input) {
@@ -210,7 +228,18 @@ impl Tool for SpawnTeammate {
                 mcp_servers: input.mcp_servers,
             },
         };
-        match self.team.spawn(req) {
+        // Closed never: a failed acquire would only mean running without the bound.
+        let _turn = self.turns.acquire().await.ok();
+        let _worktree = match isolation {
+            Isolation::Worktree => self.worktrees.acquire().await.ok(),
+            Isolation::Shared => None,
+        };
+        let team = self.team.clone();
+        let spawned = match tokio::task::spawn_blocking(move || team.spawn(req)).await {
+            Ok(spawned) => spawned,
+            Err(e) => return ToolOutput::error(format!("the spawn did not finish: {e}")),
+        };
+        match spawned {
             Ok(m) => ToolOutput::ok(format!(
                 "Spawned teammate '{}' (role: {}, epoch {}). It is working now.{}{}{}",
                 m.name,
