@@ -292,6 +292,12 @@ fn bashes_lists_the_leads_commands_and_exit_ends_them() {
                 "bash",
                 json!({"command": "echo $$ > shell.tmp; mv shell.tmp shell.pid; sleep 300", "run_in_background": true}),
             ),
+            // The turn ends only once the command has started (the REPL reads all its piped
+            // input at once, so /exit could otherwise come before the shell wrote its pid).
+            Step::tool(
+                "bash",
+                json!({"command": "while [ ! -e shell.pid ]; do sleep 0.01; done"}),
+            ),
             Step::text("started it"),
         ],
     );

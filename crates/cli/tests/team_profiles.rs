@@ -26,8 +26,7 @@ fn ack_fallback(server: &FakeServer) {
 }
 
 fn roster_member(ws: &TempWorkspace, name: &str) -> Value {
-    let roster: Value =
-        serde_json::from_str(&ws.read(".troupe/teams/default/roster.json")).unwrap();
+    let roster: Value = common::team_roster(ws.path()).expect("the team has a roster");
     roster["members"]
         .as_array()
         .unwrap()
