@@ -18,6 +18,9 @@ use troupe_team::protocols::permission::Answerer;
 use troupe_team::{LeadExtension, NoticeSink, Team, TeamConfig, TeammateMode, LEAD};
 use troupe_tools::Workspace;
 
+/// The lead runtime's blocking threads at most (tokio's default is 512).
+const BLOCKING_THREADS: usize = 32;
+
 /// Everything a run needs besides the agent itself.
 pub struct RunContext {
     /// Canonical workspace root.
@@ -371,6 +374,9 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         .with_context(|| format!("opening session {}", path.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Store calls and group-commit waits run on the blocking pool: with a thousand
+        // teammates an unbounded pool grows to hundreds of threads, each with its stack.
+        .max_blocking_threads(BLOCKING_THREADS)
         .enable_all()
         .build()
         .context("starting the async runtime")?;
