@@ -88,7 +88,6 @@ pub(crate) fn review_plan_by(
     approve: bool,
     feedback: Option<String>,
 ) -> Result<Request, ProtocolError> {
-    let by = party.name();
     let store = courier.store();
     let current = load(store, id, RequestKind::Plan, "review_plan")?;
     let id = current.id.clone();
@@ -110,6 +109,23 @@ pub(crate) fn review_plan_by(
             epoch: opener_epoch,
         });
     }
+    // A person answers from another process: the teammate is told (and, on approval, its gate
+    // opened) before the request leaves pending, so a headless lead's settle rule never sees
+    // the request answered while the teammate is idle with nothing yet to wake it. The lead's
+    // own answer comes mid-turn, when the team cannot settle, and keeps the record first.
+    let tell_first = matches!(party, Party::Person(_))
+        && current.status == RequestStatus::Pending
+        && party.may_answer(&current);
+    if tell_first {
+        tell_opener(
+            courier,
+            &current,
+            &party,
+            approve,
+            feedback.as_deref(),
+            opener_epoch,
+        )?;
+    }
     let request = store
         .update_request(&id, &mut |r| {
             party
@@ -117,6 +133,31 @@ pub(crate) fn review_plan_by(
                 .map(|_| ())
         })
         .map_err(|e| ProtocolError::from_store(&id, e))?;
+    if !tell_first {
+        tell_opener(
+            courier,
+            &request,
+            &party,
+            approve,
+            feedback.as_deref(),
+            opener_epoch,
+        )?;
+    }
+    Ok(request)
+}
+
+/// Opens the opener's gate on approval (for the incarnation that asked) and mails it the
+/// verdict.
+fn tell_opener(
+    courier: &dyn Courier,
+    request: &Request,
+    party: &Party<'_>,
+    approve: bool,
+    feedback: Option<&str>,
+    opener_epoch: u64,
+) -> Result<(), ProtocolError> {
+    let store = courier.store();
+    let id = &request.id;
     if approve {
         let name = request.from.clone();
         store.update_roster(&mut |roster: &mut Roster| {
@@ -128,24 +169,22 @@ pub(crate) fn review_plan_by(
         })?;
     }
     let who = party.described();
-    let content = match (approve, feedback.as_deref()) {
+    let content = match (approve, feedback) {
         (true, Some(f)) => format!("Your plan (request {id}) was approved. You may now edit files and run commands to carry it out. Note from {who}: {f}"),
         (true, None) => format!("Your plan (request {id}) was approved. You may now edit files and run commands to carry it out."),
         (false, Some(f)) => format!("Your plan (request {id}) was rejected. Feedback: {f}\nRevise the plan and submit it again with submit_plan; until then, change nothing."),
         (false, None) => format!("Your plan (request {id}) was rejected (no feedback given). Revise it and submit it again with submit_plan; until then, change nothing."),
     };
     let payload = json!({ "approve": approve, "feedback": feedback });
-    let to = request.from.clone();
     mail_about(
         courier,
-        &request,
+        request,
         MailKind::PlanApprovalResponse,
-        by,
-        &to,
+        party.name(),
+        &request.from,
         content,
         payload,
-    )?;
-    Ok(request)
+    )
 }
 
 /// The plan gate: refuses mutating tools (edits, non-read-only bash) until the plan of this
