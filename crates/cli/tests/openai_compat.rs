@@ -150,9 +150,8 @@ fn a_stream_without_usage_is_estimated_and_marked() {
         .is_none());
 }
 
-#[test]
-fn an_unknown_model_costs_nothing_with_one_note_and_the_pricing_setting_prices_it() {
-    let ws = TempWorkspace::new();
+/// One bash round then an answer, 3,000 tokens in and 300 out, in json through the OpenAI wire.
+fn priced_run(ws: &TempWorkspace) -> std::process::Output {
     let server = FakeServer::start();
     server.script(
         "lead",
@@ -169,6 +168,13 @@ fn an_unknown_model_costs_nothing_with_one_note_and_the_pricing_setting_prices_i
         "--permission-mode",
         "bypassPermissions",
     ]));
+    out
+}
+
+#[test]
+fn an_unknown_model_costs_nothing_with_one_note_and_the_pricing_setting_prices_it() {
+    let ws = TempWorkspace::new();
+    let out = priced_run(&ws);
     assert!(out.status.success(), "{}", stderr(&out));
     let result = result_json(&out);
     assert_eq!(result["total_cost_usd"], 0.0, "{result}");
@@ -186,22 +192,7 @@ fn an_unknown_model_costs_nothing_with_one_note_and_the_pricing_setting_prices_i
         ".claude/settings.json",
         r#"{"pricing": {"local-model": {"input": 2, "output": 10, "cache_read": 0.2, "cache_write": 2.5}}}"#,
     );
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::reply(Reply::tool("bash", json!({"command": "true"})).usage(1000, 100)),
-            Step::reply(Reply::text("done").usage(2000, 200)),
-        ],
-    );
-    let out = run(troupe(ws.path(), &server, Wire::OpenAi).args([
-        "-p",
-        "go",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "bypassPermissions",
-    ]));
+    let out = priced_run(&ws);
     assert!(out.status.success(), "{}", stderr(&out));
     let result = result_json(&out);
     let expected = (3000.0 * 2.0 + 300.0 * 10.0) / 1_000_000.0;
@@ -221,6 +212,8 @@ fn an_unknown_model_costs_nothing_with_one_note_and_the_pricing_setting_prices_i
         ".claude/settings.json",
         r#"{"pricing": {"local-model": {"input": -2, "output": 10}}}"#,
     );
+    // Refused before any model call: the server is never asked.
+    let server = FakeServer::start();
     let out = run(troupe(ws.path(), &server, Wire::OpenAi).args(["-p", "go"]));
     assert_eq!(out.status.code(), Some(1));
     assert!(

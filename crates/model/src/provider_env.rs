@@ -54,16 +54,8 @@ pub fn ambiguity_note(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::tests::env_of;
     use crate::ModelConfig;
-    use std::collections::HashMap;
-
-    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name: &str| map.get(name).cloned()
-    }
 
     #[test]
     fn a_base_url_without_a_scheme_is_refused_with_the_fix() {
