@@ -28,7 +28,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use troupe_protocol::{
-    AgentUsage, Envelope, Event, Request, RequestError, RequestKind, RequestStatus, Roster,
+    AgentUsage, Envelope, Event, Member, Request, RequestError, RequestKind, RequestStatus, Roster,
 };
 
 pub use error::StoreError;
@@ -165,6 +165,33 @@ pub trait RosterStore: Send + Sync {
     /// lock, or compare-and-set with `f` applied again after a conflict), and returns the
     /// result.
     fn update_roster(&self, f: &mut dyn FnMut(&mut Roster)) -> Result<Roster, StoreError>;
+
+    /// The member with this name (the first, should a roster hold a name twice), or `None`.
+    /// A store that keeps the roster in memory answers without copying the whole roster.
+    fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
+        Ok(self.roster()?.get(name).cloned())
+    }
+
+    /// Lets `f` change the member with this name and writes the change as
+    /// [`RosterStore::update_roster`] would (atomically, synced unless only volatile fields
+    /// changed); returns the member as written, or `None` (nothing written) when there is no
+    /// such member. `f` must not rename the member; a rename is ignored. A store that keeps the
+    /// roster in memory writes one member instead of copying the whole roster.
+    fn update_member(
+        &self,
+        name: &str,
+        f: &mut dyn FnMut(&mut Member),
+    ) -> Result<Option<Member>, StoreError> {
+        let mut found = None;
+        self.update_roster(&mut |roster: &mut Roster| {
+            found = roster.get_mut(name).map(|m| {
+                f(m);
+                m.name = name.to_string();
+                m.clone()
+            });
+        })?;
+        Ok(found)
+    }
 }
 
 /// Durable, multi-writer mailboxes with at-least-once delivery.

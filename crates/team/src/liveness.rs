@@ -18,10 +18,7 @@ use troupe_store::{StoreError, TaskFilter, TeamStore};
 /// that died before that leaves them to the liveness rule), so the member's own end must not
 /// race it with a vaguer note.
 pub fn end_note(store: &dyn TeamStore, name: &str) -> Option<String> {
-    let status = store
-        .roster()
-        .ok()
-        .and_then(|r| r.get(name).map(|m| m.status));
+    let status = store.member(name).ok().flatten().map(|m| m.status);
     match status {
         Some(AgentStatus::Shutdown) => Some(format!("its owner {name} shut down")),
         Some(AgentStatus::Stopped) => None,

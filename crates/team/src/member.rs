@@ -48,10 +48,10 @@ pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
     shared.record(EventKind::Error, Some(name), reason.to_string());
     let superseded = shared
         .store
-        .roster()
+        .member(name)
         .ok()
-        .and_then(|r| r.get(name).map(|m| m.epoch != epoch || m.status.is_ended()))
-        .unwrap_or(false);
+        .flatten()
+        .is_some_and(|m| m.epoch != epoch || m.status.is_ended());
     if superseded {
         return; // stopped, shut down or replaced already: nothing to report
     }

@@ -98,8 +98,7 @@ impl Team {
                 let live = self
                     .shared
                     .store
-                    .roster()?
-                    .get(&req.name)
+                    .member(&req.name)?
                     .is_some_and(|m| !m.status.is_ended());
                 return Err(if live {
                     TeamError::NameTaken(req.name)
@@ -177,8 +176,9 @@ impl Team {
             return Ok(None);
         }
         let live = self
-            .roster()?
-            .get(&req.name)
+            .shared
+            .store
+            .member(&req.name)?
             .is_some_and(|m| !m.status.is_ended());
         if live {
             return Err(TeamError::NameTaken(req.name.clone()));
@@ -302,8 +302,7 @@ impl Team {
         let fresh = self
             .shared
             .store
-            .roster()?
-            .get(name)
+            .member(name)?
             .is_none_or(|m| m.status.is_ended());
         let why = if fresh {
             format!("its owner {name} had ended (a new {name} joined)")

@@ -142,15 +142,13 @@ impl TeamShared {
     /// Sets a member's status (and what it is doing), records the change and wakes waiters.
     pub fn set_status(&self, name: &str, epoch: u64, status: AgentStatus, detail: &str) {
         let mut changed = false;
-        let result = self.store.update_roster(&mut |roster: &mut Roster| {
-            if let Some(m) = roster.get_mut(name) {
-                // An ended incarnation stays ended (a force-stop must not be undone by the
-                // member's own bookkeeping afterwards).
-                if m.epoch == epoch && m.status != status && !m.status.is_ended() {
-                    m.status = status;
-                    m.last_seen = now_ms();
-                    changed = true;
-                }
+        let result = self.store.update_member(name, &mut |m| {
+            // An ended incarnation stays ended (a force-stop must not be undone by the
+            // member's own bookkeeping afterwards).
+            if m.epoch == epoch && m.status != status && !m.status.is_ended() {
+                m.status = status;
+                m.last_seen = now_ms();
+                changed = true;
             }
         });
         if let Err(e) = result {
@@ -184,10 +182,8 @@ impl TeamShared {
 
     /// Keeps a member's latest report in the roster.
     pub fn set_report(&self, name: &str, report: &str) {
-        let result = self.store.update_roster(&mut |roster: &mut Roster| {
-            if let Some(m) = roster.get_mut(name) {
-                m.last_report = Some(report.to_string());
-            }
+        let result = self.store.update_member(name, &mut |m| {
+            m.last_report = Some(report.to_string());
         });
         if let Err(e) = result {
             tracing::warn!(error = %e, member = name, "could not update the roster");
@@ -196,11 +192,9 @@ impl TeamShared {
 
     /// Records the tokens a member has used (once per turn: this rewrites the roster).
     pub fn set_usage(&self, name: &str, usage: troupe_protocol::Usage) {
-        let result = self.store.update_roster(&mut |roster: &mut Roster| {
-            if let Some(m) = roster.get_mut(name) {
-                m.usage = usage;
-                m.last_seen = now_ms();
-            }
+        let result = self.store.update_member(name, &mut |m| {
+            m.usage = usage;
+            m.last_seen = now_ms();
         });
         if let Err(e) = result {
             tracing::warn!(error = %e, member = name, "could not update the roster");
@@ -210,11 +204,9 @@ impl TeamShared {
     /// Records a member's outstanding background commands (running, or finished and not yet
     /// read), so the settle rule and `troupe team status` see them from any process.
     pub fn set_background(&self, name: &str, commands: Vec<troupe_protocol::BackgroundCommand>) {
-        let result = self.store.update_roster(&mut |roster: &mut Roster| {
-            if let Some(m) = roster.get_mut(name) {
-                if m.background != commands {
-                    m.background = commands.clone();
-                }
+        let result = self.store.update_member(name, &mut |m| {
+            if m.background != commands {
+                m.background.clone_from(&commands);
             }
         });
         if let Err(e) = result {
@@ -344,15 +336,13 @@ pub fn with_live_usage(store: &dyn TeamStore, roster: &mut Roster) {
 /// is the lead), and records it in the event log — the one way mail enters a team, from a
 /// running team or from another terminal.
 pub fn deliver(store: &dyn TeamStore, env: &Envelope) -> Result<(), TeamError> {
-    if env.to != LEAD {
+    if env.to != LEAD && store.member(&env.to)?.is_none() {
         let roster = store.roster()?;
-        if roster.get(&env.to).is_none() {
-            return Err(TeamError::UnknownRecipient {
-                name: env.to.clone(),
-                team: roster.team.clone(),
-                members: members_list(&roster),
-            });
-        }
+        return Err(TeamError::UnknownRecipient {
+            name: env.to.clone(),
+            team: roster.team.clone(),
+            members: members_list(&roster),
+        });
     }
     store.append(env)?;
     let detail = format!(

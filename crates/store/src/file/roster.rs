@@ -322,6 +322,58 @@ impl RosterStore for FileStore {
         }
         Ok(roster)
     }
+
+    fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
+        let mut cache = self.roster_cache();
+        self.catch_up(&mut cache)?;
+        Ok(cache.roster.get(name).cloned())
+    }
+
+    /// One member copied and changed, one `members` record appended: the same record
+    /// [`record_for`] would write for this change, without copying the roster.
+    fn update_member(
+        &self,
+        name: &str,
+        f: &mut dyn FnMut(&mut Member),
+    ) -> Result<Option<Member>, StoreError> {
+        let (member, written) = {
+            let _lock = LockFile::acquire(&self.roster_path(LOCK))?;
+            let mut cache = self.roster_cache();
+            self.catch_up(&mut cache)?;
+            let Some(pos) = cache.roster.members.iter().position(|m| m.name == name) else {
+                return Ok(None);
+            };
+            let before = &cache.roster.members[pos];
+            let mut after = before.clone();
+            f(&mut after);
+            after.name.clone_from(&before.name);
+            if after == *before {
+                return Ok(Some(after));
+            }
+            let weight = if only_volatile_differs(before, &after) {
+                Weight::Volatile
+            } else {
+                Weight::Durable
+            };
+            let compact = cache.records + 1 > COMPACT_MIN.max(2 * cache.roster.members.len());
+            if cache.file.is_none() || compact {
+                let mut roster = cache.roster.clone();
+                roster.members[pos] = after.clone();
+                self.rewrite_log(&mut cache, roster)?;
+                return Ok(Some(after));
+            }
+            let line = to_line("roster record", &RecordRef::Members(vec![&after]))?;
+            let file = self.append_record(&cache, &line)?;
+            cache.offset += line.len() as u64;
+            cache.records += 1;
+            cache.roster.members[pos] = after.clone();
+            (after, (weight == Weight::Durable).then_some(file))
+        };
+        if let Some(file) = written {
+            self.sync(file, &self.roster_path(LOG), SyncKind::Data)?;
+        }
+        Ok(Some(member))
+    }
 }
 
 #[cfg(test)]

@@ -230,3 +230,76 @@ fn concurrent_writers_in_separate_instances_lose_no_update() {
     assert_eq!(roster.members.len(), 1 + 4 * 150);
     assert_eq!(roster.get("counter").map(|m| m.epoch), Some(1 + 4 * 150));
 }
+
+#[test]
+fn update_member_appends_one_member_weighs_it_and_others_catch_up() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let a = open(dir.path());
+    let b = open(dir.path());
+    for name in ["alice", "bob", "carol"] {
+        add(&a, name);
+    }
+    ok(b.roster());
+    let written = ok(a.update_member("bob", &mut |m| {
+        m.status = AgentStatus::Idle;
+        m.name = "renamed".into(); // a rename is ignored
+    }));
+    assert_eq!(
+        written.map(|m| (m.name, m.status)),
+        Some(("bob".into(), AgentStatus::Idle))
+    );
+    let last = log_lines(&a).last().cloned().unwrap_or_default();
+    assert!(
+        last.starts_with("{\"members\":[{\"name\":\"bob\""),
+        "{last}"
+    );
+    assert!(!last.contains("alice") && !last.contains("carol"), "{last}");
+    // The other instance and a fresh one read the same roster; `member` agrees with it.
+    assert_eq!(ok(b.roster()), ok(a.roster()));
+    assert_eq!(ok(open(dir.path()).roster()), ok(a.roster()));
+    assert_eq!(
+        ok(b.member("bob")).map(|m| m.status),
+        Some(AgentStatus::Idle)
+    );
+    // No change writes nothing; an unknown member writes nothing and says so.
+    let lines = log_lines(&a).len();
+    ok(b.update_member("bob", &mut |_| {}));
+    assert_eq!(ok(b.update_member("nobody", &mut |m| m.epoch = 9)), None);
+    assert_eq!(ok(b.member("nobody")), None);
+    assert_eq!(log_lines(&a).len(), lines);
+}
+
+#[test]
+fn update_member_compacts_like_any_update_and_loses_nothing_under_concurrency() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = dir.path().to_path_buf();
+    add(&open(&root), "counter");
+    add(&open(&root), "other");
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let s = open(&root);
+                for _ in 0..150 {
+                    ok(s.update_member("counter", &mut |m| m.epoch += 1));
+                    ok(s.update_member("other", &mut |m| m.usage.input_tokens += 1));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap_or_else(|_| panic!("writer panicked"));
+    }
+    let s = open(&root);
+    assert_eq!(ok(s.member("counter")).map(|m| m.epoch), Some(1 + 4 * 150));
+    assert_eq!(
+        ok(s.member("other")).map(|m| m.usage.input_tokens),
+        Some(4 * 150)
+    );
+    // 1,200 updates against a bound of 256 records: compacted at least once.
+    assert!(
+        log_lines(&s).len() <= COMPACT_MIN,
+        "{}",
+        log_lines(&s).len()
+    );
+}

@@ -140,11 +140,9 @@ pub fn opener_epoch(request: &Request) -> Option<u64> {
 
 /// True when this incarnation of a teammate is gone: off the roster, respawned, or ended.
 pub fn incarnation_ended(store: &dyn TeamStore, name: &str, epoch: u64) -> bool {
-    match store.roster() {
-        Ok(roster) => match roster.get(name) {
-            Some(m) => m.epoch != epoch || m.status.is_ended(),
-            None => true,
-        },
+    match store.member(name) {
+        Ok(Some(m)) => m.epoch != epoch || m.status.is_ended(),
+        Ok(None) => true,
         // An unreadable roster says nothing about the member; keep it running.
         Err(_) => false,
     }
@@ -153,7 +151,7 @@ pub fn incarnation_ended(store: &dyn TeamStore, name: &str, epoch: u64) -> bool 
 /// Whether a teammate incarnation works in plan mode: `Some(approved)` when its roster entry
 /// requires a plan, `None` otherwise (or when the entry belongs to another incarnation).
 pub fn plan_state(store: &dyn TeamStore, spec: &MemberSpec) -> Result<Option<bool>, TeamError> {
-    let member = store.roster()?.get(&spec.name).cloned();
+    let member = store.member(&spec.name)?;
     Ok(match member {
         Some(m) if m.require_plan && m.epoch == spec.epoch => Some(m.plan_approved),
         _ => None,

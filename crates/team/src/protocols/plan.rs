@@ -212,10 +212,13 @@ impl PlanGate {
             return true;
         }
         // Only a refusal pays for a roster read; approval is sticky for the incarnation.
-        let approved = self.shared.store.roster().ok().is_some_and(|r| {
-            r.get(&self.name)
-                .is_some_and(|m| m.epoch == self.epoch && m.plan_approved)
-        });
+        let approved = self
+            .shared
+            .store
+            .member(&self.name)
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.epoch == self.epoch && m.plan_approved);
         if approved {
             self.approved.store(true, Ordering::SeqCst);
         }
