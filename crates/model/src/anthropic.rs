@@ -1,5 +1,6 @@
 //! The Anthropic Messages API client (streaming).
 
+use crate::body::{object_with, ToolsJson};
 use crate::http::{build_client, call_with_retries, Assembler, Call, Emit, Fault, Flow};
 use crate::retry::RetryPolicy;
 use crate::schema::clean_schema;
@@ -9,10 +10,14 @@ use crate::{
     StreamEvent, AGENT_HEADER, DEFAULT_STREAM_IDLE_TIMEOUT,
 };
 use async_trait::async_trait;
+use bytes::Bytes;
+use serde::ser::{Error as _, SerializeSeq};
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
-use troupe_protocol::{ContentBlock, Usage};
+use troupe_protocol::{ChatMessage, ContentBlock, Usage};
 
 /// The public Anthropic endpoint.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -30,6 +35,8 @@ pub struct AnthropicClient {
     bearer: bool,
     retry: RetryPolicy,
     idle_timeout: Duration,
+    /// Shared by the client's clones, like its connection pool.
+    tools_json: Arc<ToolsJson>,
 }
 
 impl AnthropicClient {
@@ -42,6 +49,7 @@ impl AnthropicClient {
             bearer: false,
             retry: RetryPolicy::default(),
             idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
+            tools_json: Arc::default(),
         })
     }
 
@@ -82,7 +90,9 @@ impl Model for AnthropicClient {
         request: &ModelRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError> {
-        let body = request_body(request);
+        let body = request_body(request, &self.tools_json).map_err(|e| ModelError::Client {
+            message: format!("could not encode the request: {e}"),
+        })?;
         let mut headers = vec![
             ("anthropic-version", API_VERSION.to_owned()),
             ("accept", "text/event-stream".to_owned()),
@@ -96,7 +106,7 @@ impl Model for AnthropicClient {
         let call = Call {
             url: self.url(),
             headers,
-            body: &body,
+            body,
             key_var: KEY_VAR,
             idle_timeout: self.idle_timeout,
             reading: crate::http::Reading::Stream,
@@ -112,23 +122,58 @@ impl Model for AnthropicClient {
     }
 }
 
-/// The JSON body of a streaming Messages request.
-pub(crate) fn request_body(request: &ModelRequest) -> Value {
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "messages": request.messages,
-        "stream": true,
-    });
-    if let Some(Value::Array(messages)) = body.get_mut("messages") {
-        messages.iter_mut().for_each(images_into_blocks);
+/// The fields of a Messages request besides `tools`, in the order the API documents them.
+#[derive(Serialize)]
+struct Head<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    messages: Messages<'a>,
+    stream: bool,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    system: &'a str,
+}
+
+/// The conversation as the API takes it: each message as it is, except one whose tool results
+/// carry images, which goes through [`images_into_blocks`].
+struct Messages<'a>(&'a [ChatMessage]);
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for message in self.0 {
+            let has_images = message.content.iter().any(
+                |b| matches!(b, ContentBlock::ToolResult { images, .. } if !images.is_empty()),
+            );
+            if has_images {
+                let mut value = serde_json::to_value(message).map_err(S::Error::custom)?;
+                images_into_blocks(&mut value);
+                seq.serialize_element(&value)?;
+            } else {
+                seq.serialize_element(message)?;
+            }
+        }
+        seq.end()
     }
-    if !request.system.is_empty() {
-        body["system"] = json!(request.system);
+}
+
+/// The JSON body of a streaming Messages request, written once; the tools' part comes from
+/// `tools_json` (serialised once per shared tool set).
+pub(crate) fn request_body(
+    request: &ModelRequest,
+    tools_json: &ToolsJson,
+) -> Result<Bytes, serde_json::Error> {
+    let head = Head {
+        model: &request.model,
+        max_tokens: request.max_tokens,
+        messages: Messages(&request.messages),
+        stream: true,
+        system: &request.system,
+    };
+    if request.tools.is_empty() {
+        return object_with(&head, &[]);
     }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
+    let tools = tools_json.get(&request.tools, |tools| {
+        let tools: Vec<Value> = tools
             .iter()
             .map(|tool| {
                 json!({
@@ -138,9 +183,9 @@ pub(crate) fn request_body(request: &ModelRequest) -> Value {
                 })
             })
             .collect();
-        body["tools"] = Value::Array(tools);
-    }
-    body
+        serde_json::to_vec(&tools)
+    })?;
+    object_with(&head, &[("tools", &tools)])
 }
 
 /// Rewrites each tool_result that carries images (troupe's `images` list) into the block-array

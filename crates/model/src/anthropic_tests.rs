@@ -200,6 +200,13 @@ fn maps_stop_reasons() {
     );
 }
 
+/// The body `request` is sent with, parsed back.
+fn body_value(request: &ModelRequest) -> Value {
+    let bytes = request_body(request, &ToolsJson::default())
+        .unwrap_or_else(|e| panic!("cannot encode: {e}"));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("not JSON: {e}"))
+}
+
 #[test]
 fn request_body_has_the_messages_api_shape() {
     let request = ModelRequest {
@@ -228,7 +235,7 @@ fn request_body_has_the_messages_api_shape() {
         max_tokens: 1024,
         agent: "lead".into(),
     };
-    let body = request_body(&request);
+    let body = body_value(&request);
     assert_eq!(body["model"], "claude-sonnet-4-5");
     assert_eq!(body["max_tokens"], 1024);
     assert_eq!(body["system"], "be brief");
@@ -241,7 +248,7 @@ fn request_body_has_the_messages_api_shape() {
         json!({"name": "bash", "description": "run", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}})
     );
 
-    let bare = request_body(&ModelRequest {
+    let bare = body_value(&ModelRequest {
         system: String::new(),
         tools: vec![].into(),
         ..request
@@ -280,7 +287,7 @@ fn tool_result_images_become_image_blocks_after_the_text() {
         max_tokens: 1,
         agent: "lead".into(),
     };
-    let body = request_body(&request);
+    let body = body_value(&request);
     let blocks = &body["messages"][0]["content"];
     assert_eq!(
         blocks[0],

@@ -6,7 +6,6 @@ use crate::retry::{classify_status, parse_retry_after, Failure, RetryPolicy};
 use crate::sse::{SseEvent, SseParser};
 use crate::{ModelError, ModelResponse, StreamEvent};
 use futures_util::StreamExt;
-use serde_json::Value;
 use std::time::Duration;
 
 /// How long establishing a connection may take.
@@ -86,13 +85,13 @@ pub(crate) enum Reading {
 }
 
 /// One HTTP call to make, possibly several times.
-pub(crate) struct Call<'a> {
+pub(crate) struct Call {
     /// Full endpoint URL.
     pub url: String,
     /// Extra request headers (content-type is set from the JSON body).
     pub headers: Vec<(&'static str, String)>,
-    /// The request body.
-    pub body: &'a Value,
+    /// The request body, serialised once; clones share the buffer across attempts.
+    pub body: bytes::Bytes,
     /// Environment variable holding the API key, named in authentication errors.
     pub key_var: &'static str,
     /// How long an attempt may go without a content event before it is abandoned and retried.
@@ -118,16 +117,15 @@ pub(crate) fn build_client() -> Result<reqwest::Client, ModelError> {
 pub(crate) async fn call_with_retries<A: Assembler>(
     http: &reqwest::Client,
     policy: &RetryPolicy,
-    call: &Call<'_>,
+    call: &Call,
     new_assembler: impl Fn() -> A,
     emit: Emit<'_>,
 ) -> Result<ModelResponse, ModelError> {
     let max_attempts = policy.max_attempts.max(1);
-    // Serialized once; `Bytes` clones share the buffer across attempts.
-    let payload = bytes::Bytes::from(call.body.to_string());
     let mut attempt = 1;
     loop {
-        let outcome = attempt_once(http, call, payload.clone(), new_assembler(), &mut *emit).await;
+        let outcome =
+            attempt_once(http, call, call.body.clone(), new_assembler(), &mut *emit).await;
         let failure = match outcome {
             Ok(response) => return Ok(response),
             Err(failure) => failure,
@@ -162,7 +160,7 @@ pub(crate) async fn call_with_retries<A: Assembler>(
 /// One attempt: send, check the status, stream the body through the assembler.
 async fn attempt_once<A: Assembler>(
     http: &reqwest::Client,
-    call: &Call<'_>,
+    call: &Call,
     payload: bytes::Bytes,
     mut assembler: A,
     emit: Emit<'_>,
@@ -280,7 +278,7 @@ fn idle_failure(idle: Duration) -> Failure {
 }
 
 /// Maps an assembler's fault to a retry decision.
-fn fault(call: &Call<'_>, fault: Fault) -> Failure {
+fn fault(call: &Call, fault: Fault) -> Failure {
     match fault {
         // Nothing was returned to the caller yet, so a cut stream is simply tried again.
         Fault::Incomplete(reason) => Failure::Transient {

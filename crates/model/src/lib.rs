@@ -2,6 +2,7 @@
 //! and clients for the Anthropic Messages API and OpenAI-compatible Chat Completions.
 
 pub mod anthropic;
+mod body;
 pub mod error;
 pub mod estimate;
 mod http;

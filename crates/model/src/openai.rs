@@ -1,6 +1,7 @@
 //! The OpenAI-compatible Chat Completions client (streaming), for OpenAI itself and local
 //! servers such as Ollama, vLLM, llama.cpp and LM Studio.
 
+use crate::body::{object_with, ToolsJson};
 use crate::http::{build_client, call_with_retries, Assembler, Call, Emit, Fault, Flow, Reading};
 use crate::retry::RetryPolicy;
 use crate::schema::clean_schema;
@@ -10,6 +11,7 @@ use crate::{
     StreamEvent, AGENT_HEADER, DEFAULT_STREAM_IDLE_TIMEOUT,
 };
 use async_trait::async_trait;
+use bytes::Bytes;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,6 +37,8 @@ pub struct OpenAiClient {
     /// Set once the server failed to stream a request with tools: such requests then go
     /// non-streaming at once.
     whole_with_tools: Arc<AtomicBool>,
+    /// Shared by the client's clones, like its connection pool.
+    tools_json: Arc<ToolsJson>,
 }
 
 impl OpenAiClient {
@@ -47,6 +51,7 @@ impl OpenAiClient {
             retry: RetryPolicy::default(),
             idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
             whole_with_tools: Arc::new(AtomicBool::new(false)),
+            tools_json: Arc::default(),
         })
     }
 
@@ -116,7 +121,10 @@ impl OpenAiClient {
         reading: Reading,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError> {
-        let body = request_body(request, reading);
+        let body =
+            request_body(request, reading, &self.tools_json).map_err(|e| ModelError::Client {
+                message: format!("could not encode the request: {e}"),
+            })?;
         let accept = match reading {
             Reading::Stream => "text/event-stream",
             Reading::Whole => "application/json",
@@ -131,7 +139,7 @@ impl OpenAiClient {
         let call = Call {
             url: self.url(),
             headers,
-            body: &body,
+            body,
             key_var: KEY_VAR,
             idle_timeout: self.idle_timeout,
             reading,
@@ -151,24 +159,31 @@ impl OpenAiClient {
     }
 }
 
-/// The JSON body of a Chat Completions request, streaming or not.
-pub(crate) fn request_body(request: &ModelRequest, reading: Reading) -> Value {
-    let mut body = json!({
+/// The JSON body of a Chat Completions request, streaming or not; the tools' part comes from
+/// `tools_json` (serialised once per shared tool set).
+pub(crate) fn request_body(
+    request: &ModelRequest,
+    reading: Reading,
+    tools_json: &ToolsJson,
+) -> Result<Bytes, serde_json::Error> {
+    let mut head = json!({
         "model": request.model,
         "messages": map_messages(&request.system, &request.messages),
         "max_tokens": request.max_tokens,
     });
     match reading {
         Reading::Stream => {
-            body["stream"] = json!(true);
-            body["stream_options"] = json!({"include_usage": true});
+            head["stream"] = json!(true);
+            head["stream_options"] = json!({"include_usage": true});
         }
         // `stream_options` is refused without streaming.
-        Reading::Whole => body["stream"] = json!(false),
+        Reading::Whole => head["stream"] = json!(false),
     }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
+    if request.tools.is_empty() {
+        return object_with(&head, &[]);
+    }
+    let tools = tools_json.get(&request.tools, |tools| {
+        let tools: Vec<Value> = tools
             .iter()
             .map(|tool| {
                 json!({
@@ -181,12 +196,11 @@ pub(crate) fn request_body(request: &ModelRequest, reading: Reading) -> Value {
                 })
             })
             .collect();
-        body["tools"] = Value::Array(tools);
-        // Servers that build the prompt from a template (llama.cpp's) leave the tools out of
-        // it unless asked to let the model choose.
-        body["tool_choice"] = json!("auto");
-    }
-    body
+        serde_json::to_vec(&tools)
+    })?;
+    // Servers that build the prompt from a template (llama.cpp's) leave the tools out of it
+    // unless asked to let the model choose.
+    object_with(&head, &[("tools", &tools), ("tool_choice", b"\"auto\"")])
 }
 
 /// Maps the conversation to Chat Completions messages: the system prompt first; each

@@ -305,6 +305,13 @@ fn maps_the_conversation_to_chat_messages() {
     assert_eq!(map_messages("", &messages[..1]).len(), 1);
 }
 
+/// The body `request` is sent with, parsed back.
+fn body_value(request: &ModelRequest, reading: Reading) -> Value {
+    let bytes = request_body(request, reading, &ToolsJson::default())
+        .unwrap_or_else(|e| panic!("cannot encode: {e}"));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("not JSON: {e}"))
+}
+
 #[test]
 fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
     let request = ModelRequest {
@@ -319,7 +326,7 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
         max_tokens: 300,
         agent: "alice".into(),
     };
-    let body = request_body(&request, Reading::Stream);
+    let body = body_value(&request, Reading::Stream);
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
     assert_eq!(body["max_tokens"], 300);
@@ -334,11 +341,11 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
     );
     // llama.cpp's server leaves the tools out of the prompt without it.
     assert_eq!(body["tool_choice"], "auto");
-    let whole = request_body(&request, Reading::Whole);
+    let whole = body_value(&request, Reading::Whole);
     assert_eq!(whole["stream"], false);
     assert!(whole.get("stream_options").is_none(), "{whole}");
     assert_eq!(whole["tool_choice"], "auto");
-    let no_tools = request_body(
+    let no_tools = body_value(
         &ModelRequest {
             tools: vec![].into(),
             ..request
