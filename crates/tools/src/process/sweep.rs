@@ -257,8 +257,27 @@ pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &W
             alive += 1;
         }
     }
+    alive += orphaned_next(&searched, me);
     reap_adopted(&all, me);
     alive
+}
+
+/// Zombies whose parent is a zombie child of troupe: reaping that parent (this round) hands
+/// them to troupe (a subreaper), so one more round must reap them — else a daemon killed just
+/// before the shell that started it would be left a zombie.
+fn orphaned_next(searched: &[Stat], me: libc::pid_t) -> usize {
+    if !SUBREAPER.load(Ordering::Relaxed) {
+        return 0; // orphans go to init, which reaps them
+    }
+    let zombie_children: std::collections::HashSet<libc::pid_t> = searched
+        .iter()
+        .filter(|s| s.zombie && s.ppid == me)
+        .map(|s| s.pid)
+        .collect();
+    searched
+        .iter()
+        .filter(|s| s.zombie && zombie_children.contains(&s.ppid))
+        .count()
 }
 
 /// Kills what one call left: round after round (each death can re-parent more to troupe) until
