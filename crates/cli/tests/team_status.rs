@@ -101,6 +101,23 @@ fn status_json_has_the_roster_pending_requests_board_and_usage() {
 }
 
 #[test]
+fn status_prices_with_the_workspace_pricing_setting_like_the_lead() {
+    let ws = TempWorkspace::new();
+    team(ws.path());
+    ws.write(
+        ".troupe/settings.json",
+        r#"{"pricing": {"claude-sonnet-4-5": {"input": 1, "output": 10}}}"#,
+    );
+    // bob: 1M tokens in at $1, 100k out at $10 per million (carol's model has no price).
+    let v = status_json(ws.path());
+    assert!(
+        (v["usage"]["cost_usd"].as_f64().unwrap() - 2.0).abs() < 1e-9,
+        "{}",
+        v["usage"]
+    );
+}
+
+#[test]
 fn human_status_is_plain_when_piped_and_coloured_in_a_terminal() {
     let ws = TempWorkspace::new();
     let (s, plan) = team(ws.path());

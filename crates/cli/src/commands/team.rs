@@ -5,7 +5,7 @@ use super::team_status::Paint;
 use crate::args::{TeamArgs, TeamCommand};
 use crate::render::sanitize::{errln, json_line, out, outln};
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use troupe_agent::transcript::now_ms;
 use troupe_protocol::{Envelope, Event, MailKind};
 use troupe_store::{Areas, EventCursor, SharedStore, TeamStore};
@@ -27,10 +27,20 @@ pub fn person() -> String {
     person_id(&std::env::var("USER").unwrap_or_else(|_| "user".into()))
 }
 
+/// Prices with the workspace's `pricing`, so the costs a team command shows are the ones the
+/// lead's `/cost` and json result show. Settings that do not load are reported where they decide
+/// something (the store); here they leave the list prices.
+pub fn load_pricing(workspace: &Path) {
+    if let Ok(loaded) = crate::settings::load(workspace, None) {
+        crate::cost::set_pricing(&loaded.settings.pricing);
+    }
+}
+
 /// The team's store, on the backend `--store`/`TROUPE_STORE`/the settings choose.
 pub fn open(args: &TeamArgs) -> Result<SharedStore> {
     let troupe_dir = troupe_dir(args)?;
     let dir = troupe_dir.parent().map(PathBuf::from).unwrap_or_default();
+    load_pricing(&dir);
     let choice = crate::store::choose_for(args.store.as_deref(), &dir)?;
     match crate::store::open_existing(&choice, &troupe_dir, &args.team)? {
         Some(store) => Ok(store),

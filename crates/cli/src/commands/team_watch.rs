@@ -24,6 +24,9 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
     troupe_protocol::validate_agent_name(&args.team)
         .map_err(|e| anyhow::anyhow!("--team {}: {e}", args.team))?;
     let dir = troupe_dir(args)?;
+    if let Some(workspace) = dir.parent() {
+        super::team::load_pricing(workspace);
+    }
     let team = args.team.clone();
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let options = Options {
