@@ -19,6 +19,7 @@
 //! workspace). The store owns a small tokio runtime for its client, so its synchronous methods
 //! may be called from any thread.
 
+mod changes;
 mod conn;
 mod events;
 mod kv;
@@ -41,7 +42,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_nats::jetstream::{kv::Config as KvConfig, stream};
 use troupe_protocol::validate_agent_name;
 use troupe_store::file::FileStore;
-use troupe_store::{Durability, SharedStore, StoreError, TeamStore};
+use troupe_store::{ChangeWatch, Durability, SharedStore, StoreError, TeamStore};
 
 use crate::conn::{Conn, Fail};
 use crate::kv::Bucket;
@@ -233,6 +234,10 @@ impl NatsStore {
 impl TeamStore for NatsStore {
     fn team(&self) -> &str {
         &self.inner.team
+    }
+
+    fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
+        Ok(Box::new(changes::NatsChangeWatch::start(self)?))
     }
 }
 

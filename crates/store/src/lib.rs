@@ -18,6 +18,7 @@
 pub mod error;
 pub mod file;
 pub mod live;
+mod pending;
 pub mod record;
 pub mod tasks;
 
@@ -33,6 +34,7 @@ use troupe_protocol::{
 
 pub use error::StoreError;
 pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState};
+pub use pending::PendingAreas;
 pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
 
 /// How hard the store works to make a write survive a power loss.

@@ -3,6 +3,8 @@
 //! panic, SIGTERM or SIGHUP).
 
 use std::io::{IsTerminal, Stdout, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use crossterm::event::EventStream;
@@ -10,7 +12,10 @@ use crossterm::terminal::{enable_raw_mode, EnterAlternateScreen};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use tokio::signal::unix::{signal, SignalKind};
+use troupe_store::{SharedStore, StoreError};
 use troupe_watch::{Colours, Options};
+
+use crate::store::StoreChoice;
 
 use super::team::{person, troupe_dir};
 use super::team_status::price;
@@ -24,9 +29,9 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
     troupe_protocol::validate_agent_name(&args.team)
         .map_err(|e| anyhow::anyhow!("--team {}: {e}", args.team))?;
     let dir = troupe_dir(args)?;
-    if let Some(workspace) = dir.parent() {
-        super::team::load_pricing(workspace);
-    }
+    let workspace = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+    super::team::load_pricing(&workspace);
+    let choice = crate::store::choose_for(args.store.as_deref(), &workspace)?;
     let team = args.team.clone();
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let options = Options {
@@ -43,10 +48,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
     runtime.block_on(async move {
         let mut term = signal(SignalKind::terminate()).context("watching SIGTERM")?;
         let mut hangup = signal(SignalKind::hangup()).context("watching SIGHUP")?;
-        let open = async move {
-            troupe_store::file::wait_for_team(&dir, &team).await?;
-            troupe_store::file::open(&dir, &team)
-        };
+        let open = open_when_created(choice, dir, team);
         let mut terminal = setup().context("setting up the terminal")?;
         let result = tokio::select! {
             r = troupe_watch::run(&mut terminal, EventStream::new(), open, options) => r,
@@ -56,6 +58,38 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
         ratatui::restore();
         result.map(|()| 0).map_err(anyhow::Error::from)
     })
+}
+
+/// The team's store once a lead has created it: on the file backend as soon as its directory
+/// appears (a file-system watch); on a server, asked again each second until it is there.
+async fn open_when_created(
+    choice: StoreChoice,
+    dir: PathBuf,
+    team: String,
+) -> Result<SharedStore, StoreError> {
+    let url = match choice {
+        StoreChoice::File => {
+            troupe_store::file::wait_for_team(&dir, &team).await?;
+            return troupe_store::file::open(&dir, &team);
+        }
+        StoreChoice::Nats(_, url) => url,
+    };
+    loop {
+        let (url, dir, team) = (url.clone(), dir.clone(), team.clone());
+        // The NATS store blocks on its own runtime: opened off this one.
+        let opened = tokio::task::spawn_blocking(move || {
+            troupe_store_nats::open_existing(&url, &dir, &team)
+        })
+        .await;
+        match opened {
+            Ok(Ok(Some(store))) => return Ok(store),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => {} // cancelled: the runtime is ending, and with it this wait
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 /// Stdout that brackets each frame in a synchronized update (`CSI ? 2026 h` … `l`): the

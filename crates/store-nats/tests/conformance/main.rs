@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod backend;
+mod changes;
 mod children;
 mod leases;
 mod mailbox;

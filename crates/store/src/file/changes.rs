@@ -9,52 +9,21 @@
 //! to its area — only writers take them.)
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
-use tokio::sync::Notify;
 
 use super::FileStore;
 use crate::error::StoreError;
-use crate::{Areas, ChangeWatch};
-
-/// What the watcher's thread and the waiting side share.
-#[derive(Debug, Default)]
-struct Pending {
-    /// Areas changed since the waiting side last took them.
-    bits: AtomicU16,
-    /// Wakes the waiting side (a stored permit covers a change made before it waits).
-    wake: Notify,
-}
-
-impl Pending {
-    fn add(&self, areas: Areas) {
-        if areas.is_empty() {
-            return;
-        }
-        self.bits.fetch_or(areas.bits(), Ordering::AcqRel);
-        self.wake.notify_one();
-    }
-
-    async fn take(&self) -> Areas {
-        loop {
-            let bits = self.bits.swap(0, Ordering::AcqRel);
-            if bits != 0 {
-                return Areas::from_bits(bits);
-            }
-            self.wake.notified().await;
-        }
-    }
-}
+use crate::{Areas, ChangeWatch, PendingAreas};
 
 /// A recursive watch on one team directory.
 pub struct FileChangeWatch {
     // Dropping the watcher ends the watch (and its thread).
     _watcher: RecommendedWatcher,
-    pending: Arc<Pending>,
+    pending: Arc<PendingAreas>,
 }
 
 #[async_trait]
@@ -116,7 +85,7 @@ impl FileStore {
     /// Watches the team directory recursively (see the module docs).
     pub(super) fn watch_dir_changes(&self) -> Result<FileChangeWatch, StoreError> {
         let dir: PathBuf = self.dir().to_path_buf();
-        let pending = Arc::new(Pending::default());
+        let pending = Arc::new(PendingAreas::default());
         let on_event = {
             let pending = pending.clone();
             let dir = dir.clone();
@@ -157,7 +126,7 @@ pub async fn wait_for_team(troupe_dir: &Path, team: &str) -> Result<(), StoreErr
                 detail: "none of its parent directories exists".to_string(),
             });
         };
-        let pending = Arc::new(Pending::default());
+        let pending = Arc::new(PendingAreas::default());
         let on_event = {
             let pending = pending.clone();
             move |_: notify::Result<notify::Event>| pending.add(Areas::ALL)
@@ -185,7 +154,7 @@ mod tests {
 
     #[test]
     fn changes_coalesce_into_one_take() {
-        let pending = Pending::default();
+        let pending = PendingAreas::default();
         for _ in 0..1_000 {
             pending.add(Areas::EVENTS);
         }

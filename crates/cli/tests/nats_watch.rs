@@ -1,0 +1,115 @@
+//! Following a team on a NATS server from another terminal: `troupe team watch` waits for the
+//! team, then shows its board and events as they change, and `troupe team log --follow` prints
+//! each event as it is appended — both woken by the server's change notifications (no file of
+//! the team on this machine).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+mod common;
+mod nats_support;
+mod pty_support;
+
+use nats_support::{Team, BOUND};
+use pty_support::Pty;
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use troupe_protocol::{Event, EventKind};
+use troupe_store::{NewTask, SharedStore};
+use troupe_testkit::TempWorkspace;
+
+fn troupe_cmd(ws: &Path, team: &Team, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_troupe"));
+    cmd.current_dir(ws)
+        .args(args)
+        .args(team.args())
+        .env("USER", "tester")
+        .env("TERM", "xterm-256color")
+        .env("HOME", ws.join(".home"))
+        .env_remove("NO_COLOR")
+        .env_remove("TROUPE_LOG")
+        .env_remove("TROUPE_STORE");
+    cmd
+}
+
+/// What a lead does first: the roster (the team exists from then on).
+fn create_team(store: &SharedStore) {
+    store
+        .update_roster(&mut |r| r.lead = "lead".into())
+        .unwrap();
+}
+
+fn event(store: &SharedStore, detail: &str) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    store
+        .record(&Event::new(EventKind::Error, Some("lead"), detail, now))
+        .unwrap();
+}
+
+#[test]
+fn the_dashboard_waits_for_a_team_on_the_server_then_follows_it() {
+    let ws = TempWorkspace::new();
+    let team = Team::new();
+    let mut dash = Pty::spawn(troupe_cmd(ws.path(), &team, &["team", "watch"]), 40, 140);
+    dash.wait_for_text(&format!("Waiting for team '{}'", team.name), BOUND);
+
+    let store = team.store(&ws.path().join(".troupe"));
+    create_team(&store);
+    store
+        .create_task(&NewTask {
+            subject: "write the docs".into(),
+            description: String::new(),
+            blocked_by: Vec::new(),
+            created_by: "lead".into(),
+        })
+        .unwrap();
+    dash.wait_for("the board with the new task", BOUND, |s| {
+        s.contains("3 Board · 1 tasks") && s.contains("write the docs")
+    });
+    event(&store, "seen-through-the-server");
+    dash.wait_for_text("seen-through-the-server", BOUND);
+
+    dash.send("q");
+    assert!(dash.wait_exit(BOUND).expect("q ends it").success());
+}
+
+#[test]
+fn log_follow_prints_each_event_appended_on_the_server() {
+    let ws = TempWorkspace::new();
+    let team = Team::new();
+    let store = team.store(&ws.path().join(".troupe"));
+    create_team(&store);
+    event(&store, "before-following");
+    let mut child = troupe_cmd(ws.path(), &team, &["team", "log", "--follow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let wait_for = |needle: &str| loop {
+        let line = rx
+            .recv_timeout(BOUND)
+            .unwrap_or_else(|_| panic!("{needle} never printed"));
+        if line.contains(needle) {
+            return line;
+        }
+    };
+    wait_for("before-following");
+    for i in 0..3 {
+        let detail = format!("follow-me-{i}");
+        event(&store, &detail);
+        assert!(wait_for(&detail).contains("lead error"));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
