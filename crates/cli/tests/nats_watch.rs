@@ -8,9 +8,9 @@ mod common;
 mod nats_support;
 mod pty_support;
 
+use common::StdoutLines;
 use nats_support::{Team, BOUND};
 use pty_support::Pty;
-use std::io::BufRead;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use troupe_protocol::{Event, EventKind};
@@ -87,28 +87,12 @@ fn log_follow_prints_each_event_appended_on_the_server() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                return;
-            }
-        }
-    });
-    let wait_for = |needle: &str| loop {
-        let line = rx
-            .recv_timeout(BOUND)
-            .unwrap_or_else(|_| panic!("{needle} never printed"));
-        if line.contains(needle) {
-            return line;
-        }
-    };
-    wait_for("before-following");
+    let lines = StdoutLines::of(&mut child);
+    lines.wait_for("before-following", BOUND);
     for i in 0..3 {
         let detail = format!("follow-me-{i}");
         event(&store, &detail);
-        assert!(wait_for(&detail).contains("lead error"));
+        assert!(lines.wait_for(&detail, BOUND).contains("lead error"));
     }
     child.kill().unwrap();
     child.wait().unwrap();

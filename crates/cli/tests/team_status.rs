@@ -7,10 +7,9 @@
 mod common;
 mod pty_support;
 
-use common::{stderr, subcommand};
+use common::{stderr, subcommand, StdoutLines};
 use pty_support::Pty;
 use serde_json::{json, Value};
-use std::io::BufRead;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -187,30 +186,14 @@ fn log_follow_prints_each_append_as_it_happens() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                return;
-            }
-        }
-    });
-    let wait_for = |needle: &str| loop {
-        let line = rx
-            .recv_timeout(LIMIT)
-            .unwrap_or_else(|_| panic!("{needle} never printed"));
-        if line.contains(needle) {
-            return line;
-        }
-    };
+    let lines = StdoutLines::of(&mut child);
     // What was there before it started (the task's creation), then each new event.
-    wait_for("write the parser");
+    lines.wait_for("write the parser", LIMIT);
     for i in 0..3 {
         let detail = format!("follow-me-{i}");
         s.record(&Event::new(EventKind::Error, Some("lead"), &detail, 1))
             .unwrap();
-        assert!(wait_for(&detail).contains("lead error"));
+        assert!(lines.wait_for(&detail, LIMIT).contains("lead error"));
     }
     child.kill().unwrap();
     child.wait().unwrap();

@@ -162,3 +162,38 @@ pub fn team_roster(ws: &Path) -> Option<serde_json::Value> {
         .ok()?;
     serde_json::to_value(roster).ok()
 }
+
+/// A child's stdout read line by line on a thread, so a test can wait for a line with a bound.
+pub struct StdoutLines(std::sync::mpsc::Receiver<String>);
+
+impl StdoutLines {
+    /// Starts reading `child`'s stdout (which must be piped).
+    pub fn of(child: &mut std::process::Child) -> StdoutLines {
+        use std::io::BufRead;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().expect("the child's stdout is piped");
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        StdoutLines(rx)
+    }
+
+    /// The next line containing `needle` (lines before it are passed over); panics when none
+    /// comes within `limit` of each other.
+    pub fn wait_for(&self, needle: &str, limit: std::time::Duration) -> String {
+        loop {
+            let line = self
+                .0
+                .recv_timeout(limit)
+                .unwrap_or_else(|_| panic!("{needle} never printed"));
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    }
+}
