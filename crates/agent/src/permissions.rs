@@ -5,6 +5,7 @@
 //! allow rule beats the mode's default.
 
 mod conceal;
+mod named_paths;
 mod path_glob;
 mod protected;
 mod rules;
@@ -194,6 +195,8 @@ pub struct Policy {
 enum Outcome<'r> {
     Allow(Grant),
     DeniedByRule(&'r Rule),
+    /// A bash call naming (second) a path a `Read` deny rule covers.
+    DeniedReadByCommand(&'r Rule, String),
     DeniedByPlanMode,
     AskedByRule(&'r Rule),
     AskedByMode,
@@ -214,7 +217,9 @@ impl Policy {
     pub fn decide(&self, call: &CallInfo<'_>) -> Decision {
         match self.evaluate(call) {
             Outcome::Allow(grant) => Decision::Allow(grant),
-            outcome @ (Outcome::DeniedByRule(_) | Outcome::DeniedByPlanMode) => Decision::Deny {
+            outcome @ (Outcome::DeniedByRule(_)
+            | Outcome::DeniedReadByCommand(..)
+            | Outcome::DeniedByPlanMode) => Decision::Deny {
                 reason: self.reason(&outcome, call),
             },
             outcome @ (Outcome::AskedByRule(_)
@@ -265,7 +270,13 @@ impl Policy {
                  permission mode: remove `{rule}` from \"permissions.ask\" in the settings to run it unattended"
             ),
             (Outcome::AskedProtected(hit), _) => protected::headless(&reason, &hit),
-            (Outcome::Allow(_) | Outcome::DeniedByRule(_) | Outcome::DeniedByPlanMode, _) => reason,
+            (
+                Outcome::Allow(_)
+                | Outcome::DeniedByRule(_)
+                | Outcome::DeniedReadByCommand(..)
+                | Outcome::DeniedByPlanMode,
+                _,
+            ) => reason,
         }
     }
 
@@ -277,6 +288,22 @@ impl Policy {
             .find(|rule| subject.restricted_by(rule))
         {
             return Outcome::DeniedByRule(rule);
+        }
+        // edit_file reads the file to find its old string (an oracle): `Read` denials hold.
+        if call.tool == "edit_file" {
+            if let Some(rule) = named_paths::read_rules(&self.rules.deny)
+                .into_iter()
+                .find(|rule| subject.restricted_by(rule))
+            {
+                return Outcome::DeniedByRule(rule);
+            }
+        }
+        // What `Read` deny rules keep from the file tools, a command cannot read either.
+        if let Subject::Command { analysis, .. } = &subject {
+            let rules = named_paths::read_rules(&self.rules.deny);
+            if let Some((rule, path)) = named_paths::denied(&rules, analysis, call.workspace_root) {
+                return Outcome::DeniedReadByCommand(rule, path);
+            }
         }
         let mutates = match call.effect {
             Effect::ReadOnly | Effect::Coordinate => false,
@@ -340,6 +367,10 @@ impl Policy {
                 let why = Subject::of(rule_name(tool), call).unanalysed_under(rule);
                 format!("{tool} is denied by the permission rule `{rule}`{why}{detail}")
             }
+            Outcome::DeniedReadByCommand(rule, path) => format!(
+                "{tool} is denied by the permission rule `{rule}`: the command names `{path}`, \
+                 which the rule keeps from being read{detail}. Leave that path out of the command"
+            ),
             Outcome::DeniedByPlanMode => {
                 let what = match call.effect {
                     Effect::Edit => "changes files",
@@ -405,7 +436,8 @@ enum Subject {
         whole: String,
         analysis: Analysis,
     },
-    Path(Option<CallPath>),
+    /// The path as named, and (when it differs) where it really leads, symlinks followed.
+    Path(Option<CallPath>, Option<CallPath>),
     Opaque,
 }
 
@@ -421,12 +453,15 @@ impl Subject {
                 }
             }
             // Glob and grep search the workspace root when no path is given.
-            "Glob" | "Grep" => Subject::Path(Some(CallPath::resolve(
-                field("path").unwrap_or("."),
-                call.workspace_root,
-            ))),
-            "Read" | "Edit" => {
-                Subject::Path(field("path").map(|raw| CallPath::resolve(raw, call.workspace_root)))
+            "Glob" | "Grep" | "Read" | "Edit" => {
+                let raw = match tool {
+                    "Glob" | "Grep" => Some(field("path").unwrap_or(".")),
+                    _ => field("path"),
+                };
+                Subject::Path(
+                    raw.map(|raw| CallPath::resolve(raw, call.workspace_root)),
+                    raw.and_then(|raw| CallPath::resolve_real(raw, call.workspace_root)),
+                )
             }
             _ => Subject::Opaque,
         }
@@ -445,8 +480,11 @@ impl Subject {
                         .iter()
                         .any(|command| rule.matches_command(command, Purpose::Restrict))
             }
-            Subject::Path(Some(path)) => rule.matches_path(path),
-            Subject::Path(None) | Subject::Opaque => rule.is_tool_wide(),
+            // A symlink into a denied tree is denied as the tree is.
+            Subject::Path(Some(path), real) => {
+                rule.matches_path(path) || real.as_ref().is_some_and(|real| rule.matches_path(real))
+            }
+            Subject::Path(None, _) | Subject::Opaque => rule.is_tool_wide(),
         }
     }
 
@@ -486,8 +524,8 @@ impl Subject {
                             .any(|rule| rule.matches_command(command, Purpose::Grant))
                     })
             }
-            Subject::Path(Some(path)) => allow.iter().any(|rule| rule.matches_path(path)),
-            Subject::Path(None) | Subject::Opaque => false,
+            Subject::Path(Some(path), _) => allow.iter().any(|rule| rule.matches_path(path)),
+            Subject::Path(None, _) | Subject::Opaque => false,
         }
     }
 }

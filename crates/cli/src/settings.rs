@@ -60,6 +60,29 @@ pub fn apply_env(settings: &Settings) {
     }
 }
 
+/// Sets the variables that commands, hooks and MCP servers see although troupe withholds them
+/// (its provider keys): `"commandEnv": {"passthrough": ["OPENAI_API_KEY"]}`, read from the
+/// user's own settings and `--settings` only, so a repository cannot ask for the keys.
+pub fn apply_command_env(loaded: &Loaded) {
+    let mut names = Vec::new();
+    for layer in &loaded.layers {
+        let Some(value) = layer.settings.other.get("commandEnv") else {
+            continue;
+        };
+        if !matches!(layer.scope, Scope::User | Scope::CommandLine) {
+            tracing::warn!(origin = %layer.origin, "commandEnv is honoured in user settings and --settings only; ignored here");
+            continue;
+        }
+        let list = value.get("passthrough").and_then(|v| v.as_array());
+        let Some(list) = list else {
+            tracing::warn!(origin = %layer.origin, "commandEnv.passthrough must be a list of variable names; ignored");
+            continue;
+        };
+        names.extend(list.iter().filter_map(|v| v.as_str().map(str::to_string)));
+    }
+    troupe_tools::child_env::set_passthrough(names);
+}
+
 /// Puts the command-line flags that override settings into them (`--context-window`), so the
 /// lead and every teammate built from them see the same.
 pub fn apply_flags(settings: &mut Settings, agent: &crate::args::AgentArgs) {

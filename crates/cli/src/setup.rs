@@ -239,6 +239,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     }
     // Before the model is resolved (the env may name its endpoint) and before any thread exists.
     crate::settings::apply_env(&loaded.settings);
+    crate::settings::apply_command_env(&loaded);
     crate::cost::set_pricing(&loaded.settings.pricing);
     let store_choice = crate::store::choose(args.agent.store.as_deref(), Some(&loaded.settings))?;
     // Teammate processes this lead starts inherit it (set, like the settings' env, before any

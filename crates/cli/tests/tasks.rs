@@ -450,3 +450,68 @@ fn troupe_task_commands_for_people_and_scripts() {
     assert_eq!(corrupt.status.code(), Some(1));
     assert!(stderr(&corrupt).contains("corrupt"), "{}", stderr(&corrupt));
 }
+
+#[test]
+fn a_teammate_cannot_rewrite_a_task_it_neither_owns_nor_created_and_every_edit_is_in_history() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|rec| {
+        let reply = match rec.agent.as_str() {
+            "lead" if calls(rec, "create_task").is_empty() => {
+                Reply::tool("create_task", json!({"subject": "the lead's task"}))
+            }
+            "lead" if calls(rec, "spawn_teammate").is_empty() => Reply::tool(
+                "spawn_teammate",
+                json!({"name": "bob", "role": "coder", "prompt": "Tidy the board.", "require_plan": true}),
+            ),
+            "bob" if calls(rec, "update_task").is_empty() => Reply::tool(
+                "update_task",
+                json!({"id": 1, "description": "rewritten by bob"}),
+            ),
+            "bob" if calls(rec, "create_task").is_empty() => {
+                Reply::tool("create_task", json!({"subject": "bob's own"}))
+            }
+            "bob" if calls(rec, "update_task").len() == 1 => Reply::tool(
+                "update_task",
+                json!({"id": 2, "description": "bob's details", "blocked_by": [1]}),
+            ),
+            _ => Reply::text("ok"),
+        };
+        Step::reply(reply)
+    });
+    headless(&ws, &server, "default", &[]);
+    let bob = server.requests_for("bob").pop().unwrap();
+    let updates = results_of(&bob, "update_task");
+    assert_eq!(updates.len(), 2, "{updates:?}");
+    let (refusal, is_error) = &updates[0];
+    assert!(*is_error, "{refusal}");
+    assert!(
+        refusal.contains("created by lead") && refusal.contains("bob cannot change it"),
+        "{refusal}"
+    );
+    let (own, is_error) = &updates[1];
+    assert!(!is_error, "{own}");
+
+    let store = store(ws.path());
+    let lead_task = store.get_task(1).unwrap();
+    assert_eq!(lead_task.description, "", "the lead's task is untouched");
+    assert!(lead_task.history.iter().all(|h| h.by != "bob"));
+    let bobs = store.get_task(2).unwrap();
+    assert_eq!(bobs.description, "bob's details");
+    let edits: Vec<String> = bobs
+        .history
+        .iter()
+        .filter(|h| h.by == "bob" && h.from == h.to)
+        .filter_map(|h| h.note.clone())
+        .collect();
+    assert_eq!(
+        edits,
+        ["description changed", "blocked by 1"],
+        "{:?}",
+        bobs.history
+    );
+    // `troupe task show` tells the story too.
+    let shown = task(ws.path(), &["show", "2"]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("edited by bob"), "{shown}");
+}

@@ -81,6 +81,8 @@ async fn execute(
     let mut live = LiveCall::start().map_err(std::io::Error::other)?;
     let (marker, id) = live.env();
     let mut cmd = Command::new("sh");
+    // A hook gets troupe's environment without its provider keys.
+    troupe_tools::child_env::scrub(cmd.as_std_mut());
     cmd.arg("-c")
         .arg(&hook.command)
         .current_dir(project_dir)

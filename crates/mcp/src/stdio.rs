@@ -101,6 +101,9 @@ pub(crate) async fn spawn(
     let mut live = LiveCall::start().map_err(|e| format!("cannot start `{command}`: {e}"))?;
     let (marker, id) = live.env();
     let mut cmd = Command::new(command);
+    // troupe's environment without its provider keys; what the entry's own `env` names (even a
+    // key, `"K": "${OPENAI_API_KEY}"`) is set on top and reaches the server.
+    troupe_tools::child_env::scrub(cmd.as_std_mut());
     cmd.args(args)
         .envs(env)
         .current_dir(cwd)

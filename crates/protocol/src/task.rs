@@ -74,7 +74,8 @@ impl std::fmt::Display for TaskStatus {
     }
 }
 
-/// One status change, appended to the task's history.
+/// One status change, appended to the task's history; an edit (description, blockers) is an
+/// entry whose status stays the same, its note saying what changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskTransition {
     /// Status before.
@@ -120,7 +121,7 @@ pub struct Task {
     pub created_at: u64,
     /// When it last changed, in ms since the Unix epoch.
     pub updated_at: u64,
-    /// Every status change, oldest first.
+    /// Every status change and edit, oldest first.
     #[serde(default)]
     pub history: Vec<TaskTransition>,
 }
@@ -193,6 +194,16 @@ pub enum TaskError {
         id: TaskId,
         /// Its terminal status.
         status: TaskStatus,
+    },
+    /// A teammate tried to change a task it neither owns nor created.
+    #[error("task {id} is {whose}; {by} cannot change it (only its owner, its creator or the lead can): send them a message asking for the change, or create a task of your own")]
+    NotYours {
+        /// The task.
+        id: TaskId,
+        /// Whose it is: "owned by bob, created by lead" or "unowned, created by lead".
+        whose: String,
+        /// Who tried.
+        by: String,
     },
     /// Only the lead, the creator or the owner may cancel.
     #[error("task {id} may be cancelled only by the lead, its creator {created_by} or its owner; not by {by}")]
@@ -389,6 +400,65 @@ impl Task {
         self.blocked_by = blocked_by;
         self.updated_at = now;
         Ok(())
+    }
+
+    /// Refuses `by` changing the task's description or blockers unless it is the lead, the
+    /// task's creator or its owner.
+    pub fn check_may_edit(&self, by: &str) -> Result<(), TaskError> {
+        if by == TASK_LEAD || by == self.created_by || self.owner.as_deref() == Some(by) {
+            return Ok(());
+        }
+        let whose = match &self.owner {
+            Some(owner) => format!("owned by {owner}, created by {}", self.created_by),
+            None => format!("unowned, created by {}", self.created_by),
+        };
+        Err(TaskError::NotYours {
+            id: self.id,
+            whose,
+            by: by.to_string(),
+        })
+    }
+
+    /// Replaces the description as `by`, and says so in the history.
+    pub fn edit_description(
+        &mut self,
+        by: &str,
+        description: impl Into<String>,
+        now: u64,
+    ) -> Result<(), TaskError> {
+        self.set_description(description, now)?;
+        self.record_edit(by, "description changed".into(), now);
+        Ok(())
+    }
+
+    /// Replaces the blockers as `by`, and says so in the history.
+    pub fn edit_blocked_by(
+        &mut self,
+        by: &str,
+        blocked_by: Vec<TaskId>,
+        now: u64,
+    ) -> Result<(), TaskError> {
+        self.set_blocked_by(blocked_by, now)?;
+        let note = match self.blocked_by.is_empty() {
+            true => "blockers cleared".to_string(),
+            false => {
+                let ids: Vec<String> = self.blocked_by.iter().map(ToString::to_string).collect();
+                format!("blocked by {}", ids.join(", "))
+            }
+        };
+        self.record_edit(by, note, now);
+        Ok(())
+    }
+
+    /// An edit in the history: an entry whose status stays what it was, with what changed.
+    fn record_edit(&mut self, by: &str, note: String, now: u64) {
+        self.history.push(TaskTransition {
+            from: self.status,
+            to: self.status,
+            by: by.to_string(),
+            at: now,
+            note: Some(note),
+        });
     }
 
     /// Binds (or with `None` unbinds) a worktree to a task that is not finished.

@@ -109,7 +109,27 @@ pub fn task_changes(before: &Task, task: &Task) -> Vec<Event> {
         }));
         return vec![event];
     }
-    new.iter().map(|t| task_transition(task, t)).collect()
+    new.iter()
+        .map(|t| match t.from == t.to {
+            // An edit the history records (description, blockers).
+            true => Event::new(
+                EventKind::TaskEdited,
+                Some(&t.by),
+                format!(
+                    "task {} ({}) edited: {}",
+                    task.id,
+                    task.subject,
+                    t.note.as_deref().unwrap_or("changed")
+                ),
+                t.at,
+            )
+            .with_data(json!({
+                "task_id": task.id, "by": t.by, "note": t.note,
+                "blocked_by": task.blocked_by, "worktree": task.worktree,
+            })),
+            false => task_transition(task, t),
+        })
+        .collect()
 }
 
 /// A mailbox entry was skipped because it did not parse; `place` says where it was, in the

@@ -262,6 +262,12 @@ pub(crate) fn shell_command(
 ) -> Command {
     let (marker, id) = live.env();
     let mut cmd = Command::new(shell);
+    // Without troupe's provider keys; a read-only call's git runs no program the repository
+    // names (the analysis let it run unasked because it only reads).
+    crate::child_env::scrub(cmd.as_std_mut());
+    if confinement.level() == Sandbox::ReadOnly {
+        crate::git_env::GitEnv::for_command(cwd, command).apply(cmd.as_std_mut());
+    }
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)

@@ -3,8 +3,10 @@
 pub mod background;
 pub mod bash;
 mod beneath;
+pub mod child_env;
 pub mod conceal;
 pub mod edit_file;
+pub mod git_env;
 pub mod glob;
 pub mod grep;
 pub mod guard;

@@ -1,4 +1,5 @@
-//! What searches must not reveal under a policy: the files its `Read` deny rules cover.
+//! What searches must not reveal under a policy: the files its `Read` deny rules cover, by the
+//! path named or, for a symlink, the path it leads to.
 
 use super::path_glob::CallPath;
 use super::{Policy, Rule};
@@ -20,8 +21,17 @@ impl Policy {
             return Concealed::default();
         }
         Concealed::new(move |path, root| {
-            let call = CallPath::resolve(&path.to_string_lossy(), root);
-            rules.iter().any(|rule| rule.matches_path(&call))
+            let raw = path.to_string_lossy();
+            let call = CallPath::resolve(&raw, root);
+            if rules.iter().any(|rule| rule.matches_path(&call)) {
+                return true;
+            }
+            // The walk follows no symlink, so only the entry itself can lead elsewhere: a link
+            // into a denied tree is hidden as the tree is.
+            let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            is_link
+                && CallPath::resolve_real(&raw, root)
+                    .is_some_and(|real| rules.iter().any(|rule| rule.matches_path(&real)))
         })
     }
 }

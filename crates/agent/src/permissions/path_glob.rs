@@ -96,6 +96,44 @@ impl CallPath {
     }
 }
 
+impl CallPath {
+    /// The path `raw` really leads to, symlinks followed (a path that does not exist yet: its
+    /// deepest existing ancestor resolved, the rest appended), against the canonical root; `None`
+    /// when that is the path as named, or nothing of it can be resolved.
+    pub fn resolve_real(raw: &str, workspace_root: &Path) -> Option<CallPath> {
+        let root = workspace_root
+            .canonicalize()
+            .unwrap_or_else(|_| workspace_root.to_path_buf());
+        let joined = workspace_root.join(raw);
+        let real = real_path(&joined)?;
+        let named = normalise(&joined);
+        if real == named && root == normalise(workspace_root) {
+            return None;
+        }
+        Some(CallPath::resolve(&real.to_string_lossy(), &root))
+    }
+}
+
+/// `path` with every symlink that exists followed; missing trailing components are kept.
+fn real_path(path: &Path) -> Option<PathBuf> {
+    let mut existing = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return Some(normalise(&out));
+        }
+        let name = existing.file_name()?.to_os_string();
+        rest.push(name);
+        if !existing.pop() {
+            return None;
+        }
+    }
+}
+
 /// Folds `.` and `..` lexically; symlinks are the workspace guard's business, not this one's.
 fn normalise(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();

@@ -23,6 +23,7 @@ pub fn run(args: &McpArgs) -> Result<i32> {
                 .with_context(|| format!("workspace {} is not accessible", workspace.display()))?;
             let loaded = crate::settings::load(&workspace, settings.as_deref())?;
             crate::settings::apply_env(&loaded.settings);
+            crate::settings::apply_command_env(&loaded);
             let config = crate::mcp::config(&workspace, &loaded, mcp)?;
             let options = crate::mcp::options(&workspace, &loaded.settings);
             let limit = options.startup_timeout + Duration::from_secs(1);

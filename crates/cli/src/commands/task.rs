@@ -233,10 +233,10 @@ pub fn run(args: &TaskArgs) -> Result<i32> {
                 before = Some(t.status);
                 let now = now_ms();
                 if let Some(d) = description {
-                    t.set_description(d.clone(), now)?;
+                    t.edit_description(&by, d.clone(), now)?;
                 }
                 if let Some(list) = blocked_by {
-                    t.set_blocked_by(list.clone(), now)?;
+                    t.edit_blocked_by(&by, list.clone(), now)?;
                 }
                 let result = result.clone().unwrap_or_default();
                 match status {

@@ -29,6 +29,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     // The same settings files as the lead that spawned it, plus its `--settings`.
     let loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
     crate::settings::apply_env(&loaded.settings);
+    crate::settings::apply_command_env(&loaded);
     let model = model_config(&args.agent, &loaded.settings)?;
     // The rules of the lead that spawned this teammate, passed on one by one.
     let flags = PermissionFlags {

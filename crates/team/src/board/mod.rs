@@ -105,7 +105,7 @@ fn claimed_at(task: &Task) -> Option<u64> {
     task.history
         .iter()
         .rev()
-        .find(|h| h.to == TaskStatus::InProgress)
+        .find(|h| h.to == TaskStatus::InProgress && h.from != TaskStatus::InProgress)
         .map(|h| h.at)
 }
 

@@ -93,6 +93,15 @@ pub fn task_detail(task: &Task, status: &BlockerStatus, now: u64) -> String {
     if !task.history.is_empty() {
         out.push_str("history:\n");
         for h in &task.history {
+            if h.from == h.to {
+                out.push_str(&format!(
+                    "  edited by {} ({} ago): {}\n",
+                    h.by,
+                    age(now, h.at),
+                    h.note.as_deref().unwrap_or("changed")
+                ));
+                continue;
+            }
             out.push_str(&format!(
                 "  {} -> {} by {} ({} ago){}\n",
                 h.from,

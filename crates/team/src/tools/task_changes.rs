@@ -94,7 +94,7 @@ impl Tool for UpdateTask {
         "update_task"
     }
     fn description(&self) -> &str {
-        "Change a task: its description, its blockers, or its status (in_progress claims it, pending gives it back, completed/failed need a result and only the owner or the lead may set them, cancelled withdraws it). All changes apply together or not at all."
+        "Change a task: its description or its blockers (a task you own or created; the lead may change any), or its status (in_progress claims it, pending gives it back, completed/failed need a result and only the owner or the lead may set them, cancelled withdraws it). All changes apply together or not at all."
     }
     fn input_schema(&self) -> Value {
         schema_of::<UpdateTaskInput>()
@@ -120,11 +120,14 @@ impl Tool for UpdateTask {
         let (description, blocked_by) = (input.description, input.blocked_by);
         let updated = change_task(&self.0, &ctx.agent, input.id, move |t, b| {
             let now = now_ms();
+            if description.is_some() || blocked_by.is_some() {
+                t.check_may_edit(&by)?;
+            }
             if let Some(d) = &description {
-                t.set_description(d.clone(), now)?;
+                t.edit_description(&by, d.clone(), now)?;
             }
             if let Some(list) = &blocked_by {
-                t.set_blocked_by(list.clone(), now)?;
+                t.edit_blocked_by(&by, list.clone(), now)?;
             }
             match &change {
                 None => Ok(()),

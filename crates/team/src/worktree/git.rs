@@ -5,6 +5,10 @@ use super::error::WorktreeError;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use troupe_tools::{
+    child_env,
+    git_env::{GitEnv, GitEnvError},
+};
 
 /// Runs `git -C <dir> <args>` and returns its trimmed stdout, or the error git gave.
 pub fn git<I, S>(dir: &Path, args: I) -> Result<String, WorktreeError>
@@ -48,14 +52,29 @@ where
         .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_string()))
 }
 
+/// Runs git in troupe's own process, so with every program the repository's config names turned
+/// off ([`GitEnv`]): its hooks, fsmonitor, external diff, pager, credential helper and drivers
+/// would otherwise run unconfined. Without troupe's provider keys, like every child.
 fn run(dir: &Path, args: &[std::ffi::OsString]) -> Result<Output, WorktreeError> {
-    Command::new("git")
-        .arg("-C")
+    let env = match GitEnv::for_repo(dir) {
+        Ok(env) => env,
+        // No git at all: say so as every other git failure without git does.
+        Err(GitEnvError::NoGit(why)) => return Err(WorktreeError::NoGit(why)),
+        Err(err) => {
+            return Err(WorktreeError::Git {
+                command: "config --get-regexp (reading the programs the repository names)".into(),
+                detail: err.to_string(),
+            })
+        }
+    };
+    let mut cmd = Command::new("git");
+    child_env::scrub(&mut cmd);
+    env.apply(&mut cmd);
+    cmd.arg("-C")
         .arg(dir)
         .args(args)
         // Never wait for a person: no credential or editor prompts.
         .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_EDITOR", "true")
         .stdin(Stdio::null())
         .output()
         .map_err(|e| WorktreeError::NoGit(e.to_string()))
