@@ -195,7 +195,7 @@ pub struct Policy {
 enum Outcome<'r> {
     Allow(Grant),
     DeniedByRule(&'r Rule),
-    /// A bash call naming (second) a path a `Read` deny rule covers.
+    /// A bash call naming a path a `Read` deny rule covers (second: why, for the message).
     DeniedReadByCommand(&'r Rule, String),
     DeniedByPlanMode,
     AskedByRule(&'r Rule),
@@ -367,9 +367,9 @@ impl Policy {
                 let why = Subject::of(rule_name(tool), call).unanalysed_under(rule);
                 format!("{tool} is denied by the permission rule `{rule}`{why}{detail}")
             }
-            Outcome::DeniedReadByCommand(rule, path) => format!(
-                "{tool} is denied by the permission rule `{rule}`: the command names `{path}`, \
-                 which the rule keeps from being read{detail}. Leave that path out of the command"
+            Outcome::DeniedReadByCommand(rule, why) => format!(
+                "{tool} is denied by the permission rule `{rule}`: {why}{detail}. Leave that path \
+                 out of the command"
             ),
             Outcome::DeniedByPlanMode => {
                 let what = match call.effect {

@@ -26,16 +26,27 @@ pub(super) fn read_rules(deny: &[Rule]) -> Vec<&Rule> {
         .collect()
 }
 
-/// The first rule of `rules` covering a path the commands of `analysis` name, with that path as
-/// the command wrote it.
+/// The first rule of `rules` covering a path the commands of `analysis` name, with why (the
+/// path as the command wrote it). A line the analysis could not follow might read anything, so
+/// it is refused too, as a `Bash` deny rule refuses it.
 pub(super) fn denied<'r>(
     rules: &[&'r Rule],
     analysis: &Analysis,
     root: &Path,
 ) -> Option<(&'r Rule, String)> {
-    if rules.is_empty() {
-        return None;
+    let first = rules.first()?;
+    if !analysis.is_understood() {
+        return Some((
+            first,
+            format!(
+                "the command could not be analysed ({}) and might read what the rule keeps from \
+                 being read",
+                analysis.unknown_reasons()
+            ),
+        ));
     }
+    let names =
+        |text: &str| format!("the command names `{text}`, which the rule keeps from being read");
     for command in &analysis.commands {
         let words = command.assignments.iter().chain(&command.words);
         let words = words.map(|w| (w.text.clone(), w.kind));
@@ -51,14 +62,20 @@ pub(super) fn denied<'r>(
                     true => match expand(&text, root) {
                         Some(found) => found,
                         // Too many to try: the glob may reach anything below it.
-                        None => return rules.first().map(|rule| (*rule, text)),
+                        None => {
+                            let why = format!(
+                                "the glob `{text}` matches more paths than can be checked, and might \
+                                 name what the rule keeps from being read"
+                            );
+                            return Some((first, why));
+                        }
                     },
                     false => continue,
                 },
             };
             for path in paths {
                 if let Some(rule) = covering(rules, &path, root) {
-                    return Some((rule, text));
+                    return Some((rule, names(&text)));
                 }
             }
         }
