@@ -200,5 +200,14 @@ fn read_only_git_commands_run_unasked_without_the_repositorys_programs() {
     );
     assert!(results[2].0.contains("first"), "{}", results[2].0);
     assert_eq!(sprung(marks.path()), Vec::<String>::new());
+
+    // The programs' words reach the tool result when they run: unconfined (`"sandbox": "off"`,
+    // no read-only level, so no overrides), the same call shows them.
+    ws.write(".troupe/settings.json", r#"{"sandbox": "off"}"#);
+    let server = FakeServer::start();
+    script_bash_calls(&server, &["git diff"]);
+    headless_go::<&str, &str>(ws.path(), &server, &[], &[]);
+    let (diff, _) = server.requests_for("lead")[1].last_tool_result().unwrap();
+    assert!(diff.contains("PWNED-diff-external"), "{diff}");
     assert_traps_are_real(&ws, marks.path());
 }
