@@ -211,3 +211,26 @@ fn read_only_git_commands_run_unasked_without_the_repositorys_programs() {
     assert!(diff.contains("PWNED-diff-external"), "{diff}");
     assert_traps_are_real(&ws, marks.path());
 }
+
+#[test]
+fn read_only_git_diff_in_an_ordinary_repository_shows_the_change() {
+    if !landlock() {
+        return;
+    }
+    let ws = TempWorkspace::new();
+    ws.git_init();
+    ws.write("notes.txt", "one\n");
+    ws.git_commit_all("first");
+    ws.write("notes.txt", "two\n");
+    let server = FakeServer::start();
+    script_bash_calls(&server, &["git diff", "git log --oneline"]);
+    headless_go::<&str, &str>(ws.path(), &server, &[], &[]);
+    let lead = server.requests_for("lead");
+    let (diff, is_error) = lead[1].last_tool_result().unwrap();
+    assert!(
+        !is_error && diff.contains("-one") && diff.contains("+two"),
+        "{diff}"
+    );
+    let (log, is_error) = lead[2].last_tool_result().unwrap();
+    assert!(!is_error && log.contains("first"), "{log}");
+}

@@ -33,9 +33,9 @@ const FIXED: &[(&str, &str)] = &[
     ("maintenance.auto", "false"),
 ];
 
-/// Stands in for an external diff program the repository names: one line per file, saying so.
+/// Stands in for an external diff program a config names: one line per file, saying so.
 pub const NO_EXTERNAL_DIFF: &str = "f() { echo \"troupe: $1: not shown through the external diff \
-program the repository's config names (it is not run); git diff --no-ext-diff shows the change\"; }; f";
+program the git config names (it is not run); git diff --no-ext-diff shows the change\"; }; f";
 
 /// Environment variables that would override the overrides or run a program themselves.
 const REMOVED: &[&str] = &["GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF"];
@@ -176,7 +176,8 @@ impl GitEnv {
 }
 
 /// The names of the config keys the repository at `dir` itself sets (scopes `local` and
-/// `worktree`, includes followed) in the sections that name programs.
+/// `worktree`, includes followed) in the sections that name programs, and `diff.external` from
+/// any scope.
 fn repo_keys(dir: &Path) -> Result<Vec<String>, GitEnvError> {
     let mut cmd = Command::new("git");
     cmd.arg("-C")
@@ -211,6 +212,11 @@ fn repo_keys(dir: &Path) -> Result<Vec<String>, GitEnvError> {
     Ok(fields
         .chunks(2)
         .filter_map(|pair| match pair {
+            // An external diff stands in for every diff, whichever config names it (git has no
+            // value that turns it off, so it is replaced only where one is set).
+            [_, key] if key.eq_ignore_ascii_case(b"diff.external") => {
+                Some(String::from_utf8_lossy(key).into_owned())
+            }
             [scope, key] if matches!(*scope, b"local" | b"worktree") => {
                 Some(String::from_utf8_lossy(key).into_owned())
             }
