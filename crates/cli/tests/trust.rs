@@ -2,8 +2,8 @@
 //! `.mcp.json` server is asked about in the REPL (naming both) before either runs; "no" runs
 //! neither and the session still answers; "yes" runs them and is remembered until a hook
 //! changes; `-p` runs them as Claude Code's does unless trust is required, when it refuses
-//! with exit code 3 naming them; a torn trust file is a warning and never trust; a teammate
-//! process told its lead's "untrusted" drops the folder's hooks and loosening settings.
+//! with exit code 3 naming them; a torn trust file is a warning and never trust; teammates, in
+//! process and in-process, follow the lead; "untrusted" drops hooks and loosening settings.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
@@ -16,7 +16,7 @@ use repl_support::{leave, prompt_row, LIMIT};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
+use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
 const QUESTION: &str = "Do you trust the files in this folder?";
 
@@ -290,4 +290,76 @@ fn an_untrusted_lead_decision_drops_hooks_and_loosening_settings() {
     );
     let result = server.requests_for("lead")[1].last_tool_result().unwrap();
     assert!(result.1, "the write was not refused: {result:?}");
+}
+
+/// A folder with a PreToolUse hook on Bash, and a model whose lead spawns bob, who runs `true`.
+fn hook_and_teammate() -> (TempWorkspace, FakeServer) {
+    let ws = TempWorkspace::new();
+    let entry = serde_json::json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": "touch pre-ran"}]}]);
+    ws.write(
+        ".claude/settings.json",
+        serde_json::json!({"hooks": {"PreToolUse": entry}}).to_string(),
+    );
+    let server = FakeServer::start();
+    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "spawn_teammate",
+                serde_json::json!({"name": "bob", "role": "coder", "prompt": "run true"}),
+            ),
+            Step::text("spawned"),
+        ],
+    );
+    server.script(
+        "bob",
+        [
+            Step::tool("bash", serde_json::json!({"command": "true"})),
+            Step::text("bob ran it"),
+        ],
+    );
+    (ws, server)
+}
+
+/// `-p` as the lead with bob in `mode`.
+fn lead_with_teammate(ws: &Path, server: &FakeServer, mode: &str, env: &[(&str, &str)]) {
+    let mut cmd = troupe(ws, server, Wire::Anthropic);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run(cmd.args([
+        "-p",
+        "x",
+        "--permission-mode",
+        "bypassPermissions",
+        "--teammate-mode",
+        mode,
+    ]));
+    assert!(out.status.success(), "{mode}: stderr: {}", stderr(&out));
+    assert!(
+        server.requests_for("bob").len() >= 2,
+        "{mode}: bob made his call"
+    );
+}
+
+#[test]
+fn teammates_in_either_mode_follow_the_leads_decision() {
+    for mode in ["process", "in-process"] {
+        let (ws, server) = hook_and_teammate();
+        lead_with_teammate(
+            ws.path(),
+            &server,
+            mode,
+            &[("TROUPE_WORKSPACE_TRUST", "untrusted")],
+        );
+        assert!(
+            !ws.join("pre-ran").exists(),
+            "{mode}: the folder's hook ran for bob"
+        );
+    }
+    // The lead running the folder's definitions: bob's call runs the hook.
+    let (ws, server) = hook_and_teammate();
+    lead_with_teammate(ws.path(), &server, "process", &[]);
+    assert!(ws.join("pre-ran").exists(), "the hook did not run for bob");
 }
