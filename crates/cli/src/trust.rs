@@ -109,24 +109,34 @@ fn decide(workspace: &Path, loaded: &Loaded, defs: &Definitions, asking: Asking)
             (Stored::Unknown, false)
         }
     };
-    match &stored {
-        Stored::Answer { trusted, hash } if *hash == defs.hash => return Ok(*trusted),
-        _ => {}
-    }
-    let changed = matches!(stored, Stored::Answer { .. });
     let person = asking == Asking::Person
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
+    let refuse = |why: &str| -> anyhow::Error {
+        Refused {
+            message: format!(
+                "this folder is not trusted ({why}) and trust is required ({REQUIRE_VAR} or the user setting `requireTrust`); it would run or apply:\n{}\nTrust it with `troupe trust --yes` (after reading the list), or run troupe there once and answer the question.",
+                defs.listing()
+            ),
+        }
+        .into()
+    };
+    match &stored {
+        Stored::Answer { trusted, hash } if *hash == defs.hash => {
+            if !trusted && !person && require_trust(workspace, loaded) {
+                return Err(refuse("the answer was no"));
+            }
+            return Ok(*trusted);
+        }
+        _ => {}
+    }
+    let changed = matches!(stored, Stored::Answer { .. });
     if !person {
         if require_trust(workspace, loaded) {
-            return Err(Refused {
-                message: format!(
-                    "this folder is not trusted{} and trust is required ({REQUIRE_VAR} or the user setting `requireTrust`); it would run or apply:\n{}\nTrust it with `troupe trust --yes` (after reading the list), or run troupe there once and answer the question.",
-                    if changed { " (its definitions changed since it was trusted)" } else { "" },
-                    defs.listing()
-                ),
-            }
-            .into());
+            return Err(refuse(match changed {
+                true => "what it defines changed since the answer",
+                false => "never answered",
+            }));
         }
         // Claude Code's -p: scripts and the Agent SDK run the workspace as it is.
         return Ok(true);

@@ -83,7 +83,14 @@ fn trust_cmd(ws: &Path, args: &[&str]) -> std::process::Output {
 fn the_repl_asks_naming_hook_and_server_and_no_runs_neither_but_still_answers() {
     let ws = cloned_folder("touch hook-ran");
     let server = FakeServer::start();
-    server.script("lead", [Step::text("still here"), Step::text("again")]);
+    server.script(
+        "lead",
+        [
+            Step::text("still here"),
+            Step::text("again"),
+            Step::text("headless"),
+        ],
+    );
     let mut pty = start_repl(ws.path(), &server);
     let screen = pty.wait_for_text("[y/N]", LIMIT);
     assert!(screen.contains(QUESTION), "{screen}");
@@ -116,6 +123,20 @@ fn the_repl_asks_naming_hook_and_server_and_no_runs_neither_but_still_answers() 
     ask_model(&mut pty, "hello again", "again");
     leave(pty);
     assert!(!ws.join("hook-ran").exists());
+
+    // A remembered no holds for scripts too, and refuses them when trust is required.
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "hi"]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(!ws.join("hook-ran").exists(), "-p ran a folder answered no");
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic)
+        .env("TROUPE_REQUIRE_TRUST", "1")
+        .args(["-p", "hi"]));
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the answer was no"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
