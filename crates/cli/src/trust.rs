@@ -12,7 +12,7 @@ mod store;
 pub use definitions::{definitions, Definitions};
 pub use store::{Stored, TrustStore};
 
-use crate::render::sanitize::terminal;
+use crate::render::sanitize::{errln, terminal};
 use anyhow::Result;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -63,6 +63,10 @@ pub fn apply(
 ) -> Result<bool> {
     let defs = definitions(workspace, loaded, strict_mcp);
     let trusted = decide(workspace, loaded, &defs, asking)?;
+    if defs.is_empty() {
+        // Nothing to decide: an inherited decision stays as it was for whatever starts next.
+        return Ok(true);
+    }
     // Teammate processes started from here follow this decision.
     let value = match trusted {
         true => format!("trusted:{}", defs.hash),
@@ -71,13 +75,11 @@ pub fn apply(
     std::env::set_var(DECISION_VAR, value);
     if !trusted {
         drop_workspace_definitions(loaded);
-        if !defs.is_empty() {
-            eprintln!(
-                "troupe: note: this folder is not trusted: its own {} are not used ({}). `troupe trust` shows them; `troupe trust --yes` trusts the folder.",
-                defs.kinds(),
-                workspace.display()
-            );
-        }
+        errln!(
+            "troupe: note: this folder is not trusted: its own {} are not used ({}). `troupe trust` shows them; `troupe trust --yes` trusts the folder.",
+            defs.kinds(),
+            workspace.display()
+        );
     }
     Ok(trusted)
 }
@@ -100,12 +102,12 @@ fn decide(workspace: &Path, loaded: &Loaded, defs: &Definitions, asking: Asking)
         Some(store) => match store.lookup(workspace) {
             Ok(stored) => (stored, true),
             Err(problem) => {
-                eprintln!("troupe: warning: {problem}; this folder counts as not trusted, and no answer is remembered until the file is fixed or removed");
+                errln!("troupe: warning: {problem:#}; nothing in it counts as trust, and no answer is remembered until the file is fixed or removed");
                 (Stored::Unknown, false)
             }
         },
         None => {
-            eprintln!("troupe: warning: no home directory (HOME, XDG_CONFIG_HOME) to remember trust in; this folder counts as not trusted");
+            eprintln!("troupe: warning: no home directory (HOME, XDG_CONFIG_HOME) to remember trust in; no answer counts as trust or is remembered");
             (Stored::Unknown, false)
         }
     };
