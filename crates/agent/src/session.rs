@@ -62,13 +62,18 @@ pub fn find_session(troupe_dir: &Path, id: &str) -> Result<String, SessionError>
     }
 }
 
-/// The session `--continue` resumes: the most recently modified one that got a model's answer
-/// (or that `/clear` started, however far it got). A run that ended before its first answer
-/// (a 401, a server that was down) left only its prompt: it is passed over.
+/// The session `--continue` resumes: the most recently modified one `troupe sessions` lists,
+/// answered or not (a run whose first model call failed left its prompt: going on with it is
+/// going on with the newest).
 pub fn latest_session(troupe_dir: &Path) -> Result<String, SessionError> {
     let dir = sessions_dir(troupe_dir);
-    for (id, path, _) in by_recency(&dir)? {
-        if resumable(&path) {
+    for (id, path, modified_ms) in by_recency(&dir)? {
+        // Usually the first one: only an empty transcript is passed over.
+        let Ok(chunk) = jsonl::read_from(&path, 0) else {
+            continue;
+        };
+        let (lines, _corrupt) = jsonl::parse_chunk::<Line>(&chunk);
+        if summarize(id.clone(), modified_ms, &lines).is_some() {
             return Ok(id);
         }
     }
@@ -110,32 +115,6 @@ fn by_recency(dir: &Path) -> Result<Vec<(String, PathBuf, u64)>, SessionError> {
     // Newest first; ids (time-ordered UUIDs) break ties.
     found.sort_by(|a, b| (b.2, &b.0).cmp(&(a.2, &a.0)));
     Ok(found)
-}
-
-/// Whether `--continue` may pick this transcript: it holds a model's answer, or `/clear`
-/// started it. A quick scan: only lines naming the assistant or a clear are parsed.
-fn resumable(path: &Path) -> bool {
-    use std::io::BufRead;
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    // Line by line, stopping at the first answer (near the top of any real session).
-    std::io::BufReader::new(file)
-        .split(b'\n')
-        .map_while(Result::ok)
-        .any(|line| {
-            let maybe = contains(&line, b"\"assistant\"") || contains(&line, b"\"cleared_from\"");
-            maybe
-                && match jsonl::parse_line::<Line>(0, &line) {
-                    Ok(Line::Message { message, .. }) => message.role == Role::Assistant,
-                    Ok(Line::Meta { cleared_from, .. }) => cleared_from.is_some(),
-                    _ => false,
-                }
-        })
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// One session as `troupe sessions` lists it.
@@ -304,7 +283,7 @@ mod tests {
     }
 
     #[test]
-    fn a_run_without_an_answer_is_passed_over_but_a_cleared_start_is_not() {
+    fn the_newest_session_is_the_latest_answered_or_not_and_an_empty_one_is_passed_over() {
         let dir = tempfile::tempdir().unwrap();
         let a = new_session_id();
         answered(dir.path(), &a, "worked");
@@ -313,7 +292,11 @@ mod tests {
         let mut t = Transcript::open(&session_path(dir.path(), &failed)).unwrap();
         t.append_message(&ChatMessage::user_text("server was down"), &[])
             .unwrap();
-        assert_eq!(latest_session(dir.path()).unwrap(), a);
+        assert_eq!(latest_session(dir.path()).unwrap(), failed);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let empty = new_session_id();
+        std::fs::write(session_path(dir.path(), &empty), "").unwrap();
+        assert_eq!(latest_session(dir.path()).unwrap(), failed, "nothing in it");
         std::thread::sleep(std::time::Duration::from_millis(20));
         let cleared = new_session_id();
         let mut t = Transcript::open(&session_path(dir.path(), &cleared)).unwrap();

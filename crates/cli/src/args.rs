@@ -150,6 +150,23 @@ pub enum Command {
     /// Is everything ready here? The settings files parse, the model answers, the sandbox
     /// works, the team store is writable — each with a fix (exit 0 when all pass).
     Doctor(DoctorArgs),
+    /// Whether this folder is trusted and what it would run (hooks, MCP servers, statusLine,
+    /// environment, loosening settings); `--yes` trusts it, `--revoke` forgets the answer.
+    Trust(TrustArgs),
+}
+
+/// `troupe trust`
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Trust the folder as it is now (a change to what it defines asks again).
+    #[arg(long, conflicts_with = "revoke")]
+    pub yes: bool,
+    /// Forget the answer: the next REPL start asks again.
+    #[arg(long)]
+    pub revoke: bool,
+    /// Workspace directory (default: the one the current directory is in).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
 }
 
 /// `troupe doctor`

@@ -396,7 +396,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
         args,
         text_approver(args)?,
         notice_sink(format, args.verbose, session_cell.clone()),
+        crate::trust::Asking::Script,
     )?;
+    crate::mcp::warn_unusable(&lead.mcp);
     let _ = session_cell.set(lead.run.session_id.clone());
     let events = Events::new(format, args.verbose);
     if events.wanted() {

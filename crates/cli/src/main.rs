@@ -21,6 +21,7 @@ mod signals;
 mod store;
 mod subagents;
 mod term;
+mod trust;
 mod waiting;
 mod workspace;
 
@@ -43,7 +44,8 @@ fn main() {
             | args::Command::Worktree(_)
             | args::Command::Cron(_)
             | args::Command::Sessions(_)
-            | args::Command::Doctor(_),
+            | args::Command::Doctor(_)
+            | args::Command::Trust(_),
         ) => None,
         // Ctrl-C ends it, and the servers it started end with it.
         Some(args::Command::Mcp(_)) => Some(signals::CtrlC::Ends),
@@ -86,6 +88,7 @@ fn main() {
         Some(args::Command::Cron(cron)) => commands::cron::run(cron),
         Some(args::Command::Sessions(s)) => commands::sessions::run(s),
         Some(args::Command::Doctor(d)) => commands::doctor::run(d),
+        Some(args::Command::Trust(t)) => commands::trust::run(t),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),
     };
@@ -93,11 +96,15 @@ fn main() {
         Ok(code) => signals::exit(code),
         Err(e) => {
             // Errors may quote model input or file contents.
+            let code = match e.downcast_ref::<trust::Refused>() {
+                Some(_) => trust::EXIT_UNTRUSTED,
+                None => 1,
+            };
             eprintln!(
                 "troupe: error: {}",
                 render::sanitize::terminal(&format!("{e:#}"))
             );
-            signals::exit(1);
+            signals::exit(code);
         }
     }
 }

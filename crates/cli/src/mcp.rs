@@ -17,8 +17,14 @@ use troupe_tools::DynTool;
 /// Every configured server, lowest precedence first: the user's settings, the workspace's
 /// `.mcp.json`, the project's and local settings, `--settings`, then `--mcp-config` (only that
 /// with `--strict-mcp-config`). A `.mcp.json` that cannot be read is reported, not fatal; a bad
-/// `--mcp-config` is an error.
-pub fn config(workspace: &Path, loaded: &Loaded, flags: &McpFlags) -> Result<McpConfig> {
+/// `--mcp-config` is an error. `.mcp.json` is read only when `workspace_servers` (the
+/// workspace is trusted).
+pub fn config(
+    workspace: &Path,
+    loaded: &Loaded,
+    flags: &McpFlags,
+    workspace_servers: bool,
+) -> Result<McpConfig> {
     let env = |name: &str| std::env::var(name).ok();
     let mut config = McpConfig::new();
     if !flags.strict_mcp_config {
@@ -27,9 +33,11 @@ pub fn config(workspace: &Path, loaded: &Loaded, flags: &McpFlags) -> Result<Mcp
         for layer in user {
             config.add_servers(&layer.origin, &layer.settings.mcp_servers, &env);
         }
-        if let Err(problem) = config.add_file(&workspace.join(".mcp.json"), &env) {
-            tracing::warn!("{problem}");
-            config.problems.push(problem.to_string());
+        if workspace_servers {
+            if let Err(problem) = config.add_file(&workspace.join(".mcp.json"), &env) {
+                tracing::warn!("{problem}");
+                config.problems.push(problem.to_string());
+            }
         }
         for layer in rest {
             config.add_servers(&layer.origin, &layer.settings.mcp_servers, &env);
@@ -136,8 +144,10 @@ pub fn manager(
     loaded: &Loaded,
     flags: &McpFlags,
     policy: &Policy,
+    workspace_servers: bool,
 ) -> Result<Arc<McpManager>> {
-    let config = config(workspace, loaded, flags).context("MCP configuration")?;
+    let config =
+        config(workspace, loaded, flags, workspace_servers).context("MCP configuration")?;
     check_rules(policy, &config)?;
     Ok(McpManager::new(
         &config,
@@ -202,6 +212,22 @@ impl Extension for McpExtension {
             true => None,
             false => Some(Arc::new(Source(self.manager.clone()))),
         }
+    }
+}
+
+/// Warns on stderr about every configured server that cannot be used (an entry that does not
+/// parse) and every source that could not be read, worded as `troupe mcp list` shows them.
+pub fn warn_unusable(manager: &McpManager) {
+    for status in manager.statuses() {
+        if status.transport == "unknown" {
+            let why = status.last_error.clone().unwrap_or_else(|| {
+                format!("MCP server `{}`: its entry does not parse", status.name)
+            });
+            crate::render::sanitize::errln!("troupe: warning: {why} (left out)");
+        }
+    }
+    for problem in manager.problems() {
+        crate::render::sanitize::errln!("troupe: warning: MCP configuration problem: {problem}");
     }
 }
 

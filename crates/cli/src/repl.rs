@@ -54,7 +54,12 @@ pub fn run(cli: &Cli) -> Result<i32> {
         mcp,
         subagents,
         ..
-    } = lead(&cli.run, approver.clone(), sink)?;
+    } = lead(
+        &cli.run,
+        approver.clone(),
+        sink,
+        crate::trust::Asking::Person,
+    )?;
     approver.set_workspace(run.workspace.clone());
     crate::logfile::redirect(&run.troupe_dir.join("logs"));
     let (reader, interrupts) =

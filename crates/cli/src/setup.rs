@@ -226,10 +226,15 @@ pub struct Lead {
 
 /// Builds the lead: agent with team tools and inbox, session transcript, team (teammates
 /// respawned when continuing a session).
-pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) -> Result<Lead> {
+pub fn lead(
+    args: &RunArgs,
+    approver: Arc<dyn Approver>,
+    notices: NoticeSink,
+    asking: crate::trust::Asking,
+) -> Result<Lead> {
     let workspace = workspace_root(&args.agent)?;
     let troupe_dir = workspace.join(".troupe");
-    let loaded = crate::settings::load_sources(
+    let mut loaded = crate::settings::load_sources(
         &workspace,
         args.agent.settings.as_deref(),
         args.contract.setting_sources.as_deref(),
@@ -237,6 +242,14 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     for note in args.contract.notes() {
         eprintln!("troupe: note: {note}");
     }
+    // Before anything the workspace defines runs or applies (its env included): what is left
+    // of `loaded` is all the lead, its teammates and subagents are built from.
+    let workspace_servers = crate::trust::apply(
+        &workspace,
+        &mut loaded,
+        args.agent.mcp.strict_mcp_config,
+        asking,
+    )?;
     // Before the model is resolved (the env may name its endpoint) and before any thread exists.
     crate::settings::apply_env(&loaded.settings);
     crate::settings::apply_command_env(&loaded);
@@ -246,7 +259,13 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
     // thread exists).
     std::env::set_var(crate::store::STORE_VAR, store_choice.spec());
     let policy = policy(args, &loaded.settings)?;
-    let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
+    let mcp = crate::mcp::manager(
+        &workspace,
+        &loaded,
+        &args.agent.mcp,
+        &policy,
+        workspace_servers,
+    )?;
     let mcp_extension: Arc<dyn Extension> = Arc::new(McpExtension::new(mcp.clone()));
     let mut settings = loaded.settings;
     crate::settings::apply_flags(&mut settings, &args.agent);

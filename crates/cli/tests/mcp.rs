@@ -297,6 +297,32 @@ fn a_server_that_never_answers_initialize_delays_nothing_and_is_reported() {
 }
 
 #[test]
+fn an_unusable_entry_is_a_warning_in_headless_runs_worded_as_mcp_list_shows_it() {
+    let ws = TempWorkspace::new();
+    mcp::write_mcp_json(ws.path(), json!({"bad": {"command": 5}}));
+    let listed = subcommand(ws.path(), &["mcp", "list", "--json"]);
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let error = listed["servers"][0]["last_error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("`command` must be a non-empty string"),
+        "{error}"
+    );
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("fine")]);
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "hi"]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("troupe: warning: ") && l.contains(&error)),
+        "{err}"
+    );
+}
+
+#[test]
 fn mcp_list_shows_each_server_and_a_bad_entry_does_not_stop_the_others() {
     let ws = TempWorkspace::new();
     let log = ws.path().join("fixture.log");

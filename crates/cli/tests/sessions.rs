@@ -1,5 +1,6 @@
-//! Sessions through the binary: `/clear` starts a new session that `--continue` respects, a
-//! run that failed before its first answer is not "the latest", `troupe sessions` lists them,
+//! Sessions through the binary: `/clear` starts a new session that `--continue` respects,
+//! `--continue` goes on with the newest session even one that failed before its first answer
+//! (the one `troupe sessions` lists first),
 //! `--resume` without an id and without a terminal says what to do, the workspace is found
 //! from a subdirectory, and `.troupe/` stays out of `git status`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
@@ -88,7 +89,7 @@ fn clear_then_continue_does_not_bring_back_the_cleared_messages() {
 }
 
 #[test]
-fn a_run_that_failed_before_its_first_answer_is_not_the_latest() {
+fn continue_picks_the_newest_session_even_one_that_failed_before_its_first_answer() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.script("lead", [Step::text("remembered"), Step::text("continued")]);
@@ -98,24 +99,35 @@ fn a_run_that_failed_before_its_first_answer_is_not_the_latest() {
     // The server is down: the run fails before any answer.
     let failed = run(troupe(ws.path(), &server, Wire::Anthropic)
         .env("ANTHROPIC_BASE_URL", dead_url())
-        .args(["-p", "this one never got an answer"]));
+        .args([
+            "-p",
+            "this one never got an answer",
+            "--output-format",
+            "json",
+        ]));
     assert!(!failed.status.success());
-
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "go on", "--continue"]));
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    let texts = last_request_texts(&server);
-    assert_eq!(texts.first().map(String::as_str), Some("remember plums"));
-    assert!(
-        texts.iter().all(|t| !t.contains("never got an answer")),
-        "{texts:?}"
-    );
-    // Listed all the same, marked as never answered.
+    // Listed first, marked as never answered.
     let listed = sessions_json(ws.path());
-    let unanswered: Vec<&Value> = listed.iter().filter(|s| s["answered"] == false).collect();
-    assert_eq!(unanswered.len(), 1, "{listed:?}");
-    assert_eq!(
-        unanswered[0]["first_prompt"],
-        "this one never got an answer"
+    assert_eq!(listed[0]["answered"], false, "{listed:?}");
+    assert_eq!(listed[0]["first_prompt"], "this one never got an answer");
+
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "go on",
+        "--continue",
+        "--output-format",
+        "json",
+    ]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(result_json(&out)["session_id"], listed[0]["id"]);
+    let texts = last_request_texts(&server);
+    assert!(
+        texts.iter().any(|t| t.contains("never got an answer")),
+        "the newest session was not continued: {texts:?}"
+    );
+    assert!(
+        texts.iter().all(|t| !t.contains("remember plums")),
+        "{texts:?}"
     );
 }
 

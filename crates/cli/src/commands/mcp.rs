@@ -21,10 +21,17 @@ pub fn run(args: &McpArgs) -> Result<i32> {
             let workspace = workspace
                 .canonicalize()
                 .with_context(|| format!("workspace {} is not accessible", workspace.display()))?;
-            let loaded = crate::settings::load(&workspace, settings.as_deref())?;
+            let mut loaded = crate::settings::load(&workspace, settings.as_deref())?;
+            // Starting the servers runs the workspace's commands: the same decision as `-p`.
+            let workspace_servers = crate::trust::apply(
+                &workspace,
+                &mut loaded,
+                mcp.strict_mcp_config,
+                crate::trust::Asking::Script,
+            )?;
             crate::settings::apply_env(&loaded.settings);
             crate::settings::apply_command_env(&loaded);
-            let config = crate::mcp::config(&workspace, &loaded, mcp)?;
+            let config = crate::mcp::config(&workspace, &loaded, mcp, workspace_servers)?;
             let options = crate::mcp::options(&workspace, &loaded.settings);
             let limit = options.startup_timeout + Duration::from_secs(1);
             let manager = McpManager::new(&config, options);

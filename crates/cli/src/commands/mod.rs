@@ -1,6 +1,6 @@
 //! Subcommands: `troupe team …`, `troupe task …`, `troupe worktree …`, `troupe teammate`,
 //! `troupe sandbox check`, `troupe config`, `troupe mcp list`, `troupe cron …`, `troupe sessions`
-//! and `troupe doctor`.
+//! `troupe doctor` and `troupe trust`.
 
 pub mod config;
 pub mod cron;
@@ -16,4 +16,5 @@ pub mod team_status;
 pub mod team_tail;
 pub mod team_watch;
 pub mod teammate;
+pub mod trust;
 pub mod worktree;

@@ -27,7 +27,14 @@ const EXIT_TERMINATED: i32 = 128 + libc::SIGTERM;
 pub fn run(args: &TeammateArgs) -> Result<i32> {
     let workspace = workspace_root(&args.agent)?;
     // The same settings files as the lead that spawned it, plus its `--settings`.
-    let loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
+    let mut loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
+    // The lead's decision (passed in the environment), else a script's.
+    let workspace_servers = crate::trust::apply(
+        &workspace,
+        &mut loaded,
+        args.agent.mcp.strict_mcp_config,
+        crate::trust::Asking::Script,
+    )?;
     crate::settings::apply_env(&loaded.settings);
     crate::settings::apply_command_env(&loaded);
     let model = model_config(&args.agent, &loaded.settings)?;
@@ -41,7 +48,13 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     let policy = effective_policy(&loaded.settings.permissions, &flags)
         .context("invalid permission rule passed to the teammate")?;
     // Its own connections to the same servers (one per server per process).
-    let mcp = crate::mcp::manager(&workspace, &loaded, &args.agent.mcp, &policy)?;
+    let mcp = crate::mcp::manager(
+        &workspace,
+        &loaded,
+        &args.agent.mcp,
+        &policy,
+        workspace_servers,
+    )?;
     let store_choice = crate::store::choose(args.agent.store.as_deref(), Some(&loaded.settings))?;
     let mut settings = loaded.settings;
     crate::settings::apply_flags(&mut settings, &args.agent);

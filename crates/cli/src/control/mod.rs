@@ -54,6 +54,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         args,
         approver,
         notice_sink(OutputFormat::StreamJson, args.verbose, session_cell.clone()),
+        crate::trust::Asking::Script,
     )?;
     let _ = session_cell.set(lead.run.session_id.clone());
     let mut incoming = input::spawn_reader(pending);

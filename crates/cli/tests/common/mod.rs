@@ -17,6 +17,10 @@ pub fn troupe(ws: &Path, server: &FakeServer, wire: Wire) -> Command {
         .env_remove("OPENAI_BASE_URL")
         .env_remove("TROUPE_MODEL")
         .env("HOME", ws.join(".home"))
+        // Trust answers live under HOME; nothing of the caller's decides them.
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("TROUPE_REQUIRE_TRUST")
+        .env_remove("TROUPE_WORKSPACE_TRUST")
         .env("TROUPE_RETRY_BASE_MS", "5")
         .stdin(Stdio::null());
     match wire {
