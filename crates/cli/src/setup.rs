@@ -223,7 +223,7 @@ pub struct Lead {
     /// The project's and the user's skills.
     pub skills: Arc<SkillsExtension>,
     /// `--no-session-persistence`: the folder holding the transcript, removed with the lead.
-    pub ephemeral: Option<tempfile::TempDir>,
+    pub _ephemeral: Option<tempfile::TempDir>,
 }
 
 /// Builds the lead: agent with team tools and inbox, session transcript, team (teammates
@@ -421,7 +421,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         runtime,
         mcp,
         skills,
-        ephemeral,
+        _ephemeral: ephemeral,
     })
 }
 
