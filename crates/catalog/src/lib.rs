@@ -15,6 +15,50 @@ use std::path::{Path, PathBuf};
 /// The entries of `dirs` under the workspace, then under the home directory, that `keep`
 /// accepts: each folder's entries sorted, folders in order (so the first of a name wins).
 /// Missing folders are skipped.
+/// Like [`entries_in`], but also in every subfolder (not through symlinked folders, at most
+/// [`MAX_DEPTH`] deep): Claude Code finds agent definitions in `.claude/agents/**`.
+pub(crate) fn files_under(
+    dirs: &[&str],
+    workspace: &Path,
+    home: Option<&Path>,
+    keep: impl Fn(&Path) -> bool,
+) -> Vec<PathBuf> {
+    fn walk(dir: &Path, depth: usize, keep: &dyn Fn(&Path) -> bool, found: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+        paths.sort();
+        let mut folders = Vec::new();
+        for path in paths {
+            let is_real_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+            if is_real_dir {
+                folders.push(path);
+            } else if keep(&path) {
+                found.push(path);
+            }
+        }
+        // A folder's own files come before its subfolders', so a top-level file wins a name.
+        if depth < MAX_DEPTH {
+            for folder in folders {
+                walk(&folder, depth + 1, keep, found);
+            }
+        }
+    }
+    let roots = dirs.iter().map(|d| workspace.join(d)).chain(
+        home.into_iter()
+            .flat_map(|h| dirs.iter().map(move |d| h.join(d))),
+    );
+    let mut found = Vec::new();
+    for root in roots {
+        walk(&root, 0, &keep, &mut found);
+    }
+    found
+}
+
+/// How deep [`files_under`] looks below each folder.
+const MAX_DEPTH: usize = 8;
+
 pub(crate) fn entries_in(
     dirs: &[&str],
     workspace: &Path,

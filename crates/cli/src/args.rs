@@ -54,6 +54,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub contract: crate::args_contract::ContractArgs,
 
+    /// The rest of the Agent SDKs' flags.
+    #[command(flatten)]
+    pub sdk: crate::args_sdk::SdkArgs,
+
     /// Output format for headless runs.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,

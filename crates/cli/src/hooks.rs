@@ -4,12 +4,21 @@
 use anyhow::{Context, Result};
 use serde_json::json;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use troupe_agent::permissions::PermissionMode;
-use troupe_hooks::{Ending, HookReport, Hooks, HooksExtension};
+use troupe_hooks::{Callbacks, Ending, HookReport, Hooks, HooksExtension};
 use troupe_protocol::{Event, EventKind};
 use troupe_settings::Settings;
 use troupe_store::SharedStore;
+
+/// The hook callbacks of the process driving this one (`--input-format stream-json`), set
+/// before the lead is built; its agents call them beside the settings' hooks.
+static SDK_CALLBACKS: OnceLock<Arc<Callbacks>> = OnceLock::new();
+
+/// Makes every agent built from now on call `callbacks` too (once per process).
+pub fn use_sdk_callbacks(callbacks: Arc<Callbacks>) {
+    let _ = SDK_CALLBACKS.set(callbacks);
+}
 
 /// The hooks of `settings`, run in `workspace`, each run recorded in `store`'s event log.
 pub fn extension(
@@ -18,7 +27,10 @@ pub fn extension(
     mode: PermissionMode,
     store: SharedStore,
 ) -> Result<HooksExtension> {
-    let hooks = Hooks::new(settings, workspace).context("reading the settings' hooks")?;
+    let mut hooks = Hooks::new(settings, workspace).context("reading the settings' hooks")?;
+    if let Some(callbacks) = SDK_CALLBACKS.get() {
+        hooks = hooks.with_callbacks(callbacks.clone());
+    }
     let record = move |report: &HookReport<'_>| {
         if let Err(e) = store.record(&event(report)) {
             tracing::warn!(error = %e, "could not record a hook run in the team's event log");

@@ -23,6 +23,20 @@ pub fn redirect(logs: &Path) {
     }
 }
 
+/// Sends log lines from now on to `path` (appended, created with its folder), for
+/// `--debug-file`; the REPL's own log file is then not used.
+pub fn open(path: &Path) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    let _ = FILE.set(Mutex::new(file));
+    Ok(())
+}
+
 /// A log writer: the log file once [`redirect`] opened it, stderr until then.
 pub struct Writer;
 

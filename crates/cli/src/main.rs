@@ -3,6 +3,7 @@
 mod args;
 mod args_contract;
 mod args_rules;
+mod args_sdk;
 mod args_team;
 mod ask;
 mod commands;
@@ -67,11 +68,22 @@ fn main() {
         }))
     );
     let debug = match &cli.command {
-        None => cli.run.contract.debug.as_deref(),
+        None => cli.run.contract.debug.as_deref().or(cli.run.sdk.debug()),
         Some(_) => None,
     };
+    // `--debug-file`: the log goes there from the first line on.
+    let debug_file = match &cli.command {
+        None => cli.run.sdk.debug_file.as_deref(),
+        Some(_) => None,
+    };
+    if let Some(path) = debug_file {
+        if let Err(e) = logfile::open(path) {
+            eprintln!("troupe: error: --debug-file {}: {e}", path.display());
+            std::process::exit(2);
+        }
+    }
     // The REPL's prompt owns the terminal: its log lines go to a file unless --debug asks.
-    let to_file = cli.command.is_none() && !cli.print && debug.is_none();
+    let to_file = debug_file.is_some() || (cli.command.is_none() && !cli.print && debug.is_none());
     init_logging(debug, quiet, to_file);
     // Orphans of tool calls (double-forked daemons) come back to troupe, which ends them.
     if let Err(err) = troupe_tools::process::become_subreaper() {

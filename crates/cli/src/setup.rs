@@ -222,6 +222,8 @@ pub struct Lead {
     pub mcp: Arc<McpManager>,
     /// The project's and the user's skills.
     pub skills: Arc<SkillsExtension>,
+    /// `--no-session-persistence`: the folder holding the transcript, removed with the lead.
+    pub _ephemeral: Option<tempfile::TempDir>,
 }
 
 /// Builds the lead: agent with team tools and inbox, session transcript, team (teammates
@@ -239,7 +241,7 @@ pub fn lead(
         args.agent.settings.as_deref(),
         args.contract.setting_sources.as_deref(),
     )?;
-    for note in args.contract.notes() {
+    for note in args.contract.notes().into_iter().chain(args.sdk.notes()) {
         eprintln!("troupe: note: {note}");
     }
     // Before anything the workspace defines runs or applies (its env included): what is left
@@ -310,8 +312,13 @@ pub fn lead(
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &args.team);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let skills = project_skills(&workspace, home.as_deref());
-    let agents =
+    let mut agents =
         crate::subagents::definitions(&workspace, home.as_deref(), crate::subagents::Report::Warn);
+    if let Some(json) = &args.sdk.agents {
+        let mut defined = (*agents).clone();
+        troupe_catalog::agents::add_json(&mut defined, json).map_err(anyhow::Error::msg)?;
+        agents = Arc::new(defined);
+    }
     let team = Team::open(
         TeamConfig {
             team: args.team.clone(),
@@ -353,7 +360,14 @@ pub fn lead(
         // The approver that asks the person for the lead's own calls answers for teammates too.
         team.shared().protocols.answer_with(approver.clone());
     }
-    let path = session_path(&troupe_dir, &session_id);
+    let ephemeral = match args.sdk.no_session_persistence {
+        true => Some(tempfile::tempdir().context("creating the session's temporary folder")?),
+        false => None,
+    };
+    let path = match &ephemeral {
+        Some(dir) => dir.path().join(format!("{session_id}.jsonl")),
+        None => session_path(&troupe_dir, &session_id),
+    };
     let subagents = crate::subagents::extension(
         agents,
         crate::subagents::Factory {
@@ -427,6 +441,7 @@ pub fn lead(
         runtime,
         mcp,
         skills,
+        _ephemeral: ephemeral,
     })
 }
 

@@ -278,3 +278,49 @@ fn piped_stdin_is_appended_to_the_prompt() {
     assert!(text.contains("review this"), "{text}");
     assert!(text.contains("diff --git a/x b/x"), "{text}");
 }
+
+#[test]
+fn the_sdks_other_flags_are_accepted_and_the_ones_troupe_has_are_honoured() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let log = ws.path().join("logs/debug.log");
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "hi",
+        "--output-format",
+        "json",
+        "--no-session-persistence",
+        "--effort=high",
+        "--thinking=adaptive",
+        "--allow-dangerously-skip-permissions",
+        "--plugin-dir=/tmp",
+        "--await-initialize",
+        "--name=nightly",
+        "--debug-file",
+        log.to_str().unwrap(),
+        "--agents",
+        r#"{"reviewer": {"description": "Reviews code", "prompt": "You review."}}"#,
+    ]));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(result_json(&out)["result"], "ok");
+    // Said once each, never refused.
+    assert_eq!(
+        err.matches("--effort/--thinking are accepted").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("--plugin-dir is accepted"), "{err}");
+    // No session kept: nothing for --continue or `troupe sessions`.
+    let kept = std::fs::read_dir(ws.path().join(".troupe/sessions"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(kept, 0, "--no-session-persistence kept a transcript");
+    // The debug log went to the file.
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(!logged.is_empty());
+    // --agents reached the task tool's catalogue.
+    let request = &lead_requests(&server)[0];
+    let sent = request.body.to_string();
+    assert!(sent.contains("Reviews code"), "{sent}");
+}

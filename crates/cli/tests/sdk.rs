@@ -1,7 +1,8 @@
 //! The Claude Agent SDK (PyPI `claude-agent-sdk`, installed by `scripts/test-deps.sh`) drives
 //! the real troupe binary unchanged, with `cli_path` pointing at it: a tool loop through
 //! `query()`, a `can_use_tool` permission callback that allows one call and denies another,
-//! and `ClaudeSDKClient.interrupt()` on a slow turn followed by a working one.
+//! `ClaudeSDKClient.interrupt()` on a slow turn followed by a working one, and PreToolUse hook
+//! callbacks (a deny, and a callback that raises: the guarded call never runs).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
@@ -38,6 +39,8 @@ fn model() -> FakeServer {
                 "bash",
                 json!({ "command": format!("touch {}", name.trim()) }),
             )
+        } else if last.contains("remove build") {
+            Step::tool("bash", json!({"command": "rm -rf build"}))
         } else if last.contains("slow") {
             Step::delay(Duration::from_secs(60), Step::text("too late"))
         } else {
@@ -154,4 +157,41 @@ fn interrupt_ends_a_slow_turn_and_the_session_goes_on() {
     );
     assert_eq!(results[1]["subtype"], "success");
     assert_eq!(results[1]["result"], "heard: say hello");
+}
+
+#[test]
+fn a_hook_callback_denies_the_call_it_guards() {
+    let ws = TempWorkspace::new();
+    ws.write("build/out.txt", "artifact");
+    let server = model();
+    let seen = drive(ws.path(), &server, "hook_deny");
+    let hooks = of_kind(&seen, "hook");
+    assert_eq!(hooks.len(), 1, "{seen:?}");
+    assert_eq!(hooks[0]["event"], "PreToolUse");
+    assert_eq!(hooks[0]["tool"], "Bash");
+    assert_eq!(hooks[0]["command"], "rm -rf build");
+    assert!(hooks[0]["tool_use_id"]
+        .as_str()
+        .is_some_and(|id| !id.is_empty()));
+    assert!(ws.exists("build/out.txt"), "the denied rm did not run");
+    let result = of_kind(&seen, "result");
+    assert_eq!(result.len(), 1, "{seen:?}");
+    let text = result[0]["result"].as_str().unwrap();
+    assert!(text.contains("the hook protects build"), "{text}");
+}
+
+#[test]
+fn a_hook_callback_that_fails_refuses_the_call() {
+    let ws = TempWorkspace::new();
+    ws.write("build/out.txt", "artifact");
+    let server = model();
+    let seen = drive(ws.path(), &server, "hook_error");
+    assert_eq!(of_kind(&seen, "hook").len(), 1, "{seen:?}");
+    assert!(
+        ws.exists("build/out.txt"),
+        "a failed guard never means allowed"
+    );
+    let result = of_kind(&seen, "result");
+    let text = result[0]["result"].as_str().unwrap();
+    assert!(text.contains("the guard crashed"), "{text}");
 }

@@ -3,8 +3,11 @@
 //! process group, killed at its timeout), and what their exit codes and JSON answers decide.
 //! [`HooksExtension`] installs them into an agent through the agent crate's
 //! [`LifecycleHooks`](troupe_agent::LifecycleHooks) seam; every run is reported through a
-//! [`HookReporter`] the caller supplies, and to `tracing`. Nothing here knows about teams.
+//! [`HookReporter`] the caller supplies, and to `tracing`. Hook callbacks of a controlling
+//! process (the Agent SDK's) match and decide the same way ([`Callbacks`]). Nothing here knows
+//! about teams.
 
+mod callback;
 mod config;
 mod decide;
 mod event;
@@ -15,6 +18,7 @@ mod report;
 mod run;
 mod runner;
 
+pub use callback::{Callback, CallbackTransport, Callbacks};
 pub use config::{HookCommand, HookConfigError, HookSet, DEFAULT_TIMEOUT};
 pub use event::{HookEvent, MatchOn};
 pub use extension::HooksExtension;

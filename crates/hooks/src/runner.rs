@@ -1,6 +1,7 @@
 //! [`Hooks`]: the compiled hook settings of a workspace, and firing an event — every matching
 //! command at once, each run reported.
 
+use crate::callback::Callbacks;
 use crate::config::{HookConfigError, HookSet};
 use crate::event::HookEvent;
 use crate::report::{trace, HookReport, HookReporter};
@@ -17,6 +18,7 @@ pub struct Hooks {
     set: HookSet,
     project_dir: PathBuf,
     reporter: Option<Arc<dyn HookReporter>>,
+    callbacks: Option<Arc<Callbacks>>,
 }
 
 impl Hooks {
@@ -26,6 +28,7 @@ impl Hooks {
             set: HookSet::from_settings(&settings.hooks)?,
             project_dir: project_dir.to_path_buf(),
             reporter: None,
+            callbacks: None,
         })
     }
 
@@ -35,14 +38,21 @@ impl Hooks {
         self
     }
 
-    /// Whether no hook is configured.
+    /// Also calls the hook callbacks of a controlling process (the Agent SDK's), registered
+    /// in `callbacks` now or later.
+    pub fn with_callbacks(mut self, callbacks: Arc<Callbacks>) -> Hooks {
+        self.callbacks = Some(callbacks);
+        self
+    }
+
+    /// Whether no hook is configured and none can be registered later.
     pub fn is_empty(&self) -> bool {
-        self.set.is_empty()
+        self.set.is_empty() && self.callbacks.is_none()
     }
 
     /// Whether `event` has any hook.
     pub fn has(&self, event: HookEvent) -> bool {
-        self.set.has(event)
+        self.set.has(event) || self.callbacks.as_ref().is_some_and(|c| c.has(event))
     }
 
     /// The project directory hooks run in.
@@ -61,16 +71,28 @@ impl Hooks {
         input: impl FnOnce() -> Value,
     ) -> Vec<HookRun> {
         let commands = self.set.select(event, subject);
-        if commands.is_empty() {
+        let callbacks = match &self.callbacks {
+            Some(callbacks) => callbacks.select(event, subject),
+            None => Vec::new(),
+        };
+        if commands.is_empty() && callbacks.is_empty() {
             return Vec::new();
         }
-        let stdin = serde_json::to_vec(&input()).unwrap_or_default();
-        let runs = join_all(
+        let input = input();
+        let stdin = serde_json::to_vec(&input).unwrap_or_default();
+        let called = async {
+            match &self.callbacks {
+                Some(cbs) => join_all(callbacks.iter().map(|cb| cbs.run(event, cb, &input))).await,
+                None => Vec::new(),
+            }
+        };
+        let ran = join_all(
             commands
                 .iter()
                 .map(|hook| run_hook(hook, &stdin, &self.project_dir)),
-        )
-        .await;
+        );
+        let (mut runs, called) = futures_util::future::join(ran, called).await;
+        runs.extend(called);
         for run in &runs {
             let report = HookReport {
                 agent,

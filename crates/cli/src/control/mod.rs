@@ -6,6 +6,7 @@
 //! `can_use_tool` requests. The session ends when stdin closes.
 
 pub mod approver;
+pub mod hooks;
 pub mod input;
 
 use crate::args::{Cli, OutputFormat};
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use troupe_agent::permissions::PermissionMode;
 use troupe_agent::{AgentEvent, Approver, RefuseApprover};
+use troupe_hooks::Callbacks;
 use troupe_model::ModelConfig;
 use troupe_team::LEAD;
 
@@ -49,6 +51,11 @@ pub fn run(cli: &Cli) -> Result<i32> {
             "--permission-prompt-tool {other}: only `stdio` (the Agent SDK's control protocol) is supported"
         ),
     };
+    // Before the lead is built: its hooks call the SDK's callbacks once `initialize` names them.
+    let callbacks = Arc::new(Callbacks::new(Arc::new(hooks::ControlCallbacks::new(
+        pending.clone(),
+    ))));
+    crate::hooks::use_sdk_callbacks(callbacks.clone());
     let session_cell = Arc::new(OnceLock::new());
     let mut lead = lead(
         args,
@@ -76,7 +83,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
                 None => break,
                 Some(Incoming::User(text)) => text,
                 Some(Incoming::Control { id, request }) => {
-                    let answer = control(&lead, &request, &mut changes, &mut initialized);
+                    let answer =
+                        control(&lead, &callbacks, &request, &mut changes, &mut initialized);
                     apply(&mut lead, &mut changes);
                     respond(&id, answer);
                     continue;
@@ -163,15 +171,18 @@ fn respond(id: &str, answer: Result<Value, String>) {
 /// Answers a control request between turns.
 fn control(
     lead: &Lead,
+    callbacks: &Callbacks,
     request: &Value,
     changes: &mut Vec<Change>,
     initialized: &mut bool,
 ) -> Result<Value, String> {
     match request.get("subtype").and_then(Value::as_str) {
         Some("initialize") => {
-            if request.get("hooks").is_some_and(|h| !h.is_null()) {
-                eprintln!("troupe: note: the SDK's hook callbacks are not called; hooks in the settings still run");
-            }
+            // A callback that cannot be registered must not leave its guard off silently: the
+            // SDK sees the error and the session does not start.
+            let registered = callbacks
+                .register(request.get("hooks").unwrap_or(&Value::Null))
+                .map_err(|why| format!("the hooks of initialize cannot be used: {why}"))?;
             *initialized = true;
             stream_json::emit(&init_event(lead));
             Ok(json!({
@@ -184,7 +195,8 @@ fn control(
                 "available_output_styles": ["default"],
                 "models": [],
                 "account": {},
-                "hooks_applied": false,
+                "hooks_applied": registered > 0,
+                "hook_on_failure_supported": true,
                 "pid": std::process::id(),
             }))
         }

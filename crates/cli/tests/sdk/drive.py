@@ -4,7 +4,9 @@ environment; prints one JSON line per observation for the test to check.
 
 Usage: drive.py TROUPE_BINARY WORKSPACE SCENARIO
 Scenarios: loop (query() through a tool call), permission (can_use_tool allows one call and
-denies another), interrupt (ClaudeSDKClient interrupts a slow turn, then asks again).
+denies another), interrupt (ClaudeSDKClient interrupts a slow turn, then asks again),
+hook_deny (a PreToolUse hook callback denies `rm -rf build`), hook_error (a PreToolUse hook
+callback raises: the call must not run).
 """
 
 import asyncio
@@ -15,6 +17,7 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
@@ -95,12 +98,56 @@ async def scenario_interrupt(binary, workspace):
             describe(message)
 
 
+def guarded_options(binary, workspace, guard):
+    return ClaudeAgentOptions(
+        cli_path=binary,
+        cwd=workspace,
+        permission_mode="bypassPermissions",
+        hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[guard])]},
+    )
+
+
+async def scenario_hook_deny(binary, workspace):
+    async def guard(input_data, tool_use_id, context):
+        command = input_data.get("tool_input", {}).get("command", "")
+        say(
+            kind="hook",
+            event=input_data.get("hook_event_name"),
+            tool=input_data.get("tool_name"),
+            command=command,
+            tool_use_id=tool_use_id,
+        )
+        if "rm -rf build" in command:
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": "the hook protects build",
+                }
+            }
+        return {}
+
+    async for message in query(prompt="remove build", options=guarded_options(binary, workspace, guard)):
+        describe(message)
+
+
+async def scenario_hook_error(binary, workspace):
+    async def guard(input_data, tool_use_id, context):
+        say(kind="hook", event=input_data.get("hook_event_name"))
+        raise RuntimeError("the guard crashed")
+
+    async for message in query(prompt="remove build", options=guarded_options(binary, workspace, guard)):
+        describe(message)
+
+
 async def main():
     binary, workspace, scenario = sys.argv[1:4]
     await {
         "loop": scenario_loop,
         "permission": scenario_permission,
         "interrupt": scenario_interrupt,
+        "hook_deny": scenario_hook_deny,
+        "hook_error": scenario_hook_error,
     }[scenario](binary, workspace)
 
 
