@@ -19,9 +19,16 @@ impl Policy {
         if rules.is_empty() {
             return Concealed::default();
         }
+        let bases: Vec<Rule> = rules.clone();
         Concealed::new(move |path, root| {
             let call = CallPath::resolve(&path.to_string_lossy(), root);
             rules.iter().any(|rule| rule.matches_path(&call))
+        })
+        .with_bases(move |root| {
+            bases
+                .iter()
+                .filter_map(|rule| rule.path_base(root))
+                .collect()
         })
     }
 }
