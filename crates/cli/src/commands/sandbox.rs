@@ -37,7 +37,8 @@ fn check(as_json: bool, cwd: Option<&Path>) -> Result<i32> {
         Support::Available { .. } => prove(&config)?,
         Support::Unsupported { .. } => Vec::new(),
     };
-    let usable = support().is_available() && proofs.iter().all(|p| p.ok);
+    let usable =
+        support().is_available() && seccomp_support().is_ok() && proofs.iter().all(|p| p.ok);
     let report = Report {
         workspace: &workspace,
         config: &config,
@@ -65,6 +66,10 @@ pub fn summary(workspace: &Path) -> Result<(bool, String)> {
                 .map(|p| p.what)
                 .collect();
             Ok(match failed.as_slice() {
+                [] if seccomp_support().is_err() => (
+                    false,
+                    format!("Landlock ABI {abi}, but {}", enforced(&config)),
+                ),
                 [] => (
                     true,
                     format!(
