@@ -153,8 +153,9 @@ impl Run {
         };
         // Only when something was refused, so an ordinary failure (grep found nothing) is not
         // blamed on the sandbox.
-        let refused =
-            text.contains("Permission denied") || text.contains("Operation not permitted");
+        let refused = text.contains("Permission denied")
+            || text.contains("Operation not permitted")
+            || text.contains("Read-only file system");
         if failed && refused {
             if let Some(note) = sandbox_note(self.sandbox) {
                 text.push_str(note);
@@ -455,7 +456,8 @@ pub(crate) fn sandbox_note(sandbox: Sandbox) -> Option<&'static str> {
         ),
         Sandbox::WorkspaceWrite => Some(
             "(it ran in the workspace-write sandbox: writing files outside the workspace and \
-             $TMPDIR is refused)\n",
+             $TMPDIR is refused, and so is writing git's config, hooks and info, the settings \
+             files, .mcp.json and hook scripts, which only a person may change)\n",
         ),
         Sandbox::Unsandboxed => None,
     }
