@@ -100,6 +100,8 @@ fn allowed_commands_cannot_write_protected_files() {
             "cp evil.sh .claude/hooks/check.sh",
             "python3 -c \"import os; os.rename('.git', 'moved')\"",
             "python3 -c \"import os; os.rename('.claude', 'moved')\"",
+            // Through troupe's own view of the filesystem, which the mounts do not cover.
+            "cp evil.sh /proc/$PPID/root$PWD/.git/hooks/pre-commit",
             "python3 -c \"open('.troupe/settings.json', 'w').write('{}')\"",
             "cp evil.sh notes.txt",
         ],
@@ -110,10 +112,11 @@ fn allowed_commands_cannot_write_protected_files() {
             "Bash(git config:*)",
         ],
     );
-    for (i, (text, is_error)) in results[..7].iter().enumerate() {
+    for (i, (text, is_error)) in results[..8].iter().enumerate() {
         assert!(*is_error, "call {i} succeeded: {text}");
         assert!(
             text.contains("Read-only file system")
+                || (i == 7 && text.contains("Permission denied"))
                 || text.contains("Device or resource busy")
                 || text.contains("could not lock config file"),
             "call {i} was not refused by the kernel: {text}"
@@ -126,13 +129,13 @@ fn allowed_commands_cannot_write_protected_files() {
     assert!(ws.join(".git/config").exists() && ws.join(".claude").is_dir());
     // A protected file that did not exist cannot be a mount point: the call creates it, and
     // troupe removes it when the call is over, saying so.
-    let (created, _) = &results[7];
+    let (created, _) = &results[8];
     assert!(
         created.contains("troupe removed") && created.contains(".troupe/settings.json"),
         "{created}"
     );
     assert!(!ws.join(".troupe/settings.json").exists());
-    let (fine, is_error) = &results[8];
+    let (fine, is_error) = &results[9];
     assert!(!is_error, "{fine}");
     assert_eq!(
         read(&ws, "notes.txt"),
