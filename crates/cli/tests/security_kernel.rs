@@ -334,3 +334,56 @@ fn without_a_mount_namespace_workspace_write_commands_are_refused_saying_why() {
     let (listing, is_error) = &results[1];
     assert!(!is_error && listing.contains("evil.sh"), "{listing}");
 }
+
+#[test]
+fn an_unprivileged_troupe_confines_through_a_user_namespace() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let setpriv = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !kernel_sandbox() || !root || !setpriv {
+        eprintln!("skipping: needs root (to drop to an unprivileged uid) and setpriv");
+        return;
+    }
+    // The binary and a workspace that uid 65534 can reach.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let binary = dir.path().join("troupe");
+    std::fs::copy(env!("CARGO_BIN_EXE_troupe"), &binary).unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "").unwrap();
+    std::os::unix::fs::chown(&ws, Some(65534), Some(65534)).unwrap();
+    for entry in [".git", ".git/hooks", ".git/config"] {
+        std::os::unix::fs::chown(ws.join(entry), Some(65534), Some(65534)).unwrap();
+    }
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&binary)
+        .args(["sandbox", "check", "--json"])
+        .current_dir(&ws)
+        .env("HOME", &ws)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(
+        out.status.success(),
+        "{report} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report["namespaces"]["userNamespace"], true, "{report}");
+    let checks = report["checks"].as_array().unwrap();
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["check"].as_str().unwrap().contains("protected file") && c["ok"] == true),
+        "{report}"
+    );
+    assert!(checks.iter().all(|c| c["ok"] == true), "{report}");
+    let protected = report["workspaceWrite"]["protected"].to_string();
+    assert!(protected.contains(".git/config"), "{protected}");
+}
