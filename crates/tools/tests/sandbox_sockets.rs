@@ -113,6 +113,13 @@ async fn read_only_commands_keep_socketpair_and_cannot_set_up_io_uring() {
     let unconfined = ok(python(&Fixture::new().sandboxed(Sandbox::Unsandboxed), setup).await);
     let text = ok(python(&f, setup).await);
     assert!(text.contains("result -1 Operation not permitted"), "{text}");
+    // open_tree(2) (428) would copy a mount without the read-only mounts on top of it.
+    let text = ok(python(
+        &Fixture::new().sandboxed(Sandbox::WorkspaceWrite),
+        "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.syscall(428, -100, b'.', 1); print('result', r, os.strerror(ctypes.get_errno()))",
+    )
+    .await);
+    assert!(text.contains("result -1 Operation not permitted"), "{text}");
     if !unconfined.contains("ok") {
         eprintln!("io_uring is off on this machine anyway: {unconfined}");
     }

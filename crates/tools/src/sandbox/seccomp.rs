@@ -3,8 +3,10 @@
 //!
 //! Every confined call refuses (`EPERM`) the system calls that would step around the other
 //! layers: `setns` (back into troupe's mount namespace, past the read-only mounts),
-//! `open_by_handle_at` (an open by inode, past mount and path checks) and `io_uring_setup`
-//! (io_uring runs operations, sockets included, without these system calls). Without network
+//! `open_by_handle_at` (an open by inode, past mount and path checks), `io_uring_setup`
+//! (io_uring runs operations, sockets included, without these system calls), and every call
+//! that makes or changes mounts (`mount`, `umount2`, `pivot_root`, `open_tree`, `move_mount`,
+//! `fsopen`, `fsconfig`, `fsmount`, `fspick`, `mount_setattr`). Without network
 //! (the read-only level, and workspace-write with `"sandbox": {"network": "deny"}`) `socket()`
 //! is refused too, for every domain: no pathname or abstract unix socket, no UDP, no netlink, no
 //! raw socket, no TCP. `socketpair()` stays allowed (pipes between a call's own processes).
@@ -43,11 +45,24 @@ pub(crate) struct Filter {
     program: BpfProgram,
 }
 
-/// The system calls every confined call is refused.
-const ALWAYS: [libc::c_long; 3] = [
+/// The system calls every confined call is refused. The mount calls matter where the command
+/// holds `CAP_SYS_ADMIN` (troupe runs as root, or root inside the call's user namespace):
+/// Landlock refuses `mount`, `umount` and `move_mount`, but a detached copy of a mount made with
+/// `open_tree` would reach a protected file without the read-only mount on top of it.
+const ALWAYS: [libc::c_long; 13] = [
     libc::SYS_setns,
     libc::SYS_open_by_handle_at,
     libc::SYS_io_uring_setup,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
 ];
 
 /// `SECCOMP_RET_ERRNO | EPERM`.
