@@ -5,6 +5,7 @@
 use crate::effective_policy::{effective_policy, PermissionFlags, PolicyError};
 use crate::extension::{Approver, Extension, ExtensionContext, RefuseApprover};
 use crate::permissions::Policy;
+use crate::permissions::ProtectedPaths;
 use crate::prompt::{system_prompt, today, PromptContext};
 use crate::tool_filter::{FilteredSource, ToolFilter};
 use crate::transcript::TranscriptError;
@@ -14,6 +15,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use troupe_model::Model;
 use troupe_settings::Settings;
+use troupe_tools::sandbox::Network;
 use troupe_tools::{Registry, SandboxConfig, SandboxMode, ToolContext, Workspace};
 
 /// The identity line of an agent not given another (the lead's).
@@ -205,10 +207,15 @@ impl AgentBuilder {
     /// Makes the agent: asks every extension for its contributions, assembles the system
     /// prompt, and attaches the transcript.
     pub fn build(self) -> Result<Agent, BuildError> {
-        let policy = match self.policy {
+        let mut policy = match self.policy {
             Some(policy) => policy,
             None => effective_policy(&self.settings.permissions, &PermissionFlags::default())?,
         };
+        // The hook scripts the settings name are protected files, for the permission layer and
+        // the sandbox alike.
+        if policy.protected.paths().is_empty() {
+            policy.protected = ProtectedPaths::from_hooks(&self.settings.hooks);
+        }
         let cx = ExtensionContext {
             agent: &self.name,
             workspace: self.workspace.root(),
@@ -322,6 +329,8 @@ impl AgentBuilder {
                 sandbox.writable_roots.push(dir.to_path_buf());
             }
         }
+        sandbox.protected = policy.protected.paths().to_vec();
+        sandbox.concealed = policy.concealed();
         let ctx = ToolContext::new(self.workspace, self.name.clone())
             .with_sandbox_config(Arc::new(sandbox))
             .with_background(jobs)
@@ -365,13 +374,22 @@ impl AgentBuilder {
 /// The sandbox the settings ask for (`"sandbox"`), as the bash tool takes it.
 pub fn sandbox_config(settings: &Settings) -> SandboxConfig {
     match &settings.sandbox {
-        None => SandboxConfig::default(),
+        None => SandboxConfig {
+            protected: ProtectedPaths::from_hooks(&settings.hooks).paths().to_vec(),
+            ..SandboxConfig::default()
+        },
         Some(given) => SandboxConfig {
             mode: match given.mode {
                 troupe_settings::SandboxMode::Auto => SandboxMode::Auto,
                 troupe_settings::SandboxMode::Off => SandboxMode::Off,
             },
             writable_roots: given.writable_roots.clone(),
+            network: match given.network {
+                troupe_settings::SandboxNetwork::Allow => Network::Allow,
+                troupe_settings::SandboxNetwork::Deny => Network::Deny,
+            },
+            protected: ProtectedPaths::from_hooks(&settings.hooks).paths().to_vec(),
+            concealed: Default::default(),
         },
     }
 }

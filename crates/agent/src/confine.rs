@@ -8,7 +8,7 @@
 
 use crate::permissions::Grant;
 use serde_json::Value;
-use troupe_tools::sandbox::{support, Support};
+use troupe_tools::sandbox::unsupported;
 use troupe_tools::{Sandbox, SandboxConfig};
 
 /// The sandbox a call allowed by `grant` runs in.
@@ -20,21 +20,26 @@ pub fn sandbox_for(grant: Grant, gate_confines: bool, config: &SandboxConfig) ->
     config.effective(wanted)
 }
 
-/// Why a call that runs programs cannot get `sandbox` here, or `None` when it can (or needs none).
-pub fn unconfinable(tool: &str, input: &Value, sandbox: Sandbox) -> Option<String> {
+/// Why a call that runs programs cannot get `sandbox` here, or `None` when it can (or needs none):
+/// no usable Landlock, no seccomp filter, or no private mount namespace where the level needs
+/// one (see `troupe_tools::sandbox::unsupported`).
+pub fn unconfinable(
+    tool: &str,
+    input: &Value,
+    sandbox: Sandbox,
+    config: &SandboxConfig,
+) -> Option<String> {
     if sandbox == Sandbox::Unsandboxed {
         return None;
     }
-    let Support::Unsupported { why } = support() else {
-        return None;
-    };
+    let why = unsupported(sandbox, config)?;
     let detail = match input.get("command").and_then(Value::as_str) {
         Some(command) => format!(": {:?}", shorten(command)),
         None => String::new(),
     };
     Some(format!(
-        "this machine has no usable Landlock ({why}), so troupe cannot confine {tool} to the \
-         {sandbox} sandbox{detail}. Re-run with --permission-mode bypassPermissions, or set \
+        "this machine lacks what the sandbox needs ({why}), so troupe cannot confine {tool} to \
+         the {sandbox} sandbox{detail}. Re-run with --permission-mode bypassPermissions, or set \
          \"sandbox\": \"off\" in .troupe/settings.json, to run commands unconfined"
     ))
 }

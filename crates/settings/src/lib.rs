@@ -13,7 +13,7 @@ mod sandbox;
 pub use error::SettingsError;
 pub use load::{load, load_sources, settings_files, Layer, Loaded, Scope};
 pub use pricing::ModelPrice;
-pub use sandbox::{SandboxMode, SandboxSettings};
+pub use sandbox::{SandboxMode, SandboxNetwork, SandboxSettings};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,4 +1,4 @@
-//! The `sandbox` key: `"auto"`, `"off"`, or `{"mode": …, "writableRoots": […]}`.
+//! The `sandbox` key: `"auto"`, `"off"`, or `{"mode": …, "writableRoots": […], "network": …}`.
 
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::PathBuf;
@@ -14,6 +14,17 @@ pub enum SandboxMode {
     Off,
 }
 
+/// Whether workspace-write commands may open sockets (read-only commands never may).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxNetwork {
+    /// Sockets as usual (the default).
+    #[default]
+    Allow,
+    /// `socket()` is refused for every kind of socket, as in the read-only sandbox.
+    Deny,
+}
+
 /// The sandbox configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -22,6 +33,8 @@ pub struct SandboxSettings {
     pub mode: SandboxMode,
     /// Extra directories an explicitly allowed command may write to.
     pub writable_roots: Vec<PathBuf>,
+    /// Whether workspace-write commands may open sockets.
+    pub network: SandboxNetwork,
 }
 
 /// Both spellings the key accepts.
@@ -34,6 +47,8 @@ enum Spelling {
         mode: SandboxMode,
         #[serde(default, rename = "writableRoots")]
         writable_roots: Vec<PathBuf>,
+        #[serde(default)]
+        network: SandboxNetwork,
     },
 }
 
@@ -41,16 +56,18 @@ impl<'de> Deserialize<'de> for SandboxSettings {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match Spelling::deserialize(deserializer).map_err(|_| {
             serde::de::Error::custom(
-                "`sandbox` must be \"auto\", \"off\" or {\"mode\": \"auto\"|\"off\", \"writableRoots\": [\"/abs/dir\", …]}",
+                "`sandbox` must be \"auto\", \"off\" or {\"mode\": \"auto\"|\"off\", \"writableRoots\": [\"/abs/dir\", …], \"network\": \"allow\"|\"deny\"}",
             )
         })? {
             Spelling::Mode(mode) => Ok(SandboxSettings {
                 mode,
                 writable_roots: Vec::new(),
+                network: SandboxNetwork::Allow,
             }),
             Spelling::Full {
                 mode,
                 writable_roots,
+                network,
             } => {
                 if let Some(relative) = writable_roots.iter().find(|p| !p.is_absolute()) {
                     return Err(serde::de::Error::custom(format!(
@@ -61,6 +78,7 @@ impl<'de> Deserialize<'de> for SandboxSettings {
                 Ok(SandboxSettings {
                     mode,
                     writable_roots,
+                    network,
                 })
             }
         }

@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::Path;
-use troupe_settings::{load, SandboxMode, Scope, Settings, SettingsError};
+use troupe_settings::{load, SandboxMode, SandboxNetwork, Scope, Settings, SettingsError};
 
 fn write(path: &Path, text: &str) {
     fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -58,6 +58,21 @@ fn sandbox_accepts_the_short_spelling_and_refuses_relative_roots() {
     assert!(err.to_string().contains("sandbox"), "{err}");
     let err = Settings::parse(r#"{"sandbox": "sometimes"}"#, "t").expect_err("bad mode");
     assert!(err.to_string().contains("\"auto\""), "{err}");
+}
+
+#[test]
+fn sandbox_network_is_allow_by_default_and_may_be_denied() {
+    let short = Settings::parse(r#"{"sandbox": "auto"}"#, "t").expect("parses");
+    assert_eq!(short.sandbox.expect("set").network, SandboxNetwork::Allow);
+    let full = Settings::parse(r#"{"sandbox": {"writableRoots": []}}"#, "t").expect("parses");
+    assert_eq!(full.sandbox.expect("set").network, SandboxNetwork::Allow);
+    let deny = Settings::parse(r#"{"sandbox": {"network": "deny"}}"#, "t").expect("parses");
+    let deny = deny.sandbox.expect("set");
+    assert_eq!(deny.network, SandboxNetwork::Deny);
+    assert_eq!(deny.mode, SandboxMode::Auto);
+    let err = Settings::parse(r#"{"sandbox": {"network": "sometimes"}}"#, "t")
+        .expect_err("bad network value");
+    assert!(err.to_string().contains("\"network\""), "{err}");
 }
 
 #[test]

@@ -1,6 +1,8 @@
-//! What the OS sandbox adds to one bash call (issue 7, item 8): `true` run through the bash tool
-//! unsandboxed, in the read-only sandbox and in the workspace-write sandbox, many times each;
-//! prints median and p90 wall time per call. Target: the sandbox adds < 2 ms to a call.
+//! What the OS sandbox adds to one bash call (issue 7, item 8; issue 24): `true` run through the
+//! bash tool unsandboxed, in the read-only sandbox and in the workspace-write sandbox, many times
+//! each — in an empty directory (Landlock and seccomp only) and in a repository with every
+//! protected file and a Read-denied tree (a private mount namespace with its mounts too); prints
+//! median and p90 wall time per call. Target: the sandbox adds < 2 ms to a call.
 //!
 //! A `spawn only` row gives the floor: `bash -c true` spawned and waited for the way the tool did
 //! before it owned its processes (no marker, no sweep, no sandbox).
@@ -11,7 +13,7 @@
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use troupe_tools::{BashTool, Sandbox, Tool, ToolContext, Workspace};
+use troupe_tools::{BashTool, Concealed, Sandbox, SandboxConfig, Tool, ToolContext, Workspace};
 
 const TARGET_ADDED_MS: f64 = 2.0;
 const WARMUP: usize = 10;
@@ -73,16 +75,60 @@ fn main() -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let levels = [
-        Sandbox::Unsandboxed,
-        Sandbox::ReadOnly,
-        Sandbox::WorkspaceWrite,
+    // A repository with every protected file and a denied tree: what the mount namespace costs.
+    let repo_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let repo = repo_dir.path();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(repo)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !git.success() {
+        return Err("git init failed".into());
+    }
+    for (path, text) in [
+        (".claude/settings.json", "{}"),
+        (".troupe/settings.json", "{}"),
+        (".mcp.json", "{}"),
+        ("secrets/key", "s"),
+    ] {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| e.to_string())?;
+    }
+    let repo_ws = Arc::new(Workspace::new(repo).map_err(|e| e.to_string())?);
+    let concealed = Concealed::new(|path, root| path.starts_with(root.join("secrets")))
+        .with_bases(|root| vec![root.join("secrets")]);
+    let rows: Vec<(&str, Sandbox, bool, bool)> = vec![
+        ("unsandboxed", Sandbox::Unsandboxed, false, false),
+        ("read-only", Sandbox::ReadOnly, false, false),
+        ("workspace-write", Sandbox::WorkspaceWrite, false, false),
+        (
+            "ww, repo (protected mounts)",
+            Sandbox::WorkspaceWrite,
+            true,
+            false,
+        ),
+        ("ro, repo + Read deny", Sandbox::ReadOnly, true, true),
+        ("ww, repo + Read deny", Sandbox::WorkspaceWrite, true, true),
     ];
-    let contexts: Vec<ToolContext> = levels
+    let levels: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    let contexts: Vec<ToolContext> = rows
         .iter()
-        .map(|level| {
-            let mut ctx = ToolContext::new(workspace.clone(), "bench");
+        .map(|(_, level, in_repo, deny)| {
+            let ws = if *in_repo {
+                repo_ws.clone()
+            } else {
+                workspace.clone()
+            };
+            let mut ctx = ToolContext::new(ws, "bench");
             ctx.sandbox = *level;
+            if *deny {
+                ctx.sandbox_config = Arc::new(SandboxConfig {
+                    concealed: concealed.clone(),
+                    ..SandboxConfig::default()
+                });
+            }
             ctx
         })
         .collect();
@@ -111,10 +157,7 @@ fn main() -> Result<(), String> {
         let mut medians = Vec::new();
         for (level, times) in levels.iter().zip(samples) {
             let (median, p90) = summary(times);
-            println!(
-                "{:<28} {median:>8.2} {p90:>8.2}",
-                format!("bash tool, {level}")
-            );
+            println!("{:<28} {median:>8.2} {p90:>8.2}", level);
             medians.push((*level, median));
         }
         let unsandboxed = medians[0].1;

@@ -5,7 +5,7 @@ pub use crate::shell::is_read_only_command;
 
 use crate::output::{HeadTail, DEFAULT_OUTPUT_BUDGET};
 use crate::process::{setup_child, LiveCall};
-use crate::sandbox::{retire, Confinement, Sandbox, SandboxError, Scratch};
+use crate::sandbox::{retire, Confinement, Protected, Sandbox, SandboxError, Scratch};
 use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -153,8 +153,9 @@ impl Run {
         };
         // Only when something was refused, so an ordinary failure (grep found nothing) is not
         // blamed on the sandbox.
-        let refused =
-            text.contains("Permission denied") || text.contains("Operation not permitted");
+        let refused = text.contains("Permission denied")
+            || text.contains("Operation not permitted")
+            || text.contains("Read-only file system");
         if failed && refused {
             if let Some(note) = sandbox_note(self.sandbox) {
                 text.push_str(note);
@@ -199,6 +200,8 @@ impl Run {
 pub(crate) struct CallGuard {
     pub(crate) live: Option<LiveCall>,
     pub(crate) scratch: Option<Scratch>,
+    /// The protected paths as they were before the call; those it created are removed at its end.
+    pub(crate) protected: Protected,
 }
 
 impl CallGuard {
@@ -210,8 +213,9 @@ impl CallGuard {
     }
 
     /// Kills everything the call started, waits until it is gone, then has the temporary
-    /// directory removed.
-    pub(crate) async fn end(mut self) {
+    /// directory removed, and removes the protected files the call created; returns what it
+    /// tells the model about those.
+    pub(crate) async fn end(mut self) -> Option<String> {
         if let Some(live) = self.live.take().and_then(LiveCall::end_without_waiting) {
             // Something is still dying: wait for it on a thread that may block.
             if let Err(err) = tokio::task::spawn_blocking(move || live.end()).await {
@@ -222,6 +226,7 @@ impl CallGuard {
         if let Some(scratch) = self.scratch.take() {
             retire(scratch);
         }
+        std::mem::take(&mut self.protected).after_call()
     }
 }
 
@@ -232,10 +237,14 @@ impl Drop for CallGuard {
         };
         live.kill_group();
         let scratch = self.scratch.take();
+        let protected = std::mem::take(&mut self.protected);
         std::thread::spawn(move || {
             live.end();
             if let Some(scratch) = scratch {
                 retire(scratch);
+            }
+            if let Some(note) = protected.after_call() {
+                tracing::warn!("{}", note.trim());
             }
         });
     }
@@ -283,7 +292,7 @@ pub(crate) fn shell_command(
             cmd.env(var, scratch);
         }
     }
-    setup_child(cmd.as_std_mut(), confinement.ruleset_fd());
+    setup_child(cmd.as_std_mut(), Some(confinement));
     cmd
 }
 
@@ -340,6 +349,7 @@ async fn run(
     let sandbox = confinement.level();
     let mut live = LiveCall::start().map_err(io::Error::other)?;
     let spawned = spawn_shell(command, root, &confinement, &live);
+    let protected = confinement.protected().clone();
     let scratch = confinement.into_scratch();
     if let Ok((child, _)) = &spawned {
         if let Some(pgid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) {
@@ -349,6 +359,7 @@ async fn run(
     let guard = CallGuard {
         live: Some(live),
         scratch,
+        protected,
     };
     let (mut child, mut receiver) = spawned?;
     let mut collected = HeadTail::new(DEFAULT_OUTPUT_BUDGET);
@@ -421,7 +432,7 @@ async fn run(
     if matches!(ending, Ending::TimedOut) {
         child.wait().await?;
     }
-    guard.end().await;
+    let removed = guard.end().await;
     let drained = tokio::time::timeout(DRAIN_GRACE, async {
         while !eof {
             match receiver.read(&mut buf).await {
@@ -431,9 +442,13 @@ async fn run(
         }
     })
     .await;
+    let mut output = collected.into_text();
+    if let Some(note) = removed {
+        output.push_str(&note);
+    }
     Ok(Finished::Ran(Run {
         ending,
-        output: collected.into_text(),
+        output,
         pipe_held_open: drained.is_err(),
         sandbox,
     }))
@@ -447,7 +462,8 @@ pub(crate) fn sandbox_note(sandbox: Sandbox) -> Option<&'static str> {
         ),
         Sandbox::WorkspaceWrite => Some(
             "(it ran in the workspace-write sandbox: writing files outside the workspace and \
-             $TMPDIR is refused)\n",
+             $TMPDIR is refused, and so is writing git's config, hooks and info, the settings \
+             files, .mcp.json and hook scripts, which only a person may change)\n",
         ),
         Sandbox::Unsandboxed => None,
     }

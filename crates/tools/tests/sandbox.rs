@@ -179,6 +179,7 @@ async fn workspace_write_allows_roots_named_in_settings() {
     f.ctx.sandbox_config = Arc::new(SandboxConfig {
         mode: SandboxMode::Auto,
         writable_roots: vec![extra.path().to_path_buf()],
+        ..SandboxConfig::default()
     });
     let target = extra.path().join("ok");
     ok(bash(&f, &format!("touch {}", quoted(&target))).await);
@@ -199,7 +200,7 @@ async fn sandbox_off_in_settings_runs_unconfined() {
     let mut f = Fixture::new().sandboxed(Sandbox::ReadOnly);
     f.ctx.sandbox_config = Arc::new(SandboxConfig {
         mode: SandboxMode::Off,
-        writable_roots: Vec::new(),
+        ..SandboxConfig::default()
     });
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("free");

@@ -20,6 +20,7 @@ impl Policy {
         if rules.is_empty() {
             return Concealed::default();
         }
+        let bases: Vec<Rule> = rules.clone();
         Concealed::new(move |path, root| {
             let raw = path.to_string_lossy();
             let call = CallPath::resolve(&raw, root);
@@ -32,6 +33,12 @@ impl Policy {
             is_link
                 && CallPath::resolve_real(&raw, root)
                     .is_some_and(|real| rules.iter().any(|rule| rule.matches_path(&real)))
+        })
+        .with_bases(move |root| {
+            bases
+                .iter()
+                .filter_map(|rule| rule.path_base(root))
+                .collect()
         })
     }
 }

@@ -19,6 +19,8 @@ enum Anchor {
 pub struct PathPattern {
     anchor: Anchor,
     globs: GlobSet,
+    /// The pattern's leading components without glob characters (`secrets` for `secrets/**`).
+    literal: String,
 }
 
 impl PathPattern {
@@ -37,13 +39,33 @@ impl PathPattern {
         };
         // `dir/` names a directory; like a plain name, it also covers everything inside.
         let body = body.trim_end_matches('/');
+        let literal = match anchor {
+            Anchor::AnyDepth => String::new(),
+            Anchor::Workspace | Anchor::Absolute => body
+                .split('/')
+                .take_while(|part| !part.contains(['*', '?', '[', ']', '{', '}', '\\']))
+                .collect::<Vec<_>>()
+                .join("/"),
+        };
         let mut set = GlobSetBuilder::new();
         set.add(glob(body)?);
         set.add(glob(&format!("{body}/**"))?);
         Ok(PathPattern {
             anchor,
             globs: set.build()?,
+            literal,
         })
+    }
+
+    /// The directory every path the pattern covers lies under, for a workspace at `root`: its
+    /// literal leading components (the root itself for a pattern at any depth).
+    pub fn base(&self, root: &Path) -> PathBuf {
+        match self.anchor {
+            Anchor::AnyDepth => root.to_path_buf(),
+            Anchor::Workspace => normalise(&root.join(&self.literal)),
+            Anchor::Absolute if self.literal.is_empty() => PathBuf::from("/"),
+            Anchor::Absolute => normalise(Path::new(&self.literal)),
+        }
     }
 
     /// Whether the pattern covers `path`.

@@ -15,14 +15,15 @@
 use super::path_glob::CallPath;
 use super::{relevant, shell_quote, CallInfo, PermissionMode, Policy};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use troupe_settings::HookMatcher;
 use troupe_tools::{Effect, Workspace};
 
 /// Files to protect beyond the built-in ones, as absolute paths or paths relative to the
-/// workspace root.
-///
-/// TODO(hooks): when settings gain hooks, the settings loader puts every hook script they name
-/// here, so the model cannot rewrite a script troupe will run.
+/// workspace root: the hook scripts the settings name ([`ProtectedPaths::from_hooks`]), so the
+/// model cannot rewrite a script troupe will run. The agent builder puts them in the policy and
+/// in the sandbox's configuration (where the kernel keeps them read-only).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProtectedPaths {
     paths: Vec<PathBuf>,
@@ -39,6 +40,47 @@ impl ProtectedPaths {
     /// The extra paths, as given.
     pub fn paths(&self) -> &[PathBuf] {
         &self.paths
+    }
+
+    /// The scripts the hook commands of `hooks` name: every word of a command that is a path
+    /// (has a `/`), with `$CLAUDE_PROJECT_DIR` / `$TROUPE_PROJECT_DIR` read as the workspace root
+    /// (so relative to it). Programs on the `PATH` (`python3`, `jq`) are not files of the
+    /// workspace and are left out.
+    pub fn from_hooks(hooks: &BTreeMap<String, Vec<HookMatcher>>) -> ProtectedPaths {
+        let mut paths: Vec<PathBuf> = Vec::new();
+        let commands = hooks
+            .values()
+            .flatten()
+            .flat_map(|matcher| &matcher.hooks)
+            .map(|hook| hook.command.as_str());
+        for command in commands {
+            for word in command.split(|c: char| c.is_whitespace() || ";|&()<>`".contains(c)) {
+                let word = word.replace(['"', '\''], "");
+                let mut rest = word.as_str();
+                let mut in_project = false;
+                for var in ["CLAUDE_PROJECT_DIR", "TROUPE_PROJECT_DIR"] {
+                    for spelled in [format!("${{{var}}}"), format!("${var}")] {
+                        if let Some(after) = rest.strip_prefix(spelled.as_str()) {
+                            rest = after;
+                            in_project = true;
+                        }
+                    }
+                }
+                let path = match in_project {
+                    true => rest.trim_start_matches('/'),
+                    false => rest,
+                };
+                let looks_like_path = (in_project || path.contains('/'))
+                    && !path.is_empty()
+                    && !path.contains('$')
+                    && !path.starts_with('-');
+                let path = PathBuf::from(path);
+                if looks_like_path && !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+        }
+        ProtectedPaths { paths }
     }
 }
 

@@ -207,6 +207,14 @@ impl Rule {
         }
     }
 
+    /// The directory every path a path rule covers lies under (see `PathPattern::base`).
+    pub(super) fn path_base(&self, root: &std::path::Path) -> Option<std::path::PathBuf> {
+        match &self.specifier {
+            Specifier::Path(pattern) => Some(pattern.base(root)),
+            Specifier::Any | Specifier::Bash(_) | Specifier::Unsupported => None,
+        }
+    }
+
     /// Whether the rule matches the path of a file tool call.
     pub(super) fn matches_path(&self, path: &CallPath) -> bool {
         match &self.specifier {

@@ -163,7 +163,7 @@ impl Agent {
         };
         let mut sandbox = sandbox_for(grant, gate_confines, &self.ctx.sandbox_config);
         let unconfinable = match tool.runs_programs() {
-            true => unconfinable(name, input, sandbox),
+            true => unconfinable(name, input, sandbox, &self.ctx.sandbox_config),
             false => None,
         };
         let cannot_confine = unconfinable.is_some();

@@ -7,7 +7,10 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use troupe_tools::process::setup_child;
-use troupe_tools::sandbox::{kernel_abi, support, writable_paths, Confinement, Scratch, Support};
+use troupe_tools::sandbox::{
+    kernel_abi, namespaces, seccomp_support, support, writable_paths, Confinement, Protected,
+    Scratch, Support,
+};
 use troupe_tools::{Sandbox, SandboxConfig};
 
 /// Runs `troupe sandbox …` and returns the exit code.
@@ -34,7 +37,8 @@ fn check(as_json: bool, cwd: Option<&Path>) -> Result<i32> {
         Support::Available { .. } => prove(&config)?,
         Support::Unsupported { .. } => Vec::new(),
     };
-    let usable = support().is_available() && proofs.iter().all(|p| p.ok);
+    let usable =
+        support().is_available() && seccomp_support().is_ok() && proofs.iter().all(|p| p.ok);
     let report = Report {
         workspace: &workspace,
         config: &config,
@@ -62,11 +66,17 @@ pub fn summary(workspace: &Path) -> Result<(bool, String)> {
                 .map(|p| p.what)
                 .collect();
             Ok(match failed.as_slice() {
+                [] if seccomp_support().is_err() => (
+                    false,
+                    format!("Landlock ABI {abi}, but {}", enforced(&config)),
+                ),
                 [] => (
                     true,
                     format!(
-                        "Landlock ABI {abi}: a confined child was refused where it must be (setting: {})",
-                        config.mode.as_str()
+                        "Landlock ABI {abi}: a confined child was refused where it must be (setting: \
+                         {}); {}",
+                        config.mode.as_str(),
+                        enforced(&config)
                     ),
                 ),
                 failed => (
@@ -76,6 +86,27 @@ pub fn summary(workspace: &Path) -> Result<(bool, String)> {
             })
         }
     }
+}
+
+/// What the layers beside Landlock enforce here, in one line.
+fn enforced(config: &SandboxConfig) -> String {
+    let seccomp = match seccomp_support() {
+        Ok(()) => format!(
+            "sockets: none at read-only, {} at workspace-write",
+            match config.network {
+                troupe_tools::sandbox::Network::Allow => "allowed",
+                troupe_tools::sandbox::Network::Deny => "none",
+            }
+        ),
+        Err(why) => format!("no seccomp filter ({why}): confined commands are refused"),
+    };
+    let mounts = match namespaces() {
+        Ok(()) => "protected files read-only and Read-denied paths hidden (mount namespace)".into(),
+        Err(why) => format!(
+            "no mount namespace ({why}): workspace-write commands are asked about or refused"
+        ),
+    };
+    format!("{seccomp}; {mounts}")
 }
 
 /// Runs the confined children: each tries one write and the outcome is compared with the rule.
@@ -89,7 +120,7 @@ fn prove(config: &SandboxConfig) -> Result<Vec<Proof>> {
     let in_workspace = workspace.path().join("written");
     let attempt =
         |level, script: &str, arg: &Path| attempt(level, workspace.path(), config, script, arg);
-    Ok(vec![
+    let mut proofs = vec![
         Proof {
             what: "read-only refuses a write outside the workspace",
             ok: !attempt(Sandbox::ReadOnly, to_file, &target("ro"))? && !target("ro").exists(),
@@ -111,7 +142,19 @@ fn prove(config: &SandboxConfig) -> Result<Vec<Proof>> {
             ok: !attempt(Sandbox::WorkspaceWrite, to_file, &target("ww"))?
                 && !target("ww").exists(),
         },
-    ])
+    ];
+    if namespaces().is_ok() {
+        let config_file = workspace.path().join(".git/config");
+        std::fs::create_dir_all(workspace.path().join(".git"))
+            .context("creating a scratch .git")?;
+        std::fs::write(&config_file, "").context("creating a scratch .git/config")?;
+        proofs.push(Proof {
+            what: "workspace-write refuses a write to a protected file (.git/config)",
+            ok: !attempt(Sandbox::WorkspaceWrite, to_file, &config_file)?
+                && std::fs::read(&config_file).is_ok_and(|c| c.is_empty()),
+        });
+    }
+    Ok(proofs)
 }
 
 /// Runs `sh -c script sh arg` confined to `level` (settings' mode ignored: this tests the
@@ -139,7 +182,7 @@ fn attempt(
     if let Some(tmp) = confinement.scratch_dir() {
         cmd.env("TMPDIR", tmp);
     }
-    setup_child(&mut cmd, confinement.ruleset_fd());
+    setup_child(&mut cmd, Some(&confinement));
     let status = cmd
         .status()
         .with_context(|| format!("running a child in the {level} sandbox"))?;
@@ -177,12 +220,25 @@ impl Report<'_> {
             paths.push(json!({"path": "$TMPDIR", "kind": "private temporary directory"}));
             paths
         };
+        let layer = |result: &Result<(), String>| match result {
+            Ok(()) => json!({"available": true}),
+            Err(why) => json!({"available": false, "reason": why}),
+        };
+        let mut namespaces = layer(namespaces());
+        namespaces["userNamespace"] = json!(troupe_tools::sandbox::mounts::uses_userns());
+        let protected = Protected::survey(self.workspace, &self.config.protected);
         json!({
             "landlock": {"available": available, "abi": abi, "reason": reason},
+            "seccomp": layer(seccomp_support()),
+            "namespaces": namespaces,
             "mode": self.config.mode.as_str(),
             "workspace": self.workspace,
-            "readOnly": {"writable": list(Sandbox::ReadOnly)},
-            "workspaceWrite": {"writable": list(Sandbox::WorkspaceWrite)},
+            "readOnly": {"writable": list(Sandbox::ReadOnly), "network": "deny"},
+            "workspaceWrite": {
+                "writable": list(Sandbox::WorkspaceWrite),
+                "network": self.config.network.as_str(),
+                "protected": protected.present(),
+            },
             "checks": self.proofs.iter().map(|p| json!({"check": p.what, "ok": p.ok})).collect::<Vec<_>>(),
             "usable": self.usable,
         })
@@ -193,6 +249,14 @@ impl Report<'_> {
             Support::Available { abi } => format!("Landlock: available (ABI {abi})\n"),
             Support::Unsupported { why } => format!("Landlock: not usable: {why}\n"),
         };
+        out.push_str(&match seccomp_support() {
+            Ok(()) => "seccomp: available\n".to_string(),
+            Err(why) => format!("seccomp: not usable: {why}\n"),
+        });
+        out.push_str(&match namespaces() {
+            Ok(()) => "mount namespaces: available\n".to_string(),
+            Err(why) => format!("mount namespaces: not usable: {why}\n"),
+        });
         out.push_str(&format!("Sandbox setting: {}", self.config.mode.as_str()));
         if self.config.mode == troupe_tools::SandboxMode::Off {
             out.push_str(" (commands run unconfined)");
@@ -209,6 +273,21 @@ impl Report<'_> {
                 out.push_str(&format!("  {}  ({kind})\n", path.display()));
             }
         }
+        out.push_str(
+            "read-only commands may open no socket (socketpair only); workspace-write commands ",
+        );
+        out.push_str(match self.config.network {
+            troupe_tools::sandbox::Network::Allow => "may (\"network\": \"allow\")\n",
+            troupe_tools::sandbox::Network::Deny => "may not either (\"network\": \"deny\")\n",
+        });
+        let protected = Protected::survey(self.workspace, &self.config.protected);
+        out.push_str("workspace-write commands may not write these protected files:\n");
+        for path in protected.present() {
+            out.push_str(&format!("  {}\n", path.display()));
+        }
+        out.push_str(
+            "  (and one a command creates — .mcp.json, a settings file — is removed after it)\n",
+        );
         if !self.proofs.is_empty() {
             out.push_str("\nProof (a sandboxed child tried each):\n");
             for proof in self.proofs {

@@ -61,11 +61,13 @@ pub(super) fn spawn(command: &str, ctx: &ToolContext, log: &Path) -> Result<Star
             }
         }
     }
+    let protected = confinement.protected().clone();
     let scratch = confinement.into_scratch();
     let Some(child) = spawned else {
         let guard = CallGuard {
             live: Some(live),
             scratch,
+            protected,
         };
         drop(guard);
         let e = last_err.unwrap_or_else(|| io::Error::other("no shell found"));
@@ -82,6 +84,7 @@ pub(super) fn spawn(command: &str, ctx: &ToolContext, log: &Path) -> Result<Star
         guard: CallGuard {
             live: Some(live),
             scratch,
+            protected,
         },
     })
 }
@@ -160,7 +163,9 @@ impl Waiter {
                 tracing::debug!(error = %e, "waiting for a killed background command");
             }
         }
-        guard.end().await;
+        if let Some(note) = guard.end().await {
+            tracing::warn!(job = %id, "{}", note.trim());
+        }
         // What was still in the pipe when its processes ended.
         let _ = tokio::time::timeout(DRAIN_GRACE, async {
             while pumping {

@@ -2,32 +2,36 @@
 //!
 //! troupe is multithreaded, so after `fork` only async-signal-safe calls are allowed in the
 //! child: no allocation, no locks. Everything that needs more (opening paths, building the
-//! Landlock ruleset) happens in troupe before the fork; the child makes plain system calls only.
+//! Landlock ruleset, the mount plan, the seccomp program) happens in troupe before the fork; the
+//! child makes plain system calls only.
 
+use crate::sandbox::{ChildPlan, Confinement};
 use std::io;
-use std::os::fd::RawFd;
 
-/// Makes `cmd`'s child die with troupe (parent-death signal) and, with `ruleset`, confine itself
-/// with that Landlock ruleset before it executes the program. The ruleset is inherited by
-/// everything the program starts; the parent-death signal is not (it covers the shell only).
+/// Makes `cmd`'s child die with troupe (parent-death signal) and, with a `confinement`, confine
+/// itself before it executes the program: its mount namespace, then Landlock, then the seccomp
+/// filter. All three are inherited by everything the program starts; the parent-death signal is
+/// not (it covers the shell only).
 ///
 /// The kernel sends the parent-death signal when the *thread* that forked exits, so spawn from
 /// a thread that lives as long as troupe (the main thread or an async runtime worker), never from
 /// a short-lived blocking-pool thread.
-pub fn setup_child(cmd: &mut std::process::Command, ruleset: Option<RawFd>) {
+pub fn setup_child(cmd: &mut std::process::Command, confinement: Option<&Confinement>) {
     use std::os::unix::process::CommandExt;
     // SAFETY: getpid(2) has no preconditions.
     let parent = unsafe { libc::getpid() };
+    let plan = confinement.and_then(Confinement::child_plan);
     // SAFETY: the closure runs in the forked child and only makes async-signal-safe system calls
-    // (prctl, getppid, syscall) on integers captured by value; it allocates nothing and takes no
-    // locks. `ruleset` stays open in troupe until the spawn has returned.
+    // (prctl, getppid, unshare, open/write/close, mount, syscall) on integers and on memory the
+    // plan prepared before the fork; it allocates nothing and takes no locks (the Arc is only
+    // read). The ruleset descriptor stays open in troupe until the spawn has returned.
     unsafe {
-        cmd.pre_exec(move || in_child(parent, ruleset));
+        cmd.pre_exec(move || in_child(parent, plan.as_deref()));
     }
 }
 
 /// The child's side. Errors make the spawn fail, so a command never runs unconfined by accident.
-fn in_child(parent: libc::pid_t, ruleset: Option<RawFd>) -> io::Result<()> {
+fn in_child(parent: libc::pid_t, plan: Option<&ChildPlan>) -> io::Result<()> {
     // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number; no memory is passed.
     if unsafe {
         libc::prctl(
@@ -46,9 +50,13 @@ fn in_child(parent: libc::pid_t, ruleset: Option<RawFd>) -> io::Result<()> {
     if unsafe { libc::getppid() } != parent {
         return Err(io::Error::from_raw_os_error(libc::ESRCH));
     }
-    let Some(fd) = ruleset else {
+    let Some(plan) = plan else {
         return Ok(());
     };
+    // Mounts first: Landlock forbids every mount once applied.
+    if let Some(mounts) = &plan.mounts {
+        mounts.apply()?;
+    }
     // Required by landlock_restrict_self for unprivileged callers, and it keeps setuid programs
     // from gaining rights the sandbox does not confine.
     // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes only integers.
@@ -57,8 +65,8 @@ fn in_child(parent: libc::pid_t, ruleset: Option<RawFd>) -> io::Result<()> {
     }
     // SAFETY: landlock_restrict_self takes a ruleset descriptor (valid: troupe holds it open
     // until after the fork) and flags; no memory is passed.
-    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) } != 0 {
+    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, plan.ruleset, 0u32) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(())
+    plan.filter.apply()
 }

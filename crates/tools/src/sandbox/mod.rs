@@ -4,19 +4,35 @@
 //! The level comes from why the call was allowed: allowed only because it was judged read-only
 //! → [`Sandbox::ReadOnly`]; allowed by a rule or a person → [`Sandbox::WorkspaceWrite`];
 //! `bypassPermissions` → [`Sandbox::Unsandboxed`]. See [`paths`] for what each level may write.
+//!
+//! Under Landlock, a confined call may get a private mount namespace ([`mounts`]: protected files
+//! read-only at workspace-write, Read-denied paths covered at every level) and always gets a
+//! seccomp filter ([`seccomp`]: no `socket()` at read-only or with `network: deny`). All of it
+//! is prepared here, before the spawn; the child only makes system calls.
 
+pub mod hide;
+pub mod mounts;
 pub mod paths;
+pub mod protect;
 mod ruleset;
 mod scratch;
+mod seccomp;
 mod support;
 
 pub use paths::{writable_paths, Writable, WritableKind};
+pub use protect::Protected;
 pub use scratch::{retire, wait_retired, Scratch};
-pub use support::{kernel_abi, support, Support, FORCE_UNSUPPORTED_ENV, MIN_ABI};
+pub use seccomp::Network;
+pub use support::{
+    kernel_abi, namespaces, seccomp_support, support, unsupported, Support, FORCE_NO_NAMESPACE_ENV,
+    FORCE_UNSUPPORTED_ENV, MIN_ABI,
+};
 
+use crate::Concealed;
 use std::fmt;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How far one call's processes are confined. Ordered strictest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -78,6 +94,13 @@ pub struct SandboxConfig {
     pub mode: SandboxMode,
     /// Absolute paths workspace-write calls may also write beneath.
     pub writable_roots: Vec<PathBuf>,
+    /// Whether workspace-write calls may open sockets (`sandbox.network`); read-only never may.
+    pub network: Network,
+    /// Files protected besides the built-in ones: the hook scripts settings name (absolute, or
+    /// relative to the workspace).
+    pub protected: Vec<PathBuf>,
+    /// What the Read deny rules cover; confined calls cannot read it.
+    pub concealed: Concealed,
 }
 
 impl SandboxConfig {
@@ -86,6 +109,24 @@ impl SandboxConfig {
         match self.mode {
             SandboxMode::Auto => wanted,
             SandboxMode::Off => Sandbox::Unsandboxed,
+        }
+    }
+
+    /// Whether calls at `level` run without sockets.
+    pub fn denies_network(&self, level: Sandbox) -> bool {
+        match level {
+            Sandbox::ReadOnly => true,
+            Sandbox::WorkspaceWrite => self.network == Network::Deny,
+            Sandbox::Unsandboxed => false,
+        }
+    }
+
+    /// Whether calls at `level` need a private mount namespace.
+    pub fn needs_namespace(&self, level: Sandbox) -> bool {
+        match level {
+            Sandbox::ReadOnly => !self.concealed.is_empty(),
+            Sandbox::WorkspaceWrite => true,
+            Sandbox::Unsandboxed => false,
         }
     }
 }
@@ -102,6 +143,27 @@ pub enum SandboxError {
     /// Landlock refused the ruleset.
     #[error("could not build the Landlock ruleset: {0}")]
     Landlock(String),
+    /// The seccomp filter could not be compiled.
+    #[error("could not build the seccomp filter: {0}")]
+    Seccomp(String),
+    /// The mounts of the call's namespace could not be prepared.
+    #[error("could not prepare the sandbox's mounts: {0}")]
+    Mounts(#[source] std::io::Error),
+    /// The paths Read deny rules cover could not all be found.
+    #[error("troupe cannot hide the paths Read deny rules cover: {0}")]
+    Hide(String),
+}
+
+/// What the forked child does to confine itself, prepared in troupe: shared with the spawn's
+/// `pre_exec` closure, read (never changed or freed) in the child.
+#[derive(Debug)]
+pub(crate) struct ChildPlan {
+    /// The Landlock ruleset descriptor (owned by the [`Confinement`]).
+    pub(crate) ruleset: RawFd,
+    /// The mount namespace, when the call needs one.
+    pub(crate) mounts: Option<mounts::MountPlan>,
+    /// The seccomp filter.
+    pub(crate) filter: seccomp::Filter,
 }
 
 /// Everything one call's confinement needs, prepared before the command is spawned.
@@ -110,6 +172,8 @@ pub struct Confinement {
     level: Sandbox,
     scratch: Option<Scratch>,
     ruleset: Option<OwnedFd>,
+    plan: Option<Arc<ChildPlan>>,
+    protected: Protected,
 }
 
 impl Confinement {
@@ -127,19 +191,66 @@ impl Confinement {
                 level,
                 scratch: None,
                 ruleset: None,
+                plan: None,
+                protected: Protected::default(),
             });
         }
-        if let Support::Unsupported { why } = support() {
-            return Err(SandboxError::Unsupported(why.clone()));
+        if let Some(why) = unsupported(level, config) {
+            return Err(SandboxError::Unsupported(why));
         }
+        let network = match config.denies_network(level) {
+            true => Network::Deny,
+            false => Network::Allow,
+        };
+        let filter = seccomp::build(network)?;
+        let protected = match level {
+            Sandbox::WorkspaceWrite => Protected::survey(workspace, &config.protected),
+            Sandbox::ReadOnly | Sandbox::Unsandboxed => Protected::default(),
+        };
+        let hidden = hide::find(&config.concealed, workspace)?;
+        let mounts = match config.needs_namespace(level) {
+            true => {
+                let mut plan = mounts::MountPlan::new();
+                protected.plan(&mut plan).map_err(SandboxError::Mounts)?;
+                for hidden in &hidden {
+                    let kind = match hidden.is_dir {
+                        true => mounts::Kind::HideDir,
+                        false => mounts::Kind::HideFile,
+                    };
+                    plan.push(kind, &hidden.path)
+                        .map_err(SandboxError::Mounts)?;
+                }
+                // Nothing to mount (no protected file exists, nothing hidden): no namespace.
+                (!plan.is_empty()).then_some(plan)
+            }
+            false => None,
+        };
         let scratch = Scratch::create().map_err(SandboxError::Scratch)?;
         let writable = writable_paths(level, workspace, Some(scratch.path()), config);
         let ruleset = ruleset::build(level, &writable)?;
+        let plan = ChildPlan {
+            ruleset: ruleset.as_raw_fd(),
+            mounts,
+            filter,
+        };
         Ok(Confinement {
             level,
             scratch: Some(scratch),
             ruleset: Some(ruleset),
+            plan: Some(Arc::new(plan)),
+            protected,
         })
+    }
+
+    /// What the child does to confine itself, when confined.
+    pub(crate) fn child_plan(&self) -> Option<Arc<ChildPlan>> {
+        self.plan.clone()
+    }
+
+    /// The protected paths as found before the call; [`Protected::after_call`] removes those
+    /// the call created.
+    pub fn protected(&self) -> &Protected {
+        &self.protected
     }
 
     /// The level.

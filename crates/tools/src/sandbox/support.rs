@@ -86,3 +86,50 @@ fn probe() -> Support {
         },
     }
 }
+
+/// Whether a confined child can make its private mount namespace (tried once per process with a
+/// real child); `Err` says why not.
+pub fn namespaces() -> &'static Result<(), String> {
+    static NAMESPACES: OnceLock<Result<(), String>> = OnceLock::new();
+    NAMESPACES.get_or_init(|| {
+        if std::env::var(FORCE_NO_NAMESPACE_ENV).is_ok_and(|v| v == "1") {
+            return Err(format!("{FORCE_NO_NAMESPACE_ENV}=1 is set (a test hook)"));
+        }
+        super::mounts::probe()
+    })
+}
+
+/// Test hook: when set to `1`, the namespace probe reports failure, so the fail-closed path of a
+/// call that needs a mount namespace can be exercised.
+pub const FORCE_NO_NAMESPACE_ENV: &str = "TROUPE_SANDBOX_FORCE_NO_NAMESPACE";
+
+/// Whether this kernel can install a seccomp filter; `Err` says why not.
+pub fn seccomp_support() -> &'static Result<(), String> {
+    static SECCOMP: OnceLock<Result<(), String>> = OnceLock::new();
+    SECCOMP.get_or_init(super::seccomp::probe)
+}
+
+/// Why calls at `level` under `config` cannot be confined here, or `None` when they can (or need
+/// no confinement): Landlock, the seccomp filter, and the mount namespace when the level needs
+/// one (workspace-write always, for protected files; read-only when Read deny rules hide paths).
+pub fn unsupported(level: super::Sandbox, config: &super::SandboxConfig) -> Option<String> {
+    if config.effective(level) == super::Sandbox::Unsandboxed {
+        return None;
+    }
+    if let Support::Unsupported { why } = support() {
+        return Some(format!("no usable Landlock: {why}"));
+    }
+    if let Err(why) = seccomp_support() {
+        return Some(format!("no seccomp filter: {why}"));
+    }
+    if config.needs_namespace(level) {
+        if let Err(why) = namespaces() {
+            let needed = match level {
+                super::Sandbox::WorkspaceWrite => "to keep protected files read-only",
+                _ => "to hide the paths Read deny rules cover",
+            };
+            return Some(format!("no private mount namespace {needed}: {why}"));
+        }
+    }
+    None
+}

@@ -240,3 +240,45 @@ fn a_worktree_git_file_and_extra_protected_paths_are_protected() {
 fn policy_in(mode: PermissionMode, allow: &[&str]) -> Policy {
     policy(mode, allow, &[], &[])
 }
+
+#[test]
+fn the_hook_scripts_settings_name_are_protected_paths() {
+    let settings: troupe_settings::Settings = serde_json::from_str(
+        r#"{"hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.sh --strict"},
+                {"type": "command", "command": "python3 ${TROUPE_PROJECT_DIR}/tools/gate.py | jq ."}
+            ]}],
+            "SessionStart": [{"hooks": [{"type": "command", "command": "scripts/start.sh && echo ok"}]}]
+        }}"#,
+    )
+    .unwrap();
+    let protected = ProtectedPaths::from_hooks(&settings.hooks);
+    let paths: Vec<String> = protected
+        .paths()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    for expected in [
+        ".claude/hooks/check.sh",
+        "tools/gate.py",
+        "scripts/start.sh",
+    ] {
+        assert!(paths.iter().any(|p| p == expected), "{expected}: {paths:?}");
+    }
+    for program in ["python3", "jq", "echo", "ok", "--strict", "."] {
+        assert!(!paths.iter().any(|p| p == program), "{program}: {paths:?}");
+    }
+    // And the permission layer asks before a write to one.
+    let ws = RealWorkspace::new();
+    let mut policy = policy_in(PermissionMode::AcceptEdits, &[]);
+    assert!(matches!(
+        ws.decide(&policy, "tools/gate.py"),
+        Decision::Allow(_)
+    ));
+    policy.protected = protected;
+    assert!(matches!(
+        ws.decide(&policy, "tools/gate.py"),
+        Decision::Ask { .. }
+    ));
+}

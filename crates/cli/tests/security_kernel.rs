@@ -1,0 +1,389 @@
+//! The kernel's side of the gates, through the real binary: an allowed command cannot write the
+//! protected files (they are mounted read-only in the call's namespace), deliberate git work
+//! still works, a Read deny rule hides its files from every command, and `sandbox.network:
+//! deny` takes sockets away from workspace-write commands.
+//!
+//! Where the kernel lacks what a test needs (Landlock, namespaces, seccomp), the test is skipped
+//! with a message, except under `CI=true`, where it fails.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+mod common;
+
+use common::{headless_go, result_json, script_bash_calls, subcommand};
+use serde_json::Value;
+use std::path::Path;
+use troupe_testkit::{FakeServer, TempWorkspace};
+
+/// Whether the sandbox (Landlock, seccomp, mount namespaces) works here; skips loudly, or fails
+/// under CI.
+fn kernel_sandbox() -> bool {
+    let out = subcommand(Path::new("/"), &["sandbox", "check", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let usable = report["landlock"]["available"] == true
+        && report["seccomp"]["available"] == true
+        && report["namespaces"]["available"] == true;
+    if !usable {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must run the kernel sandbox tests: {report}"
+        );
+        eprintln!("skipping: the kernel sandbox is not usable here: {report}");
+    }
+    usable
+}
+
+fn python3() -> bool {
+    let found = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must have python3"
+        );
+        eprintln!("skipping: no python3");
+    }
+    found
+}
+
+/// Runs troupe headless on a model that calls bash with each of `commands`, with `args`, and
+/// returns each call's result (text, is_error).
+fn bash_calls(ws: &TempWorkspace, commands: &[&str], args: &[&str]) -> Vec<(String, bool)> {
+    let server = FakeServer::start();
+    script_bash_calls(&server, commands);
+    let no_env: [(&str, &str); 0] = [];
+    let out = headless_go(ws.path(), &server, args, &no_env);
+    assert_eq!(result_json(&out)["result"], "done");
+    server.requests_for("lead")[1..]
+        .iter()
+        .map(|r| r.last_tool_result().expect("a tool result"))
+        .collect()
+}
+
+fn read(ws: &TempWorkspace, path: &str) -> String {
+    std::fs::read_to_string(ws.join(path)).unwrap_or_else(|e| format!("<{e}>"))
+}
+
+const PLANTED: &str = "#!/bin/sh\ntouch /tmp/troupe-planted\n";
+
+#[test]
+fn allowed_commands_cannot_write_protected_files() {
+    if !kernel_sandbox() || !python3() {
+        return;
+    }
+    let ws = TempWorkspace::new();
+    ws.git_init();
+    ws.write("evil.sh", PLANTED);
+    ws.write(".mcp.json", "{\"mcpServers\": {}}\n");
+    ws.write(
+        ".claude/settings.json",
+        r#"{"hooks": {"PreToolUse": [{"matcher": "NoSuchTool", "hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.sh"}]}]}}"#,
+    );
+    ws.write(".claude/hooks/check.sh", "#!/bin/sh\nexit 0\n");
+    let before: Vec<(&str, String)> = [
+        ".git/config",
+        ".mcp.json",
+        ".claude/settings.json",
+        ".claude/hooks/check.sh",
+    ]
+    .into_iter()
+    .map(|p| (p, read(&ws, p)))
+    .collect();
+    let results = bash_calls(
+        &ws,
+        &[
+            "cp evil.sh .git/hooks/pre-commit",
+            "git config core.fsmonitor 'touch /tmp/troupe-planted'",
+            "python3 -c \"open('.claude/settings.json', 'w').write('{}')\"",
+            "cp evil.sh .mcp.json",
+            "cp evil.sh .claude/hooks/check.sh",
+            "python3 -c \"import os; os.rename('.git', 'moved')\"",
+            "python3 -c \"import os; os.rename('.claude', 'moved')\"",
+            // Through troupe's own view of the filesystem, which the mounts do not cover.
+            "cp evil.sh /proc/$PPID/root$PWD/.git/hooks/pre-commit",
+            "python3 -c \"open('.troupe/settings.json', 'w').write('{}')\"",
+            "cp evil.sh notes.txt",
+        ],
+        &[
+            "--allowedTools",
+            "Bash(cp:*)",
+            "Bash(python3:*)",
+            "Bash(git config:*)",
+        ],
+    );
+    for (i, (text, is_error)) in results[..8].iter().enumerate() {
+        assert!(*is_error, "call {i} succeeded: {text}");
+        assert!(
+            text.contains("Read-only file system")
+                || (i == 7 && text.contains("Permission denied"))
+                || text.contains("Device or resource busy")
+                || text.contains("could not lock config file"),
+            "call {i} was not refused by the kernel: {text}"
+        );
+    }
+    for (path, content) in before {
+        assert_eq!(read(&ws, path), content, "{path} changed");
+    }
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert!(ws.join(".git/config").exists() && ws.join(".claude").is_dir());
+    // A protected file that did not exist cannot be a mount point: the call creates it, and
+    // troupe removes it when the call is over, saying so.
+    let (created, _) = &results[8];
+    assert!(
+        created.contains("troupe removed") && created.contains(".troupe/settings.json"),
+        "{created}"
+    );
+    assert!(!ws.join(".troupe/settings.json").exists());
+    let (fine, is_error) = &results[9];
+    assert!(!is_error, "{fine}");
+    assert_eq!(
+        read(&ws, "notes.txt"),
+        PLANTED,
+        "the rest of the workspace is writable"
+    );
+}
+
+#[test]
+fn deliberate_git_work_still_works_in_workspace_write() {
+    if !kernel_sandbox() {
+        return;
+    }
+    let ws = TempWorkspace::new();
+    ws.git_init();
+    ws.write("a.txt", "a\n");
+    let results = bash_calls(
+        &ws,
+        &[
+            "git add a.txt",
+            "git commit -q -m first",
+            "git checkout -q -b feature",
+            "cp a.txt b.txt",
+            "git add b.txt",
+            "git commit -q -m second",
+        ],
+        &["--allowedTools", "Bash(git:*)", "Bash(cp:*)"],
+    );
+    for (i, (text, is_error)) in results.iter().enumerate() {
+        assert!(!is_error, "git call {i} failed: {text}");
+    }
+    let log = std::process::Command::new("git")
+        .args(["log", "--format=%s", "feature"])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&log.stdout), "second\nfirst\n");
+    let head = read(&ws, ".git/HEAD");
+    assert_eq!(head.trim(), "ref: refs/heads/feature");
+}
+
+#[test]
+fn a_read_deny_rule_hides_the_files_from_every_command() {
+    if !kernel_sandbox() {
+        return;
+    }
+    let ws = TempWorkspace::new();
+    ws.git_init();
+    ws.write("secrets/key", "SECRET-hunter2\n");
+    ws.write("secrets/nested/more", "SECRET-hunter3\n");
+    ws.write("notes.txt", "SECRET is kept elsewhere\n");
+    ws.write(
+        ".claude/settings.json",
+        r#"{"permissions": {"deny": ["Read(./secrets/**)"]}}"#,
+    );
+    ws.git_commit_all("first");
+    let results = bash_calls(
+        &ws,
+        &[
+            "grep -r SECRET .",
+            "cat secrets/key",
+            "cat secrets/nested/more",
+            "git grep SECRET",
+            "cp -r secrets copied && cat copied/key",
+        ],
+        &["--allowedTools", "Bash(cp:*)"],
+    );
+    for (i, (text, _)) in results.iter().enumerate() {
+        assert!(
+            !text.contains("hunter"),
+            "call {i} revealed the secret: {text}"
+        );
+    }
+    let (grep, _) = &results[0];
+    assert!(
+        grep.contains("notes.txt"),
+        "other files are searched: {grep}"
+    );
+    // The file is still there for troupe and the person.
+    assert_eq!(read(&ws, "secrets/key"), "SECRET-hunter2\n");
+}
+
+#[test]
+fn network_deny_takes_sockets_from_workspace_write_commands() {
+    if !kernel_sandbox() || !python3() {
+        return;
+    }
+    let ws = TempWorkspace::new();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let connect = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')\"",
+        path.display()
+    );
+    let udp = "python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', 9)); print('sent')\"";
+    let allowed = ["--allowedTools", "Bash(python3:*)"];
+    // By default (network: allow) the connect goes through: the test's socket is real.
+    let results = bash_calls(&ws, &[connect.as_str()], &allowed);
+    assert!(results[0].0.contains("connected"), "{:?}", results[0]);
+    assert!(listener.accept().is_ok(), "the listener saw the connection");
+    ws.write(
+        ".troupe/settings.json",
+        r#"{"sandbox": {"mode": "auto", "network": "deny"}}"#,
+    );
+    let results = bash_calls(&ws, &[connect.as_str(), udp], &allowed);
+    for (text, is_error) in &results {
+        assert!(*is_error, "{text}");
+        assert!(
+            text.contains("PermissionError") || text.contains("Operation not permitted"),
+            "{text}"
+        );
+    }
+    assert!(
+        listener.accept().is_err(),
+        "no connection reached the listener"
+    );
+}
+
+#[test]
+fn the_user_namespace_path_protects_and_hides_alike() {
+    if !kernel_sandbox() {
+        return;
+    }
+    let ws = TempWorkspace::new();
+    ws.git_init();
+    ws.write("evil.sh", PLANTED);
+    ws.write("secrets/key", "SECRET-hunter2\n");
+    ws.write(
+        ".claude/settings.json",
+        r#"{"permissions": {"deny": ["Read(./secrets/**)"]}}"#,
+    );
+    let config = read(&ws, ".git/config");
+    let server = FakeServer::start();
+    script_bash_calls(
+        &server,
+        &[
+            "cp evil.sh .git/config",
+            "grep -r SECRET .",
+            "cp evil.sh ok.sh",
+        ],
+    );
+    let out = headless_go(
+        ws.path(),
+        &server,
+        &["--allowedTools", "Bash(cp:*)"],
+        &[("TROUPE_SANDBOX_FORCE_USERNS", "1")],
+    );
+    assert_eq!(result_json(&out)["result"], "done");
+    let results: Vec<(String, bool)> = server.requests_for("lead")[1..]
+        .iter()
+        .map(|r| r.last_tool_result().unwrap())
+        .collect();
+    assert!(results[0].1, "{:?}", results[0]);
+    assert!(
+        results[0].0.contains("Read-only file system"),
+        "{:?}",
+        results[0]
+    );
+    assert_eq!(read(&ws, ".git/config"), config);
+    assert!(!results[1].0.contains("hunter"), "{:?}", results[1]);
+    assert!(!results[2].1, "{:?}", results[2]);
+    assert_eq!(read(&ws, "ok.sh"), PLANTED);
+}
+
+#[test]
+fn without_a_mount_namespace_workspace_write_commands_are_refused_saying_why() {
+    if !kernel_sandbox() {
+        return;
+    }
+    let ws = TempWorkspace::new();
+    ws.git_init();
+    ws.write("evil.sh", PLANTED);
+    let server = FakeServer::start();
+    script_bash_calls(&server, &["cp evil.sh .git/hooks/pre-commit", "ls"]);
+    let out = headless_go(
+        ws.path(),
+        &server,
+        &["--allowedTools", "Bash(cp:*)"],
+        &[("TROUPE_SANDBOX_FORCE_NO_NAMESPACE", "1")],
+    );
+    assert_eq!(result_json(&out)["result"], "done");
+    let results: Vec<(String, bool)> = server.requests_for("lead")[1..]
+        .iter()
+        .map(|r| r.last_tool_result().unwrap())
+        .collect();
+    let (refused, is_error) = &results[0];
+    assert!(*is_error, "{refused}");
+    assert!(
+        refused.contains("no private mount namespace to keep protected files read-only"),
+        "{refused}"
+    );
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    // A read-only command with nothing to hide needs no namespace and still runs.
+    let (listing, is_error) = &results[1];
+    assert!(!is_error && listing.contains("evil.sh"), "{listing}");
+}
+
+#[test]
+fn an_unprivileged_troupe_confines_through_a_user_namespace() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let setpriv = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !kernel_sandbox() || !root || !setpriv {
+        eprintln!("skipping: needs root (to drop to an unprivileged uid) and setpriv");
+        return;
+    }
+    // The binary and a workspace that uid 65534 can reach.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let binary = dir.path().join("troupe");
+    std::fs::copy(env!("CARGO_BIN_EXE_troupe"), &binary).unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "").unwrap();
+    std::os::unix::fs::chown(&ws, Some(65534), Some(65534)).unwrap();
+    for entry in [".git", ".git/hooks", ".git/config"] {
+        std::os::unix::fs::chown(ws.join(entry), Some(65534), Some(65534)).unwrap();
+    }
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&binary)
+        .args(["sandbox", "check", "--json"])
+        .current_dir(&ws)
+        .env("HOME", &ws)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(
+        out.status.success(),
+        "{report} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report["namespaces"]["userNamespace"], true, "{report}");
+    let checks = report["checks"].as_array().unwrap();
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["check"].as_str().unwrap().contains("protected file") && c["ok"] == true),
+        "{report}"
+    );
+    assert!(checks.iter().all(|c| c["ok"] == true), "{report}");
+    let protected = report["workspaceWrite"]["protected"].to_string();
+    assert!(protected.contains(".git/config"), "{protected}");
+}
