@@ -118,6 +118,7 @@ mod tests {
                         tools: Vec::new().into(),
                         max_tokens: 1,
                         agent: "a".into(),
+                        cache: None,
                     };
                     limited.stream(&request, &mut |_| {}).await.is_ok()
                 })

@@ -150,6 +150,7 @@ fn with_tools() -> OpenAiAssembler {
         .into(),
         max_tokens: 10,
         agent: "lead".into(),
+        cache: None,
     })
 }
 
@@ -325,6 +326,7 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
         }].into(),
         max_tokens: 300,
         agent: "alice".into(),
+        cache: None,
     };
     let body = body_value(&request, Reading::Stream);
     assert_eq!(body["stream"], true);

@@ -36,6 +36,23 @@ impl Recorded {
         (self.bytes as u64).div_ceil(4)
     }
 
+    /// How many blocks carry `cache_control` (Anthropic).
+    pub fn breakpoints(&self) -> usize {
+        crate::cache::blocks(&self.body)
+            .iter()
+            .filter(|b| b.breakpoint.is_some())
+            .count()
+    }
+
+    /// The prompt up to and including the first block with `cache_control`, as the fake
+    /// cache hashes it (each block's JSON without `cache_control`, in the order tools, system,
+    /// messages); `None` without a breakpoint.
+    pub fn cached_prefix(&self) -> Option<String> {
+        let blocks = crate::cache::blocks(&self.body);
+        let end = blocks.iter().position(|b| b.breakpoint.is_some())?;
+        Some(blocks[..=end].iter().map(|b| b.text.as_str()).collect())
+    }
+
     /// The value of header `name` (case-insensitive), if present.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -82,7 +99,14 @@ impl Recorded {
     /// or the first OpenAI system/developer message.
     pub fn system(&self) -> String {
         match self.wire {
-            Wire::Anthropic => self.body.get("system").map(text_of).unwrap_or_default(),
+            // A system prompt sent as blocks (to place cache breakpoints) is one text cut up.
+            Wire::Anthropic => match self.body.get("system") {
+                Some(Value::Array(parts)) => parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect(),
+                other => other.map(text_of).unwrap_or_default(),
+            },
             Wire::OpenAi => self
                 .body
                 .get("messages")
