@@ -117,7 +117,13 @@ impl AgentCost {
 
     /// As one object of the json result's `agents`.
     pub fn to_json(&self) -> Value {
-        json!({"name": self.name, "model": self.model, "usage": self.usage, "cost_usd": self.cost_usd})
+        json!({
+            "name": self.name,
+            "model": self.model,
+            "usage": self.usage,
+            "cache_hit_rate": self.usage.cache_hit_rate(),
+            "cost_usd": self.cost_usd,
+        })
     }
 }
 
@@ -152,7 +158,7 @@ pub fn totals(rows: &[AgentCost]) -> (Usage, f64) {
 }
 
 /// The rows as a table with a total line: agent, model, input, output, cache read and write,
-/// cost.
+/// the share of prompt tokens read from cache, cost.
 pub fn table(rows: &[AgentCost]) -> String {
     let line = |name: &str, model: &str, u: &Usage, cost: f64| {
         // `~`: the server counted nothing; these are troupe's estimates.
@@ -164,6 +170,8 @@ pub fn table(rows: &[AgentCost]) -> String {
             format!("{mark}{}", u.output_tokens),
             u.cache_read_input_tokens.to_string(),
             u.cache_creation_input_tokens.to_string(),
+            u.cache_hit_rate()
+                .map_or_else(|| "-".to_string(), |r| format!("{:.0}%", r * 100.0)),
             format!("${cost:.4}"),
         ]
     };
@@ -174,6 +182,7 @@ pub fn table(rows: &[AgentCost]) -> String {
         "OUT".into(),
         "CACHE READ".into(),
         "CACHE WRITE".into(),
+        "CACHE".into(),
         "COST".into(),
     ]];
     for row in rows {

@@ -104,7 +104,9 @@ fn a_session_reads_its_prefix_from_cache_and_the_prefix_never_changes() {
     let input = usage["input_tokens"].as_u64().unwrap();
     assert!(written > 0, "{usage}");
     let rate = read as f64 / (read + written + input) as f64;
-    assert!(rate > 0.7, "cache read rate {rate:.2}: {usage}");
+    assert!(rate > 0.8, "cache read rate {rate:.2}: {usage}");
+    assert!((result["cache_hit_rate"].as_f64().unwrap() - rate).abs() < 1e-9);
+    assert!((result["agents"][0]["cache_hit_rate"].as_f64().unwrap() - rate).abs() < 1e-9);
     // Every request after the first read at least the prefix.
     let prefix_tokens = (first.len() as u64).div_ceil(4);
     assert!(read >= 6 * prefix_tokens, "{read} < 6 × {prefix_tokens}");
@@ -191,4 +193,65 @@ fn caching_off_sends_no_cache_control() {
         last.header("anthropic-beta"),
         Some("extended-cache-ttl-2025-04-11")
     );
+}
+
+#[test]
+fn a_tool_list_that_changes_mid_session_changes_the_prefix_once_per_change() {
+    let ws = TempWorkspace::new();
+    write_files(&ws, 1);
+    let log = ws.path().join("fixture.log");
+    troupe_testkit::mcp::write_mcp_json(
+        ws.path(),
+        json!({"fx": troupe_testkit::mcp::fixture(&log)}),
+    );
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("connect_mcp", json!({"name": "fx"})),
+            Step::tool("read_file", json!({"path": "data/f0.txt"})),
+            Step::tool("mcp__fx__add_tool", json!({"name": "fresh"})),
+            Step::tool("read_file", json!({"path": "data/f0.txt"})),
+            Step::text("done"),
+        ],
+    );
+    headless(
+        &ws,
+        &server,
+        "connect and read",
+        &["--allowedTools", "mcp__fx"],
+    );
+
+    let requests = loop_requests(&server);
+    assert_eq!(requests.len(), 5);
+    let lists: Vec<Vec<String>> = requests.iter().map(Recorded::tool_names).collect();
+    let prefixes: Vec<String> = requests
+        .iter()
+        .map(|r| r.cached_prefix().expect("a breakpoint"))
+        .collect();
+    let mut changes = 0;
+    for i in 1..requests.len() {
+        let list_changed = lists[i] != lists[i - 1];
+        changes += usize::from(list_changed);
+        assert_eq!(
+            prefixes[i] != prefixes[i - 1],
+            list_changed,
+            "request {i}: the prefix changes exactly when the tools do"
+        );
+    }
+    assert_eq!(
+        changes, 2,
+        "the server connected, then added a tool: {lists:?}"
+    );
+    // Built-ins first, then the server's tools sorted by name.
+    let last = lists.last().unwrap();
+    let first_mcp = last.iter().position(|t| t.starts_with("mcp__")).unwrap();
+    assert!(
+        last[first_mcp..].iter().all(|t| t.starts_with("mcp__")),
+        "{last:?}"
+    );
+    let mut sorted = last[first_mcp..].to_vec();
+    sorted.sort();
+    assert_eq!(last[first_mcp..], sorted[..], "{last:?}");
+    assert!(last.contains(&"mcp__fx__fresh".to_string()));
 }

@@ -30,10 +30,16 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    /// The request's size in tokens as the fake server counts them: four bytes a token, the
-    /// same estimate its reported usage uses.
+    /// The request's size in tokens as the fake server counts them: four bytes a token (its
+    /// `cache_control` markers left out), the same estimate its reported usage uses.
     pub fn tokens(&self) -> u64 {
-        (self.bytes as u64).div_ceil(4)
+        (self.prompt_bytes() as u64).div_ceil(4)
+    }
+
+    /// The body's bytes without its `cache_control` markers (they are not prompt).
+    pub fn prompt_bytes(&self) -> usize {
+        self.bytes
+            .saturating_sub(crate::cache::marker_bytes(&self.body))
     }
 
     /// How many blocks carry `cache_control` (Anthropic).
@@ -99,14 +105,7 @@ impl Recorded {
     /// or the first OpenAI system/developer message.
     pub fn system(&self) -> String {
         match self.wire {
-            // A system prompt sent as blocks (to place cache breakpoints) is one text cut up.
-            Wire::Anthropic => match self.body.get("system") {
-                Some(Value::Array(parts)) => parts
-                    .iter()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect(),
-                other => other.map(text_of).unwrap_or_default(),
-            },
+            Wire::Anthropic => self.body.get("system").map(text_of).unwrap_or_default(),
             Wire::OpenAi => self
                 .body
                 .get("messages")

@@ -352,7 +352,7 @@ async fn handle(
         )),
     };
     let answer = match step {
-        Ok(step) => play(step, &rec, &shared.ids, (bytes.len(), used)).await,
+        Ok(step) => play(step, &rec, &shared.ids, (rec.prompt_bytes(), used)).await,
         Err(answer) => answer,
     };
     Ok(respond(answer))
