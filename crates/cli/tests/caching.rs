@@ -255,3 +255,68 @@ fn a_tool_list_that_changes_mid_session_changes_the_prefix_once_per_change() {
     assert_eq!(last[first_mcp..], sorted[..], "{last:?}");
     assert!(last.contains(&"mcp__fx__fresh".to_string()));
 }
+
+#[test]
+fn a_team_started_at_once_writes_its_shared_prefix_once() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    let names = ["alice", "bob", "carol", "dave"];
+    let mut spawn = troupe_testkit::Reply::text("Starting the team.");
+    for name in names {
+        spawn = spawn.with_tool(
+            "spawn_teammate",
+            json!({"name": name, "role": "reader", "prompt": format!("read {name}/f0.txt")}),
+        );
+        ws.write(format!("{name}/f0.txt"), "x".repeat(2_048));
+        server.script(
+            name,
+            [
+                // Each first answer takes a while to begin, so the four first requests overlap.
+                Step::delay(
+                    std::time::Duration::from_millis(300),
+                    Step::tool("read_file", json!({"path": format!("{name}/f0.txt")})),
+                ),
+                Step::text(&format!("{name}: done")),
+            ],
+        );
+    }
+    server.script("lead", [Step::reply(spawn)]);
+    server.set_fallback(|_| Step::text("noted"));
+    let result = headless(&ws, &server, "have the team read", &[]);
+
+    // Every teammate's first request starts with the same shared prefix.
+    let firsts: Vec<Recorded> = names
+        .iter()
+        .map(|n| server.requests_for(n).first().cloned().expect("a request"))
+        .collect();
+    let shared = firsts[0].cached_prefix().expect("a breakpoint");
+    for first in &firsts {
+        assert_eq!(first.cached_prefix().as_deref(), Some(shared.as_str()));
+    }
+    let shared_tokens = (shared.len() as u64).div_ceil(4);
+    let usage = |name: &str| {
+        result["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .map(|a| a["usage"].clone())
+            .unwrap()
+    };
+    let writers: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| usage(n)["cache_creation_input_tokens"].as_u64().unwrap() >= shared_tokens)
+        .collect();
+    assert!(
+        writers.len() <= 1,
+        "{writers:?} all wrote the shared prefix: {result}"
+    );
+    for name in names.iter().filter(|n| !writers.contains(n)) {
+        let read = usage(name)["cache_read_input_tokens"].as_u64().unwrap();
+        assert!(
+            read >= shared_tokens,
+            "{name} read {read} < {shared_tokens}"
+        );
+    }
+}

@@ -9,6 +9,7 @@ pub mod estimate;
 mod http;
 pub mod limit;
 pub mod openai;
+mod prefix_gate;
 pub mod provider;
 mod provider_env;
 pub mod retry;

@@ -259,7 +259,8 @@ impl ModelConfig {
             Provider::OpenAi => {
                 OpenAiClient::new(self.base_url.clone(), self.api_key.clone()).map(|c| {
                     Arc::new(
-                        c.with_retry_policy(self.retry)
+                        c.with_prompt_cache(self.prompt_cache)
+                            .with_retry_policy(self.retry)
                             .with_stream_idle_timeout(self.stream_idle_timeout),
                     ) as Arc<dyn Model>
                 })

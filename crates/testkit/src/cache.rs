@@ -7,7 +7,9 @@
 //! - a breakpoint reads the longest cached prefix ending at it or at one of the
 //!   [`LOOKBACK`] blocks before it, and writes its own prefix when that is at least the
 //!   model's minimum ([`min_tokens`]) and not read;
-//! - an entry lives five minutes from its last use (an hour with `"ttl": "1h"`).
+//! - an entry lives five minutes from its last use (an hour with `"ttl": "1h"`);
+//! - an entry is readable only once the response that wrote it has begun (the server commits
+//!   a request's writes when its answer starts, after any scripted delay).
 //!
 //! Tokens are estimated from bytes everywhere at four bytes a token: a request counts its
 //! body's bytes without its `cache_control` markers ([`marker_bytes`]), a prefix the bytes of
@@ -151,18 +153,22 @@ fn strip(value: &Value) -> (String, Option<Duration>) {
 }
 
 /// What a request read from and wrote to the cache, in tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CacheUse {
     /// Tokens read.
     pub read: u64,
     /// Tokens written.
     pub written: u64,
+    /// Keys of the entries written, readable once the response begins (see [`Cache::commit`]).
+    pub(crate) pending: Vec<u64>,
 }
 
 /// The server's cache: entries by prefix key.
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
     entries: HashMap<u64, (Instant, Duration)>,
+    /// Entries written by responses that have not begun yet: not readable.
+    pending: HashMap<u64, (Instant, Duration)>,
 }
 
 impl Cache {
@@ -198,19 +204,31 @@ impl Cache {
         let read = hit.map_or(0, |j| blocks[j].tokens);
         let min = min_tokens(body.get("model").and_then(Value::as_str).unwrap_or(""));
         let mut written_to = read;
+        let mut pending = Vec::new();
         for &b in &marked {
             let block = &blocks[b];
             if hit.is_some_and(|j| b <= j) || block.tokens < min {
                 continue;
             }
             let ttl = block.breakpoint.unwrap_or(FIVE_MINUTES);
-            self.entries.insert(block.key, (now + ttl, ttl));
+            self.pending.insert(block.key, (now + ttl, ttl));
+            pending.push(block.key);
             written_to = written_to.max(block.tokens);
         }
         Ok(CacheUse {
             read,
             written: written_to - read,
+            pending,
         })
+    }
+
+    /// Makes a request's writes readable: its response has begun.
+    pub(crate) fn commit(&mut self, keys: &[u64]) {
+        for key in keys {
+            if let Some(entry) = self.pending.remove(key) {
+                self.entries.insert(*key, entry);
+            }
+        }
     }
 }
 
@@ -238,6 +256,10 @@ mod tests {
         );
         let used = cache.apply(&first, now).unwrap_or_default();
         assert_eq!(used.read, 0);
+        // Not readable before the response that wrote it begins.
+        let early = body(&system, json!([{"role": "user", "content": "other"}]));
+        assert_eq!(cache.apply(&early, now).map(|u| u.read), Ok(0));
+        cache.commit(&used.pending);
         assert!(used.written > 2_000, "{used:?}");
         let second = body(
             &system,
@@ -248,6 +270,7 @@ mod tests {
             ]),
         );
         let again = cache.apply(&second, now).unwrap_or_default();
+        cache.commit(&again.pending);
         assert_eq!(again.read, used.written);
         assert!(again.written > 0 && again.written < 60, "{again:?}");
         // Six minutes later the entries are gone.

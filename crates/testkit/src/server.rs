@@ -352,7 +352,13 @@ async fn handle(
         )),
     };
     let answer = match step {
-        Ok(step) => play(step, &rec, &shared.ids, (rec.prompt_bytes(), used)).await,
+        Ok(step) => {
+            let pending = used.pending.clone();
+            let answer = play(step, &rec, &shared.ids, (rec.prompt_bytes(), used)).await;
+            // The response begins now: what the request wrote becomes readable.
+            shared.state().cache.commit(&pending);
+            answer
+        }
         Err(answer) => answer,
     };
     Ok(respond(answer))
