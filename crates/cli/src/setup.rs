@@ -364,6 +364,7 @@ pub fn lead(args: &RunArgs, approver: Arc<dyn Approver>, notices: NoticeSink) ->
         agents,
         crate::subagents::Factory {
             model: model.clone(),
+            client: client.clone(),
             settings: settings.clone(),
             policy: policy.clone(),
             approver: approver.clone(),
