@@ -253,6 +253,7 @@ impl AgentBuilder {
             tools.retain(|t| filter.keeps(t.name()));
         }
         let mut sections = Vec::new();
+        let mut own_sections = Vec::new();
         let mut gates = Vec::new();
         let mut inboxes = Vec::new();
         let mut workspace_sources = Vec::new();
@@ -274,6 +275,7 @@ impl AgentBuilder {
                 }
             }
             sections.extend(extension.prompt_sections(&cx));
+            own_sections.extend(extension.agent_prompt_sections(&cx));
             gates.extend(extension.gates(&cx));
             inboxes.extend(extension.inbox(&cx));
             workspace_sources.extend(extension.workspace_source(&cx));
@@ -308,6 +310,7 @@ impl AgentBuilder {
             date: &date,
             tools: &tool_names,
             extra: &sections,
+            own: &own_sections,
             memory: &memory,
         });
         let home = self.workspace.root().to_path_buf();

@@ -42,8 +42,16 @@ pub trait Extension: Send + Sync {
         Vec::new()
     }
 
-    /// Sections appended to the system prompt, after the project memory.
+    /// Sections appended to the system prompt, after the project memory, in the part every
+    /// agent of the same tools and workspace shares (and the provider caches once for all of
+    /// them): nothing here may name this agent or change during its session.
     fn prompt_sections(&self, _cx: &ExtensionContext<'_>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Sections about this agent in particular (its name, role, task, worktree), placed after
+    /// the shared part, with the agent's identity; they must not change during its session.
+    fn agent_prompt_sections(&self, _cx: &ExtensionContext<'_>) -> Vec<String> {
         Vec::new()
     }
 

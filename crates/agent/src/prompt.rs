@@ -1,8 +1,12 @@
-//! System prompt assembly: identity, workspace, date, platform, tool guidance, project memory,
-//! and any extra sections (the team crate adds the team's).
+//! System prompt assembly, in the order prompt caching wants: first what every agent of the
+//! same tools and workspace shares (tool guidance, workspace, platform, tools, memory, shared
+//! extension sections), then what is this agent's for its whole session (identity, its own
+//! sections), last what may change between sessions (the date). The [`CacheMarks`] say where
+//! the first two parts end.
 
 use crate::memory::Memory;
 use std::path::Path;
+use troupe_model::CacheMarks;
 
 /// Inputs to the system prompt.
 #[derive(Debug, Clone)]
@@ -15,8 +19,10 @@ pub struct PromptContext<'a> {
     pub date: &'a str,
     /// Names of the tools the agent has.
     pub tools: &'a [String],
-    /// Extra sections appended at the end (team, protocols).
+    /// Extra sections every agent of the same tools shares (team rules, protocols).
     pub extra: &'a [String],
+    /// Sections about this agent alone (its task, worktree, appended instructions).
+    pub own: &'a [String],
     /// The memory files' text (see [`crate::memory`]).
     pub memory: &'a Memory,
 }
@@ -32,23 +38,30 @@ pub fn today() -> String {
     )
 }
 
+/// A system prompt and where its cacheable parts end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemPrompt {
+    /// The text.
+    pub text: String,
+    /// Where the shared and the stable part end.
+    pub marks: CacheMarks,
+}
+
 /// Builds the system prompt.
-pub fn system_prompt(ctx: &PromptContext<'_>) -> String {
+pub fn system_prompt(ctx: &PromptContext<'_>) -> SystemPrompt {
     let mut out = String::with_capacity(4096);
-    out.push_str(ctx.identity);
-    out.push_str("\n\n# Environment\n");
+    out.push_str(TOOL_GUIDANCE.trim_start());
+    out.push_str("\n# Environment\n");
     out.push_str(&format!(
         "- Workspace (all paths are relative to it; you cannot leave it): {}\n",
         ctx.workspace.display()
     ));
-    out.push_str(&format!("- Date: {}\n", ctx.date));
     out.push_str(&format!(
         "- Platform: {} {}\n",
         std::env::consts::OS,
         std::env::consts::ARCH
     ));
     out.push_str(&format!("- Tools: {}\n", ctx.tools.join(", ")));
-    out.push_str(TOOL_GUIDANCE);
     if !ctx.memory.user_text().is_empty() {
         out.push_str("\n# User memory\n");
         out.push_str(ctx.memory.user_text());
@@ -62,7 +75,24 @@ pub fn system_prompt(ctx: &PromptContext<'_>) -> String {
         out.push_str(section);
         out.push('\n');
     }
-    out
+    let shared_end = out.len();
+    out.push_str("\n# You\n");
+    out.push_str(ctx.identity);
+    out.push('\n');
+    for section in ctx.own {
+        out.push('\n');
+        out.push_str(section);
+        out.push('\n');
+    }
+    let stable_end = out.len();
+    out.push_str(&format!("\n# Session\n- Date: {}\n", ctx.date));
+    SystemPrompt {
+        text: out,
+        marks: CacheMarks {
+            shared_end,
+            stable_end,
+        },
+    }
 }
 
 const TOOL_GUIDANCE: &str = "
@@ -85,15 +115,24 @@ mod tests {
         std::fs::write(dir.path().join("CLAUDE.md"), "Always run cargo fmt.").unwrap();
         let tools = vec!["bash".to_string(), "read_file".to_string()];
         let extra = vec!["# Team\nYou lead team default.".to_string()];
-        let prompt = system_prompt(&PromptContext {
+        let own = vec!["# Your task\nFix the bug.".to_string()];
+        let built = system_prompt(&PromptContext {
             identity: "You are troupe.",
             workspace: dir.path(),
             date: "2026-11-21",
             tools: &tools,
             extra: &extra,
+            own: &own,
             memory: &crate::memory::load(dir.path(), None),
         });
-        assert!(prompt.starts_with("You are troupe."));
+        let prompt = &built.text;
+        let (shared, rest) = prompt.split_at(built.marks.shared_end);
+        let (stable, volatile) = rest.split_at(built.marks.stable_end - built.marks.shared_end);
+        // The shared part names no agent and no date; the date comes last.
+        assert!(shared.contains("You lead team default.") && shared.contains("bash, read_file"));
+        assert!(!shared.contains("You are troupe.") && !shared.contains("2026-11-21"));
+        assert!(stable.contains("You are troupe.") && stable.contains("Fix the bug."));
+        assert!(volatile.contains("2026-11-21") && !volatile.contains("Fix the bug."));
         assert!(prompt.contains("Always run cargo fmt."));
         assert!(prompt.contains("2026-11-21"));
         assert!(prompt.contains("bash, read_file"));

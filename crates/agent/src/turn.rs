@@ -92,6 +92,8 @@ pub struct Agent {
     config: AgentConfig,
     model: Arc<dyn Model>,
     system: String,
+    /// Where the system prompt's shared and stable parts end (for prompt caching).
+    cache_marks: troupe_model::CacheMarks,
     tools: Registry,
     /// The tools offered at the last model call: the base tools plus what the tool sources had;
     /// that round's calls are looked up here.
@@ -131,7 +133,7 @@ pub struct Agent {
 pub(crate) struct Parts {
     pub(crate) config: AgentConfig,
     pub(crate) model: Arc<dyn Model>,
-    pub(crate) system: String,
+    pub(crate) system: crate::prompt::SystemPrompt,
     pub(crate) tools: Registry,
     pub(crate) ctx: ToolContext,
     pub(crate) policy: Policy,
@@ -156,7 +158,8 @@ impl Agent {
         Agent {
             config: parts.config,
             model: parts.model,
-            system: parts.system,
+            system: parts.system.text,
+            cache_marks: parts.system.marks,
             offered: parts.tools.clone(),
             specs: crate::specs::SpecCache::default(),
             tools: parts.tools,
@@ -494,12 +497,22 @@ impl Agent {
         if self.sources.is_empty() {
             return;
         }
+        // The base tools first, then the sources' sorted by name (an MCP server's as
+        // `mcp__<server>__<tool>`): the order, and so the cached prefix, does not depend on
+        // which server answered first.
         let mut offered = self.tools.clone();
+        let mut added = Vec::new();
         for source in &self.sources {
             for tool in source.tools().await {
                 if offered.get(tool.name()).is_none() {
-                    offered.register(tool);
+                    added.push(tool);
                 }
+            }
+        }
+        added.sort_by(|a, b| a.name().cmp(b.name()));
+        for tool in added {
+            if offered.get(tool.name()).is_none() {
+                offered.register(tool);
             }
         }
         self.offered = offered;
@@ -523,6 +536,7 @@ impl Agent {
                     .get(&self.offered, || tool_specs_of(&self.offered)),
                 max_tokens: self.config.max_tokens,
                 agent: self.config.name.clone(),
+                cache: Some(self.cache_marks),
             };
             let error = match self
                 .stream_counted(&request, compaction::Shown::Streamed, observe)

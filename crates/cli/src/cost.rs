@@ -12,6 +12,14 @@ use troupe_settings::ModelPrice;
 /// The settings' `pricing`, set once per process before any cost is computed.
 static PRICING: OnceLock<BTreeMap<String, ModelPrice>> = OnceLock::new();
 
+/// Whether cache entries are written for an hour (priced at 2× input instead of 1.25×).
+static HOUR_CACHE: AtomicBool = AtomicBool::new(false);
+
+/// Prices cache writes for entries of this lifetime (the `promptCaching.ttl` setting).
+pub fn set_cache_ttl(ttl: troupe_model::CacheTtl) {
+    HOUR_CACHE.store(ttl == troupe_model::CacheTtl::OneHour, Ordering::Relaxed);
+}
+
 /// Whether the note about a model without a price was printed (once per run).
 static UNPRICED_NOTED: AtomicBool = AtomicBool::new(false);
 
@@ -53,12 +61,16 @@ fn prices(model: &str) -> Option<(f64, f64, f64, f64)> {
 /// Cost in USD; 0 for a model without a known price (a local server's), with a one-line note
 /// on stderr, once per run, saying how to give it one.
 pub fn cost_usd(model: &str, usage: &Usage) -> f64 {
-    let Some((input, output, read, write)) = prices(model) else {
+    let Some((input, output, read, mut write)) = prices(model) else {
         if usage.total() > 0 && !UNPRICED_NOTED.swap(true, Ordering::Relaxed) {
             eprintln!("{}", unpriced_note(model));
         }
         return 0.0;
     };
+    if HOUR_CACHE.load(Ordering::Relaxed) {
+        // One-hour entries cost twice the input price to write.
+        write = input * 2.0;
+    }
     (usage.input_tokens as f64 * input
         + usage.output_tokens as f64 * output
         + usage.cache_read_input_tokens as f64 * read
@@ -105,7 +117,13 @@ impl AgentCost {
 
     /// As one object of the json result's `agents`.
     pub fn to_json(&self) -> Value {
-        json!({"name": self.name, "model": self.model, "usage": self.usage, "cost_usd": self.cost_usd})
+        json!({
+            "name": self.name,
+            "model": self.model,
+            "usage": self.usage,
+            "cache_hit_rate": self.usage.cache_hit_rate(),
+            "cost_usd": self.cost_usd,
+        })
     }
 }
 
@@ -140,7 +158,7 @@ pub fn totals(rows: &[AgentCost]) -> (Usage, f64) {
 }
 
 /// The rows as a table with a total line: agent, model, input, output, cache read and write,
-/// cost.
+/// the share of prompt tokens read from cache, cost.
 pub fn table(rows: &[AgentCost]) -> String {
     let line = |name: &str, model: &str, u: &Usage, cost: f64| {
         // `~`: the server counted nothing; these are troupe's estimates.
@@ -152,6 +170,8 @@ pub fn table(rows: &[AgentCost]) -> String {
             format!("{mark}{}", u.output_tokens),
             u.cache_read_input_tokens.to_string(),
             u.cache_creation_input_tokens.to_string(),
+            u.cache_hit_rate()
+                .map_or_else(|| "-".to_string(), |r| format!("{:.0}%", r * 100.0)),
             format!("${cost:.4}"),
         ]
     };
@@ -162,6 +182,7 @@ pub fn table(rows: &[AgentCost]) -> String {
         "OUT".into(),
         "CACHE READ".into(),
         "CACHE WRITE".into(),
+        "CACHE".into(),
         "COST".into(),
     ]];
     for row in rows {

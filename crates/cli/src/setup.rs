@@ -11,7 +11,9 @@ use troupe_agent::session::{find_session, latest_session, new_session_id, sessio
 use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, Extension, PermissionFlags};
 use troupe_catalog::SkillsExtension;
 use troupe_mcp::McpManager;
-use troupe_model::{Limited, Model, ModelConfig, Provider, DEFAULT_MAX_CONCURRENT_CALLS};
+use troupe_model::{
+    CacheTtl, Limited, Model, ModelConfig, PromptCache, Provider, DEFAULT_MAX_CONCURRENT_CALLS,
+};
 use troupe_settings::Settings;
 use troupe_store::{Lease, StoreError};
 use troupe_team::protocols::permission::Answerer;
@@ -79,7 +81,31 @@ pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig
     };
     let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
     let model = args.model.clone().or_else(|| settings.model.clone());
-    Ok(ModelConfig::resolve(provider, model, &env)?)
+    let mut config = ModelConfig::resolve(provider, model, &env)?;
+    config.prompt_cache = prompt_cache(config.prompt_cache, settings)?;
+    Ok(config)
+}
+
+/// Prompt caching as the environment left it, changed by the `promptCaching` setting: it may
+/// turn caching off or set the entries' lifetime, never turn on what `DISABLE_PROMPT_CACHING`
+/// turned off.
+fn prompt_cache(from_env: PromptCache, settings: &Settings) -> Result<PromptCache> {
+    let Some(setting) = &settings.prompt_caching else {
+        return Ok(from_env);
+    };
+    let mut cache = from_env;
+    if setting.enabled == Some(false) {
+        cache.enabled = false;
+    }
+    if let Some(ttl) = &setting.ttl {
+        cache.ttl = CacheTtl::parse(ttl).ok_or_else(|| {
+            anyhow::anyhow!(
+                "settings promptCaching.ttl: {ttl:?} is not a cache lifetime (use \"5m\" or \"1h\")"
+            )
+        })?;
+    }
+    crate::cost::set_cache_ttl(cache.ttl);
+    Ok(cache)
 }
 
 /// What troupe chose when the environment names both providers and `--provider` does not.
@@ -98,7 +124,7 @@ pub fn model_client(model: &ModelConfig, settings: &Settings) -> Arc<dyn Model> 
     let max = settings
         .max_concurrent_model_calls
         .unwrap_or(DEFAULT_MAX_CONCURRENT_CALLS);
-    Arc::new(Limited::new(model.build(), max))
+    Arc::new(Limited::new(model.build(), max).with_shared_prefixes(model.prompt_cache.enabled))
 }
 
 /// The lead's session: a resumed or continued one (copied to a new id with
@@ -372,6 +398,7 @@ pub fn lead(
         agents,
         crate::subagents::Factory {
             model: model.clone(),
+            client: client.clone(),
             settings: settings.clone(),
             policy: policy.clone(),
             approver: approver.clone(),
@@ -466,7 +493,7 @@ impl troupe_agent::Extension for AppendedPrompt {
     fn name(&self) -> &str {
         "append-system-prompt"
     }
-    fn prompt_sections(&self, _cx: &troupe_agent::ExtensionContext<'_>) -> Vec<String> {
+    fn agent_prompt_sections(&self, _cx: &troupe_agent::ExtensionContext<'_>) -> Vec<String> {
         vec![self.0.clone()]
     }
 }

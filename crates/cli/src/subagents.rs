@@ -25,6 +25,9 @@ agent will see.";
 pub struct Factory {
     /// The parent's model.
     pub model: ModelConfig,
+    /// The parent's client (one connection pool; with prompt caching, subagents started at
+    /// once let the first write their shared prefix and the others read it).
+    pub client: Arc<dyn troupe_model::Model>,
     /// Effective settings.
     pub settings: Arc<Settings>,
     /// The parent's permission policy.
@@ -72,7 +75,7 @@ impl SubagentFactory for Factory {
         let mut builder = AgentBuilder::new(
             name,
             parent.workspace.clone(),
-            model.build(),
+            self.client.clone(),
             model.model.clone(),
         )
         .sandbox((*parent.sandbox_config).clone())

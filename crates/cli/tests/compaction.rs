@@ -272,7 +272,16 @@ fn a_teammate_is_compacted_too_and_reminded_who_it_is() {
         .map(|a| a["usage"]["input_tokens"].as_u64().unwrap())
         .sum();
     assert_eq!(result["usage"]["input_tokens"].as_u64().unwrap(), sum);
-    let alice_in = agents[1]["usage"]["input_tokens"].as_u64().unwrap();
+    // Every token alice sent, whether the fake's prompt cache read it, wrote it or neither.
+    let alice_usage = &agents[1]["usage"];
+    let alice_in = [
+        "input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    ]
+    .iter()
+    .map(|k| alice_usage[*k].as_u64().unwrap())
+    .sum::<u64>();
     let sent: u64 = alice
         .iter()
         .filter(|r| !r.rejected_too_long)

@@ -123,11 +123,13 @@ fn system_prompt_flags_replace_the_identity_and_append_a_section() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let system = server.requests_for("lead")[0].system();
-    assert!(system.starts_with("You are a release bot."), "{system}");
-    assert!(
-        system.trim_end().ends_with("Always answer in French."),
-        "{system}"
-    );
+    // The identity and the appended section are this agent's part of the prompt: after the
+    // part agents share (cached once for all), before the session's date.
+    let identity = system.find("# You\nYou are a release bot.").expect(&system);
+    let appended = system.find("Always answer in French.").expect(&system);
+    let date = system.find("# Session\n- Date:").expect(&system);
+    assert!(identity < appended && appended < date, "{system}");
+    assert!(!system.contains("You are troupe"), "{system}");
 }
 
 #[test]

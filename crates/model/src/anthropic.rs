@@ -1,6 +1,7 @@
 //! The Anthropic Messages API client (streaming).
 
 use crate::body::{object_with, ToolsJson};
+use crate::cache::{plan, system_pieces, Breakpoints, CacheTtl, PromptCache};
 use crate::http::{build_client, call_with_retries, Assembler, Call, Emit, Fault, Flow};
 use crate::retry::RetryPolicy;
 use crate::schema::clean_schema;
@@ -37,6 +38,7 @@ pub struct AnthropicClient {
     idle_timeout: Duration,
     /// Shared by the client's clones, like its connection pool.
     tools_json: Arc<ToolsJson>,
+    prompt_cache: PromptCache,
 }
 
 impl AnthropicClient {
@@ -50,7 +52,14 @@ impl AnthropicClient {
             retry: RetryPolicy::default(),
             idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
             tools_json: Arc::default(),
+            prompt_cache: PromptCache::default(),
         })
+    }
+
+    /// The same client with prompt caching set (on by default, 5-minute entries).
+    pub fn with_prompt_cache(mut self, cache: PromptCache) -> Self {
+        self.prompt_cache = cache;
+        self
     }
 
     /// Sends the key as `Authorization: Bearer` (`ANTHROPIC_AUTH_TOKEN`) instead of
@@ -90,14 +99,19 @@ impl Model for AnthropicClient {
         request: &ModelRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError> {
-        let body = request_body(request, &self.tools_json).map_err(|e| ModelError::Client {
-            message: format!("could not encode the request: {e}"),
+        let body = request_body(request, &self.tools_json, self.prompt_cache).map_err(|e| {
+            ModelError::Client {
+                message: format!("could not encode the request: {e}"),
+            }
         })?;
         let mut headers = vec![
             ("anthropic-version", API_VERSION.to_owned()),
             ("accept", "text/event-stream".to_owned()),
             (AGENT_HEADER, request.agent.clone()),
         ];
+        if self.prompt_cache.enabled && self.prompt_cache.ttl == CacheTtl::OneHour {
+            headers.push(("anthropic-beta", EXTENDED_TTL_BETA.to_owned()));
+        }
         match (&self.api_key, self.bearer) {
             (Some(key), false) => headers.push(("x-api-key", key.clone())),
             (Some(token), true) => headers.push(("authorization", format!("Bearer {token}"))),
@@ -122,6 +136,9 @@ impl Model for AnthropicClient {
     }
 }
 
+/// The beta that 1-hour cache entries were introduced under (harmless where they are GA).
+const EXTENDED_TTL_BETA: &str = "extended-cache-ttl-2025-04-11";
+
 /// The fields of a Messages request besides `tools`, in the order the API documents them.
 #[derive(Serialize)]
 struct Head<'a> {
@@ -129,24 +146,91 @@ struct Head<'a> {
     max_tokens: u32,
     messages: Messages<'a>,
     stream: bool,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    system: &'a str,
+    #[serde(skip_serializing_if = "System::is_empty")]
+    system: System<'a>,
+}
+
+/// A breakpoint's `cache_control` object.
+#[derive(Serialize, Clone, Copy)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl: Option<&'static str>,
+}
+
+impl CacheControl {
+    fn new(ttl: CacheTtl) -> Self {
+        CacheControl {
+            kind: "ephemeral",
+            ttl: match ttl {
+                CacheTtl::FiveMinutes => None,
+                CacheTtl::OneHour => Some("1h"),
+            },
+        }
+    }
+}
+
+/// The system prompt: one string without caching; with it, text blocks cut where the
+/// caller's marks are, the marked ones carrying a breakpoint.
+enum System<'a> {
+    Text(&'a str),
+    Blocks(Vec<SystemBlock<'a>>),
+}
+
+impl System<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            System::Text(text) => text.is_empty(),
+            System::Blocks(blocks) => blocks.is_empty(),
+        }
+    }
+}
+
+impl Serialize for System<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            System::Text(text) => s.serialize_str(text),
+            System::Blocks(blocks) => blocks.serialize(s),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 /// The conversation as the API takes it: each message as it is, except one whose tool results
-/// carry images, which goes through [`images_into_blocks`].
-struct Messages<'a>(&'a [ChatMessage]);
+/// carry images, which goes through [`images_into_blocks`], and one whose last block carries a
+/// breakpoint.
+struct Messages<'a> {
+    messages: &'a [ChatMessage],
+    /// Indices of the messages marked, ascending.
+    marked: &'a [usize],
+    control: CacheControl,
+}
 
 impl Serialize for Messages<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for message in self.0 {
+        let mut seq = s.serialize_seq(Some(self.messages.len()))?;
+        for (i, message) in self.messages.iter().enumerate() {
             let has_images = message.content.iter().any(
                 |b| matches!(b, ContentBlock::ToolResult { images, .. } if !images.is_empty()),
             );
-            if has_images {
+            let marked = self.marked.contains(&i);
+            if has_images || marked {
                 let mut value = serde_json::to_value(message).map_err(S::Error::custom)?;
-                images_into_blocks(&mut value);
+                if has_images {
+                    images_into_blocks(&mut value);
+                }
+                if marked {
+                    mark_last_block(&mut value, self.control).map_err(S::Error::custom)?;
+                }
                 seq.serialize_element(&value)?;
             } else {
                 seq.serialize_element(message)?;
@@ -156,23 +240,75 @@ impl Serialize for Messages<'_> {
     }
 }
 
+/// Puts `cache_control` on the last content block of a message.
+fn mark_last_block(message: &mut Value, control: CacheControl) -> Result<(), serde_json::Error> {
+    if let Some(Value::Object(block)) = message
+        .get_mut("content")
+        .and_then(Value::as_array_mut)
+        .and_then(|blocks| blocks.last_mut())
+    {
+        block.insert("cache_control".to_owned(), serde_json::to_value(control)?);
+    }
+    Ok(())
+}
+
 /// The JSON body of a streaming Messages request, written once; the tools' part comes from
 /// `tools_json` (serialised once per shared tool set).
 pub(crate) fn request_body(
     request: &ModelRequest,
     tools_json: &ToolsJson,
+    cache: PromptCache,
 ) -> Result<Bytes, serde_json::Error> {
+    let tools = match request.tools.is_empty() {
+        true => None,
+        false => Some(tools_array(request, tools_json)?),
+    };
+    let caching = cache.enabled && request.cache.is_some();
+    let breakpoints = match caching {
+        true => plan(
+            request,
+            tools
+                .as_ref()
+                .map_or(0, |t| t.len() as u64)
+                .div_ceil(crate::estimate::BYTES_PER_TOKEN),
+        ),
+        false => Breakpoints::default(),
+    };
+    let control = CacheControl::new(cache.ttl);
+    let system = match (caching, request.cache) {
+        (true, Some(marks)) => System::Blocks(
+            system_pieces(&request.system, &marks)
+                .into_iter()
+                .enumerate()
+                .map(|(i, (start, end))| SystemBlock {
+                    kind: "text",
+                    text: &request.system[start..end],
+                    cache_control: breakpoints.system.contains(&i).then_some(control),
+                })
+                .collect(),
+        ),
+        _ => System::Text(&request.system),
+    };
     let head = Head {
         model: &request.model,
         max_tokens: request.max_tokens,
-        messages: Messages(&request.messages),
+        messages: Messages {
+            messages: &request.messages,
+            marked: &breakpoints.messages,
+            control,
+        },
         stream: true,
-        system: &request.system,
+        system,
     };
-    if request.tools.is_empty() {
-        return object_with(&head, &[]);
+    match tools {
+        None => object_with(&head, &[]),
+        Some(tools) => object_with(&head, &[("tools", &tools)]),
     }
-    let tools = tools_json.get(&request.tools, |tools| {
+}
+
+/// The `tools` array of a request, serialised once per shared tool set.
+fn tools_array(request: &ModelRequest, tools_json: &ToolsJson) -> Result<Bytes, serde_json::Error> {
+    tools_json.get(&request.tools, |tools| {
         let tools: Vec<Value> = tools
             .iter()
             .map(|tool| {
@@ -184,8 +320,7 @@ pub(crate) fn request_body(
             })
             .collect();
         serde_json::to_vec(&tools)
-    })?;
-    object_with(&head, &[("tools", &tools)])
+    })
 }
 
 /// Rewrites each tool_result that carries images (troupe's `images` list) into the block-array

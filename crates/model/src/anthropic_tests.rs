@@ -202,7 +202,7 @@ fn maps_stop_reasons() {
 
 /// The body `request` is sent with, parsed back.
 fn body_value(request: &ModelRequest) -> Value {
-    let bytes = request_body(request, &ToolsJson::default())
+    let bytes = request_body(request, &ToolsJson::default(), PromptCache::default())
         .unwrap_or_else(|e| panic!("cannot encode: {e}"));
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("not JSON: {e}"))
 }
@@ -234,6 +234,7 @@ fn request_body_has_the_messages_api_shape() {
         }].into(),
         max_tokens: 1024,
         agent: "lead".into(),
+        cache: None,
     };
     let body = body_value(&request);
     assert_eq!(body["model"], "claude-sonnet-4-5");
@@ -286,6 +287,7 @@ fn tool_result_images_become_image_blocks_after_the_text() {
         tools: vec![].into(),
         max_tokens: 1,
         agent: "lead".into(),
+        cache: None,
     };
     let body = body_value(&request);
     let blocks = &body["messages"][0]["content"];
@@ -304,4 +306,61 @@ fn tool_result_images_become_image_blocks_after_the_text() {
     );
     assert!(blocks[1].get("images").is_none());
     assert_eq!(blocks[2]["content"], "plain");
+}
+
+#[test]
+fn caching_marks_the_system_parts_and_the_newest_message() {
+    let system = format!("{}{}", "s".repeat(6_000), "Date: today");
+    let request = ModelRequest {
+        model: "claude-sonnet-4-5".into(),
+        system,
+        messages: vec![ChatMessage::user_text("hello")],
+        tools: Vec::<ToolSpec>::new().into(),
+        max_tokens: 100,
+        agent: "lead".into(),
+        cache: Some(crate::CacheMarks {
+            shared_end: 6_000,
+            stable_end: 6_000,
+        }),
+    };
+    let body = body_value(&request);
+    assert_eq!(
+        body["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    assert_eq!(
+        body["system"][0]["text"].as_str().map(str::len),
+        Some(6_000)
+    );
+    assert_eq!(
+        body["system"][1],
+        json!({"type": "text", "text": "Date: today"})
+    );
+    assert_eq!(
+        body["messages"][0]["content"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+
+    let hour = request_body(
+        &request,
+        &ToolsJson::default(),
+        PromptCache {
+            enabled: true,
+            ttl: CacheTtl::OneHour,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let hour: Value = serde_json::from_slice(&hour).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        hour["system"][0]["cache_control"],
+        json!({"type": "ephemeral", "ttl": "1h"})
+    );
+
+    // Off: the system prompt is one string and nothing carries a breakpoint.
+    let off = request_body(&request, &ToolsJson::default(), PromptCache::OFF)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = String::from_utf8_lossy(&off);
+    assert!(!text.contains("cache_control"), "{text}");
+    let off: Value = serde_json::from_slice(&off).unwrap_or_else(|e| panic!("{e}"));
+    assert!(off["system"].is_string());
 }

@@ -130,6 +130,7 @@ mod tests {
             .into(),
             max_tokens: 10,
             agent: "lead".into(),
+            cache: None,
         };
         let response = ModelResponse {
             content: vec![ContentBlock::text("y".repeat(80))],

@@ -3,11 +3,13 @@
 
 pub mod anthropic;
 mod body;
+pub mod cache;
 pub mod error;
 pub mod estimate;
 mod http;
 pub mod limit;
 pub mod openai;
+mod prefix_gate;
 pub mod provider;
 mod provider_env;
 pub mod retry;
@@ -16,6 +18,7 @@ pub mod sse;
 pub mod window;
 
 pub use anthropic::AnthropicClient;
+pub use cache::{CacheMarks, CacheTtl, PromptCache};
 pub use error::{ModelError, PromptSizes};
 pub use limit::{Limited, DEFAULT_MAX_CONCURRENT_CALLS};
 pub use openai::OpenAiClient;
@@ -82,6 +85,9 @@ pub struct ModelRequest {
     pub max_tokens: u32,
     /// Name of the calling agent (sent as [`AGENT_HEADER`]).
     pub agent: String,
+    /// What of the system prompt stays put, for prompt caching; `None`: a one-off request
+    /// not worth caching (a summary, a probe).
+    pub cache: Option<CacheMarks>,
 }
 
 /// Why the model stopped generating.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::Semaphore;
 
+use crate::prefix_gate::{PrefixGate, Turn};
 use crate::{Model, ModelError, ModelRequest, ModelResponse, StreamEvent};
 
 /// Model calls one process runs at once unless the setting `max_concurrent_model_calls` says
@@ -20,6 +21,8 @@ pub struct Limited {
     inner: Arc<dyn Model>,
     permits: Semaphore,
     max: usize,
+    /// With prompt caching: the first request of a shared prefix goes before the others.
+    gate: Option<Arc<PrefixGate>>,
 }
 
 impl std::fmt::Debug for Limited {
@@ -39,7 +42,16 @@ impl Limited {
             inner,
             permits: Semaphore::new(max),
             max,
+            gate: None,
         }
+    }
+
+    /// With `shared` (prompt caching on), agents starting at once with the same shared prefix
+    /// (tools and the shared part of the system prompt) let the first request go alone until
+    /// its response begins, so the others read the prefix it wrote (see `prefix_gate`).
+    pub fn with_shared_prefixes(mut self, shared: bool) -> Limited {
+        self.gate = shared.then(Arc::default);
+        self
     }
 
     /// How many calls may run at once.
@@ -59,9 +71,26 @@ impl Model for Limited {
         request: &ModelRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError> {
+        let turn = match &self.gate {
+            Some(gate) => gate.turn(request).await,
+            None => Turn::Go,
+        };
         // The semaphore is never closed; were it, the call would simply run unbounded.
         let _turn = self.permits.acquire().await.ok();
-        self.inner.stream(request, on_event).await
+        match turn {
+            Turn::Go => self.inner.stream(request, on_event).await,
+            Turn::Write(writer) => {
+                let mut first = |event: StreamEvent| {
+                    if !matches!(event, StreamEvent::Retrying { .. }) {
+                        writer.begun();
+                    }
+                    on_event(event);
+                };
+                let result = self.inner.stream(request, &mut first).await;
+                writer.begun();
+                result
+            }
+        }
     }
 }
 
@@ -118,6 +147,7 @@ mod tests {
                         tools: Vec::new().into(),
                         max_tokens: 1,
                         agent: "a".into(),
+                        cache: None,
                     };
                     limited.stream(&request, &mut |_| {}).await.is_ok()
                 })

@@ -39,6 +39,9 @@ pub struct OpenAiClient {
     whole_with_tools: Arc<AtomicBool>,
     /// Shared by the client's clones, like its connection pool.
     tools_json: Arc<ToolsJson>,
+    /// Whether requests name their cache (`prompt_cache_key`): only OpenAI's own endpoint
+    /// with prompt caching on.
+    cache_key: bool,
 }
 
 impl OpenAiClient {
@@ -52,7 +55,17 @@ impl OpenAiClient {
             idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
             whole_with_tools: Arc::new(AtomicBool::new(false)),
             tools_json: Arc::default(),
+            cache_key: false,
         })
+    }
+
+    /// The same client with prompt caching set: on OpenAI's own endpoint each request then
+    /// names its cache (`prompt_cache_key`, a hash of the tools and the shared part of the
+    /// system prompt), so agents of one tool set land on the same cache. OpenAI caches
+    /// prefixes by itself; other servers get nothing they might refuse.
+    pub fn with_prompt_cache(mut self, cache: crate::PromptCache) -> Self {
+        self.cache_key = cache.enabled && is_openai(&self.base_url);
+        self
     }
 
     /// The same client with another retry policy.
@@ -122,8 +135,10 @@ impl OpenAiClient {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError> {
         let body =
-            request_body(request, reading, &self.tools_json).map_err(|e| ModelError::Client {
-                message: format!("could not encode the request: {e}"),
+            request_body(request, reading, &self.tools_json, self.cache_key).map_err(|e| {
+                ModelError::Client {
+                    message: format!("could not encode the request: {e}"),
+                }
             })?;
         let accept = match reading {
             Reading::Stream => "text/event-stream",
@@ -165,6 +180,7 @@ pub(crate) fn request_body(
     request: &ModelRequest,
     reading: Reading,
     tools_json: &ToolsJson,
+    cache_key: bool,
 ) -> Result<Bytes, serde_json::Error> {
     let mut head = json!({
         "model": request.model,
@@ -180,6 +196,9 @@ pub(crate) fn request_body(
         Reading::Whole => head["stream"] = json!(false),
     }
     if request.tools.is_empty() {
+        if let (true, Some(marks)) = (cache_key, request.cache) {
+            head["prompt_cache_key"] = json!(prompt_cache_key(b"", &request.system, marks));
+        }
         return object_with(&head, &[]);
     }
     let tools = tools_json.get(&request.tools, |tools| {
@@ -198,9 +217,36 @@ pub(crate) fn request_body(
             .collect();
         serde_json::to_vec(&tools)
     })?;
+    if let (true, Some(marks)) = (cache_key, request.cache) {
+        head["prompt_cache_key"] = json!(prompt_cache_key(&tools, &request.system, marks));
+    }
     // Servers that build the prompt from a template (llama.cpp's) leave the tools out of it
     // unless asked to let the model choose.
     object_with(&head, &[("tools", &tools), ("tool_choice", b"\"auto\"")])
+}
+
+/// True for OpenAI's own endpoint (the only one `prompt_cache_key` is sent to).
+fn is_openai(base_url: &str) -> bool {
+    let rest = base_url
+        .strip_prefix("https://")
+        .or_else(|| base_url.strip_prefix("http://"))
+        .unwrap_or(base_url);
+    let host = rest.split(['/', ':']).next().unwrap_or("");
+    host.eq_ignore_ascii_case("api.openai.com")
+}
+
+/// The cache a request names: a hash (FNV-1a, stable across runs) of its tools and the part
+/// of its system prompt agents share, so every agent of one tool set names the same one.
+fn prompt_cache_key(tools: &[u8], system: &str, marks: crate::CacheMarks) -> String {
+    let shared = system
+        .get(..marks.shared_end.min(system.len()))
+        .unwrap_or("");
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in tools.iter().chain(shared.as_bytes()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("troupe-{hash:016x}")
 }
 
 /// Maps the conversation to Chat Completions messages: the system prompt first; each

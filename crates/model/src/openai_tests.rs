@@ -150,6 +150,7 @@ fn with_tools() -> OpenAiAssembler {
         .into(),
         max_tokens: 10,
         agent: "lead".into(),
+        cache: None,
     })
 }
 
@@ -307,7 +308,7 @@ fn maps_the_conversation_to_chat_messages() {
 
 /// The body `request` is sent with, parsed back.
 fn body_value(request: &ModelRequest, reading: Reading) -> Value {
-    let bytes = request_body(request, reading, &ToolsJson::default())
+    let bytes = request_body(request, reading, &ToolsJson::default(), false)
         .unwrap_or_else(|e| panic!("cannot encode: {e}"));
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("not JSON: {e}"))
 }
@@ -325,6 +326,7 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
         }].into(),
         max_tokens: 300,
         agent: "alice".into(),
+        cache: None,
     };
     let body = body_value(&request, Reading::Stream);
     assert_eq!(body["stream"], true);
@@ -375,4 +377,49 @@ fn tool_result_images_are_named_in_the_text() {
         mapped[0]["content"],
         "shot\n[1 image(s) returned (image/png); not shown: this provider takes text only in tool results]"
     );
+}
+
+#[test]
+fn openai_itself_gets_a_prompt_cache_key_shared_by_a_tool_set() {
+    assert!(is_openai("https://api.openai.com/v1"));
+    assert!(!is_openai("http://localhost:11434/v1"));
+    assert!(!is_openai("https://api.openai.com.example.org/v1"));
+    let client = OpenAiClient::new("https://api.openai.com/v1", None)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_prompt_cache(crate::PromptCache::default());
+    assert!(client.cache_key);
+    let local = OpenAiClient::new("http://127.0.0.1:8080/v1", None)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_prompt_cache(crate::PromptCache::default());
+    assert!(!local.cache_key);
+
+    let marks = crate::CacheMarks {
+        shared_end: 6,
+        stable_end: 12,
+    };
+    let request = |system: &str| ModelRequest {
+        model: "gpt-4o".into(),
+        system: system.into(),
+        messages: vec![ChatMessage::user_text("hi")],
+        tools: Vec::<crate::ToolSpec>::new().into(),
+        max_tokens: 10,
+        agent: "alice".into(),
+        cache: Some(marks),
+    };
+    let key = |system: &str| {
+        let bytes = request_body(
+            &request(system),
+            Reading::Stream,
+            &ToolsJson::default(),
+            true,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        body["prompt_cache_key"].as_str().map(str::to_owned)
+    };
+    // Two agents differing only after the shared part name the same cache.
+    let alice = key("SHARED You are alice");
+    assert!(alice.as_deref().is_some_and(|k| k.starts_with("troupe-")));
+    assert_eq!(alice, key("SHARED You are bob.."));
+    assert_ne!(alice, key("OTHER! You are alice"));
 }

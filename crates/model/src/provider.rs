@@ -127,6 +127,9 @@ pub struct ModelConfig {
     pub retry: RetryPolicy,
     /// How long a stream may go without a content event before the attempt is retried.
     pub stream_idle_timeout: Duration,
+    /// Prompt caching: on unless `DISABLE_PROMPT_CACHING` (or the `promptCaching` setting,
+    /// applied by the binary) turns it off.
+    pub prompt_cache: crate::PromptCache,
 }
 
 /// How a credential is sent to the provider.
@@ -235,6 +238,7 @@ impl ModelConfig {
             auth,
             retry,
             stream_idle_timeout,
+            prompt_cache: crate::PromptCache::from_env(&var),
         })
     }
 
@@ -246,6 +250,7 @@ impl ModelConfig {
                 AnthropicClient::new(self.base_url.clone(), self.api_key.clone()).map(|c| {
                     Arc::new(
                         c.with_bearer(self.auth == Auth::Bearer)
+                            .with_prompt_cache(self.prompt_cache)
                             .with_retry_policy(self.retry)
                             .with_stream_idle_timeout(self.stream_idle_timeout),
                     ) as Arc<dyn Model>
@@ -254,7 +259,8 @@ impl ModelConfig {
             Provider::OpenAi => {
                 OpenAiClient::new(self.base_url.clone(), self.api_key.clone()).map(|c| {
                     Arc::new(
-                        c.with_retry_policy(self.retry)
+                        c.with_prompt_cache(self.prompt_cache)
+                            .with_retry_policy(self.retry)
                             .with_stream_idle_timeout(self.stream_idle_timeout),
                     ) as Arc<dyn Model>
                 })
@@ -331,6 +337,7 @@ pub(crate) mod tests {
                 auth: Auth::ApiKey,
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
+                prompt_cache: crate::PromptCache::default(),
             })
         );
     }
@@ -376,6 +383,7 @@ pub(crate) mod tests {
                 auth: Auth::ApiKey,
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
+                prompt_cache: crate::PromptCache::default(),
             })
         );
     }
@@ -398,6 +406,7 @@ pub(crate) mod tests {
                 auth: Auth::ApiKey,
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
+                prompt_cache: crate::PromptCache::default(),
             })
         );
     }
@@ -469,6 +478,7 @@ pub(crate) mod tests {
             tools: vec![].into(),
             max_tokens: 1,
             agent: "lead".into(),
+            cache: None,
         };
         let result = model.stream(&request, &mut |_| {}).await;
         assert!(
@@ -489,6 +499,7 @@ pub(crate) mod tests {
                 auth: Auth::ApiKey,
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
+                prompt_cache: crate::PromptCache::default(),
             };
             assert_eq!(config.build().provider(), provider.as_str());
         }

@@ -35,6 +35,7 @@ fn request() -> ModelRequest {
         .into(),
         max_tokens: 512,
         agent: "alice".into(),
+        cache: None,
     }
 }
 

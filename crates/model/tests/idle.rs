@@ -45,6 +45,7 @@ fn request() -> ModelRequest {
         tools: vec![].into(),
         max_tokens: 64,
         agent: "lead".into(),
+        cache: None,
     }
 }
 

@@ -40,6 +40,7 @@ fn request(tools: bool) -> ModelRequest {
         },
         max_tokens: 256,
         agent: "lead".into(),
+        cache: None,
     }
 }
 

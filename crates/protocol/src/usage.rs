@@ -40,6 +40,22 @@ impl Usage {
             + self.cache_read_input_tokens
             + self.cache_creation_input_tokens
     }
+
+    /// The share of prompt tokens read from the provider's cache (0 to 1); `None` before any
+    /// prompt token was counted.
+    pub fn cache_hit_rate(&self) -> Option<f64> {
+        let prompt =
+            self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens;
+        (prompt > 0).then(|| self.cache_read_input_tokens as f64 / prompt as f64)
+    }
+
+    /// The cache hit rate as shown to people: `cache 97%`, or `cache -` before any prompt.
+    pub fn cache_label(&self) -> String {
+        match self.cache_hit_rate() {
+            Some(rate) => format!("cache {:.0}%", rate * 100.0),
+            None => "cache -".to_string(),
+        }
+    }
 }
 
 /// One agent's running token total, as it publishes it after every model reply (volatile:

@@ -75,9 +75,25 @@ pub struct Settings {
     /// troupe's own price table (`{"my-model": {"input": 0.1, "output": 0.4}}`).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub pricing: BTreeMap<String, ModelPrice>,
+    /// Prompt caching: `{"enabled": false}` turns it off (as `DISABLE_PROMPT_CACHING=1` does),
+    /// `{"ttl": "1h"}` keeps entries an hour instead of five minutes.
+    #[serde(rename = "promptCaching", skip_serializing_if = "Option::is_none")]
+    pub prompt_caching: Option<PromptCaching>,
     /// Keys troupe does not know (Claude Code's own, a later version's): kept, never an error.
     #[serde(flatten)]
     pub other: Map<String, Value>,
+}
+
+/// The `promptCaching` object.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PromptCaching {
+    /// False turns caching off; on by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// How long entries live: `5m` (default) or `1h`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<String>,
 }
 
 /// The `permissions` object: Claude Code rules and the mode that decides what no rule covers.

@@ -34,6 +34,7 @@ impl Settings {
             &later.max_concurrent_model_calls,
         );
         replace(&mut self.context_window, &later.context_window);
+        replace(&mut self.prompt_caching, &later.prompt_caching);
         self.pricing
             .extend(later.pricing.iter().map(|(k, v)| (k.clone(), *v)));
         self.other

@@ -171,10 +171,15 @@ impl Extension for TeammateExtension {
             crate::board::teammate_section(&self.spec),
         ];
         sections.push(crate::worktree::prompt::section(&self.spec.name));
-        if let Some((record, dir)) = &self.own_worktree {
-            sections.push(crate::worktree::prompt::own_section(record, dir));
-        }
         sections
+    }
+
+    fn agent_prompt_sections(&self, _cx: &ExtensionContext<'_>) -> Vec<String> {
+        // After the part every teammate of the same tools shares (and reads from cache).
+        self.own_worktree
+            .iter()
+            .map(|(record, dir)| crate::worktree::prompt::own_section(record, dir))
+            .collect()
     }
 
     fn workspace_source(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn WorkspaceSource>> {

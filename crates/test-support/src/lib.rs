@@ -35,6 +35,7 @@ pub fn model_config(server: &FakeServer) -> ModelConfig {
             max_delay: Duration::from_millis(20),
         },
         stream_idle_timeout: WAIT,
+        prompt_cache: troupe_model::PromptCache::default(),
     }
 }
 

@@ -50,7 +50,7 @@ async fn a_teammate_built_through_the_builder_reports_to_the_lead() {
     // The teammate's prompt was assembled once: identity, team section, protocols.
     let alice = &server.requests_for("alice")[0];
     let system = alice.system();
-    assert!(system.starts_with("You are 'alice', a coder on team 'harness'"));
+    assert!(system.contains("# You\nYou are 'alice', a coder on team 'harness'"));
     assert_eq!(system.matches("# Working on a team").count(), 1, "{system}");
     assert_eq!(system.matches("# Team protocols").count(), 1, "{system}");
     let tools = alice.tool_names();

@@ -50,8 +50,13 @@ pub(crate) fn too_long(tokens: u64, limit: u64) -> Answer {
 }
 
 /// The reply as a stream of events, or as one message object when streaming was not asked.
-pub(crate) fn reply(rec: &Recorded, reply: &Reply, ids: &Ids, request_bytes: usize) -> Answer {
-    let usage = reply.usage_for(request_bytes);
+pub(crate) fn reply(
+    rec: &Recorded,
+    reply: &Reply,
+    ids: &Ids,
+    (request_bytes, cached): (usize, crate::cache::CacheUse),
+) -> Answer {
+    let usage = reply.usage_with_cache(request_bytes, cached);
     let msg_id = format!("msg_fake_{}", ids.next());
     let blocks: Vec<Value> = reply.blocks.iter().map(|b| block_json(b, ids)).collect();
     let stop = stop_name(reply.stop_reason());

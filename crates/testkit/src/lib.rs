@@ -12,6 +12,7 @@
 
 mod answer;
 mod anthropic;
+pub mod cache;
 pub mod contract;
 pub mod fixtures;
 pub mod mcp;
@@ -23,6 +24,7 @@ mod render;
 mod script;
 mod server;
 
+pub use cache::CacheUse;
 pub use fixtures::TempWorkspace;
 pub use quirks::{OpenAiQuirks, StreamUsage, ToolStreaming};
 pub use recorded::Recorded;

@@ -100,8 +100,13 @@ impl ChunkWriter {
 }
 
 /// The reply as a chunk stream, or as one completion object when streaming was not asked.
-pub(crate) fn reply(rec: &Recorded, reply: &Reply, ids: &Ids, request_bytes: usize) -> Answer {
-    let usage = reply.usage_for(request_bytes);
+pub(crate) fn reply(
+    rec: &Recorded,
+    reply: &Reply,
+    ids: &Ids,
+    (request_bytes, cached): (usize, crate::cache::CacheUse),
+) -> Answer {
+    let usage = reply.usage_with_cache(request_bytes, cached);
     let finish = finish_name(reply.stop_reason());
     let mut thinking = String::new();
     let mut text = String::new();

@@ -30,10 +30,33 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    /// The request's size in tokens as the fake server counts them: four bytes a token, the
-    /// same estimate its reported usage uses.
+    /// The request's size in tokens as the fake server counts them: four bytes a token (its
+    /// `cache_control` markers left out), the same estimate its reported usage uses.
     pub fn tokens(&self) -> u64 {
-        (self.bytes as u64).div_ceil(4)
+        (self.prompt_bytes() as u64).div_ceil(4)
+    }
+
+    /// The body's bytes without its `cache_control` markers (they are not prompt).
+    pub fn prompt_bytes(&self) -> usize {
+        self.bytes
+            .saturating_sub(crate::cache::marker_bytes(&self.body))
+    }
+
+    /// How many blocks carry `cache_control` (Anthropic).
+    pub fn breakpoints(&self) -> usize {
+        crate::cache::blocks(&self.body)
+            .iter()
+            .filter(|b| b.breakpoint.is_some())
+            .count()
+    }
+
+    /// The prompt up to and including the first block with `cache_control`, as the fake
+    /// cache hashes it (each block's JSON without `cache_control`, in the order tools, system,
+    /// messages); `None` without a breakpoint.
+    pub fn cached_prefix(&self) -> Option<String> {
+        let blocks = crate::cache::blocks(&self.body);
+        let end = blocks.iter().position(|b| b.breakpoint.is_some())?;
+        Some(blocks[..=end].iter().map(|b| b.text.as_str()).collect())
     }
 
     /// The value of header `name` (case-insensitive), if present.

@@ -40,7 +40,12 @@ pub(crate) fn pieces(s: &str, n: usize) -> Vec<&str> {
 }
 
 /// The reply rendered for the request's wire.
-pub(crate) fn reply(rec: &Recorded, r: &Reply, ids: &Ids, request_bytes: usize) -> Answer {
+pub(crate) fn reply(
+    rec: &Recorded,
+    r: &Reply,
+    ids: &Ids,
+    request_bytes: (usize, crate::cache::CacheUse),
+) -> Answer {
     match rec.wire {
         Wire::Anthropic => anthropic::reply(rec, r, ids, request_bytes),
         Wire::OpenAi => openai::reply(rec, r, ids, request_bytes),

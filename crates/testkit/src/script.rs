@@ -205,6 +205,25 @@ impl Reply {
         }
     }
 
+    /// The usage reported for this reply to a request body of `request_bytes` bytes of which
+    /// `cached` was read from or written to the cache: the scripted one, or the estimate with
+    /// the cached part split off `input_tokens`.
+    pub(crate) fn usage_with_cache(
+        &self,
+        request_bytes: usize,
+        cached: crate::cache::CacheUse,
+    ) -> Usage {
+        if self.usage.is_some() {
+            return self.usage_for(request_bytes);
+        }
+        let mut usage = self.usage_for(request_bytes);
+        let cached_total = cached.read + cached.written;
+        usage.input_tokens = usage.input_tokens.saturating_sub(cached_total);
+        usage.cache_read_input_tokens = cached.read;
+        usage.cache_creation_input_tokens = cached.written;
+        usage
+    }
+
     /// The usage reported for this reply to a request body of `request_bytes` bytes: the
     /// scripted one, or a rough estimate (four bytes a token) so totals grow like real ones.
     pub(crate) fn usage_for(&self, request_bytes: usize) -> Usage {

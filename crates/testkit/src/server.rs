@@ -46,6 +46,8 @@ struct State {
     context_limit: Option<u64>,
     /// How the OpenAI-compatible side departs from OpenAI (see `set_openai_quirks`).
     quirks: OpenAiQuirks,
+    /// Anthropic prompt caching's entries (see `crate::cache`).
+    cache: crate::cache::Cache,
 }
 
 impl Shared {
@@ -309,7 +311,7 @@ async fn handle(
         rejected_too_long: false,
     };
 
-    let (step, fallback) = {
+    let (step, fallback, used) = {
         let mut state = shared.state();
         if let Some(limit) = state.context_limit.filter(|limit| rec.tokens() > *limit) {
             rec.rejected_too_long = true;
@@ -324,11 +326,18 @@ async fn handle(
         if let Some(shown) = quirks.shown(&rec) {
             rec = shown;
         }
+        let used = match wire {
+            Wire::Anthropic => match state.cache.apply(&rec.body, Instant::now()) {
+                Ok(used) => used,
+                Err(message) => return Ok(respond(crate::anthropic::error(400, &message))),
+            },
+            Wire::OpenAi => crate::cache::CacheUse::default(),
+        };
         let step = state
             .queues
             .get_mut(&rec.agent)
             .and_then(VecDeque::pop_front);
-        (step, state.fallback.clone())
+        (step, state.fallback.clone(), used)
     };
     let step = match (step, fallback) {
         (Some(step), _) => Ok(step),
@@ -343,14 +352,25 @@ async fn handle(
         )),
     };
     let answer = match step {
-        Ok(step) => play(step, &rec, &shared.ids, bytes.len()).await,
+        Ok(step) => {
+            let pending = used.pending.clone();
+            let answer = play(step, &rec, &shared.ids, (rec.prompt_bytes(), used)).await;
+            // The response begins now: what the request wrote becomes readable.
+            shared.state().cache.commit(&pending);
+            answer
+        }
         Err(answer) => answer,
     };
     Ok(respond(answer))
 }
 
 /// Plays one step (waiting out delays) into an answer.
-async fn play(mut step: Step, rec: &Recorded, ids: &Ids, request_bytes: usize) -> Answer {
+async fn play(
+    mut step: Step,
+    rec: &Recorded,
+    ids: &Ids,
+    request_bytes: (usize, crate::cache::CacheUse),
+) -> Answer {
     let mut pace = None;
     let answer = loop {
         match step {

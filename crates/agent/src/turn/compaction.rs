@@ -183,6 +183,7 @@ impl Agent {
                     .max_tokens
                     .min(crate::compact::SUMMARY_MAX_TOKENS),
                 agent: self.config.name.clone(),
+                cache: None,
             };
             let result = self
                 .stream_counted(&request, Shown::RetriesOnly, observe)

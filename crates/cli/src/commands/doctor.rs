@@ -207,6 +207,7 @@ fn ping(config: &ModelConfig) -> Result<(), ModelError> {
         tools: Vec::new().into(),
         max_tokens: 1,
         agent: "doctor".to_string(),
+        cache: None,
     };
     runtime
         .block_on(model.stream(&request, &mut |_| {}))

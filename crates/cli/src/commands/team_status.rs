@@ -209,6 +209,7 @@ pub fn json(store: &dyn TeamStore) -> Result<Value> {
             m["live_status"] = json!(word);
             m["waiting_for"] = waiting;
             m["cost_usd"] = json!(member_cost);
+            m["cache_hit_rate"] = json!(member.usage.cache_hit_rate());
         }
     }
     value["lead_alive"] = json!(state.alive.contains(LEAD));
@@ -225,6 +226,7 @@ pub fn json(store: &dyn TeamStore) -> Result<Value> {
         "cache_read_input_tokens": total.cache_read_input_tokens,
         "cache_creation_input_tokens": total.cache_creation_input_tokens,
         "total_tokens": total.total(),
+        "cache_hit_rate": total.cache_hit_rate(),
         "cost_usd": cost,
     });
     Ok(value)

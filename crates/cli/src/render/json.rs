@@ -98,6 +98,7 @@ impl RunResult {
             "total_cost_usd": self.total_cost_usd,
             "usage": super::stream_json::usage_json(&self.usage),
             "modelUsage": model_usage,
+            "cache_hit_rate": self.usage.cache_hit_rate(),
             "permission_denials": self.permission_denials,
             "api_error_status": self.api_error_status,
             "uuid": super::stream_json::uuid(),

@@ -16,6 +16,7 @@ pub fn troupe(ws: &Path, server: &FakeServer, wire: Wire) -> Command {
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("TROUPE_MODEL")
+        .env_remove("DISABLE_PROMPT_CACHING")
         .env("HOME", ws.join(".home"))
         // Trust answers live under HOME; nothing of the caller's decides them.
         .env_remove("XDG_CONFIG_HOME")

@@ -98,11 +98,12 @@ fn member_lines(app: &App, name: &str) -> Vec<Line<'static>> {
         out.push(field(
             "tokens",
             format!(
-                "{} in · {} out · {} cache read · {} cache write · cost {}",
+                "{} in · {} out · {} cache read · {} cache write · {} · cost {}",
                 tokens(m.usage.input_tokens),
                 tokens(m.usage.output_tokens),
                 tokens(m.usage.cache_read_input_tokens),
                 tokens(m.usage.cache_creation_input_tokens),
+                m.usage.cache_label(),
                 money(row.cost)
             ),
         ));
