@@ -8,7 +8,7 @@
 //! when its matcher asked for that (`onFailure: "block"`), else it decides nothing, as in
 //! Claude Code.
 
-use crate::event::{HookEvent, MatchOn};
+use crate::event::HookEvent;
 use crate::matcher::Matcher;
 use crate::run::{Ending, HookRun};
 use async_trait::async_trait;
@@ -148,12 +148,7 @@ impl Callbacks {
         };
         let mut chosen: Vec<Callback> = Vec::new();
         for entry in entries {
-            let applies = match event.match_on() {
-                MatchOn::Tool => entry.matcher.matches_tool(subject),
-                MatchOn::Occasion => entry.matcher.matches(subject),
-                MatchOn::Nothing => true,
-            };
-            if !applies {
+            if !crate::config::applies(event, &entry.matcher, subject) {
                 continue;
             }
             for callback in &entry.callbacks {

@@ -101,12 +101,7 @@ impl HookSet {
         };
         let mut chosen: Vec<&HookCommand> = Vec::new();
         for entry in entries {
-            let applies = match event.match_on() {
-                MatchOn::Tool => entry.matcher.matches_tool(subject),
-                MatchOn::Occasion => entry.matcher.matches(subject),
-                MatchOn::Nothing => true,
-            };
-            if !applies {
+            if !applies(event, &entry.matcher, subject) {
                 continue;
             }
             for command in &entry.commands {
@@ -116,6 +111,16 @@ impl HookSet {
             }
         }
         chosen
+    }
+}
+
+/// Whether an entry of `event` with `matcher` applies to `subject` (a tool name or an
+/// occasion), as Claude Code reads matchers.
+pub(crate) fn applies(event: HookEvent, matcher: &Matcher, subject: &str) -> bool {
+    match event.match_on() {
+        MatchOn::Tool => matcher.matches_tool(subject),
+        MatchOn::Occasion => matcher.matches(subject),
+        MatchOn::Nothing => true,
     }
 }
 
