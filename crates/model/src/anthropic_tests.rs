@@ -3,6 +3,7 @@
 use super::*;
 use crate::http::assemble;
 use crate::{ToolSpec, INVALID_TOOL_INPUT_KEY};
+use serde_json::json;
 use troupe_protocol::ChatMessage;
 
 /// A stream as the API sends it: thinking, text, a tool call split into fragments.

@@ -2,6 +2,7 @@
 //! and clients for the Anthropic Messages API and OpenAI-compatible Chat Completions.
 
 pub mod anthropic;
+mod anthropic_body;
 mod body;
 pub mod cache;
 pub mod error;
