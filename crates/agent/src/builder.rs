@@ -301,14 +301,12 @@ impl AgentBuilder {
                 tools.remove(name);
             }
         }
-        let tool_names: Vec<String> = tools.names().into_iter().map(str::to_string).collect();
         let date = self.date.unwrap_or_else(today);
         let memory = crate::memory::load(self.workspace.root(), self.home.as_deref());
         let system = system_prompt(&PromptContext {
             identity: &self.identity,
             workspace: self.workspace.root(),
             date: &date,
-            tools: &tool_names,
             extra: &sections,
             own: &own_sections,
             memory: &memory,

@@ -17,8 +17,6 @@ pub struct PromptContext<'a> {
     pub workspace: &'a Path,
     /// Today's date, `YYYY-MM-DD`.
     pub date: &'a str,
-    /// Names of the tools the agent has.
-    pub tools: &'a [String],
     /// Extra sections every agent of the same tools shares (team rules, protocols).
     pub extra: &'a [String],
     /// Sections about this agent alone (its task, worktree, appended instructions).
@@ -61,7 +59,6 @@ pub fn system_prompt(ctx: &PromptContext<'_>) -> SystemPrompt {
         std::env::consts::OS,
         std::env::consts::ARCH
     ));
-    out.push_str(&format!("- Tools: {}\n", ctx.tools.join(", ")));
     if !ctx.memory.user_text().is_empty() {
         out.push_str("\n# User memory\n");
         out.push_str(ctx.memory.user_text());
@@ -113,14 +110,12 @@ mod tests {
     fn prompt_carries_memory_and_environment() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("CLAUDE.md"), "Always run cargo fmt.").unwrap();
-        let tools = vec!["bash".to_string(), "read_file".to_string()];
         let extra = vec!["# Team\nYou lead team default.".to_string()];
         let own = vec!["# Your task\nFix the bug.".to_string()];
         let built = system_prompt(&PromptContext {
             identity: "You are troupe.",
             workspace: dir.path(),
             date: "2026-11-21",
-            tools: &tools,
             extra: &extra,
             own: &own,
             memory: &crate::memory::load(dir.path(), None),
@@ -129,13 +124,14 @@ mod tests {
         let (shared, rest) = prompt.split_at(built.marks.shared_end);
         let (stable, volatile) = rest.split_at(built.marks.stable_end - built.marks.shared_end);
         // The shared part names no agent and no date; the date comes last.
-        assert!(shared.contains("You lead team default.") && shared.contains("bash, read_file"));
+        assert!(shared.contains("You lead team default.") && shared.contains("Platform: "));
         assert!(!shared.contains("You are troupe.") && !shared.contains("2026-11-21"));
         assert!(stable.contains("You are troupe.") && stable.contains("Fix the bug."));
         assert!(volatile.contains("2026-11-21") && !volatile.contains("Fix the bug."));
         assert!(prompt.contains("Always run cargo fmt."));
         assert!(prompt.contains("2026-11-21"));
-        assert!(prompt.contains("bash, read_file"));
+        // The tools are listed in the request's tools, not again in the prompt.
+        assert!(!prompt.contains("- Tools:"));
         assert!(prompt.contains("You lead team default."));
         assert!(prompt.contains(std::env::consts::OS));
     }

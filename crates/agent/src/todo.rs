@@ -37,7 +37,7 @@ pub struct TodoItem {
     pub content: String,
     /// Where it stands.
     pub status: TodoStatus,
-    /// The same in the present continuous, shown while it is in progress ("Running the tests").
+    /// Present continuous form, shown while in progress ("Running the tests").
     pub active_form: String,
 }
 

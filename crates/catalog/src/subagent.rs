@@ -45,8 +45,7 @@ pub struct TaskInput {
     pub description: String,
     /// The whole task for the subagent: it sees nothing else of this conversation.
     pub prompt: String,
-    /// Which agent definition to use (see the list in this tool's description); omit for a
-    /// general-purpose agent.
+    /// Which agent definition to use; omit for a general-purpose agent.
     #[serde(default)]
     pub subagent_type: Option<String>,
 }

@@ -94,12 +94,9 @@ impl Tool for ScheduleCronTool {
     }
 
     fn description(&self) -> &str {
-        "Schedules a prompt for later: at that time \"[Scheduled] <prompt>\" is delivered to the \
-target agent (you by default, or a teammate / \"lead\" named in `to`) like mail, waking it if it \
-is idle. `schedule` is a five-field cron expression (recurring, local time), a delay like \
-\"in 90s\" or \"in 3m\" (once), or an RFC 3339 time (once). Jobs survive restarts; one missed \
-while troupe was not running fires at the next start, marked late. Use it for reminders and \
-periodic checks; list_crons shows them, cancel_cron removes one."
+        "Schedules a prompt: at that time \"[Scheduled] <prompt>\" is delivered like mail to \
+`to` (default: you), waking it if idle. Jobs survive restarts; one missed while troupe was not \
+running fires at the next start, marked late. list_crons shows jobs, cancel_cron removes one."
     }
 
     fn input_schema(&self) -> Value {

@@ -6,7 +6,7 @@
 use crate::body::{object_with, ToolsJson};
 use crate::cache::{plan, system_pieces, Breakpoints, CacheTtl, PromptCache};
 use crate::schema::clean_schema;
-use crate::{ModelRequest, Provider};
+use crate::ModelRequest;
 use bytes::Bytes;
 use serde::ser::{Error as _, SerializeSeq};
 use serde::Serialize;
@@ -192,7 +192,7 @@ fn tools_array(request: &ModelRequest, tools_json: &ToolsJson) -> Result<Bytes, 
                 json!({
                     "name": tool.name,
                     "description": tool.description,
-                    "input_schema": clean_schema(&tool.input_schema, Provider::Anthropic),
+                    "input_schema": clean_schema(&tool.input_schema),
                 })
             })
             .collect();

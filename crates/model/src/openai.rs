@@ -7,8 +7,8 @@ use crate::retry::RetryPolicy;
 use crate::schema::clean_schema;
 use crate::sse::SseEvent;
 use crate::{
-    parse_tool_input, Model, ModelError, ModelRequest, ModelResponse, Provider, StopReason,
-    StreamEvent, AGENT_HEADER, DEFAULT_STREAM_IDLE_TIMEOUT,
+    parse_tool_input, Model, ModelError, ModelRequest, ModelResponse, StopReason, StreamEvent,
+    AGENT_HEADER, DEFAULT_STREAM_IDLE_TIMEOUT,
 };
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -210,7 +210,7 @@ pub(crate) fn request_body(
                     "function": {
                         "name": tool.name,
                         "description": tool.description,
-                        "parameters": clean_schema(&tool.input_schema, Provider::OpenAi),
+                        "parameters": clean_schema(&tool.input_schema),
                     }
                 })
             })

@@ -1,7 +1,6 @@
 //! Cleans generated JSON Schemas into the plain, self-contained shape providers accept for
 //! tool inputs.
 
-use crate::Provider;
 use serde_json::{Map, Value};
 
 /// How deep `$ref`s are inlined; a recursive type stops here with an open schema (`{}`).
@@ -25,12 +24,12 @@ const STANDARD_FORMATS: [&str; 13] = [
     "json-pointer",
 ];
 
-/// A clean copy of `schema` for `provider`: no `$schema`, no top-level `title`, every local
+/// A clean copy of `schema` for any provider: no `$schema`, no top-level `title`, every local
 /// `$ref` to `$defs`/`definitions` inlined, and a top-level `type: "object"` with
-/// `properties`. For OpenAI, non-standard `format` values are dropped as well.
-pub fn clean_schema(schema: &Value, provider: Provider) -> Value {
+/// `properties`, without non-standard `format` values and `"default": null`.
+pub fn clean_schema(schema: &Value) -> Value {
     let defs = collect_defs(schema);
-    let mut cleaned = inline(schema, &defs, 0, provider);
+    let mut cleaned = inline(schema, &defs, 0);
     if !cleaned.is_object() {
         // A boolean schema (`true`) or garbage: the most permissive object schema.
         cleaned = Value::Object(Map::new());
@@ -68,8 +67,8 @@ fn resolve_ref<'a>(reference: &str, defs: &'a Map<String, Value>) -> Option<&'a 
     defs.get(name)
 }
 
-/// Copies `value` with local refs inlined (recursively) and per-provider fixes applied.
-fn inline(value: &Value, defs: &Map<String, Value>, depth: usize, provider: Provider) -> Value {
+/// Copies `value` with local refs inlined (recursively) and the noise keywords dropped.
+fn inline(value: &Value, defs: &Map<String, Value>, depth: usize) -> Value {
     match value {
         Value::Object(map) => {
             if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
@@ -77,14 +76,13 @@ fn inline(value: &Value, defs: &Map<String, Value>, depth: usize, provider: Prov
                     if depth >= MAX_REF_DEPTH {
                         return Value::Object(Map::new());
                     }
-                    let mut resolved = inline(target, defs, depth + 1, provider);
+                    let mut resolved = inline(target, defs, depth + 1);
                     // Keywords beside the `$ref` (often a field's description) win over the
                     // definition's own.
                     if let Value::Object(resolved_map) = &mut resolved {
                         for (key, sibling) in map {
                             if key != "$ref" {
-                                resolved_map
-                                    .insert(key.clone(), inline(sibling, defs, depth, provider));
+                                resolved_map.insert(key.clone(), inline(sibling, defs, depth));
                             }
                         }
                     }
@@ -96,19 +94,22 @@ fn inline(value: &Value, defs: &Map<String, Value>, depth: usize, provider: Prov
                 if key == "$defs" || key == "definitions" {
                     continue;
                 }
-                if key == "format" && provider == Provider::OpenAi && !is_standard_format(child) {
+                // A Rust-specific `format` keyword (a string; a property named "format" is
+                // an object) and `"default": null` say nothing a model uses: both cost tokens
+                // on every request, and some OpenAI-compatible servers reject the former.
+                if key == "format" && child.is_string() && !is_standard_format(child) {
                     continue;
                 }
-                out.insert(key.clone(), inline(child, defs, depth, provider));
+                if key == "default" && child.is_null() {
+                    continue;
+                }
+                out.insert(key.clone(), inline(child, defs, depth));
             }
             Value::Object(out)
         }
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|item| inline(item, defs, depth, provider))
-                .collect(),
-        ),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|item| inline(item, defs, depth)).collect())
+        }
         other => other.clone(),
     }
 }
@@ -149,14 +150,14 @@ mod tests {
 
     #[test]
     fn removes_meta_keys_and_inlines_refs() {
-        let cleaned = clean_schema(&generated(), Provider::Anthropic);
+        let cleaned = clean_schema(&generated());
         assert_eq!(
             cleaned,
             json!({
                 "type": "object",
                 "properties": {
                     "path": {"type": "string", "description": "File to edit"},
-                    "count": {"type": "integer", "format": "uint32", "minimum": 0},
+                    "count": {"type": "integer", "minimum": 0},
                     "when": {"type": "string", "format": "date-time"},
                     "mode": {"type": "string", "enum": ["replace", "append"], "description": "How to edit"},
                     "extra": {"anyOf": [
@@ -170,21 +171,32 @@ mod tests {
     }
 
     #[test]
-    fn openai_drops_rust_specific_formats_only() {
-        let cleaned = clean_schema(&generated(), Provider::OpenAi);
+    fn drops_rust_specific_formats_and_null_defaults_only() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "format": "uint32", "minimum": 0},
+                "when": {"type": "string", "format": "date-time"},
+                "format": {"type": "string", "default": null},
+                "flag": {"type": "boolean", "default": false}
+            }
+        });
+        let cleaned = clean_schema(&schema);
         assert!(cleaned.pointer("/properties/count/format").is_none());
         assert_eq!(cleaned["properties"]["count"]["minimum"], 0);
         assert_eq!(cleaned["properties"]["when"]["format"], "date-time");
+        assert_eq!(cleaned["properties"]["format"], json!({"type": "string"}));
+        assert_eq!(cleaned["properties"]["flag"]["default"], false);
     }
 
     #[test]
     fn adds_type_and_properties_when_missing() {
         assert_eq!(
-            clean_schema(&json!({"title": "Unit"}), Provider::Anthropic),
+            clean_schema(&json!({"title": "Unit"})),
             json!({"type": "object", "properties": {}})
         );
         assert_eq!(
-            clean_schema(&json!(true), Provider::OpenAi),
+            clean_schema(&json!(true)),
             json!({"type": "object", "properties": {}})
         );
     }
@@ -196,7 +208,7 @@ mod tests {
             "properties": {"root": {"$ref": "#/$defs/Node"}},
             "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}}}}
         });
-        let cleaned = clean_schema(&schema, Provider::Anthropic);
+        let cleaned = clean_schema(&schema);
         let mut node = &cleaned["properties"]["root"];
         let mut levels = 0;
         while let Some(child) = node.pointer("/properties/child") {
@@ -210,14 +222,14 @@ mod tests {
 
     #[test]
     fn cleaning_is_idempotent() {
-        let once = clean_schema(&generated(), Provider::OpenAi);
-        assert_eq!(clean_schema(&once, Provider::OpenAi), once);
+        let once = clean_schema(&generated());
+        assert_eq!(clean_schema(&once), once);
     }
 
     #[test]
     fn unknown_refs_are_left_alone() {
         let schema =
             json!({"type": "object", "properties": {"x": {"$ref": "https://example.com/s.json"}}});
-        assert_eq!(clean_schema(&schema, Provider::Anthropic), schema);
+        assert_eq!(clean_schema(&schema), schema);
     }
 }

@@ -39,8 +39,7 @@ pub struct BashInput {
     pub timeout_ms: Option<u64>,
     /// A short description of what the command does, in 5-10 words, for the user.
     pub description: Option<String>,
-    /// Start the command and return at once with its id and log; read its output with
-    /// `bash_output`, end it with `kill_background`. You are told when it finishes.
+    /// Start the command and return at once with its id and log (see the description).
     pub run_in_background: Option<bool>,
 }
 
@@ -50,17 +49,14 @@ pub struct BashTool;
 
 const DESCRIPTION: &str =
     "Runs a shell command with `bash -c` in the workspace root and returns its \
-combined stdout and stderr followed by `exit code: N`. Stdin is closed, so interactive programs \
-fail. The timeout defaults to 120000 ms (max 600000); on timeout the command and everything it \
-started are killed. Every process the command starts ends with it, detached ones (`setsid`, \
-`nohup`, `&`) included, so a server cannot be left running for a later command. The command may \
-run in a sandbox: one allowed as read-only can write only to $TMPDIR (a private directory deleted \
-afterwards); one allowed explicitly can also write in the workspace. Long output keeps its \
-beginning and end. Prefer read_file, glob and grep over cat, find and grep for reading files. \
-With `run_in_background: true` the command starts and the call returns at once with an id and the \
-path of its output log (for servers, watchers and long builds); `bash_output{id}` reads its new \
-output and status, `kill_background{id}` ends it, and a <task_notification> tells you when it \
-finishes. A background command has no timeout unless one is given; it ends when you end.";
+combined stdout and stderr, then `exit code: N`. Stdin is closed. Timeout 120000 ms by default \
+(max 600000); on timeout, or when the call ends, every process it started is killed, detached \
+ones included. The command may run in a sandbox: read-only commands can write only to $TMPDIR; \
+explicitly allowed ones also to the workspace. Long output keeps its beginning and end. Prefer \
+read_file, glob and grep for reading files. `run_in_background: true` returns at once with an id \
+and a log path (for servers, watchers, long builds): `bash_output{id}` reads new output, \
+`kill_background{id}` ends it, a <task_notification> says when it finishes; no timeout unless \
+given.";
 
 #[async_trait]
 impl Tool for BashTool {

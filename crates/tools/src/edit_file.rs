@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// Input of the `edit_file` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct EditFileInput {
-    /// File to edit, relative to the workspace root (or absolute inside it).
+    /// File to edit, relative to the workspace root.
     pub path: String,
     /// The exact text to replace, including whitespace and indentation.
     pub old_string: String,

@@ -33,9 +33,9 @@ pub enum OutputMode {
 /// Input of the `grep` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GrepInput {
-    /// Regular expression (Rust regex syntax, like ripgrep) to search for.
+    /// Regular expression (ripgrep syntax).
     pub pattern: String,
-    /// File or directory to search, relative to the workspace root (default: the root).
+    /// File or directory to search (default: the workspace root).
     pub path: Option<String>,
     /// Only search files matching this glob, e.g. `*.rs` or `src/**/*.{ts,tsx}`.
     pub glob: Option<String>,

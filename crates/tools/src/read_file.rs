@@ -23,7 +23,7 @@ const BINARY_SNIFF: usize = 8 * 1024;
 /// Input of the `read_file` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadFileInput {
-    /// File to read, relative to the workspace root (or absolute inside it).
+    /// File to read, relative to the workspace root.
     pub path: String,
     /// First line to show, 1-based (default 1).
     pub offset: Option<usize>,
@@ -147,7 +147,10 @@ fn read_numbered(
     if start[..start.len().min(BINARY_SNIFF)].contains(&0) {
         return Ok(Listing::Binary);
     }
-    let mut out = String::new();
+    // The lines shown, numbered once the widest number is known: the numbers are padded to
+    // that width only, so a short file's listing costs no padding on every later request.
+    let mut shown: Vec<(usize, String)> = Vec::new();
+    let mut size = 0;
     let mut line = Vec::new();
     let mut number = 0;
     let mut stopped_at = None;
@@ -160,16 +163,20 @@ fn read_numbered(
         if number < offset {
             continue;
         }
-        if number >= offset + limit || out.len() >= READ_BUDGET {
+        if number >= offset + limit || size >= READ_BUDGET {
             stopped_at = Some(number);
             break;
         }
         let text = String::from_utf8_lossy(&line);
         let text = text.trim_end_matches('\n').trim_end_matches('\r');
-        out.push_str(&format!(
-            "{number:>6}\t{}\n",
-            truncate_line(text, DEFAULT_LINE_LIMIT)
-        ));
+        let text = truncate_line(text, DEFAULT_LINE_LIMIT);
+        size += text.len() + 8;
+        shown.push((number, text));
+    }
+    let width = shown.last().map_or(1, |(n, _)| n.to_string().len());
+    let mut out = String::with_capacity(size);
+    for (n, text) in &shown {
+        out.push_str(&format!("{n:>width$}\t{text}\n"));
     }
     let Some(next) = stopped_at else {
         if number < offset {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 /// Input of the `write_file` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteFileInput {
-    /// File to write, relative to the workspace root (or absolute inside it).
+    /// File to write, relative to the workspace root.
     pub path: String,
     /// The complete new content of the file.
     pub content: String,

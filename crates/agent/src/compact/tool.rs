@@ -60,8 +60,7 @@ impl Tool for CompactTool {
     fn description(&self) -> &str {
         "Compact your own conversation: before your next step the earlier part is replaced by a \
          summary (goal, decisions, files, open items, todo list) and the most recent steps stay. \
-         Use it when a long piece of work is done and its details are no longer needed, or when \
-         you were told the context is nearly full. `focus` says what the summary must keep."
+         Use it when finished work's details are no longer needed or the context is nearly full."
     }
     fn input_schema(&self) -> Value {
         schema_of::<CompactInput>()

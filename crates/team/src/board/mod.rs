@@ -247,12 +247,10 @@ pub fn after_change(courier: &dyn Courier, task: &Task, change: Change, by: &str
 /// The board's part of the lead's system prompt.
 pub fn lead_section() -> String {
     "# Task board\n\
-The team shares a task board: create_task{subject, description, blocked_by} puts work on it (blocked_by: ids of tasks \
-that must be completed first), list_tasks and get_task show it, update_task changes a task, complete_task{id, result} \
-finishes one. A task whose blockers are all completed is ready. Idle teammates take ready tasks by themselves (the \
-harness claims one for them and wakes them with it), unless spawned with auto_claim: false; you are never given tasks \
-automatically. Only a task's owner or you can complete or fail it. For work with an order, create the tasks with their \
-blocked_by links and let the teammates pull them."
+The team shares a task board (create_task, list_tasks, get_task, update_task, complete_task). A task whose blockers \
+(blocked_by) are all completed is ready; idle teammates take ready tasks by themselves unless spawned with \
+auto_claim: false. You are never given tasks automatically. Only a task's owner or you can complete or fail it. For work \
+with an order, create the tasks with their blocked_by links and let the teammates pull them."
         .to_string()
 }
 

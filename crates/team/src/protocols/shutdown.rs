@@ -290,7 +290,7 @@ pub struct ShutdownRequestInput {
     /// Why, for the teammate.
     #[serde(default)]
     pub reason: Option<String>,
-    /// Stop it without its consent; allowed only after a shutdown request to it expired unanswered.
+    /// Stop it without consent (see the description).
     #[serde(default)]
     pub force: bool,
 }

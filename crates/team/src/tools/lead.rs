@@ -123,22 +123,22 @@ pub struct SpawnTeammateInput {
     /// Model name, if not the lead's.
     #[serde(default)]
     pub model: Option<String>,
-    /// Start in plan mode: it must have a plan approved (review_plan) before it can edit files or run commands.
+    /// Start in plan mode: it cannot change anything until you approve its plan (review_plan).
     #[serde(default)]
     pub require_plan: bool,
-    /// "worktree": the teammate works in a git worktree of its own (.troupe/worktrees/<name>, branch wt/<name>) for its whole life, so it never edits the files others edit. Leave out to share the workspace.
+    /// "worktree": a git worktree of its own for its whole life (.troupe/worktrees/<name>, branch wt/<name>). Leave out to share the workspace.
     #[serde(default)]
     pub isolation: Option<String>,
-    /// Take ready tasks from the task board by itself whenever it is idle (default true; false: only work it is given).
+    /// Take ready tasks from the board whenever idle (default true).
     #[serde(default = "default_auto_claim")]
     pub auto_claim: bool,
-    /// An agent definition to make it from (see the list in this tool's description): its instructions join the teammate's system prompt, and its tools, model and permission mode apply.
+    /// An agent definition to make it from: its instructions, tools, model and permission mode apply.
     #[serde(default)]
     pub agent: Option<String>,
-    /// The only tools it may use, e.g. ["read_file", "grep", "mcp__time__*"] ("mcp__<server>" for all of a server's tools). Its team tools (messages, plans, tasks) always stay. Leave out for all tools.
+    /// The only tools it may use, e.g. ["read_file", "grep", "mcp__time__*"]; team tools always stay. Leave out for all.
     #[serde(default)]
     pub tools: Option<Vec<String>>,
-    /// The only MCP servers whose tools it may use, e.g. ["time"]. Leave out for all configured servers.
+    /// The only MCP servers it may use, e.g. ["time"]. Leave out for all.
     #[serde(default)]
     pub mcp_servers: Option<Vec<String>>,
 }

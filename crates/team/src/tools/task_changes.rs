@@ -31,8 +31,7 @@ fn told_note(told: &[String]) -> String {
 pub struct UpdateTaskInput {
     /// The task's id.
     pub id: TaskId,
-    /// New status: in_progress (claim it), pending (give it back), completed or failed (with
-    /// a result; only the owner or the lead), cancelled.
+    /// New status: in_progress, pending, completed, failed or cancelled.
     #[serde(default)]
     pub status: Option<String>,
     /// New description.

@@ -58,9 +58,8 @@ impl Tool for CreateWorktree {
         "create_worktree"
     }
     fn description(&self) -> &str {
-        "Create an isolated git worktree at .troupe/worktrees/<name> on a new branch wt/<name> (from base, default HEAD), \
-optionally bound to a task: whoever owns that task then has its bash and file tools run inside the worktree, so parallel \
-teammates never edit the same files. Merge the branch when the work is done, then remove_worktree."
+        "Create a git worktree at .troupe/worktrees/<name> on a new branch wt/<name> (from base, default HEAD), \
+optionally bound to a task: whoever owns that task then works inside it. Merge the branch when done, then remove_worktree."
     }
     fn input_schema(&self) -> Value {
         schema_of::<CreateWorktreeInput>()
