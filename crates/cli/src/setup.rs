@@ -124,7 +124,7 @@ pub fn model_client(model: &ModelConfig, settings: &Settings) -> Arc<dyn Model> 
     let max = settings
         .max_concurrent_model_calls
         .unwrap_or(DEFAULT_MAX_CONCURRENT_CALLS);
-    Arc::new(Limited::new(model.build(), max).with_shared_prefixes(model.prompt_cache.enabled))
+    Arc::new(Limited::new(model.build(), max).with_shared_prefixes(model.prompt_cache))
 }
 
 /// The lead's session: a resumed or continued one (copied to a new id with

@@ -31,6 +31,14 @@ pub enum CacheTtl {
 }
 
 impl CacheTtl {
+    /// How long the provider keeps an entry after its last use.
+    pub fn lifetime(self) -> std::time::Duration {
+        match self {
+            CacheTtl::FiveMinutes => std::time::Duration::from_secs(5 * 60),
+            CacheTtl::OneHour => std::time::Duration::from_secs(60 * 60),
+        }
+    }
+
     /// Parses `5m` or `1h`.
     pub fn parse(text: &str) -> Option<CacheTtl> {
         match text.trim() {

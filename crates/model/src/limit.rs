@@ -46,11 +46,14 @@ impl Limited {
         }
     }
 
-    /// With `shared` (prompt caching on), agents starting at once with the same shared prefix
-    /// (tools and the shared part of the system prompt) let the first request go alone until
-    /// its response begins, so the others read the prefix it wrote (see `prefix_gate`).
-    pub fn with_shared_prefixes(mut self, shared: bool) -> Limited {
-        self.gate = shared.then(Arc::default);
+    /// With `cache` on, agents starting at once with the same shared prefix (tools and the
+    /// shared part of the system prompt) let the first request go alone until its response
+    /// begins, so the others read the prefix it wrote (see `prefix_gate`); a prefix unused for
+    /// longer than the cache's lifetime is gated again.
+    pub fn with_shared_prefixes(mut self, cache: crate::PromptCache) -> Limited {
+        self.gate = cache
+            .enabled
+            .then(|| Arc::new(PrefixGate::new(cache.ttl.lifetime())));
         self
     }
 

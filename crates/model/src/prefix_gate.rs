@@ -2,13 +2,15 @@
 //! tool set start at once (a team's teammates, subagents), the first request with a given
 //! shared prefix goes alone, and the others follow as soon as its response has begun — the
 //! provider makes an entry readable only then — so they read the prefix it wrote instead of
-//! all writing it. After that, requests with the prefix pass straight through.
+//! all writing it. After that, requests with the prefix pass straight through — for as long
+//! as the provider keeps the entry (its lifetime from its last use): a prefix unused for
+//! longer is gated once more, since the next request writes it again.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
@@ -24,14 +26,16 @@ const KEPT: usize = 256;
 enum Prefix {
     /// Its first request is on its way; the sender says `true` once its response began.
     Writing(watch::Receiver<bool>),
-    /// Written: requests pass.
-    Warm,
+    /// Written, and last used then: requests pass while the entry lives.
+    Warm(Instant),
 }
 
 /// The prefixes seen by one shared client.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct PrefixGate {
     prefixes: Mutex<HashMap<u64, Prefix>>,
+    /// How long the provider keeps an entry after its last use.
+    lifetime: Duration,
 }
 
 /// What a request must do before it goes.
@@ -54,7 +58,9 @@ impl Writer {
     pub(crate) fn begun(&self) {
         if !*self.tx.borrow() {
             let _ = self.tx.send(true);
-            self.gate.lock().insert(self.key, Prefix::Warm);
+            self.gate
+                .lock()
+                .insert(self.key, Prefix::Warm(Instant::now()));
         }
     }
 }
@@ -67,6 +73,14 @@ impl Drop for Writer {
 }
 
 impl PrefixGate {
+    /// A gate for entries that live `lifetime` after their last use.
+    pub(crate) fn new(lifetime: Duration) -> PrefixGate {
+        PrefixGate {
+            prefixes: Mutex::new(HashMap::new()),
+            lifetime,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Prefix>> {
         self.prefixes.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -79,10 +93,15 @@ impl PrefixGate {
         };
         let mut waiting = {
             let mut prefixes = self.lock();
-            match prefixes.get(&key) {
-                Some(Prefix::Warm) => return Turn::Go,
+            let now = Instant::now();
+            match prefixes.get_mut(&key) {
+                Some(Prefix::Warm(used)) if now.duration_since(*used) < self.lifetime => {
+                    *used = now;
+                    return Turn::Go;
+                }
                 Some(Prefix::Writing(rx)) => rx.clone(),
-                None => {
+                // New, or expired at the provider: this request writes it again.
+                _ => {
                     if prefixes.len() >= KEPT {
                         prefixes.retain(|_, p| matches!(p, Prefix::Writing(_)));
                     }
@@ -145,7 +164,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_first_writes_the_others_wait_until_its_response_begins() {
-        let gate = Arc::new(PrefixGate::default());
+        let gate = Arc::new(PrefixGate::new(Duration::from_secs(300)));
         let Turn::Write(writer) = gate.turn(&request("SHARED alice", 6)).await else {
             panic!("the first request writes");
         };
@@ -172,5 +191,24 @@ mod tests {
         let mut bare = request("SHARED", 6);
         bare.cache = None;
         assert!(matches!(gate.turn(&bare).await, Turn::Go));
+    }
+
+    #[tokio::test]
+    async fn a_prefix_unused_past_its_lifetime_is_written_again() {
+        let gate = Arc::new(PrefixGate::new(Duration::from_millis(50)));
+        let Turn::Write(writer) = gate.turn(&request("SHARED alice", 6)).await else {
+            panic!("the first request writes");
+        };
+        writer.begun();
+        assert!(matches!(
+            gate.turn(&request("SHARED bob", 6)).await,
+            Turn::Go
+        ));
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        // The provider has dropped the entry: the next request writes it, the others wait.
+        assert!(matches!(
+            gate.turn(&request("SHARED carol", 6)).await,
+            Turn::Write(_)
+        ));
     }
 }
