@@ -66,7 +66,7 @@ impl Tmux {
             format!(
                 "unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL TROUPE_MODEL\n\
                  cd '{ws}'\n\
-                 export HOME='{ws}/.home' ANTHROPIC_BASE_URL='{url}' ANTHROPIC_API_KEY=test-key TROUPE_RETRY_BASE_MS=5\n\
+                 export HOME='{ws}/.home' ANTHROPIC_BASE_URL='{url}' ANTHROPIC_API_KEY=test-key TROUPE_AGENT_HEADER=1 TROUPE_RETRY_BASE_MS=5\n\
                  exec '{exe}' {args}\n",
                 ws = ws.display(),
                 url = server.url(),

@@ -78,7 +78,8 @@ fn drive(ws: &Path, server: &FakeServer, scenario: &str) -> Vec<Value> {
         .env_remove("OPENAI_BASE_URL")
         .env("HOME", ws.join(".home"))
         .env("ANTHROPIC_BASE_URL", server.url())
-        .env("ANTHROPIC_API_KEY", "test-key");
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env(troupe_testkit::AGENT_HEADER_VAR, "1");
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "drive.py {scenario} failed: {stderr}");

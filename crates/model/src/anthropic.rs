@@ -36,6 +36,8 @@ pub struct AnthropicClient {
     /// Shared by the client's clones, like its connection pool.
     tools_json: Arc<ToolsJson>,
     prompt_cache: PromptCache,
+    /// Whether calls name their agent in [`AGENT_HEADER`] (only for a test server).
+    agent_header: bool,
 }
 
 impl AnthropicClient {
@@ -50,7 +52,15 @@ impl AnthropicClient {
             idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
             tools_json: Arc::default(),
             prompt_cache: PromptCache::default(),
+            agent_header: false,
         })
+    }
+
+    /// The same client naming each call's agent in [`AGENT_HEADER`] — for a test server that
+    /// routes scripts per agent ([`crate::AGENT_HEADER_VAR`]); never for a real provider.
+    pub fn with_agent_header(mut self, send: bool) -> Self {
+        self.agent_header = send;
+        self
     }
 
     /// The same client with prompt caching set (on by default, 5-minute entries).
@@ -104,8 +114,10 @@ impl Model for AnthropicClient {
         let mut headers = vec![
             ("anthropic-version", API_VERSION.to_owned()),
             ("accept", "text/event-stream".to_owned()),
-            (AGENT_HEADER, request.agent.clone()),
         ];
+        if self.agent_header {
+            headers.push((AGENT_HEADER, request.agent.clone()));
+        }
         if self.prompt_cache.enabled && self.prompt_cache.ttl == CacheTtl::OneHour {
             headers.push(("anthropic-beta", EXTENDED_TTL_BETA.to_owned()));
         }

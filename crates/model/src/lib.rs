@@ -39,7 +39,11 @@ use troupe_protocol::{ChatMessage, ContentBlock, Usage};
 pub const DEFAULT_STREAM_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
 
 /// HTTP header naming the agent that makes a call; lets a test server route scripts per agent.
+/// Sent only when [`AGENT_HEADER_VAR`] asks for it: a real provider never learns agent names.
 pub const AGENT_HEADER: &str = "x-troupe-agent";
+
+/// Set to `1` (the test kit does) to send [`AGENT_HEADER`] on every call.
+pub const AGENT_HEADER_VAR: &str = "TROUPE_AGENT_HEADER";
 
 /// Key of the object a tool call's input becomes when the model sent text that is not a JSON
 /// object; the value is that raw text, so the tool layer can tell the model its input was

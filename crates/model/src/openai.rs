@@ -42,6 +42,8 @@ pub struct OpenAiClient {
     /// Whether requests name their cache (`prompt_cache_key`): only OpenAI's own endpoint
     /// with prompt caching on.
     cache_key: bool,
+    /// Whether calls name their agent in [`AGENT_HEADER`] (only for a test server).
+    agent_header: bool,
 }
 
 impl OpenAiClient {
@@ -56,7 +58,15 @@ impl OpenAiClient {
             whole_with_tools: Arc::new(AtomicBool::new(false)),
             tools_json: Arc::default(),
             cache_key: false,
+            agent_header: false,
         })
+    }
+
+    /// The same client naming each call's agent in [`AGENT_HEADER`] — for a test server that
+    /// routes scripts per agent ([`crate::AGENT_HEADER_VAR`]); never for a real provider.
+    pub fn with_agent_header(mut self, send: bool) -> Self {
+        self.agent_header = send;
+        self
     }
 
     /// The same client with prompt caching set: on OpenAI's own endpoint each request then
@@ -144,10 +154,10 @@ impl OpenAiClient {
             Reading::Stream => "text/event-stream",
             Reading::Whole => "application/json",
         };
-        let mut headers = vec![
-            ("accept", accept.to_owned()),
-            (AGENT_HEADER, request.agent.clone()),
-        ];
+        let mut headers = vec![("accept", accept.to_owned())];
+        if self.agent_header {
+            headers.push((AGENT_HEADER, request.agent.clone()));
+        }
         if let Some(key) = &self.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }

@@ -130,6 +130,9 @@ pub struct ModelConfig {
     /// Prompt caching: on unless `DISABLE_PROMPT_CACHING` (or the `promptCaching` setting,
     /// applied by the binary) turns it off.
     pub prompt_cache: crate::PromptCache,
+    /// Whether calls name their agent in a header, for a test server
+    /// ([`crate::AGENT_HEADER_VAR`]); off unless asked for.
+    pub agent_header: bool,
 }
 
 /// How a credential is sent to the provider.
@@ -239,6 +242,7 @@ impl ModelConfig {
             retry,
             stream_idle_timeout,
             prompt_cache: crate::PromptCache::from_env(&var),
+            agent_header: var(crate::AGENT_HEADER_VAR).is_some_and(|v| v.trim() == "1"),
         })
     }
 
@@ -250,6 +254,7 @@ impl ModelConfig {
                 AnthropicClient::new(self.base_url.clone(), self.api_key.clone()).map(|c| {
                     Arc::new(
                         c.with_bearer(self.auth == Auth::Bearer)
+                            .with_agent_header(self.agent_header)
                             .with_prompt_cache(self.prompt_cache)
                             .with_retry_policy(self.retry)
                             .with_stream_idle_timeout(self.stream_idle_timeout),
@@ -260,6 +265,7 @@ impl ModelConfig {
                 OpenAiClient::new(self.base_url.clone(), self.api_key.clone()).map(|c| {
                     Arc::new(
                         c.with_prompt_cache(self.prompt_cache)
+                            .with_agent_header(self.agent_header)
                             .with_retry_policy(self.retry)
                             .with_stream_idle_timeout(self.stream_idle_timeout),
                     ) as Arc<dyn Model>
@@ -338,6 +344,7 @@ pub(crate) mod tests {
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
                 prompt_cache: crate::PromptCache::default(),
+                agent_header: false,
             })
         );
     }
@@ -384,6 +391,7 @@ pub(crate) mod tests {
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
                 prompt_cache: crate::PromptCache::default(),
+                agent_header: false,
             })
         );
     }
@@ -407,6 +415,7 @@ pub(crate) mod tests {
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
                 prompt_cache: crate::PromptCache::default(),
+                agent_header: false,
             })
         );
     }
@@ -500,6 +509,7 @@ pub(crate) mod tests {
                 retry: RetryPolicy::default(),
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
                 prompt_cache: crate::PromptCache::default(),
+                agent_header: false,
             };
             assert_eq!(config.build().provider(), provider.as_str());
         }

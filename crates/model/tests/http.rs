@@ -42,12 +42,14 @@ fn request() -> ModelRequest {
 fn anthropic(base_url: &str, attempts: u32) -> AnthropicClient {
     AnthropicClient::new(base_url, Some("sk-ant-test".into()))
         .expect("client")
+        .with_agent_header(true)
         .with_retry_policy(fast_policy(attempts))
 }
 
 fn openai(base_url: &str, key: Option<&str>, attempts: u32) -> OpenAiClient {
     OpenAiClient::new(format!("{base_url}/v1"), key.map(str::to_owned))
         .expect("client")
+        .with_agent_header(true)
         .with_retry_policy(fast_policy(attempts))
 }
 
@@ -120,6 +122,28 @@ async fn anthropic_sends_the_documented_request_and_returns_the_answer() {
     assert_eq!(req.body["stream"], true);
     assert_eq!(req.body["tools"][0]["name"], "bash");
     assert_eq!(req.body["messages"][0]["content"][0]["text"], "hello");
+}
+
+#[tokio::test]
+async fn a_real_provider_never_learns_the_agent_name() {
+    let server = Server::start(vec![
+        Reply::sse(anthropic_text_stream("one")),
+        Reply::sse(openai_text_stream("two")),
+    ])
+    .await;
+    let anthropic = AnthropicClient::new(server.base_url.as_str(), Some("k".into()))
+        .expect("client")
+        .with_retry_policy(fast_policy(1));
+    let openai = OpenAiClient::new(format!("{}/v1", server.base_url), None)
+        .expect("client")
+        .with_retry_policy(fast_policy(1));
+    run(&anthropic).await.0.expect("anthropic answers");
+    run(&openai).await.0.expect("openai answers");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for req in &requests {
+        assert_eq!(req.header("x-troupe-agent"), None, "{}", req.request_line);
+    }
 }
 
 #[tokio::test]

@@ -342,6 +342,7 @@ fn team_on(ws: &Path, server: &FakeServer) -> Team {
     let env = |key: &str| match key {
         "ANTHROPIC_BASE_URL" => Some(url.clone()),
         "ANTHROPIC_API_KEY" => Some("bench".to_string()),
+        "TROUPE_AGENT_HEADER" => Some("1".to_string()),
         _ => None,
     };
     let model = ModelConfig::resolve(Some(Provider::Anthropic), Some("fake".into()), &env).unwrap();

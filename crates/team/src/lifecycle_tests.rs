@@ -17,6 +17,7 @@ fn team(ws: &Path, server: &FakeServer) -> Team {
     let env = |key: &str| match key {
         "ANTHROPIC_BASE_URL" => Some(url.clone()),
         "ANTHROPIC_API_KEY" => Some("test".to_string()),
+        "TROUPE_AGENT_HEADER" => Some("1".to_string()),
         _ => None,
     };
     let model = ModelConfig::resolve(Some(Provider::Anthropic), Some("fake".into()), &env)

@@ -36,6 +36,7 @@ pub fn model_config(server: &FakeServer) -> ModelConfig {
         },
         stream_idle_timeout: WAIT,
         prompt_cache: troupe_model::PromptCache::default(),
+        agent_header: true,
     }
 }
 

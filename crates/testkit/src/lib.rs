@@ -29,4 +29,4 @@ pub use fixtures::TempWorkspace;
 pub use quirks::{OpenAiQuirks, StreamUsage, ToolStreaming};
 pub use recorded::Recorded;
 pub use script::{Fault, Reply, ReplyBlock, Step, StopReason, Wire};
-pub use server::{FakeServer, AGENT_HEADER, DEFAULT_AGENT};
+pub use server::{FakeServer, AGENT_HEADER, AGENT_HEADER_VAR, DEFAULT_AGENT};

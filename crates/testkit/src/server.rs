@@ -26,6 +26,10 @@ use crate::script::{Step, Wire};
 /// The header naming the agent a request comes from.
 pub const AGENT_HEADER: &str = "x-troupe-agent";
 
+/// The variable that makes troupe send [`AGENT_HEADER`] (troupe never sends it otherwise): set
+/// it to `1` for a troupe talking to this server with more than one agent.
+pub const AGENT_HEADER_VAR: &str = "TROUPE_AGENT_HEADER";
+
 /// The agent a request is routed to when it carries no agent header.
 pub const DEFAULT_AGENT: &str = "lead";
 

@@ -35,6 +35,7 @@ pub fn troupe(ws: &Path, server: &FakeServer) -> Command {
         .env("HOME", ws.join(".home"))
         .env("ANTHROPIC_BASE_URL", server.url())
         .env("ANTHROPIC_API_KEY", "bench-key")
+        .env(troupe_testkit::AGENT_HEADER_VAR, "1")
         .stdin(Stdio::null());
     cmd
 }

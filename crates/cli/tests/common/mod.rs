@@ -23,6 +23,8 @@ pub fn troupe(ws: &Path, server: &FakeServer, wire: Wire) -> Command {
         .env_remove("TROUPE_REQUIRE_TRUST")
         .env_remove("TROUPE_WORKSPACE_TRUST")
         .env("TROUPE_RETRY_BASE_MS", "5")
+        // The fake server routes each agent's script by the header this turns on.
+        .env(troupe_testkit::AGENT_HEADER_VAR, "1")
         .stdin(Stdio::null());
     match wire {
         Wire::Anthropic => {
