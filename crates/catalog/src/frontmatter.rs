@@ -1,8 +1,14 @@
-//! The YAML front matter of Claude Code's Markdown definitions (`SKILL.md`, agent files): the
-//! small subset they use — `key: value` lines, `key: [a, b]` and `- item` lists, quoted
-//! strings, `#` comments — between `---` lines at the top of the file.
+//! The YAML front matter of Claude Code's Markdown definitions (`SKILL.md`, agent files,
+//! commands) between `---` lines at the top of the file.
+//!
+//! The block is read as YAML (`yaml-rust2`): block scalars (`|`, `>`), quoting, `#` comments
+//! and nested maps as real files use them. Claude Code also loads files that are not valid
+//! YAML — most often an unquoted `description: Use when: …` — so a block YAML refuses is read
+//! again line by line (`key: value`, `key: [a, b]`, `- item` lists), and only a block neither
+//! reading accepts is an error.
 
 use std::collections::BTreeMap;
+use yaml_rust2::{Yaml, YamlLoader};
 
 /// A front-matter value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,9 +41,20 @@ pub struct Document {
     pub fields: BTreeMap<String, Value>,
     /// The Markdown after the closing `---`, trimmed.
     pub body: String,
+    /// Each top-level key's value as written on its own line (unquoted), for hints shown as
+    /// written: `argument-hint: [file] [mode]` is a list to YAML, text to the person.
+    raw: BTreeMap<String, String>,
 }
 
 impl Document {
+    /// A top-level value as written on its key's line, if not empty.
+    pub fn raw(&self, key: &str) -> Option<&str> {
+        self.raw
+            .get(key)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
     /// A scalar field, if present and not empty.
     pub fn text(&self, key: &str) -> Option<&str> {
         match self.fields.get(key) {
@@ -51,20 +68,80 @@ impl Document {
 /// wrong.
 pub fn parse(text: &str) -> Result<Document, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.lines().enumerate();
+    let mut lines = text.lines();
     match lines.next() {
-        Some((_, first)) if first.trim_end() == "---" => {}
+        Some(first) if first.trim_end() == "---" => {}
         _ => return Err("line 1: expected front matter starting with `---`".to_string()),
     }
+    let block: Vec<&str> = lines
+        .by_ref()
+        .take_while(|l| l.trim_end() != "---")
+        .collect();
+    // `take_while` consumed the closing line too, when there was one.
+    if text.lines().nth(1 + block.len()).is_none() {
+        return Err("the front matter has no closing `---`".to_string());
+    }
+    let body = lines.collect::<Vec<_>>().join("\n");
+    let fields = match from_yaml(&block.join("\n")) {
+        Some(fields) => fields,
+        None => lenient(&block)?,
+    };
+    let raw = block
+        .iter()
+        .filter(|line| !line.starts_with([' ', '\t', '-', '#']))
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, value)| (key.trim().to_string(), unquote(value)))
+        .collect();
+    Ok(Document {
+        fields,
+        body: body.trim().to_string(),
+        raw,
+    })
+}
+
+/// The block read as YAML, when it is a YAML mapping (or empty).
+fn from_yaml(block: &str) -> Option<BTreeMap<String, Value>> {
+    let docs = YamlLoader::load_from_str(block).ok()?;
+    let mut fields = BTreeMap::new();
+    match docs.into_iter().next() {
+        None | Some(Yaml::Null) => {}
+        Some(Yaml::Hash(map)) => {
+            for (key, value) in map {
+                let Some(key) = scalar(&key) else { continue };
+                let value = match value {
+                    Yaml::Array(items) => Value::List(items.iter().filter_map(scalar).collect()),
+                    Yaml::Null => Value::Text(String::new()),
+                    other => match scalar(&other) {
+                        Some(text) => Value::Text(text),
+                        // A nested map (`metadata:`): nothing troupe reads.
+                        None => continue,
+                    },
+                };
+                fields.insert(key, value);
+            }
+        }
+        // A scalar or a list at the top: not front matter as Claude Code writes it.
+        Some(_) => return None,
+    }
+    Some(fields)
+}
+
+/// A YAML scalar as text (`true`, `3`, `1.5` as written).
+fn scalar(value: &Yaml) -> Option<String> {
+    match value {
+        Yaml::String(s) | Yaml::Real(s) => Some(s.trim_end_matches('\n').to_string()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        Yaml::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// The block read line by line, as Claude Code reads files YAML refuses.
+fn lenient(block: &[&str]) -> Result<BTreeMap<String, Value>, String> {
     let mut fields = BTreeMap::new();
     let mut list_key: Option<String> = None;
-    let mut body_start = None;
-    for (i, line) in lines.by_ref() {
-        let n = i + 1;
-        if line.trim_end() == "---" {
-            body_start = Some(i + 1);
-            break;
-        }
+    for (i, line) in block.iter().enumerate() {
+        let n = i + 2;
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
@@ -88,7 +165,7 @@ pub fn parse(text: &str) -> Result<Document, String> {
         if value.is_empty() {
             fields.insert(key.clone(), Value::List(Vec::new()));
             list_key = Some(key);
-        } else if let Some(inner) = value.strip_prefix('[') {
+        } else if let Some(inner) = value.strip_prefix('[').filter(|i| !i.contains("] [")) {
             let Some(inner) = inner.strip_suffix(']') else {
                 return Err(format!("line {n}: `[` without a closing `]`"));
             };
@@ -104,14 +181,7 @@ pub fn parse(text: &str) -> Result<Document, String> {
             list_key = None;
         }
     }
-    let Some(start) = body_start else {
-        return Err("the front matter has no closing `---`".to_string());
-    };
-    let body = text.lines().skip(start).collect::<Vec<_>>().join("\n");
-    Ok(Document {
-        fields,
-        body: body.trim().to_string(),
-    })
+    Ok(fields)
 }
 
 fn unquote(s: &str) -> String {
