@@ -1,41 +1,78 @@
-//! Markdown in the REPL, one completed line at a time (so streamed text renders as it comes):
-//! headings and bold in bold, inline code in cyan, list bullets as `•`, quotes with a bar,
-//! fenced code blocks with their keywords, strings, numbers and comments highlighted. Without
+//! Markdown in the REPL, as it streams: each completed line is shown at once, except the rows
+//! of a table, which are held until the table ends so that its columns can line up.
+//!
+//! Blocks (headings, quotes, bullet and numbered lists, rules, fences, tables) are recognised
+//! per line; the inline spans of each line — `code`, emphasis, strong, ~~strike~~, links — are
+//! parsed by `pulldown-cmark`. Fenced code is highlighted by [`super::highlight`]. Without
 //! colour the text is shown as written. Every line is sanitised before any style is added.
 
 use crate::render::sanitize::terminal;
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use unicode_width::UnicodeWidthStr;
 
-const BOLD: &str = "\u{1b}[1m";
-const DIM: &str = "\u{1b}[2m";
+use super::highlight::highlight;
+
+pub(super) const BOLD: &str = "\u{1b}[1m";
+pub(super) const DIM: &str = "\u{1b}[2m";
 const ITALIC: &str = "\u{1b}[3m";
+const UNDERLINE: &str = "\u{1b}[4m";
+const STRIKE: &str = "\u{1b}[9m";
 const CYAN: &str = "\u{1b}[36m";
-const GREEN: &str = "\u{1b}[32m";
-const BLUE: &str = "\u{1b}[34m";
-const MAGENTA: &str = "\u{1b}[35m";
-const RESET: &str = "\u{1b}[0m";
+pub(super) const RESET: &str = "\u{1b}[0m";
 
-/// Renders Markdown line by line, remembering whether a code block is open.
+/// Renders Markdown line by line, remembering an open code block and a table being read.
 #[derive(Debug, Default)]
 pub struct Markdown {
     colour: bool,
     /// Inside a fenced block: its fence (`` ``` `` or `~~~`) and language.
     code: Option<(String, String)>,
+    /// The rows of a table read so far (sanitised), shown when the table ends.
+    table: Vec<String>,
 }
 
 impl Markdown {
     /// A renderer; without `colour` lines pass through (sanitised) as written.
     pub fn new(colour: bool) -> Markdown {
-        Markdown { colour, code: None }
+        Markdown {
+            colour,
+            code: None,
+            table: Vec::new(),
+        }
     }
 
-    /// Forgets an open code block (a new message starts).
-    pub fn reset(&mut self) {
+    /// Forgets an open code block (a new message starts); a table still held is returned.
+    pub fn reset(&mut self) -> Option<String> {
         self.code = None;
+        self.finish()
     }
 
-    /// One complete line, rendered.
-    pub fn line(&mut self, raw: &str) -> String {
+    /// What is still held (a table at the end of the text), rendered.
+    pub fn finish(&mut self) -> Option<String> {
+        if self.table.is_empty() {
+            return None;
+        }
+        let rows = std::mem::take(&mut self.table);
+        Some(self.render_table(&rows))
+    }
+
+    /// One complete line: what is ready to show (several lines when a held table ends, none
+    /// while a table is being read).
+    pub fn line(&mut self, raw: &str) -> Option<String> {
         let text = terminal(raw).into_owned();
+        let trimmed = text.trim_start();
+        if self.code.is_none() && self.colour && is_table_row(trimmed) {
+            self.table.push(trimmed.to_string());
+            return None;
+        }
+        let held = self.finish();
+        let shown = self.one(text);
+        Some(match held {
+            Some(table) => format!("{table}\n{shown}"),
+            None => shown,
+        })
+    }
+
+    fn one(&mut self, text: String) -> String {
         let trimmed = text.trim_start();
         let fence = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f));
         match (&self.code, fence) {
@@ -65,6 +102,95 @@ impl Markdown {
             false => text.to_string(),
         }
     }
+
+    /// A table: cells padded to their column's width, the header bold, a rule under it.
+    fn render_table(&self, rows: &[String]) -> String {
+        let mut cells: Vec<Vec<String>> = Vec::new();
+        let mut header_rule = false;
+        for (i, row) in rows.iter().enumerate() {
+            let split = split_row(row);
+            if i == 1 && split.iter().all(|c| is_rule_cell(c)) {
+                header_rule = true;
+                continue;
+            }
+            cells.push(split);
+        }
+        let columns = cells.iter().map(Vec::len).max().unwrap_or(0);
+        let shown: Vec<Vec<(String, usize)>> = cells
+            .iter()
+            .map(|row| {
+                (0..columns)
+                    .map(|c| {
+                        let cell = row.get(c).map_or("", String::as_str);
+                        let shown = inline(cell, "");
+                        let width = visible_width(&shown);
+                        (shown, width)
+                    })
+                    .collect()
+            })
+            .collect();
+        let widths: Vec<usize> = (0..columns)
+            .map(|c| shown.iter().map(|row| row[c].1).max().unwrap_or(0))
+            .collect();
+        let mut out = Vec::new();
+        for (i, row) in shown.iter().enumerate() {
+            let header = i == 0 && header_rule;
+            let line: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|((text, width), column)| {
+                    let pad = " ".repeat(column.saturating_sub(*width));
+                    match header {
+                        true => format!("{BOLD}{text}{RESET}{pad}"),
+                        false => format!("{text}{pad}"),
+                    }
+                })
+                .collect();
+            out.push(line.join(&format!(" {DIM}│{RESET} ")));
+            if header {
+                let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+                out.push(format!("{DIM}{}{RESET}", rule.join("─┼─")));
+            }
+        }
+        out.join("\n")
+    }
+}
+
+/// A line of a pipe table: starts and ends with `|`.
+fn is_table_row(trimmed: &str) -> bool {
+    let t = trimmed.trim_end();
+    t.len() >= 2 && t.starts_with('|') && t.ends_with('|')
+}
+
+/// The cells of a table row, trimmed (`\|` is a literal bar).
+fn split_row(row: &str) -> Vec<String> {
+    let inner = row.trim().trim_start_matches('|');
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let mut cells = vec![String::new()];
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                chars.next();
+                if let Some(cell) = cells.last_mut() {
+                    cell.push('|');
+                }
+            }
+            '|' => cells.push(String::new()),
+            _ => {
+                if let Some(cell) = cells.last_mut() {
+                    cell.push(c);
+                }
+            }
+        }
+    }
+    cells.into_iter().map(|c| c.trim().to_string()).collect()
+}
+
+/// A cell of the rule under a table's header (`---`, `:--:`).
+fn is_rule_cell(cell: &str) -> bool {
+    let c = cell.trim_matches(':');
+    !c.is_empty() && c.chars().all(|ch| ch == '-')
 }
 
 /// A line outside code blocks: heading, quote, list item, rule, or a paragraph line.
@@ -77,15 +203,12 @@ fn block(text: &str) -> String {
         let style = if hashes == 1 { "\u{1b}[1;4m" } else { BOLD };
         return format!("{style}{}{RESET}", inline(title, style));
     }
-    if trimmed.len() >= 3
-        && trimmed.chars().all(|c| c == '-' || c == '*' || c == '_')
-        && trimmed
-            .chars()
-            .collect::<std::collections::HashSet<_>>()
-            .len()
-            == 1
-    {
-        return format!("{DIM}{}{RESET}", "─".repeat(40));
+    let mut marks = trimmed.chars().filter(|c| !c.is_whitespace());
+    if let Some(first @ ('-' | '*' | '_')) = marks.next() {
+        if trimmed.chars().filter(|c| !c.is_whitespace()).count() >= 3 && marks.all(|c| c == first)
+        {
+            return format!("{DIM}{}{RESET}", "─".repeat(40));
+        }
     }
     if let Some(quote) = trimmed
         .strip_prefix("> ")
@@ -101,136 +224,109 @@ fn block(text: &str) -> String {
             return format!("{indent}• {}", inline(item, ""));
         }
     }
+    if let Some((number, item)) = numbered(trimmed) {
+        return format!("{indent}{number}. {}", inline(item, ""));
+    }
     format!("{indent}{}", inline(trimmed, ""))
 }
 
-/// Inline spans: `code`, **bold**, *italic*. `outer` is the style to return to after a span.
+/// `12. text` or `12) text`: the number and the text.
+fn numbered(trimmed: &str) -> Option<(&str, &str)> {
+    let digits = trimmed.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 || digits > 9 {
+        return None;
+    }
+    let rest = &trimmed[digits..];
+    let item = rest
+        .strip_prefix(". ")
+        .or_else(|| rest.strip_prefix(") "))?;
+    Some((&trimmed[..digits], item))
+}
+
+/// The inline spans of one line, styled; `outer` is the style to return to after a span.
 fn inline(text: &str, outer: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
-    let mut rest = text;
-    while !rest.is_empty() {
-        let (marker, style) = if rest.starts_with('`') {
-            ("`", CYAN)
-        } else if rest.starts_with("**") {
-            ("**", BOLD)
-        } else if rest.starts_with("__") {
-            ("__", BOLD)
-        } else if rest.starts_with('*') && !rest.starts_with("* ") {
-            ("*", ITALIC)
-        } else {
-            let c = rest.chars().next().unwrap_or(' ');
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
-            continue;
-        };
-        let body = &rest[marker.len()..];
-        match body.find(marker).filter(|&end| end > 0) {
-            Some(end) => {
-                out.push_str(style);
-                out.push_str(&body[..end]);
-                out.push_str(RESET);
-                out.push_str(outer);
-                rest = &body[end + marker.len()..];
-            }
-            None => {
-                out.push_str(marker);
-                rest = body;
-            }
+    let mut styles: Vec<&str> = Vec::new();
+    let mut links: Vec<String> = Vec::new();
+    let restore = |out: &mut String, styles: &[&str]| {
+        out.push_str(RESET);
+        out.push_str(outer);
+        for s in styles {
+            out.push_str(s);
         }
+    };
+    // The line is read as a paragraph: block syntax was handled by the caller, and text that
+    // would open a block (`1986. A great year`, an indent) stays text.
+    let body = text.trim_start();
+    for event in Parser::new_ext(body, Options::ENABLE_STRIKETHROUGH) {
+        match event {
+            Event::Text(t) | Event::Html(t) | Event::InlineHtml(t) => out.push_str(&t),
+            Event::Code(c) => {
+                out.push_str(CYAN);
+                out.push_str(&c);
+                restore(&mut out, &styles);
+            }
+            Event::SoftBreak | Event::HardBreak => out.push(' '),
+            Event::Start(tag) => {
+                let style = match tag {
+                    Tag::Emphasis => ITALIC,
+                    Tag::Strong => BOLD,
+                    Tag::Strikethrough => STRIKE,
+                    Tag::Link { dest_url, .. } => {
+                        links.push(dest_url.to_string());
+                        UNDERLINE
+                    }
+                    Tag::Item => {
+                        // A list marker the caller did not take (`- - x`): keep it visible.
+                        out.push_str("• ");
+                        continue;
+                    }
+                    _ => continue,
+                };
+                styles.push(style);
+                out.push_str(style);
+            }
+            Event::End(tag) => {
+                if !matches!(
+                    tag,
+                    TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link
+                ) {
+                    continue;
+                }
+                styles.pop();
+                restore(&mut out, &styles);
+                if tag == TagEnd::Link {
+                    if let Some(url) = links.pop() {
+                        out.push_str(&format!(" {DIM}({url}){RESET}{outer}"));
+                        for s in &styles {
+                            out.push_str(s);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if out.is_empty() && !body.is_empty() {
+        // Nothing inline came out (a line pulldown reads as pure markup): show it as written.
+        return body.to_string();
     }
     out
 }
 
-const KEYWORDS: &[&str] = &[
-    "fn", "let", "mut", "pub", "use", "mod", "struct", "enum", "impl", "trait", "match", "if",
-    "else", "for", "while", "loop", "return", "async", "await", "const", "static", "type", "where",
-    "self", "Self", "true", "false", "None", "Some", "Ok", "Err", "def", "class", "import", "from",
-    "in", "is", "not", "and", "or", "function", "var", "export", "package", "func", "go", "then",
-    "fi", "do", "done", "echo", "with", "as", "try", "catch", "new",
-];
-
-/// A line of code with keywords, strings, numbers and comments coloured.
-fn highlight(text: &str, lang: &str) -> String {
-    let hash_comments = matches!(
-        lang,
-        "sh" | "bash" | "shell" | "zsh" | "python" | "py" | "toml" | "yaml" | "yml" | "ruby" | "rb"
-    );
-    let mut out = String::with_capacity(text.len() + 32);
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let rest: String = chars[i..].iter().collect();
-        if rest.starts_with("//") || (hash_comments && c == '#') {
-            out.push_str(&format!("{DIM}{rest}{RESET}"));
-            break;
-        }
-        if c == '"' || c == '\'' {
-            let end = chars[i + 1..]
-                .iter()
-                .position(|&d| d == c)
-                .map_or(chars.len(), |p| i + 2 + p);
-            let s: String = chars[i..end].iter().collect();
-            out.push_str(&format!("{GREEN}{s}{RESET}"));
-            i = end;
-            continue;
-        }
-        if c.is_alphanumeric() || c == '_' {
-            let end = chars[i..]
-                .iter()
-                .position(|&d| !(d.is_alphanumeric() || d == '_'))
-                .map_or(chars.len(), |p| i + p);
-            let word: String = chars[i..end].iter().collect();
-            if KEYWORDS.contains(&word.as_str()) {
-                out.push_str(&format!("{BLUE}{word}{RESET}"));
-            } else if word.chars().next().is_some_and(|d| d.is_ascii_digit()) {
-                out.push_str(&format!("{MAGENTA}{word}{RESET}"));
-            } else {
-                out.push_str(&word);
-            }
-            i = end;
-            continue;
-        }
-        out.push(c);
-        i += 1;
+/// The columns a styled text takes: its width without the escape sequences.
+fn visible_width(styled: &str) -> usize {
+    let mut plain = String::with_capacity(styled.len());
+    let mut rest = styled;
+    while let Some(start) = rest.find('\u{1b}') {
+        plain.push_str(&rest[..start]);
+        let after = &rest[start..];
+        rest = after.find('m').map_or("", |end| &after[end + 1..]);
     }
-    out
+    plain.push_str(rest);
+    UnicodeWidthStr::width(plain.as_str())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn without_colour_lines_pass_as_written_but_sanitised() {
-        let mut md = Markdown::new(false);
-        assert_eq!(md.line("# Title"), "# Title");
-        assert_eq!(md.line("**x**\u{1b}[2J"), "**x**\\x1b[2J");
-    }
-
-    #[test]
-    fn headings_bold_lists_and_inline_code() {
-        let mut md = Markdown::new(true);
-        assert_eq!(md.line("## Plan"), "\u{1b}[1mPlan\u{1b}[0m");
-        assert_eq!(
-            md.line("- run `cargo test` **now**"),
-            "• run \u{1b}[36mcargo test\u{1b}[0m \u{1b}[1mnow\u{1b}[0m"
-        );
-        assert_eq!(md.line("a * b and snake_case"), "a * b and snake_case");
-    }
-
-    #[test]
-    fn code_blocks_are_highlighted_until_their_fence_closes() {
-        let mut md = Markdown::new(true);
-        assert_eq!(md.line("```rust"), "\u{1b}[2m```rust\u{1b}[0m");
-        let code = md.line("let x = \"hi\"; // note");
-        assert!(
-            code.starts_with("\u{1b}[34mlet\u{1b}[0m x = \u{1b}[32m\"hi\"\u{1b}[0m;"),
-            "{code:?}"
-        );
-        assert!(code.ends_with("\u{1b}[2m// note\u{1b}[0m"), "{code:?}");
-        assert_eq!(md.line("#[derive(Debug)]"), "#[derive(Debug)]");
-        md.line("```");
-        assert_eq!(md.line("# Heading"), "\u{1b}[1;4mHeading\u{1b}[0m");
-    }
-}
+#[path = "markdown_tests.rs"]
+mod tests;

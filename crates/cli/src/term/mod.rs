@@ -3,6 +3,7 @@
 //! plain line reader used when stdin is not a terminal.
 
 pub mod editor;
+mod highlight;
 pub mod history_file;
 pub mod line;
 pub mod mail;

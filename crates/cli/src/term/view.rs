@@ -139,8 +139,9 @@ impl View {
             let mut lines = Vec::new();
             while let Some(end) = s.partial.find('\n') {
                 let line: String = s.partial.drain(..=end).collect();
-                let rendered = s.markdown.line(line.trim_end_matches(['\n', '\r']));
-                lines.push(rendered);
+                if let Some(rendered) = s.markdown.line(line.trim_end_matches(['\n', '\r'])) {
+                    lines.push(rendered);
+                }
             }
             lines
         };
@@ -149,15 +150,20 @@ impl View {
         }
     }
 
-    /// Prints the last, unfinished line of streamed text.
+    /// Prints the last, unfinished line of streamed text, and a table still held.
     fn flush_text(&self) {
-        let line = {
+        let lines: Vec<String> = {
             let mut s = self.state();
             let rest = std::mem::take(&mut s.partial);
-            (!rest.is_empty()).then(|| s.markdown.line(&rest))
+            let last = if rest.is_empty() {
+                None
+            } else {
+                s.markdown.line(&rest)
+            };
+            last.into_iter().chain(s.markdown.finish()).collect()
         };
-        if let Some(line) = line {
-            self.printer.styled(&line);
+        if !lines.is_empty() {
+            self.printer.styled(&lines.join("\n"));
         }
     }
 
@@ -177,7 +183,8 @@ impl View {
                     let mut s = self.state();
                     let unstreamed = !s.any_delta;
                     s.any_delta = false;
-                    s.markdown.reset();
+                    // flush_text above printed anything held.
+                    let _ = s.markdown.reset();
                     unstreamed.then(|| message.text()).filter(|t| !t.is_empty())
                 };
                 if let Some(text) = whole {
