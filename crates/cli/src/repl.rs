@@ -249,7 +249,7 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
         "/team" => match crate::commands::team_status::repl_view(&*team.shared().store) {
             // The view `troupe team status` shows (made safe cell by cell, colour kept).
             Ok((view, r)) => {
-                print!("{view}");
+                crate::render::sanitize::write_stdout(&view);
                 out!("\n{}", crate::cost::table(&costs(agent, session, Some(&r))));
                 out!("{}", troupe_team::render::background_table(&r));
             }
@@ -340,13 +340,17 @@ fn costs(
     session: &Session<'_>,
     roster: Option<&troupe_protocol::Roster>,
 ) -> Vec<crate::cost::AgentCost> {
-    // Priced at the model the lead is on now (`/model` may have switched it).
-    crate::cost::breakdown(
-        agent.usage(),
-        session.subagents.usage(),
-        &agent.config().model,
-        roster,
-    )
+    // Each call at the model it used (`/model` switches only the calls after it).
+    crate::cost::breakdown(&lead_usage(agent), session.subagents.usage(), roster)
+}
+
+/// The lead's model now, its tokens, and its tokens per model called.
+pub fn lead_usage(agent: &Agent) -> troupe_protocol::AgentUsage {
+    troupe_protocol::AgentUsage {
+        model: agent.config().model.clone(),
+        usage: agent.usage(),
+        by_model: agent.usage_by_model().clone(),
+    }
 }
 
 fn print_cost(agent: &Agent, session: &Session<'_>) {

@@ -57,12 +57,7 @@ pub fn open(args: &TeamArgs) -> Result<SharedStore> {
 /// (its model prices the teammates that run on the team's default), then each teammate's.
 fn agent_costs(roster: &troupe_protocol::Roster) -> Vec<crate::cost::AgentCost> {
     let lead = roster.lead_usage.clone().unwrap_or_default();
-    let model = if lead.model.is_empty() {
-        "unknown model"
-    } else {
-        lead.model.as_str()
-    };
-    crate::cost::breakdown(lead.usage, Default::default(), model, Some(roster))
+    crate::cost::breakdown(&lead, Default::default(), Some(roster))
 }
 
 /// Formats an event as one human-readable line: its time of day (UTC), agent, kind, detail.
