@@ -215,6 +215,9 @@ pub struct Question<'a> {
     pub reason: &'a str,
     /// How a person could allow such calls without being asked (flags, rules).
     pub how_to_allow: &'a str,
+    /// The team request the question is recorded as, when it is a teammate's asked of the
+    /// person (shown with it, so `troupe team approve <id>` can answer it too).
+    pub request_id: Option<&'a str>,
 }
 
 /// Answers "may this call run?" when the permission rules say to ask.

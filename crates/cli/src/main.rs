@@ -21,6 +21,7 @@ mod setup;
 mod signals;
 mod store;
 mod subagents;
+mod team_pick;
 mod term;
 mod trust;
 mod waiting;

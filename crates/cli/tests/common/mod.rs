@@ -23,6 +23,9 @@ pub fn troupe(ws: &Path, server: &FakeServer, wire: Wire) -> Command {
         .env_remove("TROUPE_REQUIRE_TRUST")
         .env_remove("TROUPE_WORKSPACE_TRUST")
         .env("TROUPE_RETRY_BASE_MS", "5")
+        // The team tests reach through the store: a named one. A lead without a team of its
+        // own name (its session's) is `leads.rs`'s subject.
+        .env("TROUPE_TEAM", "default")
         .stdin(Stdio::null());
     match wire {
         Wire::Anthropic => {
@@ -153,6 +156,19 @@ pub fn repl(ws: &Path, server: &FakeServer, args: &[&str], input: &str) -> Outpu
             .expect("stdin accepts the input");
     }
     child.wait_with_output().expect("troupe binary runs")
+}
+
+/// The name of the workspace's one team (`None` before any), for a lead started without
+/// `--team` (its team is named after its session).
+pub fn only_team(ws: &Path) -> Option<String> {
+    let mut names: Vec<String> = std::fs::read_dir(ws.join(".troupe/teams"))
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    assert!(names.len() <= 1, "several teams: {names:?}");
+    names.pop()
 }
 
 /// The default team's roster as JSON, read through the store (the file backend keeps it as a
