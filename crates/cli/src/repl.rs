@@ -43,7 +43,11 @@ pub fn run(cli: &Cli) -> Result<i32> {
         == crate::commands::team_status::Paint::Colour;
     let (approver, asks) = ReplApprover::new(printer.clone(), colour);
     let sink: troupe_team::NoticeSink = Some(Arc::new(move |n: Notice| {
-        notice_printer.line(&notice_line(&n))
+        // Mail to the lead is shown once, when it reaches the lead's conversation (whoever
+        // sent it, from whichever process); here only what the lead will not read.
+        if !matches!(&n, Notice::Mail { to, .. } if to == troupe_team::LEAD) {
+            notice_printer.line(&notice_line(&n))
+        }
     }));
     let Lead {
         lease: _lease,

@@ -216,9 +216,12 @@ impl Editor {
     /// Enter: the line answers the request, or is queued for the next prompt.
     fn submit(&mut self, buf: &mut String) {
         let text = self.line.take();
-        self.history.add(&text);
-        if let Err(e) = super::history_file::save(&self.history_path, self.history.entries()) {
-            tracing::debug!(error = %e, "could not save the prompt history");
+        // History holds prompts: an answer to a question (`y`, `a`) is not one.
+        if self.want != Some(Want::Answer) {
+            self.history.add(&text);
+            if let Err(e) = super::history_file::save(&self.history_path, self.history.entries()) {
+                tracing::debug!(error = %e, "could not save the prompt history");
+            }
         }
         match self.want {
             Some(want) => {

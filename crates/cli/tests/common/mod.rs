@@ -217,4 +217,26 @@ impl StdoutLines {
             }
         }
     }
+
+    /// Every line up to and including the next one containing `needle`; panics when none
+    /// comes within `limit` of each other.
+    pub fn until(&self, needle: &str, limit: std::time::Duration) -> Vec<String> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self
+                .0
+                .recv_timeout(limit)
+                .unwrap_or_else(|_| panic!("{needle} never printed; before: {seen:?}"));
+            let found = line.contains(needle);
+            seen.push(line);
+            if found {
+                return seen;
+            }
+        }
+    }
+
+    /// Every line still to come, until the child closes its stdout.
+    pub fn rest(&self) -> Vec<String> {
+        self.0.iter().collect()
+    }
 }
