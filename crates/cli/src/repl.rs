@@ -66,9 +66,14 @@ pub fn run(cli: &Cli) -> Result<i32> {
     )?;
     approver.set_workspace(run.workspace.clone());
     crate::logfile::redirect(&run.troupe_dir.join("logs"));
-    let (reader, interrupts) =
-        LineReader::start(run.troupe_dir.join("history"), printer.clone(), colour)
-            .context("starting the line editor")?;
+    let mode = crate::term::mode::ModeCell::new(agent.policy().mode);
+    let (reader, interrupts) = LineReader::start(
+        run.troupe_dir.join("history"),
+        printer.clone(),
+        colour,
+        mode.clone(),
+    )
+    .context("starting the line editor")?;
     outln!(
         "troupe {} — {} ({}) in {}\nsession {} · team {} · /help for commands",
         env!("CARGO_PKG_VERSION"),
@@ -92,6 +97,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         view,
         printer,
         asks,
+        mode,
     };
     let session = Session {
         team: &team,
@@ -124,6 +130,8 @@ struct Io {
     printer: Printer,
     view: crate::term::view::View,
     asks: mpsc::UnboundedReceiver<Ask>,
+    /// The permission mode Shift-Tab chose, applied before each turn.
+    mode: crate::term::mode::ModeCell,
 }
 
 impl Io {
@@ -398,6 +406,10 @@ async fn compact(agent: &mut Agent, focus: &str, interrupts: &mut Interrupts) {
 /// person entered meanwhile.
 async fn drive(agent: &mut Agent, input: Option<String>, io: &mut Io) -> Option<String> {
     let by_mail = input.is_none();
+    let mode = io.mode.get();
+    if mode != agent.policy().mode {
+        agent.set_permission_mode(mode);
+    }
     let view = io.view.clone();
     view.begin();
     let live = io.printer.is_live();
