@@ -106,9 +106,9 @@ pub trait Extension: Send + Sync {
 /// Keeps track of an agent from outside it. Called on the agent's task: no method may block
 /// (hand slow writes off).
 pub trait Watcher: Send + Sync {
-    /// After each model reply (the agent's own calls and its summaries): `agent`, on model
-    /// `model`, has used `total` so far.
-    fn usage(&self, _agent: &str, _model: &str, _total: &troupe_protocol::Usage) {}
+    /// After each model reply (the agent's own calls and its summaries): `agent` has used
+    /// `usage` so far (its model now, the total, and the tokens per model called).
+    fn usage(&self, _agent: &str, _usage: &troupe_protocol::AgentUsage) {}
 
     /// The agent's conversation was compacted.
     fn compacted(&self, _agent: &str, _compaction: &crate::compact::Compaction) {}
@@ -215,6 +215,9 @@ pub struct Question<'a> {
     pub reason: &'a str,
     /// How a person could allow such calls without being asked (flags, rules).
     pub how_to_allow: &'a str,
+    /// The team request the question is recorded as, when it is a teammate's asked of the
+    /// person (shown with it, so `troupe team approve <id>` can answer it too).
+    pub request_id: Option<&'a str>,
 }
 
 /// Answers "may this call run?" when the permission rules say to ask.

@@ -118,6 +118,8 @@ pub struct Agent {
     delivered: HashSet<String>,
     transcript: Option<Transcript>,
     usage: Usage,
+    /// `usage` per model called (a `/model` switch starts a new entry).
+    usage_by_model: troupe_protocol::UsageByModel,
     api_ms: u64,
     compactor: Compactor,
     watchers: Vec<Arc<dyn Watcher>>,
@@ -180,6 +182,7 @@ impl Agent {
             delivered: HashSet::new(),
             transcript: None,
             usage: Usage::default(),
+            usage_by_model: troupe_protocol::UsageByModel::default(),
             api_ms: 0,
             compactor: parts.compactor,
             watchers: parts.watchers,
@@ -316,6 +319,11 @@ impl Agent {
     /// Tokens used since the agent was created.
     pub fn usage(&self) -> Usage {
         self.usage
+    }
+
+    /// The same tokens per model called, so each call is priced at the model it used.
+    pub fn usage_by_model(&self) -> &troupe_protocol::UsageByModel {
+        &self.usage_by_model
     }
 
     /// Milliseconds spent waiting on the model.

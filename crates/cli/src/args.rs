@@ -96,9 +96,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub append_system_prompt: Option<String>,
 
-    /// The team this lead works with.
-    #[arg(long, default_value = "default")]
-    pub team: String,
+    /// The team this lead works with (default: a team of its own, named after its session, so
+    /// any number of sessions share a workspace; a named team has one lead at a time).
+    #[arg(long, env = "TROUPE_TEAM")]
+    pub team: Option<String>,
 
     /// Seconds a headless run waits for its team to settle before giving up (non-zero exit).
     #[arg(long, default_value_t = 1800)]
@@ -108,9 +109,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub teammate_mode: Option<String>,
 
-    /// Who answers teammates' permission questions: lead (the lead model, default) or user
-    /// (the person at the REPL; headless runs have none, so they are refused). Setting
-    /// `teammate_permissions`.
+    /// Who answers teammates' permission questions: user (the person at the REPL, its
+    /// default) or lead (the lead model, the default headless, where nobody is asked).
+    /// Setting `teammate_permissions`.
     #[arg(long)]
     pub teammate_permissions: Option<String>,
 }
@@ -204,9 +205,10 @@ pub struct SessionsArgs {
 /// `troupe cron …`
 #[derive(Debug, Args)]
 pub struct CronArgs {
-    /// Team whose agents the prompts are for (the same default as the lead's `--team`).
-    #[arg(long, global = true, default_value = "default")]
-    pub team: String,
+    /// Team whose agents the prompts are for (default: the only running team; `cron list`
+    /// shows every team's jobs unless it is given).
+    #[arg(long, global = true, env = "TROUPE_TEAM")]
+    pub team: Option<String>,
     /// Workspace directory (default: the current directory).
     #[arg(long, global = true)]
     pub cwd: Option<PathBuf>,
@@ -319,9 +321,9 @@ pub enum SandboxCommand {
 /// `troupe teammate …`
 #[derive(Debug, Args)]
 pub struct TeammateArgs {
-    /// Team to join.
-    #[arg(long, default_value = "default")]
-    pub team: String,
+    /// Team to join (default: the only running team).
+    #[arg(long, env = "TROUPE_TEAM")]
+    pub team: Option<String>,
     /// Teammate name.
     #[arg(long)]
     pub name: String,

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 /// `troupe worktree …`
 #[derive(Debug, Args)]
 pub struct WorktreeArgs {
-    /// Team whose board the bindings are on and whose log records the changes.
-    #[arg(long, global = true, default_value = "default")]
-    pub team: String,
+    /// Team whose board the bindings are on and whose log records the changes (default: the
+    /// only running team, else the most recently active one).
+    #[arg(long, global = true, env = "TROUPE_TEAM")]
+    pub team: Option<String>,
     /// Workspace directory (default: the current directory).
     #[arg(long, global = true)]
     pub cwd: Option<PathBuf>,
@@ -57,9 +58,10 @@ pub enum WorktreeCommand {
 /// `troupe team …`
 #[derive(Debug, Args)]
 pub struct TeamArgs {
-    /// Team name (the same default as the lead's `--team`).
-    #[arg(long, global = true, default_value = "default")]
-    pub team: String,
+    /// Team name (default: the only running team, else the most recently active one; several
+    /// running teams are listed and one must be named).
+    #[arg(long, global = true, env = "TROUPE_TEAM")]
+    pub team: Option<String>,
 
     /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
     /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`
@@ -163,9 +165,10 @@ pub enum TeamCommand {
 /// `troupe task …` (exit 0 done, 1 refused, 2 usage).
 #[derive(Debug, Args)]
 pub struct TaskArgs {
-    /// Team name (the same default as the lead's `--team`).
-    #[arg(long, global = true, default_value = "default")]
-    pub team: String,
+    /// Team name (default: the only running team, else the most recently active one; several
+    /// running teams are listed and one must be named).
+    #[arg(long, global = true, env = "TROUPE_TEAM")]
+    pub team: Option<String>,
 
     /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
     /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
-use troupe_protocol::{Roster, Usage};
+use troupe_protocol::{AgentUsage, Roster, Usage, UsageByModel};
 use troupe_settings::ModelPrice;
 
 /// The settings' `pricing`, set once per process before any cost is computed.
@@ -90,6 +90,29 @@ pub fn known_cost_usd(model: &str, usage: &Usage) -> Option<f64> {
     prices(model).map(|_| cost_usd(model, usage))
 }
 
+/// What an agent's tokens cost, each call at the model it used (`by_model`); figures of an
+/// older version without them are priced at `model`.
+pub fn priced_usd(model: &str, usage: &Usage, by_model: &UsageByModel) -> f64 {
+    if by_model.is_empty() {
+        return cost_usd(model, usage);
+    }
+    by_model.iter().map(|(m, u)| cost_usd(m, u)).sum()
+}
+
+/// The models an agent used, as one cell: `model` alone, or each model it called.
+fn models_label(model: &str, by_model: &UsageByModel) -> String {
+    let used: Vec<&str> = by_model
+        .iter()
+        .filter(|(_, u)| u.total() > 0)
+        .map(|(m, _)| m)
+        .collect();
+    match used.as_slice() {
+        [] => model.to_string(),
+        [one] => one.to_string(),
+        several => several.join(" + "),
+    }
+}
+
 /// One agent's tokens and what they cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentCost {
@@ -115,6 +138,22 @@ impl AgentCost {
         }
     }
 
+    /// `usage` of `name`, each call priced at the model it used (`by_model`; `model` when
+    /// empty).
+    pub fn per_model(
+        name: impl Into<String>,
+        model: &str,
+        usage: Usage,
+        by_model: &UsageByModel,
+    ) -> AgentCost {
+        AgentCost {
+            name: name.into(),
+            cost_usd: priced_usd(model, &usage, by_model),
+            model: models_label(model, by_model),
+            usage,
+        }
+    }
+
     /// As one object of the json result's `agents`.
     pub fn to_json(&self) -> Value {
         json!({
@@ -127,21 +166,32 @@ impl AgentCost {
     }
 }
 
-/// Every agent of a run: the lead (and its subagents, when they used any), then each teammate
-/// of `roster` priced at its own model or else `default_model`.
-pub fn breakdown(
-    lead: Usage,
-    subagents: Usage,
-    default_model: &str,
-    roster: Option<&Roster>,
-) -> Vec<AgentCost> {
-    let mut rows = vec![AgentCost::new(troupe_team::LEAD, default_model, lead)];
+/// Every agent of a run: the lead (and its subagents, when they used any, priced at the
+/// lead's model now), then each teammate of `roster`. Every call is priced at the model it
+/// used; a teammate that kept no per-model figures at its own model, else the lead's.
+pub fn breakdown(lead: &AgentUsage, subagents: Usage, roster: Option<&Roster>) -> Vec<AgentCost> {
+    let default_model = if lead.model.is_empty() {
+        "unknown model"
+    } else {
+        lead.model.as_str()
+    };
+    let mut rows = vec![AgentCost::per_model(
+        troupe_team::LEAD,
+        default_model,
+        lead.usage,
+        &lead.by_model,
+    )];
     if subagents.total() > 0 {
         rows.push(AgentCost::new("lead (subagents)", default_model, subagents));
     }
     for m in roster.map(|r| r.members.as_slice()).unwrap_or_default() {
         let model = m.model.as_deref().unwrap_or(default_model);
-        rows.push(AgentCost::new(m.name.clone(), model, m.usage));
+        rows.push(AgentCost::per_model(
+            m.name.clone(),
+            model,
+            m.usage,
+            &m.usage_by_model,
+        ));
     }
     rows
 }
@@ -209,11 +259,15 @@ mod tests {
         roster
             .members
             .push(troupe_protocol::Member::new("bob", "docs", 0, 1));
-        let lead = Usage {
-            input_tokens: 1_000_000,
-            ..Usage::default()
+        let lead = AgentUsage {
+            model: "claude-sonnet-4-5".into(),
+            usage: Usage {
+                input_tokens: 1_000_000,
+                ..Usage::default()
+            },
+            by_model: UsageByModel::default(),
         };
-        let rows = breakdown(lead, Usage::default(), "claude-sonnet-4-5", Some(&roster));
+        let rows = breakdown(&lead, Usage::default(), Some(&roster));
         let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["lead", "alice", "bob"]);
         assert!((rows[0].cost_usd - 3.0).abs() < 1e-9);
@@ -231,6 +285,34 @@ mod tests {
             "{text}"
         );
         assert_eq!(rows[1].to_json()["usage"]["input_tokens"], 1_000_000);
+    }
+
+    #[test]
+    fn past_calls_keep_the_price_of_the_model_they_used() {
+        let million = Usage {
+            input_tokens: 1_000_000,
+            ..Usage::default()
+        };
+        // A million tokens on Sonnet, then `/model claude-opus-4-1` and a million more.
+        let mut by_model = UsageByModel::default();
+        by_model.add("claude-sonnet-4-5", &million);
+        by_model.add("claude-opus-4-1", &million);
+        let lead = AgentUsage {
+            model: "claude-opus-4-1".into(),
+            usage: by_model.total(),
+            by_model,
+        };
+        // A teammate on the team's default that called only Sonnet.
+        let mut roster = Roster::new("t", "lead");
+        let mut alice = troupe_protocol::Member::new("alice", "tests", 0, 1);
+        alice.usage = million;
+        alice.usage_by_model.add("claude-sonnet-4-5", &million);
+        roster.members.push(alice);
+        let rows = breakdown(&lead, Usage::default(), Some(&roster));
+        assert!((rows[0].cost_usd - 18.0).abs() < 1e-9, "{rows:?}");
+        assert_eq!(rows[0].model, "claude-opus-4-1 + claude-sonnet-4-5");
+        assert!((rows[1].cost_usd - 3.0).abs() < 1e-9, "{rows:?}");
+        assert_eq!(rows[1].model, "claude-sonnet-4-5");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::render::{stream_json, text};
 use crate::setup::{lead, Lead};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use troupe_agent::{
@@ -336,11 +336,9 @@ pub(crate) fn run_result(
     };
     // Subagents work for the lead: their tokens are the lead's, shown on a row of their own.
     let roster = lead.team.roster().ok();
-    let model = lead.agent.config().model.clone();
     let agents = crate::cost::breakdown(
-        lead.agent.usage(),
+        &crate::repl::lead_usage(&lead.agent),
         lead.subagents.usage(),
-        &model,
         roster.as_ref(),
     );
     let (usage, total_cost_usd) = crate::cost::totals(&agents);
@@ -360,7 +358,7 @@ pub(crate) fn run_result(
         duration_ms: started.elapsed().as_millis() as u64,
         duration_api_ms: lead.agent.api_ms(),
         session_id: lead.run.session_id.clone(),
-        model,
+        model: lead.agent.config().model.clone(),
         usage,
         stop_reason,
         permission_denials: lead.agent.permission_denials(),
@@ -454,7 +452,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
             if report.subtype.is_error() {
                 eprintln!("troupe: {}", terminal(&report.result));
             } else {
-                println!("{}", terminal(&report.result));
+                // Nobody reading (a closed pipe) changes nothing: the exit code still tells.
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{}", terminal(&report.result)).and_then(|_| out.flush());
             }
         }
         OutputFormat::Json | OutputFormat::StreamJson => events.finish(report.to_json()),
@@ -482,9 +482,9 @@ pub(crate) fn over_budget(
     let Some(budget) = budget else {
         return outcome;
     };
-    let mut usage = lead.agent.usage();
-    usage.add(&lead.subagents.usage());
-    let spent = cost_usd(&lead.agent.config().model, &usage);
+    let model = &lead.agent.config().model;
+    let spent = crate::cost::priced_usd(model, &lead.agent.usage(), lead.agent.usage_by_model())
+        + cost_usd(model, &lead.subagents.usage());
     match outcome {
         Ok(_) if spent > budget => Err(RunFailure::Team(format!(
             "the run cost ${spent:.4}, over --max-budget-usd {budget}"

@@ -21,6 +21,7 @@ mod setup;
 mod signals;
 mod store;
 mod subagents;
+mod team_pick;
 mod term;
 mod trust;
 mod waiting;
@@ -29,6 +30,10 @@ mod workspace;
 use clap::Parser;
 
 fn main() {
+    // A closed pipe (`troupe team status | head -1`) ends a subcommand as it ends `ls`: quietly,
+    // by SIGPIPE, never with a panic at the next print. Runs that own tool processes (the REPL,
+    // headless, teammates) ignore it again below and treat a failed write as nobody reading.
+    signals::pipe_ends_quietly(true);
     let mut cli = args::Cli::parse_from(args_rules::spread_rule_lists(std::env::args_os()));
     // The Agent SDK starts Claude Code with `--input-format stream-json` and no `-p`: that
     // input format is a headless session whatever the other flags say.
@@ -51,6 +56,12 @@ fn main() {
         // Ctrl-C ends it, and the servers it started end with it.
         Some(args::Command::Mcp(_)) => Some(signals::CtrlC::Ends),
     };
+    if matches!(
+        &cli.command,
+        None | Some(args::Command::Teammate(_) | args::Command::Mcp(_))
+    ) {
+        signals::pipe_ends_quietly(false);
+    }
     // First, while troupe has one thread: the others inherit the blocked signals.
     if let Some(ctrl_c) = ctrl_c {
         if let Err(e) = signals::install(ctrl_c) {

@@ -43,7 +43,11 @@ pub fn run(cli: &Cli) -> Result<i32> {
         == crate::commands::team_status::Paint::Colour;
     let (approver, asks) = ReplApprover::new(printer.clone(), colour);
     let sink: troupe_team::NoticeSink = Some(Arc::new(move |n: Notice| {
-        notice_printer.line(&notice_line(&n))
+        // Mail to the lead is shown once, when it reaches the lead's conversation (whoever
+        // sent it, from whichever process); here only what the lead will not read.
+        if !matches!(&n, Notice::Mail { to, .. } if to == troupe_team::LEAD) {
+            notice_printer.line(&notice_line(&n))
+        }
     }));
     let Lead {
         lease: _lease,
@@ -62,9 +66,14 @@ pub fn run(cli: &Cli) -> Result<i32> {
     )?;
     approver.set_workspace(run.workspace.clone());
     crate::logfile::redirect(&run.troupe_dir.join("logs"));
-    let (reader, interrupts) =
-        LineReader::start(run.troupe_dir.join("history"), printer.clone(), colour)
-            .context("starting the line editor")?;
+    let mode = crate::term::mode::ModeCell::new(agent.policy().mode);
+    let (reader, interrupts) = LineReader::start(
+        run.troupe_dir.join("history"),
+        printer.clone(),
+        colour,
+        mode.clone(),
+    )
+    .context("starting the line editor")?;
     outln!(
         "troupe {} — {} ({}) in {}\nsession {} · team {} · /help for commands",
         env!("CARGO_PKG_VERSION"),
@@ -88,6 +97,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         view,
         printer,
         asks,
+        mode,
     };
     let session = Session {
         team: &team,
@@ -120,6 +130,8 @@ struct Io {
     printer: Printer,
     view: crate::term::view::View,
     asks: mpsc::UnboundedReceiver<Ask>,
+    /// The permission mode Shift-Tab chose, applied before each turn.
+    mode: crate::term::mode::ModeCell,
 }
 
 impl Io {
@@ -249,7 +261,7 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
         "/team" => match crate::commands::team_status::repl_view(&*team.shared().store) {
             // The view `troupe team status` shows (made safe cell by cell, colour kept).
             Ok((view, r)) => {
-                print!("{view}");
+                crate::render::sanitize::write_stdout(&view);
                 out!("\n{}", crate::cost::table(&costs(agent, session, Some(&r))));
                 out!("{}", troupe_team::render::background_table(&r));
             }
@@ -340,13 +352,17 @@ fn costs(
     session: &Session<'_>,
     roster: Option<&troupe_protocol::Roster>,
 ) -> Vec<crate::cost::AgentCost> {
-    // Priced at the model the lead is on now (`/model` may have switched it).
-    crate::cost::breakdown(
-        agent.usage(),
-        session.subagents.usage(),
-        &agent.config().model,
-        roster,
-    )
+    // Each call at the model it used (`/model` switches only the calls after it).
+    crate::cost::breakdown(&lead_usage(agent), session.subagents.usage(), roster)
+}
+
+/// The lead's model now, its tokens, and its tokens per model called.
+pub fn lead_usage(agent: &Agent) -> troupe_protocol::AgentUsage {
+    troupe_protocol::AgentUsage {
+        model: agent.config().model.clone(),
+        usage: agent.usage(),
+        by_model: agent.usage_by_model().clone(),
+    }
 }
 
 fn print_cost(agent: &Agent, session: &Session<'_>) {
@@ -390,6 +406,10 @@ async fn compact(agent: &mut Agent, focus: &str, interrupts: &mut Interrupts) {
 /// person entered meanwhile.
 async fn drive(agent: &mut Agent, input: Option<String>, io: &mut Io) -> Option<String> {
     let by_mail = input.is_none();
+    let mode = io.mode.get();
+    if mode != agent.policy().mode {
+        agent.set_permission_mode(mode);
+    }
     let view = io.view.clone();
     view.begin();
     let live = io.printer.is_live();

@@ -308,6 +308,11 @@ pub fn lead(
         bail!("--max-turns must be at least 1");
     }
     let session_id = session_id(args, &troupe_dir)?;
+    // Without --team, a team of its own: any number of sessions share the workspace.
+    let team_name = args
+        .team
+        .clone()
+        .unwrap_or_else(|| crate::team_pick::of_session(&session_id));
     let added_dirs = crate::settings::added_dirs(&args.agent, &settings, &workspace)?;
     let guard = Workspace::new(&workspace)
         .and_then(|ws| ws.with_added_dirs(&added_dirs))
@@ -324,18 +329,22 @@ pub fn lead(
         .teammate_permissions
         .clone()
         .or_else(|| settings.teammate_permissions.clone())
-        .unwrap_or_else(|| "lead".into())
+        // At the REPL the person answers teammates' questions; headless, the lead model.
+        .unwrap_or_else(|| match asking {
+            crate::trust::Asking::Person => "user".into(),
+            crate::trust::Asking::Script => "lead".into(),
+        })
         .parse()
         .map_err(|e: String| anyhow::anyhow!("teammate permissions: {e}"))?;
-    let store = crate::store::open(&store_choice, &troupe_dir, &args.team).with_context(|| {
+    let store = crate::store::open(&store_choice, &troupe_dir, &team_name).with_context(|| {
         format!(
             "opening team '{}' ({})",
-            args.team,
+            team_name,
             store_choice.describe(&troupe_dir)
         )
     })?;
     let hooks = crate::hooks::extension(&settings, &workspace, mode, store.clone())?;
-    let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &args.team);
+    let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &team_name);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let skills = project_skills(&workspace, home.as_deref());
     let mut agents =
@@ -347,7 +356,7 @@ pub fn lead(
     }
     let team = Team::open(
         TeamConfig {
-            team: args.team.clone(),
+            team: team_name.clone(),
             workspace: workspace.clone(),
             troupe_dir: troupe_dir.clone(),
             client: client.clone(),
@@ -359,7 +368,7 @@ pub fn lead(
             settings: settings.clone(),
             settings_arg: args.agent.settings.clone(),
             extensions: vec![
-                Arc::new(hooks.for_teammates(&args.team)),
+                Arc::new(hooks.for_teammates(&team_name)),
                 mcp_extension.clone(),
                 cron.clone(),
                 skills.clone(),
@@ -377,7 +386,7 @@ pub fn lead(
         store,
         notices,
     )
-    .with_context(|| format!("opening team '{}'", args.team))?;
+    .with_context(|| format!("opening team '{}'", team_name))?;
     // Before anything that writes the session or starts teammates: two leads on one team would
     // race on its mailboxes, roster and requests.
     let lease = lead_lease(&team)?;

@@ -68,6 +68,21 @@ pub fn install(ctrl_c: CtrlC) -> Result<()> {
     Ok(())
 }
 
+/// `true`: a write to a closed pipe ends troupe by SIGPIPE (exit status 141 in a shell), as
+/// it ends any Unix filter. `false`: the signal is ignored and the write fails with `EPIPE`,
+/// for runs that must end their tool processes first (their output ignores a failed write).
+/// Commands troupe starts get the default disposition either way (the standard library resets
+/// it in the child).
+pub fn pipe_ends_quietly(quietly: bool) {
+    let disposition = if quietly {
+        libc::SIG_DFL
+    } else {
+        libc::SIG_IGN
+    };
+    // SAFETY: setting a signal's disposition to a constant handler touches no memory of ours.
+    unsafe { libc::signal(libc::SIGPIPE, disposition) };
+}
+
 /// Exits with `code`, unless a signal is already ending troupe: then that thread exits, with
 /// the signal's code, once the tool processes are gone.
 pub fn exit(code: i32) -> ! {

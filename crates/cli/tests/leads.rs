@@ -80,3 +80,72 @@ fn a_second_lead_on_the_same_team_is_refused_until_the_first_is_gone() {
         "the next lead runs"
     );
 }
+
+/// `troupe` without `--team` (the tests' helper names one).
+fn own_team(ws: &std::path::Path, server: &FakeServer) -> std::process::Command {
+    let mut cmd = troupe(ws, server, Wire::Anthropic);
+    cmd.env_remove("TROUPE_TEAM");
+    cmd
+}
+
+#[test]
+fn leads_without_a_team_share_the_workspace_and_team_commands_pick_the_running_one() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::delay(Duration::from_secs(120), Step::text("too late")),
+            Step::text("a second session answers"),
+            Step::delay(Duration::from_secs(120), Step::text("too late")),
+        ],
+    );
+    let mut first = own_team(ws.path(), &server)
+        .args(["-p", "work slowly"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("troupe binary runs");
+    wait_for_lead_requests(&server, 1);
+
+    // A second session in the same workspace runs beside it, on a team of its own.
+    let second = run(own_team(ws.path(), &server).args(["-p", "me too"]));
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert_eq!(
+        String::from_utf8_lossy(&second.stdout).trim(),
+        "a second session answers"
+    );
+
+    // Commands from another terminal act on the only running team: the first lead's.
+    let status = common::subcommand(ws.path(), &["team", "status", "--json"]);
+    assert!(status.status.success(), "{}", stderr(&status));
+    let value: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let first_team = value["team"].as_str().unwrap().to_string();
+    assert!(first_team.starts_with("session-"), "{value}");
+    assert_eq!(value["lead_alive"], true, "{value}");
+
+    // Two running: the command asks which, naming both.
+    let mut third = own_team(ws.path(), &server)
+        .args(["-p", "work slowly too"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("troupe binary runs");
+    wait_for_lead_requests(&server, 3);
+    let ask = common::subcommand(ws.path(), &["task", "list"]);
+    assert_eq!(ask.status.code(), Some(1));
+    let err = stderr(&ask);
+    assert!(
+        err.contains("2 teams are running here")
+            && err.contains(&first_team)
+            && err.contains("--team NAME"),
+        "{err}"
+    );
+    let named = common::subcommand(ws.path(), &["team", "status", "--team", &first_team]);
+    assert!(named.status.success(), "{}", stderr(&named));
+
+    for child in [&mut first, &mut third] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}

@@ -122,3 +122,114 @@ fn a_hash_line_is_remembered_and_memory_lists_what_was_read() {
     );
     assert_eq!(server.requests_for("lead").len(), 1);
 }
+
+/// At the REPL the person answers a teammate's permission question by default, asked with the
+/// teammate's name and the request's id (which `troupe team approve` would take too).
+#[test]
+fn the_person_answers_a_teammates_question_at_the_repl_by_default() {
+    use std::io::Write;
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(move |rec| {
+        let called = |tool: &str| {
+            rec.messages().iter().flat_map(|m| m.content.clone()).any(|b| {
+                matches!(b, troupe_protocol::ContentBlock::ToolUse { name, .. } if name == tool)
+            })
+        };
+        match rec.agent.as_str() {
+            "lead" if !called("spawn_teammate") => Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "coder", "prompt": "Touch a file."}),
+            ),
+            "alice" if !called("bash") => Step::tool("bash", json!({"command": "touch asked.txt"})),
+            _ => Step::text("ok"),
+        }
+    });
+    let mut child = common::troupe(ws.path(), &server, troupe_testkit::Wire::Anthropic)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = common::StdoutLines::of(&mut child);
+    stdin.write_all(b"go\n").unwrap();
+    let limit = std::time::Duration::from_secs(60);
+    let line = lines.wait_for("Allow bash \"touch asked.txt\"", limit);
+    stdin.write_all(b"y\n").unwrap();
+    let deadline = std::time::Instant::now() + limit;
+    while !ws.path().join("asked.txt").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "alice never ran her command"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    stdin.write_all(b"/exit\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let store = troupe_store::file::open(&ws.path().join(".troupe"), "default").unwrap();
+    let perms = store
+        .list_requests(&troupe_store::RequestFilter::default())
+        .unwrap();
+    assert_eq!(perms.len(), 1, "{perms:?}");
+    assert!(
+        line.starts_with(&format!("alice [{}]: ", perms[0].id)),
+        "{line}"
+    );
+    assert_eq!(perms[0].status, troupe_protocol::RequestStatus::Approved);
+    // It never went to the lead model.
+    assert!(server
+        .requests_for("lead")
+        .iter()
+        .all(|r| !r.all_text().contains("asks permission")));
+}
+
+/// One notice per event: a teammate's task result is shown once (when it reaches the lead),
+/// not also when it is sent.
+#[test]
+fn a_teammates_result_is_shown_once() {
+    use std::io::Write;
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(move |rec| {
+        let spawned = rec.messages().iter().flat_map(|m| m.content.clone()).any(|b| {
+            matches!(b, troupe_protocol::ContentBlock::ToolUse { name, .. } if name == "spawn_teammate")
+        });
+        match rec.agent.as_str() {
+            "lead" if !spawned => Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "coder", "prompt": "Report."}),
+            ),
+            "lead" if rec.all_text().contains("All 12 tests pass") => Step::text("alice reported"),
+            "lead" => Step::text("waiting for alice"),
+            _ => Step::text("All 12 tests pass."),
+        }
+    });
+    let mut child = common::troupe(ws.path(), &server, troupe_testkit::Wire::Anthropic)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = common::StdoutLines::of(&mut child);
+    stdin.write_all(b"go\n").unwrap();
+    let limit = std::time::Duration::from_secs(60);
+    let mut shown = lines.until("alice reported", limit);
+    stdin.write_all(b"/exit\n").unwrap();
+    drop(stdin);
+    shown.extend(lines.rest());
+    assert!(child.wait().unwrap().success());
+    let results: Vec<&String> = shown
+        .iter()
+        .filter(|l| l.contains("(task result)"))
+        .collect();
+    assert_eq!(results.len(), 1, "{shown:?}");
+    assert!(
+        results[0].starts_with("✉ alice → lead (task result): All 12 tests pass."),
+        "{shown:?}"
+    );
+}

@@ -186,3 +186,68 @@ fn a_retry_is_one_quiet_line_and_its_log_goes_to_the_log_file() {
     let log = std::fs::read_to_string(ws.path().join(".troupe/logs/troupe.log")).unwrap();
     assert!(log.contains("model call failed; retrying"), "{log}");
 }
+
+#[test]
+fn esc_interrupts_a_running_turn_and_esc_esc_clears_the_line() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::delay(Duration::from_secs(30), Step::text("too late")),
+            Step::text("still here"),
+        ],
+    );
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("take your time\r");
+    wait_requests(&server, 1);
+    pty.send("\u{1b}");
+    pty.wait_for_text("(interrupted)", LIMIT);
+    pty.wait_for("the prompt back", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    pty.send("never sent");
+    pty.wait_for("the typed text", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> never sent")
+    });
+    // Two separate presses (a lone Esc is told apart from a key sequence by a pause).
+    pty.send("\u{1b}");
+    std::thread::sleep(Duration::from_millis(100));
+    pty.send("\u{1b}");
+    pty.wait_for("an empty prompt", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    pty.send("are you there\r");
+    pty.wait_for_text("still here", LIMIT);
+    assert!(user_text(&server, 1).ends_with("are you there"));
+    leave(pty);
+}
+
+#[test]
+fn shift_tab_cycles_the_permission_mode() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "write_file",
+                serde_json::json!({"path": "notes.txt", "content": "written"}),
+            ),
+            Step::text("wrote it"),
+        ],
+    );
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("\u{1b}[Z");
+    pty.wait_for_text("permission mode acceptEdits", LIMIT);
+    // acceptEdits: the edit runs without a question.
+    pty.send("write the notes\r");
+    let screen = pty.wait_for_text("wrote it", LIMIT);
+    assert!(!screen.contains("Allow write_file"), "{screen}");
+    assert_eq!(ws.read("notes.txt"), "written");
+    pty.send("\u{1b}[Z");
+    pty.wait_for_text("permission mode plan", LIMIT);
+    pty.send("\u{1b}[Z");
+    pty.wait_for_text("permission mode default", LIMIT);
+    leave(pty);
+}

@@ -155,6 +155,13 @@ fn permission_questions_show_the_diff_and_always_is_scoped() {
     let refusal = server.requests_for("lead")[5].last_tool_result().unwrap();
     assert!(refusal.1 && refusal.0.contains("refused"), "{refusal:?}");
     leave(pty);
+    // The history holds the prompt, not the answers (`y`, `a`, `r`).
+    let history = ws.read(".troupe/history");
+    let entries: Vec<&str> = history
+        .lines()
+        .filter(|l| !l.is_empty() && *l != "#V2")
+        .collect();
+    assert_eq!(entries, ["work"], "{history}");
 }
 
 #[test]

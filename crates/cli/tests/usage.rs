@@ -112,4 +112,64 @@ fn a_teammates_tokens_show_after_each_reply_and_every_agent_is_priced() {
     assert!(row_with("total", "4200"), "{text}");
     // Idle and status changes cost the lead nothing: three lead calls, all scripted.
     assert_eq!(server.requests_for("lead").len(), 3);
+
+    // Alice runs on the team's default model: she is priced in every roster view.
+    let after = status(ws.path());
+    let alice = member(&after, "alice").unwrap();
+    let sonnet = (3_000.0 * 3.0 + 40.0 * 15.0) / 1_000_000.0;
+    let cost = alice["cost_usd"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{after}"));
+    assert!((cost - sonnet).abs() < 1e-9, "{after}");
+    assert_eq!(
+        alice["usage_by_model"]["claude-sonnet-4-5"]["input_tokens"],
+        3_000
+    );
+    let roster_row = text
+        .lines()
+        .find(|l| l.starts_with("alice") && l.contains("tester"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(roster_row.contains("<$0.01"), "{roster_row}");
+}
+
+/// The total `/cost` prints (`≈ $18.0000`).
+fn cost_line(stdout: &str, nth: usize) -> f64 {
+    let line = stdout
+        .lines()
+        .filter(|l| l.starts_with("tokens"))
+        .nth(nth)
+        .unwrap_or_else(|| panic!("no /cost line {nth}: {stdout}"));
+    line.rsplit('$').next().unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn a_model_switch_prices_only_the_calls_after_it() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::reply(Reply::text("on sonnet").usage(1_000_000, 0)),
+            Step::reply(Reply::text("on opus").usage(1_000_000, 0)),
+        ],
+    );
+    let out = common::repl(
+        ws.path(),
+        &server,
+        &["--model", "claude-sonnet-4-5"],
+        "first\n/cost\n/model claude-opus-4-1\n/cost\nsecond\n/cost\n/team\n/exit\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // A million tokens at Sonnet's $3; the switch re-prices nothing; a million at Opus's $15.
+    assert!((cost_line(&stdout, 0) - 3.0).abs() < 1e-9, "{stdout}");
+    assert!((cost_line(&stdout, 1) - 3.0).abs() < 1e-9, "{stdout}");
+    assert!((cost_line(&stdout, 2) - 18.0).abs() < 1e-9, "{stdout}");
+    // The cost table names both models on the lead's row.
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("lead") && l.contains("claude-opus-4-1 + claude-sonnet-4-5")),
+        "{stdout}"
+    );
 }

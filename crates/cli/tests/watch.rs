@@ -22,11 +22,12 @@ use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
 const LIMIT: Duration = Duration::from_secs(90);
 
-/// `troupe team watch` in `ws`, as the person "tester", in a 140×40 terminal.
+/// `troupe team watch --team default` in `ws`, as the person "tester", in a 140×40
+/// terminal (a named team is waited for until it exists).
 fn watch(ws: &Path) -> Pty {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_troupe"));
     cmd.current_dir(ws)
-        .args(["team", "watch"])
+        .args(["team", "watch", "--team", "default"])
         .env("USER", "tester")
         .env("TERM", "xterm-256color")
         .env("HOME", ws.join(".home"))

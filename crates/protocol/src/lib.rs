@@ -22,4 +22,4 @@ pub use task::{
     check_dependencies, BlockerStatus, Task, TaskError, TaskId, TaskStatus, TaskTransition,
     TASK_LEAD, USER_OWNER_PREFIX,
 };
-pub use usage::{AgentUsage, Usage};
+pub use usage::{AgentUsage, Usage, UsageByModel};

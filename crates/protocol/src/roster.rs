@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::status::AgentStatus;
-use crate::usage::Usage;
+use crate::usage::{Usage, UsageByModel};
 
 /// One teammate (or the lead) as recorded in the roster.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,6 +25,10 @@ pub struct Member {
     /// Tokens used so far.
     #[serde(default)]
     pub usage: Usage,
+    /// The same tokens per model called (empty from older versions: all on `model` or the
+    /// team's default), so each call is priced at the model it used.
+    #[serde(default, skip_serializing_if = "UsageByModel::is_empty")]
+    pub usage_by_model: UsageByModel,
     /// Last sign of life, in ms since the Unix epoch.
     #[serde(default)]
     pub last_seen: u64,
@@ -119,6 +123,7 @@ impl Member {
             model: None,
             worktree: None,
             usage: Usage::default(),
+            usage_by_model: UsageByModel::default(),
             last_seen: now_ms,
             activity: None,
             pid: None,

@@ -1,6 +1,7 @@
 //! Token usage, summed per call, per turn and per agent.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Tokens used, in the field names of Claude Code's headless JSON output.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,12 +59,82 @@ impl Usage {
     }
 }
 
+/// Tokens per model an agent called, so each call is priced at the model it used (a `/model`
+/// switch never re-prices the calls before it). On the wire an object keyed by model name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct UsageByModel(pub BTreeMap<String, Usage>);
+
+impl UsageByModel {
+    /// Adds one call's (or one agent's) tokens on `model`.
+    pub fn add(&mut self, model: &str, usage: &Usage) {
+        self.0.entry(model.to_string()).or_default().add(usage);
+    }
+
+    /// Adds every model's tokens of `other`.
+    pub fn merge(&mut self, other: &UsageByModel) {
+        for (model, usage) in &other.0 {
+            self.add(model, usage);
+        }
+    }
+
+    /// Whether no tokens were counted on any model.
+    pub fn is_empty(&self) -> bool {
+        self.0.values().all(|u| u.total() == 0)
+    }
+
+    /// Every model's tokens together.
+    pub fn total(&self) -> Usage {
+        let mut total = Usage::default();
+        for usage in self.0.values() {
+            total.add(usage);
+        }
+        total
+    }
+
+    /// Each model with its tokens, by model name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Usage)> {
+        self.0.iter().map(|(m, u)| (m.as_str(), u))
+    }
+}
+
 /// One agent's running token total, as it publishes it after every model reply (volatile:
 /// the roster keeps the durable figure).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentUsage {
-    /// The model it runs on (prices differ per model).
+    /// The model it runs on now (prices differ per model).
     pub model: String,
     /// Tokens used so far.
     pub usage: Usage,
+    /// The same tokens per model called (empty from older versions: all on `model`).
+    #[serde(default, skip_serializing_if = "UsageByModel::is_empty")]
+    pub by_model: UsageByModel,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_by_model_adds_per_model_and_round_trips_as_an_object() {
+        let call = |input| Usage {
+            input_tokens: input,
+            ..Usage::default()
+        };
+        let mut by = UsageByModel::default();
+        assert!(by.is_empty());
+        by.add("sonnet", &call(10));
+        by.add("opus", &call(5));
+        by.add("sonnet", &call(1));
+        assert_eq!(by.total().input_tokens, 16);
+        assert_eq!(by.0["sonnet"].input_tokens, 11);
+        let json = serde_json::to_value(&by).unwrap_or_default();
+        assert_eq!(json["opus"]["input_tokens"], 5);
+        let back: UsageByModel = serde_json::from_value(json).unwrap_or_default();
+        assert_eq!(back, by);
+        let mut sum = UsageByModel::default();
+        sum.merge(&by);
+        sum.merge(&by);
+        assert_eq!(sum.total().input_tokens, 32);
+    }
 }

@@ -102,6 +102,7 @@ fn running_usage_is_published_per_agent_beside_what_it_is_doing() {
             output_tokens: 7,
             ..Usage::default()
         },
+        ..AgentUsage::default()
     };
     ok(s.set_doing("alice", Some("bash: ls")));
     ok(s.set_usage("alice", &usage(100)));

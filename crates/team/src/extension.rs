@@ -79,14 +79,8 @@ impl Extension for LeadExtension {
 struct TeamWatcher(Arc<TeamShared>);
 
 impl Watcher for TeamWatcher {
-    fn usage(&self, agent: &str, model: &str, total: &troupe_protocol::Usage) {
-        self.0.set_live_usage(
-            agent,
-            troupe_protocol::AgentUsage {
-                model: model.to_string(),
-                usage: *total,
-            },
-        );
+    fn usage(&self, agent: &str, usage: &troupe_protocol::AgentUsage) {
+        self.0.set_live_usage(agent, usage.clone());
     }
 
     fn compacted(&self, agent: &str, c: &troupe_agent::Compaction) {

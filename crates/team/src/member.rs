@@ -300,6 +300,7 @@ async fn phases_of(
                     }
                 }?;
                 let usage = agent.usage();
+                let by_model = agent.usage_by_model().clone();
                 let background = jobs.map(roster_background).unwrap_or_default();
                 let report = (outcome.end != TurnEnd::Nothing).then(|| {
                     if outcome.text.trim().is_empty() {
@@ -311,7 +312,7 @@ async fn phases_of(
                 let n = name.clone();
                 shared
                     .offload(move |s| -> Result<(), MemberError> {
-                        s.set_usage(&n, usage);
+                        s.set_usage(&n, usage, &by_model);
                         // Before it goes idle: the settle rule must see what still runs.
                         s.set_background(&n, background);
                         if let Some(report) = report {

@@ -191,9 +191,15 @@ impl TeamShared {
     }
 
     /// Records the tokens a member has used (once per turn: this rewrites the roster).
-    pub fn set_usage(&self, name: &str, usage: troupe_protocol::Usage) {
+    pub fn set_usage(
+        &self,
+        name: &str,
+        usage: troupe_protocol::Usage,
+        by_model: &troupe_protocol::UsageByModel,
+    ) {
         let result = self.store.update_member(name, &mut |m| {
             m.usage = usage;
+            m.usage_by_model = by_model.clone();
             m.last_seen = now_ms();
         });
         if let Err(e) = result {
@@ -326,6 +332,7 @@ pub fn with_live_usage(store: &dyn TeamStore, roster: &mut Roster) {
         if let Some(live) = usages.remove(&m.name) {
             if live.usage.total() > m.usage.total() {
                 m.usage = live.usage;
+                m.usage_by_model = live.by_model;
             }
         }
     }

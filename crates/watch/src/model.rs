@@ -6,11 +6,39 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use troupe_protocol::{
     AgentStatus, Member, Request, RequestKind, RequestStatus, Roster, Task, TaskStatus, Usage,
+    UsageByModel,
 };
 use troupe_team::LEAD;
 
 /// Prices tokens for a model (`None` when the model's price is unknown).
 pub type Pricing = fn(model: &str, usage: &Usage) -> Option<f64>;
+
+/// What an agent's tokens cost, each call at the model it used (`by_model`); an agent of an
+/// older version that kept only its total is priced at `model`. `None` when no model it used
+/// has a known price.
+pub fn agent_cost(
+    price: Pricing,
+    model: &str,
+    usage: &Usage,
+    by_model: &UsageByModel,
+) -> Option<f64> {
+    if by_model.is_empty() {
+        return price(model, usage);
+    }
+    by_model
+        .iter()
+        .filter_map(|(m, u)| price(m, u))
+        .reduce(|a, b| a + b)
+}
+
+/// The model a member's tokens are priced at when it kept no per-model figures: its own, else
+/// the lead's (the team's default), else none.
+pub fn member_model<'a>(m: &'a Member, roster: &'a Roster) -> &'a str {
+    m.model
+        .as_deref()
+        .or(roster.lead_usage.as_ref().map(|u| u.model.as_str()))
+        .unwrap_or_default()
+}
 
 /// The team at one moment, as read from its store.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -146,7 +174,7 @@ pub fn member_rows(
         // The lead's running total, as it publishes it after each reply.
         tokens: state.roster.lead_usage.as_ref().map(|u| u.usage.total()),
         cost: match (pricing, state.roster.lead_usage.as_ref()) {
-            (Some(price), Some(u)) => price(&u.model, &u.usage),
+            (Some(price), Some(u)) => agent_cost(price, &u.model, &u.usage, &u.by_model),
             _ => None,
         },
         last_active: seen(LEAD, 0),
@@ -162,10 +190,10 @@ pub fn member_rows(
                 .or_else(|| m.activity.clone()),
             _ => None,
         };
-        let cost = match (pricing, m.model.as_deref()) {
-            (Some(price), Some(model)) => price(model, &m.usage),
-            _ => None,
-        };
+        let cost = pricing.and_then(|price| {
+            let model = member_model(m, &state.roster);
+            agent_cost(price, model, &m.usage, &m.usage_by_model)
+        });
         rows.push(MemberRow {
             name: m.name.clone(),
             role: m.role.clone(),

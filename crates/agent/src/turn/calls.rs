@@ -178,6 +178,7 @@ impl Agent {
                 input,
                 reason: &reason,
                 how_to_allow: &how_to_allow,
+                request_id: None,
             };
             if let Approval::Deny(why) = self.approver.approve(question).await {
                 self.record_denial(id, name, input);

@@ -235,8 +235,16 @@ impl Agent {
         self.api_ms += started.elapsed().as_millis() as u64;
         let reply = result?;
         self.usage.add(&reply.usage);
-        for watcher in &self.watchers {
-            watcher.usage(&self.config.name, &self.config.model, &self.usage);
+        self.usage_by_model.add(&self.config.model, &reply.usage);
+        if !self.watchers.is_empty() {
+            let usage = troupe_protocol::AgentUsage {
+                model: self.config.model.clone(),
+                usage: self.usage,
+                by_model: self.usage_by_model.clone(),
+            };
+            for watcher in &self.watchers {
+                watcher.usage(&self.config.name, &usage);
+            }
         }
         Ok(reply)
     }

@@ -151,9 +151,10 @@ fn question_text(
             &format!("  ({})", terminal(q.reason)),
         ));
     }
-    let who = match q.agent {
-        troupe_team::LEAD => String::new(),
-        name => format!("{}: ", terminal(name)),
+    let who = match (q.agent, q.request_id) {
+        (troupe_team::LEAD, None) => String::new(),
+        (name, None) => format!("{}: ", terminal(name)),
+        (name, Some(id)) => format!("{} [{}]: ", terminal(name), terminal(id)),
     };
     let mut options = "[y]es / [N]o".to_string();
     if let Some(scope) = scope {

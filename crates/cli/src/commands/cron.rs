@@ -14,15 +14,19 @@ pub fn run(args: &CronArgs) -> Result<i32> {
     let file = CronFile::in_dir(&troupe_dir);
     match &args.command {
         CronCommand::List => {
+            // Every team's jobs, unless one is named.
             let jobs: Vec<CronJob> = file
                 .list()?
                 .into_iter()
-                .filter(|j| j.team == args.team)
+                .filter(|j| args.team.as_ref().is_none_or(|team| &j.team == team))
                 .collect();
             if args.json {
                 println!("{}", json_line(&serde_json::to_string_pretty(&jobs)?));
             } else if jobs.is_empty() {
-                outln!("no scheduled prompts for team {}", args.team);
+                match &args.team {
+                    Some(team) => outln!("no scheduled prompts for team {team}"),
+                    None => outln!("no scheduled prompts"),
+                }
             } else {
                 out!("{}", table(&jobs));
             }
@@ -35,21 +39,16 @@ pub fn run(args: &CronArgs) -> Result<i32> {
             if prompt.trim().is_empty() {
                 bail!("the prompt is empty");
             }
-            if troupe_store::file::exists(&troupe_dir, &args.team) {
+            let choice = crate::store::StoreChoice::File;
+            let team = crate::team_pick::pick(args.team.as_deref(), &choice, &troupe_dir)?;
+            if troupe_store::file::exists(&troupe_dir, &team) {
                 crate::cron::TeamDelivery::new(&troupe_dir)
-                    .check(&args.team, to)
+                    .check(&team, to)
                     .map_err(anyhow::Error::msg)?;
             }
             let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
             let now = troupe_cron::now_ms();
-            let job = CronJob::new(
-                schedule,
-                prompt,
-                &args.team,
-                to,
-                &format!("user:{user}"),
-                now,
-            )?;
+            let job = CronJob::new(schedule, prompt, &team, to, &format!("user:{user}"), now)?;
             crate::workspace::before_creating_troupe_dir(&dir);
             let job = file.add(job)?;
             if args.json {
@@ -76,6 +75,7 @@ fn table(jobs: &[CronJob]) -> String {
     let mut rows = vec![[
         "ID".to_string(),
         "SCHEDULE".into(),
+        "TEAM".into(),
         "TO".into(),
         "NEXT".into(),
         "PROMPT".into(),
@@ -88,6 +88,7 @@ fn table(jobs: &[CronJob]) -> String {
         rows.push([
             job.id.clone(),
             schedule,
+            job.team.clone(),
             job.to.clone(),
             job.next_shown(),
             job.prompt.clone(),

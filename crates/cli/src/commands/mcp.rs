@@ -43,9 +43,10 @@ pub fn run(args: &McpArgs) -> Result<i32> {
             manager.start(runtime.handle());
             runtime.block_on(manager.settle(limit));
             let statuses = manager.statuses();
-            match json {
-                true => println!(
-                    "{}",
+            // Written even to a closed pipe without a panic: the servers still end below.
+            let text = match json {
+                true => format!(
+                    "{}\n",
                     json_line(
                         &json!({
                             "servers": statuses.iter().map(crate::mcp::status_json).collect::<Vec<_>>(),
@@ -54,11 +55,10 @@ pub fn run(args: &McpArgs) -> Result<i32> {
                         .to_string()
                     )
                 ),
-                false => print!(
-                    "{}",
-                    terminal(&crate::mcp::status_table(&statuses, manager.problems()))
-                ),
-            }
+                false => terminal(&crate::mcp::status_table(&statuses, manager.problems()))
+                    .into_owned(),
+            };
+            crate::render::sanitize::write_stdout(&text);
             manager.shutdown();
             drop(runtime);
             troupe_tools::process::end_all();

@@ -35,29 +35,28 @@ impl From<TaskStatusArg> for TaskStatus {
     }
 }
 
-/// Opens the team's store. Only `create` may start a board for a team no lead has run yet;
-/// anything else on a missing team is a mistyped `--team` or `--cwd`.
+/// Opens the team's store: `--team`, else the only running team, else the most recently
+/// active one, else `default`. Only `create` may start a board for a team no lead has run yet (named with
+/// `--team`); anything else on a missing team is a mistyped `--team` or `--cwd`.
 fn open(args: &TaskArgs) -> Result<SharedStore> {
     let dir = crate::workspace::root(args.cwd.as_deref())?;
     let troupe_dir: PathBuf = dir.join(".troupe");
     let creating = matches!(args.command, TaskCommand::Create { .. });
     let choice = crate::store::choose_for(args.store.as_deref(), &dir)?;
+    let team = crate::team_pick::pick(args.team.as_deref(), &choice, &troupe_dir)?;
     let existing = if creating {
         crate::workspace::before_creating_troupe_dir(&dir);
-        Some(crate::store::open(&choice, &troupe_dir, &args.team)?)
+        Some(crate::store::open(&choice, &troupe_dir, &team)?)
     } else {
-        crate::store::open_existing(&choice, &troupe_dir, &args.team)?
+        crate::store::open_existing(&choice, &troupe_dir, &team)?
     };
     let Some(store) = existing else {
         bail!(
-            "no team '{}' in {} (a lead creates it with `troupe --team {}`, or `troupe task create` starts its board)",
-            args.team,
+            "no team '{team}' in {} (a lead creates it with `troupe --team {team}`, or `troupe task create --team {team}` starts its board)",
             choice.describe(&troupe_dir),
-            args.team
         );
     };
     if creating {
-        let team = args.team.clone();
         store.update_roster(&mut |roster: &mut Roster| {
             if roster.team.is_empty() {
                 roster.team = team.clone();

@@ -36,19 +36,19 @@ pub fn load_pricing(workspace: &Path) {
     }
 }
 
-/// The team's store, on the backend `--store`/`TROUPE_STORE`/the settings choose.
+/// The team's store, on the backend `--store`/`TROUPE_STORE`/the settings choose: `--team`,
+/// else the only running team, else the most recently active one (`team_pick`).
 pub fn open(args: &TeamArgs) -> Result<SharedStore> {
     let troupe_dir = troupe_dir(args)?;
     let dir = troupe_dir.parent().map(PathBuf::from).unwrap_or_default();
     load_pricing(&dir);
     let choice = crate::store::choose_for(args.store.as_deref(), &dir)?;
-    match crate::store::open_existing(&choice, &troupe_dir, &args.team)? {
+    let team = crate::team_pick::pick(args.team.as_deref(), &choice, &troupe_dir)?;
+    match crate::store::open_existing(&choice, &troupe_dir, &team)? {
         Some(store) => Ok(store),
         None => bail!(
-            "no team '{}' in {} (a lead creates it with `troupe --team {}`)",
-            args.team,
+            "no team '{team}' in {} (a lead creates one: `troupe`, or `troupe --team {team}` for this name)",
             choice.describe(&troupe_dir),
-            args.team
         ),
     }
 }
@@ -57,12 +57,7 @@ pub fn open(args: &TeamArgs) -> Result<SharedStore> {
 /// (its model prices the teammates that run on the team's default), then each teammate's.
 fn agent_costs(roster: &troupe_protocol::Roster) -> Vec<crate::cost::AgentCost> {
     let lead = roster.lead_usage.clone().unwrap_or_default();
-    let model = if lead.model.is_empty() {
-        "unknown model"
-    } else {
-        lead.model.as_str()
-    };
-    crate::cost::breakdown(lead.usage, Default::default(), model, Some(roster))
+    crate::cost::breakdown(&lead, Default::default(), Some(roster))
 }
 
 /// Formats an event as one human-readable line: its time of day (UTC), agent, kind, detail.

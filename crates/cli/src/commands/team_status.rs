@@ -15,7 +15,9 @@ use troupe_team::board::render::member_tasks_cell;
 use troupe_team::protocols::list::requests_table;
 use troupe_team::worktree::table::member_worktree_cell;
 use troupe_team::LEAD;
-use troupe_watch::model::{member_rows, pending_requests, shown_status, Shown};
+use troupe_watch::model::{
+    agent_cost, member_model, member_rows, pending_requests, shown_status, Shown,
+};
 use troupe_watch::source::read_state;
 use troupe_watch::text::{age, money, tokens};
 
@@ -196,10 +198,12 @@ pub fn json(store: &dyn TeamStore) -> Result<Value> {
                 .iter()
                 .map(|t| json!({"id": t.id, "subject": t.subject}))
                 .collect();
-            let member_cost = member
-                .model
-                .as_deref()
-                .and_then(|x| price(x, &member.usage));
+            let member_cost = agent_cost(
+                price,
+                member_model(member, &state.roster),
+                &member.usage,
+                &member.usage_by_model,
+            );
             if let Some(c) = member_cost {
                 cost = Some(cost.unwrap_or(0.0) + c);
             }

@@ -26,13 +26,23 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         bail!("troupe team watch draws a full-screen view and needs a terminal; in scripts use `troupe team status --json` or `troupe team log --follow`");
     }
-    troupe_protocol::validate_agent_name(&args.team)
-        .map_err(|e| anyhow::anyhow!("--team {}: {e}", args.team))?;
     let dir = troupe_dir(args)?;
     let workspace = dir.parent().map(Path::to_path_buf).unwrap_or_default();
     super::team::load_pricing(&workspace);
     let choice = crate::store::choose_for(args.store.as_deref(), &workspace)?;
-    let team = args.team.clone();
+    // A named team is waited for; otherwise the one running here (or the newest).
+    if args.team.is_none()
+        && matches!(choice, StoreChoice::File)
+        && crate::team_pick::teams(&dir).is_empty()
+    {
+        bail!(
+            "{}; `troupe team watch --team NAME` waits for a team of that name",
+            crate::team_pick::none_yet(&choice, &dir)
+        );
+    }
+    let team = crate::team_pick::pick(args.team.as_deref(), &choice, &dir)?;
+    troupe_protocol::validate_agent_name(&team)
+        .map_err(|e| anyhow::anyhow!("--team {team}: {e}"))?;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let options = Options {
         team: team.clone(),

@@ -60,15 +60,16 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     crate::settings::apply_flags(&mut settings, &args.agent);
     let settings = Arc::new(settings);
     let troupe_dir = workspace.join(".troupe");
-    let store = crate::store::open(&store_choice, &troupe_dir, &args.team).with_context(|| {
+    // The lead passes its team; a person starting one by hand joins the team running here.
+    let team = crate::team_pick::pick(args.team.as_deref(), &store_choice, &troupe_dir)?;
+    let store = crate::store::open(&store_choice, &troupe_dir, &team).with_context(|| {
         format!(
-            "opening team '{}' ({})",
-            args.team,
+            "opening team '{team}' ({})",
             store_choice.describe(&troupe_dir)
         )
     })?;
     let hooks = crate::hooks::extension(&settings, &workspace, policy.mode, store.clone())?
-        .for_teammates(&args.team);
+        .for_teammates(&team);
     let added_dirs = crate::settings::added_dirs(&args.agent, &settings, &workspace)?;
     // The user's home, as the lead has it: the user's memory files and skills.
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
@@ -80,7 +81,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         mcp_servers: mcp.names().into_iter().map(str::to_string).collect(),
         home,
         added_dirs,
-        team: args.team.clone(),
+        team: team.clone(),
         troupe_dir: troupe_dir.clone(),
         workspace,
         client: crate::setup::model_client(&model, &settings),
@@ -94,7 +95,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         extensions: vec![
             Arc::new(hooks),
             Arc::new(McpExtension::new(mcp.clone())),
-            crate::cron::extension(&troupe_dir, &args.team),
+            crate::cron::extension(&troupe_dir, &team),
             skills,
         ],
         teammate_args: Vec::new(),

@@ -24,11 +24,42 @@ pub fn run(args: &WorktreeArgs) -> Result<i32> {
         return Err(WorktreeError::NotARepo { workspace }.into());
     }
     let troupe_dir: PathBuf = workspace.join(".troupe");
-    crate::workspace::before_creating_troupe_dir(&workspace);
     let choice = crate::store::choose_for(args.store.as_deref(), &workspace)?;
-    let store = crate::store::open(&choice, &troupe_dir, &args.team)
-        .with_context(|| format!("opening team '{}'", args.team))?;
-    let manager = Worktrees::new(&workspace, &troupe_dir, store.as_ref());
+    let team = crate::team_pick::pick(args.team.as_deref(), &choice, &troupe_dir)?;
+    let existing = crate::store::open_existing(&choice, &troupe_dir, &team)
+        .with_context(|| format!("opening team '{team}'"))?;
+    let (store, scratch) = match (existing, &args.command) {
+        (Some(store), _) => (store, None),
+        // Listing reads git and the worktree index only: no team folder is made for it.
+        (None, WorktreeCommand::List) => {
+            let scratch =
+                std::env::temp_dir().join(format!("troupe-worktree-list-{}", std::process::id()));
+            let store = troupe_store::file::open(&scratch, "none")
+                .with_context(|| format!("opening a scratch store in {}", scratch.display()))?;
+            (store, Some(scratch))
+        }
+        (None, _) => {
+            crate::workspace::before_creating_troupe_dir(&workspace);
+            let store = crate::store::open(&choice, &troupe_dir, &team)
+                .with_context(|| format!("opening team '{team}'"))?;
+            (store, None)
+        }
+    };
+    let result = run_on(args, &workspace, &troupe_dir, store.as_ref());
+    if let Some(scratch) = scratch {
+        let _ = std::fs::remove_dir_all(scratch);
+    }
+    result
+}
+
+/// Runs the subcommand on `store`'s team.
+fn run_on(
+    args: &WorktreeArgs,
+    workspace: &std::path::Path,
+    troupe_dir: &std::path::Path,
+    store: &dyn troupe_store::TeamStore,
+) -> Result<i32> {
+    let manager = Worktrees::new(workspace, troupe_dir, store);
     let by = format!(
         "user:{}",
         std::env::var("USER").unwrap_or_else(|_| "user".into())

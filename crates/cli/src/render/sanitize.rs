@@ -62,18 +62,29 @@ pub fn json_line(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// `print!` with the formatted text passed through [`terminal`].
+/// `print!` with the formatted text passed through [`terminal`]; a closed stdout is ignored
+/// (the REPL goes on; a subcommand has already ended by SIGPIPE).
 macro_rules! out {
     ($($arg:tt)*) => {
-        print!("{}", $crate::render::sanitize::terminal(&format!($($arg)*)))
+        $crate::render::sanitize::write_stdout(&$crate::render::sanitize::terminal(&format!($($arg)*)))
     };
 }
 
-/// `println!` with the formatted text passed through [`terminal`].
+/// `println!` with the formatted text passed through [`terminal`]; a closed stdout is ignored.
 macro_rules! outln {
     ($($arg:tt)*) => {
-        println!("{}", $crate::render::sanitize::terminal(&format!($($arg)*)))
+        $crate::render::sanitize::write_stdout(&format!(
+            "{}\n",
+            $crate::render::sanitize::terminal(&format!($($arg)*))
+        ))
     };
+}
+
+/// Writes `text` to stdout and flushes it, ignoring a failed write (nobody is reading).
+pub fn write_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
 }
 
 /// `eprintln!` with the formatted text passed through [`terminal`].

@@ -61,6 +61,8 @@ pub struct Outlets {
     pub answers: tokio::sync::mpsc::UnboundedSender<Input>,
     /// Ctrl-C while no prompt shows: interrupt the running turn.
     pub interrupts: tokio::sync::mpsc::UnboundedSender<()>,
+    /// The permission mode Shift-Tab cycles.
+    pub mode: super::mode::ModeCell,
 }
 
 /// The editor's state; lives on its thread.
@@ -78,6 +80,8 @@ pub struct Editor {
     /// Bottom rows drawn, and the row (from the first of them) the cursor is on.
     drawn: (usize, usize),
     out: Outlets,
+    /// The last key was Esc (a second one clears the line).
+    escaped: bool,
     /// Colour for the status line.
     colour: bool,
 }
@@ -97,6 +101,7 @@ impl Editor {
             status: None,
             drawn: (0, 0),
             out,
+            escaped: false,
             colour,
         }
     }
@@ -161,8 +166,24 @@ impl Editor {
 
     fn key(&mut self, key: KeyEvent, buf: &mut String) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let escaped = std::mem::take(&mut self.escaped);
         let line = &mut self.line;
         match key.code {
+            // Esc interrupts a running turn; Esc Esc clears the line.
+            KeyCode::Esc if self.want.is_none() => {
+                let _ = self.out.interrupts.send(());
+            }
+            KeyCode::Esc if escaped => {
+                line.take();
+                self.history.reset();
+            }
+            KeyCode::Esc => self.escaped = true,
+            KeyCode::BackTab => {
+                let mode = self.out.mode.cycle();
+                self.clear(buf);
+                buf.push_str(&super::mode::announce(mode));
+                buf.push('\n');
+            }
             KeyCode::Char('c') if ctrl => self.ctrl_c(buf),
             KeyCode::Char('d') if ctrl && line.is_empty() => self.answer_or_queue(Input::Eof, buf),
             KeyCode::Char('d') if ctrl => line.delete(),
@@ -216,9 +237,12 @@ impl Editor {
     /// Enter: the line answers the request, or is queued for the next prompt.
     fn submit(&mut self, buf: &mut String) {
         let text = self.line.take();
-        self.history.add(&text);
-        if let Err(e) = super::history_file::save(&self.history_path, self.history.entries()) {
-            tracing::debug!(error = %e, "could not save the prompt history");
+        // History holds prompts: an answer to a question (`y`, `a`) is not one.
+        if self.want != Some(Want::Answer) {
+            self.history.add(&text);
+            if let Err(e) = super::history_file::save(&self.history_path, self.history.entries()) {
+                tracing::debug!(error = %e, "could not save the prompt history");
+            }
         }
         match self.want {
             Some(want) => {

@@ -8,6 +8,7 @@ pub mod history_file;
 pub mod line;
 pub mod mail;
 pub mod markdown;
+pub mod mode;
 pub mod raw;
 pub mod reader;
 pub mod view;

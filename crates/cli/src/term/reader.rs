@@ -83,6 +83,7 @@ impl LineReader {
         history: PathBuf,
         printer: Printer,
         colour: bool,
+        mode: super::mode::ModeCell,
     ) -> std::io::Result<(LineReader, Interrupts)> {
         let (line_tx, lines) = unbounded_channel();
         let (answer_tx, answers) = unbounded_channel();
@@ -95,6 +96,7 @@ impl LineReader {
                 lines: line_tx,
                 answers: answer_tx,
                 interrupts: interrupt_tx,
+                mode,
             };
             let editor = Editor::new(history, outlets, colour);
             std::thread::Builder::new()

@@ -25,6 +25,9 @@ pub fn troupe(ws: &Path, server: &FakeServer, wire: Wire) -> Command {
         .env("TROUPE_RETRY_BASE_MS", "5")
         // The fake server routes each agent's script by the header this turns on.
         .env(troupe_testkit::AGENT_HEADER_VAR, "1")
+        // The team tests reach through the store: a named one. A lead without a team of its
+        // own name (its session's) is `leads.rs`'s subject.
+        .env("TROUPE_TEAM", "default")
         .stdin(Stdio::null());
     match wire {
         Wire::Anthropic => {
@@ -157,6 +160,19 @@ pub fn repl(ws: &Path, server: &FakeServer, args: &[&str], input: &str) -> Outpu
     child.wait_with_output().expect("troupe binary runs")
 }
 
+/// The name of the workspace's one team (`None` before any), for a lead started without
+/// `--team` (its team is named after its session).
+pub fn only_team(ws: &Path) -> Option<String> {
+    let mut names: Vec<String> = std::fs::read_dir(ws.join(".troupe/teams"))
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    assert!(names.len() <= 1, "several teams: {names:?}");
+    names.pop()
+}
+
 /// The default team's roster as JSON, read through the store (the file backend keeps it as a
 /// log, `roster.jsonl`); `None` while the lead has not created the team.
 pub fn team_roster(ws: &Path) -> Option<serde_json::Value> {
@@ -202,5 +218,27 @@ impl StdoutLines {
                 return line;
             }
         }
+    }
+
+    /// Every line up to and including the next one containing `needle`; panics when none
+    /// comes within `limit` of each other.
+    pub fn until(&self, needle: &str, limit: std::time::Duration) -> Vec<String> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self
+                .0
+                .recv_timeout(limit)
+                .unwrap_or_else(|_| panic!("{needle} never printed; before: {seen:?}"));
+            let found = line.contains(needle);
+            seen.push(line);
+            if found {
+                return seen;
+            }
+        }
+    }
+
+    /// Every line still to come, until the child closes its stdout.
+    pub fn rest(&self) -> Vec<String> {
+        self.0.iter().collect()
     }
 }

@@ -73,7 +73,12 @@ impl EscalatingApprover {
         if let Err(e) = self.shared.store.create_request(request) {
             return Approval::Deny(format!("could not record the permission request: {e}"));
         }
-        let answer = person.approve(question).await;
+        let answer = person
+            .approve(Question {
+                request_id: Some(&request.id),
+                ..question
+            })
+            .await;
         let (approve, reason) = match &answer {
             Approval::Allow => (true, Some("answered by the user".to_string())),
             Approval::Deny(why) => (false, Some(why.clone())),
