@@ -47,6 +47,9 @@ pub struct Record {
     pub value: Bytes,
     /// The revision a compare-and-set must name.
     pub revision: u64,
+    /// How long ago the server stored this revision (as its clock and ours tell), when read
+    /// by key.
+    pub age: Option<std::time::Duration>,
 }
 
 impl Bucket {
@@ -67,6 +70,10 @@ impl Bucket {
                         key,
                         value: e.value,
                         revision: e.revision,
+                        age: std::time::Duration::try_from(
+                            time::OffsetDateTime::now_utc() - e.created,
+                        )
+                        .ok(),
                     }),
                     kv::Operation::Delete | kv::Operation::Purge => None,
                 }))
@@ -216,6 +223,7 @@ async fn snapshot(kv: &kv::Store, client: &async_nats::Client) -> Result<Vec<Rec
                     key: key.to_string(),
                     value: message.payload.clone(),
                     revision: seq,
+                    age: None,
                 });
             }
         }

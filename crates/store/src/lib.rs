@@ -19,6 +19,7 @@ pub mod error;
 pub mod file;
 pub mod live;
 mod pending;
+pub mod proc_stamp;
 pub mod record;
 pub mod tasks;
 
@@ -404,6 +405,13 @@ pub trait LivenessStore: Send + Sync {
     /// Whether `agent`'s lease is held, and by whom, asked without taking it: a process that
     /// acquires the lease at the same moment is never refused because of a probe.
     fn probe_lease(&self, agent: &str) -> Result<LeaseState, StoreError>;
+
+    /// How long until `agent`'s lease lapses if its holder stops refreshing it now: `None`
+    /// when it is not held, or when the backend's leases never lapse on their own (the file
+    /// backend's end with their process).
+    fn lease_lapses_in(&self, _agent: &str) -> Result<Option<std::time::Duration>, StoreError> {
+        Ok(None)
+    }
 
     /// True while a live process holds `agent`'s lease.
     fn is_alive(&self, agent: &str) -> Result<bool, StoreError> {
