@@ -215,7 +215,7 @@ impl NatsStore {
             },
             replicas,
         )?;
-        let local = FileStore::open_with(troupe_dir, team, Durability::Fsync)?;
+        let local = FileStore::open_transcripts(troupe_dir, team, Durability::Fsync)?;
         Ok(Some(NatsStore {
             inner: Arc::new(Inner {
                 team: team.to_string(),

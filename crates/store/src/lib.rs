@@ -447,6 +447,20 @@ pub trait TeamStore:
 /// A team store shared by every part of a running team.
 pub type SharedStore = Arc<dyn TeamStore>;
 
+/// Runs blocking store work from synchronous code that may be on a tokio worker (a sync trait
+/// the agent loop calls every round): on a multi-threaded runtime's worker the worker is handed
+/// off first (`block_in_place`), so the tasks queued on it move to other workers instead of
+/// waiting behind a lock, an fsync or a network round trip; anywhere else it just runs.
+pub fn off_worker<R>(f: impl FnOnce() -> R) -> R {
+    let on_worker = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if on_worker {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
+
 /// Runs store work on tokio's blocking pool, so no lock wait or fsync stalls an async
 /// worker: the one way async code reaches a store. A panic in `f` is resumed here.
 pub async fn blocking<R, F>(store: &SharedStore, f: F) -> R
