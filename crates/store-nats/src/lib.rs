@@ -19,6 +19,7 @@
 //! workspace). The store owns a small tokio runtime for its client, so its synchronous methods
 //! may be called from any thread.
 
+mod backoff;
 mod changes;
 mod cluster;
 mod conn;
