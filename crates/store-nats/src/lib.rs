@@ -19,6 +19,7 @@
 //! workspace). The store owns a small tokio runtime for its client, so its synchronous methods
 //! may be called from any thread.
 
+mod acked;
 mod backoff;
 mod changes;
 mod cluster;
@@ -131,6 +132,8 @@ struct Inner {
     local: FileStore,
     /// Each agent's mailbox as this process consumes it.
     mailboxes: Mutex<HashMap<String, Arc<mailbox::Mailbox>>>,
+    /// The envelope ids this process acknowledged lately, by agent.
+    acked: Mutex<HashMap<String, acked::RecentlyAcked>>,
 }
 
 impl NatsStore {
@@ -232,6 +235,7 @@ impl NatsStore {
                 lease_ttl,
                 local,
                 mailboxes: Mutex::new(HashMap::new()),
+                acked: Mutex::new(HashMap::new()),
             }),
         }))
     }
