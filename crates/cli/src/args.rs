@@ -348,6 +348,10 @@ pub struct TeammateArgs {
     /// teammate takes its lease itself).
     #[arg(long, hide = true)]
     pub lease: Option<String>,
+    /// When another host holds the teammate's lease, exit at once instead of waiting for the
+    /// lease to lapse.
+    #[arg(long)]
+    pub no_wait: bool,
     #[command(flatten)]
     pub agent: AgentArgs,
 }

@@ -1,6 +1,8 @@
 //! Which backend holds a team, decided in one place for every command: `--store`, else
 //! `TROUPE_STORE` (clap reads both), else the settings' `"store"`, else the file store in the
-//! workspace's `.troupe/`. A NATS server is `nats://[user:password@]host:4222[?creds=FILE]`.
+//! workspace's `.troupe/`. A NATS server is `nats://[user:password@]host:4222[?creds=FILE]`, a
+//! cluster `nats://a:4222,nats://b:4222` (or `nats://a:4222,b:4222`); the copies it keeps are
+//! `?replicas=N`, else the settings' `"storeReplicas"`, else `min(3, servers in the cluster)`.
 
 use anyhow::{Context, Result};
 use std::path::Path;
@@ -49,7 +51,10 @@ pub fn choose(flag: Option<&str>, settings: Option<&Settings>) -> Result<StoreCh
         None | Some("file") => Ok(StoreChoice::File),
         Some(text) => {
             let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
-            let url = NatsUrl::parse(text)?.with_env(&env);
+            let mut url = NatsUrl::parse(text)?.with_env(&env);
+            if url.replicas.is_none() {
+                url.replicas = settings.and_then(|s| s.store_replicas);
+            }
             Ok(StoreChoice::Nats(text.to_string(), url))
         }
     }
@@ -110,6 +115,14 @@ mod tests {
             choose(Some("file"), Some(&settings)).unwrap(),
             StoreChoice::File
         ));
+        let replicated = Settings {
+            store_replicas: Some(2),
+            ..settings.clone()
+        };
+        let chosen = choose(None, Some(&replicated)).unwrap();
+        assert!(matches!(chosen, StoreChoice::Nats(_, ref u) if u.replicas == Some(2)));
+        let url_wins = choose(Some("nats://a,b?replicas=1"), Some(&replicated)).unwrap();
+        assert!(matches!(url_wins, StoreChoice::Nats(_, ref u) if u.replicas == Some(1)));
         let bad = choose(Some("redis://x"), None).unwrap_err().to_string();
         assert!(bad.contains("nats://"), "{bad}");
     }

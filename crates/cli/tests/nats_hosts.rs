@@ -332,3 +332,137 @@ fn a_server_that_is_down_is_a_clear_error_naming_what_to_check() {
         "{err}"
     );
 }
+
+/// `troupe teammate --name bob` on `team` in `ws`, playing host `host`, its stderr to `log`.
+fn bob_on_host(
+    team: &Team,
+    ws: &std::path::Path,
+    server: &FakeServer,
+    host: Option<&str>,
+    extra: &[&str],
+    log: &std::path::Path,
+) -> Child {
+    let mut cmd = troupe(ws, server, Wire::Anthropic);
+    cmd.args(["teammate", "--name", "bob", "--role", "tester"])
+        .args(team.args())
+        .args(["--permission-mode", "bypassPermissions", "--prompt", "idle"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap());
+    match host {
+        Some(h) => cmd.env("TROUPE_HOST_NAME", h),
+        None => cmd.env_remove("TROUPE_HOST_NAME"),
+    };
+    cmd.spawn().unwrap()
+}
+
+#[test]
+fn a_sigkilled_teammate_restarted_at_once_on_its_host_takes_its_lease_over_without_waiting() {
+    // A TTL far longer than the test's bound: only the /proc check can let the restart through.
+    let team = Team {
+        url: format!("{}?lease_ttl=600", troupe_testkit::nats::url()),
+        name: troupe_testkit::nats::fresh_team(),
+    };
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::reply(Reply::text("ok")));
+    let s = team.store(&ws.path().join(".probe"));
+    let log = ws.path().join("bob.log");
+    let mut first = bob_on_host(&team, ws.path(), &server, None, &[], &log);
+    let first_pid = first.id();
+    wait_for("bob to hold his lease", || {
+        nats_support::holder(&s, "bob") == Some(first_pid)
+    });
+    first.kill().unwrap(); // SIGKILL: the key stays on the server for its TTL
+    first.wait().unwrap();
+    let second = bob_on_host(&team, ws.path(), &server, None, &["--no-wait"], &log);
+    let second_pid = second.id();
+    wait_for("the restarted bob to take the lease over", || {
+        nats_support::holder(&s, "bob") == Some(second_pid)
+    });
+    wait_for("the restarted bob to rejoin", || {
+        s.roster()
+            .unwrap()
+            .get("bob")
+            .is_some_and(|m| m.pid == Some(second_pid))
+    });
+    end(second);
+}
+
+#[test]
+fn a_teammate_whose_lease_another_host_holds_waits_for_it_to_lapse_unless_told_not_to() {
+    let team = Team::new(); // lease TTL: nats_support::TTL_SECS
+    let (b, c) = (TempWorkspace::new(), TempWorkspace::new());
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::reply(Reply::text("ok")));
+    let s = team.store(&c.path().join(".probe"));
+    let mut on_b = bob_on_host(
+        &team,
+        b.path(),
+        &server,
+        Some("host-b"),
+        &[],
+        &b.path().join("bob.log"),
+    );
+    let b_pid = on_b.id();
+    wait_for("bob on host-b to hold his lease", || {
+        nats_support::holder(&s, "bob") == Some(b_pid)
+    });
+    // --no-wait: refused at once, naming the holder's host and how to wait instead.
+    let refused_log = c.path().join("refused.log");
+    let mut refused = bob_on_host(
+        &team,
+        c.path(),
+        &server,
+        Some("host-c"),
+        &["--no-wait"],
+        &refused_log,
+    );
+    let status = refused.wait().unwrap();
+    let text = std::fs::read_to_string(&refused_log).unwrap();
+    assert!(!status.success(), "{text}");
+    assert!(
+        text.contains("host-b") && text.contains("--no-wait"),
+        "{text}"
+    );
+    // Without it: bob on host C says what it waits for, and takes over once host B's lease
+    // lapses (host B "vanishes": SIGKILL, so nothing refreshes its key).
+    let waiting_log = c.path().join("waiting.log");
+    let waiting = bob_on_host(&team, c.path(), &server, Some("host-c"), &[], &waiting_log);
+    let c_pid = waiting.id();
+    wait_for("bob on host-c to say it waits", || {
+        std::fs::read_to_string(&waiting_log)
+            .unwrap_or_default()
+            .contains("waiting for bob's lease on host host-b to lapse (")
+    });
+    assert_eq!(nats_support::holder(&s, "bob"), Some(b_pid));
+    on_b.kill().unwrap();
+    on_b.wait().unwrap();
+    wait_for("bob on host-c to take the lapsed lease", || {
+        nats_support::holder(&s, "bob") == Some(c_pid)
+    });
+    end(waiting);
+}
+
+#[test]
+fn a_teammate_started_before_its_server_retries_saying_so_and_joins_once_it_is_up() {
+    let mut nats = troupe_testkit::nats::NatsServer::start();
+    let team = Team::on(&nats.url());
+    nats.kill(); // down when the teammate starts
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::reply(Reply::text("ok")));
+    let log = ws.path().join("bob.log");
+    let bob = bob_on_host(&team, ws.path(), &server, None, &[], &log);
+    wait_for("bob to say it cannot reach the server and retries", || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.contains("cannot reach the team store") && text.contains("retrying in")
+    });
+    nats.restart(); // up again on the same port
+    let s = team.store(&ws.path().join(".probe"));
+    let pid = bob.id();
+    wait_for("bob to join once the server is up", || {
+        nats_support::holder(&s, "bob") == Some(pid)
+    });
+    end(bob);
+}

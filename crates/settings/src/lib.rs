@@ -59,6 +59,14 @@ pub struct Settings {
     /// `nats://host:4222` (see `--store`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<String>,
+    /// Copies of every stream and bucket a NATS team store keeps (1 to 5); unset:
+    /// `min(3, servers in the cluster)`. The store URL's `?replicas=N` wins over it.
+    #[serde(
+        rename = "storeReplicas",
+        alias = "store_replicas",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub store_replicas: Option<usize>,
     /// Model calls one troupe process runs at once (the lead and its in-process teammates
     /// share them; the rest wait their turn). Default 16.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -199,6 +207,13 @@ impl Settings {
                     message: format!("`{store}` is neither `file` nor a nats:// URL"),
                 });
             }
+        }
+        if self.store_replicas.is_some_and(|n| !(1..=5).contains(&n)) {
+            return Err(SettingsError::Invalid {
+                origin: origin.to_string(),
+                key: "storeReplicas".to_string(),
+                message: "must be between 1 and 5 (JetStream's limit)".to_string(),
+            });
         }
         if self.max_concurrent_model_calls == Some(0) {
             return Err(SettingsError::Invalid {

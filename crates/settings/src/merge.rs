@@ -29,6 +29,7 @@ impl Settings {
         replace(&mut self.teammate_mode, &later.teammate_mode);
         replace(&mut self.teammate_permissions, &later.teammate_permissions);
         replace(&mut self.store, &later.store);
+        replace(&mut self.store_replicas, &later.store_replicas);
         replace(
             &mut self.max_concurrent_model_calls,
             &later.max_concurrent_model_calls,

@@ -4,7 +4,8 @@
 //! (`TROUPE_TEST_NATS_URL`, else one started from the installed `nats-server`); the file store
 //! runs with its default durability (fsync).
 //!
-//! Run: `cargo bench -p troupe-store-nats --bench store_bench [-- --quick]`.
+//! Run: `cargo bench -p troupe-store-nats --bench store_bench [-- --quick] [--recovery]`; the
+//! last row is a three-server cluster whose mail stream leader is killed mid-run.
 //! Targets (NATS): batched mail ≥ 20,000 msg/s; wake p50 < 2 ms, p99 < 10 ms; claim p99 < 10 ms.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code may panic on a broken fixture
 
@@ -280,13 +281,28 @@ fn main() {
         (2_000, 50_000, 500, 200)
     };
     let nats_url = troupe_testkit::nats::url();
+    // A three-server cluster of the bench's own: the same figures with three replicas, then
+    // the time a sender is held up when the mail stream's leader is killed.
+    let mut cluster = troupe_testkit::nats::NatsCluster::start(3);
+    let cluster_url = cluster.url();
     println!("backend  single msg/s  batched msg/s  wake p50/p99 ms  in-hand p50/p99 ms  claim p50/p99 ms (10 procs)  double claims");
-    for backend in ["file", "nats"] {
+    // `--recovery`: only the cluster's time to recover.
+    let backends: &[&str] = if std::env::args().any(|a| a == "--recovery") {
+        &[]
+    } else {
+        &["file", "nats", "nats-r3"]
+    };
+    for &backend in backends {
         let dir = tempfile::tempdir().unwrap();
         let spec = |team: &str| match backend {
             "file" => format!("file|{}|{team}", dir.path().display()),
-            _ => format!(
+            "nats" => format!(
                 "nats|{nats_url}|{}|{team}{}",
+                dir.path().display(),
+                std::process::id()
+            ),
+            _ => format!(
+                "nats|{cluster_url}|{}|{team}{}",
                 dir.path().display(),
                 std::process::id()
             ),
@@ -305,4 +321,73 @@ fn main() {
             "{backend:<8} {one:>12.0}  {many:>13.0}  {wake50:>6.2} / {wake99:<6.2}  {hand50:>8.2} / {hand99:<8.2}  {claim50:>10.2} / {claim99:<10.2}  {doubles}"
         );
     }
+    let dir = tempfile::tempdir().unwrap();
+    let (gap, p99, lost) = recovery(
+        &mut cluster,
+        &cluster_url,
+        dir.path(),
+        if quick { 600 } else { 3_000 },
+    );
+    println!(
+        "cluster of 3, mail stream leader SIGKILLed mid-run: longest send stall {gap:.0} ms (time to recover), send p99 {p99:.2} ms, lost or repeated {lost}"
+    );
+}
+
+/// Sends `n` messages one at a time to a consumer on a three-server cluster and kills the mail
+/// stream's leader a third of the way in: the longest a send waited (the time to recover), the
+/// p99 of a send, and how many messages were lost or repeated (must be 0).
+fn recovery(
+    cluster: &mut troupe_testkit::nats::NatsCluster,
+    url: &str,
+    dir: &Path,
+    n: usize,
+) -> (f64, f64, usize) {
+    let team = format!("recover{}", std::process::id());
+    let spec = format!("nats|{url}|{}|{team}", dir.display());
+    let sender = open(&spec);
+    let receiver = open(&spec);
+    let report = troupe_store_nats::inspect(&NatsUrl::parse(url).unwrap(), &team).unwrap();
+    let leader = report
+        .team
+        .and_then(|(_, _, peers)| {
+            peers
+                .iter()
+                .find_map(|p| p.strip_suffix(" (leader)").map(str::to_string))
+        })
+        .unwrap();
+    let consumer = std::thread::spawn(move || {
+        let mut seen = std::collections::BTreeMap::<usize, usize>::new();
+        while seen.len() < n {
+            let batch = receiver.fetch("sink").unwrap();
+            for m in &batch.messages {
+                *seen.entry(m.content.parse().unwrap()).or_default() += 1;
+            }
+            if let Some(t) = batch.ack {
+                receiver.ack("sink", t).unwrap();
+            }
+        }
+        (0..n).filter(|i| seen.get(i) != Some(&1)).count()
+    });
+    let mut lat = Vec::with_capacity(n);
+    for i in 0..n {
+        if i == n / 3 {
+            cluster.kill(&leader);
+        }
+        let t = Instant::now();
+        sender
+            .append(&Envelope::new(
+                MailKind::Message,
+                "w",
+                "sink",
+                i.to_string(),
+                0,
+            ))
+            .unwrap();
+        lat.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let lost = consumer.join().unwrap();
+    cluster.restart(&leader);
+    let gap = lat.iter().copied().fold(0.0, f64::max);
+    lat.sort_by(f64::total_cmp);
+    (gap, percentile(&lat, 0.99), lost)
 }

@@ -191,7 +191,7 @@ impl Conn {
         T: Send + 'static,
     {
         let start = Instant::now();
-        let mut pause = Duration::from_millis(20);
+        let mut backoff = crate::backoff::Backoff::unreachable();
         loop {
             let attempt = make();
             let outcome = self.block(async move {
@@ -207,8 +207,7 @@ impl Conn {
                         return Err(self.error(action, detail));
                     }
                     tracing::debug!(action, %detail, "retrying a NATS request");
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(500));
+                    backoff.wait();
                 }
             }
         }

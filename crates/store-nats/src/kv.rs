@@ -47,6 +47,9 @@ pub struct Record {
     pub value: Bytes,
     /// The revision a compare-and-set must name.
     pub revision: u64,
+    /// How long ago the server stored this revision (as its clock and ours tell), when read
+    /// by key.
+    pub age: Option<std::time::Duration>,
 }
 
 impl Bucket {
@@ -67,6 +70,10 @@ impl Bucket {
                         key,
                         value: e.value,
                         revision: e.revision,
+                        age: std::time::Duration::try_from(
+                            time::OffsetDateTime::now_utc() - e.created,
+                        )
+                        .ok(),
                     }),
                     kv::Operation::Delete | kv::Operation::Purge => None,
                 }))
@@ -177,22 +184,32 @@ impl Bucket {
 
     /// Every key's current value, in one pass over the bucket (deleted keys left out).
     pub fn snapshot(&self, conn: &Conn) -> Result<Vec<Record>, StoreError> {
+        self.snapshot_under(conn, "")
+    }
+
+    /// The current value of every key starting with `prefix` (a whole token followed by a
+    /// dot, `usage.`; empty for all), in one pass, keys returned whole.
+    pub fn snapshot_under(&self, conn: &Conn, prefix: &str) -> Result<Vec<Record>, StoreError> {
         let action = format!("list bucket {}", self.name);
         conn.retry(&action, || {
-            let (kv, client) = (self.kv.clone(), conn.client.clone());
-            async move { snapshot(&kv, &client).await }
+            let (kv, client, prefix) = (self.kv.clone(), conn.client.clone(), prefix.to_string());
+            async move { snapshot(&kv, &client, &prefix).await }
         })
     }
 }
 
 /// Reads the last value of every key through an ordered consumer (one request, then the
 /// values stream in), stopping when the server says nothing is pending.
-async fn snapshot(kv: &kv::Store, client: &async_nats::Client) -> Result<Vec<Record>, Fail> {
+async fn snapshot(
+    kv: &kv::Store,
+    client: &async_nats::Client,
+    prefix: &str,
+) -> Result<Vec<Record>, Fail> {
     let consumer = kv
         .stream
         .create_consumer(push::OrderedConfig {
             deliver_subject: client.new_inbox(),
-            filter_subject: format!("{}>", kv.prefix),
+            filter_subject: format!("{}{prefix}>", kv.prefix),
             replay_policy: ReplayPolicy::Instant,
             deliver_policy: DeliverPolicy::LastPerSubject,
             ..Default::default()
@@ -216,6 +233,7 @@ async fn snapshot(kv: &kv::Store, client: &async_nats::Client) -> Result<Vec<Rec
                     key: key.to_string(),
                     value: message.payload.clone(),
                     revision: seq,
+                    age: None,
                 });
             }
         }

@@ -29,6 +29,18 @@ struct LeaseRecord {
     holder: LeaseHolder,
     /// Identifies this holding (and is the handoff a child is given).
     token: String,
+    /// Counts the holders that took the lease over from a holder found gone: the old holder's
+    /// heartbeat, which writes only on the revision it last wrote, is fenced out by the
+    /// takeover's write, and the epoch says so to whoever reads the key.
+    #[serde(default)]
+    epoch: u64,
+}
+
+/// A lease key as read: its record (`None` when unreadable), revision, and age.
+struct Current {
+    record: Option<LeaseRecord>,
+    revision: u64,
+    age: Option<Duration>,
 }
 
 /// What the heartbeat is told.
@@ -86,12 +98,40 @@ impl NatsStore {
         )
     }
 
-    fn read_lease(&self, agent: &str) -> Result<Option<(Option<LeaseRecord>, u64)>, StoreError> {
+    fn read_lease(&self, agent: &str) -> Result<Option<Current>, StoreError> {
         let inner = &self.inner;
-        Ok(inner
+        Ok(inner.live.get(&inner.conn, agent)?.map(|r| Current {
+            record: serde_json::from_slice(&r.value).ok(),
+            revision: r.revision,
+            age: r.age,
+        }))
+    }
+
+    /// Takes over the lease at `current` from a holder on this host whose process is gone
+    /// (checked against `/proc`), fencing its epoch; `None` when someone wrote the key first.
+    fn take_over(
+        &self,
+        agent: &str,
+        current: &Current,
+        old: &LeaseRecord,
+    ) -> Result<Option<Lease>, StoreError> {
+        let inner = &self.inner;
+        let record = LeaseRecord {
+            holder: LeaseHolder::this_process(),
+            token: ulid::Ulid::new().to_string(),
+            epoch: old.epoch + 1,
+        };
+        let bytes = to_bytes("lease", &record)?;
+        match inner
             .live
-            .get(&inner.conn, agent)?
-            .map(|r| (serde_json::from_slice(&r.value).ok(), r.revision)))
+            .update(&inner.conn, agent, bytes, current.revision)?
+        {
+            Cas::Done(revision) => {
+                tracing::info!(agent, old = %old.holder, epoch = record.epoch, "the lease's holder is gone from this host; taken over at once");
+                Ok(Some(self.hold(agent, record, revision)))
+            }
+            Cas::Conflict => Ok(None),
+        }
     }
 
     /// Starts refreshing `agent`'s key from `revision`; returns the guard.
@@ -132,21 +172,30 @@ impl LivenessStore for NatsStore {
         let record = LeaseRecord {
             holder: LeaseHolder::this_process(),
             token: ulid::Ulid::new().to_string(),
+            epoch: 0,
         };
         let bytes = to_bytes("lease", &record)?;
-        // A key that lapses between the refused create and the read is tried again.
+        // A key that lapses or is taken over between the refused create and the read is tried
+        // again.
         for _ in 0..3 {
             if let Cas::Done(revision) = inner.live.create(&inner.conn, agent, bytes.clone())? {
                 return Ok(self.hold(agent, record, revision));
             }
-            if let Some((current, _)) = self.read_lease(agent)? {
-                return Err(StoreError::LeaseHeld {
-                    agent: agent.to_string(),
-                    team: inner.team.clone(),
-                    place: self.lease_place(agent),
-                    holder: current.map(|r| r.holder),
-                });
+            let Some(current) = self.read_lease(agent)? else {
+                continue;
+            };
+            if let Some(old) = current.record.as_ref().filter(|r| r.holder.is_gone()) {
+                match self.take_over(agent, &current, old)? {
+                    Some(lease) => return Ok(lease),
+                    None => continue,
+                }
             }
+            return Err(StoreError::LeaseHeld {
+                agent: agent.to_string(),
+                team: inner.team.clone(),
+                place: self.lease_place(agent),
+                holder: current.record.map(|r| Box::new(r.holder)),
+            });
         }
         Err(inner.conn.error(
             format!("take the lease of {agent}"),
@@ -164,7 +213,12 @@ impl LivenessStore for NatsStore {
         };
         // The parent's heartbeat may write between our read and our write: read again.
         for _ in 0..100 {
-            let Some((current, revision)) = self.read_lease(agent)? else {
+            let Some(Current {
+                record: current,
+                revision,
+                ..
+            }) = self.read_lease(agent)?
+            else {
                 return Err(refuse(format!(
                     "the lease is not held any more (it lapsed before this process took it over; {})",
                     self.lease_place(agent)
@@ -179,6 +233,7 @@ impl LivenessStore for NatsStore {
             let record = LeaseRecord {
                 holder: LeaseHolder::this_process(),
                 token: ulid::Ulid::new().to_string(),
+                epoch: current.epoch,
             };
             let bytes = to_bytes("lease", &record)?;
             if let Cas::Done(rev) = inner.live.update(&inner.conn, agent, bytes, revision)? {
@@ -192,8 +247,20 @@ impl LivenessStore for NatsStore {
         check_agent(agent)?;
         Ok(match self.read_lease(agent)? {
             None => LeaseState::Free,
-            Some((record, _)) => LeaseState::Held(record.map(|r| r.holder)),
+            // A holder on this host whose process is gone holds nothing, however fresh its key.
+            Some(current) if current.record.as_ref().is_some_and(|r| r.holder.is_gone()) => {
+                LeaseState::Free
+            }
+            Some(current) => LeaseState::Held(current.record.map(|r| r.holder)),
         })
+    }
+
+    fn lease_lapses_in(&self, agent: &str) -> Result<Option<Duration>, StoreError> {
+        check_agent(agent)?;
+        Ok(self.read_lease(agent)?.map(|current| {
+            let age = current.age.unwrap_or_default();
+            self.inner.lease_ttl.saturating_sub(age)
+        }))
     }
 }
 
@@ -232,7 +299,7 @@ impl Heartbeat {
                 }
                 Mode::HandedOver(pid) if handed_at.is_none() => {
                     handed_at = Some(Instant::now());
-                    self.record.holder.pid = pid;
+                    self.record.holder = LeaseHolder::for_pid(pid);
                 }
                 Mode::HandedOver(_) | Mode::Held => {}
             }

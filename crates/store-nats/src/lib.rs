@@ -19,7 +19,10 @@
 //! workspace). The store owns a small tokio runtime for its client, so its synchronous methods
 //! may be called from any thread.
 
+mod acked;
+mod backoff;
 mod changes;
+mod cluster;
 mod conn;
 mod events;
 mod kv;
@@ -39,11 +42,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::cluster::{ensure_bucket, ensure_stream};
 use async_nats::jetstream::{kv::Config as KvConfig, stream};
 use troupe_protocol::validate_agent_name;
 use troupe_store::file::FileStore;
 use troupe_store::{ChangeWatch, Durability, SharedStore, StoreError, TeamStore};
 
+pub use crate::cluster::{ClusterReport, Replicas};
 use crate::conn::{Conn, Fail};
 use crate::kv::Bucket;
 use crate::names::Names;
@@ -89,6 +94,13 @@ pub fn open_existing(
         .map(|s| Arc::new(s) as SharedStore))
 }
 
+/// What the server (or cluster) `url` names holds for `team`, and what a new team would get
+/// there: for `troupe doctor`.
+pub fn inspect(url: &NatsUrl, team: &str) -> Result<ClusterReport, StoreError> {
+    let conn = Conn::connect(url)?;
+    cluster::inspect(&conn, url.replicas, team)
+}
+
 /// The JetStream-backed team store; cheap to clone, usable from many threads.
 #[derive(Clone)]
 pub struct NatsStore {
@@ -120,6 +132,8 @@ struct Inner {
     local: FileStore,
     /// Each agent's mailbox as this process consumes it.
     mailboxes: Mutex<HashMap<String, Arc<mailbox::Mailbox>>>,
+    /// The envelope ids this process acknowledged lately, by agent.
+    acked: Mutex<HashMap<String, acked::RecentlyAcked>>,
 }
 
 impl NatsStore {
@@ -137,6 +151,7 @@ impl NatsStore {
         let conn = Conn::connect(url)?;
         let names = Names::new(team);
         let lease_ttl = url.lease_ttl;
+        let replicas = Replicas::decide(url.replicas, cluster::cluster_size(&conn));
         if mode == OpenMode::Existing {
             let bucket = names.bucket("roster");
             let found = conn.retry(&format!("look for team '{team}'"), || {
@@ -165,6 +180,7 @@ impl NatsStore {
                 allow_direct: true,
                 ..Default::default()
             },
+            replicas,
         )?;
         let events = ensure_stream(
             &conn,
@@ -176,6 +192,7 @@ impl NatsStore {
                 allow_direct: true,
                 ..Default::default()
             },
+            replicas,
         )?;
         let durable = |what: &str| KvConfig {
             bucket: names.bucket(what),
@@ -183,15 +200,16 @@ impl NatsStore {
             storage: stream::StorageType::File,
             ..Default::default()
         };
-        let roster = ensure_bucket(&conn, durable("roster"))?;
-        let requests = ensure_bucket(&conn, durable("requests"))?;
-        let tasks = ensure_bucket(&conn, durable("tasks"))?;
+        let roster = ensure_bucket(&conn, durable("roster"), replicas)?;
+        let requests = ensure_bucket(&conn, durable("requests"), replicas)?;
+        let tasks = ensure_bucket(&conn, durable("tasks"), replicas)?;
         let presence = ensure_bucket(
             &conn,
             KvConfig {
                 storage: stream::StorageType::Memory,
                 ..durable("presence")
             },
+            replicas,
         )?;
         let live = ensure_bucket(
             &conn,
@@ -199,8 +217,9 @@ impl NatsStore {
                 max_age: lease_ttl,
                 ..durable("live")
             },
+            replicas,
         )?;
-        let local = FileStore::open_with(troupe_dir, team, Durability::Fsync)?;
+        let local = FileStore::open_transcripts(troupe_dir, team, Durability::Fsync)?;
         Ok(Some(NatsStore {
             inner: Arc::new(Inner {
                 team: team.to_string(),
@@ -216,6 +235,7 @@ impl NatsStore {
                 lease_ttl,
                 local,
                 mailboxes: Mutex::new(HashMap::new()),
+                acked: Mutex::new(HashMap::new()),
             }),
         }))
     }
@@ -239,51 +259,6 @@ impl TeamStore for NatsStore {
     fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
         Ok(Box::new(changes::NatsChangeWatch::start(self)?))
     }
-}
-
-/// The stream `config` describes: the existing one, or created now (several processes may race
-/// to create it; the loser finds it).
-fn ensure_stream(conn: &Conn, config: stream::Config) -> Result<stream::Stream, StoreError> {
-    let action = format!("open stream {}", config.name);
-    conn.retry(&action, || {
-        let (js, config) = (conn.js.clone(), config.clone());
-        async move {
-            match js.get_stream(&config.name).await {
-                Ok(s) => return Ok(s),
-                Err(e) if !e.to_string().contains("not found") => {
-                    return Err(Fail::Transient(e.to_string()))
-                }
-                Err(_) => {}
-            }
-            match js.create_stream(config.clone()).await {
-                Ok(s) => Ok(s),
-                Err(_) => Ok(js.get_stream(&config.name).await?),
-            }
-        }
-    })
-}
-
-/// The bucket `config` describes: the existing one, or created now.
-fn ensure_bucket(conn: &Conn, config: KvConfig) -> Result<Bucket, StoreError> {
-    let action = format!("open bucket {}", config.bucket);
-    let name = config.bucket.clone();
-    let kv = conn.retry(&action, || {
-        let (js, config) = (conn.js.clone(), config.clone());
-        async move {
-            match js.get_key_value(&config.bucket).await {
-                Ok(kv) => return Ok(kv),
-                Err(e) if !e.to_string().contains("not found") => {
-                    return Err(Fail::Transient(e.to_string()))
-                }
-                Err(_) => {}
-            }
-            match js.create_key_value(config.clone()).await {
-                Ok(kv) => Ok(kv),
-                Err(_) => Ok(js.get_key_value(&config.bucket).await?),
-            }
-        }
-    })?;
-    Ok(Bucket { kv, name })
 }
 
 /// Refuses agent names that are unsafe as subjects and keys.

@@ -224,6 +224,50 @@ impl NatsStore {
             })
     }
 
+    /// Leaves out of `fresh` the messages this process acknowledged already (handed out again
+    /// by a server that lost the ack), acknowledging each again so the work queue drops it.
+    fn drop_repeats(&self, agent: &str, mut fresh: BTreeMap<u64, Held>) -> BTreeMap<u64, Held> {
+        let repeats: Vec<u64> = {
+            let all = self
+                .inner
+                .acked
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let Some(mine) = all.get(agent) else {
+                return fresh;
+            };
+            fresh
+                .iter()
+                .filter(|(_, h)| h.parsed.as_ref().is_ok_and(|env| mine.contains(&env.id)))
+                .map(|(seq, _)| *seq)
+                .collect()
+        };
+        if repeats.is_empty() {
+            return fresh;
+        }
+        let replies: Vec<Subject> = repeats
+            .iter()
+            .filter_map(|seq| fresh.remove(seq).and_then(|h| h.reply))
+            .collect();
+        tracing::info!(
+            agent,
+            count = replies.len(),
+            "the server handed out acknowledged mail again; acknowledged again and left out"
+        );
+        let js = self.inner.conn.js.clone();
+        let again = self.inner.conn.block(async move {
+            for reply in replies {
+                if let Err(e) = Acker::new(js.clone(), Some(reply)).ack().await {
+                    tracing::debug!(error = %e, "repeat not acknowledged again; it comes back and is left out again");
+                }
+            }
+        });
+        if let Err(e) = again {
+            tracing::debug!(error = %e, "repeats not acknowledged again");
+        }
+        fresh
+    }
+
     fn read_unacked(&self, agent: &str) -> Result<Batch, StoreError> {
         check_agent(agent)?;
         let inner = &self.inner;
@@ -332,6 +376,7 @@ impl MailboxStore for NatsStore {
             }
             break;
         }
+        let fresh = self.drop_repeats(agent, fresh);
         let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
         let mut newly_corrupt = Vec::new();
         for (seq, h) in fresh {
@@ -420,6 +465,15 @@ impl MailboxStore for NatsStore {
                 }
             }
         });
+        if acked.is_ok() {
+            let mut all = inner.acked.lock().unwrap_or_else(PoisonError::into_inner);
+            let mine = all.entry(agent.to_string()).or_default();
+            for h in taken.values() {
+                if let Ok(env) = &h.parsed {
+                    mine.insert(&env.id);
+                }
+            }
+        }
         match acked {
             Ok(Acked::Confirmed) => Ok(()),
             Ok(Acked::Stale) => {

@@ -1,11 +1,16 @@
-//! Presence: what each member is doing now, one key per member in a memory bucket: cheap,
-//! volatile, never compare-and-set (each member writes only its own key).
+//! Presence: what each member is doing now (key `<agent>`) and each agent's running token total
+//! (key `usage.<agent>`), in a memory bucket: cheap, volatile, never compare-and-set (each agent
+//! writes only its own keys). Agent names hold no dot, so the two never mix.
 
 use std::collections::BTreeMap;
 
+use troupe_protocol::AgentUsage;
 use troupe_store::{PresenceStore, StoreError};
 
-use crate::{check_agent, NatsStore};
+use crate::{check_agent, to_bytes, NatsStore};
+
+/// The prefix of the usage keys.
+const USAGE: &str = "usage.";
 
 impl PresenceStore for NatsStore {
     fn set_doing(&self, agent: &str, doing: Option<&str>) -> Result<(), StoreError> {
@@ -26,7 +31,32 @@ impl PresenceStore for NatsStore {
             .presence
             .snapshot(&inner.conn)?
             .into_iter()
+            .filter(|r| !r.key.contains('.'))
             .map(|r| (r.key, String::from_utf8_lossy(&r.value).into_owned()))
+            .collect())
+    }
+
+    fn set_usage(&self, agent: &str, usage: &AgentUsage) -> Result<(), StoreError> {
+        check_agent(agent)?;
+        let inner = &self.inner;
+        let bytes = to_bytes("token usage", usage)?;
+        inner
+            .presence
+            .put(&inner.conn, &format!("{USAGE}{agent}"), bytes)
+            .map(|_| ())
+    }
+
+    fn usages(&self) -> Result<BTreeMap<String, AgentUsage>, StoreError> {
+        let inner = &self.inner;
+        // A value that does not parse (a foreign writer) is skipped.
+        Ok(inner
+            .presence
+            .snapshot_under(&inner.conn, USAGE)?
+            .into_iter()
+            .filter_map(|r| {
+                let agent = r.key.strip_prefix(USAGE)?.to_string();
+                Some((agent, serde_json::from_slice(&r.value).ok()?))
+            })
             .collect())
     }
 }

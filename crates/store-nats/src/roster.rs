@@ -46,7 +46,11 @@ impl RosterStore for NatsStore {
 
     fn update_roster(&self, f: &mut dyn FnMut(&mut Roster)) -> Result<Roster, StoreError> {
         let inner = &self.inner;
-        for _ in 0..MAX_CAS_ROUNDS {
+        let mut backoff = crate::backoff::Backoff::conflicts();
+        for round in 0..MAX_CAS_ROUNDS {
+            if round > 0 {
+                backoff.wait(); // another writer won: let the crowd thin out
+            }
             let (before, revision) = self.load_roster()?;
             let mut roster = before.clone();
             f(&mut roster);

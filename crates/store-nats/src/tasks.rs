@@ -3,6 +3,9 @@
 //! several machines exactly one wins. A change of a task's blockers must also see the whole
 //! board unchanged (no cycle may form between two concurrent edits), so it holds the board
 //! lock: a key in the lease bucket, which lapses after the lease TTL should its holder vanish.
+//! The lock is fenced: its revision is the holder's epoch, confirmed by compare-and-set right
+//! before the locked write, so a holder that stalled past the lapse starts over instead of
+//! overlapping the next one.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -27,14 +30,48 @@ fn id_of(key: &str) -> Option<TaskId> {
     key.parse().ok()
 }
 
-/// The board lock while held; released on drop.
+/// The board lock while held; released on drop. Its key's revision is the holder's epoch: a
+/// write made under the lock first confirms it ([`BoardLock::confirm`]), so a holder that
+/// stalled past the lock's lapse cannot overlap the next holder.
 struct BoardLock<'a> {
     store: &'a NatsStore,
     revision: u64,
+    holder: bytes::Bytes,
+}
+
+/// A locked write found its lock lapsed and taken (the writer stalled past the lease TTL).
+struct Fenced;
+
+impl BoardLock<'_> {
+    /// Confirms the lock is still this holder's, at the epoch it took, and refreshes it (a
+    /// compare-and-set on its revision, which also restarts its lapse); `Fenced` when another
+    /// holder's epoch began meanwhile.
+    fn confirm(&mut self) -> Result<Result<(), Fenced>, StoreError> {
+        let inner = &self.store.inner;
+        match inner
+            .live
+            .update(&inner.conn, BOARD_LOCK, self.holder.clone(), self.revision)?
+        {
+            Cas::Done(revision) => {
+                self.revision = revision;
+                Ok(Ok(()))
+            }
+            Cas::Conflict => {
+                tracing::warn!(
+                    "the board lock lapsed while this writer held it (stalled past the lease TTL); starting over under a new lock"
+                );
+                self.revision = 0; // not ours: nothing to release
+                Ok(Err(Fenced))
+            }
+        }
+    }
 }
 
 impl Drop for BoardLock<'_> {
     fn drop(&mut self) {
+        if self.revision == 0 {
+            return;
+        }
         let inner = &self.store.inner;
         if let Err(e) = inner
             .live
@@ -157,7 +194,7 @@ impl NatsStore {
         let inner = &self.inner;
         let holder = to_bytes("lock holder", &LeaseHolder::this_process())?;
         let deadline = Instant::now() + inner.lease_ttl * 2 + Duration::from_secs(5);
-        let mut pause = Duration::from_millis(1);
+        let mut backoff = crate::backoff::Backoff::conflicts();
         loop {
             if let Cas::Done(revision) =
                 inner.live.create(&inner.conn, BOARD_LOCK, holder.clone())?
@@ -165,6 +202,7 @@ impl NatsStore {
                 return Ok(BoardLock {
                     store: self,
                     revision,
+                    holder,
                 });
             }
             if Instant::now() >= deadline {
@@ -174,8 +212,7 @@ impl NatsStore {
                 ));
             }
             // Blocker edits are rare and short: a brief backoff is cheaper than a watch.
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(50));
+            backoff.wait();
         }
     }
 
@@ -273,21 +310,29 @@ impl TaskStore for NatsStore {
                 return Ok(task);
             }
         }
-        // The blockers change: again from the start, with the whole board held still.
-        let _lock = self.lock_board()?;
-        for _ in 0..MAX_CAS_ROUNDS {
-            let (before, task, revision) = self.apply(id, &mut *f)?;
-            if task == before {
-                return Ok(task);
-            }
-            if task.blocked_by != before.blocked_by {
+        // The blockers change: again from the start, with the whole board held still. A
+        // holder that stalled past its lock's lapse is fenced out and starts over.
+        'locked: for _ in 0..MAX_CAS_ROUNDS {
+            let mut lock = self.lock_board()?;
+            for _ in 0..MAX_CAS_ROUNDS {
+                // The board as the lock holds it still: blockers change only under the lock,
+                // which the confirmation below proves was held from here to the write.
                 let mut board = self.whole_board()?;
-                board.tasks.retain(|t| t.id != task.id);
-                board.tasks.push(task.clone());
-                check_dependencies(&board.tasks)?;
-            }
-            if self.commit(&before, &task, revision)? {
-                return Ok(task);
+                let (before, task, revision) = self.apply(id, &mut *f)?;
+                if task == before {
+                    return Ok(task);
+                }
+                if task.blocked_by != before.blocked_by {
+                    board.tasks.retain(|t| t.id != task.id);
+                    board.tasks.push(task.clone());
+                    check_dependencies(&board.tasks)?;
+                }
+                if lock.confirm()?.is_err() {
+                    continue 'locked;
+                }
+                if self.commit(&before, &task, revision)? {
+                    return Ok(task);
+                }
             }
         }
         Err(self.cas_exhausted(&format!("task {id}")))

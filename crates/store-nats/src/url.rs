@@ -1,5 +1,5 @@
-//! The store URL: `nats://[user:password@|token@]host:port[,host:port…][?creds=PATH&lease_ttl=SECS]`
-//! (`tls://` for TLS). Credentials may come from the URL or, when it has none, from the usual
+//! The store URL: `nats://[user:password@|token@]host:port[,host:port…][?creds=PATH&lease_ttl=SECS&replicas=N]`
+//! (`tls://` for TLS); a server list may also repeat the scheme: `nats://a:4222,nats://b:4222`. Credentials may come from the URL or, when it has none, from the usual
 //! NATS variables (`NATS_CREDS`, `NATS_USER` + `NATS_PASSWORD`, `NATS_TOKEN`).
 
 use std::path::PathBuf;
@@ -45,16 +45,22 @@ pub struct NatsUrl {
     /// How long a lease lives without a heartbeat (`?lease_ttl=` seconds); fixed for a team
     /// by the first process that creates its store on the server.
     pub lease_ttl: Duration,
+    /// How many copies of every stream and bucket the cluster keeps (`?replicas=N`, or the
+    /// `storeReplicas` setting); `None`: `min(3, servers in the cluster)`. Fixed for a team by
+    /// the first process that creates its store on the server.
+    pub replicas: Option<usize>,
 }
 
 impl NatsUrl {
     /// Parses a store URL; the error says what is wrong and what the form is.
     pub fn parse(url: &str) -> Result<NatsUrl, StoreError> {
-        let bad = |why: &str| StoreError::Backend {
+        let bad = |why: &str| {
+            StoreError::Backend {
             action: "use the store URL".into(),
             server: redact(url),
             detail: why.to_string(),
-            hint: "the form is nats://[user:password@]host:4222[?creds=FILE&lease_ttl=SECS]",
+            hint: "the form is nats://[user:password@]host:4222[,host:4222…][?creds=FILE&lease_ttl=SECS&replicas=N]",
+        }
         };
         let (scheme, rest) = url
             .split_once("://")
@@ -62,26 +68,35 @@ impl NatsUrl {
         if !matches!(scheme, "nats" | "tls") {
             return Err(bad("the scheme must be nats:// or tls://"));
         }
-        let (authority, query) = match rest.split_once('?') {
+        let (list, query) = match rest.split_once('?') {
             Some((a, q)) => (a, Some(q)),
             None => (rest, None),
         };
-        let authority = authority.trim_end_matches('/');
-        let (userinfo, hosts) = match authority.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, authority),
-        };
-        let auth = match userinfo {
-            None => Auth::None,
-            Some(u) => match u.split_once(':') {
-                Some((user, pass)) => Auth::UserPassword(decode(user), decode(pass)),
-                None => Auth::Token(decode(u)),
-            },
-        };
+        // A server list in either usual form: `nats://a:4222,nats://b:4222` (each server a URL
+        // of its own) or `nats://a:4222,b:4222` (hosts after one scheme). Credentials may be
+        // given on any server; the first given is used.
         let mut servers = Vec::new();
-        for host in hosts.split(',') {
+        let mut userinfo = None;
+        for item in list.split(',') {
+            let item = item.trim();
+            let host = match item.split_once("://") {
+                Some((s, h)) if s == scheme => h,
+                Some(_) => return Err(bad("every server of the list must use the same scheme")),
+                None => item,
+            };
+            let host = host.trim_end_matches('/');
+            let host = match host.rsplit_once('@') {
+                Some((u, h)) => {
+                    userinfo.get_or_insert(u);
+                    h
+                }
+                None => host,
+            };
             if host.is_empty() {
                 return Err(bad("a server's host is empty"));
+            }
+            if host.contains('/') {
+                return Err(bad(&format!("{host:?} is not a host[:port]")));
             }
             let host = if host.contains(':') && !host.ends_with(']') {
                 host.to_string()
@@ -90,11 +105,19 @@ impl NatsUrl {
             };
             servers.push(format!("{scheme}://{host}"));
         }
+        let auth = match userinfo {
+            None => Auth::None,
+            Some(u) => match u.split_once(':') {
+                Some((user, pass)) => Auth::UserPassword(decode(user), decode(pass)),
+                None => Auth::Token(decode(u)),
+            },
+        };
         let mut parsed = NatsUrl {
             servers,
             auth,
             creds: None,
             lease_ttl: DEFAULT_LEASE_TTL,
+            replicas: None,
         };
         for pair in query
             .unwrap_or_default()
@@ -112,6 +135,15 @@ impl NatsUrl {
                         return Err(bad("lease_ttl must be between 1 and 3600 seconds"));
                     }
                     parsed.lease_ttl = Duration::from_secs_f64(secs);
+                }
+                "replicas" => {
+                    let n: usize = value
+                        .parse()
+                        .map_err(|_| bad("replicas must be a whole number"))?;
+                    if !(1..=5).contains(&n) {
+                        return Err(bad("replicas must be between 1 and 5 (JetStream's limit)"));
+                    }
+                    parsed.replicas = Some(n);
                 }
                 other => return Err(bad(&format!("unknown option {other:?}"))),
             }
@@ -190,6 +222,34 @@ mod tests {
         let t = NatsUrl::parse("tls://s3cret@h:1").unwrap();
         assert_eq!(t.auth, Auth::Token("s3cret".into()));
         assert!(!format!("{t:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn server_lists_are_read_in_both_usual_forms() {
+        let want = vec!["nats://a:4222", "nats://b:4222", "nats://c:4223"];
+        for list in [
+            "nats://a:4222,nats://b:4222,nats://c:4223",
+            "nats://a:4222,b:4222,c:4223",
+            "nats://a,nats://b,c:4223",
+            "nats://a:4222, nats://b:4222 ,c:4223/",
+        ] {
+            let u = NatsUrl::parse(list).unwrap();
+            assert_eq!(u.servers, want, "{list}");
+            assert_eq!(u.auth, Auth::None);
+        }
+        let u = NatsUrl::parse("nats://u:p@a:1,nats://u:p@b:2?replicas=2").unwrap();
+        assert_eq!(u.servers, vec!["nats://a:1", "nats://b:2"]);
+        assert_eq!(u.auth, Auth::UserPassword("u".into(), "p".into()));
+        assert_eq!(u.replicas, Some(2));
+        assert_eq!(NatsUrl::parse("nats://a").unwrap().replicas, None);
+        for bad in [
+            "nats://a,tls://b",
+            "nats://a,,b",
+            "nats://a?replicas=0",
+            "nats://a?replicas=x",
+        ] {
+            assert!(NatsUrl::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -120,3 +120,32 @@ fn only_a_team_a_lead_created_is_opened_as_existing() {
     let found = ok(troupe_store_nats::open_existing(&url, dir.path(), &team)).unwrap();
     assert_eq!(ok(found.roster()).lead, "lead");
 }
+
+#[test]
+fn a_team_on_a_server_makes_no_local_mail_or_request_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let team = fresh_team();
+    let s = open(&troupe_testkit::nats::url(), dir.path(), &team);
+    ok(s.append(&Envelope::new(MailKind::Message, "lead", "alice", "hi", 1)));
+    let batch = ok(s.fetch("alice"));
+    ok(s.ack("alice", batch.ack.unwrap()));
+    let request = troupe_protocol::Request::open(
+        troupe_protocol::RequestKind::Permission,
+        "alice",
+        "lead",
+        0,
+        serde_json::json!({}),
+        1,
+        None,
+    );
+    ok(s.create_request(&request));
+    ok(s.append_transcript("alice", &serde_json::json!({"role": "user"})));
+    let team_dir = dir.path().join("teams").join(&team);
+    let mut made: Vec<String> = std::fs::read_dir(&team_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    made.sort();
+    // Only the local transcript cache.
+    assert_eq!(made, ["transcripts"]);
+}

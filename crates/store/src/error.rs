@@ -92,7 +92,7 @@ pub enum StoreError {
         /// Where the lease is kept (the lock file, a key on a server), for people.
         place: String,
         /// Who holds it, as it recorded itself; `None` while it is still writing that.
-        holder: Option<crate::live::LeaseHolder>,
+        holder: Option<Box<crate::live::LeaseHolder>>,
     },
     /// A lease a parent process was to hand over is not there (`--lease` names a descriptor
     /// that is not open or not the agent's lock file, or a token the lease no longer carries).

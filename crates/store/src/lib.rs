@@ -19,6 +19,7 @@ pub mod error;
 pub mod file;
 pub mod live;
 mod pending;
+pub mod proc_stamp;
 pub mod record;
 pub mod tasks;
 
@@ -405,6 +406,13 @@ pub trait LivenessStore: Send + Sync {
     /// acquires the lease at the same moment is never refused because of a probe.
     fn probe_lease(&self, agent: &str) -> Result<LeaseState, StoreError>;
 
+    /// How long until `agent`'s lease lapses if its holder stops refreshing it now: `None`
+    /// when it is not held, or when the backend's leases never lapse on their own (the file
+    /// backend's end with their process).
+    fn lease_lapses_in(&self, _agent: &str) -> Result<Option<std::time::Duration>, StoreError> {
+        Ok(None)
+    }
+
     /// True while a live process holds `agent`'s lease.
     fn is_alive(&self, agent: &str) -> Result<bool, StoreError> {
         Ok(self.probe_lease(agent)?.is_held())
@@ -438,6 +446,20 @@ pub trait TeamStore:
 
 /// A team store shared by every part of a running team.
 pub type SharedStore = Arc<dyn TeamStore>;
+
+/// Runs blocking store work from synchronous code that may be on a tokio worker (a sync trait
+/// the agent loop calls every round): on a multi-threaded runtime's worker the worker is handed
+/// off first (`block_in_place`), so the tasks queued on it move to other workers instead of
+/// waiting behind a lock, an fsync or a network round trip; anywhere else it just runs.
+pub fn off_worker<R>(f: impl FnOnce() -> R) -> R {
+    let on_worker = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if on_worker {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
 
 /// Runs store work on tokio's blocking pool, so no lock wait or fsync stalls an async
 /// worker: the one way async code reaches a store. A panic in `f` is resumed here.

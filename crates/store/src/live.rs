@@ -42,6 +42,10 @@ pub struct LeaseHolder {
     /// something only there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The holder process's identity beyond its pid (boot and start time, see
+    /// [`crate::proc_stamp`]), so a successor on the same host can tell it is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
 }
 
 impl LeaseHolder {
@@ -55,16 +59,42 @@ impl LeaseHolder {
 
     /// This process, now, on this machine.
     pub fn this_process() -> LeaseHolder {
+        LeaseHolder::for_pid(std::process::id())
+    }
+
+    /// Process `pid` of this machine (a child a lease is handed to), now.
+    pub fn for_pid(pid: u32) -> LeaseHolder {
         LeaseHolder {
-            pid: std::process::id(),
+            pid,
             started_ms: now_ms(),
             host: host_name(),
+            process: crate::proc_stamp::of_pid(pid),
         }
+    }
+
+    /// True when the holder ran on this machine and its process is certainly gone (checked
+    /// against `/proc`: no such pid, a zombie, or the pid reused by a process started at
+    /// another time): its lease may be taken over at once. A holder elsewhere, or one that
+    /// recorded no process identity, is never taken for gone.
+    pub fn is_gone(&self) -> bool {
+        self.host.is_some()
+            && self.is_on_this_host()
+            && self
+                .process
+                .as_deref()
+                .is_some_and(|stamp| crate::proc_stamp::is_gone(self.pid, stamp))
     }
 }
 
-/// This machine's host name, if the OS tells it.
+/// The variable that names this machine instead of its host name: for machines that share one
+/// (containers all called `localhost`), and for tests that play several hosts on one.
+pub const HOST_NAME_VAR: &str = "TROUPE_HOST_NAME";
+
+/// This machine's name: `TROUPE_HOST_NAME`, else its host name, if the OS tells it.
 pub fn host_name() -> Option<String> {
+    if let Some(name) = std::env::var(HOST_NAME_VAR).ok().filter(|n| !n.is_empty()) {
+        return Some(name);
+    }
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer we own.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
@@ -210,10 +240,7 @@ impl LeaseGuard for FileLease {
     fn hand_over(mut self: Box<Self>, child_pid: u32) {
         // The holder record names the child from now on (the child rewrites it when it adopts
         // the lease), so nobody takes this process for the agent's in the meantime.
-        let holder = LeaseHolder {
-            pid: child_pid,
-            ..LeaseHolder::this_process()
-        };
+        let holder = LeaseHolder::for_pid(child_pid);
         if let Err(e) = write_holder(&self.file, &self.path, &holder) {
             tracing::debug!(error = %e, "could not record the lease's new holder");
         }
@@ -329,7 +356,7 @@ fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease
             return Err(StoreError::LeaseHeld {
                 agent: agent.to_string(),
                 team: team_name(team_dir),
-                holder: read_holder(&path),
+                holder: read_holder(&path).map(Box::new),
                 place: path.display().to_string(),
             })
         }
@@ -437,7 +464,7 @@ mod tests {
                 ..
             }) => {
                 assert_eq!((agent.as_str(), name.as_str()), ("lead", "blue"));
-                assert_eq!(holder.as_ref(), Some(first.holder()));
+                assert_eq!(holder.as_deref(), Some(first.holder()));
             }
             other => panic!("expected the lease to be held: {other:?}"),
         }
@@ -455,12 +482,13 @@ mod tests {
             pid: 4242,
             started_ms: 1_700_000_000_000,
             host: None,
+            process: None,
         };
         let err = StoreError::LeaseHeld {
             agent: "lead".into(),
             team: "blue".into(),
             place: "/w/.troupe/teams/blue/live/lead.lock".into(),
-            holder: Some(holder),
+            holder: Some(Box::new(holder)),
         };
         let text = err.to_string();
         assert!(

@@ -98,17 +98,8 @@ impl Watcher for TeamWatcher {
             troupe_agent::transcript::now_ms(),
         )
         .with_data(serde_json::json!(c));
-        let shared = self.0.clone();
-        // An fsync'd append: off the agent's task.
-        let write = move || {
-            if let Err(e) = shared.store.record(&event) {
-                tracing::warn!(error = %e, "could not record a compaction event");
-            }
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => drop(handle.spawn_blocking(write)),
-            Err(_) => write(),
-        }
+        // An fsync'd append: through the ordered writer, off the agent's task.
+        self.0.record_later(event);
     }
 }
 

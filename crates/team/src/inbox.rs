@@ -34,7 +34,9 @@ pub fn render_mail(env: &Envelope) -> String {
     format!("{head}\n{}{hint}\n</message>", env.content)
 }
 
-/// The mail source of one agent: fetches from its mailbox, acknowledges after persistence.
+/// The mail source of one agent: fetches from its mailbox, acknowledges after persistence. The
+/// agent loop asks it every round from an async worker; the store's work runs with the worker
+/// handed off ([`troupe_store::off_worker`]), so the worker's other agents keep running.
 pub struct MailboxInbox {
     store: SharedStore,
     agent: String,
@@ -56,7 +58,7 @@ impl MailboxInbox {
 
 impl InboxSource for MailboxInbox {
     fn fetch(&self) -> Result<MailBatch, InboxError> {
-        let batch = self.store.fetch(&self.agent)?;
+        let batch = troupe_store::off_worker(|| self.store.fetch(&self.agent))?;
         let items = batch
             .messages
             .iter()
@@ -91,7 +93,9 @@ impl InboxSource for MailboxInbox {
             token
         };
         match token {
-            Some(token) => Ok(self.store.ack(&self.agent, token)?),
+            Some(token) => Ok(troupe_store::off_worker(|| {
+                self.store.ack(&self.agent, token)
+            })?),
             // Already acknowledged (with a later batch): a repeated ack is harmless.
             None => Ok(()),
         }

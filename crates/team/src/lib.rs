@@ -18,6 +18,7 @@ pub mod runtime;
 pub mod settle;
 pub mod shared;
 pub mod spec;
+pub mod store_writer;
 pub mod task_hooks;
 pub mod tools;
 pub mod wake;

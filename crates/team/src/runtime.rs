@@ -41,9 +41,11 @@ impl Team {
                 roster.lead = LEAD.to_string();
             }
         })?;
+        let writer = crate::store_writer::StoreWriter::start(store.clone());
         Ok(Team {
             shared: Arc::new(TeamShared {
                 config,
+                writer,
                 store,
                 running: Mutex::new(HashMap::new()),
                 tasks: Mutex::new(crate::shared::Tasks::default()),

@@ -4,6 +4,7 @@
 use crate::error::TeamError;
 use crate::notice::{Notice, NoticeSink};
 use crate::spec::{TeamConfig, LEAD};
+use crate::store_writer::StoreWriter;
 use crate::wake::SharedWake;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -55,6 +56,8 @@ pub struct TeamShared {
     pub(crate) notices: NoticeSink,
     /// In-memory side of the protocols (stop flags, permission wake-ups).
     pub protocols: crate::protocols::ProtocolState,
+    /// Writes presence, live usage and per-call events in order, off the agents' tasks.
+    pub(crate) writer: StoreWriter,
 }
 
 impl TeamShared {
@@ -220,24 +223,18 @@ impl TeamShared {
         }
     }
 
-    /// Records what a member is doing now (per tool call): kept in memory and published to
-    /// the store's volatile presence off the async workers, never in the synced roster, so
-    /// many teammates never queue on the roster lock for it.
+    /// Records what a member is doing now (per tool call): kept in memory and queued for the
+    /// team's ordered writer ([`StoreWriter`]), never in the synced roster, so many teammates
+    /// never queue on the roster lock for it and no agent waits for the store.
     pub fn set_doing(self: &Arc<Self>, name: &str, doing: Option<String>) {
         if let Ok(mut map) = self.doing.lock() {
-            map.insert(name.to_string(), doing);
+            map.insert(name.to_string(), doing.clone());
         }
-        let shared = self.clone();
-        let name = name.to_string();
-        let publish = move || shared.publish_latest_doing(&name);
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => drop(handle.spawn_blocking(publish)),
-            Err(_) => publish(),
-        }
+        self.writer.doing(&self.store, name, doing);
     }
 
-    /// Records a member's tool call in the event log (`troupe team log` shows it), off the
-    /// async workers: the append is synced.
+    /// Records a member's tool call in the event log (`troupe team log` shows it), through the
+    /// ordered writer: the append is synced, and no agent waits for it.
     pub fn record_tool_call(self: &Arc<Self>, name: &str, tool: &str, summary: &str) {
         let event = Event::new(
             EventKind::ToolCalled,
@@ -246,63 +243,33 @@ impl TeamShared {
             now_ms(),
         )
         .with_data(serde_json::json!({"tool": tool, "summary": summary}));
-        let shared = self.clone();
-        let write = move || {
-            if let Err(e) = shared.store.record(&event) {
-                tracing::warn!(error = %e, "could not record a tool call event");
-            }
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => drop(handle.spawn_blocking(write)),
-            Err(_) => write(),
-        }
+        self.writer.event(&self.store, event);
+    }
+
+    /// Records an event through the ordered writer (after what was queued before it).
+    pub fn record_later(&self, event: Event) {
+        self.writer.event(&self.store, event);
     }
 
     /// Publishes an agent's running token total (after each model reply): kept in memory and
-    /// written to the store's volatile presence off the async workers, like what it is doing,
-    /// so a reply never waits for the roster lock. The roster keeps the durable per-phase
-    /// figure; the roster view shows whichever is newer.
+    /// queued for the ordered writer, like what it is doing, so a reply never waits for the
+    /// store. The roster keeps the durable per-phase figure; the roster view shows whichever
+    /// is newer.
     pub fn set_live_usage(self: &Arc<Self>, agent: &str, usage: AgentUsage) {
         if let Ok(mut map) = self.live_usage.lock() {
-            map.insert(agent.to_string(), usage);
+            map.insert(agent.to_string(), usage.clone());
         }
-        let shared = self.clone();
-        let agent = agent.to_string();
-        let publish = move || shared.publish_latest_usage(&agent);
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => drop(handle.spawn_blocking(publish)),
-            Err(_) => publish(),
-        }
+        self.writer.usage(&self.store, agent, usage);
     }
 
-    /// Writes the latest known usage of `agent` to the store, the map locked meanwhile so an
-    /// older value never lands after a newer one.
-    fn publish_latest_usage(&self, agent: &str) {
-        let Ok(map) = self.live_usage.lock() else {
-            return;
-        };
-        let Some(usage) = map.get(agent) else { return };
-        if let Err(e) = self.store.set_usage(agent, usage) {
-            tracing::debug!(error = %e, agent, "could not publish an agent's token usage");
-        }
-    }
-
-    /// Sets a member's doing and publishes it now (this thread may block).
+    /// Sets a member's doing and waits until it is written, after everything queued before
+    /// (this thread blocks).
     fn publish_doing(&self, name: &str, doing: Option<String>) {
         if let Ok(mut map) = self.doing.lock() {
-            map.insert(name.to_string(), doing);
+            map.insert(name.to_string(), doing.clone());
         }
-        self.publish_latest_doing(name);
-    }
-
-    /// Writes the latest known doing of `name` to the store. The map stays locked during the
-    /// write, so concurrent publishers cannot leave an older value behind a newer one.
-    fn publish_latest_doing(&self, name: &str) {
-        let Ok(map) = self.doing.lock() else { return };
-        let doing = map.get(name).cloned().flatten();
-        if let Err(e) = self.store.set_doing(name, doing.as_deref()) {
-            tracing::debug!(error = %e, member = name, "could not publish what a member is doing");
-        }
+        self.writer.doing(&self.store, name, doing);
+        self.writer.flush();
     }
 }
 

@@ -94,7 +94,7 @@ impl NatsServer {
     /// Starts a server with JetStream on a random loopback port and a scratch store.
     pub fn start() -> NatsServer {
         let store = tempfile::tempdir().unwrap_or_else(|e| panic!("scratch dir: {e}"));
-        let (child, port) = launch(store.path(), None);
+        let (child, port, _) = launch(store.path(), None, &[]);
         NatsServer {
             child: Some(child),
             port,
@@ -118,8 +118,137 @@ impl NatsServer {
     /// Starts it again on the same port with the same store.
     pub fn restart(&mut self) {
         self.kill();
-        let (child, _) = launch(self.store.path(), Some(self.port));
+        let (child, _, _) = launch(self.store.path(), Some(self.port), &[]);
         self.child = Some(child);
+    }
+}
+
+/// A JetStream cluster of a test's own: `n` servers on loopback, routed to each other, each with
+/// its scratch store; ended when dropped. [`NatsCluster::start`] returns once a JetStream
+/// metadata leader is elected, so streams can be created with up to `n` replicas.
+#[derive(Debug)]
+pub struct NatsCluster {
+    servers: Vec<ClusterServer>,
+}
+
+#[derive(Debug)]
+struct ClusterServer {
+    child: Option<Child>,
+    name: String,
+    port: u16,
+    args: Vec<String>,
+    store: tempfile::TempDir,
+}
+
+impl NatsCluster {
+    /// Starts `n` servers named `n0`, `n1`… in cluster `troupe-test`.
+    pub fn start(n: usize) -> NatsCluster {
+        let route_ports: Vec<u16> = (0..n).map(|_| free_port()).collect();
+        let routes = route_ports
+            .iter()
+            .map(|p| format!("nats://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut servers = Vec::with_capacity(n);
+        let mut logs = Vec::with_capacity(n);
+        for (i, route_port) in route_ports.iter().enumerate() {
+            let store = tempfile::tempdir().unwrap_or_else(|e| panic!("scratch dir: {e}"));
+            let name = format!("n{i}");
+            let args = vec![
+                "-n".to_string(),
+                name.clone(),
+                "--cluster_name".to_string(),
+                "troupe-test".to_string(),
+                "--cluster".to_string(),
+                format!("nats://127.0.0.1:{route_port}"),
+                "--routes".to_string(),
+                routes.clone(),
+            ];
+            let (child, port, log) = launch(store.path(), None, &args);
+            logs.push(log);
+            servers.push(ClusterServer {
+                child: Some(child),
+                name,
+                port,
+                args,
+                store,
+            });
+        }
+        for (log, server) in logs.iter().zip(&servers) {
+            wait_for_line(log, "metadata leader", &server.name);
+        }
+        NatsCluster { servers }
+    }
+
+    /// Every server's client URL as one server list: `nats://127.0.0.1:a,nats://127.0.0.1:b…`.
+    pub fn url(&self) -> String {
+        self.servers
+            .iter()
+            .map(|s| format!("nats://127.0.0.1:{}", s.port))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The servers' names (`n0`, `n1`…), as JetStream reports stream leaders and peers.
+    pub fn names(&self) -> Vec<String> {
+        self.servers.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// Kills the server called `name` (SIGKILL) and waits for it; false when there is none
+    /// running by that name.
+    pub fn kill(&mut self, name: &str) -> bool {
+        let Some(server) = self.servers.iter_mut().find(|s| s.name == name) else {
+            return false;
+        };
+        match server.child.take() {
+            Some(mut child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts the server called `name` again on its ports with its store.
+    pub fn restart(&mut self, name: &str) {
+        self.kill(name);
+        if let Some(server) = self.servers.iter_mut().find(|s| s.name == name) {
+            let (child, _, _) = launch(server.store.path(), Some(server.port), &server.args);
+            server.child = Some(child);
+        }
+    }
+}
+
+impl Drop for NatsCluster {
+    fn drop(&mut self) {
+        for server in &mut self.servers {
+            if let Some(mut child) = server.child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+/// A loopback port nobody listens on right now (bound, then closed).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free loopback port: {e}"))
+}
+
+/// Waits until a server's log has a line containing `marker`.
+fn wait_for_line(log: &mpsc::Receiver<String>, marker: &str, server: &str) {
+    let deadline = std::time::Instant::now() + READY_WITHIN;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match log.recv_timeout(left) {
+            Ok(line) if line.contains(marker) => return,
+            Ok(_) => {}
+            Err(_) => panic!("nats-server {server} did not log {marker:?} within {READY_WITHIN:?}"),
+        }
     }
 }
 
@@ -129,14 +258,19 @@ impl Drop for NatsServer {
     }
 }
 
-/// Runs `nats-server -js -a 127.0.0.1 -p <port|-1> -sd <dir>` and waits until it says it is
-/// ready; returns it with the port it listens on.
-fn launch(store: &Path, port: Option<u16>) -> (Child, u16) {
+/// Runs `nats-server -js -a 127.0.0.1 -p <port|-1> -sd <dir> <extra…>` and waits until it says
+/// it is ready; returns it with the port it listens on and its log lines from then on.
+fn launch(
+    store: &Path,
+    port: Option<u16>,
+    extra: &[String],
+) -> (Child, u16, mpsc::Receiver<String>) {
     use std::os::unix::process::CommandExt;
     let port_arg = port.map_or_else(|| "-1".to_string(), |p| p.to_string());
     let mut cmd = Command::new(binary());
     cmd.args(["-js", "-a", "127.0.0.1", "-p", &port_arg, "-sd"])
         .arg(store)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -155,10 +289,12 @@ fn launch(store: &Path, port: Option<u16>) -> (Child, u16) {
         .take()
         .unwrap_or_else(|| panic!("nats-server has no stderr pipe"));
     let (tx, rx) = mpsc::channel();
+    let (log_tx, log_rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut port = None;
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { break };
+            let _ = log_tx.send(line.clone());
             if let Some(rest) = line.split("Listening for client connections on ").nth(1) {
                 port = rest
                     .trim()
@@ -172,7 +308,7 @@ fn launch(store: &Path, port: Option<u16>) -> (Child, u16) {
         }
     });
     match rx.recv_timeout(READY_WITHIN) {
-        Ok(Some(port)) => (child, port),
+        Ok(Some(port)) => (child, port, log_rx),
         other => {
             let _ = child.kill();
             panic!("nats-server did not become ready within {READY_WITHIN:?} ({other:?})");

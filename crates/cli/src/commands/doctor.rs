@@ -256,8 +256,11 @@ fn team_store(workspace: &Path, settings: &troupe_settings::Settings) -> Check {
             }
         }
         crate::store::StoreChoice::Nats(_, url) => {
-            match troupe_store_nats::open_existing(&url, &troupe_dir, "default") {
-                Ok(_) => Check::pass("team store", format!("NATS at {} is reachable", url.display())),
+            match troupe_store_nats::inspect(&url, "default") {
+                Ok(report) => Check::pass(
+                    "team store",
+                    format!("NATS at {} is reachable: {report}", url.display()),
+                ),
                 Err(e) => Check::fail(
                     "team store",
                     e.to_string(),

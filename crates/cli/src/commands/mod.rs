@@ -16,5 +16,6 @@ pub mod team_status;
 pub mod team_tail;
 pub mod team_watch;
 pub mod teammate;
+pub mod teammate_start;
 pub mod trust;
 pub mod worktree;

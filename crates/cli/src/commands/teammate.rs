@@ -9,11 +9,11 @@
 use crate::args::TeammateArgs;
 use crate::mcp::McpExtension;
 use crate::setup::{model_config, workspace_root};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::sync::Arc;
 use std::time::Duration;
 use troupe_agent::{effective_policy, PermissionFlags};
-use troupe_store::{Lease, StoreError};
+use troupe_store::Lease;
 use troupe_team::{liveness, member, Team, TeamConfig, TeammateMode};
 
 /// How long the member may take to finish its round after SIGTERM before the process ends
@@ -62,12 +62,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     let troupe_dir = workspace.join(".troupe");
     // The lead passes its team; a person starting one by hand joins the team running here.
     let team = crate::team_pick::pick(args.team.as_deref(), &store_choice, &troupe_dir)?;
-    let store = crate::store::open(&store_choice, &troupe_dir, &team).with_context(|| {
-        format!(
-            "opening team '{team}' ({})",
-            store_choice.describe(&troupe_dir)
-        )
-    })?;
+    let store = crate::commands::teammate_start::open_store(&store_choice, &troupe_dir, &team)?;
     let hooks = crate::hooks::extension(&settings, &workspace, policy.mode, store.clone())?
         .for_teammates(&team);
     let added_dirs = crate::settings::added_dirs(&args.agent, &settings, &workspace)?;
@@ -173,26 +168,8 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     Ok(code)
 }
 
-/// The teammate's lease: the one the lead handed down (`--lease`), else taken now. A live
-/// process holding it already is refused by name, pid and start time.
+/// The teammate's lease: the one the lead handed down (`--lease`), else taken now (see
+/// [`crate::commands::teammate_start::take_lease`]).
 fn take_lease(team: &Team, args: &TeammateArgs) -> Result<Lease> {
-    let store = &team.shared().store;
-    let taken = match &args.lease {
-        Some(handoff) => store.adopt_lease(&args.name, handoff),
-        None => store.acquire_lease(&args.name),
-    };
-    match taken {
-        Ok(lease) => Ok(lease),
-        Err(StoreError::LeaseHeld { holder, place, .. }) => {
-            let who = holder.map_or_else(|| "it is just starting".to_string(), |h| h.to_string());
-            bail!(
-                "teammate '{}' of team '{}' is already running ({who}; it holds {}). Two processes with one name would race on its mail and tasks: stop that one first (`troupe team stop {}`), or pick another --name",
-                args.name,
-                team.name(),
-                place,
-                args.name
-            )
-        }
-        Err(e) => Err(e).with_context(|| format!("taking the lease of teammate '{}'", args.name)),
-    }
+    crate::commands::teammate_start::take_lease(&team.shared().store, team.name(), args)
 }

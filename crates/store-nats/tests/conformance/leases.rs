@@ -17,6 +17,7 @@ both!(
     a_lease_handed_to_a_child_is_held_by_it_alone_until_it_dies,
     a_killed_holder_loses_its_lease,
     adopting_with_a_wrong_handoff_is_refused,
+    a_holder_killed_on_this_host_is_taken_over_at_once,
 );
 
 /// Bound for a dead holder's lease to be seen free: its lapse plus slack for a loaded machine.
@@ -51,7 +52,7 @@ fn a_lease_is_exclusive_until_dropped_and_a_probe_takes_nothing(b: Backend) {
                 unreachable!()
             };
             assert_eq!(agent, "bob");
-            assert_eq!(holder.as_ref(), Some(lease.holder()));
+            assert_eq!(holder.as_deref(), Some(lease.holder()));
             assert!(
                 e.to_string()
                     .contains(&format!("pid {}", std::process::id())),
@@ -162,4 +163,38 @@ fn adopting_with_a_wrong_handoff_is_refused(b: Backend) {
         ok(f.store.probe_lease("bob")),
         LeaseState::Held(Some(lease.holder().clone()))
     );
+}
+
+/// A restart right after a SIGKILL on the same host: the dead holder's pid and start time are
+/// checked against `/proc`, so its lease is free at once (not after the TTL) and taken over.
+fn a_holder_killed_on_this_host_is_taken_over_at_once(b: Backend) {
+    let f = Fixture::new(b);
+    let mut child = spawn("holder", &f.spec());
+    let pid: u32 = read_until(&mut child, "HOLDING").parse().unwrap();
+    let holder = match ok(f.store.probe_lease("bob")) {
+        LeaseState::Held(Some(h)) => h,
+        other => panic!("the child holds it: {other:?}"),
+    };
+    assert_eq!(holder.pid, pid);
+    assert!(
+        holder.process.is_some(),
+        "the holder records its start time"
+    );
+    assert!(!holder.is_gone());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // No waiting for a lapse: the holder is gone, and this host can tell.
+    assert!(holder.is_gone());
+    assert_eq!(ok(f.store.probe_lease("bob")), LeaseState::Free);
+    let lease = ok(f.open().acquire_lease("bob"));
+    assert_eq!(lease.holder().pid, std::process::id());
+    // The taker holds it alone from now on.
+    assert!(matches!(
+        f.open().acquire_lease("bob"),
+        Err(StoreError::LeaseHeld { .. })
+    ));
+    match ok(f.store.probe_lease("bob")) {
+        LeaseState::Held(Some(h)) => assert_eq!(&h, lease.holder()),
+        other => panic!("the taker holds it: {other:?}"),
+    }
 }

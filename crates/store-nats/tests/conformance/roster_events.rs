@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use troupe_protocol::{AgentStatus, Event, EventKind, Member};
+use troupe_protocol::{AgentStatus, AgentUsage, Event, EventKind, Member, Usage};
 use troupe_store::{EventCursor, StoreError};
 
 use crate::backend::{ok, Backend, Fixture};
@@ -16,6 +16,7 @@ both!(
     a_corrupt_roster_is_an_error_and_is_not_overwritten,
     events_resume_from_a_cursor_and_count_corruption,
     presence_is_per_member_and_cleared_by_none,
+    live_usage_is_stored_per_agent_apart_from_doing,
     transcripts_are_local_and_round_trip,
     bad_team_and_agent_names_are_refused,
 );
@@ -108,6 +109,39 @@ fn events_resume_from_a_cursor_and_count_corruption(b: Backend) {
     assert!(ok(s.read_events(rest.next)).events.is_empty());
     let all = ok(s.read_events(EventCursor::START));
     assert_eq!((all.events.len(), all.corrupt), (2, 2));
+}
+
+fn usage(model: &str, input: u64, output: u64) -> AgentUsage {
+    AgentUsage {
+        model: model.into(),
+        usage: Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Usage::default()
+        },
+    }
+}
+
+/// Each agent's running token total, as the team publishes it after every model reply: the
+/// newest value per agent, readable from another handle, and apart from what members do.
+fn live_usage_is_stored_per_agent_apart_from_doing(b: Backend) {
+    let f = Fixture::new(b);
+    let s = &f.store;
+    assert!(ok(s.usages()).is_empty());
+    ok(s.set_usage("alice", &usage("m1", 10, 2)));
+    ok(s.set_usage("lead", &usage("m2", 5, 1)));
+    ok(s.set_usage("alice", &usage("m1", 30, 7)));
+    ok(s.set_doing("alice", Some("bash: ls")));
+    let other = f.open();
+    let usages = ok(other.usages());
+    assert_eq!(usages.len(), 2, "{usages:?}");
+    assert_eq!(usages["alice"], usage("m1", 30, 7));
+    assert_eq!(usages["lead"], usage("m2", 5, 1));
+    // Usage and doing do not show up in each other.
+    assert_eq!(ok(other.doing()).keys().collect::<Vec<_>>(), ["alice"]);
+    ok(s.set_doing("alice", None));
+    assert_eq!(ok(other.usages()).len(), 2);
+    assert!(ok(s.roster()).members.is_empty());
 }
 
 fn presence_is_per_member_and_cleared_by_none(b: Backend) {

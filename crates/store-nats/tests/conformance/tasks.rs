@@ -30,6 +30,7 @@ both!(
     claim_race_threads_exactly_one_winner_in_200_trials,
     claim_race_processes_exactly_one_winner_per_task,
     racing_blocker_edits_never_close_a_cycle,
+    a_blocker_edit_stalled_past_the_lock_never_overlaps_the_next,
 );
 
 fn create_list_get_and_claim_through_the_trait_object(b: Backend) {
@@ -262,4 +263,59 @@ fn racing_blocker_edits_never_close_a_cycle(b: Backend) {
             "trial {trial}: {results:?}"
         );
     }
+}
+
+/// A writer that stalls while it holds the board lock, longer than the lock lives (a paused VM,
+/// a stopped process): on the file store its lock holds (the kernel's), so the other writer
+/// waits; on a server its lock lapses and the other writer goes ahead, and the stalled one is
+/// fenced out at its write (the lock's epoch moved on) and starts over. Either way the two
+/// edits, which close a cycle together, never both land.
+fn a_blocker_edit_stalled_past_the_lock_never_overlaps_the_next(b: Backend) {
+    let f = Fixture::new(b);
+    let a = ok(f.store.create_task(&new("a", vec![]))).id;
+    let b2 = ok(f.store.create_task(&new("b", vec![]))).id;
+    // The call of the closure made under the lock: the server store calls it once without the
+    // lock first (a blocker change then takes the lock and starts over).
+    let locked_call = match b {
+        Backend::File => 1,
+        Backend::Nats => 2,
+    };
+    let stall = f.lease_lapse() * 2 + std::time::Duration::from_secs(1);
+    let (stalling_tx, stalling) = std::sync::mpsc::channel();
+    let slow = {
+        let store = f.open();
+        std::thread::spawn(move || {
+            let mut calls = 0;
+            store.update_task(a, &mut |t, _| {
+                calls += 1;
+                if calls == locked_call {
+                    let _ = stalling_tx.send(());
+                    std::thread::sleep(stall);
+                }
+                t.set_blocked_by(vec![b2], 1)
+            })
+        })
+    };
+    stalling.recv().unwrap();
+    let fast = f
+        .open()
+        .update_task(b2, &mut |t, _| t.set_blocked_by(vec![a], 2));
+    let slow = slow.join().unwrap();
+    let results = [&slow, &fast];
+    assert_eq!(
+        results.iter().filter(|r| r.is_ok()).count(),
+        1,
+        "{results:?}"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| matches!(r, Err(StoreError::Task(TaskError::Cycle { .. })))),
+        "{results:?}"
+    );
+    let (ta, tb) = (ok(f.store.get_task(a)), ok(f.store.get_task(b2)));
+    assert!(
+        ta.blocked_by.is_empty() || tb.blocked_by.is_empty(),
+        "a cycle formed: {ta:?} {tb:?}"
+    );
 }

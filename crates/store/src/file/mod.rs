@@ -106,12 +106,36 @@ impl FileStore {
         team: &str,
         durability: Durability,
     ) -> Result<FileStore, StoreError> {
+        FileStore::open_dirs(
+            troupe_dir,
+            team,
+            durability,
+            &["inbox", "requests", "transcripts"],
+        )
+    }
+
+    /// The local transcript files of a team whose state lives elsewhere (a server): only
+    /// `transcripts/` is made, no empty `inbox/` or `requests/`.
+    pub fn open_transcripts(
+        troupe_dir: &Path,
+        team: &str,
+        durability: Durability,
+    ) -> Result<FileStore, StoreError> {
+        FileStore::open_dirs(troupe_dir, team, durability, &["transcripts"])
+    }
+
+    fn open_dirs(
+        troupe_dir: &Path,
+        team: &str,
+        durability: Durability,
+        subs: &[&str],
+    ) -> Result<FileStore, StoreError> {
         validate_agent_name(team).map_err(|source| StoreError::BadName {
             what: "team",
             source,
         })?;
         let dir = troupe_dir.join("teams").join(team);
-        for sub in ["inbox", "requests", "transcripts"] {
+        for sub in subs {
             let path = dir.join(sub);
             fs::create_dir_all(&path).map_err(StoreError::io("create directory", &path))?;
         }

@@ -70,7 +70,12 @@ impl EscalatingApprover {
         request: &Request,
         question: Question<'_>,
     ) -> Approval {
-        if let Err(e) = self.shared.store.create_request(request) {
+        let record = request.clone();
+        if let Err(e) = self
+            .shared
+            .offload(move |s| s.store.create_request(&record))
+            .await
+        {
             return Approval::Deny(format!("could not record the permission request: {e}"));
         }
         let answer = person
@@ -83,10 +88,17 @@ impl EscalatingApprover {
             Approval::Allow => (true, Some("answered by the user".to_string())),
             Approval::Deny(why) => (false, Some(why.clone())),
         };
-        if let Err(e) = self.shared.store.update_request(&request.id, &mut |r| {
-            r.respond(LEAD, LEAD_EPOCH, approve, reason.clone(), now_ms())
-                .map(|_| ())
-        }) {
+        let id = request.id.clone();
+        let recorded = self
+            .shared
+            .offload(move |s| {
+                s.store.update_request(&id, &mut |r| {
+                    r.respond(LEAD, LEAD_EPOCH, approve, reason.clone(), now_ms())
+                        .map(|_| ())
+                })
+            })
+            .await;
+        if let Err(e) = recorded {
             tracing::warn!(error = %e, "could not record the user's permission answer");
         }
         answer
@@ -232,12 +244,12 @@ Answer with review_permission{{request_id: \"{id}\", approve, reason}}; {name} i
             reason = question.reason,
             id = request.id
         );
-        if let Err(e) = open_and_mail(
-            &*self.shared,
-            &request,
-            MailKind::PermissionRequest,
-            content,
-        ) {
+        let opened = request.clone();
+        let mailed = self
+            .shared
+            .offload(move |s| open_and_mail(s, &opened, MailKind::PermissionRequest, content))
+            .await;
+        if let Err(e) = mailed {
             self.shared.protocols.forget_waiter(&request.id);
             return Approval::Deny(format!("could not ask the lead for permission: {e}"));
         }
