@@ -302,6 +302,8 @@ pub(crate) fn init_event(lead: &Lead) -> Value {
         api_key_source: api_key_source(lead),
         agents: lead.subagents.agent_names(),
         skills: lead.skills.names(),
+        slash_commands: lead.custom.all_names(),
+        output_style: lead.custom.style_name(),
     })
 }
 
@@ -434,6 +436,13 @@ pub fn run(cli: &Cli) -> Result<i32> {
     };
     let timeout = Duration::from_secs(args.team_timeout);
     let budget = args.contract.max_budget_usd;
+    let (prompt, command) = crate::slash::begin(
+        &mut lead.agent,
+        prompt,
+        &lead.custom.commands,
+        &lead.run.model,
+    )
+    .map_err(anyhow::Error::msg)?;
     let outcome = lead.runtime.block_on(work(
         &mut lead.agent,
         &lead.team,
@@ -441,6 +450,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         timeout,
         &mut observe,
     ));
+    command.end(&mut lead.agent);
     let outcome = over_budget(&lead, budget, outcome);
     end_run(&mut lead);
     let stop_reason = stream

@@ -248,6 +248,8 @@ pub struct Lead {
     pub mcp: Arc<McpManager>,
     /// The project's and the user's skills.
     pub skills: Arc<SkillsExtension>,
+    /// The custom slash commands and the output style.
+    pub custom: Arc<crate::slash::Custom>,
     /// `--no-session-persistence`: the folder holding the transcript, removed with the lead.
     pub _ephemeral: Option<tempfile::TempDir>,
 }
@@ -338,6 +340,12 @@ pub fn lead(
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &args.team);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let skills = project_skills(&workspace, home.as_deref());
+    let custom = Arc::new(crate::slash::Custom::load(
+        &workspace,
+        home.as_deref(),
+        args.contract.setting_sources.as_deref(),
+        &settings,
+    )?);
     let mut agents =
         crate::subagents::definitions(&workspace, home.as_deref(), crate::subagents::Report::Warn);
     if let Some(json) = &args.sdk.agents {
@@ -408,8 +416,12 @@ pub fn lead(
         },
     );
     let mut builder = AgentBuilder::new(LEAD, Arc::new(guard), client, model.model.clone());
-    if let Some(identity) = system_prompt(args)? {
-        builder = builder.identity(identity);
+    match system_prompt(args)? {
+        Some(identity) => builder = builder.identity(identity),
+        None if custom.drops_coding_identity() => {
+            builder = builder.identity(troupe_catalog::output_styles::STYLED_IDENTITY)
+        }
+        None => {}
     }
     builder = builder.only_tools(only_tools(args.contract.tools.as_deref()));
     builder = builder
@@ -426,6 +438,9 @@ pub fn lead(
         .extension(mcp_extension)
         .extension(cron)
         .transcript(&path);
+    if let Some(style) = custom.style_extension() {
+        builder = builder.extension(style);
+    }
     if let Some(text) = &args.append_system_prompt {
         // Registered last, so it ends the prompt.
         builder = builder.extension(Arc::new(AppendedPrompt(text.clone())));
@@ -468,6 +483,7 @@ pub fn lead(
         runtime,
         mcp,
         skills,
+        custom,
         _ephemeral: ephemeral,
     })
 }

@@ -97,6 +97,17 @@ pub fn run(cli: &Cli) -> Result<i32> {
             initialized = true;
         }
         let started = Instant::now();
+        let custom = lead.custom.clone();
+        let (prompt, command) =
+            match crate::slash::begin(&mut lead.agent, prompt, &custom.commands, &lead.run.model) {
+                Ok(begun) => begun,
+                Err(why) => {
+                    let report = run_result(&lead, Err(RunFailure::Team(why)), started, None);
+                    last_failed = true;
+                    events.push(report.to_json());
+                    continue;
+                }
+            };
         let mut observe = {
             let (events, stream) = (events.clone(), stream.clone());
             move |event: AgentEvent<'_>| {
@@ -139,6 +150,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
                 }
             })
         };
+        command.end(&mut lead.agent);
         if matches!(outcome, Err(RunFailure::Interrupted)) {
             if let Err(e) = lead.agent.repair() {
                 eprintln!("troupe: error: after the interrupt: {e}");
@@ -186,13 +198,10 @@ fn control(
             *initialized = true;
             stream_json::emit(&init_event(lead));
             Ok(json!({
-                "commands": stream_json::SLASH_COMMANDS
-                    .iter()
-                    .map(|name| json!({"name": name, "description": "", "argumentHint": ""}))
-                    .collect::<Vec<_>>(),
+                "commands": lead.custom.described(),
                 "agents": lead.subagents.agent_names(),
-                "output_style": "default",
-                "available_output_styles": ["default"],
+                "output_style": lead.custom.style_name(),
+                "available_output_styles": lead.custom.style_names,
                 "models": [],
                 "account": {},
                 "hooks_applied": registered > 0,

@@ -42,13 +42,18 @@ pub struct Init<'a> {
     pub agents: Vec<String>,
     /// The skills found.
     pub skills: Vec<String>,
+    /// Every slash command: the built-in ones, then the custom ones.
+    pub slash_commands: Vec<String>,
+    /// The output style in force.
+    pub output_style: &'a str,
 }
 
 /// The Claude Code version whose output troupe's matches field by field
 /// (crates/cli/tests/fixtures/claude-code/VERSION).
 pub const CONTRACT_VERSION: &str = "2.1.328";
 
-/// The REPL's slash commands, as `system/init` lists them.
+/// The REPL's built-in slash commands, as `system/init` lists them (the project's custom
+/// ones follow).
 pub const SLASH_COMMANDS: &[&str] = &[
     "help", "clear", "compact", "context", "cost", "team", "tasks", "mcp", "memory", "model",
     "exit",
@@ -65,13 +70,13 @@ pub fn init(info: &Init<'_>) -> Value {
         "mcp_servers": info.mcp_servers,
         "model": info.model,
         "permissionMode": info.permission_mode,
-        "slash_commands": SLASH_COMMANDS,
+        "slash_commands": info.slash_commands,
         "apiKeySource": info.api_key_source,
         // The Claude Code release whose headless contract troupe speaks (the recorded fixture's):
         // the Agent SDK gates features on it.
         "claude_code_version": CONTRACT_VERSION,
         "troupe_version": env!("CARGO_PKG_VERSION"),
-        "output_style": "default",
+        "output_style": info.output_style,
         "agents": info.agents,
         "skills": info.skills,
         "uuid": uuid(),
