@@ -365,7 +365,10 @@ pub(crate) fn run_result(
         model,
         usage,
         stop_reason,
-        permission_denials: lead.agent.permission_denials(),
+        permission_denials: crate::render::json::claude_denials(
+            lead.agent.permission_denials(),
+            &lead.run.workspace,
+        ),
         api_error_status,
         total_cost_usd,
         agents,
@@ -411,6 +414,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         &lead.run.session_id,
         LEAD,
         args.contract.include_partial_messages,
+        &lead.run.workspace,
     )));
     let mut observe = {
         let (events, stream) = (events.clone(), stream.clone());

@@ -215,7 +215,7 @@ fn compare_content(ours: &Value, theirs: &Value, place: usize) {
         }
         if their["type"] == "tool_use" {
             assert_eq!(their["name"], "Bash");
-            assert_eq!(our["name"], "bash", "troupe's name for the shell tool");
+            assert_eq!(our["name"], "Bash", "Claude Code's name for the shell tool");
         }
     }
 }

@@ -2,9 +2,8 @@
 //! [`LifecycleHooks`]. Each event's input is Claude Code's: the common fields, then the
 //! event's own.
 
-use crate::decide::{self, FILE_TOOLS};
+use crate::decide;
 use crate::event::HookEvent;
-use crate::matcher::claude_name;
 use crate::runner::Hooks;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
@@ -14,6 +13,7 @@ use troupe_agent::{
     BeforeTool, CompactTrigger, Extension, ExtensionContext, LifecycleHooks, SessionEndReason,
     SessionSource, TaskChange, TaskInfo, ToolCall, Verdict,
 };
+use troupe_protocol::claude_names;
 use troupe_tools::ToolOutput;
 
 /// Whose hooks these are: decides `Stop` or `SubagentStop`, and whether inputs name a team.
@@ -149,17 +149,13 @@ impl AgentHooks {
         decide::verdict(event, &self.fire(event, subject, fields).await)
     }
 
-    /// The tool's input as hooks see it: file tools also carry Claude Code's absolute
-    /// `file_path`.
+    /// The tool's input as hooks see it: troupe's fields and Claude Code's beside them
+    /// (`file_path`, absolute, for a file tool's `path`).
     fn tool_input(&self, call: &ToolCall<'_>) -> Value {
         let mut input = call.input.clone();
-        if FILE_TOOLS.contains(&call.name) {
-            if let Some(map) = input.as_object_mut() {
-                if let Some(path) = map.get("path").and_then(Value::as_str) {
-                    let absolute = self.hooks.project_dir().join(path);
-                    map.insert("file_path".into(), absolute.display().to_string().into());
-                }
-            }
+        let claude = claude_names::input_to_claude(call.name, call.input, self.hooks.project_dir());
+        if let (Some(map), Value::Object(claude)) = (input.as_object_mut(), claude) {
+            map.extend(claude);
         }
         input
     }
@@ -167,7 +163,7 @@ impl AgentHooks {
 
 /// The tool's name as hooks see it: Claude Code's where it has one (`Bash`), else troupe's.
 fn tool_name(name: &str) -> &str {
-    claude_name(name).unwrap_or(name)
+    claude_names::shown_name(name)
 }
 
 #[async_trait]
@@ -206,7 +202,12 @@ impl LifecycleHooks for AgentHooks {
             .await;
         match runs.is_empty() {
             true => BeforeTool::default(),
-            false => decide::before_tool(&runs, call.name, &self.tool_input(&call)),
+            false => decide::before_tool(
+                &runs,
+                call.name,
+                &self.tool_input(&call),
+                self.hooks.project_dir(),
+            ),
         }
     }
 

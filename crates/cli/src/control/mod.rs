@@ -46,7 +46,10 @@ pub fn run(cli: &Cli) -> Result<i32> {
     let pending = Arc::new(input::Pending::default());
     let approver: Arc<dyn Approver> = match args.contract.permission_prompt_tool.as_deref() {
         None => Arc::new(RefuseApprover),
-        Some("stdio") => Arc::new(approver::ControlApprover::new(pending.clone())),
+        Some("stdio") => Arc::new(approver::ControlApprover::new(
+            pending.clone(),
+            crate::setup::workspace_root(&args.agent)?,
+        )),
         Some(other) => bail!(
             "--permission-prompt-tool {other}: only `stdio` (the Agent SDK's control protocol) is supported"
         ),
@@ -70,6 +73,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         &lead.run.session_id,
         LEAD,
         args.contract.include_partial_messages,
+        &lead.run.workspace,
     )));
     let mut initialized = false;
     let mut queued: VecDeque<String> = VecDeque::new();

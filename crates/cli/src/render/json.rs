@@ -120,3 +120,19 @@ impl RunResult {
         value
     }
 }
+
+/// The refused calls in Claude Code's tool names and input fields.
+pub fn claude_denials(
+    denials: Vec<troupe_agent::PermissionDenial>,
+    root: &std::path::Path,
+) -> Vec<troupe_agent::PermissionDenial> {
+    use troupe_protocol::claude_names;
+    denials
+        .into_iter()
+        .map(|d| troupe_agent::PermissionDenial {
+            tool_input: claude_names::input_to_claude(&d.tool_name, &d.tool_input, root),
+            tool_name: claude_names::shown_name(&d.tool_name).to_string(),
+            tool_use_id: d.tool_use_id,
+        })
+        .collect()
+}

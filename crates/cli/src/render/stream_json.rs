@@ -6,7 +6,9 @@
 
 use serde_json::{json, Value};
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use troupe_agent::AgentEvent;
+use troupe_protocol::claude_names;
 use troupe_protocol::{ChatMessage, ContentBlock, Usage};
 
 /// Writes one event line to stdout and flushes it, so a reader sees it at once.
@@ -66,7 +68,11 @@ pub fn init(info: &Init<'_>) -> Value {
         "subtype": "init",
         "cwd": info.cwd,
         "session_id": info.session_id,
-        "tools": info.tools,
+        "tools": info
+            .tools
+            .iter()
+            .map(|t| claude_names::shown_name(t))
+            .collect::<Vec<_>>(),
         "mcp_servers": info.mcp_servers,
         "model": info.model,
         "permissionMode": info.permission_mode,
@@ -102,13 +108,16 @@ pub struct Stream {
     reply: Option<Reply>,
     /// The last reply's stop reason, for the result object.
     pub last_stop_reason: Option<String>,
+    /// The workspace, which Claude Code's absolute `file_path` is relative to.
+    root: PathBuf,
 }
 
 impl Stream {
-    /// Lines for `agent`'s events in `session_id`; with `partial`, streamed deltas too
-    /// (`--include-partial-messages`).
-    pub fn new(session_id: &str, agent: &str, partial: bool) -> Stream {
+    /// Lines for `agent`'s events in `session_id` in workspace `root`; with `partial`,
+    /// streamed deltas too (`--include-partial-messages`).
+    pub fn new(session_id: &str, agent: &str, partial: bool, root: &Path) -> Stream {
         Stream {
+            root: root.to_path_buf(),
             session_id: session_id.to_string(),
             agent: agent.to_string(),
             parent_tool_use_id: None,
@@ -225,7 +234,7 @@ impl Stream {
                         "type": "message",
                         "role": "assistant",
                         "model": reply.model,
-                        "content": [block],
+                        "content": [self.shown(block)],
                         "stop_reason": reply.stop_reason,
                         "stop_sequence": null,
                         "usage": usage_json(&reply.usage),
@@ -237,6 +246,20 @@ impl Stream {
                 })
             })
             .collect()
+    }
+
+    /// A content block as Claude Code shows it: a built-in tool's call under Claude Code's
+    /// name and input fields (`Read{file_path}`).
+    fn shown(&self, block: &ContentBlock) -> Value {
+        match block {
+            ContentBlock::ToolUse { id, name, input } => json!({
+                "type": "tool_use",
+                "id": id,
+                "name": claude_names::shown_name(name),
+                "input": claude_names::input_to_claude(name, input, &self.root),
+            }),
+            other => json!(other),
+        }
     }
 
     /// One user event per tool result, with `tool_use_result` (troupe's tools return text:
@@ -302,7 +325,7 @@ mod tests {
 
     #[test]
     fn a_reply_becomes_one_event_per_block_with_its_message_fields() {
-        let mut stream = Stream::new("s", "lead", false);
+        let mut stream = Stream::new("s", "lead", false, Path::new("/ws"));
         let stop = troupe_model::StopReason::ToolUse;
         let usage = Usage {
             input_tokens: 5,
@@ -322,8 +345,8 @@ mod tests {
                 ContentBlock::Text { text: "hi".into() },
                 ContentBlock::ToolUse {
                     id: "t1".into(),
-                    name: "bash".into(),
-                    input: json!({"command": "ls"}),
+                    name: "read_file".into(),
+                    input: json!({"path": "src/a.rs"}),
                 },
             ],
         };
@@ -338,7 +361,10 @@ mod tests {
             assert_eq!(line["message"]["id"], lines[0]["message"]["id"]);
             assert!(line["parent_tool_use_id"].is_null());
         }
-        assert_eq!(lines[1]["message"]["content"][0]["name"], "bash");
+        let call = &lines[1]["message"]["content"][0];
+        assert_eq!(call["name"], "Read");
+        assert_eq!(call["input"], json!({"file_path": "/ws/src/a.rs"}));
+        assert_eq!(call["id"], "t1");
         assert_eq!(stream.last_stop_reason.as_deref(), Some("tool_use"));
     }
 

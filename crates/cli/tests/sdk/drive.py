@@ -6,7 +6,8 @@ Usage: drive.py TROUPE_BINARY WORKSPACE SCENARIO
 Scenarios: loop (query() through a tool call), permission (can_use_tool allows one call and
 denies another), interrupt (ClaudeSDKClient interrupts a slow turn, then asks again),
 hook_deny (a PreToolUse hook callback denies `rm -rf build`), hook_error (a PreToolUse hook
-callback raises: the call must not run).
+callback raises: the call must not run), rewrite (can_use_tool sees Claude Code's Write with
+file_path and answers with an updatedInput that moves the file).
 """
 
 import asyncio
@@ -140,6 +141,20 @@ async def scenario_hook_error(binary, workspace):
         describe(message)
 
 
+async def scenario_rewrite(binary, workspace):
+    async def can_use_tool(tool_name, tool_input, context):
+        say(kind="asked", tool=tool_name, input=tool_input)
+        moved = dict(tool_input, file_path=tool_input["file_path"].replace("draft", "final"))
+        return PermissionResultAllow(updated_input=moved)
+
+    async def prompts():
+        yield {"type": "user", "message": {"role": "user", "content": "write draft"}}
+
+    options = ClaudeAgentOptions(cli_path=binary, cwd=workspace, can_use_tool=can_use_tool)
+    async for message in query(prompt=prompts(), options=options):
+        describe(message)
+
+
 async def main():
     binary, workspace, scenario = sys.argv[1:4]
     await {
@@ -148,6 +163,7 @@ async def main():
         "interrupt": scenario_interrupt,
         "hook_deny": scenario_hook_deny,
         "hook_error": scenario_hook_error,
+        "rewrite": scenario_rewrite,
     }[scenario](binary, workspace)
 
 

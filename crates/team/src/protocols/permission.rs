@@ -75,7 +75,9 @@ impl EscalatingApprover {
         }
         let answer = person.approve(question).await;
         let (approve, reason) = match &answer {
-            Approval::Allow => (true, Some("answered by the user".to_string())),
+            Approval::Allow | Approval::AllowWith(_) => {
+                (true, Some("answered by the user".to_string()))
+            }
             Approval::Deny(why) => (false, Some(why.clone())),
         };
         if let Err(e) = self.shared.store.update_request(&request.id, &mut |r| {
