@@ -404,6 +404,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         crate::trust::Asking::Script,
     )?;
     crate::mcp::warn_unusable(&lead.mcp);
+    crate::mcp::wait_for_first_call(&lead.mcp, lead.agent.settings(), &lead.runtime);
     let _ = session_cell.set(lead.run.session_id.clone());
     let events = Events::new(format, args.verbose);
     if events.wanted() {

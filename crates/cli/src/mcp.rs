@@ -231,6 +231,38 @@ pub fn warn_unusable(manager: &McpManager) {
     }
 }
 
+/// Before the first model call of a script (`-p`, the Agent SDK), as Claude Code does: waits
+/// until every configured server has connected or failed, at most `MCP_TIMEOUT` milliseconds
+/// (else the startup timeout of the settings, else the default), and says on stderr which
+/// servers are still starting — the first call goes without their tools, later calls get
+/// them once they connect.
+pub fn wait_for_first_call(
+    manager: &McpManager,
+    settings: &Settings,
+    runtime: &tokio::runtime::Runtime,
+) {
+    if manager.is_empty() {
+        return;
+    }
+    let limit = std::env::var("MCP_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis)
+        .or_else(|| settings.mcp_startup_timeout.map(Duration::from_secs_f64))
+        .unwrap_or(troupe_mcp::DEFAULT_STARTUP_TIMEOUT);
+    runtime.block_on(manager.settle(limit));
+    for status in manager.statuses() {
+        if status.status == troupe_mcp::Status::Pending {
+            crate::render::sanitize::errln!(
+                "troupe: warning: MCP server `{}` did not connect within {} ms (MCP_TIMEOUT); the first model call goes without its tools",
+                status.name,
+                limit.as_millis()
+            );
+        }
+    }
+}
+
 /// The servers as stream-json's `system/init` lists them (Claude Code's shape).
 pub fn init_servers(manager: &McpManager) -> Value {
     Value::Array(

@@ -456,7 +456,8 @@ pub fn lead(
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    // In the background: the first prompt waits for no server.
+    // In the background; a script (`-p`, the SDK) waits for them before its first model call
+    // (`mcp::wait_for_first_call`), the REPL does not.
     mcp.start(runtime.handle());
     // Jobs that came due while nothing ran are in the inbox before the first turn; then the
     // scheduler watches the cron file for as long as this lead runs.

@@ -67,6 +67,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         crate::trust::Asking::Script,
     )?;
     let _ = session_cell.set(lead.run.session_id.clone());
+    crate::mcp::warn_unusable(&lead.mcp);
+    crate::mcp::wait_for_first_call(&lead.mcp, lead.agent.settings(), &lead.runtime);
     let mut incoming = input::spawn_reader(pending);
     let events = Events::new(OutputFormat::StreamJson, false);
     let stream = Arc::new(Mutex::new(Stream::new(
