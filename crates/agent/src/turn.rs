@@ -355,6 +355,8 @@ impl Agent {
     ) -> Result<TurnOutcome, AgentError> {
         self.repair()?;
         if let Some(text) = input {
+            // Claude Code's order: the session starts before its first prompt is submitted.
+            self.start_session().await?;
             if let Some(refusal) = self.submit_prompt(text).await? {
                 return Ok(TurnOutcome {
                     text: refusal,

@@ -424,6 +424,9 @@ pub fn lead(
         None => {}
     }
     builder = builder.only_tools(only_tools(args.contract.tools.as_deref()));
+    builder = builder.memory_sources(crate::settings::memory_sources(
+        args.contract.setting_sources.as_deref(),
+    ));
     builder = builder
         .home(home)
         .extension(skills.clone())

@@ -99,6 +99,17 @@ impl Extension for HooksExtension {
             common.insert("teammate_name".into(), cx.agent.into());
             common.insert("team_name".into(), team.clone().into());
         }
+        if self.kind == Kind::Subagent {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            // Claude Code's name for an agent of no definition.
+            let agent_type = match cx.agent {
+                "subagent" => "general-purpose",
+                named => named,
+            };
+            common.insert("agent_id".into(), format!("{}-{n}", cx.agent).into());
+            common.insert("agent_type".into(), agent_type.into());
+        }
         Some(Arc::new(AgentHooks {
             hooks: self.hooks.clone(),
             agent: cx.agent.to_string(),
@@ -169,9 +180,18 @@ fn tool_name(name: &str) -> &str {
 #[async_trait]
 impl LifecycleHooks for AgentHooks {
     async fn session_start(&self, source: SessionSource) -> Verdict {
-        // A subagent is part of its parent's session, as in Claude Code.
+        // A subagent is part of its parent's session, as in Claude Code: its start is
+        // SubagentStart, matched on its agent type.
         if self.kind == Kind::Subagent {
-            return Verdict::default();
+            let agent_type = self
+                .common
+                .get("agent_type")
+                .and_then(Value::as_str)
+                .unwrap_or("general-purpose")
+                .to_string();
+            return self
+                .verdict(HookEvent::SubagentStart, &agent_type, || json!({}))
+                .await;
         }
         self.verdict(
             HookEvent::SessionStart,
