@@ -313,8 +313,15 @@ pub(crate) fn run_result(
     outcome: Result<Progress, RunFailure>,
     started: Instant,
     stop_reason: Option<String>,
+    ttft_ms: Option<u64>,
 ) -> RunResult {
     let mut api_error_status = None;
+    let terminal_reason = match &outcome {
+        Ok(p) if p.end == TurnEnd::MaxTurns => "max_turns",
+        Ok(_) => "completed",
+        Err(RunFailure::Interrupted) => "interrupted",
+        Err(_) => "error",
+    };
     let (subtype, result, num_turns) = match outcome {
         Ok(p) if p.end == TurnEnd::MaxTurns => (
             Subtype::ErrorMaxTurns,
@@ -374,6 +381,8 @@ pub(crate) fn run_result(
         agents,
         teammates,
         todos: lead.agent.todos(),
+        terminal_reason,
+        ttft_ms,
     }
 }
 
@@ -458,12 +467,11 @@ pub fn run(cli: &Cli) -> Result<i32> {
     command.end(&mut lead.agent);
     let outcome = over_budget(&lead, budget, outcome);
     end_run(&mut lead);
-    let stop_reason = stream
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .last_stop_reason
-        .clone();
-    let report = run_result(&lead, outcome, started, stop_reason);
+    let (stop_reason, ttft) = {
+        let mut stream = stream.lock().unwrap_or_else(PoisonError::into_inner);
+        (stream.last_stop_reason.clone(), stream.take_ttft(started))
+    };
+    let report = run_result(&lead, outcome, started, stop_reason, ttft);
     match format {
         OutputFormat::Text => {
             if report.subtype.is_error() {

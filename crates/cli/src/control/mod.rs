@@ -108,7 +108,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
             match crate::slash::begin(&mut lead.agent, prompt, &custom.commands, &lead.run.model) {
                 Ok(begun) => begun,
                 Err(why) => {
-                    let report = run_result(&lead, Err(RunFailure::Team(why)), started, None);
+                    let report = run_result(&lead, Err(RunFailure::Team(why)), started, None, None);
                     last_failed = true;
                     events.push(report.to_json());
                     continue;
@@ -163,12 +163,11 @@ pub fn run(cli: &Cli) -> Result<i32> {
             }
         }
         let outcome = over_budget(&lead, args.contract.max_budget_usd, outcome);
-        let stop_reason = stream
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .last_stop_reason
-            .take();
-        let report = run_result(&lead, outcome, started, stop_reason);
+        let (stop_reason, ttft) = {
+            let mut stream = stream.lock().unwrap_or_else(PoisonError::into_inner);
+            (stream.last_stop_reason.take(), stream.take_ttft(started))
+        };
+        let report = run_result(&lead, outcome, started, stop_reason, ttft);
         last_failed = report.subtype.is_error();
         events.push(report.to_json());
         apply(&mut lead, &mut changes);

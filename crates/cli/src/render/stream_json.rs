@@ -110,6 +110,8 @@ pub struct Stream {
     pub last_stop_reason: Option<String>,
     /// The workspace, which Claude Code's absolute `file_path` is relative to.
     root: PathBuf,
+    /// When the first content of the model arrived since [`Stream::take_ttft`] last asked.
+    first_content: Option<std::time::Instant>,
 }
 
 impl Stream {
@@ -118,6 +120,7 @@ impl Stream {
     pub fn new(session_id: &str, agent: &str, partial: bool, root: &Path) -> Stream {
         Stream {
             root: root.to_path_buf(),
+            first_content: None,
             session_id: session_id.to_string(),
             agent: agent.to_string(),
             parent_tool_use_id: None,
@@ -130,13 +133,33 @@ impl Stream {
     /// Notes what the result object needs from an event without making its lines (for runs
     /// that print only the result).
     pub fn note(&mut self, event: &AgentEvent<'_>) {
+        self.mark_first_content(event);
         if let AgentEvent::Reply { stop_reason, .. } = event {
             self.last_stop_reason = Some(stop_reason.as_str().to_string());
         }
     }
 
+    /// Claude Code's `ttft_ms`: milliseconds from `started` to the model's first content (a
+    /// streamed delta, else the first whole reply) since the last call.
+    pub fn take_ttft(&mut self, started: std::time::Instant) -> Option<u64> {
+        self.first_content
+            .take()
+            .map(|at| at.saturating_duration_since(started).as_millis() as u64)
+    }
+
+    fn mark_first_content(&mut self, event: &AgentEvent<'_>) {
+        let content = matches!(
+            event,
+            AgentEvent::TextDelta(_) | AgentEvent::ThinkingDelta(_) | AgentEvent::Reply { .. }
+        );
+        if content && self.first_content.is_none() {
+            self.first_content = Some(std::time::Instant::now());
+        }
+    }
+
     /// The lines for one agent event (none for most deltas).
     pub fn event(&mut self, event: &AgentEvent<'_>) -> Vec<Value> {
+        self.mark_first_content(event);
         match event {
             AgentEvent::Reply {
                 stop_reason,
