@@ -80,6 +80,15 @@ pub fn teammate_args(flags: &McpFlags) -> Vec<String> {
     args
 }
 
+/// The channel to the in-process servers of the process driving this one (the Agent SDK over
+/// `--input-format stream-json`), set before the lead is built.
+static SDK_SERVERS: std::sync::OnceLock<troupe_mcp::SdkBridge> = std::sync::OnceLock::new();
+
+/// Makes `"type": "sdk"` servers reachable through `bridge` (once per process).
+pub fn use_sdk_servers(bridge: troupe_mcp::SdkBridge) {
+    let _ = SDK_SERVERS.set(bridge);
+}
+
 /// The client's options: the settings' timeouts, else Claude Code's variables (`MCP_TOOL_TIMEOUT`
 /// and `MCP_TIMEOUT`, in milliseconds), else the defaults.
 pub fn options(workspace: &Path, settings: &Settings) -> McpOptions {
@@ -91,6 +100,7 @@ pub fn options(workspace: &Path, settings: &Settings) -> McpOptions {
             .map(Duration::from_millis)
     };
     let mut options = McpOptions::new(workspace.to_path_buf());
+    options.sdk = SDK_SERVERS.get().cloned();
     if let Some(timeout) = settings
         .mcp_tool_timeout
         .map(Duration::from_secs_f64)

@@ -39,6 +39,11 @@ fn model() -> FakeServer {
                 "bash",
                 json!({ "command": format!("touch {}", name.trim()) }),
             )
+        } else if last.contains("add 2 and 3") {
+            match req.tool_names().iter().any(|t| t == "mcp__calc__add") {
+                true => Step::tool("mcp__calc__add", json!({"a": 2, "b": 3})),
+                false => Step::reply(Reply::text("no calc tool on the first call")),
+            }
         } else if last.contains("write draft") {
             Step::tool(
                 "write_file",
@@ -220,4 +225,25 @@ fn the_sdk_sees_claude_code_names_and_its_updated_input_maps_back() {
     assert_eq!(calls[0]["input"]["file_path"], file_path);
     assert_eq!(ws.read("notes/final.txt"), "hello");
     assert!(!ws.exists("notes/draft.txt"), "the answer's input was used");
+}
+
+#[test]
+fn an_in_process_sdk_server_is_offered_at_once_and_its_tool_runs_in_the_sdk() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let seen = drive(ws.path(), &server, "sdk_mcp");
+    let init = of_kind(&seen, "system");
+    assert!(!init.is_empty(), "{seen:?}");
+    let ran = of_kind(&seen, "sdk_tool");
+    assert_eq!(ran.len(), 1, "the SDK's tool ran once: {seen:?}");
+    assert_eq!(ran[0]["args"], json!({"a": 2, "b": 3}));
+    let result = of_kind(&seen, "result");
+    assert_eq!(result.len(), 1, "{seen:?}");
+    assert_eq!(result[0]["subtype"], "success", "{seen:?}");
+    assert_eq!(result[0]["result"], "The tool said: sum=5");
+    let first = &server.journal()[0];
+    assert!(
+        first.tool_names().iter().any(|t| t == "mcp__calc__add"),
+        "offered on the first call"
+    );
 }

@@ -8,6 +8,7 @@
 pub mod approver;
 pub mod hooks;
 pub mod input;
+pub mod mcp;
 
 use crate::args::{Cli, OutputFormat};
 use crate::headless::{
@@ -59,6 +60,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
         pending.clone(),
     ))));
     crate::hooks::use_sdk_callbacks(callbacks.clone());
+    crate::mcp::use_sdk_servers(troupe_mcp::SdkBridge(Arc::new(mcp::ControlMcp::new(
+        pending.clone(),
+    ))));
     let session_cell = Arc::new(OnceLock::new());
     let mut lead = lead(
         args,
@@ -67,9 +71,10 @@ pub fn run(cli: &Cli) -> Result<i32> {
         crate::trust::Asking::Script,
     )?;
     let _ = session_cell.set(lead.run.session_id.clone());
+    // Before waiting for the servers: an SDK server's answers come on stdin.
+    let mut incoming = input::spawn_reader(pending);
     crate::mcp::warn_unusable(&lead.mcp);
     crate::mcp::wait_for_first_call(&lead.mcp, lead.agent.settings(), &lead.runtime);
-    let mut incoming = input::spawn_reader(pending);
     let events = Events::new(OutputFormat::StreamJson, false);
     let stream = Arc::new(Mutex::new(Stream::new(
         &lead.run.session_id,
