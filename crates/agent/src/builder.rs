@@ -57,6 +57,7 @@ pub struct AgentBuilder {
     only_tools: Option<Vec<String>>,
     tool_filter: Option<ToolFilter>,
     context_window: Option<u64>,
+    memory_sources: crate::memory::MemorySources,
 }
 
 /// The built-in tools that come from extensions rather than the base registry; `--tools`
@@ -98,6 +99,7 @@ impl AgentBuilder {
             only_tools: None,
             tool_filter: None,
             context_window: None,
+            memory_sources: crate::memory::MemorySources::default(),
         }
     }
 
@@ -110,6 +112,12 @@ impl AgentBuilder {
     /// The user's home directory, for the user's memory files (none: no user memory).
     pub fn home(mut self, home: Option<PathBuf>) -> Self {
         self.home = home;
+        self
+    }
+
+    /// Which memory files go into the prompt (default: all of them).
+    pub fn memory_sources(mut self, sources: crate::memory::MemorySources) -> Self {
+        self.memory_sources = sources;
         self
     }
 
@@ -302,7 +310,11 @@ impl AgentBuilder {
             }
         }
         let date = self.date.unwrap_or_else(today);
-        let memory = crate::memory::load(self.workspace.root(), self.home.as_deref());
+        let memory = crate::memory::load_sources(
+            self.workspace.root(),
+            self.home.as_deref(),
+            self.memory_sources,
+        );
         let system = system_prompt(&PromptContext {
             identity: &self.identity,
             workspace: self.workspace.root(),

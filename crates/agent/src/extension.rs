@@ -198,6 +198,9 @@ pub enum InboxError {
 pub enum Approval {
     /// Run the call.
     Allow,
+    /// Run the call with this input instead (the Agent SDK's `updatedInput`, in troupe's
+    /// fields); it goes through the gates and the deny rules again.
+    AllowWith(Value),
     /// Refuse it; the text becomes the error tool_result.
     Deny(String),
 }

@@ -122,10 +122,38 @@ impl Memory {
     }
 }
 
+/// Which memory files are read, by Claude Code's setting sources (`--setting-sources`, the
+/// SDK's `setting_sources`): the user's, the project's, `CLAUDE.local.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemorySources {
+    /// `~/.claude/CLAUDE.md`, `~/.troupe/AGENTS.md`.
+    pub user: bool,
+    /// `AGENTS.md`, `CLAUDE.md`, `.claude/CLAUDE.md`, troupe's notes.
+    pub project: bool,
+    /// `CLAUDE.local.md`.
+    pub local: bool,
+}
+
+impl Default for MemorySources {
+    fn default() -> MemorySources {
+        MemorySources {
+            user: true,
+            project: true,
+            local: true,
+        }
+    }
+}
+
 /// Reads every memory file for an agent working in `workspace`; `home` is the user's home
 /// directory (`None`: no user memory). Unreadable files are skipped: memory is advice, and a
 /// missing file is the common case.
 pub fn load(workspace: &Path, home: Option<&Path>) -> Memory {
+    load_sources(workspace, home, MemorySources::default())
+}
+
+/// Like [`load`], reading only the files of `sources`.
+pub fn load_sources(workspace: &Path, home: Option<&Path>, sources: MemorySources) -> Memory {
+    let home = home.filter(|_| sources.user);
     let project_root = repository_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut loader = Loader {
         workspace,
@@ -149,16 +177,24 @@ pub fn load(workspace: &Path, home: Option<&Path>) -> Memory {
     let mut text = String::new();
     for dir in folders_down_to(&project_root, workspace) {
         for name in PROJECT_FILES {
-            loader.file(&dir.join(name), Scope::Project, None, 0, &mut text);
+            let wanted = match name {
+                "CLAUDE.local.md" => sources.local,
+                _ => sources.project,
+            };
+            if wanted {
+                loader.file(&dir.join(name), Scope::Project, None, 0, &mut text);
+            }
         }
     }
-    loader.file(
-        &workspace.join(NOTES_FILE),
-        Scope::Notes,
-        None,
-        0,
-        &mut text,
-    );
+    if sources.project {
+        loader.file(
+            &workspace.join(NOTES_FILE),
+            Scope::Notes,
+            None,
+            0,
+            &mut text,
+        );
+    }
     loader.memory.project_text = text;
     loader.memory
 }

@@ -197,6 +197,17 @@ impl Agent {
         self.policy.mode = mode;
     }
 
+    /// Replaces the permission policy from the next call on (a slash command's
+    /// `allowed-tools` for its turn).
+    pub fn set_policy(&mut self, policy: Policy) {
+        self.policy = policy;
+    }
+
+    /// The model client in use, to switch back to after a turn on another one.
+    pub fn model_client(&self) -> Arc<dyn Model> {
+        self.model.clone()
+    }
+
     /// Switches to another model from the next model call on.
     pub fn set_model(&mut self, model: Arc<dyn Model>, name: impl Into<String>) {
         self.model = model;
@@ -352,6 +363,8 @@ impl Agent {
     ) -> Result<TurnOutcome, AgentError> {
         self.repair()?;
         if let Some(text) = input {
+            // Claude Code's order: the session starts before its first prompt is submitted.
+            self.start_session().await?;
             if let Some(refusal) = self.submit_prompt(text).await? {
                 return Ok(TurnOutcome {
                     text: refusal,

@@ -56,20 +56,9 @@ impl Definitions {
 }
 
 /// Claude Code's tool names in troupe's (`Read` → `read_file`); other names are kept as written
-/// (troupe's own names, `mcp__…`).
+/// (troupe's own names, `mcp__…`). The mapping is `troupe_protocol::claude_names`.
 pub fn troupe_tool_name(name: &str) -> String {
-    match name {
-        "Bash" => "bash",
-        "Read" => "read_file",
-        "Write" => "write_file",
-        "Edit" | "MultiEdit" => "edit_file",
-        "Glob" => "glob",
-        "Grep" => "grep",
-        "TodoWrite" => "todo_write",
-        "Task" | "Agent" => "task",
-        other => other,
-    }
-    .to_string()
+    troupe_protocol::claude_names::troupe_name(name).to_string()
 }
 
 /// Finds the agent definitions of a workspace and its user (`home`: `None` for none).

@@ -47,6 +47,15 @@ pub struct Document {
 }
 
 impl Document {
+    /// A file without front matter: all of it is the body.
+    pub fn without_front_matter(text: &str) -> Document {
+        Document {
+            fields: BTreeMap::new(),
+            body: text.trim().to_string(),
+            raw: BTreeMap::new(),
+        }
+    }
+
     /// A top-level value as written on its key's line, if not empty.
     pub fn raw(&self, key: &str) -> Option<&str> {
         self.raw

@@ -20,6 +20,11 @@ pub fn set_cache_ttl(ttl: troupe_model::CacheTtl) {
     HOUR_CACHE.store(ttl == troupe_model::CacheTtl::OneHour, Ordering::Relaxed);
 }
 
+/// Whether cache entries are written for an hour (`promptCaching.ttl`).
+pub fn hour_cache() -> bool {
+    HOUR_CACHE.load(Ordering::Relaxed)
+}
+
 /// Whether the note about a model without a price was printed (once per run).
 static UNPRICED_NOTED: AtomicBool = AtomicBool::new(false);
 

@@ -302,6 +302,8 @@ pub(crate) fn init_event(lead: &Lead) -> Value {
         api_key_source: api_key_source(lead),
         agents: lead.subagents.agent_names(),
         skills: lead.skills.names(),
+        slash_commands: lead.custom.all_names(),
+        output_style: lead.custom.style_name(),
     })
 }
 
@@ -311,8 +313,15 @@ pub(crate) fn run_result(
     outcome: Result<Progress, RunFailure>,
     started: Instant,
     stop_reason: Option<String>,
+    ttft_ms: Option<u64>,
 ) -> RunResult {
     let mut api_error_status = None;
+    let terminal_reason = match &outcome {
+        Ok(p) if p.end == TurnEnd::MaxTurns => "max_turns",
+        Ok(_) => "completed",
+        Err(RunFailure::Interrupted) => "interrupted",
+        Err(_) => "error",
+    };
     let (subtype, result, num_turns) = match outcome {
         Ok(p) if p.end == TurnEnd::MaxTurns => (
             Subtype::ErrorMaxTurns,
@@ -361,12 +370,17 @@ pub(crate) fn run_result(
         model: lead.agent.config().model.clone(),
         usage,
         stop_reason,
-        permission_denials: lead.agent.permission_denials(),
+        permission_denials: crate::render::json::claude_denials(
+            lead.agent.permission_denials(),
+            &lead.run.workspace,
+        ),
         api_error_status,
         total_cost_usd,
         agents,
         teammates,
         todos: lead.agent.todos(),
+        terminal_reason,
+        ttft_ms,
     }
 }
 
@@ -397,6 +411,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         crate::trust::Asking::Script,
     )?;
     crate::mcp::warn_unusable(&lead.mcp);
+    crate::mcp::wait_for_first_call(&lead.mcp, lead.agent.settings(), &lead.runtime);
     let _ = session_cell.set(lead.run.session_id.clone());
     let events = Events::new(format, args.verbose);
     if events.wanted() {
@@ -407,6 +422,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         &lead.run.session_id,
         LEAD,
         args.contract.include_partial_messages,
+        &lead.run.workspace,
     )));
     let mut observe = {
         let (events, stream) = (events.clone(), stream.clone());
@@ -432,6 +448,13 @@ pub fn run(cli: &Cli) -> Result<i32> {
     };
     let timeout = Duration::from_secs(args.team_timeout);
     let budget = args.contract.max_budget_usd;
+    let (prompt, command) = crate::slash::begin(
+        &mut lead.agent,
+        prompt,
+        &lead.custom.commands,
+        &lead.run.model,
+    )
+    .map_err(anyhow::Error::msg)?;
     let outcome = lead.runtime.block_on(work(
         &mut lead.agent,
         &lead.team,
@@ -439,14 +462,14 @@ pub fn run(cli: &Cli) -> Result<i32> {
         timeout,
         &mut observe,
     ));
+    command.end(&mut lead.agent);
     let outcome = over_budget(&lead, budget, outcome);
     end_run(&mut lead);
-    let stop_reason = stream
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .last_stop_reason
-        .clone();
-    let report = run_result(&lead, outcome, started, stop_reason);
+    let (stop_reason, ttft) = {
+        let mut stream = stream.lock().unwrap_or_else(PoisonError::into_inner);
+        (stream.last_stop_reason.clone(), stream.take_ttft(started))
+    };
+    let report = run_result(&lead, outcome, started, stop_reason, ttft);
     match format {
         OutputFormat::Text => {
             if report.subtype.is_error() {

@@ -19,6 +19,7 @@ mod repl;
 mod settings;
 mod setup;
 mod signals;
+mod slash;
 mod store;
 mod subagents;
 mod team_pick;

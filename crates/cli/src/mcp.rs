@@ -80,6 +80,15 @@ pub fn teammate_args(flags: &McpFlags) -> Vec<String> {
     args
 }
 
+/// The channel to the in-process servers of the process driving this one (the Agent SDK over
+/// `--input-format stream-json`), set before the lead is built.
+static SDK_SERVERS: std::sync::OnceLock<troupe_mcp::SdkBridge> = std::sync::OnceLock::new();
+
+/// Makes `"type": "sdk"` servers reachable through `bridge` (once per process).
+pub fn use_sdk_servers(bridge: troupe_mcp::SdkBridge) {
+    let _ = SDK_SERVERS.set(bridge);
+}
+
 /// The client's options: the settings' timeouts, else Claude Code's variables (`MCP_TOOL_TIMEOUT`
 /// and `MCP_TIMEOUT`, in milliseconds), else the defaults.
 pub fn options(workspace: &Path, settings: &Settings) -> McpOptions {
@@ -91,6 +100,7 @@ pub fn options(workspace: &Path, settings: &Settings) -> McpOptions {
             .map(Duration::from_millis)
     };
     let mut options = McpOptions::new(workspace.to_path_buf());
+    options.sdk = SDK_SERVERS.get().cloned();
     if let Some(timeout) = settings
         .mcp_tool_timeout
         .map(Duration::from_secs_f64)
@@ -228,6 +238,38 @@ pub fn warn_unusable(manager: &McpManager) {
     }
     for problem in manager.problems() {
         crate::render::sanitize::errln!("troupe: warning: MCP configuration problem: {problem}");
+    }
+}
+
+/// Before the first model call of a script (`-p`, the Agent SDK), as Claude Code does: waits
+/// until every configured server has connected or failed, at most `MCP_TIMEOUT` milliseconds
+/// (else the startup timeout of the settings, else the default), and says on stderr which
+/// servers are still starting — the first call goes without their tools, later calls get
+/// them once they connect.
+pub fn wait_for_first_call(
+    manager: &McpManager,
+    settings: &Settings,
+    runtime: &tokio::runtime::Runtime,
+) {
+    if manager.is_empty() {
+        return;
+    }
+    let limit = std::env::var("MCP_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis)
+        .or_else(|| settings.mcp_startup_timeout.map(Duration::from_secs_f64))
+        .unwrap_or(troupe_mcp::DEFAULT_STARTUP_TIMEOUT);
+    runtime.block_on(manager.settle(limit));
+    for status in manager.statuses() {
+        if status.status == troupe_mcp::Status::Pending {
+            crate::render::sanitize::errln!(
+                "troupe: warning: MCP server `{}` did not connect within {} ms (MCP_TIMEOUT); the first model call goes without its tools",
+                status.name,
+                limit.as_millis()
+            );
+        }
     }
 }
 

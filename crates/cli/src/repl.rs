@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use troupe_agent::{Agent, AgentEvent, SessionEndReason, TurnEnd};
+use troupe_catalog::commands::Lookup;
 use troupe_mcp::McpManager;
 use troupe_team::wake::WakeListener;
 use troupe_team::{Notice, Team, LEAD};
@@ -57,6 +58,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         runtime,
         mcp,
         subagents,
+        custom,
         ..
     } = lead(
         &cli.run,
@@ -65,6 +67,14 @@ pub fn run(cli: &Cli) -> Result<i32> {
         crate::trust::Asking::Person,
     )?;
     approver.set_workspace(run.workspace.clone());
+    let mut completions: Vec<String> = ["help", "team", "inbox", "bashes"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    completions.extend(custom.all_names());
+    completions.sort();
+    completions.dedup();
+    crate::term::complete::set_commands(completions);
     crate::logfile::redirect(&run.troupe_dir.join("logs"));
     let mode = crate::term::mode::ModeCell::new(agent.policy().mode);
     let (reader, interrupts) = LineReader::start(
@@ -105,6 +115,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         subagents: &subagents,
         troupe_dir: run.troupe_dir.clone(),
         model_config: run.model.clone(),
+        custom: &custom,
     };
     let result = runtime.block_on(repl_loop(&mut agent, &session, io, first));
     runtime.block_on(agent.end_session(SessionEndReason::Exit));
@@ -121,6 +132,7 @@ struct Session<'a> {
     subagents: &'a troupe_catalog::subagent::SubagentExtension,
     troupe_dir: std::path::PathBuf,
     model_config: troupe_model::ModelConfig,
+    custom: &'a crate::slash::Custom,
 }
 
 /// The terminal side of the REPL: the line editor, the printer, and pending questions.
@@ -230,7 +242,7 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
     match line {
         "" => {}
         "/exit" | "/quit" => return Handled::Exit,
-        "/help" => outln!("{HELP}"),
+        "/help" => outln!("{HELP}{}", custom_help(session)),
         "/clear" => crate::commands::sessions::clear(agent, &session.troupe_dir).await,
         "/cost" => print_cost(agent, session),
         cmd if cmd == "/model" || cmd.starts_with("/model ") => {
@@ -303,10 +315,35 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
                 }
             }
         }
-        cmd if cmd.starts_with('/') => outln!("unknown command {cmd}; /help lists them"),
+        cmd if cmd.starts_with('/') => {
+            let commands = &session.custom.commands;
+            if matches!(commands.lookup(cmd), Lookup::Unknown) {
+                outln!("unknown command {cmd}; /help lists them");
+                return Handled::Continue(None);
+            }
+            match crate::slash::begin(agent, cmd.to_string(), commands, &session.model_config) {
+                Ok((prompt, turn)) => {
+                    let typed = drive(agent, Some(prompt), io).await;
+                    turn.end(agent);
+                    return Handled::Continue(typed);
+                }
+                Err(why) => errln!("error: {why}"),
+            }
+        }
         _ => return Handled::Continue(drive(agent, Some(line.to_string()), io).await),
     }
     Handled::Continue(None)
+}
+
+/// The project's and the user's commands, for `/help`.
+fn custom_help(session: &Session<'_>) -> String {
+    match session.custom.commands.is_empty() {
+        true => String::new(),
+        false => format!(
+            "\nCustom commands:\n{}",
+            session.custom.commands.help().trim_end()
+        ),
+    }
 }
 
 /// Waits until a background command's notification is waiting (never, without jobs).

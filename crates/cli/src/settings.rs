@@ -47,6 +47,20 @@ pub fn load_sources(
     )?)
 }
 
+/// The memory files `--setting-sources` lets in (Claude Code: the sources govern CLAUDE.md
+/// too): `user` the user's, `project` the project's, `local` `CLAUDE.local.md`; no flag, all.
+pub fn memory_sources(sources: Option<&str>) -> troupe_agent::memory::MemorySources {
+    let Some(list) = sources else {
+        return troupe_agent::memory::MemorySources::default();
+    };
+    let has = |name: &str| list.split(',').any(|s| s.trim() == name);
+    troupe_agent::memory::MemorySources {
+        user: has("user"),
+        project: has("project"),
+        local: has("local"),
+    }
+}
+
 /// Sets the settings' `env` for this process, so the model client and every tool process (they
 /// inherit it) see it. Called before any other thread exists: the environment is shared,
 /// unsynchronised process state.

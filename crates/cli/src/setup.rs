@@ -248,6 +248,8 @@ pub struct Lead {
     pub mcp: Arc<McpManager>,
     /// The project's and the user's skills.
     pub skills: Arc<SkillsExtension>,
+    /// The custom slash commands and the output style.
+    pub custom: Arc<crate::slash::Custom>,
     /// `--no-session-persistence`: the folder holding the transcript, removed with the lead.
     pub _ephemeral: Option<tempfile::TempDir>,
 }
@@ -347,6 +349,12 @@ pub fn lead(
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &team_name);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let skills = project_skills(&workspace, home.as_deref());
+    let custom = Arc::new(crate::slash::Custom::load(
+        &workspace,
+        home.as_deref(),
+        args.contract.setting_sources.as_deref(),
+        &settings,
+    )?);
     let mut agents =
         crate::subagents::definitions(&workspace, home.as_deref(), crate::subagents::Report::Warn);
     if let Some(json) = &args.sdk.agents {
@@ -417,10 +425,17 @@ pub fn lead(
         },
     );
     let mut builder = AgentBuilder::new(LEAD, Arc::new(guard), client, model.model.clone());
-    if let Some(identity) = system_prompt(args)? {
-        builder = builder.identity(identity);
+    match system_prompt(args)? {
+        Some(identity) => builder = builder.identity(identity),
+        None if custom.drops_coding_identity() => {
+            builder = builder.identity(troupe_catalog::output_styles::STYLED_IDENTITY)
+        }
+        None => {}
     }
     builder = builder.only_tools(only_tools(args.contract.tools.as_deref()));
+    builder = builder.memory_sources(crate::settings::memory_sources(
+        args.contract.setting_sources.as_deref(),
+    ));
     builder = builder
         .home(home)
         .extension(skills.clone())
@@ -435,6 +450,9 @@ pub fn lead(
         .extension(mcp_extension)
         .extension(cron)
         .transcript(&path);
+    if let Some(style) = custom.style_extension() {
+        builder = builder.extension(style);
+    }
     if let Some(text) = &args.append_system_prompt {
         // Registered last, so it ends the prompt.
         builder = builder.extension(Arc::new(AppendedPrompt(text.clone())));
@@ -450,7 +468,8 @@ pub fn lead(
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    // In the background: the first prompt waits for no server.
+    // In the background; a script (`-p`, the SDK) waits for them before its first model call
+    // (`mcp::wait_for_first_call`), the REPL does not.
     mcp.start(runtime.handle());
     // Jobs that came due while nothing ran are in the inbox before the first turn; then the
     // scheduler watches the cron file for as long as this lead runs.
@@ -477,6 +496,7 @@ pub fn lead(
         runtime,
         mcp,
         skills,
+        custom,
         _ephemeral: ephemeral,
     })
 }

@@ -2,8 +2,7 @@
 //! (crates/testkit/src/contract.rs) run through both; Claude Code's output was recorded once by
 //! `scripts/record-claude-code.sh` into tests/fixtures/claude-code/. What must differ is
 //! named: ids, uuids, timestamps, durations and costs (values, not presence or type), the
-//! tool's name (`Bash` there, `bash` here), the tools list, and Claude Code's extra fields
-//! (troupe has nothing they could say).
+//! tools list, and Claude Code's extra fields (troupe has nothing they could say).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
@@ -78,6 +77,14 @@ fn contract_fields(event: &Value) -> &'static [&'static str] {
             "modelUsage",
             "permission_denials",
             "api_error_status",
+            "terminal_reason",
+            "ttft_ms",
+            "usage/server_tool_use",
+            "usage/server_tool_use/web_search_requests",
+            "usage/service_tier",
+            "usage/cache_creation",
+            "usage/cache_creation/ephemeral_5m_input_tokens",
+            "usage/cache_creation/ephemeral_1h_input_tokens",
             "uuid",
         ],
         _ => &["type"],
@@ -99,6 +106,9 @@ const SAME_VALUE: &[&str] = &[
     "stop_reason",
     "permission_denials",
     "api_error_status",
+    "terminal_reason",
+    "usage/server_tool_use",
+    "usage/service_tier",
     "mcp_servers",
     "permissionMode",
     "output_style",
@@ -215,7 +225,7 @@ fn compare_content(ours: &Value, theirs: &Value, place: usize) {
         }
         if their["type"] == "tool_use" {
             assert_eq!(their["name"], "Bash");
-            assert_eq!(our["name"], "bash", "troupe's name for the shell tool");
+            assert_eq!(our["name"], "Bash", "Claude Code's name for the shell tool");
         }
     }
 }

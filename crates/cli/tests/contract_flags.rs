@@ -235,7 +235,7 @@ fn dont_ask_refuses_without_asking_and_notes_name_what_is_not_applied() {
     );
     assert!(!ws.exists("made.txt"));
     let result = result_json(&out);
-    assert_eq!(result["permission_denials"][0]["tool_name"], "bash");
+    assert_eq!(result["permission_denials"][0]["tool_name"], "Bash");
     let (text, is_error) = lead_requests(&server)
         .pop()
         .unwrap()

@@ -134,7 +134,7 @@ fn stream_json_emits_init_messages_and_result_in_order() {
         .as_array()
         .unwrap()
         .iter()
-        .any(|t| t == "edit_file"));
+        .any(|t| t == "Edit"));
     assert_eq!(lines[1]["message"]["content"][0]["type"], "tool_use");
     let tool_result = &lines[2]["message"]["content"][0];
     assert_eq!(tool_result["type"], "tool_result");

@@ -439,15 +439,20 @@ fn a_teammate_process_runs_hooks() {
 }
 
 #[test]
-fn a_subagents_calls_pass_the_hooks_and_its_end_fires_subagent_stop() {
+fn a_subagent_fires_subagent_start_and_stop_and_the_session_starts_before_the_prompt() {
     let ws = TempWorkspace::new();
     ws.write("notes.txt", "the answer is 42");
     settings(
         &ws,
         json!({
             "PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": "cat >> .hook-log/pre.jsonl; echo >> .hook-log/pre.jsonl"}]}],
+            "SubagentStart": [
+                {"matcher": "general-purpose", "hooks": [{"type": "command", "command": "cat >> .hook-log/substart.jsonl; echo >> .hook-log/substart.jsonl"}]},
+                {"matcher": "reviewer", "hooks": [{"type": "command", "command": "echo wrong >> .hook-log/wrong.txt"}]}
+            ],
             "SubagentStop": [{"hooks": [{"type": "command", "command": "cat >> .hook-log/substop.jsonl; echo >> .hook-log/substop.jsonl"}]}],
-            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "cat >> .hook-log/prompt.jsonl; echo >> .hook-log/prompt.jsonl"}]}]
+            "SessionStart": [{"hooks": [{"type": "command", "command": "cat >> .hook-log/order.jsonl; echo >> .hook-log/order.jsonl"}]}],
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "tee -a .hook-log/order.jsonl >> .hook-log/prompt.jsonl; echo >> .hook-log/prompt.jsonl; echo >> .hook-log/order.jsonl"}]}]
         }),
     );
     ws.write(".hook-log/.keep", "");
@@ -482,8 +487,24 @@ fn a_subagents_calls_pass_the_hooks_and_its_end_fires_subagent_stop() {
     assert_eq!(stops.len(), 1, "SubagentStop fires for the subagent only");
     assert_eq!(stops[0]["hook_event_name"], "SubagentStop");
     assert_eq!(stops[0]["last_assistant_message"], "The number is 42.");
+    assert_eq!(stops[0]["agent_type"], "general-purpose");
+    let starts = lines(&ws, ".hook-log/substart.jsonl");
+    assert_eq!(
+        starts.len(),
+        1,
+        "SubagentStart fires, matched on the agent type"
+    );
+    assert_eq!(starts[0]["hook_event_name"], "SubagentStart");
+    assert_eq!(starts[0]["agent_id"], stops[0]["agent_id"]);
+    assert!(!ws.exists(".hook-log/wrong.txt"));
     // The user's prompt fires UserPromptSubmit; the subagent's task does not.
     assert_eq!(lines(&ws, ".hook-log/prompt.jsonl").len(), 1);
+    // Claude Code's order: the session starts, then its first prompt is submitted.
+    let order: Vec<Value> = lines(&ws, ".hook-log/order.jsonl")
+        .iter()
+        .map(|e| e["hook_event_name"].clone())
+        .collect();
+    assert_eq!(order, ["SessionStart", "UserPromptSubmit"]);
 }
 
 #[test]

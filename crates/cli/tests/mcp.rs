@@ -1,6 +1,7 @@
 //! MCP through the binary, against the real servers `.ci/run` installs: tool calls and results
 //! over stdio and streamable HTTP (server-everything, server-filesystem, mcp-server-time),
-//! list changes, a crash and its restart, a server that never answers `initialize`
+//! list changes, a crash and its restart, the first call of `-p` waiting for the servers, a
+//! server that never answers `initialize`
 //! (configuration, `troupe mcp list` and rules are in `mcp_config.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
@@ -234,7 +235,39 @@ fn a_server_that_exits_mid_session_gives_an_error_then_is_restarted() {
 }
 
 #[test]
-fn a_server_that_never_answers_initialize_delays_nothing_and_is_reported() {
+fn a_script_offers_the_servers_tools_on_its_first_model_call() {
+    let ws = TempWorkspace::new();
+    mcp::write_mcp_json(ws.path(), json!({"time": mcp::time()}));
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [Step::dynamic(|req| {
+            let tools = req.tool_names();
+            assert!(
+                tools.iter().any(|t| t == "mcp__time__get_current_time"),
+                "the first call lacks the server's tools: {tools:?}"
+            );
+            Reply::text("had them")
+        })],
+    );
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "what time is it",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let lines = json_lines(&out);
+    assert_eq!(
+        lines[0]["mcp_servers"],
+        json!([{"name": "time", "status": "connected"}])
+    );
+    assert_eq!(lines.last().unwrap()["result"], "had them");
+}
+
+#[test]
+fn a_server_that_never_answers_initialize_is_waited_for_up_to_mcp_timeout() {
     let ws = TempWorkspace::new();
     mcp::write_mcp_json(
         ws.path(),
@@ -249,16 +282,23 @@ fn a_server_that_never_answers_initialize_delays_nothing_and_is_reported() {
             Reply::text("answered without it")
         })],
     );
-    // A start-up limit of ten minutes: a run that waited for the server would not end.
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "go",
-        "--output-format",
-        "stream-json",
-        "--settings",
-        r#"{"mcp_startup_timeout": 600}"#,
-    ]));
+    // A start-up limit of ten minutes, but the first call waits only MCP_TIMEOUT for it.
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic)
+        .env("MCP_TIMEOUT", "300")
+        .args([
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+            "--settings",
+            r#"{"mcp_startup_timeout": 600}"#,
+        ]));
     assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("MCP server `mute` did not connect within 300 ms (MCP_TIMEOUT)"),
+        "{err}"
+    );
     let lines = json_lines(&out);
     assert_eq!(lines[0]["subtype"], "init");
     assert_eq!(

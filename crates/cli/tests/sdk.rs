@@ -39,6 +39,16 @@ fn model() -> FakeServer {
                 "bash",
                 json!({ "command": format!("touch {}", name.trim()) }),
             )
+        } else if last.contains("add 2 and 3") {
+            match req.tool_names().iter().any(|t| t == "mcp__calc__add") {
+                true => Step::tool("mcp__calc__add", json!({"a": 2, "b": 3})),
+                false => Step::reply(Reply::text("no calc tool on the first call")),
+            }
+        } else if last.contains("write draft") {
+            Step::tool(
+                "write_file",
+                json!({"path": "notes/draft.txt", "content": "hello"}),
+            )
         } else if last.contains("remove build") {
             Step::tool("bash", json!({"command": "rm -rf build"}))
         } else if last.contains("slow") {
@@ -124,7 +134,7 @@ fn can_use_tool_answers_the_permission_questions() {
     let seen = drive(ws.path(), &server, "permission");
     let asked = of_kind(&seen, "asked");
     assert_eq!(asked.len(), 2, "{seen:?}");
-    assert_eq!(asked[0]["tool"], "bash");
+    assert_eq!(asked[0]["tool"], "Bash");
     assert_eq!(asked[0]["command"], "touch allowed.txt");
     assert!(ws.exists("allowed.txt"), "the allowed call ran");
     assert!(!ws.exists("denied.txt"), "the denied call did not run");
@@ -133,7 +143,7 @@ fn can_use_tool_answers_the_permission_questions() {
     assert_eq!(results[0]["permission_denials"], json!([]));
     let denials = results[1]["permission_denials"].as_array().unwrap();
     assert_eq!(denials.len(), 1, "{seen:?}");
-    assert_eq!(denials[0]["tool_name"], "bash");
+    assert_eq!(denials[0]["tool_name"], "Bash");
     assert_eq!(denials[0]["tool_input"]["command"], "touch denied.txt");
     assert!(results[1]["result"]
         .as_str()
@@ -195,4 +205,46 @@ fn a_hook_callback_that_fails_refuses_the_call() {
     let result = of_kind(&seen, "result");
     let text = result[0]["result"].as_str().unwrap();
     assert!(text.contains("the guard crashed"), "{text}");
+}
+
+#[test]
+fn the_sdk_sees_claude_code_names_and_its_updated_input_maps_back() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let seen = drive(ws.path(), &server, "rewrite");
+    let asked = of_kind(&seen, "asked");
+    assert_eq!(asked.len(), 1, "{seen:?}");
+    assert_eq!(asked[0]["tool"], "Write");
+    let file_path = asked[0]["input"]["file_path"].as_str().unwrap();
+    assert!(
+        file_path.starts_with('/') && file_path.ends_with("notes/draft.txt"),
+        "{file_path}"
+    );
+    assert!(asked[0]["input"].get("path").is_none(), "{seen:?}");
+    let calls = of_kind(&seen, "tool_use");
+    assert_eq!(calls[0]["name"], "Write", "{seen:?}");
+    assert_eq!(calls[0]["input"]["file_path"], file_path);
+    assert_eq!(ws.read("notes/final.txt"), "hello");
+    assert!(!ws.exists("notes/draft.txt"), "the answer's input was used");
+}
+
+#[test]
+fn an_in_process_sdk_server_is_offered_at_once_and_its_tool_runs_in_the_sdk() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let seen = drive(ws.path(), &server, "sdk_mcp");
+    let init = of_kind(&seen, "system");
+    assert!(!init.is_empty(), "{seen:?}");
+    let ran = of_kind(&seen, "sdk_tool");
+    assert_eq!(ran.len(), 1, "the SDK's tool ran once: {seen:?}");
+    assert_eq!(ran[0]["args"], json!({"a": 2, "b": 3}));
+    let result = of_kind(&seen, "result");
+    assert_eq!(result.len(), 1, "{seen:?}");
+    assert_eq!(result[0]["subtype"], "success", "{seen:?}");
+    assert_eq!(result[0]["result"], "The tool said: sum=5");
+    let first = &server.journal()[0];
+    assert!(
+        first.tool_names().iter().any(|t| t == "mcp__calc__add"),
+        "offered on the first call"
+    );
 }

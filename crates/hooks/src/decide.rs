@@ -6,11 +6,9 @@ use crate::event::HookEvent;
 use crate::output::{parse, HookOutput, Stdout};
 use crate::run::{Ending, HookRun};
 use serde_json::Value;
+use std::path::Path;
 use troupe_agent::{BeforeTool, CallDecision, Verdict};
-
-/// The file tools whose input carries `path`, which hooks also see as Claude Code's absolute
-/// `file_path`.
-pub(crate) const FILE_TOOLS: [&str; 3] = ["read_file", "write_file", "edit_file"];
+use troupe_protocol::claude_names;
 
 /// What the runs of `event` (any event but PreToolUse) decide.
 pub fn verdict(event: HookEvent, runs: &[HookRun]) -> Verdict {
@@ -50,13 +48,14 @@ fn one_verdict(event: HookEvent, run: &HookRun) -> Verdict {
 }
 
 /// What the PreToolUse runs for a call of `tool` with `input` decide.
-pub fn before_tool(runs: &[HookRun], tool: &str, input: &Value) -> BeforeTool {
+/// `root` is the project folder Claude Code's absolute `file_path` is relative to.
+pub fn before_tool(runs: &[HookRun], tool: &str, input: &Value, root: &Path) -> BeforeTool {
     runs.iter()
-        .map(|run| one_before_tool(run, tool, input))
+        .map(|run| one_before_tool(run, tool, input, root))
         .fold(BeforeTool::default(), BeforeTool::merge)
 }
 
-fn one_before_tool(run: &HookRun, tool: &str, input: &Value) -> BeforeTool {
+fn one_before_tool(run: &HookRun, tool: &str, input: &Value, root: &Path) -> BeforeTool {
     let mut before = BeforeTool::default();
     if run.exited_with(2) {
         before.decision = Some(CallDecision::Deny(format!(
@@ -100,26 +99,22 @@ fn one_before_tool(run: &HookRun, tool: &str, input: &Value) -> BeforeTool {
     before.input = specific
         .updated_input
         .filter(Value::is_object)
-        .map(|updated| tool_input_back(tool, input, updated));
+        .map(|updated| tool_input_back(tool, input, updated, root));
     before.context = context(HookEvent::PreToolUse, &out);
     before.halt = halt(HookEvent::PreToolUse, &out);
     before
 }
 
-/// The input a hook returned, in troupe's shape: a changed Claude Code `file_path` becomes
-/// the file tool's `path`.
-fn tool_input_back(tool: &str, sent: &Value, mut updated: Value) -> Value {
-    if !FILE_TOOLS.contains(&tool) {
-        return updated;
-    }
+/// The input a hook returned, in troupe's shape (`troupe_protocol::claude_names`): a changed
+/// `file_path` becomes the file tool's `path`, Claude Code's other field names troupe's. An
+/// unchanged `file_path` leaves `path` as the hook returned it.
+fn tool_input_back(tool: &str, sent: &Value, mut updated: Value, root: &Path) -> Value {
     if let Some(map) = updated.as_object_mut() {
-        if let Some(file_path) = map.remove("file_path") {
-            if Some(&file_path) != sent.get("file_path") {
-                map.insert("path".into(), file_path);
-            }
+        if map.contains_key("path") && map.get("file_path") == sent.get("file_path") {
+            map.remove("file_path");
         }
     }
-    updated
+    claude_names::input_from_claude(tool, &updated, root)
 }
 
 /// `additionalContext`, labelled where it lands in a tool result.
@@ -219,7 +214,12 @@ mod tests {
     #[test]
     fn exit_two_blocks_with_stderr_and_other_endings_decide_nothing() {
         let bash = json!({"command": "rm -rf /"});
-        let blocked = before_tool(&[run(Ending::Exited(2), "", "no rm -rf\n")], "bash", &bash);
+        let blocked = before_tool(
+            &[run(Ending::Exited(2), "", "no rm -rf\n")],
+            "bash",
+            &bash,
+            Path::new("/ws"),
+        );
         assert_eq!(
             blocked.decision,
             Some(CallDecision::Deny(
@@ -234,7 +234,12 @@ mod tests {
         ] {
             let allowed = json!({"hookSpecificOutput": {"permissionDecision": "deny"}}).to_string();
             assert_eq!(
-                before_tool(&[run(ending.clone(), &allowed, "e")], "bash", &bash),
+                before_tool(
+                    &[run(ending.clone(), &allowed, "e")],
+                    "bash",
+                    &bash,
+                    Path::new("/ws")
+                ),
                 BeforeTool::default()
             );
             assert_eq!(
@@ -261,12 +266,10 @@ mod tests {
             &[run(Ending::Exited(0), &out.to_string(), "")],
             "write_file",
             &sent,
+            Path::new("/ws"),
         );
         assert_eq!(before.decision, Some(CallDecision::Allow));
-        assert_eq!(
-            before.input,
-            Some(json!({"path": "/ws/b.txt", "content": "y"}))
-        );
+        assert_eq!(before.input, Some(json!({"path": "b.txt", "content": "y"})));
         assert_eq!(before.context, ["PreToolUse hook context: c"]);
         let ask = json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "why"}});
         let deny = json!({"decision": "block", "reason": "old style"});
@@ -277,6 +280,7 @@ mod tests {
             ],
             "bash",
             &json!({}),
+            Path::new("/ws"),
         );
         assert_eq!(
             both.decision,

@@ -14,6 +14,8 @@ pub enum HookEvent {
     PostToolUse,
     /// The agent finished answering.
     Stop,
+    /// A subagent starts its task (matched on its agent type).
+    SubagentStart,
     /// A subagent finished answering.
     SubagentStop,
     /// The conversation is about to be compacted.
@@ -41,12 +43,13 @@ pub enum MatchOn {
 
 impl HookEvent {
     /// Every event, in the order of an agent's life.
-    pub const ALL: [HookEvent; 11] = [
+    pub const ALL: [HookEvent; 12] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::Stop,
+        HookEvent::SubagentStart,
         HookEvent::SubagentStop,
         HookEvent::PreCompact,
         HookEvent::TeammateIdle,
@@ -63,6 +66,7 @@ impl HookEvent {
             HookEvent::PreToolUse => "PreToolUse",
             HookEvent::PostToolUse => "PostToolUse",
             HookEvent::Stop => "Stop",
+            HookEvent::SubagentStart => "SubagentStart",
             HookEvent::SubagentStop => "SubagentStop",
             HookEvent::PreCompact => "PreCompact",
             HookEvent::TeammateIdle => "TeammateIdle",
@@ -82,9 +86,10 @@ impl HookEvent {
     pub fn match_on(self) -> MatchOn {
         match self {
             HookEvent::PreToolUse | HookEvent::PostToolUse => MatchOn::Tool,
-            HookEvent::SessionStart | HookEvent::PreCompact | HookEvent::SessionEnd => {
-                MatchOn::Occasion
-            }
+            HookEvent::SessionStart
+            | HookEvent::SubagentStart
+            | HookEvent::PreCompact
+            | HookEvent::SessionEnd => MatchOn::Occasion,
             HookEvent::UserPromptSubmit
             | HookEvent::Stop
             | HookEvent::SubagentStop

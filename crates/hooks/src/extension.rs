@@ -2,9 +2,8 @@
 //! [`LifecycleHooks`]. Each event's input is Claude Code's: the common fields, then the
 //! event's own.
 
-use crate::decide::{self, FILE_TOOLS};
+use crate::decide;
 use crate::event::HookEvent;
-use crate::matcher::claude_name;
 use crate::runner::Hooks;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
@@ -14,6 +13,7 @@ use troupe_agent::{
     BeforeTool, CompactTrigger, Extension, ExtensionContext, LifecycleHooks, SessionEndReason,
     SessionSource, TaskChange, TaskInfo, ToolCall, Verdict,
 };
+use troupe_protocol::claude_names;
 use troupe_tools::ToolOutput;
 
 /// Whose hooks these are: decides `Stop` or `SubagentStop`, and whether inputs name a team.
@@ -99,6 +99,17 @@ impl Extension for HooksExtension {
             common.insert("teammate_name".into(), cx.agent.into());
             common.insert("team_name".into(), team.clone().into());
         }
+        if self.kind == Kind::Subagent {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            // Claude Code's name for an agent of no definition.
+            let agent_type = match cx.agent {
+                "subagent" => "general-purpose",
+                named => named,
+            };
+            common.insert("agent_id".into(), format!("{}-{n}", cx.agent).into());
+            common.insert("agent_type".into(), agent_type.into());
+        }
         Some(Arc::new(AgentHooks {
             hooks: self.hooks.clone(),
             agent: cx.agent.to_string(),
@@ -149,17 +160,13 @@ impl AgentHooks {
         decide::verdict(event, &self.fire(event, subject, fields).await)
     }
 
-    /// The tool's input as hooks see it: file tools also carry Claude Code's absolute
-    /// `file_path`.
+    /// The tool's input as hooks see it: troupe's fields and Claude Code's beside them
+    /// (`file_path`, absolute, for a file tool's `path`).
     fn tool_input(&self, call: &ToolCall<'_>) -> Value {
         let mut input = call.input.clone();
-        if FILE_TOOLS.contains(&call.name) {
-            if let Some(map) = input.as_object_mut() {
-                if let Some(path) = map.get("path").and_then(Value::as_str) {
-                    let absolute = self.hooks.project_dir().join(path);
-                    map.insert("file_path".into(), absolute.display().to_string().into());
-                }
-            }
+        let claude = claude_names::input_to_claude(call.name, call.input, self.hooks.project_dir());
+        if let (Some(map), Value::Object(claude)) = (input.as_object_mut(), claude) {
+            map.extend(claude);
         }
         input
     }
@@ -167,15 +174,24 @@ impl AgentHooks {
 
 /// The tool's name as hooks see it: Claude Code's where it has one (`Bash`), else troupe's.
 fn tool_name(name: &str) -> &str {
-    claude_name(name).unwrap_or(name)
+    claude_names::shown_name(name)
 }
 
 #[async_trait]
 impl LifecycleHooks for AgentHooks {
     async fn session_start(&self, source: SessionSource) -> Verdict {
-        // A subagent is part of its parent's session, as in Claude Code.
+        // A subagent is part of its parent's session, as in Claude Code: its start is
+        // SubagentStart, matched on its agent type.
         if self.kind == Kind::Subagent {
-            return Verdict::default();
+            let agent_type = self
+                .common
+                .get("agent_type")
+                .and_then(Value::as_str)
+                .unwrap_or("general-purpose")
+                .to_string();
+            return self
+                .verdict(HookEvent::SubagentStart, &agent_type, || json!({}))
+                .await;
         }
         self.verdict(
             HookEvent::SessionStart,
@@ -206,7 +222,12 @@ impl LifecycleHooks for AgentHooks {
             .await;
         match runs.is_empty() {
             true => BeforeTool::default(),
-            false => decide::before_tool(&runs, call.name, &self.tool_input(&call)),
+            false => decide::before_tool(
+                &runs,
+                call.name,
+                &self.tool_input(&call),
+                self.hooks.project_dir(),
+            ),
         }
     }
 

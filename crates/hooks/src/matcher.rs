@@ -3,26 +3,7 @@
 
 use regex::Regex;
 
-/// Claude Code's tool names and troupe's, pair by pair; MCP tools (`mcp__server__tool`) are
-/// spelled the same in both.
-const TOOL_NAMES: [(&str, &str); 8] = [
-    ("Bash", "bash"),
-    ("Read", "read_file"),
-    ("Edit", "edit_file"),
-    ("Write", "write_file"),
-    ("Glob", "glob"),
-    ("Grep", "grep"),
-    ("TodoWrite", "todo_write"),
-    ("Task", "task"),
-];
-
-/// Claude Code's name for troupe's tool `name`, when it has one.
-pub fn claude_name(name: &str) -> Option<&'static str> {
-    TOOL_NAMES
-        .iter()
-        .find(|(_, troupe)| *troupe == name)
-        .map(|(claude, _)| *claude)
-}
+pub use troupe_protocol::claude_names::claude_name;
 
 /// Which tools (or occasions) a hook entry applies to.
 #[derive(Debug, Clone)]

@@ -30,6 +30,9 @@ pub enum TransportConfig {
         /// Headers sent with every request (`Authorization`, API keys).
         headers: BTreeMap<String, String>,
     },
+    /// A server living in the controlling process (the Agent SDK's `create_sdk_mcp_server`),
+    /// reached through the control protocol's `mcp_message`.
+    Sdk,
 }
 
 impl TransportConfig {
@@ -38,6 +41,7 @@ impl TransportConfig {
         match self {
             TransportConfig::Stdio { .. } => "stdio",
             TransportConfig::Http { .. } => "http",
+            TransportConfig::Sdk => "sdk",
         }
     }
 }
@@ -285,14 +289,15 @@ pub fn parse_server(
             }
             TransportConfig::Http { url, headers }
         }
+        "sdk" => TransportConfig::Sdk,
         "sse" => {
             return Err(fail(
-                "the legacy SSE transport is not supported; use `\"type\": \"http\"` (streamable HTTP), which current servers speak".into(),
+                "the legacy SSE transport is not supported: rmcp, troupe's MCP client, has no SSE client in the version troupe uses; use `\"type\": \"http\"` (streamable HTTP), which current servers speak".into(),
             ))
         }
         other => {
             return Err(fail(format!(
-                "unknown `type` {other:?}; use \"stdio\" or \"http\""
+                "unknown `type` {other:?}; use \"stdio\", \"http\" or (from the Agent SDK) \"sdk\""
             )))
         }
     };

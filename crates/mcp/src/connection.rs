@@ -4,6 +4,8 @@
 //! so the call that changed the list is followed by a model call that sees the new list.
 
 use crate::config::{ServerConfig, TransportConfig};
+use crate::options::McpOptions;
+use crate::sdk::SdkTransport;
 use crate::stdio::{self, ServerProcess, Slots};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, ServerNotification,
@@ -14,7 +16,6 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use rmcp::{ClientHandler, Peer, ServiceExt};
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -95,10 +96,10 @@ impl Connection {
     /// caller puts its start-up timeout around it.
     pub(crate) async fn open(
         config: &ServerConfig,
-        workspace: &Path,
-        log_dir: &Path,
+        options: &McpOptions,
         slots: &Slots,
     ) -> Result<Connection, String> {
+        let (workspace, log_dir) = (options.workspace.as_path(), options.log_dir.as_path());
         let signals = Arc::new(Signals::default());
         match &config.transport {
             TransportConfig::Stdio { command, args, env } => {
@@ -126,6 +127,24 @@ impl Connection {
                         })
                     }
                 }
+            }
+            TransportConfig::Sdk => {
+                let bridge = options.sdk.as_ref().ok_or(
+                    "an in-process SDK server (`\"type\": \"sdk\"`) is reached only through the Agent SDK's control protocol: run troupe with --input-format stream-json from the SDK",
+                )?;
+                let transport = Watched {
+                    inner: SdkTransport::new(&config.name, bridge),
+                    signals: signals.clone(),
+                };
+                let service = Client
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("initialize through the SDK failed: {e}"))?;
+                Ok(Connection {
+                    service,
+                    process: tokio::sync::Mutex::new(None),
+                    signals,
+                })
             }
             TransportConfig::Http { url, headers } => {
                 let transport = Watched {

@@ -16,6 +16,7 @@ mod manager;
 pub mod names;
 mod options;
 mod result;
+pub mod sdk;
 mod server;
 mod status;
 mod stdio;
@@ -31,6 +32,7 @@ pub use options::{
     McpOptions, DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
 };
 pub use result::to_output;
+pub use sdk::{SdkBridge, SdkChannel};
 pub use status::{ServerStatus, Status};
 pub use stdio::log_path;
 pub use tool::{ConnectTool, McpTool};

@@ -25,6 +25,9 @@ pub struct McpOptions {
     pub startup_timeout: Duration,
     /// Automatic restarts after a server stopped.
     pub max_restarts: u32,
+    /// The channel to a controlling process's in-process servers (`"type": "sdk"`); without
+    /// it such an entry cannot connect.
+    pub sdk: Option<crate::sdk::SdkBridge>,
 }
 
 impl McpOptions {
@@ -36,6 +39,7 @@ impl McpOptions {
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             max_restarts: DEFAULT_MAX_RESTARTS,
+            sdk: None,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! agent statuses and events. No I/O, no async.
 
 pub mod chat;
+pub mod claude_names;
 pub mod envelope;
 pub mod event;
 pub mod ids;

@@ -167,6 +167,7 @@ impl Agent {
             false => None,
         };
         let cannot_confine = unconfinable.is_some();
+        let mut replaced: Option<serde_json::Value> = None;
         let question = question(asked, unconfinable, || match hook_asks {
             Some(why) => format!("{why}; a headless run cannot ask"),
             None => self.policy.headless_refusal(&call),
@@ -180,9 +181,19 @@ impl Agent {
                 how_to_allow: &how_to_allow,
                 request_id: None,
             };
-            if let Approval::Deny(why) = self.approver.approve(question).await {
-                self.record_denial(id, name, input);
-                return ToolOutput::error(why);
+            match self.approver.approve(question).await {
+                Approval::Deny(why) => {
+                    self.record_denial(id, name, input);
+                    return ToolOutput::error(why);
+                }
+                Approval::AllowWith(updated) if &updated != input => {
+                    if let Err(why) = self.recheck(name, &updated) {
+                        self.record_denial(id, name, &updated);
+                        return ToolOutput::error(why);
+                    }
+                    replaced = Some(updated);
+                }
+                Approval::Allow | Approval::AllowWith(_) => {}
             }
             if cannot_confine {
                 // The person said yes knowing it cannot be confined here.
@@ -195,6 +206,33 @@ impl Agent {
             .progress
             .as_ref()
             .map(|sink| troupe_tools::Progress::new(id, sink.clone()));
-        tool.call(input.clone(), &ctx).await
+        tool.call(replaced.unwrap_or_else(|| input.clone()), &ctx)
+            .await
+    }
+
+    /// An input the approver rewrote, judged again: the gates and the deny rules (its question
+    /// was answered, so an ask stands as allowed).
+    fn recheck(&self, name: &str, input: &serde_json::Value) -> Result<(), String> {
+        if !input.is_object() {
+            return Err(format!(
+                "the permission answer's input for {name} is not a JSON object: {input}"
+            ));
+        }
+        let Some(tool) = self.offered.get(name) else {
+            return Err(format!("unknown tool '{name}'"));
+        };
+        let effect = tool.effect(input);
+        for gate in &self.gates {
+            if let Some(refusal) = gate.check(name, effect, input) {
+                return Err(refusal);
+            }
+        }
+        let call = CallInfo {
+            tool: name,
+            effect,
+            input,
+            workspace_root: self.ctx.workspace.root(),
+        };
+        self.judge(&call, None).map(|_| ())
     }
 }

@@ -1,22 +1,29 @@
 //! `--permission-prompt-tool stdio`: permission questions go to the controlling process as
-//! `can_use_tool` control requests (the Agent SDK's `can_use_tool` callback answers them).
+//! `can_use_tool` control requests (the Agent SDK's `can_use_tool` callback answers them), in
+//! Claude Code's tool names and input fields (`Read{file_path}`); an answer's `updatedInput`
+//! is mapped back to troupe's (`troupe_protocol::claude_names`).
 
 use super::input::Pending;
 use crate::render::stream_json;
 use async_trait::async_trait;
 use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use troupe_agent::{Approval, Approver, Question};
+use troupe_protocol::claude_names;
 
 /// Asks the controlling process over stdout and waits for its answer on stdin.
 pub struct ControlApprover {
     pending: Arc<Pending>,
+    /// The workspace, which Claude Code's absolute `file_path` is relative to.
+    root: PathBuf,
 }
 
 impl ControlApprover {
-    /// An approver whose answers arrive through `pending` (filled by the stdin reader).
-    pub fn new(pending: Arc<Pending>) -> ControlApprover {
-        ControlApprover { pending }
+    /// An approver whose answers arrive through `pending` (filled by the stdin reader), for
+    /// the workspace `root`.
+    pub fn new(pending: Arc<Pending>, root: PathBuf) -> ControlApprover {
+        ControlApprover { pending, root }
     }
 }
 
@@ -30,15 +37,15 @@ impl Approver for ControlApprover {
             "request_id": id,
             "request": {
                 "subtype": "can_use_tool",
-                "tool_name": question.tool,
-                "input": question.input,
+                "tool_name": claude_names::shown_name(question.tool),
+                "input": claude_names::input_to_claude(question.tool, question.input, &self.root),
                 "permission_suggestions": [],
                 "decision_reason": question.reason,
                 "agent_id": question.agent,
             },
         }));
         match answer.await {
-            Ok(Ok(response)) => decide(&response),
+            Ok(Ok(response)) => decide(&response, question.tool, &self.root),
             Ok(Err(error)) => Approval::Deny(format!("the permission callback failed: {error}")),
             Err(_) => Approval::Deny(
                 "the controlling process closed stdin before answering the permission request"
@@ -48,10 +55,16 @@ impl Approver for ControlApprover {
     }
 }
 
-/// The Agent SDK's `{behavior: allow|deny, message?}` as an approval.
-pub fn decide(response: &Value) -> Approval {
+/// The Agent SDK's `{behavior: allow|deny, updatedInput?, message?}` as an approval for a
+/// call of troupe's tool `tool`.
+pub fn decide(response: &Value, tool: &str, root: &Path) -> Approval {
     match response.get("behavior").and_then(Value::as_str) {
-        Some("allow") => Approval::Allow,
+        Some("allow") => match response.get("updatedInput").filter(|v| v.is_object()) {
+            Some(updated) => {
+                Approval::AllowWith(claude_names::input_from_claude(tool, updated, root))
+            }
+            None => Approval::Allow,
+        },
         Some("deny") => Approval::Deny(
             response
                 .get("message")
@@ -72,16 +85,19 @@ mod tests {
 
     #[test]
     fn behaviors_map_to_approvals() {
+        let root = Path::new("/ws");
+        let decide = |v: Value| decide(&v, "write_file", root);
+        assert_eq!(decide(json!({"behavior": "allow"})), Approval::Allow);
         assert_eq!(
-            decide(&json!({"behavior": "allow", "updatedInput": {}})),
-            Approval::Allow
+            decide(
+                json!({"behavior": "allow", "updatedInput": {"file_path": "/ws/b.txt", "content": "x"}})
+            ),
+            Approval::AllowWith(json!({"path": "b.txt", "content": "x"}))
         );
         assert_eq!(
-            decide(&json!({"behavior": "deny", "message": "no rm"})),
+            decide(json!({"behavior": "deny", "message": "no rm"})),
             Approval::Deny("no rm".into())
         );
-        assert!(
-            matches!(decide(&json!({})), Approval::Deny(m) if m.contains("without a behavior"))
-        );
+        assert!(matches!(decide(json!({})), Approval::Deny(m) if m.contains("without a behavior")));
     }
 }

@@ -8,6 +8,7 @@
 pub mod approver;
 pub mod hooks;
 pub mod input;
+pub mod mcp;
 
 use crate::args::{Cli, OutputFormat};
 use crate::headless::{
@@ -46,7 +47,10 @@ pub fn run(cli: &Cli) -> Result<i32> {
     let pending = Arc::new(input::Pending::default());
     let approver: Arc<dyn Approver> = match args.contract.permission_prompt_tool.as_deref() {
         None => Arc::new(RefuseApprover),
-        Some("stdio") => Arc::new(approver::ControlApprover::new(pending.clone())),
+        Some("stdio") => Arc::new(approver::ControlApprover::new(
+            pending.clone(),
+            crate::setup::workspace_root(&args.agent)?,
+        )),
         Some(other) => bail!(
             "--permission-prompt-tool {other}: only `stdio` (the Agent SDK's control protocol) is supported"
         ),
@@ -56,6 +60,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
         pending.clone(),
     ))));
     crate::hooks::use_sdk_callbacks(callbacks.clone());
+    crate::mcp::use_sdk_servers(troupe_mcp::SdkBridge(Arc::new(mcp::ControlMcp::new(
+        pending.clone(),
+    ))));
     let session_cell = Arc::new(OnceLock::new());
     let mut lead = lead(
         args,
@@ -64,12 +71,16 @@ pub fn run(cli: &Cli) -> Result<i32> {
         crate::trust::Asking::Script,
     )?;
     let _ = session_cell.set(lead.run.session_id.clone());
+    // Before waiting for the servers: an SDK server's answers come on stdin.
     let mut incoming = input::spawn_reader(pending);
+    crate::mcp::warn_unusable(&lead.mcp);
+    crate::mcp::wait_for_first_call(&lead.mcp, lead.agent.settings(), &lead.runtime);
     let events = Events::new(OutputFormat::StreamJson, false);
     let stream = Arc::new(Mutex::new(Stream::new(
         &lead.run.session_id,
         LEAD,
         args.contract.include_partial_messages,
+        &lead.run.workspace,
     )));
     let mut initialized = false;
     let mut queued: VecDeque<String> = VecDeque::new();
@@ -97,6 +108,17 @@ pub fn run(cli: &Cli) -> Result<i32> {
             initialized = true;
         }
         let started = Instant::now();
+        let custom = lead.custom.clone();
+        let (prompt, command) =
+            match crate::slash::begin(&mut lead.agent, prompt, &custom.commands, &lead.run.model) {
+                Ok(begun) => begun,
+                Err(why) => {
+                    let report = run_result(&lead, Err(RunFailure::Team(why)), started, None, None);
+                    last_failed = true;
+                    events.push(report.to_json());
+                    continue;
+                }
+            };
         let mut observe = {
             let (events, stream) = (events.clone(), stream.clone());
             move |event: AgentEvent<'_>| {
@@ -139,18 +161,18 @@ pub fn run(cli: &Cli) -> Result<i32> {
                 }
             })
         };
+        command.end(&mut lead.agent);
         if matches!(outcome, Err(RunFailure::Interrupted)) {
             if let Err(e) = lead.agent.repair() {
                 eprintln!("troupe: error: after the interrupt: {e}");
             }
         }
         let outcome = over_budget(&lead, args.contract.max_budget_usd, outcome);
-        let stop_reason = stream
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .last_stop_reason
-            .take();
-        let report = run_result(&lead, outcome, started, stop_reason);
+        let (stop_reason, ttft) = {
+            let mut stream = stream.lock().unwrap_or_else(PoisonError::into_inner);
+            (stream.last_stop_reason.take(), stream.take_ttft(started))
+        };
+        let report = run_result(&lead, outcome, started, stop_reason, ttft);
         last_failed = report.subtype.is_error();
         events.push(report.to_json());
         apply(&mut lead, &mut changes);
@@ -186,13 +208,10 @@ fn control(
             *initialized = true;
             stream_json::emit(&init_event(lead));
             Ok(json!({
-                "commands": stream_json::SLASH_COMMANDS
-                    .iter()
-                    .map(|name| json!({"name": name, "description": "", "argumentHint": ""}))
-                    .collect::<Vec<_>>(),
+                "commands": lead.custom.described(),
                 "agents": lead.subagents.agent_names(),
-                "output_style": "default",
-                "available_output_styles": ["default"],
+                "output_style": lead.custom.style_name(),
+                "available_output_styles": lead.custom.style_names,
                 "models": [],
                 "account": {},
                 "hooks_applied": registered > 0,

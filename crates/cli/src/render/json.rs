@@ -64,6 +64,10 @@ pub struct RunResult {
     pub teammates: Vec<Value>,
     /// The lead's todo list at the end, when it kept one.
     pub todos: Vec<troupe_agent::todo::TodoItem>,
+    /// Claude Code's `terminal_reason`: `completed`, `max_turns`, `interrupted` or `error`.
+    pub terminal_reason: &'static str,
+    /// Milliseconds to the model's first content, when it sent any.
+    pub ttft_ms: Option<u64>,
 }
 
 impl RunResult {
@@ -96,11 +100,13 @@ impl RunResult {
             "stop_reason": self.stop_reason,
             "session_id": self.session_id,
             "total_cost_usd": self.total_cost_usd,
-            "usage": super::stream_json::usage_json(&self.usage),
+            "usage": result_usage(&self.usage),
             "modelUsage": model_usage,
             "cache_hit_rate": self.usage.cache_hit_rate(),
             "permission_denials": self.permission_denials,
             "api_error_status": self.api_error_status,
+            "terminal_reason": self.terminal_reason,
+            "ttft_ms": self.ttft_ms,
             "uuid": super::stream_json::uuid(),
         });
         if self.subtype.is_error() {
@@ -119,4 +125,36 @@ impl RunResult {
         }
         value
     }
+}
+
+/// The refused calls in Claude Code's tool names and input fields.
+pub fn claude_denials(
+    denials: Vec<troupe_agent::PermissionDenial>,
+    root: &std::path::Path,
+) -> Vec<troupe_agent::PermissionDenial> {
+    use troupe_protocol::claude_names;
+    denials
+        .into_iter()
+        .map(|d| troupe_agent::PermissionDenial {
+            tool_input: claude_names::input_to_claude(&d.tool_name, &d.tool_input, root),
+            tool_name: claude_names::shown_name(&d.tool_name).to_string(),
+            tool_use_id: d.tool_use_id,
+        })
+        .collect()
+}
+
+/// The result's usage: the wire's fields, then those Claude Code 2.1 adds (no server tools run
+/// here; cache writes counted under the lifetime entries are written for).
+fn result_usage(usage: &Usage) -> Value {
+    let mut value = super::stream_json::usage_json(usage);
+    let written = usage.cache_creation_input_tokens;
+    let (hour, five) = match crate::cost::hour_cache() {
+        true => (written, 0),
+        false => (0, written),
+    };
+    value["server_tool_use"] = json!({"web_search_requests": 0, "web_fetch_requests": 0});
+    value["service_tier"] = json!("standard");
+    value["cache_creation"] =
+        json!({"ephemeral_1h_input_tokens": hour, "ephemeral_5m_input_tokens": five});
+    value
 }

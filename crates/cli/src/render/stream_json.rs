@@ -6,7 +6,9 @@
 
 use serde_json::{json, Value};
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use troupe_agent::AgentEvent;
+use troupe_protocol::claude_names;
 use troupe_protocol::{ChatMessage, ContentBlock, Usage};
 
 /// Writes one event line to stdout and flushes it, so a reader sees it at once.
@@ -42,13 +44,18 @@ pub struct Init<'a> {
     pub agents: Vec<String>,
     /// The skills found.
     pub skills: Vec<String>,
+    /// Every slash command: the built-in ones, then the custom ones.
+    pub slash_commands: Vec<String>,
+    /// The output style in force.
+    pub output_style: &'a str,
 }
 
 /// The Claude Code version whose output troupe's matches field by field
 /// (crates/cli/tests/fixtures/claude-code/VERSION).
 pub const CONTRACT_VERSION: &str = "2.1.328";
 
-/// The REPL's slash commands, as `system/init` lists them.
+/// The REPL's built-in slash commands, as `system/init` lists them (the project's custom
+/// ones follow).
 pub const SLASH_COMMANDS: &[&str] = &[
     "help", "clear", "compact", "context", "cost", "team", "tasks", "mcp", "memory", "model",
     "exit",
@@ -61,17 +68,21 @@ pub fn init(info: &Init<'_>) -> Value {
         "subtype": "init",
         "cwd": info.cwd,
         "session_id": info.session_id,
-        "tools": info.tools,
+        "tools": info
+            .tools
+            .iter()
+            .map(|t| claude_names::shown_name(t))
+            .collect::<Vec<_>>(),
         "mcp_servers": info.mcp_servers,
         "model": info.model,
         "permissionMode": info.permission_mode,
-        "slash_commands": SLASH_COMMANDS,
+        "slash_commands": info.slash_commands,
         "apiKeySource": info.api_key_source,
         // The Claude Code release whose headless contract troupe speaks (the recorded fixture's):
         // the Agent SDK gates features on it.
         "claude_code_version": CONTRACT_VERSION,
         "troupe_version": env!("CARGO_PKG_VERSION"),
-        "output_style": "default",
+        "output_style": info.output_style,
         "agents": info.agents,
         "skills": info.skills,
         "uuid": uuid(),
@@ -97,13 +108,19 @@ pub struct Stream {
     reply: Option<Reply>,
     /// The last reply's stop reason, for the result object.
     pub last_stop_reason: Option<String>,
+    /// The workspace, which Claude Code's absolute `file_path` is relative to.
+    root: PathBuf,
+    /// When the first content of the model arrived since [`Stream::take_ttft`] last asked.
+    first_content: Option<std::time::Instant>,
 }
 
 impl Stream {
-    /// Lines for `agent`'s events in `session_id`; with `partial`, streamed deltas too
-    /// (`--include-partial-messages`).
-    pub fn new(session_id: &str, agent: &str, partial: bool) -> Stream {
+    /// Lines for `agent`'s events in `session_id` in workspace `root`; with `partial`,
+    /// streamed deltas too (`--include-partial-messages`).
+    pub fn new(session_id: &str, agent: &str, partial: bool, root: &Path) -> Stream {
         Stream {
+            root: root.to_path_buf(),
+            first_content: None,
             session_id: session_id.to_string(),
             agent: agent.to_string(),
             parent_tool_use_id: None,
@@ -116,13 +133,33 @@ impl Stream {
     /// Notes what the result object needs from an event without making its lines (for runs
     /// that print only the result).
     pub fn note(&mut self, event: &AgentEvent<'_>) {
+        self.mark_first_content(event);
         if let AgentEvent::Reply { stop_reason, .. } = event {
             self.last_stop_reason = Some(stop_reason.as_str().to_string());
         }
     }
 
+    /// Claude Code's `ttft_ms`: milliseconds from `started` to the model's first content (a
+    /// streamed delta, else the first whole reply) since the last call.
+    pub fn take_ttft(&mut self, started: std::time::Instant) -> Option<u64> {
+        self.first_content
+            .take()
+            .map(|at| at.saturating_duration_since(started).as_millis() as u64)
+    }
+
+    fn mark_first_content(&mut self, event: &AgentEvent<'_>) {
+        let content = matches!(
+            event,
+            AgentEvent::TextDelta(_) | AgentEvent::ThinkingDelta(_) | AgentEvent::Reply { .. }
+        );
+        if content && self.first_content.is_none() {
+            self.first_content = Some(std::time::Instant::now());
+        }
+    }
+
     /// The lines for one agent event (none for most deltas).
     pub fn event(&mut self, event: &AgentEvent<'_>) -> Vec<Value> {
+        self.mark_first_content(event);
         match event {
             AgentEvent::Reply {
                 stop_reason,
@@ -220,7 +257,7 @@ impl Stream {
                         "type": "message",
                         "role": "assistant",
                         "model": reply.model,
-                        "content": [block],
+                        "content": [self.shown(block)],
                         "stop_reason": reply.stop_reason,
                         "stop_sequence": null,
                         "usage": usage_json(&reply.usage),
@@ -232,6 +269,20 @@ impl Stream {
                 })
             })
             .collect()
+    }
+
+    /// A content block as Claude Code shows it: a built-in tool's call under Claude Code's
+    /// name and input fields (`Read{file_path}`).
+    fn shown(&self, block: &ContentBlock) -> Value {
+        match block {
+            ContentBlock::ToolUse { id, name, input } => json!({
+                "type": "tool_use",
+                "id": id,
+                "name": claude_names::shown_name(name),
+                "input": claude_names::input_to_claude(name, input, &self.root),
+            }),
+            other => json!(other),
+        }
     }
 
     /// One user event per tool result, with `tool_use_result` (troupe's tools return text:
@@ -297,7 +348,7 @@ mod tests {
 
     #[test]
     fn a_reply_becomes_one_event_per_block_with_its_message_fields() {
-        let mut stream = Stream::new("s", "lead", false);
+        let mut stream = Stream::new("s", "lead", false, Path::new("/ws"));
         let stop = troupe_model::StopReason::ToolUse;
         let usage = Usage {
             input_tokens: 5,
@@ -317,8 +368,8 @@ mod tests {
                 ContentBlock::Text { text: "hi".into() },
                 ContentBlock::ToolUse {
                     id: "t1".into(),
-                    name: "bash".into(),
-                    input: json!({"command": "ls"}),
+                    name: "read_file".into(),
+                    input: json!({"path": "src/a.rs"}),
                 },
             ],
         };
@@ -333,7 +384,10 @@ mod tests {
             assert_eq!(line["message"]["id"], lines[0]["message"]["id"]);
             assert!(line["parent_tool_use_id"].is_null());
         }
-        assert_eq!(lines[1]["message"]["content"][0]["name"], "bash");
+        let call = &lines[1]["message"]["content"][0];
+        assert_eq!(call["name"], "Read");
+        assert_eq!(call["input"], json!({"file_path": "/ws/src/a.rs"}));
+        assert_eq!(call["id"], "t1");
         assert_eq!(stream.last_stop_reason.as_deref(), Some("tool_use"));
     }
 

@@ -199,7 +199,7 @@ impl Editor {
             KeyCode::Char('n') if ctrl => self.history.down(line),
             KeyCode::Char(_) if ctrl => {}
             KeyCode::Char(c) => line.insert(c.encode_utf8(&mut [0; 4])),
-            KeyCode::Tab => line.insert("\t"),
+            KeyCode::Tab => super::complete::tab(line),
             KeyCode::Enter if key.modifiers.contains(KeyModifiers::ALT) => line.insert("\n"),
             KeyCode::Enter => self.submit(buf),
             KeyCode::Backspace => line.backspace(),

@@ -6,7 +6,9 @@ Usage: drive.py TROUPE_BINARY WORKSPACE SCENARIO
 Scenarios: loop (query() through a tool call), permission (can_use_tool allows one call and
 denies another), interrupt (ClaudeSDKClient interrupts a slow turn, then asks again),
 hook_deny (a PreToolUse hook callback denies `rm -rf build`), hook_error (a PreToolUse hook
-callback raises: the call must not run).
+callback raises: the call must not run), rewrite (can_use_tool sees Claude Code's Write with
+file_path and answers with an updatedInput that moves the file), sdk_mcp (an in-process server
+from create_sdk_mcp_server whose tool the model calls, over mcp_message).
 """
 
 import asyncio
@@ -24,7 +26,9 @@ from claude_agent_sdk import (
     SystemMessage,
     ToolUseBlock,
     UserMessage,
+    create_sdk_mcp_server,
     query,
+    tool,
 )
 
 
@@ -140,6 +144,37 @@ async def scenario_hook_error(binary, workspace):
         describe(message)
 
 
+async def scenario_rewrite(binary, workspace):
+    async def can_use_tool(tool_name, tool_input, context):
+        say(kind="asked", tool=tool_name, input=tool_input)
+        moved = dict(tool_input, file_path=tool_input["file_path"].replace("draft", "final"))
+        return PermissionResultAllow(updated_input=moved)
+
+    async def prompts():
+        yield {"type": "user", "message": {"role": "user", "content": "write draft"}}
+
+    options = ClaudeAgentOptions(cli_path=binary, cwd=workspace, can_use_tool=can_use_tool)
+    async for message in query(prompt=prompts(), options=options):
+        describe(message)
+
+
+async def scenario_sdk_mcp(binary, workspace):
+    @tool("add", "Add two numbers", {"a": float, "b": float})
+    async def add(args):
+        say(kind="sdk_tool", args=args)
+        return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']:g}"}]}
+
+    calc = create_sdk_mcp_server(name="calc", version="1.0.0", tools=[add])
+    options = ClaudeAgentOptions(
+        cli_path=binary,
+        cwd=workspace,
+        mcp_servers={"calc": calc},
+        allowed_tools=["mcp__calc__add"],
+    )
+    async for message in query(prompt="add 2 and 3", options=options):
+        describe(message)
+
+
 async def main():
     binary, workspace, scenario = sys.argv[1:4]
     await {
@@ -148,6 +183,8 @@ async def main():
         "interrupt": scenario_interrupt,
         "hook_deny": scenario_hook_deny,
         "hook_error": scenario_hook_error,
+        "rewrite": scenario_rewrite,
+        "sdk_mcp": scenario_sdk_mcp,
     }[scenario](binary, workspace)
 
 

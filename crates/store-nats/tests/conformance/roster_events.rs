@@ -119,6 +119,7 @@ fn usage(model: &str, input: u64, output: u64) -> AgentUsage {
             output_tokens: output,
             ..Usage::default()
         },
+        by_model: Default::default(),
     }
 }
 

@@ -85,7 +85,9 @@ impl EscalatingApprover {
             })
             .await;
         let (approve, reason) = match &answer {
-            Approval::Allow => (true, Some("answered by the user".to_string())),
+            Approval::Allow | Approval::AllowWith(_) => {
+                (true, Some("answered by the user".to_string()))
+            }
             Approval::Deny(why) => (false, Some(why.clone())),
         };
         let id = request.id.clone();
