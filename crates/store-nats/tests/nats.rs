@@ -149,3 +149,53 @@ fn a_team_on_a_server_makes_no_local_mail_or_request_folders() {
     // Only the local transcript cache.
     assert_eq!(made, ["transcripts"]);
 }
+
+/// Bytes on the wire per member for one status change of every member of a roster of `n`.
+fn bytes_per_member_update(n: usize) -> u64 {
+    use troupe_store::RosterStore;
+    let dir = tempfile::tempdir().unwrap();
+    let url = ok(NatsUrl::parse(&troupe_testkit::nats::url()));
+    let s = ok(troupe_store_nats::NatsStore::open(
+        &url,
+        dir.path(),
+        &fresh_team(),
+        troupe_store_nats::OpenMode::Create,
+    ))
+    .unwrap();
+    ok(s.update_roster(&mut |r| {
+        r.lead = "lead".into();
+        for i in 0..n {
+            r.members.push(troupe_protocol::Member::new(
+                format!("m{i}"),
+                "worker",
+                0,
+                0,
+            ));
+        }
+    }));
+    let (in0, out0) = s.traffic();
+    for i in 0..n {
+        let changed = ok(s.update_member(&format!("m{i}"), &mut |m| {
+            m.status = troupe_protocol::AgentStatus::Idle;
+        }));
+        assert!(changed.is_some());
+    }
+    let (in1, out1) = s.traffic();
+    assert!(ok(s.roster())
+        .members
+        .iter()
+        .all(|m| m.status == troupe_protocol::AgentStatus::Idle));
+    ((in1 - in0) + (out1 - out0)) / n as u64
+}
+
+#[test]
+fn a_member_update_costs_the_same_bytes_whatever_the_roster_size() {
+    // One key per member: a status change moves one member's record, not the whole roster (a
+    // roster in one key made this grow with the team, and a round of N teammates with N²).
+    let small = bytes_per_member_update(10);
+    let large = bytes_per_member_update(80);
+    assert!(
+        large < small * 3 / 2,
+        "bytes per member update: {small} with 10 members, {large} with 80"
+    );
+}
