@@ -103,7 +103,20 @@ impl NatsStore {
                 stored.insert(name.to_string(), (member, record.revision));
             }
             for name in &head.order {
-                if let Some((member, revision)) = stored.remove(name) {
+                let found = match stored.remove(name) {
+                    Some(found) => Some(found),
+                    // Not in the pass over the bucket (written while it ran): read it by key,
+                    // so a writer never takes a member off the order it merely did not see.
+                    None => match inner.roster.get(&inner.conn, &member_key(name))? {
+                        Some(record) => Some((
+                            serde_json::from_slice(&record.value)
+                                .map_err(|e| self.corrupt_roster(&record.key, &e))?,
+                            record.revision,
+                        )),
+                        None => None, // removed (its key goes first)
+                    },
+                };
+                if let Some((member, revision)) = found {
                     revisions.insert(name.clone(), revision);
                     roster.members.push(member);
                 }

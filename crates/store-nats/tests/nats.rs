@@ -199,3 +199,41 @@ fn a_member_update_costs_the_same_bytes_whatever_the_roster_size() {
         "bytes per member update: {small} with 10 members, {large} with 80"
     );
 }
+
+#[test]
+fn members_joining_at_once_while_others_change_are_all_on_the_roster() {
+    // What a lead spawning many teammates in one response does: each added by its own
+    // compare-and-set while those already in change their status.
+    const N: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let team = fresh_team();
+    let url = troupe_testkit::nats::url();
+    let handles: Vec<SharedStore> = (0..4).map(|_| open(&url, dir.path(), &team)).collect();
+    let threads: Vec<_> = (0..N)
+        .map(|i| {
+            let s = handles[i % handles.len()].clone();
+            std::thread::spawn(move || {
+                let name = format!("m{i}");
+                ok(s.update_roster(&mut |r| {
+                    if r.get(&name).is_none() {
+                        r.members
+                            .push(troupe_protocol::Member::new(name.clone(), "w", 1, 0));
+                    }
+                }));
+                for k in 0..5u64 {
+                    let changed = ok(s.update_member(&name, &mut |m| m.last_seen = k));
+                    assert!(changed.is_some(), "{name} is on the roster");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let roster = ok(handles[0].roster());
+    let mut names: Vec<&str> = roster.members.iter().map(|m| m.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), N, "{names:?}");
+    assert!(roster.members.iter().all(|m| m.last_seen == 4));
+}
