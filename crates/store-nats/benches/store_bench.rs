@@ -321,6 +321,23 @@ fn main() {
             "{backend:<8} {one:>12.0}  {many:>13.0}  {wake50:>6.2} / {wake99:<6.2}  {hand50:>8.2} / {hand99:<8.2}  {claim50:>10.2} / {claim99:<10.2}  {doubles}"
         );
     }
+    // A tool round of N teammates, each from its own thread with its own handle (as processes
+    // would): working, a usage figure, idle — three member updates each.
+    if !std::env::args().any(|a| a == "--recovery") {
+        println!("roster round  N    file ms   nats ms   nats bytes/teammate");
+        for n in [30usize, 100, 300] {
+            let dir = tempfile::tempdir().unwrap();
+            let file = format!("file|{}|round{n}", dir.path().display());
+            let (file_ms, _) = roster_round(&file, n);
+            let nats = format!(
+                "nats|{nats_url}|{}|round{n}x{}",
+                dir.path().display(),
+                std::process::id()
+            );
+            let (nats_ms, bytes) = roster_round(&nats, n);
+            println!("             {n:<4} {file_ms:>7.0}   {nats_ms:>7.0}   {bytes:>8}");
+        }
+    }
     let dir = tempfile::tempdir().unwrap();
     let (gap, p99, lost) = recovery(
         &mut cluster,
@@ -390,4 +407,72 @@ fn recovery(
     let gap = lat.iter().copied().fold(0.0, f64::max);
     lat.sort_by(f64::total_cmp);
     (gap, percentile(&lat, 0.99), lost)
+}
+
+/// Wall milliseconds of a round of `n` teammates (three member updates each, one thread and
+/// one store handle per teammate) and, on NATS, the bytes on the wire per teammate.
+fn roster_round(spec: &str, n: usize) -> (f64, u64) {
+    use troupe_protocol::{AgentStatus, Member};
+    let lead = open(spec);
+    lead.update_roster(&mut |r| {
+        r.lead = "lead".into();
+        r.members = (0..n)
+            .map(|i| Member::new(format!("m{i}"), "worker", 0, 0))
+            .collect();
+    })
+    .unwrap();
+    let handles: Vec<(SharedStore, Option<troupe_store_nats::NatsStore>)> = (0..n)
+        .map(|_| {
+            let parts: Vec<&str> = spec.split('|').collect();
+            if parts[0] == "nats" {
+                let store = troupe_store_nats::NatsStore::open(
+                    &NatsUrl::parse(parts[1]).unwrap(),
+                    Path::new(parts[2]),
+                    parts[3],
+                    troupe_store_nats::OpenMode::Create,
+                )
+                .unwrap()
+                .unwrap();
+                (
+                    std::sync::Arc::new(store.clone()) as SharedStore,
+                    Some(store),
+                )
+            } else {
+                (open(spec), None)
+            }
+        })
+        .collect();
+    let before: u64 = handles
+        .iter()
+        .filter_map(|(_, n)| n.as_ref().map(|s| s.traffic().0 + s.traffic().1))
+        .sum();
+    let started = Instant::now();
+    let threads: Vec<_> = handles
+        .iter()
+        .enumerate()
+        .map(|(i, (store, _))| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let name = format!("m{i}");
+                store
+                    .update_member(&name, &mut |m| m.status = AgentStatus::Working)
+                    .unwrap();
+                store
+                    .update_member(&name, &mut |m| m.usage.output_tokens += 100)
+                    .unwrap();
+                store
+                    .update_member(&name, &mut |m| m.status = AgentStatus::Idle)
+                    .unwrap();
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    let after: u64 = handles
+        .iter()
+        .filter_map(|(_, n)| n.as_ref().map(|s| s.traffic().0 + s.traffic().1))
+        .sum();
+    (ms, (after - before) / n as u64)
 }

@@ -7,10 +7,11 @@
 //!                                stays until its recipient acks it; Nats-Msg-Id = envelope id
 //!         consumer mail-<agent>  durable pull consumer, explicit acks
 //! stream  troupe-<team>-events   subject troupe.<team>.events; cursor = stream sequence
-//! kv      troupe-<team>-roster   key roster                 compare-and-set on the revision
+//! kv      troupe-<team>-roster   key roster (team, lead, order), m.<member> — each its own
+//!                                compare-and-set on the revision
 //!         troupe-<team>-requests key <request id>           compare-and-set
 //!         troupe-<team>-tasks    keys <task id>, next        compare-and-set
-//!         troupe-<team>-presence key <agent>                 memory, volatile
+//!         troupe-<team>-presence keys <agent>, usage.<agent> memory, volatile
 //!         troupe-<team>-live     key <agent>, board-lock     max age = the lease TTL
 //! core    troupe.<team>.wake.<agent>   wake-ups without mail
 //! ```
@@ -243,6 +244,17 @@ impl NatsStore {
     /// The servers, for people (no credentials).
     pub fn server(&self) -> &str {
         &self.inner.conn.server
+    }
+
+    /// Bytes this store's connection has (received, sent) so far, protocol overhead aside: for
+    /// benches and tests of what an operation costs on the wire.
+    pub fn traffic(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering;
+        let stats = self.inner.conn.client.statistics();
+        (
+            stats.in_bytes.load(Ordering::Relaxed),
+            stats.out_bytes.load(Ordering::Relaxed),
+        )
     }
 
     /// How long a lease lives without a heartbeat on this team.

@@ -149,3 +149,91 @@ fn a_team_on_a_server_makes_no_local_mail_or_request_folders() {
     // Only the local transcript cache.
     assert_eq!(made, ["transcripts"]);
 }
+
+/// Bytes on the wire per member for one status change of every member of a roster of `n`.
+fn bytes_per_member_update(n: usize) -> u64 {
+    use troupe_store::RosterStore;
+    let dir = tempfile::tempdir().unwrap();
+    let url = ok(NatsUrl::parse(&troupe_testkit::nats::url()));
+    let s = ok(troupe_store_nats::NatsStore::open(
+        &url,
+        dir.path(),
+        &fresh_team(),
+        troupe_store_nats::OpenMode::Create,
+    ))
+    .unwrap();
+    ok(s.update_roster(&mut |r| {
+        r.lead = "lead".into();
+        for i in 0..n {
+            r.members.push(troupe_protocol::Member::new(
+                format!("m{i}"),
+                "worker",
+                0,
+                0,
+            ));
+        }
+    }));
+    let (in0, out0) = s.traffic();
+    for i in 0..n {
+        let changed = ok(s.update_member(&format!("m{i}"), &mut |m| {
+            m.status = troupe_protocol::AgentStatus::Idle;
+        }));
+        assert!(changed.is_some());
+    }
+    let (in1, out1) = s.traffic();
+    assert!(ok(s.roster())
+        .members
+        .iter()
+        .all(|m| m.status == troupe_protocol::AgentStatus::Idle));
+    ((in1 - in0) + (out1 - out0)) / n as u64
+}
+
+#[test]
+fn a_member_update_costs_the_same_bytes_whatever_the_roster_size() {
+    // One key per member: a status change moves one member's record, not the whole roster (a
+    // roster in one key made this grow with the team, and a round of N teammates with N²).
+    let small = bytes_per_member_update(10);
+    let large = bytes_per_member_update(80);
+    assert!(
+        large < small * 3 / 2,
+        "bytes per member update: {small} with 10 members, {large} with 80"
+    );
+}
+
+#[test]
+fn members_joining_at_once_while_others_change_are_all_on_the_roster() {
+    // What a lead spawning many teammates in one response does: each added by its own
+    // compare-and-set while those already in change their status.
+    const N: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let team = fresh_team();
+    let url = troupe_testkit::nats::url();
+    let handles: Vec<SharedStore> = (0..4).map(|_| open(&url, dir.path(), &team)).collect();
+    let threads: Vec<_> = (0..N)
+        .map(|i| {
+            let s = handles[i % handles.len()].clone();
+            std::thread::spawn(move || {
+                let name = format!("m{i}");
+                ok(s.update_roster(&mut |r| {
+                    if r.get(&name).is_none() {
+                        r.members
+                            .push(troupe_protocol::Member::new(name.clone(), "w", 1, 0));
+                    }
+                }));
+                for k in 0..5u64 {
+                    let changed = ok(s.update_member(&name, &mut |m| m.last_seen = k));
+                    assert!(changed.is_some(), "{name} is on the roster");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let roster = ok(handles[0].roster());
+    let mut names: Vec<&str> = roster.members.iter().map(|m| m.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), N, "{names:?}");
+    assert!(roster.members.iter().all(|m| m.last_seen == 4));
+}
