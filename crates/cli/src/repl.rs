@@ -149,11 +149,14 @@ struct Io {
 impl Io {
     /// Shows a permission question and takes the next line as the answer (Ctrl-C: no).
     async fn answer(&mut self, ask: Ask) {
+        // The calls' clocks stop while the person reads the question.
+        self.view.asking(true);
         self.printer.styled(&ask.text);
         let answer = match self.reader.answer().await {
             Input::Line(line) => line,
             Input::Interrupted | Input::Eof => "n".to_string(),
         };
+        self.view.asking(false);
         let _ = ask.reply.send(answer);
     }
 }
