@@ -23,7 +23,7 @@ fn a_server_still_starting_when_the_run_ends_is_not_reported_failed() {
     // A "server" that never answers initialize: it is still starting when the run is over.
     ws.write(
         ".mcp.json",
-        &json!({"mcpServers": {"slow": {"command": "sleep", "args": ["30"]}}}).to_string(),
+        json!({"mcpServers": {"slow": {"command": "sleep", "args": ["30"]}}}).to_string(),
     );
     let server = FakeServer::start();
     server.script("lead", [Step::text("done at once")]);
@@ -41,7 +41,7 @@ fn an_http_servers_error_names_the_cause_not_a_rust_type() {
     let ws = TempWorkspace::new();
     ws.write(
         ".mcp.json",
-        &json!({"mcpServers": {"docs": {"type": "http", "url": dead_url()}}}).to_string(),
+        json!({"mcpServers": {"docs": {"type": "http", "url": dead_url()}}}).to_string(),
     );
     let out = subcommand(ws.path(), &["mcp", "list", "--json"]);
     let listed: Value = serde_json::from_slice(&out.stdout)
