@@ -16,6 +16,7 @@ mod logfile;
 mod mcp;
 mod render;
 mod repl;
+mod repl_input;
 mod settings;
 mod setup;
 mod signals;

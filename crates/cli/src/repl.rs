@@ -30,9 +30,13 @@ Commands:
   /model [name]  the lead's model; with a name, switch to it from the next request on
   /memory  the memory files read at start (AGENTS.md, CLAUDE.md, imports, MEMORY.md)
   /mcp     the MCP servers: status, transport, tools, last error
+  /permissions  the permission mode and rules in force
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
+  !cmd     run a shell command yourself; its output goes to the model with your next prompt
+  @path    in a prompt: attach that file (or a folder's listing)
   /exit    leave (Ctrl-D works too)
-Ctrl-C interrupts the agent's current turn; the session stays.
+Ctrl-C or Esc interrupts the agent's current turn; the session stays. Esc Esc clears the line;
+Shift-Tab cycles the permission mode (default → acceptEdits → plan).
 Mail from teammates, scheduled prompts and finished background commands wake the lead when it
 is not busy.";
 
@@ -108,8 +112,11 @@ pub fn run(cli: &Cli) -> Result<i32> {
         printer,
         asks,
         mode,
+        context: Vec::new(),
+        cwd: crate::repl_input::start_folder(&run.workspace),
     };
     let session = Session {
+        approver: approver.clone(),
         team: &team,
         mcp: &mcp,
         subagents: &subagents,
@@ -127,6 +134,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
 
 /// What slash commands look at besides the agent.
 struct Session<'a> {
+    approver: Arc<ReplApprover>,
     team: &'a Team,
     mcp: &'a McpManager,
     subagents: &'a troupe_catalog::subagent::SubagentExtension,
@@ -144,16 +152,23 @@ struct Io {
     asks: mpsc::UnboundedReceiver<Ask>,
     /// The permission mode Shift-Tab chose, applied before each turn.
     mode: crate::term::mode::ModeCell,
+    /// What `!` commands ran since the last prompt, for the model with the next one.
+    context: Vec<String>,
+    /// Where `!` commands run and `@` paths are found: the folder troupe was started from.
+    cwd: std::path::PathBuf,
 }
 
 impl Io {
     /// Shows a permission question and takes the next line as the answer (Ctrl-C: no).
     async fn answer(&mut self, ask: Ask) {
+        // The calls' clocks stop while the person reads the question.
+        self.view.asking(true);
         self.printer.styled(&ask.text);
         let answer = match self.reader.answer().await {
             Input::Line(line) => line,
             Input::Interrupted | Input::Eof => "n".to_string(),
         };
+        self.view.asking(false);
         let _ = ask.reply.send(answer);
     }
 }
@@ -315,6 +330,20 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
                 }
             }
         }
+        "/permissions" => out!(
+            "{}",
+            crate::repl_input::permissions(agent.policy(), &session.approver.session_rules())
+        ),
+        bang if bang.starts_with('!') => {
+            let command = bang.trim_start_matches('!').trim();
+            if command.is_empty() {
+                outln!("(write the command after the !, as in !git status)");
+            } else {
+                let run = crate::repl_input::shell(command, &io.cwd).await;
+                out!("{}", run.shown);
+                io.context.push(run.for_model);
+            }
+        }
         cmd if cmd.starts_with('/') => {
             let commands = &session.custom.commands;
             if matches!(commands.lookup(cmd), Lookup::Unknown) {
@@ -330,7 +359,14 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
                 Err(why) => errln!("error: {why}"),
             }
         }
-        _ => return Handled::Continue(drive(agent, Some(line.to_string()), io).await),
+        _ => {
+            let mut prompt = crate::repl_input::attach(line, &io.cwd);
+            if !io.context.is_empty() {
+                prompt = format!("{}\n\n{prompt}", io.context.join("\n"));
+                io.context.clear();
+            }
+            return Handled::Continue(drive(agent, Some(prompt), io).await);
+        }
     }
     Handled::Continue(None)
 }

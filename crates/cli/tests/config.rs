@@ -143,3 +143,23 @@ fn an_unknown_flag_is_a_clear_error() {
         stderr(&out)
     );
 }
+
+#[test]
+fn config_names_the_model_a_run_would_use_when_no_setting_names_one() {
+    let ws = TempWorkspace::new();
+    let out = common::run(
+        Command::new(env!("CARGO_BIN_EXE_troupe"))
+            .current_dir(ws.path())
+            .env("HOME", ws.path().join(".home"))
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env_remove("OPENAI_BASE_URL")
+            .env("TROUPE_MODEL", "claude-haiku-4-5")
+            .args(["config"]),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("model: claude-haiku-4-5 (TROUPE_MODEL)"),
+        "{text}"
+    );
+}

@@ -233,3 +233,40 @@ fn a_teammates_result_is_shown_once() {
         "{shown:?}"
     );
 }
+
+/// `!cmd` runs a command as the person and the model sees it with the next prompt, in Claude
+/// Code's form; `@path` attaches a file; `/permissions` shows the mode and rules.
+#[test]
+fn bang_runs_a_command_and_at_attaches_a_file() {
+    let ws = TempWorkspace::new();
+    ws.write("notes.txt", "the notes say 42\n");
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("it said hello")]);
+    let out = repl(
+        ws.path(),
+        &server,
+        &["--allowedTools", "Bash(git status)"],
+        "!echo hello-from-shell\nwhat did it say? see @notes.txt\n/permissions\n/exit\n",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.contains("hello-from-shell"), "{text}");
+    let sent = server.requests_for("lead")[0].messages()[0].text();
+    assert!(
+        sent.starts_with(
+            "<bash-input>echo hello-from-shell</bash-input>\n<bash-stdout>hello-from-shell</bash-stdout><bash-stderr></bash-stderr>\n\nwhat did it say? see @notes.txt"
+        ),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("<file path=\"notes.txt\">\nthe notes say 42\n\n</file>"),
+        "{sent}"
+    );
+    assert_eq!(
+        server.requests_for("lead").len(),
+        1,
+        "! alone calls no model"
+    );
+    assert!(text.contains("permission mode: default"), "{text}");
+    assert!(text.contains("allow: Bash(git status)"), "{text}");
+}

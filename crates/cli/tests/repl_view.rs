@@ -119,7 +119,7 @@ fn permission_questions_show_the_diff_and_always_is_scoped() {
     pty.send("work\r");
     let screen = pty.wait_for_text("Allow write_file", LIMIT);
     assert!(
-        screen.contains("  - old line") && screen.contains("  + new line"),
+        screen.contains("  1 - old line") && screen.contains("  1 + new line"),
         "{screen}"
     );
     assert!(

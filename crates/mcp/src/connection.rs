@@ -123,7 +123,7 @@ impl Connection {
                                 "`{command}` exited ({status}) before it finished initialize; see {}",
                                 stdio::log_path(log_dir, &config.name).display()
                             ),
-                            None => format!("initialize failed: {e}"),
+                            None => format!("initialize failed: {}", init_error(&e)),
                         })
                     }
                 }
@@ -154,7 +154,7 @@ impl Connection {
                 let service = Client
                     .serve(transport)
                     .await
-                    .map_err(|e| format!("initialize at {url} failed: {e}"))?;
+                    .map_err(|e| format!("initialize at {url} failed: {}", init_error(&e)))?;
                 Ok(Connection {
                     service,
                     process: tokio::sync::Mutex::new(None),
@@ -184,6 +184,39 @@ impl Connection {
             None => process.wait_exit(EXIT_GRACE).await,
         }
     }
+}
+
+/// An initialize failure in words: the transport's own error and what it was doing, never the
+/// transport's Rust type name (rmcp's `Transport [<type>] error: …`).
+fn init_error(e: &rmcp::service::ClientInitializeError) -> String {
+    match e {
+        rmcp::service::ClientInitializeError::TransportError { error, context } => {
+            // The HTTP client's error keeps its causes (refused, DNS, TLS) to itself in rmcp's
+            // wrapper: asked for directly.
+            type HttpError =
+                rmcp::transport::streamable_http_client::StreamableHttpError<reqwest_mcp::Error>;
+            let why = match error.error.downcast_ref::<HttpError>() {
+                Some(HttpError::Client(e)) => causes(e),
+                _ => causes(&*error.error),
+            };
+            format!("{why} (while trying to {context})")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// An error and its sources, `outer: inner: innermost`, repeats left out.
+fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = vec![e.to_string()];
+    let mut source = e.source();
+    while let Some(inner) = source {
+        let text = inner.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = inner.source();
+    }
+    parts.join(": ")
 }
 
 /// How long a message about a closed server waits for its exit status.

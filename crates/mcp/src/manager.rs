@@ -136,9 +136,11 @@ impl McpManager {
     /// still starting too) are killed with their process groups at once, leaving what they
     /// orphaned to troupe's own final sweep (`troupe_tools::process::end_all`).
     pub fn shutdown(&self) {
-        end_for_exit(&self.slots);
+        // Marked stopped first: a server still starting then reads its killed process as the
+        // run ending, not as a failed start.
         for server in &self.servers {
             server.shutdown();
         }
+        end_for_exit(&self.slots);
     }
 }

@@ -451,7 +451,14 @@ impl Server {
 
     /// Drops the connection (its process is killed with its group) and refuses new ones.
     pub(crate) fn shutdown(&self) {
-        let old = std::mem::replace(&mut self.state().phase, Phase::Stopped);
+        let old = {
+            let mut state = self.state();
+            let old = std::mem::replace(&mut state.phase, Phase::Stopped);
+            if matches!(old, Phase::Idle | Phase::Connecting) {
+                state.last_error = Some("not started (run ended)".to_string());
+            }
+            old
+        };
         drop(old);
         self.changed();
     }

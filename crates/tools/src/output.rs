@@ -18,7 +18,12 @@ pub fn truncate_middle(text: &str, max_bytes: usize) -> String {
     }
     let head_end = floor_char_boundary(text, max_bytes / 2);
     let tail_start = ceil_char_boundary(text, text.len() - (max_bytes - max_bytes / 2));
-    join_with_marker(&text[..head_end], &text[tail_start..], text.len() as u64)
+    join_with_marker(
+        &text[..head_end],
+        &text[tail_start..],
+        text.len() as u64,
+        text.lines().count() as u64,
+    )
 }
 
 /// Cuts a single line to `max_chars` characters, noting the cut, so one minified line cannot
@@ -46,6 +51,9 @@ pub struct HeadTail {
     head_cap: usize,
     tail_cap: usize,
     total: u64,
+    /// Newlines pushed, and whether the last byte pushed was one (for the line count).
+    newlines: u64,
+    ends_in_newline: bool,
 }
 
 impl HeadTail {
@@ -58,12 +66,18 @@ impl HeadTail {
             head_cap,
             tail_cap: max_bytes - head_cap,
             total: 0,
+            newlines: 0,
+            ends_in_newline: true,
         }
     }
 
     /// Adds a chunk of output.
     pub fn push(&mut self, mut chunk: &[u8]) {
         self.total += chunk.len() as u64;
+        self.newlines += chunk.iter().filter(|b| **b == b'\n').count() as u64;
+        if let Some(last) = chunk.last() {
+            self.ends_in_newline = *last == b'\n';
+        }
         if self.head.len() < self.head_cap {
             let take = chunk.len().min(self.head_cap - self.head.len());
             self.head.extend_from_slice(&chunk[..take]);
@@ -97,27 +111,45 @@ impl HeadTail {
         }
         let head = trim_incomplete_end(&self.head);
         let tail = trim_incomplete_start(&tail);
+        let lines = self.newlines + u64::from(!self.ends_in_newline);
         join_with_marker(
             &String::from_utf8_lossy(head),
             &String::from_utf8_lossy(tail),
             self.total,
+            lines,
         )
     }
 }
 
-/// Puts head, marker and tail together; the omitted count is derived from the byte lengths.
-fn join_with_marker(head: &str, tail: &str, total: u64) -> String {
+/// Puts head, marker and tail together; the omitted counts are derived from the lengths. The
+/// marker names the lines left out (those of the whole output, `lines`, not shown), so a
+/// summary can count the output's true lines: shown lines (marker excluded) + omitted lines.
+fn join_with_marker(head: &str, tail: &str, total: u64, lines: u64) -> String {
     let omitted = total.saturating_sub(head.len() as u64 + tail.len() as u64);
     let mut out = String::with_capacity(head.len() + tail.len() + 100);
     out.push_str(head);
     if !head.is_empty() && !head.ends_with('\n') {
         out.push('\n');
     }
+    let shown = (out.lines().count() + tail.lines().count()) as u64;
+    let omitted_lines = lines.saturating_sub(shown);
     out.push_str(&format!(
-        "[... {omitted} bytes omitted; output was {total} bytes in total ...]\n"
+        "[... {omitted} bytes omitted ({omitted_lines} lines); output was {total} bytes in total, {lines} lines ...]\n"
     ));
     out.push_str(tail);
     out
+}
+
+/// The lines an omission marker in `text` says were left out (0 without one).
+pub fn omitted_lines(text: &str) -> u64 {
+    text.lines()
+        .filter(|l| l.starts_with("[... ") && l.ends_with(" lines ...]"))
+        .filter_map(|l| {
+            let start = l.find(" bytes omitted (")? + " bytes omitted (".len();
+            let end = start + l[start..].find(" lines)")?;
+            l[start..end].parse::<u64>().ok()
+        })
+        .sum()
 }
 
 /// The largest char boundary at or below `index`.
@@ -171,6 +203,18 @@ mod tests {
         assert!(out.ends_with(&"c".repeat(100)));
         assert!(out.contains("1000 bytes omitted"), "{out}");
         assert!(out.contains("1200 bytes in total"), "{out}");
+        // The marker line aside, shown lines and omitted lines add up to the output's.
+        let text: String = (1..=2000).map(|n| format!("{n}\n")).collect();
+        let out = truncate_middle(&text, 600);
+        let shown = out.lines().count() as u64 - 1;
+        assert_eq!(shown + omitted_lines(&out), 2000, "{out}");
+        let mut streamed = HeadTail::new(600);
+        for chunk in text.as_bytes().chunks(7) {
+            streamed.push(chunk);
+        }
+        let out = streamed.into_text();
+        let shown = out.lines().count() as u64 - 1;
+        assert_eq!(shown + omitted_lines(&out), 2000, "{out}");
         assert!(!out.contains("bb"));
     }
 

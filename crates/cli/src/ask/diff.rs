@@ -1,5 +1,6 @@
 //! The change an `edit_file` or `write_file` call would make, as a diff to show before asking:
-//! removed lines `-` (red), added `+` (green), two lines of context, long diffs cut short.
+//! each line with its number in the file, removed lines `-` (red), added `+` (green), one line
+//! of context, long diffs cut short.
 //! Every line is sanitised: a file or a model may carry terminal control sequences.
 
 use crate::render::sanitize::terminal;
@@ -16,41 +17,64 @@ const MAX_READ: u64 = 1 << 20;
 /// The diff for a call of `tool` with `input`, or `None` for other tools.
 pub fn preview(tool: &str, input: &Value, workspace: &Path, colour: bool) -> Option<String> {
     let field = |name: &str| input.get(name).and_then(Value::as_str);
-    let (old, new) = match tool {
-        "edit_file" => (
-            field("old_string")?.to_string(),
-            field("new_string")?.to_string(),
-        ),
-        "write_file" => {
-            let path = workspace.join(field("path")?);
-            let old = match std::fs::metadata(&path) {
-                Ok(m) if m.is_file() && m.len() <= MAX_READ => {
-                    std::fs::read_to_string(&path).unwrap_or_default()
-                }
-                _ => String::new(),
-            };
-            (old, field("content")?.to_string())
-        }
-        _ => return None,
+    let read = |path: &Path| match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() <= MAX_READ => std::fs::read_to_string(path).ok(),
+        _ => None,
     };
-    Some(render(&old, &new, colour))
+    match tool {
+        "edit_file" => {
+            let (old, new) = (field("old_string")?, field("new_string")?);
+            let all = input.get("replace_all").and_then(Value::as_bool) == Some(true);
+            // The edit applied to the file, so the lines carry their numbers and context.
+            match read(&workspace.join(field("path")?)) {
+                Some(file) if !old.is_empty() && file.contains(old) => {
+                    let edited = match all {
+                        true => file.replace(old, new),
+                        false => file.replacen(old, new, 1),
+                    };
+                    Some(render(&file, &edited, true, colour))
+                }
+                _ => Some(render(old, new, false, colour)),
+            }
+        }
+        "write_file" => {
+            let old = read(&workspace.join(field("path")?)).unwrap_or_default();
+            Some(render(&old, field("content")?, true, colour))
+        }
+        _ => None,
+    }
 }
 
-/// The line diff of `old` and `new`.
-fn render(old: &str, new: &str, colour: bool) -> String {
+/// The line diff of `old` and `new`, each line with its number (in the old file for removed
+/// and unchanged lines, the new one for added lines) when `numbered`.
+fn render(old: &str, new: &str, numbered: bool, colour: bool) -> String {
     let diff = TextDiff::from_lines(old, new);
+    let width = old
+        .lines()
+        .count()
+        .max(new.lines().count())
+        .to_string()
+        .len();
     let mut lines: Vec<String> = Vec::new();
-    for (i, group) in diff.grouped_ops(2).iter().enumerate() {
+    for (i, group) in diff.grouped_ops(1).iter().enumerate() {
         if i > 0 {
             lines.push(paint(colour, "2", "    ⋯"));
         }
         for op in group {
             for change in diff.iter_changes(op) {
                 let text = terminal(change.value().trim_end_matches(['\n', '\r']));
+                let number = match (numbered, change.old_index().or(change.new_index())) {
+                    (true, _) if change.tag() == ChangeTag::Insert => {
+                        change.new_index().map(|n| n + 1)
+                    }
+                    (true, Some(n)) => Some(n + 1),
+                    _ => None,
+                };
+                let number = number.map_or_else(String::new, |n| format!("{n:>width$} "));
                 let line = match change.tag() {
-                    ChangeTag::Delete => paint(colour, "31", &format!("  - {text}")),
-                    ChangeTag::Insert => paint(colour, "32", &format!("  + {text}")),
-                    ChangeTag::Equal => paint(colour, "2", &format!("    {text}")),
+                    ChangeTag::Delete => paint(colour, "31", &format!("  {number}- {text}")),
+                    ChangeTag::Insert => paint(colour, "32", &format!("  {number}+ {text}")),
+                    ChangeTag::Equal => paint(colour, "2", &format!("  {number}  {text}")),
                 };
                 lines.push(line);
             }
@@ -89,16 +113,30 @@ mod tests {
     }
 
     #[test]
+    fn an_edit_of_a_file_shows_line_numbers_and_one_line_of_context() {
+        let dir = tempfile::tempdir().unwrap();
+        let file: String = (1..=12).map(|n| format!("line {n}\n")).collect();
+        std::fs::write(dir.path().join("f.txt"), file).unwrap();
+        let input =
+            json!({"path": "f.txt", "old_string": "line 10\n", "new_string": "ten\nand more\n"});
+        let text = preview("edit_file", &input, dir.path(), false).unwrap();
+        assert_eq!(
+            text,
+            "   9   line 9\n  10 - line 10\n  10 + ten\n  11 + and more\n  11   line 11"
+        );
+    }
+
+    #[test]
     fn a_write_diffs_against_the_file_and_sanitises() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("f"), "keep\nold\n").unwrap();
         let input = json!({"path": "f", "content": "keep\nnew\u{1b}]52;c;x\u{7}\n"});
         let text = preview("write_file", &input, dir.path(), false).unwrap();
-        assert_eq!(text, "    keep\n  - old\n  + new\\x1b]52;c;x\\x07");
+        assert_eq!(text, "  1   keep\n  2 - old\n  2 + new\\x1b]52;c;x\\x07");
         let input = json!({"path": "g", "content": "fresh\n"});
         assert_eq!(
             preview("write_file", &input, dir.path(), false).unwrap(),
-            "  + fresh"
+            "  1 + fresh"
         );
         assert!(preview("bash", &input, dir.path(), false).is_none());
     }
@@ -106,7 +144,7 @@ mod tests {
     #[test]
     fn long_diffs_are_cut_and_coloured_when_asked() {
         let new: String = (0..100).map(|i| format!("{i}\n")).collect();
-        let text = render("", &new, true);
+        let text = render("", &new, false, true);
         assert!(text.contains("\u{1b}[32m  + 0\u{1b}[0m"), "{text}");
         assert!(text.ends_with("… 40 more lines"), "{text}");
     }

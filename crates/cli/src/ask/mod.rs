@@ -88,7 +88,7 @@ impl ReplApprover {
         }
     }
 
-    fn session_rules(&self) -> Vec<Rule> {
+    pub fn session_rules(&self) -> Vec<Rule> {
         self.session.lock().map(|s| s.clone()).unwrap_or_default()
     }
 

@@ -67,7 +67,8 @@ fn report(workspace: &std::path::Path, home: Option<&std::path::Path>, loaded: &
             "deny": rules(|p| &p.deny),
             "additionalDirectories": s.permissions.additional_directories,
         },
-        "model": s.model,
+        "model": shown_model(s).0,
+        "model_source": shown_model(s).1,
         "env": s.env.keys().collect::<Vec<_>>(),
         "sandbox": s.sandbox.as_ref().map(|b| format!("{:?}", b.mode).to_lowercase()),
         "hooks": s.hooks.keys().collect::<Vec<_>>(),
@@ -79,6 +80,28 @@ fn report(workspace: &std::path::Path, home: Option<&std::path::Path>, loaded: &
             .chain(agents.skipped.iter().map(|a| json!({"path": a.path, "why": a.why})))
             .collect::<Vec<_>>(),
     })
+}
+
+/// The model a run here would use and where it comes from: the settings' `model`, else what
+/// the environment resolves to (`TROUPE_MODEL`, the provider's default).
+fn shown_model(s: &troupe_settings::Settings) -> (Option<String>, String) {
+    if let Some(model) = &s.model {
+        return (Some(model.clone()), "settings".to_string());
+    }
+    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+    match troupe_model::ModelConfig::resolve(None, None, &env) {
+        Ok(config) => {
+            let from = match env("TROUPE_MODEL") {
+                Some(_) => "TROUPE_MODEL".to_string(),
+                None => format!(
+                    "{}'s default; --model or \"model\" in settings changes it",
+                    config.provider
+                ),
+            };
+            (Some(config.model), from)
+        }
+        Err(e) => (None, format!("none resolves here: {e}")),
+    }
 }
 
 fn text(r: &Value) -> String {
@@ -112,10 +135,15 @@ fn text(r: &Value) -> String {
             ));
         }
     }
-    for (label, key) in [("model", "model"), ("sandbox", "sandbox")] {
-        if let Some(v) = r[key].as_str() {
-            out.push_str(&format!("{label}: {v}\n"));
-        }
+    match r["model"].as_str() {
+        Some(model) => out.push_str(&format!(
+            "model: {model} ({})\n",
+            str_of(&r["model_source"])
+        )),
+        None => out.push_str(&format!("model: {}\n", str_of(&r["model_source"]))),
+    }
+    if let Some(v) = r["sandbox"].as_str() {
+        out.push_str(&format!("sandbox: {v}\n"));
     }
     for (label, key) in [
         ("env", "env"),

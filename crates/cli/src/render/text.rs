@@ -92,14 +92,33 @@ pub fn render(sink: Sink, prefix: &str, event: &AgentEvent<'_>, stream_text: boo
     }
 }
 
-/// The one-line summary of a tool result: its first line, and how many more there are.
+/// The one-line summary of a tool result: its first line, and how many more the output really
+/// had — lines an omission marker stands for counted, the marker and bash's closing
+/// `exit code: N` not (a non-zero code is named), and `(no output)` alone for none.
 pub fn result_line(content: &str, is_error: bool) -> String {
-    let first = content.lines().next().unwrap_or("");
-    let more = content.lines().count().saturating_sub(1);
     let mark = if is_error { "✗" } else { "⎿" };
-    match more {
-        0 => format!("{mark} {first}"),
-        n => format!("{mark} {first} (+{n} lines)"),
+    let mut lines: Vec<&str> = content
+        .lines()
+        .filter(|l| !(l.starts_with("[... ") && l.ends_with(" lines ...]")))
+        .collect();
+    let mut code = None;
+    if let Some(last) = lines.last() {
+        if let Some(n) = last.strip_prefix("exit code: ") {
+            code = Some(n.trim().to_string());
+            lines.pop();
+        }
+    }
+    let code = match code.as_deref() {
+        None | Some("0") => String::new(),
+        Some(n) => format!(" (exit code {n})"),
+    };
+    let total = lines.len() as u64 + troupe_tools::output::omitted_lines(content);
+    let Some(first) = lines.first().filter(|l| !l.trim().is_empty() || total > 1) else {
+        return format!("{mark} (no output){code}");
+    };
+    match total.saturating_sub(1) {
+        0 => format!("{mark} {first}{code}"),
+        n => format!("{mark} {first} (+{n} lines){code}"),
     }
 }
 
@@ -150,5 +169,29 @@ pub fn notice_line(notice: &troupe_team::Notice) -> String {
                 troupe_team::runtime::one_line(content)
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_count_the_outputs_true_lines() {
+        // `seq 1 20000` as bash returns it: head, omission marker, tail, exit code.
+        let text: String = (1..=20_000).map(|n| format!("{n}\n")).collect();
+        let mut content = troupe_tools::truncate_middle(&text, 30_000);
+        content.push_str("exit code: 0");
+        assert_eq!(result_line(&content, false), "⎿ 1 (+19999 lines)");
+        assert_eq!(
+            result_line("(no output)\nexit code: 0", false),
+            "⎿ (no output)"
+        );
+        assert_eq!(result_line("", false), "⎿ (no output)");
+        assert_eq!(
+            result_line("boom\nexit code: 2", true),
+            "✗ boom (exit code 2)"
+        );
+        assert_eq!(result_line("one\ntwo", false), "⎿ one (+1 lines)");
     }
 }

@@ -39,6 +39,8 @@ struct State {
     markdown: Markdown,
     running: Vec<Running>,
     frame: usize,
+    /// Since when a question has been waiting for the person (no call's clock runs meanwhile).
+    asking_since: Option<Instant>,
 }
 
 /// The REPL's rendering of turns; cheap to clone (shared with the tools' progress reports).
@@ -93,6 +95,25 @@ impl View {
         s.running.clear();
         drop(s);
         self.printer.status(None);
+    }
+
+    /// A question waits for the person (`true`) or was answered (`false`): the running calls'
+    /// clocks stop meanwhile, so their times never include the person's.
+    pub fn asking(&self, waiting: bool) {
+        let mut s = self.state();
+        match (waiting, s.asking_since) {
+            (true, None) => s.asking_since = Some(Instant::now()),
+            (false, Some(since)) => {
+                s.asking_since = None;
+                let waited = since.elapsed();
+                for run in s.running.iter_mut().filter(|r| r.started <= since) {
+                    run.started += waited;
+                }
+            }
+            _ => {}
+        }
+        drop(s);
+        self.refresh();
     }
 
     /// Shows the status line now, the spinner a step on (called on a timer while the turn
@@ -303,11 +324,13 @@ fn status_text(s: &State) -> Option<String> {
     }
     let mut lines = Vec::new();
     for run in s.running.iter().take(3) {
-        lines.push(format!(
-            "{frame} {} ({})",
-            terminal(&run.line),
-            elapsed(run.started.elapsed())
-        ));
+        let time = match s.asking_since {
+            Some(since) if run.started <= since => {
+                format!("{} · waiting for you", elapsed(since - run.started))
+            }
+            _ => elapsed(run.started.elapsed()),
+        };
+        lines.push(format!("{frame} {} ({time})", terminal(&run.line)));
         for tail in &run.tail {
             lines.push(format!("  │ {}", terminal(tail)));
         }
@@ -354,5 +377,29 @@ mod tests {
         view.end();
         assert!(status_text(&view.state()).is_none());
         assert_eq!(elapsed(Duration::from_secs(125)), "2m 05s");
+    }
+
+    #[test]
+    fn a_calls_clock_stops_while_a_question_waits_for_the_person() {
+        let view = View::new(Printer::new(), false, "lead");
+        view.begin();
+        let now = Instant::now();
+        // The call started 10 s ago; its question has waited for the last 4 s of them.
+        view.state().running.push(Running {
+            id: "c1".into(),
+            line: "⏺ bash(touch x)".into(),
+            started: now - Duration::from_secs(10),
+            tail: VecDeque::new(),
+            partial: String::new(),
+        });
+        view.state().asking_since = Some(now - Duration::from_secs(4));
+        let status = status_text(&view.state()).unwrap();
+        assert!(
+            status.contains("⏺ bash(touch x) (6s · waiting for you)"),
+            "{status}"
+        );
+        view.asking(false);
+        let status = status_text(&view.state()).unwrap();
+        assert!(status.contains("⏺ bash(touch x) (6s)"), "{status}");
     }
 }

@@ -1,0 +1,230 @@
+//! Claude Code's prompt prefixes in the REPL: `!cmd` runs a shell command as the person (its
+//! output is shown, and goes to the model with the next prompt in Claude Code's
+//! `<bash-input>`/`<bash-stdout>`/`<bash-stderr>` form), and `@path` in a prompt attaches that
+//! file (or a folder's listing) after the prompt. `/permissions` shows the rules in force.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use troupe_agent::permissions::Policy;
+
+/// What one attached file may add to a prompt; more is cut with a note.
+const ATTACH_LIMIT: usize = 256 * 1024;
+
+/// How long a `!` command may run before it is ended.
+const SHELL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The folder troupe was started from when it is inside `workspace` (as Claude Code starts
+/// there), else the workspace.
+pub fn start_folder(workspace: &Path) -> PathBuf {
+    let here = std::env::current_dir().and_then(|d| d.canonicalize());
+    let root = workspace.canonicalize();
+    match (here, root) {
+        (Ok(here), Ok(root)) if here.starts_with(&root) => here,
+        _ => workspace.to_path_buf(),
+    }
+}
+
+/// The output of a `!` command: what to show the person and what the model gets.
+pub struct ShellRun {
+    /// The output as shown (stdout, then stderr, then the exit status when not 0).
+    pub shown: String,
+    /// Claude Code's form, put before the next prompt.
+    pub for_model: String,
+}
+
+/// Runs `command` with `bash -c` in `dir`, as the person typed it (not the model's call: no
+/// permission question, no sandbox), with its output captured.
+pub async fn shell(command: &str, dir: &Path) -> ShellRun {
+    let run = tokio::process::Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let (stdout, stderr, status) = match tokio::time::timeout(SHELL_TIMEOUT, run).await {
+        Ok(Ok(out)) => (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            match out.status.code() {
+                Some(0) => None,
+                Some(code) => Some(format!("exit code {code}")),
+                None => Some("ended by a signal".to_string()),
+            },
+        ),
+        Ok(Err(e)) => (String::new(), format!("could not run bash: {e}"), None),
+        Err(_) => (
+            String::new(),
+            format!("ended after {} s", SHELL_TIMEOUT.as_secs()),
+            None,
+        ),
+    };
+    let mut shown = String::new();
+    for part in [&stdout, &stderr] {
+        if !part.trim().is_empty() {
+            shown.push_str(part.trim_end());
+            shown.push('\n');
+        }
+    }
+    if let Some(status) = &status {
+        shown.push_str(&format!("({status})\n"));
+    }
+    if shown.is_empty() {
+        shown.push_str("(no output)\n");
+    }
+    let mut stderr_text = stderr.trim_end().to_string();
+    if let Some(status) = status {
+        if !stderr_text.is_empty() {
+            stderr_text.push('\n');
+        }
+        stderr_text.push_str(&status);
+    }
+    let for_model = format!(
+        "<bash-input>{command}</bash-input>\n<bash-stdout>{}</bash-stdout><bash-stderr>{stderr_text}</bash-stderr>",
+        stdout.trim_end()
+    );
+    ShellRun { shown, for_model }
+}
+
+/// The prompt with each `@path` that names a file or folder (relative to `dir`, or absolute)
+/// attached after it; other `@words` (an e-mail address, a path that does not exist) stay text.
+pub fn attach(prompt: &str, dir: &Path) -> String {
+    let mut attached = Vec::new();
+    for word in prompt.split_whitespace() {
+        let Some(name) = word.strip_prefix('@') else {
+            continue;
+        };
+        let name = name.trim_end_matches([',', '.', ';', ':', ')', '?', '!']);
+        if name.is_empty() || attached.iter().any(|(n, _): &(String, String)| n == name) {
+            continue;
+        }
+        let path = resolve(name, dir);
+        if let Some(block) = block(name, &path) {
+            attached.push((name.to_string(), block));
+        }
+    }
+    if attached.is_empty() {
+        return prompt.to_string();
+    }
+    let mut out = prompt.to_string();
+    for (_, block) in attached {
+        out.push_str("\n\n");
+        out.push_str(&block);
+    }
+    out
+}
+
+fn resolve(name: &str, dir: &Path) -> PathBuf {
+    let path = Path::new(name);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        dir.join(path)
+    }
+}
+
+/// The attachment of one path: a file's text, or a folder's entries.
+fn block(name: &str, path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_dir() {
+        let mut entries: Vec<String> = std::fs::read_dir(path)
+            .ok()?
+            .flatten()
+            .map(|e| {
+                let mut n = e.file_name().to_string_lossy().into_owned();
+                if e.path().is_dir() {
+                    n.push('/');
+                }
+                n
+            })
+            .collect();
+        entries.sort();
+        return Some(format!(
+            "<folder path=\"{name}\">\n{}\n</folder>",
+            entries.join("\n")
+        ));
+    }
+    let bytes = std::fs::read(path).ok()?;
+    if bytes.contains(&0) {
+        return Some(format!(
+            "<file path=\"{name}\">(binary, {} bytes: not attached)</file>",
+            bytes.len()
+        ));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let (text, note) = match text.char_indices().nth(ATTACH_LIMIT) {
+        Some((cut, _)) => (
+            &text[..cut],
+            format!("\n(cut at {ATTACH_LIMIT} characters of {})", bytes.len()),
+        ),
+        None => (&text[..], String::new()),
+    };
+    Some(format!("<file path=\"{name}\">\n{text}{note}\n</file>"))
+}
+
+/// `/permissions`: the mode, the rules in force and the ones this session added.
+pub fn permissions(policy: &Policy, session: &[troupe_agent::permissions::Rule]) -> String {
+    let mut out = format!(
+        "permission mode: {} (Shift-Tab cycles default → acceptEdits → plan)\n",
+        policy.mode
+    );
+    let list = |rules: &[troupe_agent::permissions::Rule]| {
+        if rules.is_empty() {
+            "(none)".to_string()
+        } else {
+            rules
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    out.push_str(&format!("allow: {}\n", list(&policy.rules.allow)));
+    out.push_str(&format!("ask:   {}\n", list(&policy.rules.ask)));
+    out.push_str(&format!("deny:  {}\n", list(&policy.rules.deny)));
+    out.push_str(&format!("allowed this session: {}\n", list(session)));
+    out.push_str(
+        "Rules come from the settings files (`troupe config` lists them) and --allowedTools / \
+         --disallowedTools; [a]lways at a question adds one for the session, [r]emember writes \
+         it to .troupe/settings.local.json.\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_paths_attach_files_and_folders_and_leave_other_words() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("notes.txt"), "line one\n").unwrap_or_default();
+        std::fs::create_dir(dir.path().join("src")).unwrap_or_default();
+        std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap_or_default();
+        let prompt = "summarise @notes.txt and @src, mail me@example.com";
+        let out = attach(prompt, dir.path());
+        assert!(out.starts_with(prompt), "{out}");
+        assert!(
+            out.contains("<file path=\"notes.txt\">\nline one\n\n</file>"),
+            "{out}"
+        );
+        assert!(
+            out.contains("<folder path=\"src\">\nmain.rs\n</folder>"),
+            "{out}"
+        );
+        assert!(!out.contains("example.com\">"), "{out}");
+        assert_eq!(attach("no attachments", dir.path()), "no attachments");
+    }
+
+    #[tokio::test]
+    async fn a_shell_command_is_shown_and_framed_for_the_model() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let run = shell("echo hi; echo oops >&2; exit 3", dir.path()).await;
+        assert_eq!(run.shown, "hi\noops\n(exit code 3)\n");
+        assert_eq!(
+            run.for_model,
+            "<bash-input>echo hi; echo oops >&2; exit 3</bash-input>\n<bash-stdout>hi</bash-stdout><bash-stderr>oops\nexit code 3</bash-stderr>"
+        );
+        assert_eq!(shell("true", dir.path()).await.shown, "(no output)\n");
+    }
+}
