@@ -234,6 +234,7 @@ fn control(
             }))
         }
         Some("interrupt") => Ok(json!({})),
+        Some("mcp_status") => Ok(json!({"mcpServers": crate::mcp::init_servers(&lead.mcp)})),
         _ => busy_control(request, changes),
     }
 }
