@@ -19,6 +19,7 @@ use troupe_tools::{Registry, ToolContext};
 
 mod calls;
 mod compaction;
+mod control;
 mod report;
 mod session;
 mod steer;
@@ -190,28 +191,6 @@ impl Agent {
             denials: std::sync::Mutex::new(Vec::new()),
             progress: None,
         }
-    }
-
-    /// Changes the permission mode from the next call on (the rules stay).
-    pub fn set_permission_mode(&mut self, mode: crate::permissions::PermissionMode) {
-        self.policy.mode = mode;
-    }
-
-    /// Replaces the permission policy from the next call on (a slash command's
-    /// `allowed-tools` for its turn).
-    pub fn set_policy(&mut self, policy: Policy) {
-        self.policy = policy;
-    }
-
-    /// The model client in use, to switch back to after a turn on another one.
-    pub fn model_client(&self) -> Arc<dyn Model> {
-        self.model.clone()
-    }
-
-    /// Switches to another model from the next model call on.
-    pub fn set_model(&mut self, model: Arc<dyn Model>, name: impl Into<String>) {
-        self.model = model;
-        self.config.model = name.into();
     }
 
     /// Attaches a transcript and restores the conversation it holds (repairing a killed run).

@@ -296,7 +296,7 @@ fn allowed_tools_takes_space_separated_rules_before_and_after_the_prompt() {
         "Bash",
         "the prompt",
     ]);
-    assert_eq!(denied_tools(&result), ["write_file"], "{result}");
+    assert_eq!(denied_tools(&result), ["Write"], "{result}");
     // --disallowedTools too, with a rule holding spaces as one argument: the echo is refused
     // whatever the mode allows, the write is not.
     let result = allowed_run(&[
@@ -310,5 +310,5 @@ fn allowed_tools_takes_space_separated_rules_before_and_after_the_prompt() {
         "Read(secret/**)",
         "Bash(echo *)",
     ]);
-    assert_eq!(denied_tools(&result), ["bash"], "{result}");
+    assert_eq!(denied_tools(&result), ["Bash"], "{result}");
 }

@@ -248,3 +248,21 @@ fn an_in_process_sdk_server_is_offered_at_once_and_its_tool_runs_in_the_sdk() {
         "offered on the first call"
     );
 }
+
+#[test]
+fn agents_given_to_the_sdk_are_known() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let seen = drive(ws.path(), &server, "agents");
+    let init = of_kind(&seen, "init");
+    assert_eq!(init.len(), 1, "{seen:?}");
+    assert_eq!(init[0]["agents"], json!(["reviewer"]));
+    let task = server.journal()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "task")
+        .cloned()
+        .unwrap();
+    assert!(task["description"].as_str().unwrap().contains("reviewer"));
+}

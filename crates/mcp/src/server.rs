@@ -191,7 +191,7 @@ impl Server {
         let mut unfinished = Unfinished(Some(self.as_ref()));
         let options = &self.options;
         let opened = tokio::time::timeout(options.startup_timeout, async {
-            let conn = Connection::open(config, &options, &self.slots);
+            let conn = Connection::open(config, options, &self.slots);
             let conn = Arc::new(conn.await?);
             let (listed, tools) = self.list(&conn).await?;
             Ok::<_, String>((conn, listed, tools))

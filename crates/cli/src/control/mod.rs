@@ -7,6 +7,7 @@
 
 pub mod approver;
 pub mod hooks;
+pub mod initialize;
 pub mod input;
 pub mod mcp;
 
@@ -63,6 +64,18 @@ pub fn run(cli: &Cli) -> Result<i32> {
     crate::mcp::use_sdk_servers(troupe_mcp::SdkBridge(Arc::new(mcp::ControlMcp::new(
         pending.clone(),
     ))));
+    // The SDK's answers to troupe's requests (and its servers' messages) come on stdin; its
+    // first line is `initialize`, whose fields shape the lead, so it is read before the lead
+    // is built and answered after.
+    let mut incoming = input::spawn_reader(pending);
+    let mut first = incoming.blocking_recv();
+    let mut shaped = args.clone();
+    if let Some(Incoming::Control { request, .. }) = &first {
+        if request.get("subtype").and_then(Value::as_str) == Some("initialize") {
+            initialize::apply(&mut shaped, request).map_err(anyhow::Error::msg)?;
+        }
+    }
+    let args = &shaped;
     let session_cell = Arc::new(OnceLock::new());
     let mut lead = lead(
         args,
@@ -71,8 +84,6 @@ pub fn run(cli: &Cli) -> Result<i32> {
         crate::trust::Asking::Script,
     )?;
     let _ = session_cell.set(lead.run.session_id.clone());
-    // Before waiting for the servers: an SDK server's answers come on stdin.
-    let mut incoming = input::spawn_reader(pending);
     crate::mcp::warn_unusable(&lead.mcp);
     crate::mcp::wait_for_first_call(&lead.mcp, lead.agent.settings(), &lead.runtime);
     let events = Events::new(OutputFormat::StreamJson, false);
@@ -90,7 +101,10 @@ pub fn run(cli: &Cli) -> Result<i32> {
     loop {
         let prompt = match queued.pop_front() {
             Some(prompt) => prompt,
-            None => match lead.runtime.block_on(incoming.recv()) {
+            None => match first
+                .take()
+                .or_else(|| lead.runtime.block_on(incoming.recv()))
+            {
                 None => break,
                 Some(Incoming::User(text)) => text,
                 Some(Incoming::Control { id, request }) => {
@@ -220,6 +234,7 @@ fn control(
             }))
         }
         Some("interrupt") => Ok(json!({})),
+        Some("mcp_status") => Ok(json!({"mcpServers": crate::mcp::init_servers(&lead.mcp)})),
         _ => busy_control(request, changes),
     }
 }

@@ -8,7 +8,8 @@ denies another), interrupt (ClaudeSDKClient interrupts a slow turn, then asks ag
 hook_deny (a PreToolUse hook callback denies `rm -rf build`), hook_error (a PreToolUse hook
 callback raises: the call must not run), rewrite (can_use_tool sees Claude Code's Write with
 file_path and answers with an updatedInput that moves the file), sdk_mcp (an in-process server
-from create_sdk_mcp_server whose tool the model calls, over mcp_message).
+from create_sdk_mcp_server whose tool the model calls, over mcp_message), agents (agents
+given in options arrive with initialize and are listed in init).
 """
 
 import asyncio
@@ -16,6 +17,7 @@ import json
 import sys
 
 from claude_agent_sdk import (
+    AgentDefinition,
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
@@ -175,6 +177,18 @@ async def scenario_sdk_mcp(binary, workspace):
         describe(message)
 
 
+async def scenario_agents(binary, workspace):
+    options = ClaudeAgentOptions(
+        cli_path=binary,
+        cwd=workspace,
+        agents={"reviewer": AgentDefinition(description="Reviews diffs", prompt="You review.", tools=["Read"])},
+    )
+    async for message in query(prompt="hello agents", options=options):
+        if isinstance(message, SystemMessage) and message.subtype == "init":
+            say(kind="init", agents=message.data.get("agents"))
+        describe(message)
+
+
 async def main():
     binary, workspace, scenario = sys.argv[1:4]
     await {
@@ -185,6 +199,7 @@ async def main():
         "hook_error": scenario_hook_error,
         "rewrite": scenario_rewrite,
         "sdk_mcp": scenario_sdk_mcp,
+        "agents": scenario_agents,
     }[scenario](binary, workspace)
 
 
