@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{headless_bypass, stderr, subcommand};
+use common::{stderr, subcommand};
 use serde_json::{json, Value};
 use troupe_testkit::{FakeServer, Step, TempWorkspace};
 
@@ -27,7 +27,14 @@ fn a_server_still_starting_when_the_run_ends_is_not_reported_failed() {
     );
     let server = FakeServer::start();
     server.script("lead", [Step::text("done at once")]);
-    let out = headless_bypass(ws.path(), &server, "hi", &[]);
+    // The run waits for it before its first model call, at most MCP_TIMEOUT (here 300 ms),
+    // then goes on without it; the server is still starting when the run ends.
+    let out = common::run(
+        common::troupe(ws.path(), &server, common::Wire::Anthropic)
+            .env("MCP_TIMEOUT", "300")
+            .args(["-p", "hi", "--output-format", "json"])
+            .args(["--permission-mode", "bypassPermissions"]),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(

@@ -105,6 +105,7 @@ fn doctor_passes_against_the_fake_server() {
     let url = server.url();
     let env = [
         ("ANTHROPIC_BASE_URL", url.as_str()),
+        (troupe_testkit::AGENT_HEADER_VAR, "1"),
         ("ANTHROPIC_API_KEY", "fake-key"),
     ];
     let out = doctor(&ws, &env, &["--json"]);
@@ -150,6 +151,7 @@ fn doctor_fails_on_a_dead_port_and_names_the_fix() {
     let url = dead_url();
     let env = [
         ("ANTHROPIC_BASE_URL", url.as_str()),
+        (troupe_testkit::AGENT_HEADER_VAR, "1"),
         ("ANTHROPIC_API_KEY", "fake-key"),
     ];
     let out = doctor(&ws, &env, &[]);
@@ -229,6 +231,7 @@ fn doctor_names_a_nats_store_that_does_not_answer() {
     let nats = dead_url().replace("http://", "nats://");
     let env = [
         ("ANTHROPIC_BASE_URL", url.as_str()),
+        (troupe_testkit::AGENT_HEADER_VAR, "1"),
         ("ANTHROPIC_API_KEY", "fake-key"),
         ("TROUPE_STORE", nats.as_str()),
     ];
