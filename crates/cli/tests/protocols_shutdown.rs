@@ -410,7 +410,7 @@ fn team_stop_asks_then_forces_and_requests_lists_them() {
     let listed = team(&["requests"]);
     assert!(
         listed.contains("shutdown")
-            && listed.contains("lead → alice#1")
+            && listed.contains("lead → alice (epoch 1)")
             && listed.contains("pending"),
         "{listed}"
     );

@@ -141,7 +141,8 @@ impl Conn {
                 .map_err(|e| format!("JetStream is not available: {e}"))?;
             Ok::<_, String>((client, js))
         });
-        let (client, js) = connected.map_err(|detail| fail("connect to", detail))?;
+        let (client, js) =
+            connected.map_err(|detail| fail("connect to the NATS server", detail))?;
         Ok(Conn {
             runtime: Some(runtime),
             handle,

@@ -96,7 +96,14 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         teammate_args: Vec::new(),
     };
     crate::setup::exclude_troupe_dir(&config.workspace);
-    let team = Team::open(config, store, None)?;
+    // What it does, one line each, on stderr (a terminal, or the log the lead gives it).
+    let sink: troupe_team::NoticeSink = Some(Arc::new(|n: troupe_team::Notice| {
+        eprintln!(
+            "{}",
+            crate::render::sanitize::terminal(&crate::render::text::notice_line(&n))
+        );
+    }));
+    let team = Team::open(config, store, sink)?;
     // Held until this function returns: after the member's tasks are back on the board.
     let lease = take_lease(&team, args)?;
     let spec = team.join(
@@ -113,6 +120,10 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         .context("starting the async runtime")?;
     let shared = team.shared().clone();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
+    eprintln!(
+        "troupe teammate {name}: joined team '{}' (epoch {epoch}); working — Ctrl-C ends it at the round boundary",
+        team.name()
+    );
     // The process ends by SIGTERM (the lead's exit, a force-stop, a supervisor) at a round
     // boundary, or by the member's own end.
     let cancel = tokio_util::sync::CancellationToken::new();

@@ -49,7 +49,11 @@ pub fn requests_table(requests: &[Request], now: u64) -> String {
         rows.push([
             r.id.clone(),
             r.kind.to_string(),
-            format!("{} → {}#{}", r.from, r.to, r.to_epoch),
+            // The addressee's incarnation matters only for a teammate (the lead has none).
+            match r.to.as_str() {
+                crate::LEAD => format!("{} → {}", r.from, r.to),
+                _ => format!("{} → {} (epoch {})", r.from, r.to, r.to_epoch),
+            },
             r.status.to_string(),
             age(now, r.created_at),
             gist(r),
@@ -157,7 +161,7 @@ mod tests {
         assert!(row.starts_with(&r.id), "{table}");
         for part in [
             "plan",
-            "bob → lead#0",
+            "bob → lead",
             "rejected",
             "1m",
             "rewrite auth — answer: too risky",
