@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# What the tests need besides the Rust toolchain, installed only when missing: git and bash, the
+# What the tests need besides the Rust toolchain, installed only when missing: git, bash, strace, the
 # real MCP servers the MCP tests talk to, and a NATS server for the NATS team store's tests. Run
 # it once before `cargo test --workspace`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# git (real repositories in fixtures) and bash (the bash tool) are used by the tests.
-if ! command -v git >/dev/null 2>&1 || ! command -v bash >/dev/null 2>&1; then
-  apt-get update -qq && apt-get install -y -qq git bash
+# git (real repositories in fixtures) and bash (the bash tool) are used by the tests; strace
+# counts the headless loop's system calls for its regression guard (cli/tests/syscall_budget.rs).
+if ! command -v git >/dev/null 2>&1 || ! command -v bash >/dev/null 2>&1 || ! command -v strace >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq git bash strace
 fi
 # The real MCP servers the MCP tests talk to (pinned; the tests fail, naming this step, when
 # they are missing): the npm reference servers under .ci/node, mcp-server-time from PyPI.

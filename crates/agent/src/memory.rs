@@ -250,6 +250,11 @@ impl Loader<'_> {
         depth: usize,
         out: &mut String,
     ) {
+        // Most memory files do not exist: one failed lstat says so, where resolving the path
+        // would read every directory's link on the way.
+        if fs::symlink_metadata(path).is_err() {
+            return;
+        }
         let Ok(canonical) = fs::canonicalize(path) else {
             return;
         };

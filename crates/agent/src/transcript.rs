@@ -124,6 +124,8 @@ pub struct Loaded {
 pub struct Transcript {
     path: PathBuf,
     file: File,
+    /// Lines were written since the last sync.
+    unsynced: bool,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -156,6 +158,7 @@ impl Transcript {
         Ok(Transcript {
             path: path.to_path_buf(),
             file,
+            unsynced: false,
         })
     }
 
@@ -164,8 +167,17 @@ impl Transcript {
         &self.path
     }
 
-    /// Appends one line and syncs it to disk, so that what follows may rely on it.
+    /// Appends one line and syncs it (and every line written before it) to disk, so that what
+    /// follows may rely on it.
     pub fn append(&mut self, line: &Line) -> Result<(), TranscriptError> {
+        self.write(line)?;
+        self.sync()
+    }
+
+    /// Appends one line without syncing it: the agent syncs once at the end of each model
+    /// round ([`Transcript::sync`]), and before anything that relies on the lines (a mailbox
+    /// acknowledged after its mail was written).
+    pub fn write(&mut self, line: &Line) -> Result<(), TranscriptError> {
         let io = |source| TranscriptError::Io {
             path: self.path.clone(),
             source,
@@ -174,19 +186,36 @@ impl Transcript {
             .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         text.push('\n');
         self.file.write_all(text.as_bytes()).map_err(io)?;
-        // Synced through the process's group commit: the transcripts of many agents appending
-        // at once share one batch of syncs, and a tokio worker is not held while it runs.
-        let handle = self.file.try_clone().map_err(io)?;
-        Ok(commit::global().sync(handle, &self.path, SyncKind::Data)?)
+        self.unsynced = true;
+        Ok(())
     }
 
-    /// Appends a message line.
+    /// Syncs what was written since the last sync to disk; nothing to do when nothing was.
+    pub fn sync(&mut self) -> Result<(), TranscriptError> {
+        if !self.unsynced {
+            return Ok(());
+        }
+        let handle = self
+            .file
+            .try_clone()
+            .map_err(|source| TranscriptError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        // Synced through the process's group commit: the transcripts of many agents appending
+        // at once share one batch of syncs, and a tokio worker is not held while it runs.
+        commit::global().sync(handle, &self.path, SyncKind::Data)?;
+        self.unsynced = false;
+        Ok(())
+    }
+
+    /// Appends a message line (not synced: see [`Transcript::write`]).
     pub fn append_message(
         &mut self,
         message: &ChatMessage,
         mail_ids: &[String],
     ) -> Result<(), TranscriptError> {
-        self.append(&Line::Message {
+        self.write(&Line::Message {
             message: message.clone(),
             mail_ids: mail_ids.to_vec(),
             ts: now_ms(),
@@ -195,14 +224,15 @@ impl Transcript {
         })
     }
 
-    /// Appends a model's reply with the tokens it used and the model that wrote it.
+    /// Appends a model's reply with the tokens it used and the model that wrote it (not
+    /// synced: see [`Transcript::write`]).
     pub fn append_reply(
         &mut self,
         message: &ChatMessage,
         usage: &troupe_protocol::Usage,
         model: &str,
     ) -> Result<(), TranscriptError> {
-        self.append(&Line::Message {
+        self.write(&Line::Message {
             message: message.clone(),
             mail_ids: Vec::new(),
             ts: now_ms(),
@@ -235,6 +265,7 @@ impl Transcript {
         })?;
         for message in messages {
             self.append_message(message, &[])?;
+            self.sync()?;
         }
         Ok(())
     }

@@ -219,6 +219,7 @@ impl Agent {
     pub fn repair(&mut self) -> Result<(), TranscriptError> {
         if let Some(fix) = repair_tail(&self.messages) {
             self.push(fix, &[])?;
+            self.sync_transcript()?;
         }
         Ok(())
     }
@@ -326,6 +327,8 @@ impl Agent {
         tool_specs_of(&self.offered)
     }
 
+    /// Adds a message to the conversation and writes it to the transcript, unsynced: the
+    /// round's end syncs ([`Agent::sync_transcript`]).
     fn push(&mut self, message: ChatMessage, mail_ids: &[String]) -> Result<(), TranscriptError> {
         if let Some(t) = self.transcript.as_mut() {
             t.append_message(&message, mail_ids)?;
@@ -334,8 +337,30 @@ impl Agent {
         Ok(())
     }
 
+    /// Syncs what this agent wrote to its transcript since the last sync: once at the end of
+    /// each model round, and before a mailbox is acknowledged.
+    fn sync_transcript(&mut self) -> Result<(), TranscriptError> {
+        match self.transcript.as_mut() {
+            Some(t) => t.sync(),
+            None => Ok(()),
+        }
+    }
+
     /// Runs one turn: optional new user input, then rounds until the model stops calling tools.
+    /// Whatever way the turn ends, its messages are synced to the transcript before it returns.
     pub async fn run_turn(
+        &mut self,
+        input: Option<String>,
+        observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> Result<TurnOutcome, AgentError> {
+        let outcome = self.run_rounds(input, observe).await;
+        let synced = self.sync_transcript();
+        let outcome = outcome?;
+        synced?;
+        Ok(outcome)
+    }
+
+    async fn run_rounds(
         &mut self,
         input: Option<String>,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
@@ -469,6 +494,8 @@ impl Agent {
             }
             text.push_str("</inbox>");
             self.push(ChatMessage::user_text(text.clone()), &ids)?;
+            // Durable before the mailbox forgets it.
+            self.sync_transcript()?;
             self.delivered.extend(ids);
             observe(AgentEvent::MailInjected {
                 count: fresh.len(),

@@ -61,6 +61,18 @@ fn piped_stdin() -> Option<String> {
     if std::io::stdin().is_terminal() {
         return None;
     }
+    // A file or /dev/null (a script's `< /dev/null`, the Agent SDK's usual stdin) ends at
+    // once: read it here rather than start a thread to wait for it.
+    if stdin_ends_at_once() {
+        let mut text = String::new();
+        return match std::io::stdin().lock().read_to_string(&mut text) {
+            Ok(_) => Some(text),
+            Err(e) => {
+                eprintln!("troupe: note: could not read stdin ({e}); using the prompt alone");
+                None
+            }
+        };
+    }
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut text = String::new();
@@ -81,6 +93,22 @@ fn piped_stdin() -> Option<String> {
             None
         }
     }
+}
+
+/// Whether stdin is a regular file or /dev/null, whose reading cannot wait on a writer.
+fn stdin_ends_at_once() -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    let Ok(meta) = std::fs::File::from(fd).metadata() else {
+        return false;
+    };
+    let file_type = meta.file_type();
+    file_type.is_file()
+        || (file_type.is_char_device()
+            && std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == meta.rdev()))
 }
 
 /// How the lead's work went, across the first turn and the turns mail woke it for.

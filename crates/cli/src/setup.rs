@@ -38,6 +38,9 @@ pub struct RunContext {
 /// Resolves the workspace root from `--cwd` or the current directory.
 pub fn workspace_root(args: &AgentArgs) -> Result<PathBuf> {
     let dir = crate::workspace::root(args.cwd.as_deref())?;
+    if args.cwd.is_none() {
+        return Ok(dir); // found from the canonical current directory: canonical already
+    }
     dir.canonicalize().with_context(|| {
         format!(
             "workspace {} does not exist or is not accessible",
@@ -224,6 +227,9 @@ fn lead_lease(team: &Team) -> Result<Lease> {
 /// Keeps the `.troupe` directory troupe just made out of the user's `git status` (through the
 /// repository's `info/exclude`, never the user's `.gitignore`); outside git there is nothing to do.
 pub fn exclude_troupe_dir(workspace: &std::path::Path) {
+    if crate::workspace::exclude_is_settled(workspace) {
+        return;
+    }
     if let Err(e) = troupe_team::worktree::ensure_troupe_excluded(workspace) {
         tracing::warn!(error = %e, "could not add .troupe/ to the repository's info/exclude");
     }

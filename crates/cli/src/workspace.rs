@@ -30,6 +30,38 @@ pub fn before_creating_troupe_dir(root: &Path) {
     }
 }
 
+/// Whether keeping `<root>/.troupe/` out of `git status` is known, without running git, to need
+/// nothing: no repository anywhere above `root`, or the exclude line already in the
+/// `info/exclude` of the repository whose `.git` directory is nearest. Anything else (a `.git`
+/// file of a linked worktree or submodule, `GIT_DIR`, a path that is not UTF-8) is git's to
+/// answer. Spares every start-up two git processes.
+pub fn exclude_is_settled(root: &Path) -> bool {
+    if std::env::var_os("GIT_DIR").is_some() || std::env::var_os("GIT_WORK_TREE").is_some() {
+        return false;
+    }
+    for dir in root.ancestors() {
+        let dot_git = dir.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(meta) if meta.is_dir() => {
+                let Some(below) = root.strip_prefix(dir).ok().and_then(Path::to_str) else {
+                    return false;
+                };
+                let prefix = match below.is_empty() {
+                    true => String::new(),
+                    false => format!("{below}/"),
+                };
+                let line = troupe_team::worktree::exclude::exclude_line(&prefix);
+                return std::fs::read_to_string(dot_git.join("info/exclude"))
+                    .is_ok_and(|text| text.lines().any(|l| l.trim() == line));
+            }
+            Ok(_) => return false,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
 /// Walks up from `start`: the first folder holding `.troupe/` or `.git` is the workspace.
 /// Above `home` nothing is looked at, and the `.troupe/` of `home` itself (the user's
 /// settings), of the temporary directory and of `/` count only when `start` is that folder.
@@ -52,6 +84,28 @@ fn find(start: &Path, home: Option<&Path>, temp: Option<&Path>) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exclude_is_settled_outside_git_and_once_the_line_is_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path().canonicalize().unwrap().join("proj");
+        let sub = top.join("src");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert!(exclude_is_settled(&sub), "no repository: nothing to do");
+        std::fs::create_dir_all(top.join(".git/info")).unwrap();
+        assert!(
+            !exclude_is_settled(&sub),
+            "a repository without the line: git adds it"
+        );
+        std::fs::write(top.join(".git/info/exclude"), "# troupe\n/src/.troupe/\n").unwrap();
+        assert!(exclude_is_settled(&sub));
+        assert!(!exclude_is_settled(&top), "the top has a line of its own");
+        std::fs::write(top.join(".git/info/exclude"), "/.troupe/\n").unwrap();
+        assert!(exclude_is_settled(&top));
+        std::fs::remove_dir_all(top.join(".git")).unwrap();
+        std::fs::write(top.join(".git"), "gitdir: elsewhere\n").unwrap();
+        assert!(!exclude_is_settled(&sub), "a .git file: git knows where");
+    }
 
     #[test]
     fn the_nearest_troupe_dir_then_the_git_root_then_the_start() {

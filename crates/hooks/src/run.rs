@@ -5,11 +5,10 @@
 
 use crate::config::HookCommand;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
-use troupe_tools::process::{setup_child, LiveCall};
+use troupe_tools::process::{ChildIo, LiveCall, MarkedCommand};
 
 /// The most of each output stream kept; a hook's JSON answer is far smaller.
 const OUTPUT_LIMIT: usize = 1 << 20;
@@ -79,24 +78,22 @@ async fn execute(
     project_dir: &Path,
 ) -> std::io::Result<(Ending, String, String)> {
     let mut live = LiveCall::start().map_err(std::io::Error::other)?;
-    let (marker, id) = live.env();
-    let mut cmd = Command::new("sh");
+    // Its own group (the timeout's kill reaches everything it started) and the call's marker,
+    // inherited by every descendant, so what the hook starts can be found and ended.
+    let mut marked = MarkedCommand::new("sh", &live);
+    let cmd = marked.command();
     // A hook gets troupe's environment without its provider keys.
-    troupe_tools::child_env::scrub(cmd.as_std_mut());
+    troupe_tools::child_env::scrub(cmd);
     cmd.arg("-c")
         .arg(&hook.command)
         .current_dir(project_dir)
         .env("CLAUDE_PROJECT_DIR", project_dir)
-        .env("TROUPE_PROJECT_DIR", project_dir)
-        // Inherited by every descendant, so what the hook starts can be found and ended.
-        .env(marker, id)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own group: the timeout's kill reaches everything it started.
-        .process_group(0);
-    setup_child(cmd.as_std_mut(), None);
-    let mut child = cmd.spawn()?;
+        .env("TROUPE_PROJECT_DIR", project_dir);
+    marked
+        .stdin(ChildIo::Piped)
+        .stdout(ChildIo::Piped)
+        .stderr(ChildIo::Piped);
+    let mut child = marked.spawn()?;
     if let Some(pgid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) {
         live.set_group(pgid);
     }

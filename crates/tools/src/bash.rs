@@ -4,7 +4,7 @@
 pub use crate::shell::is_read_only_command;
 
 use crate::output::{HeadTail, DEFAULT_OUTPUT_BUDGET};
-use crate::process::{setup_child, LiveCall};
+use crate::process::{ChildIo, LiveCall, MarkedChild, MarkedCommand};
 use crate::sandbox::{retire, Confinement, Protected, Sandbox, SandboxError, Scratch};
 use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 use async_trait::async_trait;
@@ -14,11 +14,10 @@ use serde_json::Value;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
-use tokio::process::{Child, Command};
 
 /// Timeout when the call names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -256,40 +255,36 @@ enum RunError {
 }
 
 /// The shell command line for one call, everything but its output set: `shell -c command` in
-/// `cwd`, stdin closed, its own process group, marked as `live`'s and confined as `confinement`
-/// says. Shared with background commands, so they run exactly as a foreground call would.
+/// `cwd`, stdin on /dev/null, its own process group, marked as `live`'s and confined as
+/// `confinement` says. Shared with background commands, so they run exactly as a foreground
+/// call would.
 pub(crate) fn shell_command(
     shell: &str,
     command: &str,
     cwd: &Path,
     confinement: &Confinement,
     live: &LiveCall,
-) -> Command {
-    let (marker, id) = live.env();
-    let mut cmd = Command::new(shell);
+) -> MarkedCommand {
+    let mut marked = MarkedCommand::new(shell, live);
+    let cmd = marked.command();
     // Without troupe's provider keys; a read-only call's git runs no program the repository
     // names (the analysis let it run unasked because it only reads).
-    crate::child_env::scrub(cmd.as_std_mut());
+    crate::child_env::scrub(cmd);
     if confinement.level() == Sandbox::ReadOnly {
-        crate::git_env::GitEnv::for_command(cwd, command).apply(cmd.as_std_mut());
+        crate::git_env::GitEnv::for_command(cwd, command).apply(cmd);
     }
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
-        .stdin(Stdio::null())
-        // Its own group: one kill reaches every descendant, and the terminal's Ctrl-C does not.
-        .process_group(0)
         // A git credential prompt would open /dev/tty and hang until the timeout.
-        .env("GIT_TERMINAL_PROMPT", "0")
-        // Inherited by every descendant, so the call's processes can be found when it ends.
-        .env(marker, id);
+        .env("GIT_TERMINAL_PROMPT", "0");
     if let Some(scratch) = confinement.scratch_dir() {
         for var in ["TMPDIR", "TMP", "TEMP"] {
             cmd.env(var, scratch);
         }
     }
-    setup_child(cmd.as_std_mut(), Some(confinement));
-    cmd
+    marked.confine(confinement);
+    marked
 }
 
 /// Starts the shell, falling back from bash to sh, with stdout and stderr on one pipe, marked as
@@ -299,17 +294,17 @@ fn spawn_shell(
     cwd: &Path,
     confinement: &Confinement,
     live: &LiveCall,
-) -> io::Result<(Child, pipe::Receiver)> {
+) -> io::Result<(MarkedChild, pipe::Receiver)> {
     let mut last_err = None;
     for shell in ["bash", "sh"] {
         let (reader, writer) = io::pipe()?;
         let writer_for_stderr = writer.try_clone()?;
         let mut cmd = shell_command(shell, command, cwd, confinement, live);
-        cmd.stdout(writer).stderr(writer_for_stderr);
+        cmd.stdout(ChildIo::Fd(writer.into()))
+            .stderr(ChildIo::Fd(writer_for_stderr.into()));
+        // The spawn closes our copies of the write end, or EOF would never come.
         match cmd.spawn() {
             Ok(child) => {
-                // The command owns our copies of the write end; drop them or EOF never comes.
-                drop(cmd);
                 let receiver = pipe::Receiver::from_owned_fd(reader.into())?;
                 return Ok((child, receiver));
             }

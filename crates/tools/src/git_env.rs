@@ -16,6 +16,8 @@
 //! and stay. Where git has no "off" value, the override is a harmless stand-in: `cat` for a
 //! textconv, a line saying what was not run for an external diff.
 
+mod cache;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -90,7 +92,9 @@ impl GitEnv {
         if !command.contains("git") {
             return GitEnv::fixed();
         }
-        GitEnv::for_repo(dir).unwrap_or_else(|err| {
+        // Remembered while the config files behind it are unchanged (`cache`): a run of git
+        // reads starts `git config` once, not once per call.
+        cache::for_repo_cached(dir).unwrap_or_else(|err| {
             tracing::debug!(%err, "git overrides: fixed ones only");
             GitEnv::fixed()
         })

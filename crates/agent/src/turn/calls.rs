@@ -112,6 +112,8 @@ impl Agent {
             content: results,
         };
         self.push(results.clone(), &[])?;
+        // The round ends with its results: one sync covers the reply and the results.
+        self.sync_transcript()?;
         observe(AgentEvent::ToolResults(&results));
         Ok(halt)
     }

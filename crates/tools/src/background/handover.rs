@@ -17,7 +17,7 @@ pub(crate) struct Handover {
     /// When it started.
     pub(crate) started_ms: u64,
     /// Its shell.
-    pub(crate) child: tokio::process::Child,
+    pub(crate) child: crate::process::MarkedChild,
     /// Its output pipe.
     pub(crate) receiver: tokio::net::unix::pipe::Receiver,
     /// What ends its processes.

@@ -3,6 +3,7 @@
 use super::{JobError, JobStatus, Jobs, JobsRef};
 use crate::bash::{shell_command, CallGuard};
 use crate::process::LiveCall;
+use crate::process::{ChildIo, MarkedChild};
 use crate::sandbox::Confinement;
 use crate::ToolContext;
 use std::io;
@@ -13,7 +14,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
-use tokio::process::Child;
 use tokio::sync::Notify;
 
 /// How long to keep copying output after the command's processes ended (a process that left
@@ -22,7 +22,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// A command just started: its shell and what ends it.
 pub(super) struct Started {
-    pub(super) child: Child,
+    pub(super) child: MarkedChild,
     pub(super) guard: CallGuard,
 }
 
@@ -48,7 +48,8 @@ pub(super) fn spawn(command: &str, ctx: &ToolContext, log: &Path) -> Result<Star
             .try_clone()
             .map_err(JobError::io("duplicating the log descriptor"))?;
         let mut cmd = shell_command(shell, command, root, &confinement, &live);
-        cmd.stdout(out).stderr(err);
+        cmd.stdout(ChildIo::Fd(out.into()))
+            .stderr(ChildIo::Fd(err.into()));
         match cmd.spawn() {
             Ok(child) => {
                 spawned = Some(child);
@@ -91,7 +92,7 @@ pub(super) fn spawn(command: &str, ctx: &ToolContext, log: &Path) -> Result<Star
 
 /// Waits for one background command on a task of its own and records how it ended.
 pub(super) struct Waiter {
-    pub(super) child: Child,
+    pub(super) child: MarkedChild,
     pub(super) guard: CallGuard,
     pub(super) stop: Arc<Notify>,
     pub(super) timeout: Option<Duration>,

@@ -1,4 +1,4 @@
-//! What a tool's child process does between fork and exec.
+//! What a tool's child process does between fork (or clone) and exec.
 //!
 //! troupe is multithreaded, so after `fork` only async-signal-safe calls are allowed in the
 //! child: no allocation, no locks. Everything that needs more (opening paths, building the
@@ -26,12 +26,13 @@ pub fn setup_child(cmd: &mut std::process::Command, confinement: Option<&Confine
     // plan prepared before the fork; it allocates nothing and takes no locks (the Arc is only
     // read). The ruleset descriptor stays open in troupe until the spawn has returned.
     unsafe {
-        cmd.pre_exec(move || in_child(parent, plan.as_deref()));
+        cmd.pre_exec(move || confine_self(parent, plan.as_deref()));
     }
 }
 
-/// The child's side. Errors make the spawn fail, so a command never runs unconfined by accident.
-fn in_child(parent: libc::pid_t, plan: Option<&ChildPlan>) -> io::Result<()> {
+/// The child's side, between fork (or clone) and exec: the parent-death signal, then the
+/// sandbox. Errors make the spawn fail, so a command never runs unconfined by accident.
+pub(super) fn confine_self(parent: libc::pid_t, plan: Option<&ChildPlan>) -> io::Result<()> {
     // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number; no memory is passed.
     if unsafe {
         libc::prctl(

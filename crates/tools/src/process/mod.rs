@@ -2,11 +2,16 @@
 //! marks each call's processes, ends them with the call, and ends them all when it exits.
 
 mod child;
+mod clone;
 mod live;
+mod marked_child;
+mod spawn;
 mod sweep;
 
 pub use child::setup_child;
 pub use live::{end_all, Exiting, LiveCall, CALL_MARKER_ENV};
+pub use marked_child::MarkedChild;
+pub use spawn::{ChildIo, MarkedCommand};
 
 use std::io;
 use std::sync::atomic::Ordering;

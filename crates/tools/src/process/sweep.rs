@@ -117,8 +117,64 @@ fn read_stat(pid: libc::pid_t) -> Option<Stat> {
     })
 }
 
-/// The processes in `window` (all of them when it bounds nothing).
+/// The processes a sweep looks at: once troupe is the subreaper, its descendants (every process
+/// a call started is one), read down the tree from troupe, a few reads per descendant whatever
+/// else runs on the machine; otherwise, or where the kernel lists no children, the processes
+/// in `window` (all of them when it bounds nothing).
 fn processes(window: &Window) -> Vec<Stat> {
+    if SUBREAPER.load(Ordering::Relaxed) {
+        if let Some(tree) = own_tree() {
+            return tree;
+        }
+    }
+    scan(window)
+}
+
+/// Troupe's descendants, read down the tree from its own children; `None` where the kernel
+/// does not list children.
+fn own_tree() -> Option<Vec<Stat>> {
+    let mut out = own_children()?;
+    let mut seen: std::collections::HashSet<libc::pid_t> = out.iter().map(|s| s.pid).collect();
+    let mut next = 0;
+    while next < out.len() {
+        let parent = out[next].pid;
+        next += 1;
+        for pid in children_of(parent) {
+            if seen.insert(pid) {
+                if let Some(stat) = read_stat(pid) {
+                    out.push(stat);
+                }
+            }
+        }
+    }
+    // Whatever was re-parented to troupe while the tree was read (its parent died meanwhile).
+    for stat in own_children().unwrap_or_default() {
+        if seen.insert(stat.pid) {
+            out.push(stat);
+        }
+    }
+    Some(out)
+}
+
+/// The children of every thread of `pid` (empty when it is gone).
+fn children_of(pid: libc::pid_t) -> Vec<libc::pid_t> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(
+                text.split_ascii_whitespace()
+                    .filter_map(|p| p.parse::<libc::pid_t>().ok()),
+            );
+        }
+    }
+    out
+}
+
+/// Every process in `window` (all of them when it bounds nothing), from the whole table.
+fn scan(window: &Window) -> Vec<Stat> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -132,6 +188,27 @@ fn processes(window: &Window) -> Vec<Stat> {
         .filter(|pid| range.is_none_or(|range| in_range(*pid, range)))
         .filter_map(read_stat)
         .collect()
+}
+
+/// Troupe's own children (what it started and what it adopted), from
+/// `/proc/self/task/<tid>/children` (a process's children are listed under the thread that
+/// started or adopted them): a few reads instead of one per process of the machine. `None`
+/// where the kernel does not list children.
+fn own_children() -> Option<Vec<Stat>> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    let mut pids: Vec<libc::pid_t> = Vec::new();
+    let mut listed = false;
+    for task in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(task.path().join("children")) else {
+            continue;
+        };
+        listed = true;
+        pids.extend(
+            text.split_ascii_whitespace()
+                .filter_map(|p| p.parse::<libc::pid_t>().ok()),
+        );
+    }
+    listed.then(|| pids.into_iter().filter_map(read_stat).collect())
 }
 
 /// The processes below `root` in the process tree (not `root` itself).
@@ -210,7 +287,8 @@ fn adopted(stat: &Stat, session: (libc::pid_t, libc::pid_t)) -> bool {
 }
 
 /// Reaps every adopted zombie child of troupe.
-fn reap_adopted(all: &[Stat], me: libc::pid_t) {
+/// Reaps every adopted zombie child of troupe; returns how many it reaped.
+fn reap_adopted(all: &[Stat], me: libc::pid_t) -> usize {
     let session = own_session();
     let candidates: Vec<libc::pid_t> = all
         .iter()
@@ -218,20 +296,24 @@ fn reap_adopted(all: &[Stat], me: libc::pid_t) {
         .map(|s| s.pid)
         .collect();
     if candidates.is_empty() {
-        return;
+        return 0;
     }
     let Ok(_reaping) = REAP.lock() else {
-        return;
+        return 0;
     };
+    let mut reaped = 0;
     for pid in candidates {
         // Re-read under the lock: only we reap adopted children, so a zombie seen here is still
         // ours when waitpid runs.
         if read_stat(pid).is_some_and(|s| s.ppid == me && s.zombie && adopted(&s, session)) {
             let mut status = 0;
             // SAFETY: waitpid on one specific pid with WNOHANG; `status` is a valid out pointer.
-            unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+                reaped += 1;
+            }
         }
     }
+    reaped
 }
 
 /// One round of ending a call: kills its group and every process carrying `marker`, reaps what
@@ -244,7 +326,8 @@ pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &W
         kill_group(pgid);
     }
     let all = processes(window);
-    let searched = match SUBREAPER.load(Ordering::Relaxed) {
+    let subreaper = SUBREAPER.load(Ordering::Relaxed);
+    let searched = match subreaper {
         true => descendants(&all, me),
         false => all.clone(),
     };
@@ -255,11 +338,27 @@ pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &W
         } else if carries(stat.pid, marker) {
             kill_marked(stat.pid, marker);
             alive += 1;
+        } else if subreaper && environ_unknown(stat.pid) {
+            // A descendant between fork and exec shows no environment yet: look again.
+            alive += 1;
         }
     }
     alive += orphaned_next(&searched, me);
-    reap_adopted(&all, me);
+    // A reaped process's own zombie children (a daemon killed with the shell that started it)
+    // come to troupe as it is reaped: one more round finds them.
+    if reap_adopted(&all, me) > 0 {
+        alive += 1;
+    }
     alive
+}
+
+/// Whether `pid`'s environment cannot be told yet: it reads empty or not at all (a process in
+/// the middle of exec) though the process is still there.
+fn environ_unknown(pid: libc::pid_t) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .ok()
+        .is_none_or(|environ| environ.is_empty())
+        && read_stat(pid).is_some_and(|s| !s.zombie)
 }
 
 /// Zombies whose parent is a zombie child of troupe: reaping that parent (this round) hands
@@ -311,7 +410,12 @@ pub(crate) fn end_adopted() {
         .copied()
         .unwrap_or_else(Window::everything);
     loop {
-        let all = processes(&window);
+        // Only troupe's own children can be adopted ones: read those alone where the kernel
+        // lists them (at exit the pid window is too old to bound the table).
+        let all = match SUBREAPER.load(Ordering::Relaxed) {
+            true => own_children().unwrap_or_else(|| scan(&window)),
+            false => scan(&window),
+        };
         let mut alive = 0;
         for stat in all
             .iter()
@@ -322,7 +426,9 @@ pub(crate) fn end_adopted() {
             unsafe { libc::kill(stat.pid, libc::SIGKILL) };
             alive += 1;
         }
-        reap_adopted(&all, me);
+        if reap_adopted(&all, me) > 0 {
+            alive += 1; // what the reaped ones leave comes to troupe: look once more
+        }
         if alive == 0 || started.elapsed() > END_DEADLINE {
             return;
         }
