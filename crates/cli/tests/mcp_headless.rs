@@ -30,7 +30,7 @@ fn a_server_still_starting_when_the_run_ends_is_not_reported_failed() {
     // The run waits for it before its first model call, at most MCP_TIMEOUT (here 300 ms),
     // then goes on without it; the server is still starting when the run ends.
     let out = common::run(
-        common::troupe(ws.path(), &server, common::Wire::Anthropic)
+        common::troupe(ws.path(), &server, troupe_testkit::Wire::Anthropic)
             .env("MCP_TIMEOUT", "300")
             .args(["-p", "hi", "--output-format", "json"])
             .args(["--permission-mode", "bypassPermissions"]),
