@@ -49,7 +49,7 @@ pub enum AgentError {
     Inbox(#[from] crate::extension::InboxError),
     /// The provider refused the conversation as too long for the model's context window,
     /// and compacting it did not help (or there was nothing left to compact).
-    #[error("{}", context_full(*.compacted, *.tokens, *.window, .message))]
+    #[error("{}", compaction::context_full(*.compacted, *.tokens, *.window, .message))]
     ContextFull {
         /// Whether the conversation was compacted before the refusal that ended the turn.
         compacted: bool,
@@ -60,18 +60,6 @@ pub enum AgentError {
         /// The provider's message.
         message: String,
     },
-}
-
-/// The words of [`AgentError::ContextFull`].
-fn context_full(compacted: bool, tokens: u64, window: u64, message: &str) -> String {
-    let what = if compacted {
-        "the prompt is still too long for the model's context window after compacting the conversation"
-    } else {
-        "the prompt is too long for the model's context window and there is nothing left to compact"
-    };
-    format!(
-        "{what} (about {tokens} tokens; window {window}): {message}. Start a fresh conversation (/clear),          or give the real window with --context-window or the contextWindow setting"
-    )
 }
 
 /// Fixed settings of an agent.
@@ -324,7 +312,7 @@ impl Agent {
 
     /// Tool specs as the model saw them at the last model call.
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
-        tool_specs_of(&self.offered)
+        wire::tool_specs_of(&self.offered)
     }
 
     /// Adds a message to the conversation and writes it to the transcript, unsynced: the
@@ -560,7 +548,7 @@ impl Agent {
                 messages: wire_messages(&self.messages),
                 tools: self
                     .specs
-                    .get(&self.offered, || tool_specs_of(&self.offered)),
+                    .get(&self.offered, || wire::tool_specs_of(&self.offered)),
                 max_tokens: self.config.max_tokens,
                 agent: self.config.name.clone(),
                 cache: Some(self.cache_marks),
@@ -601,16 +589,4 @@ impl Agent {
             compacted = true;
         }
     }
-}
-
-/// The specs of a set of tools, generated (schemas included).
-fn tool_specs_of(tools: &Registry) -> Vec<ToolSpec> {
-    tools
-        .iter()
-        .map(|t| ToolSpec {
-            name: t.name().to_string(),
-            description: t.description().to_string(),
-            input_schema: t.input_schema(),
-        })
-        .collect()
 }

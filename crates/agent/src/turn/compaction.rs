@@ -282,3 +282,15 @@ impl Agent {
         parts.join(" ")
     }
 }
+
+/// The words of [`AgentError::ContextFull`].
+pub(super) fn context_full(compacted: bool, tokens: u64, window: u64, message: &str) -> String {
+    let what = if compacted {
+        "the prompt is still too long for the model's context window after compacting the conversation"
+    } else {
+        "the prompt is too long for the model's context window and there is nothing left to compact"
+    };
+    format!(
+        "{what} (about {tokens} tokens; window {window}): {message}. Start a fresh conversation (/clear), or give the real window with --context-window or the contextWindow setting"
+    )
+}

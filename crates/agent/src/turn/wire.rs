@@ -1,6 +1,8 @@
 //! The conversation as the provider is sent it.
 
+use troupe_model::ToolSpec;
 use troupe_protocol::ChatMessage;
+use troupe_tools::Registry;
 
 /// The conversation as sent: consecutive messages of one role merged (a user message can be
 /// followed by injected mail; providers want roles to alternate).
@@ -16,4 +18,16 @@ pub fn wire_messages(messages: &[ChatMessage]) -> Vec<ChatMessage> {
         }
     }
     out
+}
+
+/// The specs of a set of tools, generated (schemas included).
+pub(super) fn tool_specs_of(tools: &Registry) -> Vec<ToolSpec> {
+    tools
+        .iter()
+        .map(|t| ToolSpec {
+            name: t.name().to_string(),
+            description: t.description().to_string(),
+            input_schema: t.input_schema(),
+        })
+        .collect()
 }
