@@ -286,7 +286,6 @@ fn adopted(stat: &Stat, session: (libc::pid_t, libc::pid_t)) -> bool {
     stat.sid != sid || (stat.pgid != stat.pid && stat.pgid != pgrp)
 }
 
-/// Reaps every adopted zombie child of troupe.
 /// Reaps every adopted zombie child of troupe; returns how many it reaped.
 fn reap_adopted(all: &[Stat], me: libc::pid_t) -> usize {
     let session = own_session();
@@ -384,11 +383,21 @@ fn orphaned_next(searched: &[Stat], me: libc::pid_t) -> usize {
 pub(crate) fn end_call(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window) {
     let started = Instant::now();
     let mut pause = Duration::from_micros(100);
+    // A call that left something behind is over only after two clean rounds in a row: a
+    // process killed in one round can be re-parented to troupe (and become its zombie) while
+    // the next one reads the tree.
+    let mut clean = 0;
     loop {
         let alive = end_call_once(marker, pgid, window);
         if alive == 0 {
-            return;
+            clean += 1;
+            if clean == 2 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
         }
+        clean = 0;
         if started.elapsed() > END_DEADLINE {
             tracing::warn!(alive, "processes of a tool call would not die");
             return;
