@@ -8,6 +8,7 @@ mod pty_support;
 mod repl_support;
 
 use common::subcommand;
+use pty_support::Pty;
 use repl_support::{leave, prompt_row, repl_in_pty, user_text, wait_requests, LIMIT};
 use std::time::Duration;
 use troupe_testkit::{FakeServer, Step, TempWorkspace};
@@ -137,8 +138,9 @@ fn a_bracketed_paste_is_one_multi_line_prompt() {
     leave(pty);
 }
 
-#[test]
-fn ctrl_c_interrupts_a_running_turn_and_the_session_stays() {
+/// A REPL whose first turn waits 30 s for the model, interrupted by `key` once the request is
+/// out, with its prompt back; the model's next answer is "still here".
+fn interrupted_by(key: &str) -> (TempWorkspace, FakeServer, Pty) {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.script(
@@ -151,11 +153,17 @@ fn ctrl_c_interrupts_a_running_turn_and_the_session_stays() {
     let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
     pty.send("take your time\r");
     wait_requests(&server, 1);
-    pty.send("\u{3}");
+    pty.send(key);
     pty.wait_for_text("(interrupted)", LIMIT);
     pty.wait_for("the prompt back", LIMIT, |s| {
         prompt_row(s).as_deref() == Some(">")
     });
+    (ws, server, pty)
+}
+
+#[test]
+fn ctrl_c_interrupts_a_running_turn_and_the_session_stays() {
+    let (_ws, server, mut pty) = interrupted_by("\u{3}");
     pty.send("are you there\r");
     pty.wait_for_text("still here", LIMIT);
     // The interrupted prompt stays in the conversation; the new one follows it.
@@ -189,23 +197,7 @@ fn a_retry_is_one_quiet_line_and_its_log_goes_to_the_log_file() {
 
 #[test]
 fn esc_interrupts_a_running_turn_and_esc_esc_clears_the_line() {
-    let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::delay(Duration::from_secs(30), Step::text("too late")),
-            Step::text("still here"),
-        ],
-    );
-    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
-    pty.send("take your time\r");
-    wait_requests(&server, 1);
-    pty.send("\u{1b}");
-    pty.wait_for_text("(interrupted)", LIMIT);
-    pty.wait_for("the prompt back", LIMIT, |s| {
-        prompt_row(s).as_deref() == Some(">")
-    });
+    let (_ws, server, mut pty) = interrupted_by("\u{1b}");
     pty.send("never sent");
     pty.wait_for("the typed text", LIMIT, |s| {
         prompt_row(s).as_deref() == Some("> never sent")

@@ -281,15 +281,7 @@ impl RosterStore for NatsStore {
             };
             let Some(record) = record else {
                 // Not split out yet, or no such member: the whole-roster path decides.
-                let mut found = None;
-                self.update_roster(&mut |roster: &mut Roster| {
-                    found = roster.get_mut(name).map(|m| {
-                        f(m);
-                        m.name = name.to_string();
-                        m.clone()
-                    });
-                })?;
-                return Ok(found);
+                return troupe_store::update_member_in_roster(self, name, f);
             };
             let before: Member =
                 serde_json::from_slice(&record.value).map_err(|e| self.corrupt_roster(&key, &e))?;

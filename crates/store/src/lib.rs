@@ -185,16 +185,26 @@ pub trait RosterStore: Send + Sync {
         name: &str,
         f: &mut dyn FnMut(&mut Member),
     ) -> Result<Option<Member>, StoreError> {
-        let mut found = None;
-        self.update_roster(&mut |roster: &mut Roster| {
-            found = roster.get_mut(name).map(|m| {
-                f(m);
-                m.name = name.to_string();
-                m.clone()
-            });
-        })?;
-        Ok(found)
+        update_member_in_roster(self, name, f)
     }
+}
+
+/// [`RosterStore::update_member`] through the whole roster: what the trait does by default,
+/// and what a backend that keeps members apart falls back to for one it has not split out.
+pub fn update_member_in_roster<S: RosterStore + ?Sized>(
+    store: &S,
+    name: &str,
+    f: &mut dyn FnMut(&mut Member),
+) -> Result<Option<Member>, StoreError> {
+    let mut found = None;
+    store.update_roster(&mut |roster: &mut Roster| {
+        found = roster.get_mut(name).map(|m| {
+            f(m);
+            m.name = name.to_string();
+            m.clone()
+        });
+    })?;
+    Ok(found)
 }
 
 /// Durable, multi-writer mailboxes with at-least-once delivery.
