@@ -36,6 +36,9 @@ const PUBLISH_WINDOW: usize = 512;
 /// pauses double from 1 ms up to this).
 const SETTLE_LIMIT: Duration = Duration::from_millis(64);
 
+/// Acks awaiting their confirmation at once.
+const ACK_WINDOW: usize = 256;
+
 /// Longest excerpt of a corrupt message kept in reports.
 const EXCERPT: usize = 200;
 
@@ -58,6 +61,26 @@ enum Acked {
     Confirmed,
     /// The server does not know these deliveries any more: they will be handed out again.
     Stale,
+}
+
+/// Acks one delivery and waits for the server to confirm it. Without a confirmation the
+/// server may have taken it anyway (the work queue dropped the message), or no longer know
+/// this delivery (a restart lost the consumer's recent state, and it will hand the message out
+/// again): the stream says which.
+async fn confirm_ack(
+    js: async_nats::jetstream::Context,
+    stream: async_nats::jetstream::stream::Stream,
+    seq: u64,
+    reply: Subject,
+) -> Result<Acked, Fail> {
+    match Acker::new(js, Some(reply)).double_ack().await {
+        Ok(()) => Ok(Acked::Confirmed),
+        Err(e) => match stream.direct_get(seq).await {
+            Err(g) if g.kind() == DirectGetErrorKind::NotFound => Ok(Acked::Confirmed),
+            Ok(_) => Ok(Acked::Stale),
+            Err(_) => Err(Fail::Transient(e.to_string())),
+        },
+    }
 }
 
 /// Parses a mailbox message; what does not parse is kept as a corrupt line.
@@ -431,38 +454,32 @@ impl MailboxStore for NatsStore {
         if taken.is_empty() {
             return Ok(()); // already acked: a repeated ack is harmless
         }
-        let replies: Arc<Vec<Subject>> =
-            Arc::new(taken.values().filter_map(|h| h.reply.clone()).collect());
-        let last_seq = taken.keys().next_back().copied().unwrap_or(upto);
+        let replies: Arc<Vec<(u64, Subject)>> = Arc::new(
+            taken
+                .iter()
+                .filter_map(|(seq, h)| h.reply.clone().map(|r| (*seq, r)))
+                .collect(),
+        );
         let acked = inner.conn.retry(&format!("ack the mail of {agent}"), || {
             let (js, replies, stream) =
                 (inner.conn.js.clone(), replies.clone(), inner.mail.clone());
             async move {
-                // Acks travel in order on one connection: once the server confirms the last,
-                // it has processed every one before it.
-                let Some((last, rest)) = replies.split_last() else {
-                    return Ok(Acked::Confirmed);
-                };
-                for reply in rest {
-                    Acker::new(js.clone(), Some(reply.clone()))
-                        .ack()
-                        .await
-                        .map_err(|e| Fail::Transient(e.to_string()))?;
+                // Every ack is confirmed, not only the last: acks sent just before a stream
+                // leader dies are lost even when a later one, answered by the next leader, is
+                // confirmed.
+                let outcomes: Vec<Result<Acked, Fail>> =
+                    futures_util::stream::iter(replies.iter().cloned())
+                        .map(|(seq, reply)| confirm_ack(js.clone(), stream.clone(), seq, reply))
+                        .buffer_unordered(ACK_WINDOW)
+                        .collect()
+                        .await;
+                let mut result = Acked::Confirmed;
+                for outcome in outcomes {
+                    if let Acked::Stale = outcome? {
+                        result = Acked::Stale;
+                    }
                 }
-                match Acker::new(js.clone(), Some(last.clone()))
-                    .double_ack()
-                    .await
-                {
-                    Ok(()) => Ok(Acked::Confirmed),
-                    // No confirmation: the server may have taken it anyway (the work queue
-                    // dropped the message), or no longer know this delivery (a restart lost the
-                    // consumer's recent state, and it will hand the message out again).
-                    Err(e) => match stream.direct_get(last_seq).await {
-                        Err(g) if g.kind() == DirectGetErrorKind::NotFound => Ok(Acked::Confirmed),
-                        Ok(_) => Ok(Acked::Stale),
-                        Err(_) => Err(Fail::Transient(e.to_string())),
-                    },
-                }
+                Ok(result)
             }
         });
         if acked.is_ok() {
