@@ -171,3 +171,13 @@ impl StoreError {
         }
     }
 }
+
+impl From<troupe_durable::DurableError> for StoreError {
+    fn from(e: troupe_durable::DurableError) -> StoreError {
+        StoreError::Io {
+            action: e.action,
+            path: e.path,
+            source: e.source,
+        }
+    }
+}

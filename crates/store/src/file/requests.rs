@@ -11,8 +11,8 @@ use troupe_protocol::{Event, Request, RequestError};
 
 use super::FileStore;
 use crate::error::StoreError;
-use crate::file::lock::LockFile;
 use crate::{EventLog, RequestFilter, RequestStore};
+use troupe_durable::lock::LockFile;
 
 /// Lock files requests are spread over.
 const STRIPES: u64 = 16;
@@ -44,7 +44,9 @@ impl FileStore {
             (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
         });
         let stripe = hash % STRIPES;
-        LockFile::acquire(&self.requests_dir().join(format!(".lock-{stripe}")))
+        Ok(LockFile::acquire(
+            &self.requests_dir().join(format!(".lock-{stripe}")),
+        )?)
     }
 
     fn load_request(&self, id: &str) -> Result<Option<Request>, StoreError> {

@@ -34,8 +34,8 @@ use troupe_protocol::{Member, Roster};
 
 use super::{jsonl, to_line, FileStore, SyncKind};
 use crate::error::StoreError;
-use crate::file::lock::LockFile;
 use crate::RosterStore;
+use troupe_durable::lock::LockFile;
 
 /// The log, relative to the team directory.
 pub(super) const LOG: &str = "roster.jsonl";

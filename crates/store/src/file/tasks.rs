@@ -14,9 +14,9 @@ use troupe_protocol::{check_dependencies, BlockerStatus, Event, Task, TaskId};
 
 use super::{now_ms, FileStore};
 use crate::error::StoreError;
-use crate::file::lock::LockFile;
 use crate::tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
 use crate::EventLog;
+use troupe_durable::lock::LockFile;
 
 /// A task id as the board's file names hold it; other names (the lock, temp files) are not tasks.
 fn id_of(name: &str) -> Option<TaskId> {
@@ -40,12 +40,14 @@ impl FileStore {
     fn lock_tasks(&self) -> Result<LockFile, StoreError> {
         let dir = self.tasks_dir();
         fs::create_dir_all(&dir).map_err(StoreError::io("create directory", &dir))?;
-        LockFile::acquire(&dir.join(".lock"))
+        Ok(LockFile::acquire(&dir.join(".lock"))?)
     }
 
     /// The exclusive lock on one task's record.
     fn lock_task(&self, id: TaskId) -> Result<LockFile, StoreError> {
-        LockFile::acquire(&self.tasks_dir().join(format!(".{id}.lock")))
+        Ok(LockFile::acquire(
+            &self.tasks_dir().join(format!(".{id}.lock")),
+        )?)
     }
 
     /// The task as it is and as `f` would leave it; its lock is held by the caller.
