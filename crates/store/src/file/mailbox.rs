@@ -183,11 +183,12 @@ impl MailboxStore for FileStore {
             let _guard = LockGuard::exclusive(&log, &path)?;
             let len = log.metadata().map_err(StoreError::io("stat", &path))?.len();
             if end > len {
-                return Err(StoreError::AckBeyondEnd {
+                return Err(StoreError::BadAck {
                     agent: agent.to_string(),
-                    end,
-                    len,
-                    path,
+                    detail: format!(
+                        "byte {end} is past the end of {}, which is {len} bytes long",
+                        path.display()
+                    ),
                 });
             }
             let mut last = [0u8; 1];
@@ -198,10 +199,9 @@ impl MailboxStore for FileStore {
                     == 1
                     && last[0] == b'\n');
             if !at_line_end {
-                return Err(StoreError::AckNotLineEnd {
+                return Err(StoreError::BadAck {
                     agent: agent.to_string(),
-                    end,
-                    path,
+                    detail: format!("byte {end} is not the end of a line in {}", path.display()),
                 });
             }
             let cursor = self.read_cursor(agent)?;

@@ -56,7 +56,7 @@ impl FileStore {
                 serde_json::from_slice(&bytes)
                     .map(Some)
                     .map_err(|e| StoreError::Corrupt {
-                        path,
+                        place: path.display().to_string(),
                         detail: e.to_string(),
                     })
             }
@@ -120,7 +120,7 @@ impl RequestStore for FileStore {
         if path.exists() {
             return Err(StoreError::DuplicateRequest {
                 id: request.id.clone(),
-                path,
+                place: path.display().to_string(),
             });
         }
         self.save_request(request)?;
@@ -143,7 +143,7 @@ impl RequestStore for FileStore {
         let Some(before) = self.load_request(id)? else {
             return Err(StoreError::UnknownRequest {
                 id: id.to_string(),
-                path: self.request_path(id)?,
+                place: self.request_path(id)?.display().to_string(),
             });
         };
         let mut request = before.clone();

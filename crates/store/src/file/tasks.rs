@@ -88,12 +88,12 @@ impl FileStore {
             Err(e) => return Err(StoreError::io("read", path)(e)),
         };
         let task: Task = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-            path: path.clone(),
+            place: path.display().to_string(),
             detail: e.to_string(),
         })?;
         if task.id != id {
             return Err(StoreError::Corrupt {
-                path,
+                place: path.display().to_string(),
                 detail: format!("it holds task {} instead", task.id),
             });
         }
@@ -134,12 +134,12 @@ impl FileStore {
             match self.load_task(id) {
                 Ok(Some(t)) => board.tasks.push(t),
                 Ok(None) => {}
-                Err(StoreError::Corrupt { path, detail }) => {
+                Err(StoreError::Corrupt { place, detail }) => {
                     // One bad file must not hide the rest of the board; it is reported instead.
-                    tracing::warn!(path = %path.display(), error = %detail, "skipping unreadable task");
+                    tracing::warn!(place = %place, error = %detail, "skipping unreadable task");
                     board.corrupt.push(CorruptTask {
                         id,
-                        path,
+                        place,
                         error: detail,
                     });
                 }
@@ -214,7 +214,7 @@ impl TaskStore for FileStore {
     fn get_task(&self, id: TaskId) -> Result<Task, StoreError> {
         self.load_task(id)?.ok_or_else(|| StoreError::UnknownTask {
             id,
-            path: self.task_path(id),
+            place: self.task_path(id).display().to_string(),
         })
     }
 
