@@ -35,4 +35,5 @@ pub use lifecycle::{
 pub use tool_filter::ToolFilter;
 pub use turn::{
     Agent, AgentConfig, AgentError, AgentEvent, PermissionDenial, TurnEnd, TurnOutcome,
+    MAX_READS_AT_ONCE,
 };
