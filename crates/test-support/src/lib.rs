@@ -37,6 +37,7 @@ pub fn model_config(server: &FakeServer) -> ModelConfig {
         stream_idle_timeout: WAIT,
         prompt_cache: troupe_model::PromptCache::default(),
         agent_header: true,
+        reasoning: troupe_model::Reasoning::default(),
     }
 }
 
