@@ -5,7 +5,7 @@ use super::{steer, Agent, AgentError, AgentEvent};
 use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{Approval, Question};
 use crate::lifecycle::{CallDecision, ToolCall};
-use crate::permissions::CallInfo;
+use crate::permissions::{CallInfo, DenialSource};
 use troupe_protocol::{ChatMessage, ContentBlock, Role};
 use troupe_tools::{Sandbox, ToolOutput};
 
@@ -18,6 +18,13 @@ pub struct PermissionDenial {
     pub tool_use_id: String,
     /// The call's input.
     pub tool_input: serde_json::Value,
+    /// What refused it when nobody was asked (a deny rule, the mode, a run without anybody to
+    /// ask); `None` when somebody said no, or a hook did.
+    #[serde(skip)]
+    pub source: Option<DenialSource>,
+    /// What the model was told.
+    #[serde(skip)]
+    pub message: String,
 }
 
 impl Agent {
@@ -29,11 +36,32 @@ impl Agent {
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
     }
 
-    fn record_denial(&self, id: &str, name: &str, input: &serde_json::Value) {
+    /// The refusal of call `id` when nobody was asked about it, for
+    /// [`AgentEvent::PermissionDenied`].
+    fn unasked_denial(&self, id: &str) -> Option<PermissionDenial> {
+        let denials = self
+            .denials
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        denials
+            .iter()
+            .rev()
+            .find(|d| d.tool_use_id == id && d.source.is_some())
+            .cloned()
+    }
+
+    fn record_denial(
+        &self,
+        (id, name, input): (&str, &str, &serde_json::Value),
+        source: Option<DenialSource>,
+        message: &str,
+    ) {
         let denial = PermissionDenial {
             tool_name: name.to_string(),
             tool_use_id: id.to_string(),
             tool_input: input.clone(),
+            source,
+            message: message.to_string(),
         };
         match self.denials.lock() {
             Ok(mut d) => d.push(denial),
@@ -71,6 +99,9 @@ impl Agent {
                 .await;
             for (&(id, name, _), (output, halted)) in calls.iter().zip(outputs) {
                 halt = halt.or(halted);
+                if let Some(denial) = self.unasked_denial(id) {
+                    observe(AgentEvent::PermissionDenied(&denial));
+                }
                 observe(AgentEvent::ToolFinished {
                     id,
                     name,
@@ -94,6 +125,9 @@ impl Agent {
                         .await
                 }
             };
+            if let Some(denial) = self.unasked_denial(id) {
+                observe(AgentEvent::PermissionDenied(&denial));
+            }
             observe(AgentEvent::ToolFinished {
                 id,
                 name,
@@ -159,7 +193,8 @@ impl Agent {
         let (grant, asked, hook_asks) = match self.judge(&call, hook) {
             Ok(judged) => judged,
             Err(reason) => {
-                self.record_denial(id, name, input);
+                let source = self.policy.denial_source(&call);
+                self.record_denial((id, name, input), source, &reason);
                 return ToolOutput::error(reason);
             }
         };
@@ -185,12 +220,14 @@ impl Agent {
             };
             match self.approver.approve(question).await {
                 Approval::Deny(why) => {
-                    self.record_denial(id, name, input);
+                    let source =
+                        (!self.approver.asks_someone()).then_some(DenialSource::NoApprover);
+                    self.record_denial((id, name, input), source, &why);
                     return ToolOutput::error(why);
                 }
                 Approval::AllowWith(updated) if &updated != input => {
                     if let Err(why) = self.recheck(name, &updated) {
-                        self.record_denial(id, name, &updated);
+                        self.record_denial((id, name, &updated), None, &why);
                         return ToolOutput::error(why);
                     }
                     replaced = Some(updated);
