@@ -228,6 +228,13 @@ pub struct Question<'a> {
 pub trait Approver: Send + Sync {
     /// Decides on one call.
     async fn approve(&self, question: Question<'_>) -> Approval;
+
+    /// Whether a question reaches somebody (a person, the lead, the controlling process);
+    /// `false` for an approver that refuses every question unasked, whose refusals are then
+    /// reported as decided without asking.
+    fn asks_someone(&self) -> bool {
+        true
+    }
 }
 
 /// An approver for runs without a person: refuses, saying how to allow the call.
@@ -238,6 +245,10 @@ pub struct RefuseApprover;
 impl Approver for RefuseApprover {
     async fn approve(&self, question: Question<'_>) -> Approval {
         Approval::Deny(question.how_to_allow.to_string())
+    }
+
+    fn asks_someone(&self) -> bool {
+        false
     }
 }
 
