@@ -21,6 +21,7 @@ pub mod spec;
 pub mod store_writer;
 pub mod task_hooks;
 pub mod tools;
+pub mod transcript_cache;
 pub mod wake;
 pub mod worktree;
 
