@@ -5,6 +5,7 @@ pub mod board;
 pub mod error;
 pub mod extension;
 pub mod inbox;
+pub mod launch;
 pub mod liveness;
 pub mod member;
 pub mod notice;

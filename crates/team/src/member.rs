@@ -112,6 +112,7 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
     let builder = builder
         .identity(identity)
         .home(config.home.clone())
+        .memory_sources(config.memory_sources)
         .tool_filter(crate::profile::tool_filter(&spec.profile, definition))
         .settings(config.settings.clone())
         .policy(policy)
