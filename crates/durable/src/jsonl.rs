@@ -295,6 +295,13 @@ pub fn read_log<T: DeserializeOwned>(path: &Path, what: &str) -> Result<Log<T>, 
     (&file)
         .read_to_end(&mut bytes)
         .map_err(DurableError::io("read", path))?;
+    Ok(parse_log(bytes, what, &path.display().to_string()))
+}
+
+/// Parses a whole log held in memory as [`read_log`] parses a file: the unterminated last line
+/// included, lines that do not parse skipped, each logged as a warning naming `what` and
+/// `source` (where the bytes came from).
+pub fn parse_log<T: DeserializeOwned>(mut bytes: Vec<u8>, what: &str, source: &str) -> Log<T> {
     let unterminated = bytes.last().is_some_and(|b| *b != b'\n');
     if unterminated {
         // The torn tail is parsed like any line: a writer killed right before its newline
@@ -308,13 +315,13 @@ pub fn read_log<T: DeserializeOwned>(path: &Path, what: &str) -> Result<Log<T>, 
     };
     let (entries, corrupt) = parse_chunk(&chunk);
     for bad in &corrupt {
-        tracing::warn!(path = %path.display(), offset = bad.offset, error = %bad.error, "skipping corrupt {what} line");
+        tracing::warn!(source, offset = bad.offset, error = %bad.error, "skipping corrupt {what} line");
     }
-    Ok(Log {
+    Log {
         entries,
         corrupt,
         unterminated,
-    })
+    }
 }
 
 /// A short, printable excerpt of a bad line.

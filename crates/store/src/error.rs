@@ -150,7 +150,7 @@ pub enum StoreError {
 
 impl StoreError {
     /// Wraps an I/O error with the action and path it concerns.
-    pub(crate) fn io(
+    pub fn io(
         action: &'static str,
         path: impl Into<PathBuf>,
     ) -> impl FnOnce(std::io::Error) -> StoreError {
