@@ -1,6 +1,10 @@
-//! The one agent loop (DESIGN.md §1): prompt assembly, model calls, permissions, tool dispatch
-//! and transcripts. Every agent — lead, teammate — is made by [`AgentBuilder`] and runs it with
-//! its own tools, identity and [`Extension`]s.
+//! The one agent loop: prompt assembly, model calls, permissions, tool dispatch (read-only calls
+//! side by side) and transcripts. Every agent — lead, teammate — is made by [`AgentBuilder`]
+//! and runs it with its own tools, identity and [`Extension`]s.
+//!
+//! Must not know: teams, mail transports, MCP, NATS, hooks' processes or the CLI's flags. What
+//! those add reaches the loop only through the traits here ([`Extension`], tool sources, gates,
+//! approvers, inboxes, lifecycle hooks).
 
 pub mod background;
 mod binding;

@@ -139,13 +139,8 @@ pub struct Transcript {
     mirror: Option<crate::transcript_mirror::Pending>,
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+/// Milliseconds since the Unix epoch (troupe's one clock).
+pub use troupe_protocol::now_ms;
 
 impl Transcript {
     /// Opens (creating if needed) the transcript at `path` for appending.

@@ -4,6 +4,9 @@
 //! (`.troupe/agents/**/*.md`, `.claude/agents/**/*.md`) and the `task` subagent tool that uses
 //! them; custom slash commands (`.claude/commands/**/*.md`) and output styles
 //! (`.claude/output-styles/*.md`).
+//!
+//! Must not know: teams, stores or the CLI. It reads definition files and hands the agent crate
+//! tools and prompt sections; a subagent is built through the agent crate's builder.
 
 pub mod agents;
 pub mod commands;

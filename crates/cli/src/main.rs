@@ -1,4 +1,8 @@
 //! The `troupe` binary: parses flags, then runs the REPL, a headless prompt, or a subcommand.
+//! It owns the composition (which crates an agent is built from), the terminal and the flags.
+//!
+//! Must not hold: mechanisms of its own beyond wiring and presentation. The loop, teams, stores,
+//! tools, hooks and MCP live in their crates; this one only connects and renders them.
 
 mod args;
 mod args_contract;

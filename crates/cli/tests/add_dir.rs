@@ -186,8 +186,8 @@ fn a_read_deny_rule_hides_files_of_an_added_directory_from_every_reading_tool() 
 fn a_command_allowed_to_write_the_workspace_may_write_an_added_directory_only() {
     let check = subcommand(Path::new("/"), &["sandbox", "check", "--json"]);
     let report: Value = serde_json::from_slice(&check.stdout).unwrap_or(Value::Null);
-    if report["landlock"]["available"] != true {
-        eprintln!("skipping: no usable Landlock here: {report}");
+    let landlock = report["landlock"]["available"] == true;
+    if !troupe_testkit::requirement(&format!("a usable Landlock ({report})"), landlock) {
         return;
     }
     let ws = TempWorkspace::new();

@@ -10,19 +10,12 @@ use common::{alive, headless_bypass, headless_in_mode, repl, result_json, stderr
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
 
 /// Waits (bounded) until `cond` holds; for conditions in another process.
-fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
+fn eventually(cond: impl FnMut() -> bool) -> bool {
+    troupe_testkit::eventually(Duration::from_secs(30), cond)
 }
 
 /// The pid a command wrote to `path` (waited for).

@@ -11,19 +11,12 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
 
 /// Waits (bounded) until `cond` holds; for conditions in another process.
-fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(40);
-    while Instant::now() < deadline {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
+fn eventually(cond: impl FnMut() -> bool) -> bool {
+    troupe_testkit::eventually(Duration::from_secs(40), cond)
 }
 
 /// The jobs in the workspace's cron file.
@@ -172,8 +165,8 @@ impl Drop for Tmux {
 
 #[test]
 fn a_job_fires_once_into_the_idle_repl_lead() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("skipping: no tmux");
+    let tmux = Command::new("tmux").arg("-V").output().is_ok();
+    if !troupe_testkit::requirement("tmux (scripts/test-deps.sh installs it)", tmux) {
         return;
     }
     let ws = TempWorkspace::new();

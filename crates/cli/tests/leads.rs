@@ -6,16 +6,16 @@ mod common;
 
 use common::{run, stderr, troupe};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
 
 /// Waits (bounded) until `n` model requests of the lead have arrived.
 fn wait_for_lead_requests(server: &FakeServer, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while server.requests_for("lead").len() < n {
-        assert!(Instant::now() < deadline, "the lead never called the model");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    troupe_testkit::wait_until(
+        "the lead calling the model",
+        Duration::from_secs(30),
+        || server.requests_for("lead").len() >= n,
+    );
 }
 
 #[test]

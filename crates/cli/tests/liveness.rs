@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Child, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use troupe_protocol::{AgentStatus, Envelope, EventKind, MailKind, Task, TaskId, TaskStatus};
 use troupe_store::{EventCursor, LeaseState, NewTask, SharedStore};
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
@@ -21,12 +21,9 @@ use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 /// Generous bound for conditions a broken build might never reach; nothing asserts on time.
 const BOUND: Duration = Duration::from_secs(60);
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + BOUND;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+#[track_caller]
+fn wait_for(what: &str, done: impl FnMut() -> bool) {
+    troupe_testkit::wait_until(what, BOUND, done)
 }
 
 fn wait_exit(child: &mut Child) -> ExitStatus {

@@ -13,7 +13,7 @@ use protocol_support::{
 };
 use serde_json::json;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use troupe_protocol::{Request, RequestKind, RequestStatus};
 use troupe_store::RequestFilter;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
@@ -120,23 +120,21 @@ fn charlie_plan_approved_then_his_change_is_on_disk() {
 
 /// Waits (polling the store, not timing anything) until a plan request is pending.
 fn wait_for_pending_plan(ws: &Path) -> Request {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(s) = troupe_store::file::open(&ws.join(".troupe"), "default") {
-            let pending = s
-                .list_requests(&RequestFilter {
-                    status: Some(RequestStatus::Pending),
-                    kind: Some(RequestKind::Plan),
-                    agent: None,
-                })
-                .unwrap_or_default();
-            if let Some(r) = pending.into_iter().next() {
-                return r;
-            }
-        }
-        assert!(Instant::now() < deadline, "no plan request was opened");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    troupe_testkit::wait_for(
+        "a plan request to be opened",
+        Duration::from_secs(60),
+        || {
+            let s = troupe_store::file::open(&ws.join(".troupe"), "default").ok()?;
+            s.list_requests(&RequestFilter {
+                status: Some(RequestStatus::Pending),
+                kind: Some(RequestKind::Plan),
+                agent: None,
+            })
+            .unwrap_or_default()
+            .into_iter()
+            .next()
+        },
+    )
 }
 
 #[test]

@@ -11,17 +11,14 @@ use protocol_support::{calls, headless, results_of, spawn};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
 fn landlock() -> bool {
     let out = subcommand(Path::new("/"), &["sandbox", "check", "--json"]);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     let available = report["landlock"]["available"] == true;
-    if !available {
-        eprintln!("skipping: no usable Landlock here: {report}");
-    }
-    available
+    troupe_testkit::requirement(&format!("a usable Landlock ({report})"), available)
 }
 
 /// Runs troupe headless (json output) with `args` on a model that calls bash with each of
@@ -352,15 +349,8 @@ fn an_allowed_cargo_build_writes_its_target_in_the_workspace() {
 }
 
 /// Waits (boundedly) until `cond` holds.
-fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
+fn eventually(cond: impl FnMut() -> bool) -> bool {
+    troupe_testkit::eventually(Duration::from_secs(20), cond)
 }
 
 fn read_pid(path: &Path) -> u32 {

@@ -11,7 +11,7 @@ use protocol_support::{calls, headless, member, results_of, store};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use troupe_protocol::{AgentStatus, TaskStatus};
 use troupe_testkit::{FakeServer, Recorded, Reply, Step, TempWorkspace, Wire};
 
@@ -20,12 +20,8 @@ const BOUND: Duration = Duration::from_secs(90);
 
 /// Waits (bounded) until `cond` holds.
 #[track_caller]
-fn until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + BOUND;
-    while !cond() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn until(what: &str, cond: impl FnMut() -> bool) {
+    troupe_testkit::wait_until(what, BOUND, cond)
 }
 
 /// `troupe task ARGS…` in `ws`.

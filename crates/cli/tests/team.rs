@@ -388,14 +388,11 @@ fn interactive_lead_is_woken_by_mail_while_waiting_at_the_prompt() {
     stdin.write_all(b"spawn alice\n").unwrap();
     stdin.flush().unwrap();
     // No further input: the lead's third model call can only come from mail waking it.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while server.requests_for("lead").len() < 3 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the lead was not woken by alice's mail"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    troupe_testkit::wait_until(
+        "the lead to be woken by alice's mail",
+        std::time::Duration::from_secs(30),
+        || server.requests_for("lead").len() >= 3,
+    );
     std::thread::sleep(std::time::Duration::from_millis(300));
     stdin.write_all(b"/team\n/exit\n").unwrap();
     drop(stdin);

@@ -12,7 +12,7 @@ use protocol_support::{calls, has_mail, mails, results_of, spawn, store};
 use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use troupe_protocol::{Request, RequestKind, RequestStatus};
 use troupe_store::RequestFilter;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
@@ -30,28 +30,18 @@ fn team(ws: &Path, args: &[&str]) -> Output {
 
 /// Waits (bounded, polling the store) for a pending request of `kind` other than `not`.
 fn pending(ws: &Path, kind: RequestKind, not: &[String]) -> Request {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if let Ok(s) = troupe_store::file::open(&ws.join(".troupe"), "default") {
-            let found = s
-                .list_requests(&RequestFilter {
-                    status: Some(RequestStatus::Pending),
-                    kind: Some(kind),
-                    agent: None,
-                })
-                .unwrap_or_default()
-                .into_iter()
-                .find(|r| !not.contains(&r.id));
-            if let Some(r) = found {
-                return r;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no pending {kind} request appeared"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let what = format!("a pending {kind} request");
+    troupe_testkit::wait_for(&what, Duration::from_secs(90), || {
+        let s = troupe_store::file::open(&ws.join(".troupe"), "default").ok()?;
+        s.list_requests(&RequestFilter {
+            status: Some(RequestStatus::Pending),
+            kind: Some(kind),
+            agent: None,
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .find(|r| !not.contains(&r.id))
+    })
 }
 
 #[test]

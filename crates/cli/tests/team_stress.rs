@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use troupe_protocol::{Envelope, MailKind};
 use troupe_store::file::open as open_store;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
@@ -91,13 +91,7 @@ fn delivered(ws: &Path) -> (usize, usize) {
     (ids.len(), total)
 }
 
-fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use troupe_testkit::wait_until as wait_for;
 
 fn joined(ws: &Path) -> bool {
     common::team_roster(ws).is_some_and(|r| r.to_string().contains("\"sink\""))

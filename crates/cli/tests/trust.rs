@@ -15,7 +15,6 @@ use pty_support::Pty;
 use repl_support::{leave, prompt_row, LIMIT};
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
 const QUESTION: &str = "Do you trust the files in this folder?";
@@ -57,15 +56,8 @@ fn ask_model(pty: &mut Pty, prompt: &str, answer: &str) {
 
 /// Waits (bounded) for a file a background process creates.
 fn wait_file(path: &Path) {
-    let deadline = Instant::now() + LIMIT;
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let what = format!("{} to appear", path.display());
+    troupe_testkit::wait_until(&what, LIMIT, || path.exists());
 }
 
 /// `troupe trust …` with the workspace's HOME.

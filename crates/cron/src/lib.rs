@@ -8,6 +8,9 @@
 //! nothing ran fires once at the next start, marked late. Delivery is the caller's
 //! ([`Deliver`]): the binary puts `[Scheduled] <prompt>` in the target agent's team mailbox,
 //! which wakes it like any mail — this crate knows nothing of teams.
+//!
+//! Must not know: the agent loop's internals or the team runtime. Delivery goes through the
+//! [`Deliver`] trait its caller implements.
 
 mod file;
 mod job;
@@ -21,10 +24,5 @@ pub use schedule::{parse_schedule, Schedule, ScheduleError};
 pub use scheduler::{Deliver, Scheduler};
 pub use tools::{CancelCronTool, CronExtension, ListCronsTool, ScheduleCronTool};
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+/// Milliseconds since the Unix epoch (troupe's one clock).
+pub use troupe_protocol::now_ms;

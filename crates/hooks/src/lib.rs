@@ -6,6 +6,9 @@
 //! [`HookReporter`] the caller supplies, and to `tracing`. Hook callbacks of a controlling
 //! process (the Agent SDK's) match and decide the same way ([`Callbacks`]). Nothing here knows
 //! about teams.
+//!
+//! Must not know: the agent loop's internals, teams or the CLI. It plugs in through the agent
+//! crate's lifecycle seam only.
 
 mod callback;
 mod config;

@@ -8,6 +8,10 @@
 //! - [`McpManager`]: start-up, statuses, the tools on offer, `connect_mcp`, shutdown.
 //! - A crashed server's calls become error results and the next call restarts it (bounded);
 //!   calls time out and are cancelled on the server when dropped (Ctrl-C).
+//!
+//! Must not know: teams, stores or permissions. Its tools are plain `troupe_tools::Tool`s; what
+//! may run is the agent's policy's business (a server's `readOnlyHint` only lets calls run side
+//! by side).
 
 mod config;
 mod connection;

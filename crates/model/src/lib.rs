@@ -1,5 +1,8 @@
 //! Provider-neutral streaming model clients: the [`Model`] trait, the request and event types,
 //! and clients for the Anthropic Messages API and OpenAI-compatible Chat Completions.
+//!
+//! Must not know: tools' implementations, agents, teams or permissions. It speaks the providers'
+//! wire formats and retries transient failures with troupe's one `RetryPolicy`.
 
 pub mod anthropic;
 mod anthropic_body;
@@ -15,7 +18,8 @@ pub mod provider;
 mod provider_env;
 pub mod reasoning;
 pub mod retry;
-pub mod schema;
+/// Schema clean-up for providers: troupe's one (`troupe_protocol::schema`).
+pub use troupe_protocol::schema;
 pub mod sse;
 pub mod window;
 

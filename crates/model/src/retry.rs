@@ -1,50 +1,13 @@
-//! The retry policy: which failures are transient, and how long to wait before the next try.
+//! Which failures are transient; how long to wait before the next try is troupe's one
+//! [`RetryPolicy`].
 
 use crate::error::{error_body_message, mentions_prompt_too_long};
 use crate::ModelError;
 use reqwest::header::HeaderMap;
 use std::time::Duration;
 
-/// How often and how patiently a client retries transient failures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// Attempts in total, the first included (1 means never retry).
-    pub max_attempts: u32,
-    /// Wait before the second attempt; doubles for each further one.
-    pub base_delay: Duration,
-    /// Longest wait between attempts, also the cap on a server's `Retry-After`.
-    pub max_delay: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            max_attempts: 4,
-            base_delay: Duration::from_millis(500),
-            max_delay: Duration::from_secs(20),
-        }
-    }
-}
-
-impl RetryPolicy {
-    /// The wait after failed attempt number `attempt` (1-based): the server's `Retry-After`
-    /// when it sent one (clamped to `max_delay`), else exponential backoff with jitter.
-    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
-        if let Some(wait) = retry_after {
-            return wait.min(self.max_delay);
-        }
-        let doublings = attempt.saturating_sub(1).min(30);
-        let ceiling = self
-            .base_delay
-            .saturating_mul(1u32 << doublings)
-            .min(self.max_delay);
-        // Half fixed, half random: spreads out clients that failed together without ever
-        // retrying immediately.
-        let half = ceiling / 2;
-        let jitter_ms = half.as_millis().min(u128::from(u64::MAX)) as u64;
-        half + Duration::from_millis(fastrand::u64(0..=jitter_ms))
-    }
-}
+/// How often and how patiently a client retries transient failures: troupe's one retry policy.
+pub use troupe_protocol::RetryPolicy;
 
 /// The outcome of one failed attempt.
 #[derive(Debug)]
@@ -149,19 +112,6 @@ mod tests {
             max_attempts: 4,
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(20),
-        }
-    }
-
-    #[test]
-    fn backoff_doubles_with_jitter_and_stays_under_the_cap() {
-        let p = policy();
-        for _ in 0..200 {
-            let first = p.delay(1, None);
-            assert!(first >= Duration::from_millis(250) && first <= Duration::from_millis(500));
-            let third = p.delay(3, None);
-            assert!(third >= Duration::from_millis(1000) && third <= Duration::from_millis(2000));
-            let late = p.delay(40, None);
-            assert!(late >= Duration::from_secs(10) && late <= Duration::from_secs(20));
         }
     }
 

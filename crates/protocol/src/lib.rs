@@ -1,22 +1,31 @@
 //! Pure data shared by every troupe crate: the conversation, team mail, protocol requests,
-//! agent statuses and events. No I/O, no async.
+//! agent statuses and events, with the few rules every crate shares: the clock ([`now_ms`]),
+//! the retry policy ([`RetryPolicy`]) and JSON Schema clean-up ([`schema`]). No I/O beyond
+//! reading the clock, no async.
+//!
+//! Must not know: any other troupe crate, a runtime, a file or the network.
 
 pub mod chat;
 pub mod claude_names;
+pub mod clock;
 pub mod envelope;
 pub mod event;
 pub mod ids;
 pub mod request;
+pub mod retry;
 pub mod roster;
+pub mod schema;
 pub mod status;
 pub mod task;
 pub mod usage;
 
 pub use chat::{ChatMessage, ContentBlock, ImageData, Role};
+pub use clock::now_ms;
 pub use envelope::{Envelope, MailKind};
 pub use event::{Event, EventKind};
 pub use ids::{new_id, validate_agent_name, NameError};
 pub use request::{Request, RequestError, RequestKind, RequestStatus, Response, Transition};
+pub use retry::{Backoff, RetryPolicy};
 pub use roster::{BackgroundCommand, BackgroundState, Member, MemberProfile, Roster};
 pub use status::AgentStatus;
 pub use task::{

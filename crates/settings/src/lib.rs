@@ -2,6 +2,9 @@
 //! `mcpServers`, `sandbox`, teammate options), read from every settings file a Claude Code
 //! project may carry and merged with Claude Code's precedence. Unknown keys are kept and ignored;
 //! a malformed file is an error naming the file and the line.
+//!
+//! Must not know: agents, teams or the CLI. It parses and merges; its callers decide what the
+//! settings mean for them.
 
 mod error;
 mod hooks;

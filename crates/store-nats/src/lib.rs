@@ -24,6 +24,9 @@
 //! what the agent synced there to the agent's subject, and restores the cache from it when the
 //! agent rejoins on another machine. The store owns a small tokio runtime for its client, so its synchronous methods
 //! may be called from any thread.
+//!
+//! Must not know: agents, the model or the team runtime: only `troupe_store`'s traits and
+//! `troupe_protocol`'s records.
 
 mod acked;
 mod backoff;
@@ -46,11 +49,12 @@ mod watch;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+use troupe_protocol::now_ms;
+use troupe_store::error::{check_agent, check_name};
 
 use crate::cluster::{ensure_bucket, ensure_stream};
 use async_nats::jetstream::{kv::Config as KvConfig, stream};
-use troupe_protocol::validate_agent_name;
 use troupe_store::file::FileStore;
 use troupe_store::{ChangeWatch, Durability, SharedStore, StoreError, TeamStore};
 
@@ -153,10 +157,7 @@ impl NatsStore {
         team: &str,
         mode: OpenMode,
     ) -> Result<Option<NatsStore>, StoreError> {
-        validate_agent_name(team).map_err(|source| StoreError::BadName {
-            what: "team",
-            source,
-        })?;
+        check_name("team", team)?;
         let conn = Conn::connect(url)?;
         let names = Names::new(team);
         let lease_ttl = url.lease_ttl;
@@ -294,22 +295,6 @@ impl TeamStore for NatsStore {
     fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
         Ok(Box::new(changes::NatsChangeWatch::start(self)?))
     }
-}
-
-/// Refuses agent names that are unsafe as subjects and keys.
-fn check_agent(agent: &str) -> Result<(), StoreError> {
-    validate_agent_name(agent).map_err(|source| StoreError::BadName {
-        what: "agent",
-        source,
-    })
-}
-
-/// Milliseconds since the Unix epoch.
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }
 
 /// Serializes a record as JSON bytes.

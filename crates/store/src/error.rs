@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use thiserror::Error;
-use troupe_protocol::{NameError, RequestError, TaskError, TaskId};
+use troupe_protocol::{validate_agent_name, NameError, RequestError, TaskError, TaskId};
 
 /// Everything that can go wrong in a team store.
 #[derive(Debug, Error)]
@@ -171,4 +171,15 @@ impl From<troupe_durable::DurableError> for StoreError {
             source: e.source,
         }
     }
+}
+
+/// Refuses a team or agent name (`what`) that is unsafe as a file name, a subject or a key
+/// (agents become `inbox/<agent>.jsonl`, `mail.<agent>`): every backend checks with this.
+pub fn check_name(what: &'static str, name: &str) -> Result<(), StoreError> {
+    validate_agent_name(name).map_err(|source| StoreError::BadName { what, source })
+}
+
+/// Refuses an agent name that is unsafe as a file name, a subject or a key.
+pub fn check_agent(agent: &str) -> Result<(), StoreError> {
+    check_name("agent", agent)
 }

@@ -14,6 +14,9 @@
 //! The traits are synchronous: a backend may block (the file backend takes `flock`s and
 //! fsyncs). Async code reaches a store only through [`blocking`], which runs the work on
 //! tokio's blocking pool.
+//!
+//! Must not know: agents, the model or the CLI. It stores records of `troupe_protocol` types and
+//! never interprets a conversation.
 
 pub mod error;
 pub mod file;
@@ -33,7 +36,7 @@ use troupe_protocol::{
     AgentUsage, Envelope, Event, Member, Request, RequestError, RequestKind, RequestStatus, Roster,
 };
 
-pub use error::StoreError;
+pub use error::{check_agent, StoreError};
 pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState};
 pub use pending::PendingAreas;
 pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
@@ -513,7 +516,18 @@ where
     F: FnOnce(&dyn TeamStore) -> R + Send + 'static,
 {
     let store = store.clone();
-    match tokio::task::spawn_blocking(move || f(&*store)).await {
+    off_worker_async(move || f(&*store)).await
+}
+
+/// Runs synchronous work (anything that may wait on a lock, an fsync or the network) on
+/// tokio's blocking pool and awaits it: the one off-worker helper of async code. A panic in
+/// `f` is resumed here.
+pub async fn off_worker_async<R, F>(f: F) -> R
+where
+    R: Send + 'static,
+    F: FnOnce() -> R + Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
         Ok(r) => r,
         Err(e) => match e.try_into_panic() {
             Ok(panic) => std::panic::resume_unwind(panic),

@@ -17,6 +17,7 @@
 //! description a child inherits keeps the lock for the child, which is how the lead hands a
 //! teammate process its lease with no moment when nobody holds it ([`Lease::pass_to_child`]).
 
+use crate::error::check_agent;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
@@ -24,10 +25,9 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{SystemTime, UNIX_EPOCH};
+use troupe_protocol::now_ms;
 
 use serde::{Deserialize, Serialize};
-use troupe_protocol::validate_agent_name;
 
 use crate::error::StoreError;
 
@@ -387,14 +387,6 @@ fn write_holder(file: &File, path: &Path, holder: &LeaseHolder) -> Result<(), St
         .map_err(StoreError::io("write", path))
 }
 
-/// Milliseconds since the Unix epoch.
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
-
 /// A lock request of type `kind` over the whole file, however long it grows.
 fn whole_file(kind: libc::c_int) -> libc::flock {
     // SAFETY: flock is plain old data; all-zero is a valid value (l_pid must be 0 for OFD locks).
@@ -415,14 +407,6 @@ fn ofd_lock(file: &File, cmd: libc::c_int, kind: libc::c_int) -> io::Result<()> 
         return Err(io::Error::last_os_error());
     }
     Ok(())
-}
-
-/// Refuses agent names that are unsafe as file names.
-fn check_agent(agent: &str) -> Result<(), StoreError> {
-    validate_agent_name(agent).map_err(|source| StoreError::BadName {
-        what: "agent",
-        source,
-    })
 }
 
 /// The holder recorded in a lease file; `None` when it cannot be read (the holder is still

@@ -1,5 +1,8 @@
 //! The team runtime: persistent named teammates running the agent loop, durable mail between
 //! them, lifecycle in the roster and event log, wake-on-message, and the settle rule.
+//!
+//! Must not know: a store backend (it holds an `Arc<dyn TeamStore>`), provider wire formats or
+//! the terminal. Agents are built through the agent crate's builder.
 
 pub mod board;
 pub mod error;

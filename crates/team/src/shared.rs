@@ -69,14 +69,7 @@ impl TeamShared {
         F: FnOnce(&TeamShared) -> R + Send + 'static,
     {
         let shared = self.clone();
-        match tokio::task::spawn_blocking(move || f(&shared)).await {
-            Ok(r) => r,
-            Err(e) => match e.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                // Cancelled only while the runtime shuts down, when nobody polls this.
-                Err(_) => std::future::pending().await,
-            },
-        }
+        troupe_store::off_worker_async(move || f(&shared)).await
     }
 
     /// Makes a member's wake-ups reachable by its tool calls (a permission wait).

@@ -3,6 +3,8 @@
 //! events it reports. Teams are built the same way, with the lead extension on the lead.
 //!
 //! Test-only code: failures panic with what was seen, so a test says why it failed.
+//!
+//! Must not be a dependency of anything but tests and benches.
 
 use std::path::Path;
 use std::sync::Arc;

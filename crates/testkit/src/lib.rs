@@ -9,6 +9,9 @@
 //! // point the client at server.url() (Anthropic) or server.openai_url() (OpenAI) …
 //! assert_eq!(server.remaining("lead"), 2);
 //! ```
+//!
+//! Must not be a dependency of anything but tests and benches; it knows no troupe crate beyond
+//! `troupe_protocol` (it plays the model's and the servers' side of the wire).
 
 mod answer;
 mod anthropic;
@@ -21,13 +24,17 @@ mod openai;
 mod quirks;
 mod recorded;
 mod render;
+pub mod require;
 mod script;
 mod server;
 pub mod try_it;
+pub mod wait;
 
 pub use cache::CacheUse;
 pub use fixtures::TempWorkspace;
 pub use quirks::{OpenAiQuirks, StreamUsage, ToolStreaming};
 pub use recorded::Recorded;
+pub use require::requirement;
 pub use script::{Fault, Reply, ReplyBlock, Step, StopReason, Wire};
 pub use server::{FakeServer, AGENT_HEADER, AGENT_HEADER_VAR, DEFAULT_AGENT};
+pub use wait::{eventually, wait_for, wait_until};

@@ -1,4 +1,7 @@
 //! The [`Tool`] trait, the [`Registry`], the workspace path guard and troupe's built-in tools.
+//!
+//! Must not know: agents, permissions policy, teams or the model. A tool says what a call would
+//! do ([`Effect`], [`Tool::reads_only`]); whether it may run is the agent loop's decision.
 
 pub mod background;
 pub mod bash;
@@ -36,7 +39,7 @@ pub use write_file::WriteFileTool;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::Arc;
 pub use troupe_protocol::ImageData;
 
@@ -221,82 +224,8 @@ pub fn schema_of<T: JsonSchema>() -> Value {
         root.remove("$schema");
         root.remove("description");
     }
-    strip_null_types(&mut schema);
+    troupe_protocol::schema::plain_optionals(&mut schema);
     schema
-}
-
-/// Rewrites `Option<T>` schemas (`type: [T, "null"]`, `anyOf: [T, null]`) into plain `T`
-/// everywhere, because optionality is already expressed by `required`.
-fn strip_null_types(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            simplify_nullable(map);
-            simplify_const_choice(map);
-            for child in map.values_mut() {
-                strip_null_types(child);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_null_types),
-        _ => {}
-    }
-}
-
-/// Simplifies one schema object whose only nullability is an added `null` alternative.
-fn simplify_nullable(map: &mut Map<String, Value>) {
-    if let Some(Value::Array(types)) = map.get_mut("type") {
-        types.retain(|t| t != "null");
-        if types.len() == 1 {
-            let only = types.remove(0);
-            map.insert("type".to_owned(), only);
-        }
-    }
-    if let Some(Value::Array(values)) = map.get_mut("enum") {
-        values.retain(|v| !v.is_null());
-    }
-    let Some(Value::Array(alternatives)) = map.get("anyOf") else {
-        return;
-    };
-    let is_null = |v: &Value| v.get("type").is_some_and(|t| t == "null");
-    let rest: Vec<Value> = alternatives
-        .iter()
-        .filter(|v| !is_null(v))
-        .cloned()
-        .collect();
-    if rest.len() == 1 && rest.len() < alternatives.len() {
-        map.remove("anyOf");
-        if let Some(Value::Object(inner)) = rest.into_iter().next() {
-            for (key, val) in inner {
-                // The outer description (from the field's doc comment) wins over the type's.
-                map.entry(key).or_insert(val);
-            }
-        }
-    }
-}
-
-/// Turns `oneOf: [{const: "a", type: "string"}, …]` (what documented enum variants produce) into
-/// `type: "string", enum: ["a", …]`, which every provider understands.
-fn simplify_const_choice(map: &mut Map<String, Value>) {
-    let Some(Value::Array(choices)) = map.get("oneOf") else {
-        return;
-    };
-    let mut kind = None;
-    let mut values = Vec::with_capacity(choices.len());
-    for choice in choices {
-        let (Some(value), Some(choice_kind)) = (choice.get("const"), choice.get("type")) else {
-            return;
-        };
-        if kind.is_some_and(|k| k != choice_kind) {
-            return;
-        }
-        kind = Some(choice_kind);
-        values.push(value.clone());
-    }
-    let Some(kind) = kind.cloned() else {
-        return;
-    };
-    map.remove("oneOf");
-    map.insert("type".to_owned(), kind);
-    map.insert("enum".to_owned(), Value::Array(values));
 }
 
 /// Deserializes a tool's input, turning a malformed one into an error output naming the problem.

@@ -155,8 +155,10 @@ async fn a_timeout_kills_it_and_is_reported() {
 #[tokio::test]
 async fn a_read_only_call_stays_read_only_in_the_background() {
     let support = troupe_tools::sandbox::support();
-    if !support.is_available() {
-        eprintln!("skipping: {support:?}");
+    if !troupe_testkit::requirement(
+        &format!("a usable Landlock ({support:?})"),
+        support.is_available(),
+    ) {
         return;
     }
     let (f, jobs) = with_jobs();

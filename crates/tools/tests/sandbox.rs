@@ -10,13 +10,13 @@ use std::path::Path;
 use std::sync::Arc;
 use troupe_tools::{Sandbox, SandboxConfig, SandboxMode};
 
-/// Skips (loudly) where the kernel has no usable Landlock; CI and the dev machines have it.
+/// Skips (loudly) where the kernel has no usable Landlock; fails under CI, which must have it.
 fn landlock() -> bool {
     let support = troupe_tools::sandbox::support();
-    if !support.is_available() {
-        eprintln!("skipping: {support:?}");
-    }
-    support.is_available()
+    troupe_testkit::requirement(
+        &format!("a usable Landlock ({support:?})"),
+        support.is_available(),
+    )
 }
 
 async fn bash(f: &Fixture, command: &str) -> troupe_tools::ToolOutput {

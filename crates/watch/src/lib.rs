@@ -9,6 +9,8 @@
 //! (the panes are in [`panes`]); [`run`] is the loop that ties them to a store and a terminal.
 //! The dashboard reads the team only through the store trait and changes it only when the
 //! person answers a request or sends a message.
+//!
+//! Must not know: the agent loop or a store backend: it reads a `dyn TeamStore` and draws.
 
 pub mod app;
 pub mod history;

@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::time::{Duration, Instant};
+use troupe_protocol::now_ms;
 
 use crossterm::event::Event as TermEvent;
 use futures_util::{FutureExt, Stream, StreamExt};
@@ -50,13 +51,6 @@ pub struct Options {
     pub colours: Colours,
     /// Shown while the team does not exist yet: where it is expected.
     pub waiting_note: String,
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }
 
 /// Runs the dashboard on `terminal`, reading keys from `keys`, until the person quits (or

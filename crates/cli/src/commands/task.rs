@@ -79,7 +79,7 @@ fn actor(args: &TaskArgs) -> String {
 
 /// Checks an owner or actor name: `user:<name>` for a person, `lead`, or a teammate on the
 /// roster. `Err` holds the message of a refusal.
-fn check_agent(store: &dyn TeamStore, name: &str) -> Result<(), String> {
+fn check_owner(store: &dyn TeamStore, name: &str) -> Result<(), String> {
     if let Some(person) = name.strip_prefix(USER_OWNER_PREFIX) {
         return validate_agent_name(person)
             .map_err(|e| format!("invalid person name in '{name}': {e}"));
@@ -154,7 +154,7 @@ pub fn run(args: &TaskArgs) -> Result<i32> {
     let by = actor(args);
     // The default (`user:$USER`) is whoever is at this terminal, whatever their login name.
     if args.actor.is_some() {
-        check_agent(&*store, &by).map_err(|e| anyhow::anyhow!("--as: {e}"))?;
+        check_owner(&*store, &by).map_err(|e| anyhow::anyhow!("--as: {e}"))?;
     }
     let courier = StoreCourier(&*store);
     match &args.command {
@@ -206,7 +206,7 @@ pub fn run(args: &TaskArgs) -> Result<i32> {
             print_task(args, &t, &[])?;
         }
         TaskCommand::Claim { id, owner } => {
-            check_agent(&*store, owner).map_err(|e| anyhow::anyhow!("--owner: {e}"))?;
+            check_owner(&*store, owner).map_err(|e| anyhow::anyhow!("--owner: {e}"))?;
             let t = store.claim_task(*id, owner, now_ms())?;
             tell_new_owner(&*store, &by, &t);
             print_task(args, &t, &[])?;

@@ -34,12 +34,5 @@ pub fn started_pids(ws: &Path, server: &str) -> Vec<u32> {
 
 /// Polls `check` until it holds, for at most ten seconds.
 pub fn wait_until(check: impl Fn() -> bool) -> bool {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::time::Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    check()
+    troupe_testkit::eventually(std::time::Duration::from_secs(10), check)
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use troupe_store::{LeaseState, SharedStore};
 use troupe_store_nats::NatsUrl;
 use troupe_testkit::{FakeServer, Wire};
@@ -141,12 +141,9 @@ pub fn holder(store: &SharedStore, name: &str) -> Option<u32> {
 }
 
 /// Waits until `done` holds, at most [`BOUND`].
-pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + BOUND;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+#[track_caller]
+pub fn wait_for(what: &str, done: impl FnMut() -> bool) {
+    troupe_testkit::wait_until(what, BOUND, done)
 }
 
 /// Kills a teammate process the way a vanished host would (SIGKILL, no goodbye) and waits

@@ -30,11 +30,12 @@ mod tasks;
 mod transcripts;
 mod wake;
 
+use crate::error::{check_agent, check_name};
 use std::fs::{self, File};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use troupe_protocol::now_ms;
 
 use troupe_protocol::validate_agent_name;
 
@@ -127,10 +128,7 @@ impl FileStore {
         durability: Durability,
         subs: &[&str],
     ) -> Result<FileStore, StoreError> {
-        validate_agent_name(team).map_err(|source| StoreError::BadName {
-            what: "team",
-            source,
-        })?;
+        check_name("team", team)?;
         let dir = troupe_dir.join("teams").join(team);
         for sub in subs {
             let path = dir.join(sub);
@@ -233,22 +231,6 @@ impl LivenessStore for FileStore {
     fn probe_lease(&self, agent: &str) -> Result<crate::LeaseState, StoreError> {
         crate::live::probe_lease(&self.inner.dir, agent)
     }
-}
-
-/// Refuses agent names that are unsafe as file names (they become `inbox/<agent>.jsonl`).
-fn check_agent(agent: &str) -> Result<(), StoreError> {
-    validate_agent_name(agent).map_err(|source| StoreError::BadName {
-        what: "agent",
-        source,
-    })
-}
-
-/// Milliseconds since the Unix epoch, for events the store records itself.
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }
 
 /// Serializes a value as one JSON line (newline included).

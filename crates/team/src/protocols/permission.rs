@@ -16,11 +16,18 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
-use troupe_agent::transcript::now_ms;
 use troupe_agent::{Approval, Approver, Question};
-use troupe_protocol::{MailKind, Request, RequestKind, RequestStatus};
+use troupe_protocol::{now_ms, MailKind, Request, RequestKind, RequestStatus, RetryPolicy};
 use troupe_tools::{
     parse_input, schema_of, summarize_input, Effect, Tool, ToolContext, ToolOutput,
+};
+
+/// How the approver retries marking an overdue request expired when the store fails: a few
+/// times, backing off, before it refuses the call (never a busy loop).
+const EXPIRE_RETRY: RetryPolicy = RetryPolicy {
+    max_attempts: 5,
+    base_delay: Duration::from_millis(100),
+    max_delay: Duration::from_secs(2),
 };
 
 /// Which party answers teammates' permission questions for the lead.
@@ -112,6 +119,7 @@ impl EscalatingApprover {
     /// expiry. Store reads run off the async workers.
     async fn wait(&self, id: &str, tool: &str, wake: &Notify) -> Approval {
         let member_wake = self.shared.wake_of(&self.name);
+        let mut expiring = EXPIRE_RETRY.backoff();
         loop {
             let now = now_ms();
             let (sid, name, epoch) = (id.to_string(), self.name.clone(), self.epoch);
@@ -166,11 +174,23 @@ impl EscalatingApprover {
                 RequestStatus::Pending if request.is_overdue(now) => {
                     // Expire it ourselves rather than wait for a sweep that may never run.
                     let sid = id.to_string();
-                    self.shared
-                        .offload(move |s| {
-                            let _ = s.store.update_request(&sid, &mut |r| r.expire(now));
-                        })
+                    let expired = self
+                        .shared
+                        .offload(move |s| s.store.update_request(&sid, &mut |r| r.expire(now)))
                         .await;
+                    // Either way the request is read again: answered meanwhile, or expired.
+                    // A store that keeps failing is retried with backoff, then given up on.
+                    if let Err(e) = expired {
+                        match expiring.next_pause() {
+                            Some(pause) => tokio::time::sleep(pause).await,
+                            None => {
+                                return Approval::Deny(format!(
+                                    "permission request {id} is past its deadline and could not be marked expired \
+                                     ({e}); the {tool} call was not run. Check that the team's store is reachable and writable"
+                                ))
+                            }
+                        }
+                    }
                     continue;
                 }
                 RequestStatus::Pending => {}

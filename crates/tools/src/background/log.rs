@@ -71,10 +71,4 @@ pub(super) fn highest_log_number(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub(crate) use troupe_protocol::now_ms;

@@ -1,5 +1,7 @@
-//! Cleans generated JSON Schemas into the plain, self-contained shape providers accept for
-//! tool inputs.
+//! The one place JSON Schemas are cleaned: a tool's generated input schema made plain
+//! ([`plain_optionals`], for `troupe_tools::schema_of`), and any tool's schema (troupe's or an
+//! MCP server's) made self-contained in the shape providers accept ([`clean_schema`], for the
+//! model clients).
 
 use serde_json::{Map, Value};
 
@@ -118,6 +120,81 @@ fn is_standard_format(format: &Value) -> bool {
     format
         .as_str()
         .is_some_and(|f| STANDARD_FORMATS.contains(&f))
+}
+
+/// Rewrites `Option<T>` schemas (`type: [T, "null"]`, `anyOf: [T, null]`) into plain `T`
+/// everywhere, because optionality is already expressed by `required`; turns documented unit
+/// enums (`oneOf` of `const`s) into a plain `enum` list.
+pub fn plain_optionals(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            simplify_nullable(map);
+            simplify_const_choice(map);
+            for child in map.values_mut() {
+                plain_optionals(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(plain_optionals),
+        _ => {}
+    }
+}
+
+/// Simplifies one schema object whose only nullability is an added `null` alternative.
+fn simplify_nullable(map: &mut Map<String, Value>) {
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            map.insert("type".to_owned(), only);
+        }
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    let Some(Value::Array(alternatives)) = map.get("anyOf") else {
+        return;
+    };
+    let is_null = |v: &Value| v.get("type").is_some_and(|t| t == "null");
+    let rest: Vec<Value> = alternatives
+        .iter()
+        .filter(|v| !is_null(v))
+        .cloned()
+        .collect();
+    if rest.len() == 1 && rest.len() < alternatives.len() {
+        map.remove("anyOf");
+        if let Some(Value::Object(inner)) = rest.into_iter().next() {
+            for (key, val) in inner {
+                // The outer description (from the field's doc comment) wins over the type's.
+                map.entry(key).or_insert(val);
+            }
+        }
+    }
+}
+
+/// Turns `oneOf: [{const: "a", type: "string"}, …]` (what documented enum variants produce) into
+/// `type: "string", enum: ["a", …]`, which every provider understands.
+fn simplify_const_choice(map: &mut Map<String, Value>) {
+    let Some(Value::Array(choices)) = map.get("oneOf") else {
+        return;
+    };
+    let mut kind = None;
+    let mut values = Vec::with_capacity(choices.len());
+    for choice in choices {
+        let (Some(value), Some(choice_kind)) = (choice.get("const"), choice.get("type")) else {
+            return;
+        };
+        if kind.is_some_and(|k| k != choice_kind) {
+            return;
+        }
+        kind = Some(choice_kind);
+        values.push(value.clone());
+    }
+    let Some(kind) = kind.cloned() else {
+        return;
+    };
+    map.remove("oneOf");
+    map.insert("type".to_owned(), kind);
+    map.insert("enum".to_owned(), Value::Array(values));
 }
 
 #[cfg(test)]
