@@ -3,10 +3,10 @@
 //! `pathToClaudeCodeExecutable` pointing at it (`tests/sdk/drive.mjs`): a tool loop, a
 //! PreToolUse hook callback that denies, an in-process `createSdkMcpServer` tool, the
 //! `initialize` fields this SDK sends (`systemPrompt` in parts, the preset's
-//! `appendSystemPrompt`, `agents`),
-//! `allowDangerouslySkipPermissions` with the bypass mode, agents, a project slash command and
-//! a deny rule's `system/permission_denied`. Without node or the package the tests say so and
-//! pass, except under `CI=true`, where they fail naming the install step.
+//! `appendSystemPrompt`, `agents`), `allowDangerouslySkipPermissions` with the bypass mode,
+//! agents, a project slash command, a deny rule's `system/permission_denied`, `canUseTool`
+//! answers and the thinking options. Without node or the package the tests say so and pass,
+//! except under `CI=true`, where they fail naming the install step.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
@@ -257,4 +257,46 @@ fn a_deny_rule_reaches_the_sdk_as_permission_denied() {
     assert_eq!(denied[0]["decision_reason_type"], "rule");
     let result = the_result(&seen);
     assert_eq!(result["permission_denials"][0]["tool_name"], "Bash");
+}
+
+#[test]
+fn can_use_tool_answers_the_permission_questions() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let Some(seen) = drive(ws.path(), &server, "permission") else {
+        return;
+    };
+    let asked = of_kind(&seen, "asked");
+    assert_eq!(asked.len(), 2, "{seen:#?}");
+    assert_eq!(asked[0]["tool"], "Bash");
+    assert_eq!(asked[0]["command"], "touch allowed.txt");
+    assert!(ws.exists("allowed.txt"), "the allowed call ran");
+    assert!(!ws.exists("denied.txt"), "the denied call did not run");
+    let results = of_kind(&seen, "result");
+    assert_eq!(results.len(), 2, "{seen:#?}");
+    assert_eq!(results[0]["permission_denials"], json!([]));
+    assert_eq!(results[1]["permission_denials"][0]["tool_name"], "Bash");
+    assert!(results[1]["result"]
+        .as_str()
+        .unwrap()
+        .contains("the test says no"));
+    // Somebody was asked: no permission_denied event.
+    assert!(!seen.iter().any(|v| v["subtype"] == "permission_denied"));
+}
+
+#[test]
+fn the_sdks_thinking_and_effort_reach_the_model() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let Some(seen) = drive(ws.path(), &server, "thinking") else {
+        return;
+    };
+    assert_eq!(the_result(&seen)["subtype"], "success", "{seen:#?}");
+    let body = &server.journal()[0].body;
+    // thinking {type: enabled, budgetTokens: 3000} arrives as --max-thinking-tokens 3000.
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 3000})
+    );
+    assert!(body["max_tokens"].as_u64().unwrap() > 3000);
 }

@@ -11,7 +11,9 @@
 // bypass (allowDangerouslySkipPermissions with the bypassPermissions mode: a
 // write runs unasked), agents (agents in options are listed in init and reach the task tool),
 // slash (a project command of .claude/commands run as a prompt), deny_rule (a deny rule
-// refuses a call: the system/permission_denied message reaches the SDK).
+// refuses a call: the system/permission_denied message reaches the SDK), permission (canUseTool
+// allows one call and denies another), thinking (the SDK's thinking and effort options reach
+// the model request).
 
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -164,6 +166,26 @@ const scenarios = {
           tester: { description: "Writes tests", prompt: "You test.", model: "inherit" },
         },
       }),
+    );
+  },
+
+  async permission() {
+    const canUseTool = async (toolName, input) => {
+      const command = input.command ?? "";
+      say({ kind: "asked", tool: toolName, command });
+      if (command.includes("allowed")) {
+        return { behavior: "allow", updatedInput: input };
+      }
+      return { behavior: "deny", message: "the test says no" };
+    };
+    await run("touch allowed.txt", base({ canUseTool }));
+    await run("touch denied.txt", base({ canUseTool }));
+  },
+
+  async thinking() {
+    await run(
+      "hello thinking",
+      base({ model: "claude-sonnet-4-5", thinking: { type: "enabled", budgetTokens: 3000 }, effort: "low" }),
     );
   },
 
