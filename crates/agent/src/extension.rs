@@ -142,7 +142,7 @@ pub trait WorkspaceSource: Send + Sync {
 pub enum BindingError {
     /// The store behind it failed.
     #[error(transparent)]
-    Store(#[from] troupe_store::StoreError),
+    Store(Box<dyn std::error::Error + Send + Sync>),
     /// The directory it binds to cannot be used (gone, unreadable, not what it should be).
     #[error(transparent)]
     Unusable(Box<dyn std::error::Error + Send + Sync>),
@@ -190,7 +190,7 @@ pub trait InboxSource: Send + Sync {
 pub enum InboxError {
     /// The store behind it failed.
     #[error(transparent)]
-    Store(#[from] troupe_store::StoreError),
+    Store(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// The answer to a permission question.

@@ -76,13 +76,13 @@ pub fn team_with(
         mode: TeammateMode::InProcess,
         exe: None,
         settings: Arc::new(troupe_settings::Settings::default()),
-        settings_arg: None,
         extensions,
         agents: Default::default(),
         mcp_servers: Vec::new(),
         home: None,
         added_dirs: Vec::new(),
-        teammate_args: Vec::new(),
+        memory_sources: troupe_agent::memory::MemorySources::default(),
+        process_options: serde_json::Value::Null,
     };
     let store = match troupe_store::file::open(&config.troupe_dir, &config.team) {
         Ok(store) => store,
