@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What the tests need besides the Rust toolchain, installed only when missing: git, bash, strace, the
-# real MCP servers the MCP tests talk to, and a NATS server for the NATS team store's tests. Run
+# real MCP servers the MCP tests talk to, both Agent SDKs, and a NATS server for the NATS team store's tests. Run
 # it once before `cargo test --workspace`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,9 @@ fi
 # The real MCP servers the MCP tests talk to (pinned; the tests fail, naming this step, when
 # they are missing): the npm reference servers under .ci/node, mcp-server-time from PyPI.
 MCP_NPM=("@modelcontextprotocol/server-everything@2026.8.31" "@modelcontextprotocol/server-filesystem@2026.8.31")
+# The TypeScript Claude Agent SDK the sdk_ts tests drive troupe with (pinned; installed beside
+# the servers, without its optional native Claude Code binaries: the tests point it at troupe).
+SDK_NPM=("@anthropic-ai/claude-agent-sdk@0.3.332")
 MCP_PYPI="mcp-server-time==2026.10.19"
 if ! command -v npm >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq nodejs npm
@@ -25,10 +28,10 @@ npm_installed() {
       const at = pin.lastIndexOf("@");
       try { if (require(`${dir}/node_modules/${pin.slice(0, at)}/package.json`).version !== pin.slice(at + 1)) process.exit(1); }
       catch { process.exit(1); }
-    }' "$PWD/.ci/node" "${MCP_NPM[@]}"
+    }' "$PWD/.ci/node" "${MCP_NPM[@]}" "${SDK_NPM[@]}"
 }
 if ! npm_installed; then
-  npm install --prefix .ci/node --no-audit --no-fund --save-exact "${MCP_NPM[@]}"
+  npm install --prefix .ci/node --no-audit --no-fund --save-exact --omit=optional "${MCP_NPM[@]}" "${SDK_NPM[@]}"
 fi
 if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp-server-time') != '${MCP_PYPI#*==}')" 2>/dev/null; then
   python3 -m pip install -q "$MCP_PYPI"

@@ -159,6 +159,39 @@ fn streamable_http_server_answers_calls_with_an_openai_model() {
 }
 
 #[test]
+fn a_legacy_sse_server_from_mcp_json_is_offered_on_the_first_call() {
+    let ws = TempWorkspace::new();
+    mcp::write_mcp_json(
+        ws.path(),
+        json!({"old": {"type": "sse", "url": mcp::everything_sse()}}),
+    );
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::dynamic(|req| {
+                let names = req.tool_names();
+                assert!(names.iter().any(|n| n == "mcp__old__get-sum"), "{names:?}");
+                Reply::tool("mcp__old__get-sum", json!({"a": 40, "b": 2}))
+            }),
+            Step::dynamic(|req| {
+                let text = last_result(req, false);
+                assert!(text.contains("42"), "{text}");
+                Reply::text("old server ok")
+            }),
+        ],
+    );
+    let out = headless(
+        &ws,
+        &server,
+        Wire::Anthropic,
+        &["--allowedTools", "mcp__old"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(result_json(&out)["result"], "old server ok");
+}
+
+#[test]
 fn a_changed_tool_list_is_offered_on_the_next_round() {
     let ws = TempWorkspace::new();
     let log = ws.path().join("fixture.log");

@@ -151,7 +151,7 @@ fn the_repl_lists_servers_with_slash_mcp() {
     let log = ws.path().join("fixture.log");
     mcp::write_mcp_json(
         ws.path(),
-        json!({"fx": mcp::fixture(&log), "bad": {"type": "sse", "url": "http://x"}}),
+        json!({"fx": mcp::fixture(&log), "bad": {"type": "ws", "url": "http://x"}}),
     );
     let server = FakeServer::start();
     server.script(
@@ -171,7 +171,7 @@ fn the_repl_lists_servers_with_slash_mcp() {
     assert!(fx.contains("connected") && fx.contains("stdio"), "{text}");
     let bad = text.lines().find(|l| l.starts_with("bad ")).unwrap();
     assert!(
-        bad.contains("failed") && bad.contains("legacy SSE transport is not supported"),
+        bad.contains("failed") && bad.contains("unknown `type`"),
         "{text}"
     );
 }

@@ -30,17 +30,26 @@ pub enum TransportConfig {
         /// Headers sent with every request (`Authorization`, API keys).
         headers: BTreeMap<String, String>,
     },
+    /// A remote server over the legacy HTTP+SSE transport (`"type": "sse"`): an event stream
+    /// at `url` names where messages are posted.
+    Sse {
+        /// The event stream (`https://…/sse`).
+        url: String,
+        /// Headers sent with every request.
+        headers: BTreeMap<String, String>,
+    },
     /// A server living in the controlling process (the Agent SDK's `create_sdk_mcp_server`),
     /// reached through the control protocol's `mcp_message`.
     Sdk,
 }
 
 impl TransportConfig {
-    /// `stdio` or `http`, as `troupe mcp list` shows it.
+    /// `stdio`, `http`, `sse` or `sdk`, as `troupe mcp list` shows it.
     pub fn kind(&self) -> &'static str {
         match self {
             TransportConfig::Stdio { .. } => "stdio",
             TransportConfig::Http { .. } => "http",
+            TransportConfig::Sse { .. } => "sse",
             TransportConfig::Sdk => "sdk",
         }
     }
@@ -273,10 +282,10 @@ pub fn parse_server(
             let env = string_map(entry.get("env"), "env", &fail, &expanded)?;
             TransportConfig::Stdio { command, args, env }
         }
-        "http" | "streamable-http" | "streamableHttp" => {
+        kind @ ("http" | "streamable-http" | "streamableHttp" | "sse") => {
             let url = match entry.get("url") {
                 Some(Value::String(url)) => expanded("url", url)?,
-                _ => return Err(fail("an http server needs a `url` string".into())),
+                _ => return Err(fail(format!("an {kind} server needs a `url` string"))),
             };
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(fail(format!(
@@ -287,17 +296,15 @@ pub fn parse_server(
             for (header, value) in &headers {
                 check_header(header, value).map_err(&fail)?;
             }
-            TransportConfig::Http { url, headers }
+            match kind {
+                "sse" => TransportConfig::Sse { url, headers },
+                _ => TransportConfig::Http { url, headers },
+            }
         }
         "sdk" => TransportConfig::Sdk,
-        "sse" => {
-            return Err(fail(
-                "the legacy SSE transport is not supported: rmcp, troupe's MCP client, has no SSE client in the version troupe uses; use `\"type\": \"http\"` (streamable HTTP), which current servers speak".into(),
-            ))
-        }
         other => {
             return Err(fail(format!(
-                "unknown `type` {other:?}; use \"stdio\", \"http\" or (from the Agent SDK) \"sdk\""
+                "unknown `type` {other:?}; use \"stdio\", \"http\", \"sse\" or (from the Agent SDK) \"sdk\""
             )))
         }
     };
@@ -382,6 +389,15 @@ mod tests {
             }
         );
         assert_eq!(http.transport.kind(), "http");
+        let sse = parse(json!({"type": "sse", "url": "http://h/sse", "headers": {"A": "b"}}))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            sse.transport,
+            TransportConfig::Sse {
+                url: "http://h/sse".into(),
+                headers: BTreeMap::from([("A".to_string(), "b".to_string())]),
+            }
+        );
         // A url without a type is an http server.
         assert_eq!(
             parse(json!({"url": "http://127.0.0.1:1/mcp"}))
@@ -409,7 +425,7 @@ mod tests {
                 "`env.A` must be a string",
             ),
             (json!({"command": "${NOPE}"}), "${NOPE} is not set"),
-            (json!({"type": "sse", "url": "http://x"}), "legacy SSE"),
+            (json!({"type": "sse"}), "an sse server needs a `url`"),
             (json!({"type": "ws"}), "unknown `type`"),
             (
                 json!({"type": "http", "url": "ftp://x"}),

@@ -1,11 +1,12 @@
-//! One live MCP session with a server, on rmcp: the transport (a child's pipes or streamable
-//! HTTP), the `initialize` handshake, and a watch on what arrives — a `tools/list_changed`
+//! One live MCP session with a server, on rmcp: the transport (a child's pipes, streamable
+//! HTTP, legacy SSE or the SDK's channel), the `initialize` handshake, and a watch on what arrives — a `tools/list_changed`
 //! notification is counted the moment it is read, before any response behind it is delivered,
 //! so the call that changed the list is followed by a model call that sees the new list.
 
 use crate::config::{ServerConfig, TransportConfig};
 use crate::options::McpOptions;
 use crate::sdk::SdkTransport;
+use crate::sse::SseTransport;
 use crate::stdio::{self, ServerProcess, Slots};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, ServerNotification,
@@ -140,6 +141,24 @@ impl Connection {
                     .serve(transport)
                     .await
                     .map_err(|e| format!("initialize through the SDK failed: {e}"))?;
+                Ok(Connection {
+                    service,
+                    process: tokio::sync::Mutex::new(None),
+                    signals,
+                })
+            }
+            TransportConfig::Sse { url, headers } => {
+                install_crypto();
+                let transport = Watched {
+                    inner: SseTransport::connect(url, headers)
+                        .await
+                        .map_err(|e| format!("{url}: {e}"))?,
+                    signals: signals.clone(),
+                };
+                let service = Client
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("initialize at {url} failed: {}", init_error(&e)))?;
                 Ok(Connection {
                     service,
                     process: tokio::sync::Mutex::new(None),

@@ -1,6 +1,6 @@
 //! troupe's MCP client, on the official Rust SDK (`rmcp`): the servers configured in Claude
 //! Code's format (`.mcp.json`, settings `mcpServers`, `--mcp-config`) are started in the
-//! background over stdio or streamable HTTP, and their tools join every agent's tool pool as
+//! background over stdio, streamable HTTP or legacy SSE (`sse.rs`, which rmcp lacks), and their tools join every agent's tool pool as
 //! `mcp__<server>__<tool>` once they are ready. One connection per server per process, shared by
 //! the agents in it.
 //!
@@ -22,6 +22,7 @@ mod options;
 mod result;
 pub mod sdk;
 mod server;
+mod sse;
 mod status;
 mod stdio;
 mod tool;

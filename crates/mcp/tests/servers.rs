@@ -1,4 +1,5 @@
-//! The client against the real reference servers (installed by `.ci/run`): both transports,
+//! The client against the real reference servers (installed by `.ci/run`): stdio, streamable
+//! HTTP and legacy SSE,
 //! list changes, a crash and a restart, a server that never answers `initialize`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
@@ -65,6 +66,31 @@ async fn stdio_http_and_python_servers_answer_calls() {
     )
     .await;
     assert!(!out.is_error && out.content.contains("UTC"), "{out:?}");
+    m.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_sse_server_answers_calls() {
+    let ws = TempWorkspace::new();
+    let m = manager(
+        &ws,
+        json!({"old": {"type": "sse", "url": mcp::everything_sse(), "headers": {"X-Client": "troupe"}}}),
+        Duration::from_secs(60),
+    );
+    m.start(&tokio::runtime::Handle::current());
+    m.settle(Duration::from_secs(60)).await;
+    let statuses = m.statuses();
+    assert_eq!(statuses.len(), 1);
+    assert_eq!(statuses[0].status, Status::Connected, "{statuses:?}");
+    let tools = m.tools().await;
+    assert!(tools.len() > 3, "the server's tools are offered");
+    let out = call(&tools, &ws, "mcp__old__get-sum", json!({"a": 2, "b": 40})).await;
+    assert!(!out.is_error && out.content.contains("42"), "{out:?}");
+    // Calls in a row on the one stream, each answered.
+    for word in ["one", "two"] {
+        let out = call(&tools, &ws, "mcp__old__echo", json!({"message": word})).await;
+        assert!(!out.is_error && out.content.contains(word), "{out:?}");
+    }
     m.shutdown();
 }
 

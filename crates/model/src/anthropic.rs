@@ -141,6 +141,8 @@ impl Model for AnthropicClient {
             body,
             key_var: KEY_VAR,
             idle_timeout: self.idle_timeout,
+            // The API answers with message_start at once and pings while it reads the prompt.
+            first_content_timeout: self.idle_timeout,
             reading: crate::http::Reading::Stream,
         };
         call_with_retries(

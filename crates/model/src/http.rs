@@ -10,9 +10,35 @@ use std::time::Duration;
 
 /// How long establishing a connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a stream may stay silent; Anthropic pings far more often, local servers may be
-/// slow to produce the first token of a long prompt.
-const READ_TIMEOUT: Duration = Duration::from_secs(300);
+/// The longest a socket read may wait: the streams' own deadlines (first content, then gaps
+/// between chunks) and the whole-response deadline decide sooner; this only catches a
+/// connection that hangs where none of them applies.
+const READ_TIMEOUT: Duration = MAX_FIRST_CONTENT;
+/// The longest wait for the first content of a response, however long the prompt.
+const MAX_FIRST_CONTENT: Duration = Duration::from_secs(3600);
+/// Prompt tokens a slow local server is allowed per idle deadline before its first token:
+/// llama.cpp on a CPU reads 25–50 tokens a second, a 2 000-token step per 90 s is ~22.
+const PROMPT_TOKENS_PER_IDLE: u64 = 2_000;
+/// What a response asked for whole (`stream: false`) may take beyond its first-content
+/// deadline, to be generated.
+const WHOLE_GENERATION: Duration = Duration::from_secs(300);
+
+/// The deadline for the first content event of a response to a request of `body_bytes`: the
+/// idle deadline, and for a server that reads prompts slowly (`slow_prompt`, a local
+/// OpenAI-compatible server) one more idle deadline per [`PROMPT_TOKENS_PER_IDLE`] tokens of
+/// prompt, at most [`MAX_FIRST_CONTENT`].
+pub(crate) fn first_content_deadline(
+    idle: Duration,
+    body_bytes: usize,
+    slow_prompt: bool,
+) -> Duration {
+    if !slow_prompt {
+        return idle;
+    }
+    let tokens = (body_bytes as u64).div_ceil(crate::estimate::BYTES_PER_TOKEN);
+    let factor = 1.0 + tokens as f64 / PROMPT_TOKENS_PER_IDLE as f64;
+    idle.mul_f64(factor).min(MAX_FIRST_CONTENT.max(idle))
+}
 
 /// The callback a [`crate::Model`] receives for live events.
 pub(crate) type Emit<'a> = &'a mut (dyn FnMut(StreamEvent) + Send);
@@ -94,8 +120,12 @@ pub(crate) struct Call {
     pub body: bytes::Bytes,
     /// Environment variable holding the API key, named in authentication errors.
     pub key_var: &'static str,
-    /// How long an attempt may go without a content event before it is abandoned and retried.
+    /// How long a stream may go without a content event between two of them before the
+    /// attempt is abandoned and retried.
     pub idle_timeout: Duration,
+    /// How long the first content event may take (the prompt is read before it): at least
+    /// `idle_timeout`, see [`first_content_deadline`].
+    pub first_content_timeout: Duration,
     /// Whether the response streams or comes whole.
     pub reading: Reading,
 }
@@ -172,21 +202,24 @@ async fn attempt_once<A: Assembler>(
     for (name, value) in &call.headers {
         request = request.header(*name, value);
     }
-    // One deadline from the start of the attempt, moved on by every content event only: pings,
-    // SSE comments and silence all count as idle.
+    // The first content event has its own deadline (the server reads the prompt first); from
+    // then on every content event moves the idle deadline on: pings, SSE comments and silence
+    // all count as idle.
     let idle = call.idle_timeout;
-    let mut deadline = tokio::time::Instant::now() + idle;
+    let first = call.first_content_timeout.max(idle);
+    let started = tokio::time::Instant::now();
+    let mut deadline = started + first;
+    let mut stall = Stall::FirstContent(first);
+    let whole_deadline = started + first + WHOLE_GENERATION;
     let response = match call.reading {
         Reading::Stream => tokio::time::timeout_at(deadline, request.send())
             .await
-            .map_err(|_| idle_failure(idle))?,
-        Reading::Whole => request.send().await,
+            .map_err(|_| stall.failure())?,
+        Reading::Whole => tokio::time::timeout_at(whole_deadline, request.send())
+            .await
+            .map_err(|_| whole_failure(first + WHOLE_GENERATION))?,
     }
     .map_err(|e| classify_send_error(&call.url, &e))?;
-    if call.reading == Reading::Whole {
-        // A server that streams anyway gets its idle deadline from its first byte on.
-        deadline = tokio::time::Instant::now() + idle;
-    }
     let status = response.status();
     if !status.is_success() {
         let retry_after = parse_retry_after(response.headers());
@@ -210,10 +243,13 @@ async fn attempt_once<A: Assembler>(
         .unwrap_or("")
         .to_owned();
     if call.reading == Reading::Whole && !content_type.starts_with("text/event-stream") {
-        let body = response.text().await.map_err(|e| Failure::Transient {
-            reason: format!("the response broke off: {}", error_chain(&e)),
-            retry_after: None,
-        })?;
+        let body = tokio::time::timeout_at(whole_deadline, response.text())
+            .await
+            .map_err(|_| whole_failure(first + WHOLE_GENERATION))?
+            .map_err(|e| Failure::Transient {
+                reason: format!("the response broke off: {}", error_chain(&e)),
+                retry_after: None,
+            })?;
         return assembler.whole(&body, emit).map_err(|f| fault(call, f));
     }
     if content_type.starts_with("application/json") {
@@ -232,7 +268,7 @@ async fn attempt_once<A: Assembler>(
     loop {
         let next = tokio::time::timeout_at(deadline, body.next())
             .await
-            .map_err(|_| idle_failure(idle))?;
+            .map_err(|_| stall.failure())?;
         match next {
             Some(Ok(chunk)) => {
                 for event in parser.push(&chunk) {
@@ -241,7 +277,10 @@ async fn attempt_once<A: Assembler>(
                         .map_err(|f| fault(call, f))?
                     {
                         Flow::Done => return assembler.finish().map_err(|f| fault(call, f)),
-                        Flow::Continue => deadline = tokio::time::Instant::now() + idle,
+                        Flow::Continue => {
+                            deadline = tokio::time::Instant::now() + idle;
+                            stall = Stall::BetweenChunks(idle);
+                        }
                         Flow::KeepAlive => {}
                     }
                 }
@@ -264,13 +303,43 @@ async fn attempt_once<A: Assembler>(
     }
 }
 
-/// The transient failure of an attempt that went `idle` without a content event; the reason
-/// ends up in the final error when every attempt stalls.
-fn idle_failure(idle: Duration) -> Failure {
+/// Which deadline a stream is under: the first content's, or the idle gap between chunks.
+#[derive(Debug, Clone, Copy)]
+enum Stall {
+    FirstContent(Duration),
+    BetweenChunks(Duration),
+}
+
+impl Stall {
+    /// The transient failure of an attempt that missed this deadline; the reason ends up in
+    /// the final error when every attempt stalls.
+    fn failure(self) -> Failure {
+        let reason = match self {
+            Stall::FirstContent(first) => format!(
+                "the stream sent no content for {} after the request (first-content deadline: the stream idle deadline, longer for a local server's long prompt; only keep-alives or nothing arrived; {} sets the idle deadline in milliseconds)",
+                crate::provider::human_duration(first),
+                crate::provider::STREAM_IDLE_VAR,
+            ),
+            Stall::BetweenChunks(idle) => format!(
+                "the stream sent no content for {} between chunks (stream idle deadline; only keep-alives or nothing arrived; {} sets it in milliseconds)",
+                crate::provider::human_duration(idle),
+                crate::provider::STREAM_IDLE_VAR,
+            ),
+        };
+        Failure::Transient {
+            reason,
+            retry_after: None,
+        }
+    }
+}
+
+/// The transient failure of a response asked for whole that did not arrive in `limit`.
+fn whole_failure(limit: Duration) -> Failure {
     Failure::Transient {
         reason: format!(
-            "the stream sent no content for {} (stream idle deadline; only keep-alives or nothing arrived; {} sets it in milliseconds)",
-            crate::provider::human_duration(idle),
+            "the whole response did not arrive within {} (first-content deadline plus {} to generate it; {} sets the idle deadline in milliseconds)",
+            crate::provider::human_duration(limit),
+            crate::provider::human_duration(WHOLE_GENERATION),
             crate::provider::STREAM_IDLE_VAR,
         ),
         retry_after: None,
@@ -365,4 +434,27 @@ pub(crate) fn assemble<A: Assembler>(
         }
     }
     (assembler.finish(), events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_content_deadline_grows_with_a_slow_servers_prompt() {
+        let idle = Duration::from_secs(90);
+        // A hosted API: the idle deadline, whatever the prompt.
+        assert_eq!(first_content_deadline(idle, 400_000, false), idle);
+        // A local server: one more idle deadline per 2 000 prompt tokens (8 000 bytes).
+        assert_eq!(first_content_deadline(idle, 0, true), idle);
+        assert_eq!(
+            first_content_deadline(idle, 28_000, true),
+            Duration::from_secs(90 * 9 / 2)
+        );
+        // Bounded, even for an enormous prompt.
+        assert_eq!(
+            first_content_deadline(idle, 100_000_000, true),
+            MAX_FIRST_CONTENT
+        );
+    }
 }

@@ -2,7 +2,10 @@
 //! servers such as Ollama, vLLM, llama.cpp and LM Studio.
 
 use crate::body::{object_with, ToolsJson};
-use crate::http::{build_client, call_with_retries, Assembler, Call, Emit, Fault, Flow, Reading};
+use crate::http::{
+    build_client, call_with_retries, first_content_deadline, Assembler, Call, Emit, Fault, Flow,
+    Reading,
+};
 use crate::reasoning::Reasoning;
 use crate::retry::RetryPolicy;
 use crate::schema::clean_schema;
@@ -176,12 +179,16 @@ impl OpenAiClient {
         if let Some(key) = &self.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
+        // A local server reads the whole prompt before its first token, slowly on a CPU.
+        let first_content_timeout =
+            first_content_deadline(self.idle_timeout, body.len(), !is_openai(&self.base_url));
         let call = Call {
             url: self.url(),
             headers,
             body,
             key_var: KEY_VAR,
             idle_timeout: self.idle_timeout,
+            first_content_timeout,
             reading,
         };
         call_with_retries(

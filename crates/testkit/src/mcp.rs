@@ -93,10 +93,20 @@ pub fn fixture(log: &Path) -> Value {
 /// free port and killed when the binary exits.
 pub fn everything_http() -> String {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(start_everything_http).clone()
+    URL.get_or_init(|| start_everything("streamableHttp", "listening on port", "/mcp"))
+        .clone()
 }
 
-fn start_everything_http() -> String {
+/// The event-stream URL of `server-everything` in its legacy HTTP+SSE mode, started once per
+/// test binary on a free port and killed when the binary exits.
+pub fn everything_sse() -> String {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| start_everything("sse", "running on port", "/sse"))
+        .clone()
+}
+
+/// Starts `server-everything` in `mode`, ready when its stderr says `ready`; its URL at `path`.
+fn start_everything(mode: &'static str, ready_line: &'static str, path: &str) -> String {
     let script = installed("@modelcontextprotocol/server-everything/dist/index.js");
     let node = node();
     let port = {
@@ -113,7 +123,7 @@ fn start_everything_http() -> String {
     std::thread::spawn(move || {
         let mut cmd = Command::new(node);
         cmd.arg(script)
-            .arg("streamableHttp")
+            .arg(mode)
             .env("PORT", port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -127,7 +137,7 @@ fn start_everything_http() -> String {
             // Read to the end: a full pipe would block the server.
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                if line.contains("listening on port") {
+                if line.contains(ready_line) {
                     if let Some(tx) = ready.take() {
                         let _ = tx.send(());
                     }
@@ -145,11 +155,11 @@ fn start_everything_http() -> String {
     rx.recv_timeout(Duration::from_secs(60))
         .unwrap_or_else(|e| {
             panic!(
-                "server-everything (streamableHttp) did not start ({e}) after {:?}",
+                "server-everything ({mode}) did not start ({e}) after {:?}",
                 started.elapsed()
             )
         });
-    format!("http://127.0.0.1:{port}/mcp")
+    format!("http://127.0.0.1:{port}{path}")
 }
 
 /// Makes the child get SIGKILL when the spawning thread (and so the test binary) is gone.

@@ -15,8 +15,30 @@ pub fn apply(args: &mut RunArgs, request: &Value) -> Result<(), String> {
             Some(other) => Err(format!("initialize: `{key}` must be a string, not {other}")),
         }
     };
-    if let Some(prompt) = text("systemPrompt")? {
-        args.system_prompt = Some(prompt);
+    // The TypeScript SDK 0.3 sends its prompt as a list of parts (`[""]` for its default,
+    // an empty prompt, as the Python SDK's `--system-prompt ""`); earlier ones as one string.
+    match request.get("systemPrompt") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(prompt)) => args.system_prompt = Some(prompt.clone()),
+        Some(Value::Array(parts)) => {
+            let texts = parts
+                .iter()
+                .map(Value::as_str)
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    format!(
+                        "initialize: `systemPrompt` must be a string or a list of strings, not {}",
+                        Value::Array(parts.clone())
+                    )
+                })?;
+            let texts: Vec<&str> = texts.into_iter().filter(|t| !t.is_empty()).collect();
+            args.system_prompt = Some(texts.join("\n\n"));
+        }
+        Some(other) => {
+            return Err(format!(
+                "initialize: `systemPrompt` must be a string or a list of strings, not {other}"
+            ))
+        }
     }
     if let Some(more) = text("appendSystemPrompt")? {
         args.append_system_prompt = Some(match args.append_system_prompt.take() {
@@ -102,6 +124,13 @@ mod tests {
             servers,
             json!({"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}})
         );
+        // The TypeScript SDK 0.3's list of parts; `[""]` is its default, an empty prompt.
+        apply(&mut run, &json!({"systemPrompt": ["one", "", "two"]})).unwrap();
+        assert_eq!(run.system_prompt.as_deref(), Some("one\n\ntwo"));
+        apply(&mut run, &json!({"systemPrompt": [""]})).unwrap();
+        assert_eq!(run.system_prompt.as_deref(), Some(""));
+        let bad = apply(&mut run, &json!({"systemPrompt": [1]})).unwrap_err();
+        assert!(bad.contains("list of strings"), "{bad}");
         let bad = apply(&mut run, &json!({"sdkMcpServers": "calc"})).unwrap_err();
         assert!(bad.contains("sdkMcpServers"), "{bad}");
     }
