@@ -17,6 +17,7 @@ mod mcp;
 mod render;
 mod repl;
 mod repl_input;
+mod repl_lists;
 mod settings;
 mod setup;
 mod signals;

@@ -31,6 +31,9 @@ Commands:
   /memory  the memory files read at start (AGENTS.md, CLAUDE.md, imports, MEMORY.md)
   /mcp     the MCP servers: status, transport, tools, last error
   /permissions  the permission mode and rules in force
+  /agents  the agent definitions (subagents, teammates' profiles) and where each comes from
+  /hooks   the hooks in force, by event, with the settings file of each
+  /resume [n|id]  go on with a past session of this workspace (a numbered list to pick from)
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
   !cmd     run a shell command yourself; its output goes to the model with your next prompt
   @path    in a prompt: attach that file (or a folder's listing)
@@ -71,14 +74,24 @@ pub fn run(cli: &Cli) -> Result<i32> {
         crate::trust::Asking::Person,
     )?;
     approver.set_workspace(run.workspace.clone());
-    let mut completions: Vec<String> = ["help", "team", "inbox", "bashes"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut completions: Vec<String> = [
+        "help",
+        "team",
+        "inbox",
+        "bashes",
+        "permissions",
+        "agents",
+        "hooks",
+        "resume",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     completions.extend(custom.all_names());
     completions.sort();
     completions.dedup();
     crate::term::complete::set_commands(completions);
+    crate::term::complete::set_path_base(crate::repl_input::start_folder(&run.workspace));
     crate::logfile::redirect(&run.troupe_dir.join("logs"));
     let mode = crate::term::mode::ModeCell::new(agent.policy().mode);
     let (reader, interrupts) = LineReader::start(
@@ -234,6 +247,46 @@ async fn repl_loop(
     Ok(())
 }
 
+/// `/resume [n|id]`: the workspace's sessions as a numbered list, the answer read at the
+/// prompt (or given with the command), then the chosen conversation goes on here.
+async fn resume(agent: &mut Agent, session: &Session<'_>, arg: &str, io: &mut Io) {
+    let list = match troupe_agent::session::list_sessions(&session.troupe_dir) {
+        Ok(list) if !list.is_empty() => list,
+        Ok(_) => return outln!("(no sessions in this workspace yet)"),
+        Err(e) => return errln!("error: {e}"),
+    };
+    let current = agent
+        .transcript_path()
+        .and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy().into_owned());
+    let answer = if arg.is_empty() {
+        out!("{}", crate::repl_lists::sessions(&list, current.as_deref()));
+        io.printer
+            .styled("resume which session? [number or id, Enter for 1, q to cancel]");
+        match io.reader.answer().await {
+            Input::Line(line) => line,
+            Input::Interrupted | Input::Eof => "q".to_string(),
+        }
+    } else {
+        arg.to_string()
+    };
+    let Some(chosen) = crate::repl_lists::chosen(&answer, &list) else {
+        return outln!("(no session resumed)");
+    };
+    if current.as_deref() == Some(chosen.id.as_str()) {
+        return outln!("(already in session {})", chosen.id);
+    }
+    agent.end_session(SessionEndReason::Other).await;
+    let path = troupe_agent::session::session_path(&session.troupe_dir, &chosen.id);
+    match agent.resume_from(&path) {
+        Ok(n) => outln!("(resumed session {} · {n} messages)", chosen.id),
+        Err(e) => errln!(
+            "error: could not resume session {}: {e}; this conversation goes on",
+            chosen.id
+        ),
+    }
+}
+
 /// Whether the lead has mail it has not read.
 fn has_unread(team: &Team) -> bool {
     team.shared()
@@ -329,6 +382,23 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
                     Err(e) => errln!("error: could not save the note: {e}"),
                 }
             }
+        }
+        "/agents" => out!(
+            "{}",
+            crate::repl_lists::agents(
+                &team.shared().config.agents,
+                &team.shared().config.workspace
+            )
+        ),
+        "/hooks" => {
+            let config = &team.shared().config;
+            let layers = crate::settings::load(&config.workspace, config.settings_arg.as_deref())
+                .map(|l| l.layers)
+                .unwrap_or_default();
+            out!("{}", crate::repl_lists::hooks(&config.settings, &layers));
+        }
+        cmd if cmd == "/resume" || cmd.starts_with("/resume ") => {
+            resume(agent, session, cmd.trim_start_matches("/resume").trim(), io).await;
         }
         "/permissions" => out!(
             "{}",
