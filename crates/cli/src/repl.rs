@@ -247,46 +247,6 @@ async fn repl_loop(
     Ok(())
 }
 
-/// `/resume [n|id]`: the workspace's sessions as a numbered list, the answer read at the
-/// prompt (or given with the command), then the chosen conversation goes on here.
-async fn resume(agent: &mut Agent, session: &Session<'_>, arg: &str, io: &mut Io) {
-    let list = match troupe_agent::session::list_sessions(&session.troupe_dir) {
-        Ok(list) if !list.is_empty() => list,
-        Ok(_) => return outln!("(no sessions in this workspace yet)"),
-        Err(e) => return errln!("error: {e}"),
-    };
-    let current = agent
-        .transcript_path()
-        .and_then(|p| p.file_stem())
-        .map(|s| s.to_string_lossy().into_owned());
-    let answer = if arg.is_empty() {
-        out!("{}", crate::repl_lists::sessions(&list, current.as_deref()));
-        io.printer
-            .styled("resume which session? [number or id, Enter for 1, q to cancel]");
-        match io.reader.answer().await {
-            Input::Line(line) => line,
-            Input::Interrupted | Input::Eof => "q".to_string(),
-        }
-    } else {
-        arg.to_string()
-    };
-    let Some(chosen) = crate::repl_lists::chosen(&answer, &list) else {
-        return outln!("(no session resumed)");
-    };
-    if current.as_deref() == Some(chosen.id.as_str()) {
-        return outln!("(already in session {})", chosen.id);
-    }
-    agent.end_session(SessionEndReason::Other).await;
-    let path = troupe_agent::session::session_path(&session.troupe_dir, &chosen.id);
-    match agent.resume_from(&path) {
-        Ok(n) => outln!("(resumed session {} · {n} messages)", chosen.id),
-        Err(e) => errln!(
-            "error: could not resume session {}: {e}; this conversation goes on",
-            chosen.id
-        ),
-    }
-}
-
 /// Whether the lead has mail it has not read.
 fn has_unread(team: &Team) -> bool {
     team.shared()
@@ -398,7 +358,9 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
             out!("{}", crate::repl_lists::hooks(&config.settings, &layers));
         }
         cmd if cmd == "/resume" || cmd.starts_with("/resume ") => {
-            resume(agent, session, cmd.trim_start_matches("/resume").trim(), io).await;
+            let arg = cmd.trim_start_matches("/resume").trim();
+            crate::repl_lists::resume(agent, &session.troupe_dir, arg, &mut io.reader, &io.printer)
+                .await;
         }
         "/permissions" => out!(
             "{}",

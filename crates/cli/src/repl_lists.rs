@@ -2,8 +2,11 @@
 //! the file (or `--agents`) each came from, the hooks in force by event with the settings file
 //! that defined each, and the numbered sessions of the workspace `/resume` picks from.
 
+use crate::render::sanitize::{errln, out, outln};
+use crate::term::{Input, LineReader, Printer};
 use std::path::Path;
 use troupe_agent::session::SessionSummary;
+use troupe_agent::{Agent, SessionEndReason};
 use troupe_catalog::agents::Definitions;
 use troupe_settings::{Layer, Settings};
 
@@ -126,6 +129,51 @@ pub fn chosen<'a>(answer: &str, list: &'a [SessionSummary]) -> Option<&'a Sessio
         return n.checked_sub(1).and_then(|i| shown.get(i));
     }
     list.iter().find(|s| s.id == answer)
+}
+
+/// `/resume [n|id]`: the workspace's sessions as a numbered list, the answer read at the
+/// prompt (or given with the command), then the chosen conversation goes on here.
+pub async fn resume(
+    agent: &mut Agent,
+    troupe_dir: &Path,
+    arg: &str,
+    reader: &mut LineReader,
+    printer: &Printer,
+) {
+    let list = match troupe_agent::session::list_sessions(troupe_dir) {
+        Ok(list) if !list.is_empty() => list,
+        Ok(_) => return outln!("(no sessions in this workspace yet)"),
+        Err(e) => return errln!("error: {e}"),
+    };
+    let current = agent
+        .transcript_path()
+        .and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy().into_owned());
+    let answer = if arg.is_empty() {
+        out!("{}", crate::repl_lists::sessions(&list, current.as_deref()));
+        printer.styled("resume which session? [number or id, Enter for 1, q to cancel]");
+        match reader.answer().await {
+            Input::Line(line) => line,
+            Input::Interrupted | Input::Eof => "q".to_string(),
+        }
+    } else {
+        arg.to_string()
+    };
+    let Some(chosen) = crate::repl_lists::chosen(&answer, &list) else {
+        return outln!("(no session resumed)");
+    };
+    if current.as_deref() == Some(chosen.id.as_str()) {
+        return outln!("(already in session {})", chosen.id);
+    }
+    agent.end_session(SessionEndReason::Other).await;
+    let path = troupe_agent::session::session_path(troupe_dir, &chosen.id);
+    match agent.resume_from(&path) {
+        Ok(n) => outln!("(resumed session {} · {n} messages)", chosen.id),
+        Err(e) => errln!(
+            "error: could not resume session {}: {e}; this conversation goes on",
+            chosen.id
+        ),
+    }
 }
 
 fn shown_path(path: &Path, workspace: &Path) -> String {
