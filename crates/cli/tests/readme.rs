@@ -306,7 +306,7 @@ fn every_readme_command_runs_as_shown() {
     for block in python {
         let file = world.project.join("snippet.py");
         std::fs::write(&file, &block.body).unwrap();
-        let out = Command::new("python3")
+        let out = Command::new(troupe_testkit::python::python())
             .arg(&file)
             .current_dir(&world.project)
             .env("HOME", &world.home)
