@@ -299,3 +299,17 @@ fn bash_starts_in_the_folder_troupe_was_started_from() {
     );
     assert!(!requests[2].system().contains("bash starts in"));
 }
+
+#[test]
+fn version_is_answered_early_as_clap_answers_it() {
+    let version = |args: &[&str]| {
+        let out = run(Command::new(env!("CARGO_BIN_EXE_troupe")).args(args));
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let early = version(&["--version"]);
+    assert_eq!(early, format!("troupe {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(version(&["-V"]), early);
+    // With another flag clap parses the whole line and answers the same.
+    assert_eq!(version(&["-p", "--version"]), early);
+}
