@@ -91,6 +91,21 @@ fn last_change(dir: &Path) -> SystemTime {
     newest
 }
 
+/// How many other teams the note names; every `-p` run leaves a team, so the rest are counted.
+const NAMED_OTHERS: usize = 3;
+
+/// The other teams, newest first: the first few named, the rest counted.
+fn others<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let count = names.len();
+    let mut shown: Vec<&str> = names.take(NAMED_OTHERS).collect();
+    let more = count.saturating_sub(shown.len());
+    let tail = format!("and {more} more; `ls .troupe/teams` lists them");
+    if more > 0 {
+        shown.push(&tail);
+    }
+    shown.join(", ")
+}
+
 /// The team a command from another terminal acts on: `flag` as given; else (file store) the
 /// only running team, or the most recently active one when none runs (saying so on stderr when
 /// there are others), or [`DEFAULT`] when the workspace has no team. Several running teams are
@@ -126,11 +141,7 @@ pub fn pick(flag: Option<&str>, choice: &StoreChoice, troupe_dir: &Path) -> Resu
             "troupe: note: no team is running here; using team '{}', the most recently active of {} (--team NAME picks another: {})",
             newest.name,
             all.len(),
-            all.iter()
-                .skip(1)
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            others(all.iter().skip(1).map(|t| t.name.as_str()))
         );
     }
     Ok(newest.name.clone())
@@ -147,6 +158,16 @@ pub fn none_yet(choice: &StoreChoice, troupe_dir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_note_names_a_few_other_teams_and_counts_the_rest() {
+        let names = ["s-1", "s-2", "s-3", "s-4", "s-5"];
+        assert_eq!(
+            others(names.iter().copied()),
+            "s-1, s-2, s-3, and 2 more; `ls .troupe/teams` lists them"
+        );
+        assert_eq!(others(names[..2].iter().copied()), "s-1, s-2");
+    }
 
     #[test]
     fn a_sessions_team_is_a_valid_name_from_the_random_end_of_its_id() {
