@@ -56,7 +56,8 @@ pub fn teams(troupe_dir: &Path) -> Vec<Found> {
         .flatten()
         .filter_map(|entry| {
             let name = entry.file_name().to_str()?.to_string();
-            if !troupe_store::file::exists(troupe_dir, &name) {
+            // A NATS team's local transcripts are not a team of this store.
+            if !troupe_store::file::has_roster(troupe_dir, &name) {
                 return None;
             }
             let dir = troupe_store::file::team_dir(troupe_dir, &name);
@@ -160,6 +161,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_folder_of_local_transcripts_is_not_a_team_of_the_file_store() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let troupe = dir.path();
+        std::fs::create_dir_all(troupe.join("teams/web/transcripts"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(troupe.join("teams/local")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(troupe.join("teams/local/roster.jsonl"), "")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<String> = teams(troupe).into_iter().map(|t| t.name).collect();
+        assert_eq!(names, ["local"]);
+    }
+
+    #[test]
     fn the_note_names_a_few_other_teams_and_counts_the_rest() {
         let names = ["s-1", "s-2", "s-3", "s-4", "s-5"];
         assert_eq!(
@@ -195,6 +209,8 @@ mod tests {
             Some("web")
         );
         std::fs::create_dir_all(troupe_dir.join("teams/session-abc"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(troupe_dir.join("teams/session-abc/roster.jsonl"), "")
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             pick(None, &file, &troupe_dir).ok().as_deref(),
