@@ -17,6 +17,8 @@ use troupe_protocol::{ChatMessage, Role, Usage};
 use troupe_settings::Settings;
 use troupe_tools::{Registry, ToolContext};
 
+mod admit;
+mod batch;
 mod calls;
 mod compaction;
 mod control;
@@ -25,6 +27,7 @@ mod session;
 mod steer;
 mod wire;
 
+pub use batch::MAX_READS_AT_ONCE;
 pub use calls::PermissionDenial;
 pub use report::{AgentEvent, TurnEnd, TurnOutcome};
 pub use wire::wire_messages;
@@ -185,6 +188,7 @@ impl Agent {
     pub(crate) fn attach_transcript(
         &mut self,
         path: &std::path::Path,
+        mirror: Option<Arc<dyn crate::TranscriptMirror>>,
     ) -> Result<usize, TranscriptError> {
         let loaded = Transcript::load(path)?;
         self.messages = loaded.messages;
@@ -198,7 +202,7 @@ impl Agent {
         self.compactor.spill =
             crate::compact::SpillDir::new(Some(path.with_extension("")), &self.home);
         self.compactor.replaced();
-        self.transcript = Some(Transcript::open(path)?);
+        self.transcript = Some(Transcript::open(path)?.mirrored(mirror));
         self.repair()?;
         Ok(self.messages.len())
     }

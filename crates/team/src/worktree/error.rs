@@ -140,6 +140,12 @@ pub enum WorktreeError {
     Store(#[from] StoreError),
 }
 
+impl From<troupe_durable::DurableError> for WorktreeError {
+    fn from(e: troupe_durable::DurableError) -> WorktreeError {
+        WorktreeError::Store(e.into())
+    }
+}
+
 impl WorktreeError {
     /// A task refusal, as the reason a task cannot be bound.
     pub(crate) fn task(id: TaskId, err: &TaskError) -> WorktreeError {
