@@ -136,6 +136,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         troupe_dir: run.troupe_dir.clone(),
         model_config: run.model.clone(),
         custom: &custom,
+        settings_arg: cli.run.agent.settings.clone(),
     };
     let result = runtime.block_on(repl_loop(&mut agent, &session, io, first));
     runtime.block_on(agent.end_session(SessionEndReason::Exit));
@@ -147,6 +148,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
 
 /// What slash commands look at besides the agent.
 struct Session<'a> {
+    /// `--settings`, which `/hooks` reads again to name each hook's file.
+    settings_arg: Option<String>,
     approver: Arc<ReplApprover>,
     team: &'a Team,
     mcp: &'a McpManager,
@@ -352,7 +355,7 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
         ),
         "/hooks" => {
             let config = &team.shared().config;
-            let layers = crate::settings::load(&config.workspace, config.settings_arg.as_deref())
+            let layers = crate::settings::load(&config.workspace, session.settings_arg.as_deref())
                 .map(|l| l.layers)
                 .unwrap_or_default();
             out!("{}", crate::repl_lists::hooks(&config.settings, &layers));

@@ -67,7 +67,8 @@ impl Agent {
     /// and todo list replace the current ones, and from now on the hooks see that session. On
     /// an error reading it nothing changed.
     pub fn resume_from(&mut self, path: &Path) -> Result<usize, TranscriptError> {
-        let restored = self.attach_transcript(path)?;
+        // As `/clear`'s new session: a session transcript is mirrored nowhere.
+        let restored = self.attach_transcript(path, None)?;
         self.session = Some(SessionSource::Resume);
         let cx = ExtensionContext {
             agent: &self.config.name,
