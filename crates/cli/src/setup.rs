@@ -341,6 +341,7 @@ pub fn lead(
     let added_dirs = crate::settings::added_dirs(&args.agent, &settings, &workspace)?;
     let guard = Workspace::new(&workspace)
         .and_then(|ws| ws.with_added_dirs(&added_dirs))
+        .map(|ws| ws.with_start(&crate::repl_input::start_folder(&workspace)))
         .with_context(|| format!("opening workspace {}", workspace.display()))?;
     let mode_name = args
         .teammate_mode

@@ -56,7 +56,8 @@ pub fn teams(troupe_dir: &Path) -> Vec<Found> {
         .flatten()
         .filter_map(|entry| {
             let name = entry.file_name().to_str()?.to_string();
-            if !troupe_store::file::exists(troupe_dir, &name) {
+            // A NATS team's local transcripts are not a team of this store.
+            if !troupe_store::file::has_roster(troupe_dir, &name) {
                 return None;
             }
             let dir = troupe_store::file::team_dir(troupe_dir, &name);
@@ -89,6 +90,21 @@ fn last_change(dir: &Path) -> SystemTime {
         }
     }
     newest
+}
+
+/// How many other teams the note names; every `-p` run leaves a team, so the rest are counted.
+const NAMED_OTHERS: usize = 3;
+
+/// The other teams, newest first: the first few named, the rest counted.
+fn others<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let count = names.len();
+    let mut shown: Vec<&str> = names.take(NAMED_OTHERS).collect();
+    let more = count.saturating_sub(shown.len());
+    let tail = format!("and {more} more; `ls .troupe/teams` lists them");
+    if more > 0 {
+        shown.push(&tail);
+    }
+    shown.join(", ")
 }
 
 /// The team a command from another terminal acts on: `flag` as given; else (file store) the
@@ -126,11 +142,7 @@ pub fn pick(flag: Option<&str>, choice: &StoreChoice, troupe_dir: &Path) -> Resu
             "troupe: note: no team is running here; using team '{}', the most recently active of {} (--team NAME picks another: {})",
             newest.name,
             all.len(),
-            all.iter()
-                .skip(1)
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            others(all.iter().skip(1).map(|t| t.name.as_str()))
         );
     }
     Ok(newest.name.clone())
@@ -147,6 +159,29 @@ pub fn none_yet(choice: &StoreChoice, troupe_dir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_of_local_transcripts_is_not_a_team_of_the_file_store() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let troupe = dir.path();
+        std::fs::create_dir_all(troupe.join("teams/web/transcripts"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(troupe.join("teams/local")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(troupe.join("teams/local/roster.jsonl"), "")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<String> = teams(troupe).into_iter().map(|t| t.name).collect();
+        assert_eq!(names, ["local"]);
+    }
+
+    #[test]
+    fn the_note_names_a_few_other_teams_and_counts_the_rest() {
+        let names = ["s-1", "s-2", "s-3", "s-4", "s-5"];
+        assert_eq!(
+            others(names.iter().copied()),
+            "s-1, s-2, s-3, and 2 more; `ls .troupe/teams` lists them"
+        );
+        assert_eq!(others(names[..2].iter().copied()), "s-1, s-2");
+    }
 
     #[test]
     fn a_sessions_team_is_a_valid_name_from_the_random_end_of_its_id() {
@@ -174,6 +209,8 @@ mod tests {
             Some("web")
         );
         std::fs::create_dir_all(troupe_dir.join("teams/session-abc"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(troupe_dir.join("teams/session-abc/roster.jsonl"), "")
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             pick(None, &file, &troupe_dir).ok().as_deref(),

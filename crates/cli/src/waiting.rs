@@ -51,9 +51,20 @@ impl Overdue {
         };
         let now = troupe_agent::transcript::now_ms();
         let after = u64::try_from(self.after.as_millis()).unwrap_or(u64::MAX);
-        pending
+        let overdue: Vec<Request> = pending
             .into_iter()
             .filter(|r| now.saturating_sub(r.created_at) >= after)
+            .collect();
+        if overdue.is_empty() {
+            return Vec::new();
+        }
+        // A request whose party ended (a forced stop) waits for nobody: the sweep cancels it.
+        let Ok(roster) = store.roster() else {
+            return Vec::new();
+        };
+        overdue
+            .into_iter()
+            .filter(|r| troupe_team::protocols::sweep::void_reason(&roster, r).is_none())
             .filter(|r| self.seen.insert(r.id.clone()))
             .map(|r| describe(&r, now))
             .collect()
@@ -74,4 +85,48 @@ fn describe(r: &Request, now: u64) -> String {
         r.id,
         r.id
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use troupe_protocol::{AgentStatus, Member, RequestKind};
+
+    #[test]
+    fn a_request_to_a_stopped_teammate_is_not_mentioned() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = troupe_store::file::open(dir.path(), "t").unwrap_or_else(|e| panic!("{e}"));
+        store
+            .update_roster(&mut |r| {
+                for name in ["alice", "bob"] {
+                    r.members.push(Member::new(name, "coder", 1, 0));
+                }
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        for name in ["alice", "bob"] {
+            let request = Request::open(
+                RequestKind::Shutdown,
+                "lead",
+                name,
+                1,
+                serde_json::json!({}),
+                0,
+                None,
+            );
+            store
+                .create_request(&request)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        // alice was force-stopped while her shutdown request waited; bob still works.
+        store
+            .update_member("alice", &mut |m| m.status = AgentStatus::Stopped)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut overdue = Overdue {
+            seen: HashSet::new(),
+            after: Duration::ZERO,
+        };
+        let lines = overdue.check(&*store);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains("addressed to bob"), "{lines:?}");
+    }
 }

@@ -246,3 +246,70 @@ fn doctor_names_a_nats_store_that_does_not_answer() {
     );
     assert_eq!(check(&report, "model")["ok"], true, "{report}");
 }
+
+#[test]
+fn bash_starts_in_the_folder_troupe_was_started_from() {
+    // As in Claude Code: started in a subfolder of the workspace, bash runs there (the
+    // workspace stays the repository's root: file tool paths are relative to it).
+    let ws = TempWorkspace::new();
+    ws.git_init();
+    ws.write("crates/app/src/main.rs", "fn main() {}\n");
+    ws.git_commit_all("start");
+    let server = FakeServer::start();
+    let pwd = || Step::tool("bash", serde_json::json!({"command": "pwd && ls"}));
+    server.script("lead", [pwd(), Step::text("done")]);
+    let app = ws.join("crates/app").canonicalize().unwrap();
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic)
+        .current_dir(&app)
+        .args([
+            "-p",
+            "where am I?",
+            "--permission-mode",
+            "bypassPermissions",
+        ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests_for("lead");
+    let (result, _) = requests[1].last_tool_result().unwrap();
+    assert!(
+        result.starts_with(&format!("{}\nsrc\n", app.display())),
+        "{result}"
+    );
+    assert!(
+        requests[0].system().contains("bash starts in"),
+        "told where"
+    );
+    // The workspace is still the repository's root: its .troupe is there, not in the subfolder.
+    assert!(ws.exists(".troupe") && !app.join(".troupe").exists());
+
+    // Started at the root (or outside the workspace, with --cwd), bash runs at the root.
+    server.script("lead", [pwd(), Step::text("done")]);
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "where am I?",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests_for("lead");
+    let (result, _) = requests[3].last_tool_result().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    assert!(
+        result.starts_with(&format!("{}\n", root.display())),
+        "{result}"
+    );
+    assert!(!requests[2].system().contains("bash starts in"));
+}
+
+#[test]
+fn version_is_answered_early_as_clap_answers_it() {
+    let version = |args: &[&str]| {
+        let out = run(Command::new(env!("CARGO_BIN_EXE_troupe")).args(args));
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let early = version(&["--version"]);
+    assert_eq!(early, format!("troupe {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(version(&["-V"]), early);
+    // With another flag clap parses the whole line and answers the same.
+    assert_eq!(version(&["-p", "--version"]), early);
+}

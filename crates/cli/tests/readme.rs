@@ -91,9 +91,12 @@ fn world() -> World {
     }
 }
 
-/// The README's addresses, replaced by the test's servers.
-fn rewrites(server: &FakeServer) -> Vec<(&'static str, String)> {
+/// The README's addresses, replaced by the test's servers, and its sample paths (outputs
+/// show `/home/me/project` and `/home/me`), replaced by the session's.
+fn rewrites(server: &FakeServer, world: &World) -> Vec<(&'static str, String)> {
     vec![
+        ("/home/me/project", world.project.display().to_string()),
+        ("/home/me", world.home.display().to_string()),
         ("http://127.0.0.1:8787", server.url()),
         ("http://localhost:11434/v1", server.openai_url()),
         ("nats://nats.example:4222", troupe_testkit::nats::url()),
@@ -111,7 +114,7 @@ fn run_session(world: &World, server: &FakeServer, steps: &[(usize, String)]) ->
     let out_dir = world.home.join(".readme-check");
     std::fs::create_dir_all(&out_dir).unwrap();
     let mut script = String::from("cd \"$README_PROJECT\"\n");
-    let rewrites = rewrites(server);
+    let rewrites = rewrites(server, world);
     for (k, (_, command)) in steps.iter().enumerate() {
         let dir = out_dir.display();
         let command = rewrite(command, &rewrites);
@@ -293,7 +296,7 @@ fn every_readme_command_runs_as_shown() {
         let ran = by_command.get(&command).unwrap_or_else(|| {
             panic!("README line {line}: the output of `{command}`, which no block runs")
         });
-        let shown = rewrite(&shown, &rewrites(&server));
+        let shown = rewrite(&shown, &rewrites(&server, &world));
         if let Some(missing) = unmatched(&shown, &ran.stdout) {
             panic!(
                 "README line {line}: `{command}` did not print\n  {missing}\n--- it printed\n{}",
@@ -306,7 +309,7 @@ fn every_readme_command_runs_as_shown() {
     for block in python {
         let file = world.project.join("snippet.py");
         std::fs::write(&file, &block.body).unwrap();
-        let out = Command::new("python3")
+        let out = Command::new(troupe_testkit::python::python())
             .arg(&file)
             .current_dir(&world.project)
             .env("HOME", &world.home)

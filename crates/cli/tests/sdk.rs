@@ -17,7 +17,7 @@ use troupe_testkit::{FakeServer, TempWorkspace};
 
 /// Fails, saying how to install it, when the SDK is missing: never a silent pass.
 fn require_sdk() {
-    let found = Command::new("python3")
+    let found = Command::new(troupe_testkit::python::python())
         .args(["-c", "import claude_agent_sdk"])
         .status()
         .is_ok_and(|s| s.success());
@@ -33,7 +33,8 @@ fn drive(ws: &Path, server: &FakeServer, scenario: &str) -> Vec<Value> {
     require_sdk();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/drive.py");
     let mut cmd = Command::new("timeout");
-    cmd.args(["120", "python3"])
+    cmd.arg("120")
+        .arg(troupe_testkit::python::python())
         .arg(&script)
         .arg(env!("CARGO_BIN_EXE_troupe"))
         .arg(ws)

@@ -332,3 +332,63 @@ fn hooks_after_clear_see_the_new_session() {
         .unwrap()
         .ends_with(&format!("{}.jsonl", new.as_str().unwrap())));
 }
+
+#[test]
+fn resume_in_the_repl_picks_a_past_session_and_lists_agents_and_hooks() {
+    let ws = TempWorkspace::new();
+    ws.write(
+        ".claude/agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews a diff\ntools: Read, Grep\n---\nYou review.\n",
+    );
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("first answer")]);
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "first prompt"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    server.script(
+        "lead",
+        [Step::text("second answer"), Step::text("third answer")],
+    );
+    let hooks = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#;
+    let out = repl(
+        ws.path(),
+        &server,
+        &["--settings", hooks],
+        "second prompt\n/agents\n/hooks\n/resume\n2\nthird prompt\n/exit\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // /agents: the definition with its file; /hooks: the hook with the layer it came from.
+    let agent_row = stdout
+        .lines()
+        .find(|l| l.starts_with("reviewer "))
+        .unwrap_or_default();
+    assert!(
+        agent_row.contains(".claude/agents/reviewer.md") && agent_row.contains("read_file, grep"),
+        "{stdout}"
+    );
+    let hook_row = stdout
+        .lines()
+        .find(|l| l.starts_with("Stop "))
+        .unwrap_or_default();
+    assert!(
+        hook_row.contains("true") && hook_row.contains("--settings"),
+        "{stdout}"
+    );
+    // /resume: the numbered list (this session first), then the chosen one goes on.
+    assert!(stdout.contains("second prompt (this session)"), "{stdout}");
+    assert!(stdout.contains("(resumed session "), "{stdout}");
+    let texts = last_request_texts(&server);
+    assert!(
+        texts.iter().any(|t| t.contains("first prompt")),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("third prompt")),
+        "{texts:?}"
+    );
+    assert!(
+        !texts.iter().any(|t| t.contains("second prompt")),
+        "{texts:?}"
+    );
+}

@@ -21,6 +21,7 @@ pub mod fixtures;
 pub mod mcp;
 pub mod nats;
 mod openai;
+pub mod python;
 mod quirks;
 mod recorded;
 mod render;

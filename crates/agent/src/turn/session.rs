@@ -63,6 +63,27 @@ impl Agent {
         Ok(())
     }
 
+    /// Goes on with the conversation persisted in `path` (the REPL's `/resume`): its messages
+    /// and todo list replace the current ones, and from now on the hooks see that session. On
+    /// an error reading it nothing changed.
+    pub fn resume_from(&mut self, path: &Path) -> Result<usize, TranscriptError> {
+        // As `/clear`'s new session: a session transcript is mirrored nowhere.
+        let restored = self.attach_transcript(path, None)?;
+        self.session = Some(SessionSource::Resume);
+        let cx = ExtensionContext {
+            agent: &self.config.name,
+            workspace: &self.home,
+            stop: &self.stop,
+            transcript: Some(path),
+        };
+        self.lifecycle = self
+            .extensions
+            .iter()
+            .filter_map(|e| e.lifecycle(&cx))
+            .collect();
+        Ok(restored)
+    }
+
     /// The file the conversation is persisted in, if it is.
     pub fn transcript_path(&self) -> Option<&Path> {
         self.transcript.as_ref().map(Transcript::path)

@@ -165,7 +165,7 @@ fn to_json(s: &SessionSummary) -> Value {
 }
 
 /// `ms` as local date and time to the minute.
-fn local_time(ms: u64) -> String {
+pub(crate) fn local_time(ms: u64) -> String {
     chrono::DateTime::from_timestamp_millis(ms as i64)
         .map(|t| {
             t.with_timezone(&chrono::Local)

@@ -1,28 +1,96 @@
 //! Tab at the prompt: completes a slash command's name (built-in and the project's custom
-//! commands) to the longest prefix the candidates share, and adds a space when only one is
-//! left. Anything else typed gets a tab, as before.
+//! commands), or an `@path` word's path (from the folder troupe was started in, where `@`
+//! paths are found), to the longest prefix the candidates share, adding a space (a `/` for a
+//! folder) when only one is left. Anything else typed gets a tab, as before.
 
 use super::line::Line;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The command names (without `/`), set once when the REPL starts.
 static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+
+/// The folder `@` paths are completed from, set once when the REPL starts.
+static BASE: OnceLock<PathBuf> = OnceLock::new();
 
 /// Registers the names Tab completes; the first call wins.
 pub fn set_commands(names: Vec<String>) {
     let _ = NAMES.set(names);
 }
 
+/// Registers the folder `@path` words are completed from; the first call wins.
+pub fn set_path_base(dir: PathBuf) {
+    let _ = BASE.set(dir);
+}
+
 /// Tab on `line`.
 pub fn tab(line: &mut Line) {
     let text = line.text();
+    let at_end = line.cursor() == line.chars().len();
     let completed = NAMES
         .get()
-        .and_then(|names| complete(&text, line.cursor() == line.chars().len(), names));
+        .and_then(|names| complete(&text, at_end, names))
+        .or_else(|| {
+            BASE.get()
+                .and_then(|base| complete_path(&text, at_end, base))
+        });
     match completed {
         Some(new) => line.set(&new),
         None => line.insert("\t"),
     }
+}
+
+/// The completed line, when the cursor ends an `@path` word and some entry of its folder
+/// starts with what is typed (hidden ones only when a `.` is typed).
+fn complete_path(text: &str, at_end: bool, base: &Path) -> Option<String> {
+    if !at_end {
+        return None;
+    }
+    let start = text.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let typed = text[start..].strip_prefix('@')?;
+    let (dir, prefix) = match typed.rfind('/') {
+        Some(i) => (&typed[..=i], &typed[i + 1..]),
+        None => ("", typed),
+    };
+    let mut matches: Vec<(String, bool)> = std::fs::read_dir(base.join(dir))
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let shown =
+                name.starts_with(prefix) && (!name.starts_with('.') || prefix.starts_with('.'));
+            shown.then(|| (name, e.path().is_dir()))
+        })
+        .collect();
+    matches.sort();
+    let end = match matches.as_slice() {
+        [] => return None,
+        [(name, true)] => format!("{name}/"),
+        [(name, false)] => format!("{name} "),
+        many => {
+            let names: Vec<&str> = many.iter().map(|(n, _)| n.as_str()).collect();
+            shared_prefix(&names).to_string()
+        }
+    };
+    Some(format!("{}@{dir}{end}", &text[..start]))
+}
+
+/// The longest prefix every name starts with.
+fn shared_prefix<'a>(names: &[&'a str]) -> &'a str {
+    let Some(first) = names.first() else {
+        return "";
+    };
+    let mut common: &str = first;
+    for name in &names[1..] {
+        let shared = common
+            .char_indices()
+            .zip(name.chars())
+            .take_while(|((_, a), b)| a == b)
+            .last()
+            .map_or(0, |((i, a), _)| i + a.len_utf8());
+        common = &common[..shared];
+    }
+    common
 }
 
 /// The completed line, when `text` is a lone `/prefix` with the cursor at its end and some
@@ -37,17 +105,8 @@ fn complete(text: &str, at_end: bool, names: &[String]) -> Option<String> {
         [] => None,
         [one] => Some(format!("/{one} ")),
         many => {
-            let mut common = many[0].as_str();
-            for name in &many[1..] {
-                let shared = common
-                    .char_indices()
-                    .zip(name.chars())
-                    .take_while(|((_, a), b)| a == b)
-                    .last()
-                    .map_or(0, |((i, a), _)| i + a.len_utf8());
-                common = &common[..shared];
-            }
-            Some(format!("/{common}"))
+            let names: Vec<&str> = many.iter().map(|n| n.as_str()).collect();
+            Some(format!("/{}", shared_prefix(&names)))
         }
     }
 }
@@ -73,5 +132,28 @@ mod tests {
         assert_eq!(complete("hello", true, &names), None);
         assert_eq!(complete("/help me", true, &names), None);
         assert_eq!(complete("/he", false, &names), None);
+    }
+
+    #[test]
+    fn completes_an_at_path_from_the_start_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src/term")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.path().join("src/mail.rs"), "").unwrap();
+        std::fs::write(dir.path().join("README.md"), "").unwrap();
+        std::fs::write(dir.path().join(".env"), "").unwrap();
+        let base = dir.path();
+        let c = |text: &str| complete_path(text, true, base);
+        assert_eq!(c("read @RE").as_deref(), Some("read @README.md "));
+        assert_eq!(c("read @s").as_deref(), Some("read @src/"));
+        assert_eq!(c("@src/m").as_deref(), Some("@src/mai"));
+        assert_eq!(c("@src/main").as_deref(), Some("@src/main.rs "));
+        assert_eq!(c("@src/t").as_deref(), Some("@src/term/"));
+        assert_eq!(c("@.e").as_deref(), Some("@.env "));
+        assert_eq!(c("@zz"), None);
+        assert_eq!(c("no at here"), None);
+        assert_eq!(complete_path("@RE", false, base), None);
+        // Hidden entries are offered only when a dot is typed.
+        assert_eq!(c("@").as_deref(), Some("@"));
     }
 }

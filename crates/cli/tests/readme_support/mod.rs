@@ -65,6 +65,11 @@ pub fn blocks(text: &str) -> Vec<Block> {
             body.push('\n');
             i += 1;
         }
+        assert!(
+            i < lines.len(),
+            "README line {}: the fenced block never closes",
+            start + 1
+        );
         let directive = start
             .checked_sub(1)
             .map(|above| parse_directive(lines[above].trim(), start + 1))

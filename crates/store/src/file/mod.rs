@@ -68,6 +68,14 @@ pub fn exists(troupe_dir: &Path, team: &str) -> bool {
     validate_agent_name(team).is_ok() && troupe_dir.join("teams").join(team).is_dir()
 }
 
+/// Whether `team` has this store's state here (its roster), not only the local files of a team
+/// kept elsewhere (a NATS team's transcripts).
+pub fn has_roster(troupe_dir: &Path, team: &str) -> bool {
+    let dir = team_dir(troupe_dir, team);
+    exists(troupe_dir, team)
+        && (dir.join(roster::LOG).is_file() || dir.join(roster::LEGACY).is_file())
+}
+
 /// Where a team's own local files live (teammate process logs), next to its store.
 pub fn team_dir(troupe_dir: &Path, team: &str) -> PathBuf {
     troupe_dir.join("teams").join(team)

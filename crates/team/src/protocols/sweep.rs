@@ -24,8 +24,9 @@ pub struct Swept {
     pub voided: Vec<Request>,
 }
 
-/// Why a pending request can no longer be answered meaningfully, if it cannot.
-fn void_reason(roster: &Roster, r: &Request) -> Option<String> {
+/// Why a pending request can no longer be answered meaningfully, if it cannot (its addressee
+/// or opener incarnation ended, as a forced stop ends one); the next sweep cancels it.
+pub fn void_reason(roster: &Roster, r: &Request) -> Option<String> {
     if r.to != LEAD {
         match roster.get(&r.to) {
             None => return Some(format!("{} is not on the roster", r.to)),

@@ -32,6 +32,7 @@ pub(super) struct Started {
 pub(super) fn spawn(command: &str, ctx: &ToolContext, log: &Path) -> Result<Started, JobError> {
     let root = ctx.workspace.root();
     let confinement = Confinement::prepare(ctx.sandbox, root, &ctx.sandbox_config)?;
+    let start = ctx.workspace.start_dir();
     let mut live = LiveCall::start()?;
     let file = std::fs::OpenOptions::new()
         .create_new(true)
@@ -47,7 +48,7 @@ pub(super) fn spawn(command: &str, ctx: &ToolContext, log: &Path) -> Result<Star
         let err = file
             .try_clone()
             .map_err(JobError::io("duplicating the log descriptor"))?;
-        let mut cmd = shell_command(shell, command, root, &confinement, &live);
+        let mut cmd = shell_command(shell, command, &start, &confinement, &live);
         cmd.stdout(ChildIo::Fd(out.into()))
             .stderr(ChildIo::Fd(err.into()));
         match cmd.spawn() {
