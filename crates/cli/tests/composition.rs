@@ -189,3 +189,39 @@ fn subagents_get_the_mcp_servers_and_skills_their_definition_allows() {
     );
     assert!(reader.contains(&"read_file".to_string()), "{reader:?}");
 }
+
+#[test]
+fn the_settings_env_reaches_every_agents_model_client_and_commands_in_either_mode() {
+    for mode in ["process", "in-process"] {
+        let ws = TempWorkspace::new();
+        let server = FakeServer::start();
+        lead_delegates_and_spawns(&server, "mark it");
+        server.script(
+            "bob",
+            [
+                Step::tool(
+                    "bash",
+                    json!({"command": "echo \"$TROUPE_MARK\" > mark.txt"}),
+                ),
+                Step::text("marked"),
+            ],
+        );
+        // The model's endpoint is named only by the settings' env.
+        let settings = json!({
+            "permissions": {"defaultMode": "bypassPermissions"},
+            "env": {"ANTHROPIC_BASE_URL": server.url(), "TROUPE_MARK": "from-settings"},
+        })
+        .to_string();
+        let out = run(troupe(ws.path(), &server, Wire::Anthropic)
+            .env_remove("ANTHROPIC_BASE_URL")
+            .args(["-p", "x", "--teammate-mode", mode, "--settings", &settings]));
+        assert!(out.status.success(), "{mode}: stderr: {}", stderr(&out));
+        for agent in ["lead", "subagent", "bob"] {
+            assert!(
+                !server.requests_for(agent).is_empty(),
+                "{mode}: {agent} reached the model the settings name"
+            );
+        }
+        assert_eq!(ws.read("mark.txt").trim(), "from-settings", "{mode}");
+    }
+}

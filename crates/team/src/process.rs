@@ -36,6 +36,9 @@ impl Team {
             .map_err(|e| err(format!("{}: {e}", log_path.display())))?;
         let log2 = log.try_clone().map_err(|e| err(e.to_string()))?;
         let mut cmd = std::process::Command::new(exe);
+        // What troupe resolved for its children (the settings' env among it): a teammate
+        // process is troupe, so nothing is withheld.
+        troupe_tools::child_env::apply_overlay(&mut cmd);
         cmd.args(CONFIG_FROM_STDIN)
             .stdin(Stdio::piped())
             .stdout(Stdio::from(log))
