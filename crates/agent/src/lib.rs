@@ -37,4 +37,5 @@ pub use tool_filter::ToolFilter;
 pub use transcript_mirror::{MirrorError, TranscriptMirror};
 pub use turn::{
     Agent, AgentConfig, AgentError, AgentEvent, PermissionDenial, TurnEnd, TurnOutcome,
+    MAX_READS_AT_ONCE,
 };

@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use troupe_durable::commit::{self, SyncKind};
+use troupe_durable::jsonl;
+use troupe_durable::DurableError;
 use troupe_protocol::{ChatMessage, ContentBlock, Role};
-use troupe_store::file::commit::{self, SyncKind};
-use troupe_store::file::jsonl;
-use troupe_store::StoreError;
 
 /// Text of the synthetic tool_result written for a call that never finished.
 pub const INTERRUPTED: &str = "error: interrupted — the call did not finish (the run was stopped or killed). Check the workspace state before retrying.";
@@ -99,9 +99,9 @@ pub enum TranscriptError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// The file could not be read back (the store's JSON-lines reader names the file).
+    /// The file could not be read back (the JSON-lines reader names the file).
     #[error("transcript: {0}")]
-    Read(#[from] StoreError),
+    Read(#[from] DurableError),
     /// The lines were synced to the file but not kept by the transcript's mirror (they are
     /// handed over again at the next sync).
     #[error("transcript {path}: synced here, but could not be kept beyond this machine: {source}")]

@@ -17,6 +17,8 @@ use troupe_protocol::{ChatMessage, Role, Usage};
 use troupe_settings::Settings;
 use troupe_tools::{Registry, ToolContext};
 
+mod admit;
+mod batch;
 mod calls;
 mod compaction;
 mod control;
@@ -25,6 +27,7 @@ mod session;
 mod steer;
 mod wire;
 
+pub use batch::MAX_READS_AT_ONCE;
 pub use calls::PermissionDenial;
 pub use report::{AgentEvent, TurnEnd, TurnOutcome};
 pub use wire::wire_messages;

@@ -321,7 +321,12 @@ pub fn lead(
     crate::settings::apply_flags(&mut settings, &args.agent);
     let settings = Arc::new(settings);
     let mode = policy.mode;
-    let model = model_config(&args.agent, &settings)?;
+    let mut model = model_config(&args.agent, &settings)?;
+    model.reasoning = args
+        .sdk
+        .reasoning(args.contract.max_thinking_tokens, |key| {
+            std::env::var(key).ok().filter(|v| !v.is_empty())
+        })?;
     if let Some(note) = provider_note(&args.agent) {
         eprintln!("troupe: note: {note}");
     }

@@ -262,6 +262,7 @@ impl Server {
                 tool.name.to_string(),
                 description,
                 Value::Object((*tool.input_schema).clone()),
+                read_only_hint(&tool),
             )));
         }
         Ok((listed, tools))
@@ -481,4 +482,14 @@ impl Drop for Unfinished<'_> {
         }
         server.changed();
     }
+}
+
+/// Whether the server marks `tool` as not modifying its environment (`readOnlyHint`): its calls
+/// may then run side by side with the response's other read-only calls. Only scheduling takes
+/// the hint; permissions still treat every MCP call as a side effect.
+fn read_only_hint(tool: &rmcp::model::Tool) -> bool {
+    tool.annotations
+        .as_ref()
+        .and_then(|a| a.read_only_hint)
+        .unwrap_or(false)
 }

@@ -15,6 +15,8 @@ pub struct McpTool {
     remote: String,
     description: String,
     schema: Value,
+    /// The server's `readOnlyHint`.
+    read_only: bool,
 }
 
 impl McpTool {
@@ -24,6 +26,7 @@ impl McpTool {
         remote: String,
         description: String,
         schema: Value,
+        read_only: bool,
     ) -> McpTool {
         McpTool {
             server,
@@ -31,6 +34,7 @@ impl McpTool {
             remote,
             description,
             schema,
+            read_only,
         }
     }
 }
@@ -52,6 +56,12 @@ impl Tool for McpTool {
 
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Execute
+    }
+
+    /// The server says the tool does not modify its environment (`readOnlyHint`): only the
+    /// scheduling trusts that; permissions do not.
+    fn reads_only(&self, _input: &Value) -> bool {
+        self.read_only
     }
 
     async fn call(&self, input: Value, _ctx: &ToolContext) -> ToolOutput {

@@ -15,7 +15,7 @@ use std::sync::PoisonError;
 
 use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::stream::DirectGetErrorKind;
-use troupe_store::file::jsonl;
+use troupe_durable::jsonl;
 use troupe_store::{StoreError, TranscriptBytes, TranscriptRead, TranscriptStore};
 
 use crate::conn::Fail;

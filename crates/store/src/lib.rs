@@ -37,17 +37,7 @@ pub use error::StoreError;
 pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState};
 pub use pending::PendingAreas;
 pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
-
-/// How hard the store works to make a write survive a power loss.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Durability {
-    /// fsync every append and whole-file update (the default; survives power loss).
-    #[default]
-    Fsync,
-    /// Leave data in the OS page cache: still safe against a killed process, not against a
-    /// power loss. For tests and throwaway teams.
-    OsBuffered,
-}
+pub use troupe_durable::{CorruptLine, Durability};
 
 /// Acknowledges one fetched batch: opaque, meaningful only to the store that issued it (the
 /// file backend keeps a byte offset in it, a message broker would keep a sequence number).
@@ -83,18 +73,6 @@ impl EventCursor {
     pub fn backend_position(self) -> u64 {
         self.0
     }
-}
-
-/// A mailbox line that could not be parsed; it is skipped and reported, never fatal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CorruptLine {
-    /// Where the line is, in the backend's terms (the byte offset in the file backend), for
-    /// people to find it.
-    pub offset: u64,
-    /// The line's text (lossy UTF-8, shortened when long).
-    pub text: String,
-    /// Why it did not parse.
-    pub error: String,
 }
 
 /// What one fetch of a mailbox returned.

@@ -69,7 +69,7 @@ fn reconcile(store: &SharedStore, agent: &str, path: &Path) -> Result<u64, Store
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(StoreError::io("create", dir.to_path_buf()))?;
     }
-    troupe_store::file::atomic::write_atomic(path, &remote.bytes)?;
+    troupe_durable::atomic::write_atomic(path, &remote.bytes)?;
     Ok(remote.end())
 }
 

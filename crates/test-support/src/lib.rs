@@ -37,6 +37,7 @@ pub fn model_config(server: &FakeServer) -> ModelConfig {
         stream_idle_timeout: WAIT,
         prompt_cache: troupe_model::PromptCache::default(),
         agent_header: true,
+        reasoning: troupe_model::Reasoning::default(),
     }
 }
 
@@ -137,6 +138,7 @@ impl Event {
             AgentEvent::TextDelta(t) => Event::Text(t.to_string()),
             AgentEvent::ThinkingDelta(_)
             | AgentEvent::Reply { .. }
+            | AgentEvent::PermissionDenied(_)
             | AgentEvent::ToolFinished { .. } => return None,
             AgentEvent::Retrying { reason, .. } => Event::Retrying(reason.to_string()),
             AgentEvent::Notice(text) => Event::Notice(text.to_string()),

@@ -23,6 +23,7 @@ mod recorded;
 mod render;
 mod script;
 mod server;
+pub mod try_it;
 
 pub use cache::CacheUse;
 pub use fixtures::TempWorkspace;

@@ -82,6 +82,12 @@ impl Tool for BashTool {
         }
     }
 
+    /// A read-only command run in the foreground (one in the background adds a job).
+    fn reads_only(&self, input: &Value) -> bool {
+        let background = input.get("run_in_background").and_then(Value::as_bool);
+        background != Some(true) && self.effect(input) == Effect::ReadOnly
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let input: BashInput = match parse_input(self.name(), input) {
             Ok(input) => input,

@@ -54,6 +54,10 @@ impl Tool for GlobTool {
         Effect::ReadOnly
     }
 
+    fn reads_only(&self, _input: &Value) -> bool {
+        true
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let input: GlobInput = match parse_input(self.name(), input) {
             Ok(input) => input,

@@ -77,6 +77,10 @@ impl Tool for GrepTool {
         Effect::ReadOnly
     }
 
+    fn reads_only(&self, _input: &Value) -> bool {
+        true
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let input: GrepInput = match parse_input(self.name(), input) {
             Ok(input) => input,

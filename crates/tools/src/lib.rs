@@ -187,8 +187,15 @@ pub trait Tool: Send + Sync {
         false
     }
     /// Whether several calls of this tool in one response may run at the same time (the `task`
-    /// subagent). The loop runs a response's calls concurrently only when every one says so.
+    /// subagent): the loop runs a run of such calls side by side, however many.
     fn concurrent(&self) -> bool {
+        false
+    }
+    /// Whether this call only reads, so that the loop may run it side by side with the
+    /// response's neighbouring calls that only read (read_file, grep, glob, a read-only bash
+    /// command, an MCP tool its server marks `readOnlyHint`). A call that changes anything,
+    /// even only the agent's own state (todo, compact), says no, as the default does.
+    fn reads_only(&self, _input: &Value) -> bool {
         false
     }
     /// Runs the call. Malformed input is an error output, never a panic.

@@ -58,6 +58,10 @@ impl Tool for ReadFileTool {
         Effect::ReadOnly
     }
 
+    fn reads_only(&self, _input: &Value) -> bool {
+        true
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let input: ReadFileInput = match parse_input(self.name(), input) {
             Ok(input) => input,

@@ -57,37 +57,28 @@ impl Agent {
         }
         let before = self.before_tool(call).await;
         let input = before.input.as_ref().unwrap_or(call.input);
-        let refused = match (&before.halt, &before.decision) {
-            (Some(reason), _) => Some(not_run(reason).content),
-            (None, Some(CallDecision::Deny(reason))) => Some(reason.clone()),
-            (None, _) => None,
-        };
         let mut after = Verdict::default();
-        let mut output = match refused {
+        let output = match refusal(&before) {
             // A call a hook refused never ran: there is nothing for after-hooks to see.
             Some(reason) => ToolOutput::error(reason),
             None => {
                 let output = self
                     .run_one_tool(call.id, call.name, input, before.decision.as_ref())
                     .await;
-                let call = ToolCall { input, ..call };
-                for hooks in &self.lifecycle {
-                    after = after.merge(hooks.after_tool(call, &output).await);
-                }
+                after = self.after_tool(ToolCall { input, ..call }, &output).await;
                 output
             }
         };
-        *halt = before.halt.or(after.halt);
-        for text in before
-            .context
-            .iter()
-            .chain(&after.block)
-            .chain(&after.context)
-        {
-            output.content.push_str("\n\n");
-            output.content.push_str(text);
+        with_hooks(before, after, output, halt)
+    }
+
+    /// Every provider's after-hook in turn, on the call as it ran.
+    pub(super) async fn after_tool(&self, call: ToolCall<'_>, output: &ToolOutput) -> Verdict {
+        let mut after = Verdict::default();
+        for hooks in &self.lifecycle {
+            after = after.merge(hooks.after_tool(call, output).await);
         }
-        output
+        after
     }
 
     /// What the policy says about `call`, with what a PreToolUse hook decided short of
@@ -115,7 +106,7 @@ impl Agent {
     }
 
     /// Every provider's before-hook in turn, each seeing the input the previous one left.
-    async fn before_tool(&self, call: ToolCall<'_>) -> BeforeTool {
+    pub(super) async fn before_tool(&self, call: ToolCall<'_>) -> BeforeTool {
         let mut merged = BeforeTool::default();
         for hooks in &self.lifecycle {
             let input = merged.input.as_ref().unwrap_or(call.input);
@@ -178,4 +169,34 @@ impl Agent {
 /// The result of a call that was not run because a hook ended the turn.
 pub(super) fn not_run(reason: &str) -> ToolOutput {
     ToolOutput::error(format!("not run: a hook ended the turn ({reason})"))
+}
+
+/// Why the before-hooks refused the call (they ended the turn, or denied it), if they did.
+pub(super) fn refusal(before: &BeforeTool) -> Option<String> {
+    match (&before.halt, &before.decision) {
+        (Some(reason), _) => Some(not_run(reason).content),
+        (None, Some(CallDecision::Deny(reason))) => Some(reason.clone()),
+        (None, _) => None,
+    }
+}
+
+/// A call's output with what its hooks said for the model added; sets `halt` when one of them
+/// ended the turn.
+pub(super) fn with_hooks(
+    before: BeforeTool,
+    after: Verdict,
+    mut output: ToolOutput,
+    halt: &mut Option<String>,
+) -> ToolOutput {
+    *halt = before.halt.or(after.halt);
+    for text in before
+        .context
+        .iter()
+        .chain(&after.block)
+        .chain(&after.context)
+    {
+        output.content.push_str("\n\n");
+        output.content.push_str(text);
+    }
+    output
 }

@@ -6,8 +6,8 @@
 use crate::render::sanitize::{errln, outln};
 use anyhow::{Context, Result};
 use troupe_agent::transcript::{Boundary, Line};
+use troupe_durable::jsonl;
 use troupe_protocol::{ContentBlock, Role};
-use troupe_store::file::jsonl;
 use troupe_store::{Areas, SharedStore};
 
 /// How long a follow waits before looking again without a change notification (a backend
