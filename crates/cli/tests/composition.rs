@@ -225,3 +225,53 @@ fn the_settings_env_reaches_every_agents_model_client_and_commands_in_either_mod
         assert_eq!(ws.read("mark.txt").trim(), "from-settings", "{mode}");
     }
 }
+
+#[test]
+fn a_teammate_starts_from_a_launch_file_and_a_foreign_one_is_refused() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::reply(Reply::text("reviewed")));
+    let launch = |version: u32| {
+        json!({
+            "version": version, "team": "default", "name": "carol", "role": "reviewer",
+            "prompt": "review the parser", "workspace": ws.path(), "model": "claude-from-launch",
+            "provider": "anthropic", "max_tokens": 1000, "permission_mode": "bypassPermissions",
+            "allow_rules": [], "ask_rules": [], "deny_rules": ["Bash(rm:*)"], "options": {},
+        })
+        .to_string()
+    };
+    ws.write("old.json", launch(99));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "teammate",
+        "--config-file",
+        "old.json",
+    ]));
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("version 99") && stderr(&out).contains("same troupe"),
+        "{}",
+        stderr(&out)
+    );
+    // Written by hand, without a lease: the teammate takes its own.
+    ws.write("carol.json", launch(troupe_team::launch::VERSION));
+    let mut child = troupe(ws.path(), &server, Wire::Anthropic)
+        .args(["teammate", "--config-file", "carol.json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while server.requests_for("carol").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "carol never called the model"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let first = &server.requests_for("carol")[0];
+    assert_eq!(first.model(), "claude-from-launch");
+    assert!(first.all_text().contains("review the parser"));
+    assert!(first.system().contains("reviewer"), "{}", first.system());
+}

@@ -66,7 +66,7 @@ impl Team {
             allow_rules: listed(&rules.allow),
             ask_rules: listed(&rules.ask),
             deny_rules: listed(&rules.deny),
-            lease: handoff,
+            lease: Some(handoff),
             options: config.process_options.clone(),
         };
         let document = serde_json::to_vec(&launch).map_err(|e| err(e.to_string()))?;
