@@ -25,7 +25,7 @@ pub fn config(
     flags: &McpFlags,
     workspace_servers: bool,
 ) -> Result<McpConfig> {
-    let env = |name: &str| std::env::var(name).ok();
+    let env = |name: &str| troupe_tools::child_env::var(name);
     let mut config = McpConfig::new();
     if !flags.strict_mcp_config {
         let (user, rest): (Vec<_>, Vec<_>) =
@@ -70,8 +70,7 @@ pub fn use_sdk_servers(bridge: troupe_mcp::SdkBridge) {
 /// and `MCP_TIMEOUT`, in milliseconds), else the defaults.
 pub fn options(workspace: &Path, settings: &Settings) -> McpOptions {
     let from_env = |name: &str| {
-        std::env::var(name)
-            .ok()
+        troupe_tools::child_env::var(name)
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|ms| *ms > 0)
             .map(Duration::from_millis)
@@ -231,8 +230,7 @@ pub fn wait_for_first_call(
     if manager.is_empty() {
         return;
     }
-    let limit = std::env::var("MCP_TIMEOUT")
-        .ok()
+    let limit = troupe_tools::child_env::var("MCP_TIMEOUT")
         .and_then(|v| v.trim().parse::<u64>().ok())
         .filter(|ms| *ms > 0)
         .map(Duration::from_millis)

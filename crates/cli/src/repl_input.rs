@@ -40,7 +40,10 @@ pub struct ShellRun {
 /// Runs `command` with `bash -c` in `dir`, as the person typed it (not the model's call: no
 /// permission question, no sandbox), with its output captured.
 pub async fn shell(command: &str, dir: &Path) -> ShellRun {
-    let run = tokio::process::Command::new("bash")
+    let mut bash = tokio::process::Command::new("bash");
+    // The person's own command: troupe's environment with what it adds (nothing withheld).
+    troupe_tools::child_env::apply_overlay(bash.as_std_mut());
+    let run = bash
         .arg("-c")
         .arg(command)
         .current_dir(dir)

@@ -61,17 +61,12 @@ pub fn memory_sources(sources: Option<&str>) -> troupe_agent::memory::MemorySour
     }
 }
 
-/// Sets the settings' `env` for this process, so the model client and every tool process (they
-/// inherit it) see it. Called before any other thread exists: the environment is shared,
-/// unsynchronised process state.
+/// Puts the settings' `env` in the environment troupe resolves for itself and its children
+/// (`troupe_tools::child_env`): the model client reads it through `child_env::var`, every tool
+/// process, hook, MCP server and teammate process gets it. The process environment itself is
+/// never changed (threads run already).
 pub fn apply_env(settings: &Settings) {
-    for (key, value) in &settings.env {
-        if key.is_empty() || key.contains('=') || key.contains('\0') || value.contains('\0') {
-            tracing::warn!(key, "settings env: skipping a variable that cannot be set");
-            continue;
-        }
-        std::env::set_var(key, value);
-    }
+    troupe_tools::child_env::set_overlay(settings.env.iter().map(|(k, v)| (k.clone(), v.clone())));
 }
 
 /// Sets the variables that commands, hooks and MCP servers see although troupe withholds them

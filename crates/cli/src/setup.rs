@@ -94,7 +94,7 @@ pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig
                 .map_err(|e| anyhow::anyhow!("--provider {p}: {e}"))?,
         ),
     };
-    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+    let env = |key: &str| troupe_tools::child_env::var(key).filter(|v| !v.is_empty());
     let model = args.model.clone().or_else(|| settings.model.clone());
     let mut config = ModelConfig::resolve(provider, model, &env)?;
     config.prompt_cache = prompt_cache(config.prompt_cache, settings)?;
@@ -129,7 +129,7 @@ pub fn provider_note(args: &AgentArgs) -> Option<String> {
         .provider
         .as_deref()
         .and_then(|p| p.parse::<Provider>().ok());
-    let env = |key: &str| std::env::var(key).ok();
+    let env = |key: &str| troupe_tools::child_env::var(key);
     troupe_model::ambiguity_note(provider, &env)
 }
 
@@ -298,14 +298,16 @@ pub fn lead(
         args.agent.mcp.strict_mcp_config,
         asking,
     )?;
-    // Before the model is resolved (the env may name its endpoint) and before any thread exists.
+    // Before the model is resolved (the env may name its endpoint).
     crate::settings::apply_env(&loaded.settings);
     crate::settings::apply_command_env(&loaded);
     crate::cost::set_pricing(&loaded.settings.pricing);
     let store_choice = crate::store::choose(args.agent.store.as_deref(), Some(&loaded.settings))?;
-    // Teammate processes this lead starts inherit it (set, like the settings' env, before any
-    // thread exists).
-    std::env::set_var(crate::store::STORE_VAR, store_choice.spec());
+    // Teammate processes and the `troupe` commands its tools run find the team's store.
+    troupe_tools::child_env::set_overlay([(
+        crate::store::STORE_VAR.to_string(),
+        store_choice.spec().to_string(),
+    )]);
     let policy = policy(args, &loaded.settings)?;
     let mcp = crate::mcp::manager(
         &workspace,

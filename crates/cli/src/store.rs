@@ -50,7 +50,7 @@ pub fn choose(flag: Option<&str>, settings: Option<&Settings>) -> Result<StoreCh
     match text.as_deref() {
         None | Some("file") => Ok(StoreChoice::File),
         Some(text) => {
-            let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+            let env = |key: &str| troupe_tools::child_env::var(key).filter(|v| !v.is_empty());
             let mut url = NatsUrl::parse(text)?.with_env(&env);
             if url.replicas.is_none() {
                 url.replicas = settings.and_then(|s| s.store_replicas);

@@ -72,7 +72,7 @@ pub fn apply(
         true => format!("trusted:{}", defs.hash),
         false => "untrusted".to_string(),
     };
-    std::env::set_var(DECISION_VAR, value);
+    troupe_tools::child_env::set_overlay([(DECISION_VAR.to_string(), value)]);
     if !trusted {
         drop_workspace_definitions(loaded);
         errln!(
@@ -90,7 +90,7 @@ fn decide(workspace: &Path, loaded: &Loaded, defs: &Definitions, asking: Asking)
         return Ok(true);
     }
     // A teammate process, or a troupe started by a command of a session here: the lead decided.
-    match std::env::var(DECISION_VAR).ok().as_deref() {
+    match troupe_tools::child_env::var(DECISION_VAR).as_deref() {
         Some("untrusted") => return Ok(false),
         Some(given) if given.strip_prefix("trusted:") == Some(defs.hash.as_str()) => {
             return Ok(true)

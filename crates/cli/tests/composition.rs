@@ -189,3 +189,89 @@ fn subagents_get_the_mcp_servers_and_skills_their_definition_allows() {
     );
     assert!(reader.contains(&"read_file".to_string()), "{reader:?}");
 }
+
+#[test]
+fn the_settings_env_reaches_every_agents_model_client_and_commands_in_either_mode() {
+    for mode in ["process", "in-process"] {
+        let ws = TempWorkspace::new();
+        let server = FakeServer::start();
+        lead_delegates_and_spawns(&server, "mark it");
+        server.script(
+            "bob",
+            [
+                Step::tool(
+                    "bash",
+                    json!({"command": "echo \"$TROUPE_MARK\" > mark.txt"}),
+                ),
+                Step::text("marked"),
+            ],
+        );
+        // The model's endpoint is named only by the settings' env.
+        let settings = json!({
+            "permissions": {"defaultMode": "bypassPermissions"},
+            "env": {"ANTHROPIC_BASE_URL": server.url(), "TROUPE_MARK": "from-settings"},
+        })
+        .to_string();
+        let out = run(troupe(ws.path(), &server, Wire::Anthropic)
+            .env_remove("ANTHROPIC_BASE_URL")
+            .args(["-p", "x", "--teammate-mode", mode, "--settings", &settings]));
+        assert!(out.status.success(), "{mode}: stderr: {}", stderr(&out));
+        for agent in ["lead", "subagent", "bob"] {
+            assert!(
+                !server.requests_for(agent).is_empty(),
+                "{mode}: {agent} reached the model the settings name"
+            );
+        }
+        assert_eq!(ws.read("mark.txt").trim(), "from-settings", "{mode}");
+    }
+}
+
+#[test]
+fn a_teammate_starts_from_a_launch_file_and_a_foreign_one_is_refused() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::reply(Reply::text("reviewed")));
+    let launch = |version: u32| {
+        json!({
+            "version": version, "team": "default", "name": "carol", "role": "reviewer",
+            "prompt": "review the parser", "workspace": ws.path(), "model": "claude-from-launch",
+            "provider": "anthropic", "max_tokens": 1000, "permission_mode": "bypassPermissions",
+            "allow_rules": [], "ask_rules": [], "deny_rules": ["Bash(rm:*)"], "options": {},
+        })
+        .to_string()
+    };
+    ws.write("old.json", launch(99));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "teammate",
+        "--config-file",
+        "old.json",
+    ]));
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("version 99") && stderr(&out).contains("same troupe"),
+        "{}",
+        stderr(&out)
+    );
+    // Written by hand, without a lease: the teammate takes its own.
+    ws.write("carol.json", launch(troupe_team::launch::VERSION));
+    let mut child = troupe(ws.path(), &server, Wire::Anthropic)
+        .args(["teammate", "--config-file", "carol.json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while server.requests_for("carol").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "carol never called the model"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let first = &server.requests_for("carol")[0];
+    assert_eq!(first.model(), "claude-from-launch");
+    assert!(first.all_text().contains("review the parser"));
+    assert!(first.system().contains("reviewer"), "{}", first.system());
+}

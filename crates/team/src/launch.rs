@@ -44,8 +44,10 @@ pub struct ProcessLaunch {
     pub ask_rules: Vec<String>,
     /// Rules that refuse calls.
     pub deny_rules: Vec<String>,
-    /// The lease the lead handed down ([`troupe_store::Lease::pass_to_child`]).
-    pub lease: String,
+    /// The lease the lead handed down ([`troupe_store::Lease::pass_to_child`]); without one
+    /// (a launch written by hand) the teammate takes its lease itself.
+    #[serde(default)]
+    pub lease: Option<String>,
     /// What the program running the team adds for its processes (its own format).
     #[serde(default)]
     pub options: serde_json::Value,

@@ -36,6 +36,9 @@ impl Team {
             .map_err(|e| err(format!("{}: {e}", log_path.display())))?;
         let log2 = log.try_clone().map_err(|e| err(e.to_string()))?;
         let mut cmd = std::process::Command::new(exe);
+        // What troupe resolved for its children (the settings' env among it): a teammate
+        // process is troupe, so nothing is withheld.
+        troupe_tools::child_env::apply_overlay(&mut cmd);
         cmd.args(CONFIG_FROM_STDIN)
             .stdin(Stdio::piped())
             .stdout(Stdio::from(log))
@@ -63,7 +66,7 @@ impl Team {
             allow_rules: listed(&rules.allow),
             ask_rules: listed(&rules.ask),
             deny_rules: listed(&rules.deny),
-            lease: handoff,
+            lease: Some(handoff),
             options: config.process_options.clone(),
         };
         let document = serde_json::to_vec(&launch).map_err(|e| err(e.to_string()))?;

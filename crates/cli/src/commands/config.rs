@@ -88,7 +88,7 @@ fn shown_model(s: &troupe_settings::Settings) -> (Option<String>, String) {
     if let Some(model) = &s.model {
         return (Some(model.clone()), "settings".to_string());
     }
-    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+    let env = |key: &str| troupe_tools::child_env::var(key).filter(|v| !v.is_empty());
     match troupe_model::ModelConfig::resolve(None, None, &env) {
         Ok(config) => {
             let from = match env("TROUPE_MODEL") {

@@ -146,7 +146,7 @@ fn model(args: &DoctorArgs, settings: &troupe_settings::Settings) -> Check {
             )
         }
     };
-    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+    let env = |key: &str| troupe_tools::child_env::var(key).filter(|v| !v.is_empty());
     let name = args.model.clone().or_else(|| settings.model.clone());
     let mut config = match ModelConfig::resolve(provider, name, &env) {
         Ok(config) => config,

@@ -105,7 +105,7 @@ fn apply(args: &TeammateArgs, launch: ProcessLaunch) -> Result<TeammateArgs> {
     out.allow_rules = launch.allow_rules;
     out.ask_rules = launch.ask_rules;
     out.deny_rules = launch.deny_rules;
-    out.lease = Some(launch.lease);
+    out.lease = launch.lease;
     out.setting_sources = options.setting_sources;
     let agent = &mut out.agent;
     agent.cwd = Some(launch.workspace);
