@@ -52,6 +52,7 @@ pub struct AgentBuilder {
     tools: Registry,
     extensions: Vec<Arc<dyn Extension>>,
     transcript: Option<PathBuf>,
+    transcript_mirror: Option<Arc<dyn crate::transcript_mirror::TranscriptMirror>>,
     stop: Arc<AtomicBool>,
     sandbox: Option<SandboxConfig>,
     only_tools: Option<Vec<String>>,
@@ -94,6 +95,7 @@ impl AgentBuilder {
             tools: Registry::with_builtins(),
             extensions: Vec::new(),
             transcript: None,
+            transcript_mirror: None,
             stop: Arc::new(AtomicBool::new(false)),
             sandbox: None,
             only_tools: None,
@@ -203,6 +205,16 @@ impl AgentBuilder {
     /// Persists the conversation at `path`, restoring what it already holds.
     pub fn transcript(mut self, path: impl Into<PathBuf>) -> Self {
         self.transcript = Some(path.into());
+        self
+    }
+
+    /// Hands every line synced to the transcript on to `mirror` too (a team that keeps
+    /// conversations beyond this machine); without one the file is the only copy.
+    pub fn transcript_mirror(
+        mut self,
+        mirror: Arc<dyn crate::transcript_mirror::TranscriptMirror>,
+    ) -> Self {
+        self.transcript_mirror = Some(mirror);
         self
     }
 
@@ -378,7 +390,7 @@ impl AgentBuilder {
             home,
         });
         if let Some(path) = self.transcript {
-            agent.attach_transcript(&path)?;
+            agent.attach_transcript(&path, self.transcript_mirror)?;
         }
         Ok(agent)
     }

@@ -142,7 +142,7 @@ pub trait WorkspaceSource: Send + Sync {
 pub enum BindingError {
     /// The store behind it failed.
     #[error(transparent)]
-    Store(#[from] troupe_store::StoreError),
+    Store(Box<dyn std::error::Error + Send + Sync>),
     /// The directory it binds to cannot be used (gone, unreadable, not what it should be).
     #[error(transparent)]
     Unusable(Box<dyn std::error::Error + Send + Sync>),
@@ -190,7 +190,7 @@ pub trait InboxSource: Send + Sync {
 pub enum InboxError {
     /// The store behind it failed.
     #[error(transparent)]
-    Store(#[from] troupe_store::StoreError),
+    Store(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// The answer to a permission question.
@@ -228,6 +228,13 @@ pub struct Question<'a> {
 pub trait Approver: Send + Sync {
     /// Decides on one call.
     async fn approve(&self, question: Question<'_>) -> Approval;
+
+    /// Whether a question reaches somebody (a person, the lead, the controlling process);
+    /// `false` for an approver that refuses every question unasked, whose refusals are then
+    /// reported as decided without asking.
+    fn asks_someone(&self) -> bool {
+        true
+    }
 }
 
 /// An approver for runs without a person: refuses, saying how to allow the call.
@@ -238,6 +245,10 @@ pub struct RefuseApprover;
 impl Approver for RefuseApprover {
     async fn approve(&self, question: Question<'_>) -> Approval {
         Approval::Deny(question.how_to_allow.to_string())
+    }
+
+    fn asks_someone(&self) -> bool {
+        false
     }
 }
 

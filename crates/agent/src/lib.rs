@@ -22,6 +22,7 @@ mod specs;
 pub mod todo;
 pub mod tool_filter;
 pub mod transcript;
+pub mod transcript_mirror;
 pub mod turn;
 
 pub use builder::{AgentBuilder, BuildError, DEFAULT_IDENTITY, DEFAULT_MAX_TOKENS};
@@ -37,6 +38,7 @@ pub use lifecycle::{
     TaskChange, TaskInfo, ToolCall, Verdict,
 };
 pub use tool_filter::ToolFilter;
+pub use transcript_mirror::{MirrorError, TranscriptMirror};
 pub use turn::{
     Agent, AgentConfig, AgentError, AgentEvent, PermissionDenial, TurnEnd, TurnOutcome,
     MAX_READS_AT_ONCE,

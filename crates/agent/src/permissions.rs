@@ -5,6 +5,7 @@
 //! allow rule beats the mode's default.
 
 mod conceal;
+mod denial;
 mod named_paths;
 mod path_glob;
 mod protected;
@@ -15,6 +16,7 @@ mod tests;
 pub use protected::ProtectedPaths;
 pub use rules::{rule_name, split_rule_list, Rule, RuleError, Rules};
 
+pub use denial::DenialSource;
 use path_glob::CallPath;
 use rules::Purpose;
 use serde::{Deserialize, Serialize};

@@ -3,8 +3,8 @@
 use crate::transcript::Line;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use troupe_durable::jsonl;
 use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
-use troupe_store::file::jsonl;
 
 /// Errors finding a session to resume.
 #[derive(Debug, thiserror::Error)]

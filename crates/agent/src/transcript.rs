@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use troupe_durable::commit::{self, SyncKind};
+use troupe_durable::jsonl;
+use troupe_durable::DurableError;
 use troupe_protocol::{ChatMessage, ContentBlock, Role};
-use troupe_store::file::commit::{self, SyncKind};
-use troupe_store::file::jsonl;
-use troupe_store::StoreError;
 
 /// Text of the synthetic tool_result written for a call that never finished.
 pub const INTERRUPTED: &str = "error: interrupted — the call did not finish (the run was stopped or killed). Check the workspace state before retrying.";
@@ -99,9 +99,18 @@ pub enum TranscriptError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// The file could not be read back (the store's JSON-lines reader names the file).
+    /// The file could not be read back (the JSON-lines reader names the file).
     #[error("transcript: {0}")]
-    Read(#[from] StoreError),
+    Read(#[from] DurableError),
+    /// The lines were synced to the file but not kept by the transcript's mirror (they are
+    /// handed over again at the next sync).
+    #[error("transcript {path}: synced here, but could not be kept beyond this machine: {source}")]
+    Mirror {
+        /// The transcript file.
+        path: PathBuf,
+        /// What the mirror said.
+        source: crate::transcript_mirror::MirrorError,
+    },
 }
 
 /// What loading a transcript found.
@@ -126,6 +135,8 @@ pub struct Transcript {
     file: File,
     /// Lines were written since the last sync.
     unsynced: bool,
+    /// Where synced lines go next, when the transcript is kept beyond this file.
+    mirror: Option<crate::transcript_mirror::Pending>,
 }
 
 /// Milliseconds since the Unix epoch (troupe's one clock).
@@ -154,7 +165,18 @@ impl Transcript {
             path: path.to_path_buf(),
             file,
             unsynced: false,
+            mirror: None,
         })
+    }
+
+    /// Hands every line synced from now on to `mirror` as well (see
+    /// [`crate::transcript_mirror::TranscriptMirror`]).
+    pub fn mirrored(
+        mut self,
+        mirror: Option<std::sync::Arc<dyn crate::transcript_mirror::TranscriptMirror>>,
+    ) -> Transcript {
+        self.mirror = mirror.map(crate::transcript_mirror::Pending::new);
+        self
     }
 
     /// The file this transcript lives in.
@@ -182,14 +204,32 @@ impl Transcript {
         text.push('\n');
         self.file.write_all(text.as_bytes()).map_err(io)?;
         self.unsynced = true;
+        if let Some(mirror) = self.mirror.as_mut() {
+            mirror.push(text.as_bytes());
+        }
         Ok(())
     }
 
-    /// Syncs what was written since the last sync to disk; nothing to do when nothing was.
+    /// Syncs what was written since the last sync to disk, then hands it to the mirror if
+    /// there is one; nothing to do when nothing was written.
     pub fn sync(&mut self) -> Result<(), TranscriptError> {
-        if !self.unsynced {
-            return Ok(());
+        if self.unsynced {
+            self.sync_file()?;
         }
+        match self
+            .mirror
+            .as_mut()
+            .map(crate::transcript_mirror::Pending::flush)
+        {
+            Some(Err(source)) => Err(TranscriptError::Mirror {
+                path: self.path.clone(),
+                source,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn sync_file(&mut self) -> Result<(), TranscriptError> {
         let handle = self
             .file
             .try_clone()

@@ -188,6 +188,7 @@ impl Agent {
     pub(crate) fn attach_transcript(
         &mut self,
         path: &std::path::Path,
+        mirror: Option<Arc<dyn crate::TranscriptMirror>>,
     ) -> Result<usize, TranscriptError> {
         let loaded = Transcript::load(path)?;
         self.messages = loaded.messages;
@@ -201,7 +202,7 @@ impl Agent {
         self.compactor.spill =
             crate::compact::SpillDir::new(Some(path.with_extension("")), &self.home);
         self.compactor.replaced();
-        self.transcript = Some(Transcript::open(path)?);
+        self.transcript = Some(Transcript::open(path)?.mirrored(mirror));
         self.repair()?;
         Ok(self.messages.len())
     }

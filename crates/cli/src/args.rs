@@ -319,14 +319,14 @@ pub enum SandboxCommand {
 }
 
 /// `troupe teammate …`
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct TeammateArgs {
     /// Team to join (default: the only running team).
     #[arg(long, env = "TROUPE_TEAM")]
     pub team: Option<String>,
     /// Teammate name.
-    #[arg(long)]
-    pub name: String,
+    #[arg(long, required_unless_present = "config_file")]
+    pub name: Option<String>,
     /// Role (default: the roster's, else "teammate").
     #[arg(long)]
     pub role: Option<String>,
@@ -352,8 +352,23 @@ pub struct TeammateArgs {
     /// lease to lapse.
     #[arg(long)]
     pub no_wait: bool,
+    /// Which settings files to read: a comma-separated list of user, project, local (as the
+    /// lead's `--setting-sources`; it also decides which memory files the teammate reads).
+    #[arg(long, value_name = "SOURCES")]
+    pub setting_sources: Option<String>,
+    /// The whole configuration as a lead writes it for its teammate processes, in a JSON file
+    /// (`-`: on standard input); it takes the place of the other options.
+    #[arg(long, value_name = "PATH")]
+    pub config_file: Option<PathBuf>,
     #[command(flatten)]
     pub agent: AgentArgs,
+}
+
+impl TeammateArgs {
+    /// The teammate's name (empty only before a `--config-file` is read).
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or_default()
+    }
 }
 
 /// Where and with what an agent works: shared by the lead and `troupe teammate`.

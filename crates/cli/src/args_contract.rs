@@ -84,7 +84,7 @@ pub struct ContractArgs {
     #[arg(long, value_name = "BETAS", num_args = 1..)]
     pub betas: Vec<String>,
 
-    /// Thinking budget (accepted; see the note it prints).
+    /// Thinking budget in tokens (0: no thinking); see --thinking and --effort.
     #[arg(long, value_name = "TOKENS")]
     pub max_thinking_tokens: Option<u32>,
 }
@@ -103,11 +103,6 @@ impl ContractArgs {
         }
         if !self.betas.is_empty() {
             notes.push("--betas is accepted but no beta headers are sent".to_string());
-        }
-        if self.max_thinking_tokens.is_some() {
-            notes.push(
-                "--max-thinking-tokens is accepted but thinking is not requested".to_string(),
-            );
         }
         if self.include_hook_events {
             notes.push("--include-hook-events is accepted; hook runs are not streamed".to_string());

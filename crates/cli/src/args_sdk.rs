@@ -2,24 +2,33 @@
 //! `@anthropic-ai/claude-agent-sdk`) pass to Claude Code. Every one is accepted, so an SDK
 //! option never makes troupe exit 2; each does what it does in Claude Code where troupe has it
 //! (`--debug-file`, `--debug-to-stderr`, `--no-session-persistence`,
-//! `--allow-dangerously-skip-permissions`), and the others say once on stderr that they are
+//! `--allow-dangerously-skip-permissions`, `--effort`, `--thinking`), and the others say once on stderr that they are
 //! accepted and what troupe does instead ([`SdkArgs::notes`]).
 
 use clap::Args;
 use std::path::PathBuf;
+use troupe_model::Reasoning;
+
+/// Claude Code's variable for a thinking budget, used when no flag sets one.
+pub const MAX_THINKING_TOKENS_VAR: &str = "MAX_THINKING_TOKENS";
+/// Claude Code's variable for the effort, used when `--effort` is not given.
+pub const EFFORT_VAR: &str = "CLAUDE_CODE_EFFORT_LEVEL";
 
 /// Agent SDK flags beyond Claude Code's headless basics.
 #[derive(Debug, Args, Clone, Default)]
 pub struct SdkArgs {
-    /// Reasoning effort (low, medium, high, max); accepted, see the note it prints.
+    /// Reasoning effort: low, medium, high, xhigh or max (Anthropic's effort on models that
+    /// think adaptively, a thinking budget on older ones, `reasoning_effort` on
+    /// OpenAI-compatible servers).
     #[arg(long, value_name = "LEVEL")]
     pub effort: Option<String>,
 
-    /// Extended thinking: adaptive, enabled or disabled; accepted, see the note it prints.
+    /// Extended thinking: adaptive, enabled or disabled (`--max-thinking-tokens` sets a
+    /// budget).
     #[arg(long, value_name = "MODE")]
     pub thinking: Option<String>,
 
-    /// How thinking is shown (accepted with --thinking).
+    /// How thinking is shown (accepted; troupe streams thinking as it comes).
     #[arg(long, value_name = "DISPLAY", hide = true)]
     pub thinking_display: Option<String>,
 
@@ -117,8 +126,8 @@ impl SdkArgs {
             }
         };
         note(
-            self.effort.is_some() || self.thinking.is_some() || self.thinking_display.is_some(),
-            "--effort/--thinking are accepted but extended thinking is not requested",
+            self.thinking_display.is_some(),
+            "--thinking-display is accepted; thinking is streamed as the model sends it",
         );
         note(
             self.name.is_some(),
@@ -165,6 +174,31 @@ impl SdkArgs {
             "--sdk-url is accepted but troupe talks over stdin and stdout only",
         );
         notes
+    }
+
+    /// The extended thinking and effort these flags ask for, with `--max-thinking-tokens`;
+    /// without flags, Claude Code's variables `MAX_THINKING_TOKENS` and
+    /// `CLAUDE_CODE_EFFORT_LEVEL` (looked up by `env`).
+    pub fn reasoning(
+        &self,
+        max_thinking_tokens: Option<u32>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Reasoning> {
+        let budget = match max_thinking_tokens {
+            Some(budget) => Some(budget),
+            None if self.thinking.is_none() => match env(MAX_THINKING_TOKENS_VAR) {
+                Some(value) => Some(value.trim().parse::<u32>().map_err(|_| {
+                    anyhow::anyhow!(
+                        "{MAX_THINKING_TOKENS_VAR}={value} is not a number of tokens: set a whole number, or unset it"
+                    )
+                })?),
+                None => None,
+            },
+            None => None,
+        };
+        let effort = self.effort.clone().or_else(|| env(EFFORT_VAR));
+        Reasoning::from_flags(self.thinking.as_deref(), budget, effort.as_deref())
+            .map_err(anyhow::Error::msg)
     }
 
     /// The debug filter these flags ask for, when they ask for one.
@@ -250,14 +284,59 @@ mod tests {
             "high",
             "--thinking",
             "adaptive",
+            "--thinking-display",
+            "summarized",
             "hi",
         ])
         .unwrap_or_else(|e| panic!("{e}"));
         let notes = cli.run.sdk.notes();
         assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(notes[0].contains("--effort"));
+        assert!(notes[0].contains("--thinking-display"));
         let plain = Cli::try_parse_from(["troupe", "-p", "hi"]).unwrap_or_else(|e| panic!("{e}"));
         assert!(plain.run.sdk.notes().is_empty());
         assert_eq!(plain.run.sdk.debug(), None);
+    }
+
+    #[test]
+    fn effort_and_thinking_become_the_models_reasoning() {
+        use troupe_model::{Effort, Thinking};
+        let parse = |args: &[&str]| {
+            let cli = Cli::try_parse_from(["troupe", "-p"].iter().chain(args).chain(&["hi"]))
+                .unwrap_or_else(|e| panic!("{e}"));
+            cli.run
+                .sdk
+                .reasoning(cli.run.contract.max_thinking_tokens, |_| None)
+        };
+        let r = parse(&["--effort", "low", "--max-thinking-tokens", "3000"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.thinking, Thinking::Budget(3000));
+        assert_eq!(r.effort, Some(Effort::Low));
+        let r = parse(&["--thinking=disabled"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.thinking, Thinking::Off);
+        let err = parse(&["--effort", "huge"]).err().map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("--effort")));
+        // Without flags, Claude Code's variables.
+        let cli = Cli::try_parse_from(["troupe", "-p", "hi"]).unwrap_or_else(|e| panic!("{e}"));
+        let env = |name: &str| match name {
+            "MAX_THINKING_TOKENS" => Some("2048".to_string()),
+            "CLAUDE_CODE_EFFORT_LEVEL" => Some("medium".to_string()),
+            _ => None,
+        };
+        let r = cli
+            .run
+            .sdk
+            .reasoning(None, env)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (r.thinking, r.effort),
+            (Thinking::Budget(2048), Some(Effort::Medium))
+        );
+        let bad = cli
+            .run
+            .sdk
+            .reasoning(None, |_| Some("lots".to_string()))
+            .err()
+            .map(|e| e.to_string());
+        assert!(bad.is_some_and(|e| e.contains("MAX_THINKING_TOKENS")));
     }
 }

@@ -57,29 +57,6 @@ pub fn config(
     Ok(config)
 }
 
-/// The flags that give a teammate process the same servers: `--mcp-config` values with file
-/// paths made absolute (it may resolve them from elsewhere), and `--strict-mcp-config`.
-pub fn teammate_args(flags: &McpFlags) -> Vec<String> {
-    let mut args: Vec<String> = flags
-        .mcp_config
-        .iter()
-        .map(|given| {
-            let path = Path::new(given);
-            let value = match given.trim_start().starts_with('{') || path.is_absolute() {
-                true => given.clone(),
-                false => std::path::absolute(path)
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|_| given.clone()),
-            };
-            format!("--mcp-config={value}")
-        })
-        .collect();
-    if flags.strict_mcp_config {
-        args.push("--strict-mcp-config".to_string());
-    }
-    args
-}
-
 /// The channel to the in-process servers of the process driving this one (the Agent SDK over
 /// `--input-format stream-json`), set before the lead is built.
 static SDK_SERVERS: std::sync::OnceLock<troupe_mcp::SdkBridge> = std::sync::OnceLock::new();

@@ -105,15 +105,6 @@ pub fn apply_flags(settings: &mut Settings, agent: &crate::args::AgentArgs) {
     }
 }
 
-/// The flags a teammate process needs to see what [`apply_flags`] put into the lead's settings.
-pub fn teammate_flags(agent: &crate::args::AgentArgs) -> Vec<String> {
-    agent
-        .context_window
-        .map(|n| format!("--context-window={n}"))
-        .into_iter()
-        .collect()
-}
-
 /// The directories added to the workspace, canonical: `--add-dir` (relative to the current
 /// directory) and the settings' `permissions.additionalDirectories` (relative to the workspace
 /// root, `~/` under the home directory). One that is not an existing directory is an error.
@@ -144,12 +135,4 @@ pub fn added_dirs(
         }
     }
     Ok(dirs)
-}
-
-/// The `--add-dir` flags a teammate process gets, so its tools reach the directories its lead's
-/// do (as the lead resolved them).
-pub fn teammate_dir_flags(dirs: &[PathBuf]) -> Vec<String> {
-    dirs.iter()
-        .map(|d| format!("--add-dir={}", d.display()))
-        .collect()
 }

@@ -23,6 +23,18 @@ use troupe_tools::Workspace;
 /// The lead runtime's blocking threads at most (tokio's default is 512).
 const BLOCKING_THREADS: usize = 32;
 
+/// The runtime every process that runs agents (a lead, a teammate process) runs them on.
+pub fn agent_runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        // Store calls and group-commit waits run on the blocking pool: with a thousand
+        // teammates an unbounded pool grows to hundreds of threads, each with its stack.
+        .max_blocking_threads(BLOCKING_THREADS)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
 /// Everything a run needs besides the agent itself.
 pub struct RunContext {
     /// Canonical workspace root.
@@ -307,7 +319,12 @@ pub fn lead(
     crate::settings::apply_flags(&mut settings, &args.agent);
     let settings = Arc::new(settings);
     let mode = policy.mode;
-    let model = model_config(&args.agent, &settings)?;
+    let mut model = model_config(&args.agent, &settings)?;
+    model.reasoning = args
+        .sdk
+        .reasoning(args.contract.max_thinking_tokens, |key| {
+            std::env::var(key).ok().filter(|v| !v.is_empty())
+        })?;
     if let Some(note) = provider_note(&args.agent) {
         eprintln!("troupe: note: {note}");
     }
@@ -368,6 +385,9 @@ pub fn lead(
         troupe_catalog::agents::add_json(&mut defined, json).map_err(anyhow::Error::msg)?;
         agents = Arc::new(defined);
     }
+    // The setting sources decide every agent's memory files: the lead's, its teammates' and
+    // its subagents'.
+    let memory_sources = crate::settings::memory_sources(args.contract.setting_sources.as_deref());
     let team = Team::open(
         TeamConfig {
             team: team_name.clone(),
@@ -380,7 +400,6 @@ pub fn lead(
             mode: teammate_mode,
             exe: None,
             settings: settings.clone(),
-            settings_arg: args.agent.settings.clone(),
             extensions: vec![
                 Arc::new(hooks.for_teammates(&team_name)),
                 mcp_extension.clone(),
@@ -391,11 +410,14 @@ pub fn lead(
             mcp_servers: mcp.names().into_iter().map(str::to_string).collect(),
             home: home.clone(),
             added_dirs: added_dirs.clone(),
-            teammate_args: crate::mcp::teammate_args(&args.agent.mcp)
-                .into_iter()
-                .chain(crate::settings::teammate_flags(&args.agent))
-                .chain(crate::settings::teammate_dir_flags(&added_dirs))
-                .collect(),
+            memory_sources,
+            process_options: crate::commands::teammate_launch::ProcessOptions::of_lead(
+                &args.agent,
+                args.contract.setting_sources.as_deref(),
+                &added_dirs,
+                store_choice.spec(),
+            )
+            .to_value(),
         },
         store,
         notices,
@@ -427,7 +449,12 @@ pub fn lead(
             approver: approver.clone(),
             max_tokens: args.agent.max_tokens,
             home: home.clone(),
-            extensions: vec![Arc::new(hooks.for_subagents())],
+            memory_sources,
+            extensions: vec![
+                Arc::new(hooks.for_subagents()),
+                mcp_extension.clone(),
+                skills.clone(),
+            ],
         },
     );
     let mut builder = AgentBuilder::new(LEAD, Arc::new(guard), client, model.model.clone());
@@ -439,9 +466,7 @@ pub fn lead(
         None => {}
     }
     builder = builder.only_tools(only_tools(args.contract.tools.as_deref()));
-    builder = builder.memory_sources(crate::settings::memory_sources(
-        args.contract.setting_sources.as_deref(),
-    ));
+    builder = builder.memory_sources(memory_sources);
     builder = builder
         .home(home)
         .extension(skills.clone())
@@ -466,14 +491,7 @@ pub fn lead(
     let agent = builder
         .build()
         .with_context(|| format!("opening session {}", path.display()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        // Store calls and group-commit waits run on the blocking pool: with a thousand
-        // teammates an unbounded pool grows to hundreds of threads, each with its stack.
-        .max_blocking_threads(BLOCKING_THREADS)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = agent_runtime()?;
     // In the background; a script (`-p`, the SDK) waits for them before its first model call
     // (`mcp::wait_for_first_call`), the REPL does not.
     mcp.start(runtime.handle());

@@ -1,12 +1,13 @@
 //! How the binary makes the `task` tool's subagents: like the lead — working where the lead's
 //! tools work at the call (its workspace, or the worktree a task binds it to, with the same
-//! sandbox), same model, settings, rules and approver — with a fresh conversation, the
-//! definition's prompt, model and tools, and no `task` tool of their own.
+//! sandbox), same model, settings, rules, approver, memory sources, hooks, MCP servers and
+//! skills — with a fresh conversation, the definition's prompt, model and tools (which filter
+//! the MCP servers' and skills' tools too), and no `task` tool of their own.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use troupe_agent::permissions::{PermissionMode, Policy};
-use troupe_agent::{Agent, AgentBuilder, Approver, Extension};
+use troupe_agent::{Agent, AgentBuilder, Approver, Extension, ToolFilter};
 use troupe_catalog::agents::{AgentDefinition, Definitions};
 use troupe_catalog::subagent::{SubagentError, SubagentExtension, SubagentFactory};
 use troupe_model::ModelConfig;
@@ -38,7 +39,11 @@ pub struct Factory {
     pub max_tokens: u32,
     /// The user's home, for memory.
     pub home: Option<PathBuf>,
-    /// Extensions every subagent gets (the workspace's hooks, ending in `SubagentStop`).
+    /// Which memory files go into a subagent's prompt (the parent's setting sources).
+    pub memory_sources: troupe_agent::memory::MemorySources,
+    /// Extensions every subagent gets as its definition allows (the workspace's hooks, ending
+    /// in `SubagentStop`; the MCP servers; the skills): a definition's `tools` filter their
+    /// tools as they filter the built-in ones.
     pub extensions: Vec<Arc<dyn Extension>>,
 }
 
@@ -81,6 +86,7 @@ impl SubagentFactory for Factory {
         .sandbox((*parent.sandbox_config).clone())
         .identity(identity)
         .home(self.home.clone())
+        .memory_sources(self.memory_sources)
         .settings(self.settings.clone())
         .policy(policy)
         .approver(self.approver.clone())
@@ -96,6 +102,21 @@ impl SubagentFactory for Factory {
             registry.retain(|t| tools.iter().any(|name| name == t.name()));
             builder = builder.tools(registry);
         }
+        // The definition's tools decide the extensions' tools too (an MCP server's, the
+        // skills'), as they do a teammate's spawned from the same definition.
+        // The todo list and compaction stay: every agent has them.
+        let filter = troupe_team::profile::tool_filter(
+            &troupe_protocol::MemberProfile::default(),
+            definition,
+        )
+        .map(|f| {
+            ToolFilter::new(move |name| {
+                name == troupe_agent::todo::TOOL_NAME
+                    || name == troupe_agent::compact::tool::TOOL_NAME
+                    || f.keeps(name)
+            })
+        });
+        builder = builder.tool_filter(filter);
         Ok(builder.build()?)
     }
 }

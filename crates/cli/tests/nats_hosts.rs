@@ -105,7 +105,8 @@ fn the_s09_session_across_three_workspaces() {
     // Each teammate's report reached the lead on another host.
     assert!(saw(&server, "lead", "alice: code written, bob told"));
     assert!(saw(&server, "lead", "bob: standing by") || saw(&server, "lead", "ack from bob"));
-    // Transcripts stay with the host that runs the agent; nothing is shared through files.
+    // Each host keeps a local copy of the transcripts of the agents it runs (the team's copy
+    // is on the server); nothing is shared through files.
     assert!(team.transcript(b.path(), "alice").is_file());
     assert!(team.transcript(c.path(), "bob").is_file());
     assert!(!team.transcript(a.path(), "alice").exists());

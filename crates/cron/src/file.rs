@@ -7,9 +7,9 @@ use crate::schedule::ScheduleError;
 use crate::scheduler::Deliver;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use troupe_store::file::atomic::write_atomic;
-use troupe_store::file::lock::LockFile;
-use troupe_store::StoreError;
+use troupe_durable::atomic::write_atomic;
+use troupe_durable::lock::LockFile;
+use troupe_durable::DurableError;
 
 /// How long after its time a job counts as late: longer than a running scheduler ever takes
 /// to notice it, so only a job nobody was there to fire is marked.
@@ -20,7 +20,10 @@ pub const LATE_AFTER_MS: u64 = 10_000;
 pub enum CronError {
     /// Reading, locking or writing failed.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    File(#[from] DurableError),
+    /// The jobs could not be serialised (should not happen for troupe's own types).
+    #[error("could not serialize the cron jobs: {0}")]
+    Serialize(#[source] serde_json::Error),
     /// The file is not what troupe writes.
     #[error("{path} is corrupt ({source}); fix or remove it")]
     Corrupt {
@@ -170,12 +173,7 @@ impl CronFile {
         let _lock = LockFile::acquire(&self.lock)?;
         let mut contents = self.read()?;
         let result = f(&mut contents)?;
-        let bytes = serde_json::to_vec_pretty(&contents).map_err(|source| {
-            CronError::Store(StoreError::Serialize {
-                what: "cron jobs",
-                source,
-            })
-        })?;
+        let bytes = serde_json::to_vec_pretty(&contents).map_err(CronError::Serialize)?;
         write_atomic(&self.path, &bytes)?;
         Ok(result)
     }
@@ -200,12 +198,6 @@ fn unknown(jobs: &[CronJob], id: &str) -> CronError {
 
 /// Wraps an I/O error with the action and path it concerns.
 fn io_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CronError {
-    let path = path.to_path_buf();
-    move |source| {
-        CronError::Store(StoreError::Io {
-            action,
-            path,
-            source,
-        })
-    }
+    let wrap = DurableError::io(action, path.to_path_buf());
+    move |source| CronError::File(wrap(source))
 }

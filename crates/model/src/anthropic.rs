@@ -4,6 +4,7 @@ use crate::anthropic_body::{request_body, EXTENDED_TTL_BETA};
 use crate::body::ToolsJson;
 use crate::cache::{CacheTtl, PromptCache};
 use crate::http::{build_client, call_with_retries, Assembler, Call, Emit, Fault, Flow};
+use crate::reasoning::Reasoning;
 use crate::retry::RetryPolicy;
 use crate::sse::SseEvent;
 use crate::{
@@ -38,6 +39,8 @@ pub struct AnthropicClient {
     prompt_cache: PromptCache,
     /// Whether calls name their agent in [`AGENT_HEADER`] (only for a test server).
     agent_header: bool,
+    /// Extended thinking and effort asked for every call.
+    reasoning: Reasoning,
 }
 
 impl AnthropicClient {
@@ -53,7 +56,14 @@ impl AnthropicClient {
             tools_json: Arc::default(),
             prompt_cache: PromptCache::default(),
             agent_header: false,
+            reasoning: Reasoning::default(),
         })
+    }
+
+    /// The same client asking for extended thinking and effort as `reasoning` says.
+    pub fn with_reasoning(mut self, reasoning: Reasoning) -> Self {
+        self.reasoning = reasoning;
+        self
     }
 
     /// The same client naming each call's agent in [`AGENT_HEADER`] — for a test server that
@@ -106,11 +116,10 @@ impl Model for AnthropicClient {
         request: &ModelRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError> {
-        let body = request_body(request, &self.tools_json, self.prompt_cache).map_err(|e| {
-            ModelError::Client {
+        let body = request_body(request, &self.tools_json, self.prompt_cache, self.reasoning)
+            .map_err(|e| ModelError::Client {
                 message: format!("could not encode the request: {e}"),
-            }
-        })?;
+            })?;
         let mut headers = vec![
             ("anthropic-version", API_VERSION.to_owned()),
             ("accept", "text/event-stream".to_owned()),

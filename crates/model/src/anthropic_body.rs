@@ -1,10 +1,11 @@
 //! The body of an Anthropic Messages request, serialised straight to bytes from the request:
 //! the head fields, the system prompt (as cache-marked blocks when prompt caching is on), the
 //! messages (with the rolling cache breakpoints and image results rewritten into blocks) and
-//! the tool set's JSON spliced in.
+//! the tool set's JSON spliced in, and the thinking and effort [`Reasoning`] asks for.
 
 use crate::body::{object_with, ToolsJson};
 use crate::cache::{plan, system_pieces, Breakpoints, CacheTtl, PromptCache};
+use crate::reasoning::Reasoning;
 use crate::schema::clean_schema;
 use crate::ModelRequest;
 use bytes::Bytes;
@@ -25,6 +26,10 @@ struct Head<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "System::is_empty")]
     system: System<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<Value>,
 }
 
 /// A breakpoint's `cache_control` object.
@@ -135,6 +140,7 @@ pub(crate) fn request_body(
     request: &ModelRequest,
     tools_json: &ToolsJson,
     cache: PromptCache,
+    reasoning: Reasoning,
 ) -> Result<Bytes, serde_json::Error> {
     let tools = match request.tools.is_empty() {
         true => None,
@@ -166,9 +172,10 @@ pub(crate) fn request_body(
         ),
         _ => System::Text(&request.system),
     };
+    let reasoning = reasoning.anthropic(&request.model, request.max_tokens);
     let head = Head {
         model: &request.model,
-        max_tokens: request.max_tokens,
+        max_tokens: reasoning.max_tokens,
         messages: Messages {
             messages: &request.messages,
             marked: &breakpoints.messages,
@@ -176,6 +183,8 @@ pub(crate) fn request_body(
         },
         stream: true,
         system,
+        thinking: reasoning.thinking,
+        output_config: reasoning.output_config,
     };
     match tools {
         None => object_with(&head, &[]),

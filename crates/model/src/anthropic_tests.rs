@@ -203,8 +203,13 @@ fn maps_stop_reasons() {
 
 /// The body `request` is sent with, parsed back.
 fn body_value(request: &ModelRequest) -> Value {
-    let bytes = request_body(request, &ToolsJson::default(), PromptCache::default())
-        .unwrap_or_else(|e| panic!("cannot encode: {e}"));
+    let bytes = request_body(
+        request,
+        &ToolsJson::default(),
+        PromptCache::default(),
+        Reasoning::default(),
+    )
+    .unwrap_or_else(|e| panic!("cannot encode: {e}"));
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("not JSON: {e}"))
 }
 
@@ -349,6 +354,7 @@ fn caching_marks_the_system_parts_and_the_newest_message() {
             enabled: true,
             ttl: CacheTtl::OneHour,
         },
+        Reasoning::default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let hour: Value = serde_json::from_slice(&hour).unwrap_or_else(|e| panic!("{e}"));
@@ -358,8 +364,13 @@ fn caching_marks_the_system_parts_and_the_newest_message() {
     );
 
     // Off: the system prompt is one string and nothing carries a breakpoint.
-    let off = request_body(&request, &ToolsJson::default(), PromptCache::OFF)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let off = request_body(
+        &request,
+        &ToolsJson::default(),
+        PromptCache::OFF,
+        Reasoning::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let text = String::from_utf8_lossy(&off);
     assert!(!text.contains("cache_control"), "{text}");
     let off: Value = serde_json::from_slice(&off).unwrap_or_else(|e| panic!("{e}"));

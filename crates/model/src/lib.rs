@@ -16,6 +16,7 @@ pub mod openai;
 mod prefix_gate;
 pub mod provider;
 mod provider_env;
+pub mod reasoning;
 pub mod retry;
 /// Schema clean-up for providers: troupe's one (`troupe_protocol::schema`).
 pub use troupe_protocol::schema;
@@ -29,6 +30,7 @@ pub use limit::{Limited, DEFAULT_MAX_CONCURRENT_CALLS};
 pub use openai::OpenAiClient;
 pub use provider::{Auth, ConfigError, ModelConfig, Provider};
 pub use provider_env::ambiguity_note;
+pub use reasoning::{Effort, Reasoning, Thinking};
 pub use retry::RetryPolicy;
 pub use window::{known_context_window, DEFAULT_CONTEXT_WINDOW};
 

@@ -3,6 +3,7 @@
 
 use crate::body::{object_with, ToolsJson};
 use crate::http::{build_client, call_with_retries, Assembler, Call, Emit, Fault, Flow, Reading};
+use crate::reasoning::Reasoning;
 use crate::retry::RetryPolicy;
 use crate::schema::clean_schema;
 use crate::sse::SseEvent;
@@ -44,6 +45,8 @@ pub struct OpenAiClient {
     cache_key: bool,
     /// Whether calls name their agent in [`AGENT_HEADER`] (only for a test server).
     agent_header: bool,
+    /// The effort asked for every call (`reasoning_effort`).
+    reasoning: Reasoning,
 }
 
 impl OpenAiClient {
@@ -59,7 +62,15 @@ impl OpenAiClient {
             tools_json: Arc::default(),
             cache_key: false,
             agent_header: false,
+            reasoning: Reasoning::default(),
         })
+    }
+
+    /// The same client asking for the reasoning effort `reasoning` stands for
+    /// (`reasoning_effort`; servers without reasoning models ignore it).
+    pub fn with_reasoning(mut self, reasoning: Reasoning) -> Self {
+        self.reasoning = reasoning;
+        self
     }
 
     /// The same client naming each call's agent in [`AGENT_HEADER`] — for a test server that
@@ -144,12 +155,16 @@ impl OpenAiClient {
         reading: Reading,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError> {
-        let body =
-            request_body(request, reading, &self.tools_json, self.cache_key).map_err(|e| {
-                ModelError::Client {
-                    message: format!("could not encode the request: {e}"),
-                }
-            })?;
+        let body = request_body(
+            request,
+            reading,
+            &self.tools_json,
+            self.cache_key,
+            self.reasoning.openai_effort(),
+        )
+        .map_err(|e| ModelError::Client {
+            message: format!("could not encode the request: {e}"),
+        })?;
         let accept = match reading {
             Reading::Stream => "text/event-stream",
             Reading::Whole => "application/json",
@@ -191,12 +206,16 @@ pub(crate) fn request_body(
     reading: Reading,
     tools_json: &ToolsJson,
     cache_key: bool,
+    reasoning_effort: Option<&str>,
 ) -> Result<Bytes, serde_json::Error> {
     let mut head = json!({
         "model": request.model,
         "messages": map_messages(&request.system, &request.messages),
         "max_tokens": request.max_tokens,
     });
+    if let Some(effort) = reasoning_effort {
+        head["reasoning_effort"] = json!(effort);
+    }
     match reading {
         Reading::Stream => {
             head["stream"] = json!(true);

@@ -308,7 +308,7 @@ fn maps_the_conversation_to_chat_messages() {
 
 /// The body `request` is sent with, parsed back.
 fn body_value(request: &ModelRequest, reading: Reading) -> Value {
-    let bytes = request_body(request, reading, &ToolsJson::default(), false)
+    let bytes = request_body(request, reading, &ToolsJson::default(), false, None)
         .unwrap_or_else(|e| panic!("cannot encode: {e}"));
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("not JSON: {e}"))
 }
@@ -412,6 +412,7 @@ fn openai_itself_gets_a_prompt_cache_key_shared_by_a_tool_set() {
             Reading::Stream,
             &ToolsJson::default(),
             true,
+            None,
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let body: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));

@@ -133,6 +133,9 @@ pub struct ModelConfig {
     /// Whether calls name their agent in a header, for a test server
     /// ([`crate::AGENT_HEADER_VAR`]); off unless asked for.
     pub agent_header: bool,
+    /// Extended thinking and effort (`--thinking`, `--max-thinking-tokens`, `--effort`);
+    /// nothing unless asked for.
+    pub reasoning: crate::Reasoning,
 }
 
 /// How a credential is sent to the provider.
@@ -243,6 +246,7 @@ impl ModelConfig {
             stream_idle_timeout,
             prompt_cache: crate::PromptCache::from_env(&var),
             agent_header: var(crate::AGENT_HEADER_VAR).is_some_and(|v| v.trim() == "1"),
+            reasoning: crate::Reasoning::default(),
         })
     }
 
@@ -257,7 +261,8 @@ impl ModelConfig {
                             .with_agent_header(self.agent_header)
                             .with_prompt_cache(self.prompt_cache)
                             .with_retry_policy(self.retry)
-                            .with_stream_idle_timeout(self.stream_idle_timeout),
+                            .with_stream_idle_timeout(self.stream_idle_timeout)
+                            .with_reasoning(self.reasoning),
                     ) as Arc<dyn Model>
                 })
             }
@@ -267,7 +272,8 @@ impl ModelConfig {
                         c.with_prompt_cache(self.prompt_cache)
                             .with_agent_header(self.agent_header)
                             .with_retry_policy(self.retry)
-                            .with_stream_idle_timeout(self.stream_idle_timeout),
+                            .with_stream_idle_timeout(self.stream_idle_timeout)
+                            .with_reasoning(self.reasoning),
                     ) as Arc<dyn Model>
                 })
             }
@@ -345,6 +351,7 @@ pub(crate) mod tests {
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
                 prompt_cache: crate::PromptCache::default(),
                 agent_header: false,
+                reasoning: crate::Reasoning::default(),
             })
         );
     }
@@ -392,6 +399,7 @@ pub(crate) mod tests {
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
                 prompt_cache: crate::PromptCache::default(),
                 agent_header: false,
+                reasoning: crate::Reasoning::default(),
             })
         );
     }
@@ -416,6 +424,7 @@ pub(crate) mod tests {
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
                 prompt_cache: crate::PromptCache::default(),
                 agent_header: false,
+                reasoning: crate::Reasoning::default(),
             })
         );
     }
@@ -510,6 +519,7 @@ pub(crate) mod tests {
                 stream_idle_timeout: crate::DEFAULT_STREAM_IDLE_TIMEOUT,
                 prompt_cache: crate::PromptCache::default(),
                 agent_header: false,
+                reasoning: crate::Reasoning::default(),
             };
             assert_eq!(config.build().provider(), provider.as_str());
         }

@@ -1,11 +1,11 @@
 //! Change notifications for the NATS backend: core subscriptions to everything the team's
-//! writers publish — its mail, wake and event subjects (`troupe.<team>.>`) and the subjects of
-//! its key-value buckets (`$KV.troupe-<team>-<bucket>.>`) — each message mapped to the
+//! writers publish — its mail, wake, event and transcript subjects (`troupe.<team>.>`) and the
+//! subjects of its key-value buckets (`$KV.troupe-<team>-<bucket>.>`) — each message mapped to the
 //! [`Areas`] it touches. Stored messages are published on those subjects, so the server pushes
 //! every write to the watcher as it happens; nobody polls. After a reconnection everything
-//! counts as changed (what was published meanwhile was not seen). Transcripts are local files
-//! on this backend and are not covered (callers re-check them), and a lease that lapses sends
-//! nothing (callers ask about liveness now and then, as [`Areas::LIVENESS`] says).
+//! counts as changed (what was published meanwhile was not seen). Transcript appends are
+//! published on `troupe.<team>.transcript.<agent>`, so they are covered too; a lease that
+//! lapses sends nothing (callers ask about liveness now and then, as [`Areas::LIVENESS`] says).
 
 use std::sync::Arc;
 
@@ -41,6 +41,7 @@ fn area_of(team: &str, subject: &str) -> Areas {
             // A wake without mail: a stop, or an answered request.
             "wake" => Areas::MAIL | Areas::REQUESTS,
             "events" => Areas::EVENTS,
+            "transcript" => Areas::TRANSCRIPTS,
             _ => Areas::NONE,
         };
     }
@@ -127,6 +128,7 @@ mod tests {
             ("troupe.t.mail.bob", Areas::MAIL),
             ("troupe.t.wake.bob", Areas::MAIL | Areas::REQUESTS),
             ("troupe.t.events", Areas::EVENTS),
+            ("troupe.t.transcript.bob", Areas::TRANSCRIPTS),
             ("$KV.troupe-t-roster.roster", Areas::ROSTER),
             ("$KV.troupe-t-requests.r-1", Areas::REQUESTS),
             ("$KV.troupe-t-tasks.7", Areas::TASKS),

@@ -65,7 +65,7 @@ impl EventLog for NatsStore {
 
 /// The payloads after stream sequence `start`, and the last sequence read; an ordered
 /// consumer streams them, stopping when the server says nothing more is pending.
-async fn read_after(
+pub(crate) async fn read_after(
     stream: async_nats::jetstream::stream::Stream,
     client: async_nats::Client,
     subject: String,

@@ -7,6 +7,9 @@
 //!                                stays until its recipient acks it; Nats-Msg-Id = envelope id
 //!         consumer mail-<agent>  durable pull consumer, explicit acks
 //! stream  troupe-<team>-events   subject troupe.<team>.events; cursor = stream sequence
+//! stream  troupe-<team>-transcripts  subjects troupe.<team>.transcript.<agent>: the bytes of
+//!                                the agent's JSON-lines transcript, in messages of at most
+//!                                256 KiB, each with its end offset (header Troupe-End)
 //! kv      troupe-<team>-roster   key roster (team, lead, order), m.<member> — each its own
 //!                                compare-and-set on the revision
 //!         troupe-<team>-requests key <request id>           compare-and-set
@@ -16,8 +19,10 @@
 //! core    troupe.<team>.wake.<agent>   wake-ups without mail
 //! ```
 //!
-//! Transcripts stay local files of the machine that runs the agent (a [`FileStore`] of its
-//! workspace). The store owns a small tokio runtime for its client, so its synchronous methods
+//! The agent loop writes its transcript to a local file of the machine that runs it (a
+//! [`FileStore`] of its workspace), a cache of the team's copy on the server: the team appends
+//! what the agent synced there to the agent's subject, and restores the cache from it when the
+//! agent rejoins on another machine. The store owns a small tokio runtime for its client, so its synchronous methods
 //! may be called from any thread.
 //!
 //! Must not know: agents, the model or the team runtime: only `troupe_store`'s traits and
@@ -127,14 +132,17 @@ struct Inner {
     conn: Conn,
     mail: stream::Stream,
     events: stream::Stream,
+    transcripts: stream::Stream,
     roster: Bucket,
     requests: Bucket,
     tasks: Bucket,
     presence: Bucket,
     live: Bucket,
     lease_ttl: Duration,
-    /// Transcripts: local files of this machine.
+    /// The local caches of transcripts, on this machine.
     local: FileStore,
+    /// Where each agent's transcript ends on the server, for the agents this process appends to.
+    transcript_tails: Mutex<HashMap<String, transcripts::Tail>>,
     /// Each agent's mailbox as this process consumes it.
     mailboxes: Mutex<HashMap<String, Arc<mailbox::Mailbox>>>,
     /// The envelope ids this process acknowledged lately, by agent.
@@ -196,6 +204,19 @@ impl NatsStore {
             },
             replicas,
         )?;
+        let transcripts = ensure_stream(
+            &conn,
+            stream::Config {
+                name: names.transcripts_stream(),
+                subjects: vec![names.transcript_subjects()],
+                retention: stream::RetentionPolicy::Limits,
+                storage: stream::StorageType::File,
+                duplicate_window: DUPLICATE_WINDOW,
+                allow_direct: true,
+                ..Default::default()
+            },
+            replicas,
+        )?;
         let durable = |what: &str| KvConfig {
             bucket: names.bucket(what),
             history: 1,
@@ -229,6 +250,7 @@ impl NatsStore {
                 conn,
                 mail,
                 events,
+                transcripts,
                 roster,
                 requests,
                 tasks,
@@ -236,6 +258,7 @@ impl NatsStore {
                 live,
                 lease_ttl,
                 local,
+                transcript_tails: Mutex::new(HashMap::new()),
                 mailboxes: Mutex::new(HashMap::new()),
                 acked: Mutex::new(HashMap::new()),
             }),

@@ -51,6 +51,21 @@ impl Names {
         format!("troupe.{}.events", self.team)
     }
 
+    /// The stream of the team's transcripts (limits retention: kept until the team is removed).
+    pub fn transcripts_stream(&self) -> String {
+        format!("troupe-{}-transcripts", self.team)
+    }
+
+    /// The subject of `agent`'s transcript.
+    pub fn transcript_subject(&self, agent: &str) -> String {
+        format!("troupe.{}.transcript.{agent}", self.team)
+    }
+
+    /// Every transcript subject of the team.
+    pub fn transcript_subjects(&self) -> String {
+        format!("troupe.{}.transcript.*", self.team)
+    }
+
     /// A key-value bucket of the team (`roster`, `requests`, `tasks`, `presence`, `live`).
     pub fn bucket(&self, what: &str) -> String {
         format!("troupe-{}-{what}", self.team)

@@ -1,8 +1,6 @@
 //! Protocol requests: one key per request; every change is a compare-and-set on the revision
 //! the FSM's decision was made from, so two responders on two machines cannot both win.
 
-use std::path::PathBuf;
-
 use troupe_protocol::{Event, Request, RequestError};
 use troupe_store::{EventLog, RequestFilter, RequestStore, StoreError};
 
@@ -26,8 +24,8 @@ fn check_id(id: &str) -> Result<(), StoreError> {
 }
 
 impl NatsStore {
-    fn request_place(&self, id: &str) -> PathBuf {
-        PathBuf::from(self.inner.requests.place(id))
+    fn request_place(&self, id: &str) -> String {
+        self.inner.requests.place(id)
     }
 
     fn load_request(&self, id: &str) -> Result<Option<(Request, u64)>, StoreError> {
@@ -38,7 +36,7 @@ impl NatsStore {
         };
         let request: Request =
             serde_json::from_slice(&record.value).map_err(|e| StoreError::Corrupt {
-                path: self.request_place(id),
+                place: self.request_place(id),
                 detail: e.to_string(),
             })?;
         Ok(Some((request, record.revision)))
@@ -79,7 +77,7 @@ impl RequestStore for NatsStore {
             Cas::Conflict => {
                 return Err(StoreError::DuplicateRequest {
                     id: request.id.clone(),
-                    path: self.request_place(&request.id),
+                    place: self.request_place(&request.id),
                 })
             }
         }
@@ -101,7 +99,7 @@ impl RequestStore for NatsStore {
             let Some((before, revision)) = self.load_request(id)? else {
                 return Err(StoreError::UnknownRequest {
                     id: id.to_string(),
-                    path: self.request_place(id),
+                    place: self.request_place(id),
                 });
             };
             let mut request = before.clone();

@@ -9,7 +9,6 @@
 //! update.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use troupe_protocol::{Member, Roster};
@@ -61,7 +60,7 @@ fn member_key(name: &str) -> String {
 impl NatsStore {
     fn corrupt_roster(&self, key: &str, e: &serde_json::Error) -> StoreError {
         StoreError::Corrupt {
-            path: PathBuf::from(self.inner.roster.place(key)),
+            place: self.inner.roster.place(key),
             detail: e.to_string(),
         }
     }

@@ -7,7 +7,6 @@
 //! before the locked write, so a holder that stalled past the lapse starts over instead of
 //! overlapping the next one.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use troupe_protocol::{check_dependencies, BlockerStatus, Task, TaskId};
@@ -83,13 +82,13 @@ impl Drop for BoardLock<'_> {
 }
 
 impl NatsStore {
-    fn task_place(&self, id: TaskId) -> PathBuf {
-        PathBuf::from(self.inner.tasks.place(&id.to_string()))
+    fn task_place(&self, id: TaskId) -> String {
+        self.inner.tasks.place(&id.to_string())
     }
 
     fn parse_task(&self, id: TaskId, record: &Record) -> Result<Task, StoreError> {
         let corrupt = |detail: String| StoreError::Corrupt {
-            path: self.task_place(id),
+            place: self.task_place(id),
             detail,
         };
         let task: Task =
@@ -123,12 +122,12 @@ impl NatsStore {
         for (id, record) in records {
             match self.parse_task(id, &record) {
                 Ok(t) => board.tasks.push(t),
-                Err(StoreError::Corrupt { path, detail }) => {
+                Err(StoreError::Corrupt { place, detail }) => {
                     // One bad record must not hide the rest of the board; it is reported.
-                    tracing::warn!(path = %path.display(), error = %detail, "skipping unreadable task");
+                    tracing::warn!(place = %place, error = %detail, "skipping unreadable task");
                     board.corrupt.push(CorruptTask {
                         id,
-                        path,
+                        place,
                         error: detail,
                     });
                 }
@@ -221,7 +220,7 @@ impl NatsStore {
         let Some((before, revision)) = self.load_task(id)? else {
             return Err(StoreError::UnknownTask {
                 id,
-                path: self.task_place(id),
+                place: self.task_place(id),
             });
         };
         let blockers = self.blocker_status(&before);
@@ -281,7 +280,7 @@ impl TaskStore for NatsStore {
             .map(|(t, _)| t)
             .ok_or_else(|| StoreError::UnknownTask {
                 id,
-                path: self.task_place(id),
+                place: self.task_place(id),
             })
     }
 

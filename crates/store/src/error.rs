@@ -1,4 +1,5 @@
-//! The store's error type: every variant names the file involved and what to do about it.
+//! The store's one error type, in backend-neutral terms: every variant says what failed and what
+//! to do; where a record lives (a file, a bucket's key) is a `place` for people to read.
 
 use std::path::PathBuf;
 
@@ -19,11 +20,11 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
-    /// A whole-file JSON record could not be parsed.
-    #[error("{} is corrupt ({detail}); fix it by hand or move it aside — troupe will not overwrite it", path.display())]
+    /// A whole record (a file, a key) could not be parsed.
+    #[error("{place} is corrupt ({detail}); fix it by hand or move it aside — troupe will not overwrite it")]
     Corrupt {
-        /// The corrupt file.
-        path: PathBuf,
+        /// Where the record is, in the backend's terms (a file, a bucket's key), for people.
+        place: String,
         /// The parse error.
         detail: String,
     },
@@ -52,35 +53,35 @@ pub enum StoreError {
         id: String,
     },
     /// No request with this id exists.
-    #[error("unknown request id {id}: there is no {}; list the requests to find the right id", path.display())]
+    #[error(
+        "unknown request id {id}: there is no {place}; list the requests to find the right id"
+    )]
     UnknownRequest {
         /// The id that was asked for.
         id: String,
-        /// Where the record would be.
-        path: PathBuf,
+        /// Where the record would be, in the backend's terms.
+        place: String,
     },
     /// A request with this id already exists.
-    #[error("request {id} already exists at {}; open a new request with a fresh id", path.display())]
+    #[error("request {id} already exists at {place}; open a new request with a fresh id")]
     DuplicateRequest {
         /// The clashing id.
         id: String,
-        /// The existing record.
-        path: PathBuf,
+        /// Where the existing record is, in the backend's terms.
+        place: String,
     },
     /// The request FSM refused the transition (the message says why and what to do).
     #[error(transparent)]
     Request(#[from] RequestError),
-    /// An ack named an offset the mailbox does not have.
-    #[error("cannot ack {agent}'s mailbox up to byte {end}: {} is only {len} bytes long (fetch again and ack the batch's `end`)", path.display())]
-    AckBeyondEnd {
+    /// An ack named a position that is not one a fetch of this mailbox returned.
+    #[error(
+        "cannot ack {agent}'s mailbox there: {detail} (ack exactly the token of the latest fetch)"
+    )]
+    BadAck {
         /// Whose mailbox.
         agent: String,
-        /// The offset asked for.
-        end: u64,
-        /// The log's current length.
-        len: u64,
-        /// The mailbox log.
-        path: PathBuf,
+        /// What is wrong with the position, in the backend's terms.
+        detail: String,
     },
     /// Another live process holds the agent's lease (`live/<agent>.lock`, or a key on a server).
     #[error("{agent} of team '{team}' is already running ({}); it holds {place} until it exits", holder.as_ref().map_or_else(|| "it has not recorded its pid yet".to_string(), |h| h.to_string()))]
@@ -105,23 +106,13 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: String,
     },
-    /// An ack named an offset that is not the end of a line, so it cannot be a batch's `end`.
-    #[error("cannot ack {agent}'s mailbox up to byte {end}: that is not the end of a line in {} (ack exactly the `end` of the latest fetch)", path.display())]
-    AckNotLineEnd {
-        /// Whose mailbox.
-        agent: String,
-        /// The offset asked for.
-        end: u64,
-        /// The mailbox log.
-        path: PathBuf,
-    },
     /// No task with this id exists.
-    #[error("unknown task id {id}: there is no {}; list the tasks to find the right id", path.display())]
+    #[error("unknown task id {id}: there is no {place}; list the tasks to find the right id")]
     UnknownTask {
         /// The id that was asked for.
         id: TaskId,
-        /// Where the record would be.
-        path: PathBuf,
+        /// Where the record would be, in the backend's terms.
+        place: String,
     },
     /// The task FSM or the dependency check refused the change (the message says why).
     #[error(transparent)]
@@ -148,10 +139,10 @@ pub enum StoreError {
         backend: &'static str,
     },
     /// Watching the team's files for changes failed (inotify limits, a missing directory).
-    #[error("could not watch {} for changes: {detail} (on Linux, raise fs.inotify.max_user_watches or max_user_instances if they are exhausted)", path.display())]
+    #[error("could not watch {place} for changes: {detail} (on Linux, raise fs.inotify.max_user_watches or max_user_instances if they are exhausted)")]
     Watch {
-        /// The directory watched.
-        path: PathBuf,
+        /// What was watched, in the backend's terms (a directory).
+        place: String,
         /// What the watcher said.
         detail: String,
     },
@@ -159,7 +150,7 @@ pub enum StoreError {
 
 impl StoreError {
     /// Wraps an I/O error with the action and path it concerns.
-    pub(crate) fn io(
+    pub fn io(
         action: &'static str,
         path: impl Into<PathBuf>,
     ) -> impl FnOnce(std::io::Error) -> StoreError {
@@ -168,6 +159,16 @@ impl StoreError {
             action,
             path,
             source,
+        }
+    }
+}
+
+impl From<troupe_durable::DurableError> for StoreError {
+    fn from(e: troupe_durable::DurableError) -> StoreError {
+        StoreError::Io {
+            action: e.action,
+            path: e.path,
+            source: e.source,
         }
     }
 }

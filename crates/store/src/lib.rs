@@ -40,17 +40,7 @@ pub use error::{check_agent, StoreError};
 pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState};
 pub use pending::PendingAreas;
 pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
-
-/// How hard the store works to make a write survive a power loss.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Durability {
-    /// fsync every append and whole-file update (the default; survives power loss).
-    #[default]
-    Fsync,
-    /// Leave data in the OS page cache: still safe against a killed process, not against a
-    /// power loss. For tests and throwaway teams.
-    OsBuffered,
-}
+pub use troupe_durable::{CorruptLine, Durability};
 
 /// Acknowledges one fetched batch: opaque, meaningful only to the store that issued it (the
 /// file backend keeps a byte offset in it, a message broker would keep a sequence number).
@@ -86,18 +76,6 @@ impl EventCursor {
     pub fn backend_position(self) -> u64 {
         self.0
     }
-}
-
-/// A mailbox line that could not be parsed; it is skipped and reported, never fatal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CorruptLine {
-    /// Where the line is, in the backend's terms (the byte offset in the file backend), for
-    /// people to find it.
-    pub offset: u64,
-    /// The line's text (lossy UTF-8, shortened when long).
-    pub text: String,
-    /// Why it did not parse.
-    pub error: String,
 }
 
 /// What one fetch of a mailbox returned.
@@ -337,21 +315,77 @@ pub trait ChangeWatch: Send {
     async fn changed(&mut self) -> Areas;
 }
 
-/// Each teammate's conversation log, kept for resume.
+/// Each teammate's conversation log, kept for resume: team state, like mail. The agent loop
+/// writes a local file ([`TranscriptStore::transcript_file`]); on the file backend that file is
+/// the transcript itself, on a remote backend it is this machine's cache of it
+/// ([`TranscriptStore::transcript_is_cached`]), and the team appends what the agent synced there
+/// with [`TranscriptStore::append_transcript_lines`] and restores the cache from the store when
+/// an agent rejoins on another machine.
+///
+/// The log is JSON lines, with the same rules on every backend: a line torn by a killed writer
+/// is skipped and counted when read, and the next append starts a line of its own.
 pub trait TranscriptStore: Send + Sync {
-    /// The local file the agent loop keeps this agent's transcript in. The agent crate's
-    /// transcript is a file today; a remote backend answers with a local cache file and syncs
-    /// it with `append_transcript`/`read_transcript`.
+    /// The local file the agent loop keeps this agent's transcript in.
     fn transcript_file(&self, agent: &str) -> Result<PathBuf, StoreError>;
 
+    /// True when [`TranscriptStore::transcript_file`] is only this machine's cache of a
+    /// transcript the store keeps elsewhere (what the agent writes there must be appended to
+    /// the store too); false when the file is the transcript itself.
+    fn transcript_is_cached(&self) -> bool {
+        false
+    }
+
     /// True when the agent has a non-empty transcript (a rejoin continues it).
-    fn has_transcript(&self, agent: &str) -> Result<bool, StoreError>;
+    fn has_transcript(&self, agent: &str) -> Result<bool, StoreError> {
+        Ok(self.transcript_len(agent)? > 0)
+    }
 
-    /// Appends one entry (one JSON line) and syncs it.
-    fn append_transcript(&self, agent: &str, entry: &Value) -> Result<(), StoreError>;
+    /// The transcript's length in bytes (0 when there is none): cheap, for telling whether a
+    /// local cache holds all of it.
+    fn transcript_len(&self, agent: &str) -> Result<u64, StoreError>;
 
-    /// Reads every entry back, skipping and counting corrupt lines.
+    /// Appends whole lines (JSON, each ending with a newline) and makes them durable; a torn
+    /// last line left by a killed writer is ended first, so it stays a line of its own (empty
+    /// `lines` only does that). Returns the transcript's length after the append.
+    fn append_transcript_lines(&self, agent: &str, lines: &[u8]) -> Result<u64, StoreError>;
+
+    /// Appends one entry (one JSON line) and makes it durable.
+    fn append_transcript(&self, agent: &str, entry: &Value) -> Result<(), StoreError> {
+        let mut line = serde_json::to_vec(entry).map_err(|source| StoreError::Serialize {
+            what: "transcript entry",
+            source,
+        })?;
+        line.push(b'\n');
+        self.append_transcript_lines(agent, &line).map(|_| ())
+    }
+
+    /// The transcript's complete lines from byte `from` on, for a follower (`team tail`):
+    /// `from` 0 reads all of it; a torn last line is left out.
+    fn read_transcript_from(&self, agent: &str, from: u64) -> Result<TranscriptBytes, StoreError>;
+
+    /// Reads every entry back, skipping and counting corrupt lines (a torn last line that
+    /// still parses is kept: its writer died right before the newline).
     fn read_transcript(&self, agent: &str) -> Result<TranscriptRead, StoreError>;
+}
+
+/// Complete transcript lines read from a byte position on; see
+/// [`TranscriptStore::read_transcript_from`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TranscriptBytes {
+    /// Where `bytes` start.
+    pub start: u64,
+    /// The complete lines from `start` on, each ending with a newline.
+    pub bytes: Vec<u8>,
+    /// The transcript's whole length when read; shorter than the position asked for when the
+    /// transcript was replaced (read it again from 0).
+    pub len: u64,
+}
+
+impl TranscriptBytes {
+    /// Where to read from next.
+    pub fn end(&self) -> u64 {
+        self.start + self.bytes.len() as u64
+    }
 }
 
 /// Durable protocol requests; the FSM in `troupe_protocol::request` decides every change.

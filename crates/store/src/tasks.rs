@@ -2,8 +2,6 @@
 //! atomically across processes, read, list, and a closure-based compare-and-set update under
 //! an exclusive lock. The FSM in `troupe_protocol::task` decides every change.
 
-use std::path::PathBuf;
-
 use troupe_protocol::{BlockerStatus, Task, TaskError, TaskId, TaskStatus};
 
 use crate::error::StoreError;
@@ -46,8 +44,8 @@ impl TaskFilter {
 pub struct CorruptTask {
     /// The task's id, as its record's name says.
     pub id: TaskId,
-    /// Where the record is, for people to find it.
-    pub path: PathBuf,
+    /// Where the record is, in the backend's terms (a file, a bucket's key), for people.
+    pub place: String,
     /// Why it could not be read.
     pub error: String,
 }

@@ -137,3 +137,43 @@ fn a_crash_loses_only_writes_no_caller_was_told_about() {
         .unwrap();
     assert!(store.roster().unwrap().get("after").is_some());
 }
+
+#[test]
+fn concurrent_senders_to_one_mailbox_keep_each_senders_order() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let store = FileStore::open_with(dir.path(), "team", Durability::Fsync)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let senders: Vec<_> = (0..8)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    let env = Envelope::new(
+                        MailKind::Message,
+                        format!("s{t}"),
+                        "bob",
+                        format!("{t}:{i}"),
+                        0,
+                    );
+                    store.append(&env).unwrap_or_else(|e| panic!("{e}"));
+                }
+            })
+        })
+        .collect();
+    for s in senders {
+        s.join().unwrap_or_else(|_| panic!("sender panicked"));
+    }
+    let batch = store.fetch("bob").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(batch.messages.len(), 8 * 50);
+    let mut next = [0usize; 8];
+    for env in &batch.messages {
+        let (t, i) = env.content.split_once(':').unwrap_or_default();
+        let t: usize = t.parse().unwrap_or_default();
+        assert_eq!(
+            i.parse::<usize>().ok(),
+            Some(next[t]),
+            "sender {t} out of order"
+        );
+        next[t] += 1;
+    }
+}

@@ -161,7 +161,7 @@ fn full_consumption_truncates_partial_ack_does_not() {
     assert_eq!(contents(&next), ["m9"]);
     assert!(matches!(
         s.ack("alice", token(&rest)),
-        Err(StoreError::AckBeyondEnd { .. } | StoreError::AckNotLineEnd { .. })
+        Err(StoreError::BadAck { .. })
     ));
     assert_eq!(contents(&ok(s.fetch("alice"))), ["m9"]);
 }
@@ -174,11 +174,11 @@ fn misaligned_ack_is_refused() {
     let b = ok(s.fetch("alice"));
     assert!(matches!(
         s.ack("alice", at(token(&b).backend_position() - 1)),
-        Err(StoreError::AckNotLineEnd { .. })
+        Err(StoreError::BadAck { .. })
     ));
     assert!(matches!(
         s.ack("alice", at(token(&b).backend_position() + 10)),
-        Err(StoreError::AckBeyondEnd { .. })
+        Err(StoreError::BadAck { .. })
     ));
     assert_eq!(ok(s.fetch("alice")).messages.len(), 1);
 }

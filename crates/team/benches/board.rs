@@ -358,13 +358,13 @@ fn team_on(ws: &Path, server: &FakeServer) -> Team {
         mode: TeammateMode::InProcess,
         exe: None,
         settings: Default::default(),
-        settings_arg: None,
         extensions: Vec::new(),
         agents: Default::default(),
         mcp_servers: Vec::new(),
         home: None,
         added_dirs: Vec::new(),
-        teammate_args: Vec::new(),
+        memory_sources: troupe_agent::memory::MemorySources::default(),
+        process_options: serde_json::Value::Null,
     };
     Team::open(config, open(&troupe_dir), None).unwrap()
 }

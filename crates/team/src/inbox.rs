@@ -58,7 +58,8 @@ impl MailboxInbox {
 
 impl InboxSource for MailboxInbox {
     fn fetch(&self) -> Result<MailBatch, InboxError> {
-        let batch = troupe_store::off_worker(|| self.store.fetch(&self.agent))?;
+        let batch =
+            troupe_store::off_worker(|| self.store.fetch(&self.agent)).map_err(store_error)?;
         let items = batch
             .messages
             .iter()
@@ -93,11 +94,17 @@ impl InboxSource for MailboxInbox {
             token
         };
         match token {
-            Some(token) => Ok(troupe_store::off_worker(|| {
-                self.store.ack(&self.agent, token)
-            })?),
+            Some(token) => Ok(
+                troupe_store::off_worker(|| self.store.ack(&self.agent, token))
+                    .map_err(store_error)?,
+            ),
             // Already acknowledged (with a later batch): a repeated ack is harmless.
             None => Ok(()),
         }
     }
+}
+
+/// The store's error, as the agent's inbox reports it.
+fn store_error(e: troupe_store::StoreError) -> InboxError {
+    InboxError::Store(Box::new(e))
 }

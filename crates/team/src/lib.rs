@@ -8,6 +8,7 @@ pub mod board;
 pub mod error;
 pub mod extension;
 pub mod inbox;
+pub mod launch;
 pub mod liveness;
 pub mod member;
 pub mod notice;
@@ -24,6 +25,7 @@ pub mod spec;
 pub mod store_writer;
 pub mod task_hooks;
 pub mod tools;
+pub mod transcript_cache;
 pub mod wake;
 pub mod worktree;
 

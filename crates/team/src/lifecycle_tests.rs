@@ -34,13 +34,13 @@ fn team(ws: &Path, server: &FakeServer) -> Team {
         mode: TeammateMode::InProcess,
         exe: None,
         settings: Default::default(),
-        settings_arg: None,
         extensions: Vec::new(),
         agents: Default::default(),
         mcp_servers: Vec::new(),
         home: None,
         added_dirs: Vec::new(),
-        teammate_args: Vec::new(),
+        memory_sources: troupe_agent::memory::MemorySources::default(),
+        process_options: serde_json::Value::Null,
     };
     let store =
         troupe_store::file::open_with(&troupe_dir, "t", troupe_store::Durability::OsBuffered)

@@ -90,6 +90,8 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         identity = format!("{identity}\n\n{}", d.prompt);
     }
     let transcript = shared.store.transcript_file(&spec.name)?;
+    // A rejoin on another machine finds its conversation in the store, not in this file.
+    let mirror = crate::transcript_cache::prepare(&shared.store, &spec.name)?;
     let mut extension = TeammateExtension::new(shared.clone(), spec.clone())?;
     if let Some((record, dir)) = own {
         extension = extension.with_own_worktree(record, dir);
@@ -107,9 +109,10 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         .iter()
         .cloned()
         .fold(builder, AgentBuilder::extension);
-    let agent = builder
+    let builder = builder
         .identity(identity)
         .home(config.home.clone())
+        .memory_sources(config.memory_sources)
         .tool_filter(crate::profile::tool_filter(&spec.profile, definition))
         .settings(config.settings.clone())
         .policy(policy)
@@ -117,8 +120,12 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         .max_tokens(config.max_tokens)
         .max_rounds(Some(MAX_ROUNDS_PER_PHASE))
         .extension(Arc::new(extension))
-        .transcript(transcript)
-        .build()?;
+        .transcript(transcript);
+    let builder = match mirror {
+        Some(mirror) => builder.transcript_mirror(mirror.shared()),
+        None => builder,
+    };
+    let agent = builder.build()?;
     shared
         .protocols
         .register_agent(&spec.name, spec.epoch, agent.stop_flag());

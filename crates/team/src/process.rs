@@ -1,17 +1,19 @@
-//! Starting a teammate as its own `troupe teammate` process: the command line that makes it
-//! the member the lead's team expects (team, name, model, the whole permission policy, the
-//! lead's settings and MCP flags), its log, and the lease handed down to it.
+//! Starting a teammate as its own process: the configuration that makes it the member the
+//! lead's team expects ([`crate::launch::ProcessLaunch`], on its stdin), its log, and the lease
+//! handed down to it.
 
 use crate::error::TeamError;
+use crate::launch::{ProcessLaunch, CONFIG_FROM_STDIN, VERSION};
 use crate::runtime::Team;
 use crate::spec::MemberSpec;
+use std::io::Write;
 use std::process::Stdio;
 use troupe_protocol::Roster;
 use troupe_store::Lease;
 
 impl Team {
-    /// Starts a member as its own `troupe teammate` process, which inherits `lease`; the
-    /// process reads its profile from the roster like any incarnation.
+    /// Starts a member as its own process, which inherits `lease`; the process reads its
+    /// profile from the roster like any incarnation.
     pub(crate) fn start_process(&self, spec: MemberSpec, lease: Lease) -> Result<(), TeamError> {
         let config = &self.shared().config;
         let err = |reason: String| TeamError::Spawn {
@@ -34,58 +36,59 @@ impl Team {
             .map_err(|e| err(format!("{}: {e}", log_path.display())))?;
         let log2 = log.try_clone().map_err(|e| err(e.to_string()))?;
         let mut cmd = std::process::Command::new(exe);
-        cmd.arg("teammate")
-            .args(["--team", &config.team, "--name", &spec.name])
-            // `--flag=value`: a role or prompt the model wrote may start with `-`.
-            .arg(format!("--role={}", spec.role))
-            .arg("--cwd")
-            .arg(&config.workspace)
-            .arg(format!(
-                "--model={}",
-                spec.model.as_deref().unwrap_or(&config.model.model)
-            ))
-            .args(["--provider", &config.model.provider.to_string()])
-            .args(["--max-tokens", &config.max_tokens.to_string()])
-            .args(["--permission-mode", &config.policy.mode.to_string()])
-            .stdin(Stdio::null())
+        cmd.args(CONFIG_FROM_STDIN)
+            .stdin(Stdio::piped())
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(log2));
-        if let Some(prompt) = &spec.prompt {
-            cmd.arg(format!("--prompt={prompt}"));
-        }
-        // The same settings files are read from the same workspace; a `--settings` the lead was
-        // given goes along, so the teammate's effective settings are the lead's.
-        if let Some(settings) = &config.settings_arg {
-            cmd.arg(format!("--settings={settings}"));
-        }
-        cmd.args(&config.teammate_args);
-        // The whole policy goes with the mode: a deny rule that held only in the lead's own
-        // process would not be a rule. `--flag=value` keeps a rule that starts with `-` a value.
-        let rules = &config.policy.rules;
-        for (flag, list) in [
-            ("--allow-rule", &rules.allow),
-            ("--ask-rule", &rules.ask),
-            ("--deny-rule", &rules.deny),
-        ] {
-            for rule in list {
-                cmd.arg(format!("{flag}={}", rule.as_str()));
-            }
-        }
         // The child inherits the lease: the member is alive from before the child starts.
         let handoff = lease.pass_to_child(&mut cmd);
-        cmd.arg(format!("--lease={handoff}"));
-        let child = cmd.spawn().map_err(|e| err(e.to_string()))?;
+        let rules = &config.policy.rules;
+        let listed = |list: &[troupe_agent::permissions::Rule]| {
+            list.iter().map(|r| r.as_str().to_string()).collect()
+        };
+        let launch = ProcessLaunch {
+            version: VERSION,
+            team: config.team.clone(),
+            name: spec.name.clone(),
+            role: spec.role.clone(),
+            prompt: spec.prompt.clone(),
+            workspace: config.workspace.clone(),
+            model: spec
+                .model
+                .clone()
+                .unwrap_or_else(|| config.model.model.clone()),
+            provider: config.model.provider.to_string(),
+            max_tokens: config.max_tokens,
+            permission_mode: config.policy.mode.to_string(),
+            allow_rules: listed(&rules.allow),
+            ask_rules: listed(&rules.ask),
+            deny_rules: listed(&rules.deny),
+            lease: handoff,
+            options: config.process_options.clone(),
+        };
+        let document = serde_json::to_vec(&launch).map_err(|e| err(e.to_string()))?;
+        let mut child = cmd.spawn().map_err(|e| err(e.to_string()))?;
         let pid = child.id();
         lease.hand_over(pid);
         if let Ok(mut children) = self.shared().children.lock() {
             children.push((spec.name.clone(), pid));
         }
+        // Written whole, then closed: the child reads it to the end before anything else.
+        let sent = match child.stdin.take() {
+            Some(mut stdin) => stdin.write_all(&document),
+            None => Ok(()),
+        };
         // The child records itself in the roster; reap it in the background so it never lingers
         // as a zombie.
         std::thread::spawn(move || {
             let mut child = child;
             let _ = child.wait();
         });
+        sent.map_err(|e| {
+            err(format!(
+                "could not hand the teammate its configuration: {e}"
+            ))
+        })?;
         let name = spec.name.clone();
         self.shared()
             .store

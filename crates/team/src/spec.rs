@@ -59,9 +59,6 @@ pub struct TeamConfig {
     pub exe: Option<PathBuf>,
     /// The effective settings every teammate is built from.
     pub settings: Arc<Settings>,
-    /// The lead's `--settings` value, passed on to teammate processes so they read the same
-    /// settings.
-    pub settings_arg: Option<String>,
     /// Extensions every teammate built in this process gets besides the team's own (the
     /// workspace's hooks and MCP servers, shared by every agent of the process).
     pub extensions: Vec<Arc<dyn Extension>>,
@@ -74,9 +71,13 @@ pub struct TeamConfig {
     /// Directories besides the workspace every teammate's tools may use (`--add-dir`,
     /// `permissions.additionalDirectories`), canonical.
     pub added_dirs: Vec<PathBuf>,
-    /// Arguments added to every `troupe teammate` process (the lead's `--mcp-config`), so a
-    /// process-mode teammate sets itself up as the lead was.
-    pub teammate_args: Vec<String>,
+    /// Which memory files (CLAUDE.md) go into every teammate's prompt: the lead's setting
+    /// sources.
+    pub memory_sources: troupe_agent::memory::MemorySources,
+    /// What the program running the team hands each teammate process besides the team's own
+    /// configuration, so it sets itself up as the lead was (its own format, opaque to the
+    /// team: see [`crate::launch::ProcessLaunch::options`]).
+    pub process_options: serde_json::Value,
 }
 
 /// Which copy of the repository a teammate's tools work in.

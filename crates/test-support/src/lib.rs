@@ -39,6 +39,7 @@ pub fn model_config(server: &FakeServer) -> ModelConfig {
         stream_idle_timeout: WAIT,
         prompt_cache: troupe_model::PromptCache::default(),
         agent_header: true,
+        reasoning: troupe_model::Reasoning::default(),
     }
 }
 
@@ -77,13 +78,13 @@ pub fn team_with(
         mode: TeammateMode::InProcess,
         exe: None,
         settings: Arc::new(troupe_settings::Settings::default()),
-        settings_arg: None,
         extensions,
         agents: Default::default(),
         mcp_servers: Vec::new(),
         home: None,
         added_dirs: Vec::new(),
-        teammate_args: Vec::new(),
+        memory_sources: troupe_agent::memory::MemorySources::default(),
+        process_options: serde_json::Value::Null,
     };
     let store = match troupe_store::file::open(&config.troupe_dir, &config.team) {
         Ok(store) => store,
@@ -139,6 +140,7 @@ impl Event {
             AgentEvent::TextDelta(t) => Event::Text(t.to_string()),
             AgentEvent::ThinkingDelta(_)
             | AgentEvent::Reply { .. }
+            | AgentEvent::PermissionDenied(_)
             | AgentEvent::ToolFinished { .. } => return None,
             AgentEvent::Retrying { reason, .. } => Event::Retrying(reason.to_string()),
             AgentEvent::Notice(text) => Event::Notice(text.to_string()),

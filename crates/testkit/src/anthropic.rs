@@ -81,6 +81,7 @@ fn block_json(b: &ReplyBlock, ids: &Ids) -> Value {
         ReplyBlock::Thinking(t) => {
             json!({"type": "thinking", "thinking": t, "signature": format!("sig_fake_{}", ids.next())})
         }
+        ReplyBlock::RedactedThinking(data) => json!({"type": "redacted_thinking", "data": data}),
         ReplyBlock::Text(t) => json!({"type": "text", "text": t}),
         ReplyBlock::Tool { name, input } => {
             json!({"type": "tool_use", "id": format!("toolu_{}", ids.next()), "name": name, "input": input})
@@ -138,6 +139,8 @@ fn stream(
         let text_of = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         let start = match kind {
             "thinking" => json!({"type": "thinking", "thinking": ""}),
+            // Redacted thinking arrives whole in its start event, without deltas.
+            "redacted_thinking" => b.clone(),
             "tool_use" => {
                 json!({"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}})
             }
@@ -161,6 +164,7 @@ fn stream(
                     json!({"type": "signature_delta", "signature": b["signature"]}),
                 );
             }
+            "redacted_thinking" => {}
             "tool_use" => {
                 // The real API opens with an empty fragment; clients must cope with it.
                 delta(

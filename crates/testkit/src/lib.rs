@@ -27,6 +27,7 @@ mod render;
 pub mod require;
 mod script;
 mod server;
+pub mod try_it;
 pub mod wait;
 
 pub use cache::CacheUse;

@@ -114,6 +114,7 @@ pub(crate) fn reply(
     for b in &reply.blocks {
         match b {
             ReplyBlock::Thinking(t) => thinking.push_str(t),
+            ReplyBlock::RedactedThinking(_) => {}
             ReplyBlock::Text(t) => text.push_str(t),
             ReplyBlock::Tool { name, input } => {
                 calls.push((format!("call_{}", ids.next()), name, input))

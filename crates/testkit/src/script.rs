@@ -85,6 +85,9 @@ impl fmt::Debug for Step {
 pub enum ReplyBlock {
     /// Extended thinking (Anthropic `thinking` + signature; OpenAI `reasoning_content`).
     Thinking(String),
+    /// Thinking the provider redacted: Anthropic's `redacted_thinking` with this opaque
+    /// `data` (the OpenAI wire has no such thing and leaves it out).
+    RedactedThinking(String),
     /// Plain text.
     Text(String),
     /// A tool call; the server assigns a unique id when it plays the reply.
@@ -94,6 +97,16 @@ pub enum ReplyBlock {
         /// Tool input object.
         input: Value,
     },
+}
+
+impl ReplyBlock {
+    /// True for thinking, redacted or not (streamed before every other block).
+    fn is_thinking(&self) -> bool {
+        matches!(
+            self,
+            ReplyBlock::Thinking(_) | ReplyBlock::RedactedThinking(_)
+        )
+    }
 }
 
 /// Why the scripted reply stops, when the default (tool_use if it calls tools, else end_turn)
@@ -153,9 +166,21 @@ impl Reply {
         let at = self
             .blocks
             .iter()
-            .position(|b| !matches!(b, ReplyBlock::Thinking(_)))
+            .position(|b| !b.is_thinking())
             .unwrap_or(self.blocks.len());
         self.blocks.insert(at, ReplyBlock::Thinking(s.into()));
+        self
+    }
+
+    /// Adds a redacted thinking block, placed as [`Reply::with_thinking`] places thinking.
+    pub fn with_redacted_thinking(mut self, data: impl Into<String>) -> Reply {
+        let at = self
+            .blocks
+            .iter()
+            .position(|b| !b.is_thinking())
+            .unwrap_or(self.blocks.len());
+        self.blocks
+            .insert(at, ReplyBlock::RedactedThinking(data.into()));
         self
     }
 
@@ -234,7 +259,9 @@ impl Reply {
             .blocks
             .iter()
             .map(|b| match b {
-                ReplyBlock::Thinking(s) | ReplyBlock::Text(s) => s.len(),
+                ReplyBlock::Thinking(s) | ReplyBlock::Text(s) | ReplyBlock::RedactedThinking(s) => {
+                    s.len()
+                }
                 ReplyBlock::Tool { name, input } => name.len() + input.to_string().len(),
             })
             .sum();

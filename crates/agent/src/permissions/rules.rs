@@ -223,6 +223,11 @@ impl Rule {
             Specifier::Bash(_) | Specifier::Unsupported => false,
         }
     }
+
+    /// Whether the rule names paths (`Read(./secrets/**)`), not the whole tool.
+    pub(super) fn is_path_scoped(&self) -> bool {
+        matches!(self.specifier, Specifier::Path(_))
+    }
 }
 
 fn parse_tool(rule: &str, name: &str) -> Result<ToolPattern, RuleError> {

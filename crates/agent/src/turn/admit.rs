@@ -7,7 +7,7 @@ use super::Agent;
 use crate::confine::{question, sandbox_for, unconfinable};
 use crate::extension::{Approval, Question};
 use crate::lifecycle::CallDecision;
-use crate::permissions::CallInfo;
+use crate::permissions::{CallInfo, DenialSource};
 use troupe_tools::{DynTool, Sandbox, ToolOutput};
 
 /// A call its gates and rules let through, ready to run once its question (if any) is answered.
@@ -89,7 +89,8 @@ impl Agent {
         let (grant, asked, hook_asks) = match self.judge(&call, hook) {
             Ok(judged) => judged,
             Err(reason) => {
-                self.record_denial(id, name, input);
+                let source = self.policy.denial_source(&call);
+                self.record_denial((id, name, input), source, &reason);
                 return Err(ToolOutput::error(reason));
             }
         };
@@ -134,12 +135,13 @@ impl Agent {
         };
         match self.approver.approve(question).await {
             Approval::Deny(why) => {
-                self.record_denial(id, name, &admitted.input);
+                let source = (!self.approver.asks_someone()).then_some(DenialSource::NoApprover);
+                self.record_denial((id, name, &admitted.input), source, &why);
                 return Err(ToolOutput::error(why));
             }
             Approval::AllowWith(updated) if updated != admitted.input => {
                 if let Err(why) = self.recheck(name, &updated) {
-                    self.record_denial(id, name, &updated);
+                    self.record_denial((id, name, &updated), None, &why);
                     return Err(ToolOutput::error(why));
                 }
                 admitted.input = updated;

@@ -51,14 +51,16 @@ struct Pending<'c> {
 
 /// The outputs so far, each reported (`ToolFinished`) as soon as every earlier one is.
 struct Done<'c> {
+    agent: &'c Agent,
     calls: &'c [Call<'c>],
     slots: Vec<Option<ToolOutput>>,
     reported: usize,
 }
 
 impl<'c> Done<'c> {
-    fn new(calls: &'c [Call<'c>]) -> Done<'c> {
+    fn new(agent: &'c Agent, calls: &'c [Call<'c>]) -> Done<'c> {
         Done {
+            agent,
             calls,
             slots: calls.iter().map(|_| None).collect(),
             reported: 0,
@@ -72,6 +74,9 @@ impl<'c> Done<'c> {
         while let (Some(Some(output)), Some(&(id, name, _))) =
             (self.slots.get(self.reported), self.calls.get(self.reported))
         {
+            if let Some(denial) = self.agent.unasked_denial(id) {
+                observe(AgentEvent::PermissionDenied(&denial));
+            }
             observe(AgentEvent::ToolFinished {
                 id,
                 name,
@@ -102,7 +107,7 @@ impl Agent {
         calls: &[Call<'_>],
         observe: &mut Observe<'_>,
     ) -> (Vec<ToolOutput>, Option<String>) {
-        let mut done = Done::new(calls);
+        let mut done = Done::new(self, calls);
         let mut halt: Option<String> = None;
         let mut group: Vec<Pending<'_>> = Vec::new();
         let mut lane = Lane::Alone;

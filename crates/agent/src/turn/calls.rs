@@ -3,6 +3,7 @@
 //! that were refused.
 
 use super::{Agent, AgentError, AgentEvent};
+use crate::permissions::DenialSource;
 use troupe_protocol::{ChatMessage, ContentBlock, Role};
 
 /// A tool call that was not allowed to run (Claude Code's `permission_denials` entries).
@@ -14,6 +15,13 @@ pub struct PermissionDenial {
     pub tool_use_id: String,
     /// The call's input.
     pub tool_input: serde_json::Value,
+    /// What refused it when nobody was asked (a deny rule, the mode, a run without anybody to
+    /// ask); `None` when somebody said no, or a hook did.
+    #[serde(skip)]
+    pub source: Option<DenialSource>,
+    /// What the model was told.
+    #[serde(skip)]
+    pub message: String,
 }
 
 impl Agent {
@@ -25,11 +33,32 @@ impl Agent {
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
     }
 
-    pub(super) fn record_denial(&self, id: &str, name: &str, input: &serde_json::Value) {
+    /// The refusal of call `id` when nobody was asked about it, for
+    /// [`AgentEvent::PermissionDenied`].
+    pub(super) fn unasked_denial(&self, id: &str) -> Option<PermissionDenial> {
+        let denials = self
+            .denials
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        denials
+            .iter()
+            .rev()
+            .find(|d| d.tool_use_id == id && d.source.is_some())
+            .cloned()
+    }
+
+    pub(super) fn record_denial(
+        &self,
+        (id, name, input): (&str, &str, &serde_json::Value),
+        source: Option<DenialSource>,
+        message: &str,
+    ) {
         let denial = PermissionDenial {
             tool_name: name.to_string(),
             tool_use_id: id.to_string(),
             tool_input: input.clone(),
+            source,
+            message: message.to_string(),
         };
         match self.denials.lock() {
             Ok(mut d) => d.push(denial),

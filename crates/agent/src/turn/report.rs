@@ -54,6 +54,10 @@ pub enum AgentEvent<'a> {
         /// Whether it failed.
         is_error: bool,
     },
+    /// A call was refused without anybody being asked (a deny rule, the mode, a run with
+    /// nobody to ask), before its [`AgentEvent::ToolFinished`]; Claude Code's
+    /// `system/permission_denied`.
+    PermissionDenied(&'a crate::PermissionDenial),
     /// The user message carrying one round's tool results.
     ToolResults(&'a ChatMessage),
     /// Inbox mail was injected into the conversation.

@@ -55,7 +55,7 @@ pub fn allow(path: &Path, rules: &[String]) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    troupe_store::file::atomic::write_atomic(path, text.as_bytes())
+    troupe_durable::atomic::write_atomic(path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))
 }
 

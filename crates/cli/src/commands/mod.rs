@@ -16,6 +16,7 @@ pub mod team_status;
 pub mod team_tail;
 pub mod team_watch;
 pub mod teammate;
+pub mod teammate_launch;
 pub mod teammate_start;
 pub mod trust;
 pub mod worktree;

@@ -1,17 +1,17 @@
 //! `troupe team tail NAME`: one teammate's transcript, followed live — what it was told, what
 //! it answered, each tool call and the first line of its result, one timestamp a line. The
-//! store's change notifications say when the transcript grew; only what was added is read.
+//! transcript is read through the team's store (from any machine, on NATS); the store's change
+//! notifications say when it grew, and only what was added is shown.
 
 use crate::render::sanitize::{errln, outln};
 use anyhow::{Context, Result};
-use std::path::Path;
 use troupe_agent::transcript::{Boundary, Line};
+use troupe_durable::jsonl;
 use troupe_protocol::{ContentBlock, Role};
-use troupe_store::file::jsonl;
 use troupe_store::{Areas, SharedStore};
 
 /// How long a follow waits before looking again without a change notification (a backend
-/// whose notifications do not cover transcripts, such as NATS).
+/// whose notifications may miss a change).
 const RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs `troupe team tail NAME -n LINES`; returns the exit code (1 for a name not on the team).
@@ -20,7 +20,6 @@ pub fn run(store: &SharedStore, name: &str, lines: usize) -> Result<i32> {
         errln!("troupe: {why}");
         return Ok(1);
     }
-    let path = store.transcript_file(name)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -28,7 +27,7 @@ pub fn run(store: &SharedStore, name: &str, lines: usize) -> Result<i32> {
     runtime.block_on(async {
         // Watching starts before the first read, so nothing written between the two is missed.
         let mut feed = store.watch_changes()?;
-        let mut offset = print_from(&path, name, 0, Some(lines))?;
+        let mut offset = print_from(store, name, 0, Some(lines))?;
         loop {
             tokio::select! {
                 changed = feed.changed() => {
@@ -38,26 +37,32 @@ pub fn run(store: &SharedStore, name: &str, lines: usize) -> Result<i32> {
                 }
                 () = tokio::time::sleep(RECHECK) => {}
             }
-            offset = print_from(&path, name, offset, None)?;
+            offset = print_from(store, name, offset, None)?;
         }
     })
 }
 
-/// Prints the entries of `path` from byte `from` on (only the last `last` of them, if given);
-/// returns the offset to go on from.
-fn print_from(path: &Path, name: &str, from: u64, last: Option<usize>) -> Result<u64> {
-    let mut chunk = jsonl::read_from(path, from)?;
-    if chunk.file_len < from {
+/// Prints the entries of `name`'s transcript from byte `from` on (only the last `last` of them,
+/// if given); returns the offset to go on from.
+fn print_from(store: &SharedStore, name: &str, from: u64, last: Option<usize>) -> Result<u64> {
+    let mut read = store.read_transcript_from(name, from)?;
+    if read.len < from {
         // The transcript was replaced (a fresh start): read it from the top.
-        chunk = jsonl::read_from(path, 0)?;
+        read = store.read_transcript_from(name, 0)?;
     }
+    let end = read.end();
+    let chunk = jsonl::Chunk {
+        start: read.start,
+        file_len: read.len,
+        bytes: read.bytes,
+    };
     let (entries, _corrupt) = jsonl::parse_chunk::<Line>(&chunk);
     let rendered: Vec<String> = entries.iter().flat_map(|l| render(name, l)).collect();
     let skip = last.map_or(0, |n| rendered.len().saturating_sub(n));
     for line in &rendered[skip..] {
         outln!("{line}");
     }
-    Ok(chunk.end())
+    Ok(end)
 }
 
 /// One transcript entry as lines of text.

@@ -25,9 +25,15 @@ const EXIT_TERMINATED: i32 = 128 + libc::SIGTERM;
 
 /// Runs the teammate until it shuts down or fails; returns the exit code.
 pub fn run(args: &TeammateArgs) -> Result<i32> {
+    // A lead hands its teammate processes their whole configuration (`--config-file -`).
+    let args = &crate::commands::teammate_launch::resolve(args)?;
     let workspace = workspace_root(&args.agent)?;
     // The same settings files as the lead that spawned it, plus its `--settings`.
-    let mut loaded = crate::settings::load(&workspace, args.agent.settings.as_deref())?;
+    let mut loaded = crate::settings::load_sources(
+        &workspace,
+        args.agent.settings.as_deref(),
+        args.setting_sources.as_deref(),
+    )?;
     // The lead's decision (passed in the environment), else a script's.
     let workspace_servers = crate::trust::apply(
         &workspace,
@@ -85,7 +91,6 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         policy,
         mode: TeammateMode::InProcess,
         exe: None,
-        settings_arg: args.agent.settings.clone(),
         settings,
         extensions: vec![
             Arc::new(hooks),
@@ -93,7 +98,9 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
             crate::cron::extension(&troupe_dir, &team),
             skills,
         ],
-        teammate_args: Vec::new(),
+        memory_sources: crate::settings::memory_sources(args.setting_sources.as_deref()),
+        // It starts no teammate processes of its own.
+        process_options: serde_json::Value::Null,
     };
     crate::setup::exclude_troupe_dir(&config.workspace);
     // What it does, one line each, on stderr (a terminal, or the log the lead gives it).
@@ -108,16 +115,12 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     let lease = take_lease(&team, args)?;
     let spec = team.join(
         &lease,
-        &args.name,
+        args.name(),
         args.role.as_deref(),
         args.prompt.clone(),
         args.agent.model.clone(),
     )?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = crate::setup::agent_runtime()?;
     let shared = team.shared().clone();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
     eprintln!(

@@ -63,7 +63,7 @@ fn jitter(pause: Duration) -> Duration {
 /// process holding it on this host is refused by name, pid and start time; a holder on
 /// another host is waited for until its lease lapses, saying so, unless `--no-wait`.
 pub fn take_lease(store: &SharedStore, team: &str, args: &TeammateArgs) -> Result<Lease> {
-    let name = &args.name;
+    let name = args.name();
     if let Some(handoff) = &args.lease {
         return store
             .adopt_lease(name, handoff)

@@ -26,13 +26,15 @@ use std::time::{Duration, Instant};
 use troupe_agent::permissions::PermissionMode;
 use troupe_agent::{AgentEvent, Approver, RefuseApprover};
 use troupe_hooks::Callbacks;
-use troupe_model::ModelConfig;
+use troupe_model::Thinking;
 use troupe_team::LEAD;
 
 /// A change the controlling process asked for, applied between turns.
 enum Change {
     Mode(PermissionMode),
     Model(String),
+    /// `set_max_thinking_tokens`: a budget, 0 for none, `None` for the session's default.
+    Thinking(Option<u32>),
 }
 
 /// Runs the session and returns the exit code: 0 when stdin closed after the last result,
@@ -256,6 +258,19 @@ fn busy_control(request: &Value, changes: &mut Vec<Change>) -> Result<Value, Str
             changes.push(Change::Model(model.to_string()));
             Ok(json!({}))
         }
+        Some("set_max_thinking_tokens") => {
+            let budget = match request.get("max_thinking_tokens") {
+                None | Some(Value::Null) => None,
+                Some(value) => Some(
+                    value
+                        .as_u64()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .ok_or("max_thinking_tokens must be a whole number of tokens or null")?,
+                ),
+            };
+            changes.push(Change::Thinking(budget));
+            Ok(json!({}))
+        }
         Some("initialize") => Err("already initialized".to_string()),
         Some("mcp_status") => Ok(json!({"mcpServers": []})),
         Some(other) => Err(format!(
@@ -271,11 +286,17 @@ fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
         match change {
             Change::Mode(mode) => lead.agent.set_permission_mode(mode),
             Change::Model(name) => {
-                let config = ModelConfig {
-                    model: name.clone(),
-                    ..lead.run.model.clone()
+                lead.run.model.model = name.clone();
+                lead.agent.set_model(lead.run.model.build(), name);
+            }
+            Change::Thinking(budget) => {
+                lead.run.model.reasoning.thinking = match budget {
+                    None => Thinking::Unset,
+                    Some(0) => Thinking::Off,
+                    Some(budget) => Thinking::Budget(budget),
                 };
-                lead.agent.set_model(config.build(), name);
+                let name = lead.run.model.model.clone();
+                lead.agent.set_model(lead.run.model.build(), name);
             }
         }
     }

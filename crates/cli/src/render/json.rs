@@ -139,6 +139,8 @@ pub fn claude_denials(
             tool_input: claude_names::input_to_claude(&d.tool_name, &d.tool_input, root),
             tool_name: claude_names::shown_name(&d.tool_name).to_string(),
             tool_use_id: d.tool_use_id,
+            source: d.source,
+            message: d.message,
         })
         .collect()
 }

@@ -220,11 +220,34 @@ impl Stream {
                 },
                 "session_id": self.session_id, "uuid": uuid(), "agent": self.agent,
             })],
+            AgentEvent::PermissionDenied(denial) => vec![self.permission_denied(denial)],
             AgentEvent::TextDelta(_)
             | AgentEvent::ThinkingDelta(_)
             | AgentEvent::ToolStarted { .. }
             | AgentEvent::ToolFinished { .. } => Vec::new(),
         }
+    }
+
+    /// Claude Code's `system/permission_denied`: a call refused without anybody asked, with
+    /// what decided it (`decision_reason_type`; `decision_reason` only where Claude Code gives
+    /// one, for a run with nobody to ask) and what the model was told.
+    fn permission_denied(&self, denial: &troupe_agent::PermissionDenial) -> Value {
+        let mut event = json!({
+            "type": "system",
+            "subtype": "permission_denied",
+            "tool_name": claude_names::shown_name(&denial.tool_name),
+            "tool_use_id": denial.tool_use_id,
+            "message": denial.message,
+            "uuid": uuid(),
+            "session_id": self.session_id,
+        });
+        if let Some(source) = denial.source {
+            event["decision_reason_type"] = json!(source.as_str());
+            if source == troupe_agent::permissions::DenialSource::NoApprover {
+                event["decision_reason"] = json!(denial.message);
+            }
+        }
+        event
     }
 
     fn stream_event(&self, delta: Value) -> Value {

@@ -66,8 +66,8 @@ pub fn render(sink: Sink, prefix: &str, event: &AgentEvent<'_>, stream_text: boo
             sink,
             &format!("{prefix}  {}\n", result_line(content, *is_error)),
         ),
-        // Each result was shown as its call finished.
-        AgentEvent::ToolResults(_) => {}
+        // Each result was shown as its call finished (a refusal's reason with it).
+        AgentEvent::ToolResults(_) | AgentEvent::PermissionDenied(_) => {}
         AgentEvent::Retrying {
             attempt,
             wait_ms,

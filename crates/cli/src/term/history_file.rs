@@ -66,7 +66,7 @@ pub fn save(path: &Path, entries: &[String]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    troupe_store::file::atomic::write_atomic_with(
+    troupe_durable::atomic::write_atomic_with(
         path,
         render(entries).as_bytes(),
         troupe_store::Durability::OsBuffered,

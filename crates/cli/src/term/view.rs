@@ -192,7 +192,9 @@ impl View {
     pub fn event(&self, event: &AgentEvent<'_>) {
         match event {
             AgentEvent::TextDelta(t) => self.text(t),
-            AgentEvent::ThinkingDelta(_) | AgentEvent::ToolResults(_) => {}
+            AgentEvent::ThinkingDelta(_)
+            | AgentEvent::ToolResults(_)
+            | AgentEvent::PermissionDenied(_) => {}
             AgentEvent::Reply { usage, .. } => {
                 let mut s = self.state();
                 s.tokens += usage.output_tokens;

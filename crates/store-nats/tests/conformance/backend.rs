@@ -124,6 +124,46 @@ impl Fixture {
         }
     }
 
+    /// Another handle on the same team from another machine: its local files under `dir`.
+    /// Only a backend whose transcripts are cached locally keeps them apart from `dir`; the
+    /// file backend's team lives in `dir`, so it is this fixture's own directory there.
+    pub fn open_on_another_machine(&self, dir: &Path) -> SharedStore {
+        let dir = match self.backend {
+            Backend::File => self.dir.path(),
+            Backend::Nats => dir,
+        };
+        open(self.backend, &self.url, dir, &self.team).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Appends `bytes` to `agent`'s transcript as they are (no newline added), bypassing the
+    /// store: a writer that died in the middle of a line.
+    pub fn raw_transcript(&self, agent: &str, bytes: &[u8]) {
+        match self.backend {
+            Backend::File => {
+                use std::io::Write;
+                let dir = self.file_dir().join("transcripts");
+                std::fs::create_dir_all(&dir).unwrap();
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(dir.join(format!("{agent}.jsonl")))
+                    .unwrap();
+                f.write_all(bytes).unwrap();
+            }
+            Backend::Nats => {
+                let subject = format!("troupe.{}.transcript.{agent}", self.team);
+                let bytes = bytes.to_vec();
+                self.nats(move |js| async move {
+                    js.publish(subject, bytes.into())
+                        .await
+                        .unwrap()
+                        .await
+                        .unwrap();
+                });
+            }
+        }
+    }
+
     /// Appends `bytes` to the event log as one entry, bypassing the store.
     pub fn raw_event(&self, bytes: &[u8]) {
         match self.backend {

@@ -68,6 +68,8 @@ fn each_kind_of_write_wakes_the_watcher_with_its_area(b: Backend) {
         wait_for(&mut watch, Areas::TASKS, "a task").await;
         ok(writer.set_doing("bob", Some("reading")));
         wait_for(&mut watch, Areas::PRESENCE, "presence").await;
+        ok(writer.append_transcript("bob", &json!({"content": "hi"})));
+        wait_for(&mut watch, Areas::TRANSCRIPTS, "a transcript line").await;
     });
 }
 

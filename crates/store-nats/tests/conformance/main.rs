@@ -12,3 +12,4 @@ mod mailbox;
 mod requests;
 mod roster_events;
 mod tasks;
+mod transcripts;

@@ -1,9 +1,8 @@
 //! The roster (compare-and-set updates from many writers), the event log (resumable cursors,
-//! corrupt entries counted), presence and transcripts.
+//! corrupt entries counted) and presence.
 
 use std::sync::Arc;
 
-use serde_json::json;
 use troupe_protocol::{AgentStatus, AgentUsage, Event, EventKind, Member, Usage};
 use troupe_store::{EventCursor, StoreError};
 
@@ -17,7 +16,6 @@ both!(
     events_resume_from_a_cursor_and_count_corruption,
     presence_is_per_member_and_cleared_by_none,
     live_usage_is_stored_per_agent_apart_from_doing,
-    transcripts_are_local_and_round_trip,
     bad_team_and_agent_names_are_refused,
 );
 
@@ -172,23 +170,6 @@ fn presence_is_per_member_and_cleared_by_none(b: Backend) {
         s.set_doing("../x", Some("x")),
         Err(StoreError::BadName { .. })
     ));
-}
-
-fn transcripts_are_local_and_round_trip(b: Backend) {
-    let f = Fixture::new(b);
-    let s = &f.store;
-    assert!(!ok(s.has_transcript("alice")));
-    ok(s.append_transcript("alice", &json!({"role": "user", "content": "hi"})));
-    ok(s.append_transcript("alice", &json!({"role": "assistant", "content": "yo"})));
-    assert!(ok(s.has_transcript("alice")));
-    assert!(!ok(s.has_transcript("bob")));
-    // A file of this machine's workspace, whatever the backend.
-    let path = ok(s.transcript_file("alice"));
-    assert!(path.starts_with(f.dir.path()), "{}", path.display());
-    let read = ok(s.read_transcript("alice"));
-    assert_eq!(read.corrupt, 0);
-    assert_eq!(read.entries.len(), 2);
-    assert_eq!(read.entries[1]["content"], "yo");
 }
 
 fn bad_team_and_agent_names_are_refused(b: Backend) {

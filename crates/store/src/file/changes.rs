@@ -98,7 +98,7 @@ impl FileStore {
             }
         };
         let watch_error = |e: notify::Error| StoreError::Watch {
-            path: dir.clone(),
+            place: dir.display().to_string(),
             detail: e.to_string(),
         };
         let mut watcher = notify::recommended_watcher(on_event).map_err(watch_error)?;
@@ -122,7 +122,7 @@ pub async fn wait_for_team(troupe_dir: &Path, team: &str) -> Result<(), StoreErr
         }
         let Some(nearest) = team_dir.ancestors().skip(1).find(|d| d.is_dir()) else {
             return Err(StoreError::Watch {
-                path: team_dir,
+                place: team_dir.display().to_string(),
                 detail: "none of its parent directories exists".to_string(),
             });
         };
@@ -132,7 +132,7 @@ pub async fn wait_for_team(troupe_dir: &Path, team: &str) -> Result<(), StoreErr
             move |_: notify::Result<notify::Event>| pending.add(Areas::ALL)
         };
         let watch_error = |e: notify::Error| StoreError::Watch {
-            path: nearest.to_path_buf(),
+            place: nearest.display().to_string(),
             detail: e.to_string(),
         };
         let mut watcher = notify::recommended_watcher(on_event).map_err(watch_error)?;

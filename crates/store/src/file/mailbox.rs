@@ -16,8 +16,8 @@ use troupe_protocol::Envelope;
 
 use super::{check_agent, jsonl, now_ms, to_line, wake, FileStore, SyncKind};
 use crate::error::StoreError;
-use crate::file::lock::LockGuard;
 use crate::{AckToken, Batch, CorruptLine, EventLog, MailboxStore, Watch};
+use troupe_durable::lock::LockGuard;
 
 /// Digits of a cursor (`u64::MAX` has 20).
 const CURSOR_DIGITS: usize = 20;
@@ -133,7 +133,7 @@ impl MailboxStore for FileStore {
         // Woken at once: the recipient may read the line while it is being synced (as it
         // always could), but the sender hears "sent" only once it is durable.
         self.wake(&envelope.to);
-        ticket.wait()
+        Ok(ticket.wait()?)
     }
 
     fn append_many(&self, envelopes: &[Envelope]) -> Result<(), StoreError> {
@@ -157,7 +157,8 @@ impl MailboxStore for FileStore {
         }
         tickets
             .into_iter()
-            .try_for_each(super::commit::Ticket::wait)
+            .try_for_each(troupe_durable::commit::Ticket::wait)?;
+        Ok(())
     }
 
     fn fetch(&self, agent: &str) -> Result<Batch, StoreError> {
@@ -182,11 +183,12 @@ impl MailboxStore for FileStore {
             let _guard = LockGuard::exclusive(&log, &path)?;
             let len = log.metadata().map_err(StoreError::io("stat", &path))?.len();
             if end > len {
-                return Err(StoreError::AckBeyondEnd {
+                return Err(StoreError::BadAck {
                     agent: agent.to_string(),
-                    end,
-                    len,
-                    path,
+                    detail: format!(
+                        "byte {end} is past the end of {}, which is {len} bytes long",
+                        path.display()
+                    ),
                 });
             }
             let mut last = [0u8; 1];
@@ -197,10 +199,9 @@ impl MailboxStore for FileStore {
                     == 1
                     && last[0] == b'\n');
             if !at_line_end {
-                return Err(StoreError::AckNotLineEnd {
+                return Err(StoreError::BadAck {
                     agent: agent.to_string(),
-                    end,
-                    path,
+                    detail: format!("byte {end} is not the end of a line in {}", path.display()),
                 });
             }
             let cursor = self.read_cursor(agent)?;

@@ -20,12 +20,8 @@
 //!
 //! Everything outside this crate opens it with [`open`] and sees only `dyn TeamStore`.
 
-pub mod atomic;
 mod changes;
-pub mod commit;
 mod events;
-pub mod jsonl;
-pub mod lock;
 mod mailbox;
 mod presence;
 mod requests;
@@ -47,7 +43,8 @@ use crate::error::StoreError;
 use crate::{ChangeWatch, Durability, LivenessStore, SharedStore, TeamStore};
 
 pub use changes::{wait_for_team, FileChangeWatch};
-use commit::SyncKind;
+use troupe_durable::commit::{self, SyncKind};
+use troupe_durable::{atomic, jsonl};
 
 /// Opens (creating as needed) the file store of `team` under `troupe_dir` (the `.troupe`
 /// directory), with fsync durability: the file backend as the team runtime sees it.
@@ -192,7 +189,7 @@ impl FileStore {
 
     /// Makes `file`, just written at `path`, durable (as the store's durability asks).
     fn sync(&self, file: File, path: &Path, kind: SyncKind) -> Result<(), StoreError> {
-        self.sync_later(file, path, kind).wait()
+        Ok(self.sync_later(file, path, kind).wait()?)
     }
 
     /// Appends whole lines to a log and returns once they are durable.
@@ -203,9 +200,12 @@ impl FileStore {
 
     /// Replaces a whole file atomically and returns once the change is durable.
     fn replace_file(&self, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-        atomic::write_atomic_by(path, bytes, self.durability(), &mut |file, at, kind| {
-            self.sync(file, at, kind)
-        })
+        Ok(atomic::write_atomic_by(
+            path,
+            bytes,
+            self.durability(),
+            &mut |file, at, kind| self.sync_later(file, at, kind).wait(),
+        )?)
     }
 }
 

@@ -11,8 +11,8 @@ use troupe_protocol::{Event, Request, RequestError};
 
 use super::FileStore;
 use crate::error::StoreError;
-use crate::file::lock::LockFile;
 use crate::{EventLog, RequestFilter, RequestStore};
+use troupe_durable::lock::LockFile;
 
 /// Lock files requests are spread over.
 const STRIPES: u64 = 16;
@@ -44,7 +44,9 @@ impl FileStore {
             (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
         });
         let stripe = hash % STRIPES;
-        LockFile::acquire(&self.requests_dir().join(format!(".lock-{stripe}")))
+        Ok(LockFile::acquire(
+            &self.requests_dir().join(format!(".lock-{stripe}")),
+        )?)
     }
 
     fn load_request(&self, id: &str) -> Result<Option<Request>, StoreError> {
@@ -54,7 +56,7 @@ impl FileStore {
                 serde_json::from_slice(&bytes)
                     .map(Some)
                     .map_err(|e| StoreError::Corrupt {
-                        path,
+                        place: path.display().to_string(),
                         detail: e.to_string(),
                     })
             }
@@ -118,7 +120,7 @@ impl RequestStore for FileStore {
         if path.exists() {
             return Err(StoreError::DuplicateRequest {
                 id: request.id.clone(),
-                path,
+                place: path.display().to_string(),
             });
         }
         self.save_request(request)?;
@@ -141,7 +143,7 @@ impl RequestStore for FileStore {
         let Some(before) = self.load_request(id)? else {
             return Err(StoreError::UnknownRequest {
                 id: id.to_string(),
-                path: self.request_path(id)?,
+                place: self.request_path(id)?.display().to_string(),
             });
         };
         let mut request = before.clone();

@@ -34,8 +34,8 @@ use troupe_protocol::{Member, Roster};
 
 use super::{jsonl, to_line, FileStore, SyncKind};
 use crate::error::StoreError;
-use crate::file::lock::LockFile;
 use crate::RosterStore;
+use troupe_durable::lock::LockFile;
 
 /// The log, relative to the team directory.
 pub(super) const LOG: &str = "roster.jsonl";
@@ -228,7 +228,7 @@ impl FileStore {
         let path = self.roster_path(LEGACY);
         match fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-                path,
+                place: path.display().to_string(),
                 detail: e.to_string(),
             }),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(Roster::new(&self.inner.team, "")),

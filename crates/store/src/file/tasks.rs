@@ -14,9 +14,9 @@ use troupe_protocol::{check_dependencies, BlockerStatus, Event, Task, TaskId};
 
 use super::{now_ms, FileStore};
 use crate::error::StoreError;
-use crate::file::lock::LockFile;
 use crate::tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
 use crate::EventLog;
+use troupe_durable::lock::LockFile;
 
 /// A task id as the board's file names hold it; other names (the lock, temp files) are not tasks.
 fn id_of(name: &str) -> Option<TaskId> {
@@ -40,12 +40,14 @@ impl FileStore {
     fn lock_tasks(&self) -> Result<LockFile, StoreError> {
         let dir = self.tasks_dir();
         fs::create_dir_all(&dir).map_err(StoreError::io("create directory", &dir))?;
-        LockFile::acquire(&dir.join(".lock"))
+        Ok(LockFile::acquire(&dir.join(".lock"))?)
     }
 
     /// The exclusive lock on one task's record.
     fn lock_task(&self, id: TaskId) -> Result<LockFile, StoreError> {
-        LockFile::acquire(&self.tasks_dir().join(format!(".{id}.lock")))
+        Ok(LockFile::acquire(
+            &self.tasks_dir().join(format!(".{id}.lock")),
+        )?)
     }
 
     /// The task as it is and as `f` would leave it; its lock is held by the caller.
@@ -86,12 +88,12 @@ impl FileStore {
             Err(e) => return Err(StoreError::io("read", path)(e)),
         };
         let task: Task = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-            path: path.clone(),
+            place: path.display().to_string(),
             detail: e.to_string(),
         })?;
         if task.id != id {
             return Err(StoreError::Corrupt {
-                path,
+                place: path.display().to_string(),
                 detail: format!("it holds task {} instead", task.id),
             });
         }
@@ -132,12 +134,12 @@ impl FileStore {
             match self.load_task(id) {
                 Ok(Some(t)) => board.tasks.push(t),
                 Ok(None) => {}
-                Err(StoreError::Corrupt { path, detail }) => {
+                Err(StoreError::Corrupt { place, detail }) => {
                     // One bad file must not hide the rest of the board; it is reported instead.
-                    tracing::warn!(path = %path.display(), error = %detail, "skipping unreadable task");
+                    tracing::warn!(place = %place, error = %detail, "skipping unreadable task");
                     board.corrupt.push(CorruptTask {
                         id,
-                        path,
+                        place,
                         error: detail,
                     });
                 }
@@ -212,7 +214,7 @@ impl TaskStore for FileStore {
     fn get_task(&self, id: TaskId) -> Result<Task, StoreError> {
         self.load_task(id)?.ok_or_else(|| StoreError::UnknownTask {
             id,
-            path: self.task_path(id),
+            place: self.task_path(id).display().to_string(),
         })
     }
 

@@ -1,12 +1,11 @@
-//! Teammate transcripts `transcripts/<agent>.jsonl`: one conversation entry per line.
+//! Teammate transcripts `transcripts/<agent>.jsonl`: one conversation entry per line. The file
+//! the agent writes is the transcript itself, so there is nothing to mirror.
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
-use super::{check_agent, jsonl, to_line, FileStore};
+use super::{check_agent, jsonl, FileStore};
 use crate::error::StoreError;
-use crate::{TranscriptRead, TranscriptStore};
+use crate::{TranscriptBytes, TranscriptRead, TranscriptStore};
 
 impl TranscriptStore for FileStore {
     fn transcript_file(&self, agent: &str) -> Result<PathBuf, StoreError> {
@@ -18,24 +17,34 @@ impl TranscriptStore for FileStore {
             .join(format!("{agent}.jsonl")))
     }
 
-    fn has_transcript(&self, agent: &str) -> Result<bool, StoreError> {
+    fn transcript_len(&self, agent: &str) -> Result<u64, StoreError> {
         let path = self.transcript_file(agent)?;
         match std::fs::metadata(&path) {
-            Ok(meta) => Ok(meta.len() > 0),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Ok(meta) => Ok(meta.len()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
             Err(e) => Err(StoreError::io("stat", path)(e)),
         }
     }
 
-    fn append_transcript(&self, agent: &str, entry: &Value) -> Result<(), StoreError> {
+    fn append_transcript_lines(&self, agent: &str, lines: &[u8]) -> Result<u64, StoreError> {
         let path = self.transcript_file(agent)?;
-        let line = to_line("transcript entry", entry)?;
-        self.append_durably(&path, &line)
+        self.append_durably(&path, lines)?;
+        self.transcript_len(agent)
+    }
+
+    fn read_transcript_from(&self, agent: &str, from: u64) -> Result<TranscriptBytes, StoreError> {
+        let path = self.transcript_file(agent)?;
+        let chunk = jsonl::read_from(&path, from)?;
+        Ok(TranscriptBytes {
+            start: chunk.start,
+            bytes: chunk.bytes,
+            len: chunk.file_len,
+        })
     }
 
     fn read_transcript(&self, agent: &str) -> Result<TranscriptRead, StoreError> {
         let path = self.transcript_file(agent)?;
-        let log = jsonl::read_log::<Value>(&path, "transcript")?;
+        let log = jsonl::read_log::<serde_json::Value>(&path, "transcript")?;
         Ok(TranscriptRead {
             entries: log.entries,
             corrupt: log.corrupt.len(),

@@ -125,9 +125,7 @@ pub fn corrupt_lines(corrupt: &[CorruptTask]) -> Vec<String> {
         .map(|c| {
             format!(
                 "task {} is unreadable and was skipped ({}: {})",
-                c.id,
-                c.path.display(),
-                c.error
+                c.id, c.place, c.error
             )
         })
         .collect()

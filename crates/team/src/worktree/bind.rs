@@ -86,7 +86,11 @@ impl WorkspaceSource for WorktreeSource {
             }));
         }
         let agent = self.agent.clone();
-        let task = self.shared.offload(move |s| bound_task(s, &agent)).await?;
+        let task = self
+            .shared
+            .offload(move |s| bound_task(s, &agent))
+            .await
+            .map_err(|e| BindingError::Store(Box::new(e)))?;
         let Some((task, name)) = task else {
             return Ok(None);
         };

@@ -99,6 +99,18 @@ pub enum WorktreeError {
         /// Its status.
         status: &'static str,
     },
+    /// The worktree's task is in progress: its owner works in it.
+    #[error("worktree '{name}' is bound to task {task}, which {owner} has in progress ({owner} is {status}); finish or release the task first (`troupe task update {task} --status pending`)")]
+    TaskInProgress {
+        /// The worktree.
+        name: String,
+        /// The task bound to it.
+        task: u64,
+        /// The task's owner.
+        owner: String,
+        /// The owner's status as the roster has it (`not on the roster` for a person).
+        status: String,
+    },
     /// The branch moved while the worktree was being removed; it was kept.
     #[error("branch {branch} moved while worktree '{name}' was being removed (new commits?); the directory is gone but the branch and its commits were kept — check them with `git log {branch}`")]
     BranchMoved {
@@ -126,6 +138,12 @@ pub enum WorktreeError {
     /// The team store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<troupe_durable::DurableError> for WorktreeError {
+    fn from(e: troupe_durable::DurableError) -> WorktreeError {
+        WorktreeError::Store(e.into())
+    }
 }
 
 impl WorktreeError {

@@ -5,9 +5,9 @@
 use super::error::WorktreeError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use troupe_durable::atomic::write_atomic;
+use troupe_durable::lock::LockFile;
 use troupe_protocol::TaskId;
-use troupe_store::file::atomic::write_atomic;
-use troupe_store::file::lock::LockFile;
 
 /// Where a worktree stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,7 +15,7 @@ use super::refusal::{base_name, refuse_losing_work};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use troupe_agent::transcript::now_ms;
-use troupe_protocol::{AgentStatus, Event, EventKind, TaskId};
+use troupe_protocol::{Event, EventKind, TaskId};
 use troupe_store::TeamStore;
 
 /// How many files or commits an error or event lists before "and N more".
@@ -531,10 +531,18 @@ impl<'a> Worktrees<'a> {
                 let working = task.status == troupe_protocol::TaskStatus::InProgress
                     && task.worktree.as_deref() == Some(&record.name);
                 if let (true, Some(owner)) = (working, task.owner) {
-                    return Err(WorktreeError::InUse {
+                    // The owner's own status: an idle teammate holding the task is not "working".
+                    let status = self
+                        .store
+                        .roster()
+                        .ok()
+                        .and_then(|r| r.get(&owner).map(|m| m.status.as_str().to_string()))
+                        .unwrap_or_else(|| "not on the roster".to_string());
+                    return Err(WorktreeError::TaskInProgress {
                         name: record.name.clone(),
-                        member: owner,
-                        status: AgentStatus::Working.as_str(),
+                        task: id,
+                        owner,
+                        status,
                     });
                 }
             }

@@ -172,10 +172,23 @@ fn tasks_are_bound_and_unbound_and_a_worked_on_one_keeps_its_worktree() {
     store
         .claim_task(id, "alice", 1)
         .unwrap_or_else(|e| panic!("{e}"));
+    // An idle teammate holding the task (as one that auto-claimed it) is named as idle.
+    store
+        .update_roster(&mut |r| {
+            let mut alice = troupe_protocol::Member::new("alice", "coder", 1, 1);
+            alice.status = troupe_protocol::AgentStatus::Idle;
+            r.members.push(alice);
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
     let err = m.remove("one", Removal::Discard, "lead");
     assert!(
-        matches!(&err, Err(WorktreeError::InUse { member, .. }) if member == "alice"),
+        matches!(&err, Err(WorktreeError::TaskInProgress { owner, task, .. }) if owner == "alice" && *task == id),
         "{err:?}"
+    );
+    let message = err.map(|_| ()).unwrap_err().to_string();
+    assert!(
+        message.contains("(alice is idle)") && !message.contains("working"),
+        "{message}"
     );
     store
         .update_task(id, &mut |t, _| t.release("alice", "done for now", 2))

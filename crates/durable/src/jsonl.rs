@@ -12,8 +12,8 @@ use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
-use crate::error::StoreError;
-use crate::file::lock::LockGuard;
+use crate::lock::LockGuard;
+use crate::DurableError;
 use crate::{CorruptLine, Durability};
 
 /// Longest excerpt of a corrupt line kept in reports.
@@ -22,10 +22,10 @@ const EXCERPT_CHARS: usize = 200;
 /// Appends `bytes` (one or more complete lines) under an exclusive lock with a single
 /// `write_all`, then syncs. If a crashed writer left a partial last line, a newline is written
 /// first so that the fragment becomes its own (corrupt) line instead of swallowing ours.
-pub fn append_lines(path: &Path, bytes: &[u8], durability: Durability) -> Result<(), StoreError> {
+pub fn append_lines(path: &Path, bytes: &[u8], durability: Durability) -> Result<(), DurableError> {
     let file = write_lines(path, bytes)?;
     if durability == Durability::Fsync {
-        file.sync_data().map_err(StoreError::io("fsync", path))?;
+        file.sync_data().map_err(DurableError::io("fsync", path))?;
     }
     Ok(())
 }
@@ -33,13 +33,13 @@ pub fn append_lines(path: &Path, bytes: &[u8], durability: Durability) -> Result
 /// [`append_lines`] without the sync: the lines are written (and visible) when it returns and
 /// the lock is released; the caller syncs the returned handle (through a group commit) before
 /// it reports them written.
-pub fn write_lines(path: &Path, bytes: &[u8]) -> Result<File, StoreError> {
+pub fn write_lines(path: &Path, bytes: &[u8]) -> Result<File, DurableError> {
     let file = OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
         .open(path)
-        .map_err(StoreError::io("open for append", path))?;
+        .map_err(DurableError::io("open for append", path))?;
     {
         let _guard = LockGuard::exclusive(&file, path)?;
         let torn = ends_unterminated(&file, path)?;
@@ -51,24 +51,27 @@ pub fn write_lines(path: &Path, bytes: &[u8]) -> Result<File, StoreError> {
             fixed.extend_from_slice(bytes);
             writer
                 .write_all(&fixed)
-                .map_err(StoreError::io("append to", path))?;
+                .map_err(DurableError::io("append to", path))?;
         } else {
             writer
                 .write_all(bytes)
-                .map_err(StoreError::io("append to", path))?;
+                .map_err(DurableError::io("append to", path))?;
         }
     }
     Ok(file)
 }
 
 /// True when the file's last byte is not a newline: a writer died in the middle of a line.
-fn ends_unterminated(file: &File, path: &Path) -> Result<bool, StoreError> {
-    let len = file.metadata().map_err(StoreError::io("stat", path))?.len();
+fn ends_unterminated(file: &File, path: &Path) -> Result<bool, DurableError> {
+    let len = file
+        .metadata()
+        .map_err(DurableError::io("stat", path))?
+        .len();
     let mut last = [0u8; 1];
     Ok(len > 0
         && file
             .read_at(&mut last, len - 1)
-            .map_err(StoreError::io("read", path))?
+            .map_err(DurableError::io("read", path))?
             == 1
         && last[0] != b'\n')
 }
@@ -76,15 +79,15 @@ fn ends_unterminated(file: &File, path: &Path) -> Result<bool, StoreError> {
 /// For a log with a single writer that keeps its own handle open for appending (an agent's
 /// transcript): ends a torn last line with a newline, so that the writer's next line starts
 /// on a line of its own instead of being glued to the fragment. Returns whether it did.
-pub fn seal_torn_tail(file: &File, path: &Path) -> Result<bool, StoreError> {
+pub fn seal_torn_tail(file: &File, path: &Path) -> Result<bool, DurableError> {
     let torn = ends_unterminated(file, path)?;
     if torn {
         tracing::warn!(path = %path.display(), "partial last line found; isolating it");
         let mut writer = file;
         writer
             .write_all(b"\n")
-            .map_err(StoreError::io("append to", path))?;
-        file.sync_data().map_err(StoreError::io("fsync", path))?;
+            .map_err(DurableError::io("append to", path))?;
+        file.sync_data().map_err(DurableError::io("fsync", path))?;
     }
     Ok(torn)
 }
@@ -123,7 +126,7 @@ impl Chunk {
 /// Reads complete lines from `from` to the end under a shared lock. A missing file reads as
 /// empty. When `from` is past the end the chunk is empty and starts at `from`; callers decide
 /// what that means.
-pub fn read_from(path: &Path, from: u64) -> Result<Chunk, StoreError> {
+pub fn read_from(path: &Path, from: u64) -> Result<Chunk, DurableError> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -132,12 +135,15 @@ pub fn read_from(path: &Path, from: u64) -> Result<Chunk, StoreError> {
                 ..Chunk::default()
             })
         }
-        Err(e) => return Err(StoreError::io("open", path)(e)),
+        Err(e) => return Err(DurableError::io("open", path)(e)),
     };
     // Writers hold the exclusive lock for the whole line, so under the shared lock no line is
     // half-written (except one abandoned by a crash, which has no newline and is left out).
     let _guard = LockGuard::shared(&file, path)?;
-    let file_len = file.metadata().map_err(StoreError::io("stat", path))?.len();
+    let file_len = file
+        .metadata()
+        .map_err(DurableError::io("stat", path))?
+        .len();
     if from >= file_len {
         return Ok(Chunk {
             start: from,
@@ -149,12 +155,12 @@ pub fn read_from(path: &Path, from: u64) -> Result<Chunk, StoreError> {
     let mut reader = &file;
     reader
         .seek(SeekFrom::Start(from))
-        .map_err(StoreError::io("seek", path))?;
+        .map_err(DurableError::io("seek", path))?;
     let mut bytes = Vec::with_capacity(usize::try_from(file_len - from).unwrap_or(0));
     reader
         .take(file_len - from)
         .read_to_end(&mut bytes)
-        .map_err(StoreError::io("read", path))?;
+        .map_err(DurableError::io("read", path))?;
     let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     bytes.truncate(keep);
     Ok(Chunk {
@@ -167,15 +173,18 @@ pub fn read_from(path: &Path, from: u64) -> Result<Chunk, StoreError> {
 /// Reads the last `max_lines` complete lines (fewer when the log is shorter) under a shared
 /// lock, reading backwards from the end in blocks so that a long log costs only its tail. A
 /// missing file reads as empty.
-pub fn read_tail(path: &Path, max_lines: usize) -> Result<Chunk, StoreError> {
+pub fn read_tail(path: &Path, max_lines: usize) -> Result<Chunk, DurableError> {
     const BLOCK: u64 = 64 * 1024;
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Chunk::default()),
-        Err(e) => return Err(StoreError::io("open", path)(e)),
+        Err(e) => return Err(DurableError::io("open", path)(e)),
     };
     let _guard = LockGuard::shared(&file, path)?;
-    let file_len = file.metadata().map_err(StoreError::io("stat", path))?.len();
+    let file_len = file
+        .metadata()
+        .map_err(DurableError::io("stat", path))?
+        .len();
     // `tail` holds the bytes from `pos` to the end of the file.
     let mut pos = file_len;
     let mut tail: Vec<u8> = Vec::new();
@@ -188,7 +197,7 @@ pub fn read_tail(path: &Path, max_lines: usize) -> Result<Chunk, StoreError> {
         let start = pos.saturating_sub(BLOCK);
         let mut block = vec![0u8; usize::try_from(pos - start).unwrap_or(0)];
         file.read_exact_at(&mut block, start)
-            .map_err(StoreError::io("read", path))?;
+            .map_err(DurableError::io("read", path))?;
         block.extend_from_slice(&tail);
         tail = block;
         pos = start;
@@ -275,17 +284,24 @@ impl<T> Default for Log<T> {
 /// Reads a whole log, the unterminated last line included, skipping lines that do not parse.
 /// Each skipped line is logged as a warning naming `what` and the file. A missing file reads
 /// as empty.
-pub fn read_log<T: DeserializeOwned>(path: &Path, what: &str) -> Result<Log<T>, StoreError> {
+pub fn read_log<T: DeserializeOwned>(path: &Path, what: &str) -> Result<Log<T>, DurableError> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Log::default()),
-        Err(e) => return Err(StoreError::io("open", path)(e)),
+        Err(e) => return Err(DurableError::io("open", path)(e)),
     };
     let _guard = LockGuard::shared(&file, path)?;
     let mut bytes = Vec::new();
     (&file)
         .read_to_end(&mut bytes)
-        .map_err(StoreError::io("read", path))?;
+        .map_err(DurableError::io("read", path))?;
+    Ok(parse_log(bytes, what, &path.display().to_string()))
+}
+
+/// Parses a whole log held in memory as [`read_log`] parses a file: the unterminated last line
+/// included, lines that do not parse skipped, each logged as a warning naming `what` and
+/// `source` (where the bytes came from).
+pub fn parse_log<T: DeserializeOwned>(mut bytes: Vec<u8>, what: &str, source: &str) -> Log<T> {
     let unterminated = bytes.last().is_some_and(|b| *b != b'\n');
     if unterminated {
         // The torn tail is parsed like any line: a writer killed right before its newline
@@ -299,13 +315,13 @@ pub fn read_log<T: DeserializeOwned>(path: &Path, what: &str) -> Result<Log<T>, 
     };
     let (entries, corrupt) = parse_chunk(&chunk);
     for bad in &corrupt {
-        tracing::warn!(path = %path.display(), offset = bad.offset, error = %bad.error, "skipping corrupt {what} line");
+        tracing::warn!(source, offset = bad.offset, error = %bad.error, "skipping corrupt {what} line");
     }
-    Ok(Log {
+    Log {
         entries,
         corrupt,
         unterminated,
-    })
+    }
 }
 
 /// A short, printable excerpt of a bad line.

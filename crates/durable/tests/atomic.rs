@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use troupe_store::file::atomic::write_atomic;
+use troupe_durable::atomic::write_atomic;
 
 #[test]
 fn readers_never_see_a_half_written_file() {

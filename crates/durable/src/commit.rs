@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use crate::error::StoreError;
+use crate::DurableError;
 
 /// What a sync makes durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,12 +119,12 @@ impl Ticket {
     }
 
     /// Blocks until a sync covering this write has returned, and says how it went.
-    pub fn wait(mut self) -> Result<(), StoreError> {
+    pub fn wait(mut self) -> Result<(), DurableError> {
         let result = match self.pending.take() {
             Some(p) => off_the_worker(|| p.committer.wait(&p)),
             None => self.ready.take().unwrap_or(Ok(())),
         };
-        result.map_err(StoreError::io("fsync", std::mem::take(&mut self.path)))
+        result.map_err(DurableError::io("fsync", std::mem::take(&mut self.path)))
     }
 }
 
@@ -197,7 +197,12 @@ impl Committer {
     }
 
     /// Hands the write over and waits for its sync.
-    pub fn sync(&'static self, file: File, path: &Path, kind: SyncKind) -> Result<(), StoreError> {
+    pub fn sync(
+        &'static self,
+        file: File,
+        path: &Path,
+        kind: SyncKind,
+    ) -> Result<(), DurableError> {
         self.submit(file, path, kind).wait()
     }
 

@@ -4,9 +4,6 @@ use std::io::Write;
 use std::sync::Arc;
 
 use super::*;
-use crate::file::FileStore;
-use crate::{Durability, MailboxStore};
-use troupe_protocol::{Envelope, MailKind};
 
 fn temp_files(dir: &Path, n: usize) -> Vec<PathBuf> {
     (0..n)
@@ -135,44 +132,4 @@ fn a_failed_sync_is_reported_to_its_waiter() {
         err.contains("disk on fire") && err.contains("fsync"),
         "{err}"
     );
-}
-
-#[test]
-fn concurrent_senders_to_one_mailbox_keep_each_senders_order() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = FileStore::open_with(dir.path(), "team", Durability::Fsync)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let senders: Vec<_> = (0..8)
-        .map(|t| {
-            let store = store.clone();
-            std::thread::spawn(move || {
-                for i in 0..50 {
-                    let env = Envelope::new(
-                        MailKind::Message,
-                        format!("s{t}"),
-                        "bob",
-                        format!("{t}:{i}"),
-                        0,
-                    );
-                    store.append(&env).unwrap_or_else(|e| panic!("{e}"));
-                }
-            })
-        })
-        .collect();
-    for s in senders {
-        s.join().unwrap_or_else(|_| panic!("sender panicked"));
-    }
-    let batch = store.fetch("bob").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(batch.messages.len(), 8 * 50);
-    let mut next = [0usize; 8];
-    for env in &batch.messages {
-        let (t, i) = env.content.split_once(':').unwrap_or_default();
-        let t: usize = t.parse().unwrap_or_default();
-        assert_eq!(
-            i.parse::<usize>().ok(),
-            Some(next[t]),
-            "sender {t} out of order"
-        );
-        next[t] += 1;
-    }
 }

@@ -6,7 +6,7 @@
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 
-use crate::error::StoreError;
+use crate::DurableError;
 
 /// Holds a lock on a borrowed file until dropped.
 #[derive(Debug)]
@@ -16,15 +16,15 @@ pub struct LockGuard<'a> {
 
 impl<'a> LockGuard<'a> {
     /// Blocks until this process holds the exclusive lock on `file`.
-    pub fn exclusive(file: &'a File, path: &Path) -> Result<LockGuard<'a>, StoreError> {
-        file.lock().map_err(StoreError::io("lock", path))?;
+    pub fn exclusive(file: &'a File, path: &Path) -> Result<LockGuard<'a>, DurableError> {
+        file.lock().map_err(DurableError::io("lock", path))?;
         Ok(LockGuard { file })
     }
 
     /// Blocks until this process holds a shared (reader) lock on `file`.
-    pub fn shared(file: &'a File, path: &Path) -> Result<LockGuard<'a>, StoreError> {
+    pub fn shared(file: &'a File, path: &Path) -> Result<LockGuard<'a>, DurableError> {
         file.lock_shared()
-            .map_err(StoreError::io("lock (shared)", path))?;
+            .map_err(DurableError::io("lock (shared)", path))?;
         Ok(LockGuard { file })
     }
 }
@@ -45,14 +45,14 @@ pub struct LockFile {
 
 impl LockFile {
     /// Creates the lock file if needed and blocks until the exclusive lock is held.
-    pub fn acquire(path: &Path) -> Result<LockFile, StoreError> {
+    pub fn acquire(path: &Path) -> Result<LockFile, DurableError> {
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(path)
-            .map_err(StoreError::io("open lock file", path))?;
-        file.lock().map_err(StoreError::io("lock", path))?;
+            .map_err(DurableError::io("open lock file", path))?;
+        file.lock().map_err(DurableError::io("lock", path))?;
         Ok(LockFile { file })
     }
 }

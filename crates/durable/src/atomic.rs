@@ -5,16 +5,16 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::StoreError;
-use crate::file::commit::{sync_now, SyncKind};
+use crate::commit::{sync_now, SyncKind};
 use crate::Durability;
+use crate::DurableError;
 
 /// Distinguishes temp files of concurrent writers inside one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Replaces `path` with `bytes` atomically: readers see the old file or the new one, never a
 /// mix, and after a crash the file is one or the other (the rename is the commit point).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DurableError> {
     write_atomic_with(path, bytes, Durability::Fsync)
 }
 
@@ -24,9 +24,9 @@ pub fn write_atomic_with(
     path: &Path,
     bytes: &[u8],
     durability: Durability,
-) -> Result<(), StoreError> {
+) -> Result<(), DurableError> {
     write_atomic_by(path, bytes, durability, &mut |file, at, kind| {
-        sync_now(&file, kind).map_err(StoreError::io("fsync", at))
+        sync_now(&file, kind).map_err(DurableError::io("fsync", at))
     })
 }
 
@@ -36,8 +36,8 @@ pub fn write_atomic_by(
     path: &Path,
     bytes: &[u8],
     durability: Durability,
-    sync: &mut dyn FnMut(File, &Path, SyncKind) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
+    sync: &mut dyn FnMut(File, &Path, SyncKind) -> Result<(), DurableError>,
+) -> Result<(), DurableError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -52,35 +52,35 @@ pub fn write_atomic_by(
             Durability::OsBuffered => Ok(()),
         })
         .and_then(|()| {
-            fs::rename(&tmp, path).map_err(StoreError::io("rename temp file over", path))
+            fs::rename(&tmp, path).map_err(DurableError::io("rename temp file over", path))
         });
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result?;
     if durability == Durability::Fsync {
-        let handle = File::open(dir).map_err(StoreError::io("open directory", dir))?;
+        let handle = File::open(dir).map_err(DurableError::io("open directory", dir))?;
         sync(handle, dir, SyncKind::All)?;
     }
     Ok(())
 }
 
-fn write_temp(tmp: &Path, bytes: &[u8]) -> Result<File, StoreError> {
+fn write_temp(tmp: &Path, bytes: &[u8]) -> Result<File, DurableError> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(tmp)
-        .map_err(StoreError::io("create temp file", tmp))?;
+        .map_err(DurableError::io("create temp file", tmp))?;
     file.write_all(bytes)
-        .map_err(StoreError::io("write temp file", tmp))?;
+        .map_err(DurableError::io("write temp file", tmp))?;
     Ok(file)
 }
 
 /// Makes a rename or a new file in `dir` durable by fsyncing the directory itself.
-pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+pub fn sync_dir(dir: &Path) -> Result<(), DurableError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(StoreError::io("fsync directory", dir))
+        .map_err(DurableError::io("fsync directory", dir))
 }
 
 #[cfg(test)]
