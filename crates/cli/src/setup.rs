@@ -425,7 +425,7 @@ pub fn lead(
         store,
         notices,
     )
-    .with_context(|| format!("opening team '{}'", team_name))?;
+    .with_context(|| format!("opening team '{team_name}'"))?;
     // Before anything that writes the session or starts teammates: two leads on one team would
     // race on its mailboxes, roster and requests.
     let lease = lead_lease(&team)?;

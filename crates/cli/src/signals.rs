@@ -113,35 +113,31 @@ fn block(signals: &[libc::c_int]) -> Result<libc::sigset_t> {
 
 /// The terminal settings of stdin when troupe started, so a signal that arrives while the line
 /// editor has the terminal in raw mode does not leave it that way.
-struct Terminal(Option<libc::termios>);
+struct Terminal(Option<rustix::termios::Termios>);
 
 impl Terminal {
     fn save() -> Terminal {
-        // SAFETY: isatty and tcgetattr only read fd 0's state into the zeroed struct we own.
-        unsafe {
-            if libc::isatty(libc::STDIN_FILENO) != 1 {
-                return Terminal(None);
-            }
-            let mut termios: libc::termios = std::mem::zeroed();
-            match libc::tcgetattr(libc::STDIN_FILENO, &mut termios) {
-                0 => Terminal(Some(termios)),
-                _ => Terminal(None),
-            }
+        let stdin = std::io::stdin();
+        if !rustix::termios::isatty(&stdin) {
+            return Terminal(None);
         }
+        Terminal(rustix::termios::tcgetattr(&stdin).ok())
     }
 
     fn restore(&self) {
         if let Some(termios) = &self.0 {
             // The REPL's editor turns bracketed paste on; the shell after troupe wants it off.
-            // SAFETY: isatty reads fd 1's state; write reads the static bytes, and a failed
-            // write changes nothing.
-            unsafe {
-                if libc::isatty(libc::STDOUT_FILENO) == 1 {
-                    libc::write(libc::STDOUT_FILENO, b"\x1b[?2004l".as_ptr().cast(), 8);
-                }
+            // Written straight to fd 1 (not through std's buffer, which another thread may hold);
+            // a failed write changes nothing.
+            let stdout = std::io::stdout();
+            if rustix::termios::isatty(&stdout) {
+                let _ = rustix::io::write(&stdout, b"\x1b[?2004l");
             }
-            // SAFETY: tcsetattr reads the struct saved by tcgetattr above.
-            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, termios) };
+            let _ = rustix::termios::tcsetattr(
+                std::io::stdin(),
+                rustix::termios::OptionalActions::Now,
+                termios,
+            );
         }
     }
 }

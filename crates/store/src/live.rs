@@ -95,14 +95,10 @@ pub fn host_name() -> Option<String> {
     if let Some(name) = std::env::var(HOST_NAME_VAR).ok().filter(|n| !n.is_empty()) {
         return Some(name);
     }
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer we own.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return None;
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let name = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
     (!name.is_empty()).then_some(name)
 }
 
@@ -315,11 +311,8 @@ pub fn adopt_lease(team_dir: &Path, agent: &str, handoff: &str) -> Result<Lease,
     // SAFETY: the descriptor is open and is the lease file (checked above); by this function's
     // contract it was inherited for this purpose and nothing else in the process owns it.
     let file = unsafe { File::from_raw_fd(fd) };
-    // SAFETY: fcntl on a descriptor we now own, setting only its close-on-exec flag.
-    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
-        return Err(StoreError::io("set close-on-exec on", &path)(
-            io::Error::last_os_error(),
-        ));
+    if let Err(e) = rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::CLOEXEC) {
+        return Err(StoreError::io("set close-on-exec on", &path)(e.into()));
     }
     take(file, path, agent, team_dir)
 }

@@ -451,10 +451,12 @@ impl Team {
                 self.shared.store.probe_lease(&name),
                 Ok(LeaseState::Held(Some(h))) if h.pid == pid && h.is_on_this_host()
             );
-            if let (true, Ok(pid)) = (holds, i32::try_from(pid)) {
-                // SAFETY: kill takes only integers: SIGTERM to our child, which ends at its
-                // round boundary.
-                unsafe { libc::kill(pid, libc::SIGTERM) };
+            // SIGTERM to our child, which ends at its round boundary.
+            let child = i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw);
+            if let (true, Some(child)) = (holds, child) {
+                let _ = rustix::process::kill_process(child, rustix::process::Signal::TERM);
             }
         }
         let drained =

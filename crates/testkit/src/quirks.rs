@@ -56,7 +56,7 @@ impl OpenAiQuirks {
     }
 
     /// The answer the quirks give `rec` instead of its scripted step, if any.
-    pub(crate) fn answer(&self, rec: &Recorded) -> Option<Answer> {
+    pub(crate) fn answer(self, rec: &Recorded) -> Option<Answer> {
         let offers_tools = rec
             .body
             .get("tools")
@@ -90,7 +90,7 @@ impl OpenAiQuirks {
 
     /// The request as the reply renderer should see it: without `stream_options` when the
     /// server sends no usage in streams.
-    pub(crate) fn shown(&self, rec: &Recorded) -> Option<Recorded> {
+    pub(crate) fn shown(self, rec: &Recorded) -> Option<Recorded> {
         if rec.wire != Wire::OpenAi || self.stream_usage == StreamUsage::Sent {
             return None;
         }

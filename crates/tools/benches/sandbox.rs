@@ -157,7 +157,7 @@ fn main() -> Result<(), String> {
         let mut medians = Vec::new();
         for (level, times) in levels.iter().zip(samples) {
             let (median, p90) = summary(times);
-            println!("{:<28} {median:>8.2} {p90:>8.2}", level);
+            println!("{level:<28} {median:>8.2} {p90:>8.2}");
             medians.push((*level, median));
         }
         let unsandboxed = medians[0].1;

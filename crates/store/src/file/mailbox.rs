@@ -63,7 +63,7 @@ impl FileStore {
             .truncate(false)
             .open(&path)
             .map_err(StoreError::io("open", &path))?;
-        let text = format!("{offset:0width$}\n", width = CURSOR_DIGITS);
+        let text = format!("{offset:0CURSOR_DIGITS$}\n");
         file.write_all_at(text.as_bytes(), 0)
             .map_err(StoreError::io("write", &path))?;
         // An older cursor written whole is at most 20 digits: always covered, never longer.

@@ -192,11 +192,12 @@ fn signal(store: &dyn TeamStore, member: &Member) {
     if let Ok(LeaseState::Held(Some(holder))) = store.probe_lease(&member.name) {
         let own_process = member.pid == Some(holder.pid) && holder.is_on_this_host();
         if own_process && holder.pid != std::process::id() {
-            if let Ok(pid) = i32::try_from(holder.pid) {
-                // SAFETY: kill takes only integers: SIGTERM to the live holder of the lease.
-                unsafe {
-                    libc::kill(pid, libc::SIGTERM);
-                }
+            // SIGTERM to the live holder of the lease.
+            let pid = i32::try_from(holder.pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw);
+            if let Some(pid) = pid {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
             }
         }
     }
