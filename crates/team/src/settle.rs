@@ -1,4 +1,4 @@
-//! The settle rule (DESIGN.md §4): a headless run ends when every teammate is idle or ended,
+//! The settle rule (docs/DESIGN.md, "Protocols"): a headless run ends when every teammate is idle or ended,
 //! no request is pending, the lead's inbox is drained, and no idle auto-claiming teammate has
 //! a ready task waiting for it.
 

@@ -1,5 +1,5 @@
 //! The embedded file backend: one directory per team under `.troupe/teams/`, laid out as in
-//! DESIGN.md §3, safe for several processes at once.
+//! docs/DESIGN.md ("State and durability"), safe for several processes at once.
 //!
 //! ```text
 //! teams/<team>/roster.jsonl  roster.lock   (the roster log; see `roster`. An older version's

@@ -1,4 +1,4 @@
-//! Team protocols (DESIGN.md §4): shutdown handshake, plan approval gate and permission
+//! Team protocols (docs/DESIGN.md, "Protocols"): shutdown handshake, plan approval gate and permission
 //! escalation, all built on the durable request FSM of `troupe_protocol::request` and the
 //! request store. The harness enforces every rule; the prompt only explains them.
 
