@@ -1,6 +1,6 @@
-//! The settle rule (docs/DESIGN.md, "Protocols"): a headless run ends when every teammate is idle or ended,
-//! no request is pending, the lead's inbox is drained, and no idle auto-claiming teammate has
-//! a ready task waiting for it.
+//! The settle rule (docs/DESIGN.md, "Protocols"): a headless run ends when every teammate is idle
+//! or ended, no request is pending, the lead's inbox is drained, and no idle auto-claiming teammate
+//! has a ready task waiting for it.
 
 use crate::liveness;
 use crate::member::fail;

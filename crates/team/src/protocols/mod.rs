@@ -1,6 +1,6 @@
-//! Team protocols (docs/DESIGN.md, "Protocols"): shutdown handshake, plan approval gate and permission
-//! escalation, all built on the durable request FSM of `troupe_protocol::request` and the
-//! request store. The harness enforces every rule; the prompt only explains them.
+//! Team protocols (docs/DESIGN.md, "Protocols"): shutdown handshake, plan approval gate and
+//! permission escalation, all built on the durable request FSM of `troupe_protocol::request` and
+//! the request store. The harness enforces every rule; the prompt only explains them.
 
 pub mod answer;
 pub mod error;
