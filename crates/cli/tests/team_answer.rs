@@ -100,7 +100,29 @@ fn a_plan_rejected_then_approved_from_another_terminal() {
 
     let first = pending(ws.path(), RequestKind::Plan, &[]);
     let out = team(ws.path(), &["reject", &first.id, "--reason", "add a test"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "{}\nrequests: {:#?}\nmodel calls: {:#?}",
+        stderr(&out),
+        store(ws.path())
+            .list_requests(&RequestFilter::default())
+            .unwrap_or_default(),
+        server
+            .journal()
+            .iter()
+            .map(|r| format!(
+                "{} messages={} submit_plan={} last={}",
+                r.agent,
+                r.body["messages"].as_array().map_or(0, Vec::len),
+                calls(r, "submit_plan").len(),
+                r.body["messages"]
+                    .as_array()
+                    .and_then(|m| m.last())
+                    .map(|m| m.to_string().chars().take(300).collect::<String>())
+                    .unwrap_or_default()
+            ))
+            .collect::<Vec<_>>()
+    );
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         said.contains(&format!("rejected plan request {} of bob", first.id))
