@@ -149,36 +149,13 @@ impl Connection {
             }
             TransportConfig::Sse { url, headers } => {
                 install_crypto();
-                let transport = Watched {
-                    inner: SseTransport::connect(url, headers)
-                        .await
-                        .map_err(|e| format!("{url}: {e}"))?,
-                    signals: signals.clone(),
-                };
-                let service = Client
-                    .serve(transport)
+                let inner = SseTransport::connect(url, headers)
                     .await
-                    .map_err(|e| format!("initialize at {url} failed: {}", init_error(&e)))?;
-                Ok(Connection {
-                    service,
-                    process: tokio::sync::Mutex::new(None),
-                    signals,
-                })
+                    .map_err(|e| format!("{url}: {e}"))?;
+                serve_remote(inner, signals, url).await
             }
             TransportConfig::Http { url, headers } => {
-                let transport = Watched {
-                    inner: http_transport(url, headers)?,
-                    signals: signals.clone(),
-                };
-                let service = Client
-                    .serve(transport)
-                    .await
-                    .map_err(|e| format!("initialize at {url} failed: {}", init_error(&e)))?;
-                Ok(Connection {
-                    service,
-                    process: tokio::sync::Mutex::new(None),
-                    signals,
-                })
+                serve_remote(http_transport(url, headers)?, signals, url).await
             }
         }
     }
@@ -264,4 +241,25 @@ fn http_transport(
 /// builds. Installing it again is a no-op.
 fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Initialises a server reached over the network at `url` through `inner`, watched by
+/// `signals`.
+async fn serve_remote<T>(inner: T, signals: Arc<Signals>, url: &str) -> Result<Connection, String>
+where
+    T: Transport<RoleClient> + Send + 'static,
+{
+    let transport = Watched {
+        inner,
+        signals: signals.clone(),
+    };
+    let service = Client
+        .serve(transport)
+        .await
+        .map_err(|e| format!("initialize at {url} failed: {}", init_error(&e)))?;
+    Ok(Connection {
+        service,
+        process: tokio::sync::Mutex::new(None),
+        signals,
+    })
 }

@@ -49,17 +49,7 @@ impl Agent {
             crate::compact::SpillDir::new(Some(path.with_extension("")), &self.home);
         self.session = Some(SessionSource::Clear);
         self.transcript = Some(transcript);
-        let cx = ExtensionContext {
-            agent: &self.config.name,
-            workspace: &self.home,
-            stop: &self.stop,
-            transcript: Some(path),
-        };
-        self.lifecycle = self
-            .extensions
-            .iter()
-            .filter_map(|e| e.lifecycle(&cx))
-            .collect();
+        self.rebind_lifecycle(path);
         Ok(())
     }
 
@@ -70,6 +60,13 @@ impl Agent {
         // As `/clear`'s new session: a session transcript is mirrored nowhere.
         let restored = self.attach_transcript(path, None)?;
         self.session = Some(SessionSource::Resume);
+        self.rebind_lifecycle(path);
+        Ok(restored)
+    }
+
+    /// Rebuilds the extensions' lifecycle hooks for the session whose transcript is `path`, so
+    /// that from now on they see that session.
+    fn rebind_lifecycle(&mut self, path: &Path) {
         let cx = ExtensionContext {
             agent: &self.config.name,
             workspace: &self.home,
@@ -81,7 +78,6 @@ impl Agent {
             .iter()
             .filter_map(|e| e.lifecycle(&cx))
             .collect();
-        Ok(restored)
     }
 
     /// The file the conversation is persisted in, if it is.
