@@ -364,6 +364,9 @@ pub struct TeammateArgs {
     /// without a launch the environment decides, as for a lead without flags).
     #[arg(skip)]
     pub reasoning: Option<troupe_model::Reasoning>,
+    /// Agent definitions the lead was given as JSON (`--agents`; from the launch, not a flag).
+    #[arg(skip)]
+    pub agents: Option<String>,
     #[command(flatten)]
     pub agent: AgentArgs,
 }

@@ -8,6 +8,7 @@
 
 use crate::args::AgentArgs;
 use crate::mcp::McpExtension;
+use crate::subagents::Report;
 use crate::trust::Asking;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use std::sync::Arc;
 use troupe_agent::memory::MemorySources;
 use troupe_agent::permissions::Policy;
 use troupe_agent::{effective_policy, AgentKind, Extension, PermissionFlags, Recipe};
+use troupe_catalog::agents::Definitions;
 use troupe_catalog::SkillsExtension;
 use troupe_hooks::HooksExtension;
 use troupe_mcp::McpManager;
@@ -39,6 +41,11 @@ pub struct Inputs<'a> {
     pub reasoning: Reasoning,
     /// Who decides about an untrusted workspace.
     pub asking: Asking,
+    /// Agent definitions given as JSON (`--agents`), besides the workspace's and the user's.
+    pub agents_json: Option<&'a str>,
+    /// Whether skipped definition and skill files are reported (the lead's) or not (a teammate
+    /// process's: its lead reported them).
+    pub report: Report,
 }
 
 /// Everything the agents of a run are made from, resolved once.
@@ -67,6 +74,9 @@ pub struct Resolved {
     pub mcp: Arc<McpManager>,
     /// The project's and the user's skills.
     pub skills: Arc<SkillsExtension>,
+    /// The agent definitions (`task`, `spawn_teammate{agent}`): the workspace's, the user's and
+    /// `--agents`.
+    pub agents: Arc<Definitions>,
     /// The team's store.
     pub store: crate::store::StoreChoice,
 }
@@ -81,6 +91,8 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
         permissions,
         reasoning,
         asking,
+        agents_json,
+        report,
     } = inputs;
     let mut loaded =
         crate::settings::load_sources(&workspace, agent.settings.as_deref(), setting_sources)?;
@@ -109,7 +121,8 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
     let client = model_client(&model, &settings);
     let added_dirs = crate::settings::added_dirs(agent, &settings, &workspace)?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let skills = project_skills(&workspace, home.as_deref());
+    let skills = project_skills(&workspace, home.as_deref(), report);
+    let agents = definitions(&workspace, home.as_deref(), agents_json, report)?;
     Ok(Resolved {
         troupe_dir: workspace.join(".troupe"),
         workspace,
@@ -124,6 +137,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
         memory_sources: crate::settings::memory_sources(setting_sources),
         mcp,
         skills,
+        agents,
         store,
     })
 }
@@ -209,10 +223,10 @@ pub fn model_client(model: &ModelConfig, settings: &Settings) -> Arc<dyn Model> 
 }
 
 /// The project's skills as an extension, warning on stderr about every `SKILL.md` that was
-/// skipped (a malformed file is reported, never fatal).
-pub fn project_skills(workspace: &Path, home: Option<&Path>) -> Arc<SkillsExtension> {
+/// skipped when `report` says so (a malformed file is reported, never fatal).
+fn project_skills(workspace: &Path, home: Option<&Path>, report: Report) -> Arc<SkillsExtension> {
     let skills = troupe_catalog::skills::load(workspace, home);
-    for skipped in &skills.skipped {
+    for skipped in skills.skipped.iter().filter(|_| report == Report::Warn) {
         eprintln!(
             "troupe: warning: skipped skill {}: {}",
             skipped.path.display(),
@@ -220,4 +234,21 @@ pub fn project_skills(workspace: &Path, home: Option<&Path>) -> Arc<SkillsExtens
         );
     }
     Arc::new(SkillsExtension::new(skills))
+}
+
+/// The workspace's and the user's agent definitions with those given as JSON (`--agents`)
+/// added; skipped files reported on stderr when `report` says so.
+fn definitions(
+    workspace: &Path,
+    home: Option<&Path>,
+    json: Option<&str>,
+    report: Report,
+) -> Result<Arc<Definitions>> {
+    let mut definitions = crate::subagents::definitions(workspace, home, report);
+    if let Some(json) = json {
+        let mut defined = (*definitions).clone();
+        troupe_catalog::agents::add_json(&mut defined, json).map_err(anyhow::Error::msg)?;
+        definitions = Arc::new(defined);
+    }
+    Ok(definitions)
 }

@@ -242,6 +242,8 @@ pub fn lead(
         permissions: permission_flags(args),
         reasoning,
         asking,
+        agents_json: args.sdk.agents.as_deref(),
+        report: crate::subagents::Report::Warn,
     })?;
     if let Some(note) = provider_note(&args.agent) {
         eprintln!("troupe: note: {note}");
@@ -292,16 +294,7 @@ pub fn lead(
         args.contract.setting_sources.as_deref(),
         &settings,
     )?);
-    let mut agents = crate::subagents::definitions(
-        &workspace,
-        run.home.as_deref(),
-        crate::subagents::Report::Warn,
-    );
-    if let Some(json) = &args.sdk.agents {
-        let mut defined = (*agents).clone();
-        troupe_catalog::agents::add_json(&mut defined, json).map_err(anyhow::Error::msg)?;
-        agents = Arc::new(defined);
-    }
+    let agents = run.agents.clone();
     let team = Team::open(
         TeamConfig {
             team: team_name.clone(),
@@ -317,6 +310,7 @@ pub fn lead(
                 args.contract.setting_sources.as_deref(),
                 &run.added_dirs,
                 run.store.spec(),
+                args.sdk.agents.as_deref(),
             )
             .to_value(),
         },

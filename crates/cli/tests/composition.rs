@@ -385,3 +385,40 @@ fn subagents_run_the_workspaces_hooks_whatever_tools_their_definition_allows() {
     let stop: Value = serde_json::from_str(&ws.read("subagent-stop.json")).unwrap();
     assert_eq!(stop["hook_event_name"], "SubagentStop", "{stop}");
 }
+
+#[test]
+fn a_teammate_made_from_an_agents_flag_definition_finds_it_in_either_mode() {
+    for mode in ["process", "in-process"] {
+        let ws = TempWorkspace::new();
+        let server = FakeServer::start();
+        server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+        server.script(
+            "lead",
+            [
+                Step::tool(
+                    "spawn_teammate",
+                    json!({"name": "bob", "role": "critic", "prompt": "critique", "agent": "critic"}),
+                ),
+                Step::text("spawned"),
+            ],
+        );
+        let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+            "-p",
+            "x",
+            "--teammate-mode",
+            mode,
+            "--permission-mode",
+            "bypassPermissions",
+            "--agents",
+            r#"{"critic": {"description": "Critiques", "prompt": "CRITIC-ROLE-MARK"}}"#,
+        ]));
+        assert!(out.status.success(), "{mode}: stderr: {}", stderr(&out));
+        let requests = server.requests_for("bob");
+        assert!(!requests.is_empty(), "{mode}: bob made no request");
+        assert!(
+            requests[0].system().contains("CRITIC-ROLE-MARK"),
+            "{mode}: bob is made from the --agents definition: {}",
+            requests[0].system()
+        );
+    }
+}

@@ -47,6 +47,8 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         },
         reasoning,
         asking: crate::trust::Asking::Script,
+        agents_json: args.agents.as_deref(),
+        report: crate::subagents::Report::Quiet,
     })?;
     let troupe_dir = run.troupe_dir.clone();
     // The lead passes its team; a person starting one by hand joins the team running here.
@@ -58,13 +60,8 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         run.policy.mode,
         store.clone(),
     )?;
-    let agents = crate::subagents::definitions(
-        &run.workspace,
-        run.home.as_deref(),
-        crate::subagents::Report::Quiet,
-    );
     let config = TeamConfig {
-        agents,
+        agents: run.agents.clone(),
         mcp_servers: run.mcp.names().into_iter().map(str::to_string).collect(),
         team: team.clone(),
         troupe_dir: troupe_dir.clone(),

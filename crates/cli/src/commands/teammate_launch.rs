@@ -28,16 +28,20 @@ pub struct ProcessOptions {
     pub context_window: Option<u64>,
     /// The team's store, as the lead chose it.
     pub store: Option<String>,
+    /// The agent definitions the lead was given as JSON (`--agents`), so a teammate made from
+    /// one finds it.
+    pub agents: Option<String>,
 }
 
 impl ProcessOptions {
     /// The options of a lead started with `agent` and `setting_sources`, whose tools reach
-    /// `added_dirs` and whose team is on `store`.
+    /// `added_dirs`, whose team is on `store` and who was given `agents` as JSON.
     pub fn of_lead(
         agent: &AgentArgs,
         setting_sources: Option<&str>,
         added_dirs: &[PathBuf],
         store: &str,
+        agents: Option<&str>,
     ) -> ProcessOptions {
         ProcessOptions {
             settings: agent.settings.clone(),
@@ -47,6 +51,7 @@ impl ProcessOptions {
             add_dirs: added_dirs.to_vec(),
             context_window: agent.context_window,
             store: Some(store.to_string()),
+            agents: agents.map(str::to_string),
         }
     }
 
@@ -108,6 +113,7 @@ fn apply(args: &TeammateArgs, launch: ProcessLaunch) -> Result<TeammateArgs> {
     out.lease = launch.lease;
     out.reasoning = Some(launch.reasoning);
     out.setting_sources = options.setting_sources;
+    out.agents = options.agents;
     let agent = &mut out.agent;
     agent.cwd = Some(launch.workspace);
     agent.model = Some(launch.model);
