@@ -2,11 +2,10 @@
 //! files `--setting-sources` selects and `--settings`, the workspace's trust, the environment,
 //! the flags, the permission policy, the model and its reasoning, the MCP servers, the skills —
 //! into one [`Resolved`], and from it the run's one [`Recipe`], which builds the lead, every
-//! teammate and every subagent ([`Recipe::build`]). A lead resolves it from its command line; a
-//! teammate process from the launch its lead wrote (`commands/teammate_launch.rs`), through the
-//! same [`resolve`].
+//! teammate and every subagent ([`Recipe::build`]). A lead resolves it from its command line's
+//! [`Sources`]; a teammate process from the same `Sources`, which its lead wrote into its launch
+//! (`commands/teammate_launch.rs`), through the same [`resolve`].
 
-use crate::args::AgentArgs;
 use crate::mcp::McpExtension;
 use crate::subagents::Report;
 use crate::trust::Asking;
@@ -26,23 +25,25 @@ use troupe_model::{
 };
 use troupe_settings::Settings;
 
-/// What a run is resolved from: the workspace and the flags as given (a lead's command line, or
-/// the launch a lead wrote for its teammate process).
+mod sources;
+pub use sources::{ModelChoice, Sources};
+
+/// What a run is resolved from: the workspace, the [`Sources`] and [`ModelChoice`] a command
+/// line gave (a lead's, or the launch a lead wrote for its teammate process), the permission
+/// flags and the reasoning.
 pub struct Inputs<'a> {
     /// The canonical workspace root.
     pub workspace: PathBuf,
-    /// Where and with what the agents work (model, settings, MCP, store, added directories).
-    pub agent: &'a AgentArgs,
-    /// `--setting-sources`: which settings and memory files count.
-    pub setting_sources: Option<&'a str>,
+    /// The settings, MCP, store, directory and definition options.
+    pub sources: &'a Sources,
+    /// The model and output limit.
+    pub model: &'a ModelChoice,
     /// The permission flags (mode and rules) on top of the settings' `permissions`.
     pub permissions: PermissionFlags,
     /// Extended thinking and effort.
     pub reasoning: Reasoning,
     /// Who decides about an untrusted workspace.
     pub asking: Asking,
-    /// Agent definitions given as JSON (`--agents`), besides the workspace's and the user's.
-    pub agents_json: Option<&'a str>,
     /// Whether skipped definition and skill files are reported (the lead's) or not (a teammate
     /// process's: its lead reported them).
     pub report: Report,
@@ -86,25 +87,26 @@ pub struct Resolved {
 pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
     let Inputs {
         workspace,
-        agent,
-        setting_sources,
+        sources,
+        model: choice,
         permissions,
         reasoning,
         asking,
-        agents_json,
         report,
     } = inputs;
+    let setting_sources = sources.setting_sources.as_deref();
+    let mcp_flags = sources.mcp_flags();
     let mut loaded =
-        crate::settings::load_sources(&workspace, agent.settings.as_deref(), setting_sources)?;
+        crate::settings::load_sources(&workspace, sources.settings.as_deref(), setting_sources)?;
     // Before anything the workspace defines runs or applies (its env included): what is left
     // of `loaded` is all every agent of the run is built from.
     let workspace_servers =
-        crate::trust::apply(&workspace, &mut loaded, agent.mcp.strict_mcp_config, asking)?;
+        crate::trust::apply(&workspace, &mut loaded, mcp_flags.strict_mcp_config, asking)?;
     // Before the model is resolved (the env may name its endpoint).
     crate::settings::apply_env(&loaded.settings);
     crate::settings::apply_command_env(&loaded);
     crate::cost::set_pricing(&loaded.settings.pricing);
-    let store = crate::store::choose(agent.store.as_deref(), Some(&loaded.settings))?;
+    let store = crate::store::choose(sources.store.as_deref(), Some(&loaded.settings))?;
     // Teammate processes and the `troupe` commands the tools run find the team's store.
     troupe_tools::child_env::set_overlay([(
         crate::store::STORE_VAR.to_string(),
@@ -113,16 +115,21 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
     let policy = effective_policy(&loaded.settings.permissions, &permissions).context(
         "invalid permissions (use the modes default, acceptEdits, plan, bypassPermissions, dontAsk or auto)",
     )?;
-    let mcp = crate::mcp::manager(&workspace, &loaded, &agent.mcp, &policy, workspace_servers)?;
+    let mcp = crate::mcp::manager(&workspace, &loaded, &mcp_flags, &policy, workspace_servers)?;
     let mut settings = loaded.settings;
-    crate::settings::apply_flags(&mut settings, agent);
-    let mut model = model_config(agent, &settings)?;
+    crate::settings::apply_flags(&mut settings, sources.context_window);
+    let mut model = model_config(choice, &settings)?;
     model.reasoning = reasoning;
     let client = model_client(&model, &settings);
-    let added_dirs = crate::settings::added_dirs(agent, &settings, &workspace)?;
+    let added_dirs = crate::settings::added_dirs(&sources.add_dirs, &settings, &workspace)?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let skills = project_skills(&workspace, home.as_deref(), report);
-    let agents = definitions(&workspace, home.as_deref(), agents_json, report)?;
+    let agents = definitions(
+        &workspace,
+        home.as_deref(),
+        sources.agents.as_deref(),
+        report,
+    )?;
     Ok(Resolved {
         troupe_dir: workspace.join(".troupe"),
         workspace,
@@ -130,7 +137,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
         policy,
         model,
         client,
-        max_tokens: agent.max_tokens,
+        max_tokens: choice.max_tokens,
         added_dirs,
         home,
         // The setting sources decide every agent's memory files too.
@@ -176,8 +183,8 @@ impl Resolved {
 }
 
 /// Resolves the model from flags, settings (`model` when no `--model`) and environment.
-pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig> {
-    let provider = match args.provider.as_deref() {
+fn model_config(choice: &ModelChoice, settings: &Settings) -> Result<ModelConfig> {
+    let provider = match choice.provider.as_deref() {
         None => None,
         Some(p) => Some(
             p.parse::<Provider>()
@@ -185,7 +192,7 @@ pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig
         ),
     };
     let env = |key: &str| troupe_tools::child_env::var(key).filter(|v| !v.is_empty());
-    let model = args.model.clone().or_else(|| settings.model.clone());
+    let model = choice.model.clone().or_else(|| settings.model.clone());
     let mut config = ModelConfig::resolve(provider, model, &env)?;
     config.prompt_cache = prompt_cache(config.prompt_cache, settings)?;
     Ok(config)

@@ -94,8 +94,8 @@ pub fn apply_command_env(loaded: &Loaded) {
 
 /// Puts the command-line flags that override settings into them (`--context-window`), so the
 /// lead and every teammate built from them see the same.
-pub fn apply_flags(settings: &mut Settings, agent: &crate::args::AgentArgs) {
-    if let Some(window) = agent.context_window {
+pub fn apply_flags(settings: &mut Settings, context_window: Option<u64>) {
+    if let Some(window) = context_window {
         settings.context_window = Some(window);
     }
 }
@@ -104,12 +104,12 @@ pub fn apply_flags(settings: &mut Settings, agent: &crate::args::AgentArgs) {
 /// directory) and the settings' `permissions.additionalDirectories` (relative to the workspace
 /// root, `~/` under the home directory). One that is not an existing directory is an error.
 pub fn added_dirs(
-    agent: &crate::args::AgentArgs,
+    add_dir: &[PathBuf],
     settings: &Settings,
     workspace: &Path,
 ) -> Result<Vec<PathBuf>> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let from_flags = agent.add_dir.iter().map(|d| ("--add-dir", d.clone()));
+    let from_flags = add_dir.iter().map(|d| ("--add-dir", d.clone()));
     let from_settings = settings.permissions.additional_directories.iter().map(|d| {
         let path = match (d.strip_prefix("~/"), &home) {
             (Some(rest), Some(home)) => home.join(rest),

@@ -3,6 +3,7 @@
 //! tools, the `task` and team tools, the session transcript: new, continued or resumed).
 
 use crate::args::{AgentArgs, RunArgs};
+use crate::compose::{ModelChoice, Sources};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -235,14 +236,19 @@ pub fn lead(
         .reasoning(args.contract.max_thinking_tokens, |key| {
             std::env::var(key).ok().filter(|v| !v.is_empty())
         })?;
+    // What the run is resolved from; each teammate process gets the very same value.
+    let sources = Sources::of_command_line(
+        &args.agent,
+        args.contract.setting_sources.as_deref(),
+        args.sdk.agents.as_deref(),
+    );
     let run = crate::compose::resolve(crate::compose::Inputs {
         workspace,
-        agent: &args.agent,
-        setting_sources: args.contract.setting_sources.as_deref(),
+        sources: &sources,
+        model: &ModelChoice::of(&args.agent),
         permissions: permission_flags(args),
         reasoning,
         asking,
-        agents_json: args.sdk.agents.as_deref(),
         report: crate::subagents::Report::Warn,
     })?;
     if let Some(note) = provider_note(&args.agent) {
@@ -305,14 +311,7 @@ pub fn lead(
             exe: None,
             agents: agents.clone(),
             mcp_servers: run.mcp.names().into_iter().map(str::to_string).collect(),
-            process_options: crate::commands::teammate_launch::ProcessOptions::of_lead(
-                &args.agent,
-                args.contract.setting_sources.as_deref(),
-                &run.added_dirs,
-                run.store.spec(),
-                args.sdk.agents.as_deref(),
-            )
-            .to_value(),
+            process_options: sources.to_value(),
         },
         store,
         notices,

@@ -11,7 +11,6 @@ use crate::setup::workspace_root;
 use anyhow::Result;
 use std::sync::Arc;
 use std::time::Duration;
-use troupe_agent::PermissionFlags;
 use troupe_store::Lease;
 use troupe_team::{liveness, member, Team, TeamConfig, TeammateMode};
 
@@ -25,29 +24,25 @@ const EXIT_TERMINATED: i32 = 128 + libc::SIGTERM;
 /// Runs the teammate until it shuts down or fails; returns the exit code.
 pub fn run(args: &TeammateArgs) -> Result<i32> {
     // A lead hands its teammate processes their whole configuration (`--config-file -`).
-    let args = &crate::commands::teammate_launch::resolve(args)?;
-    let reasoning = match args.reasoning {
+    let teammate = crate::commands::teammate_launch::resolve(args)?;
+    let args = &teammate.args;
+    let reasoning = match teammate.reasoning {
         Some(reasoning) => reasoning,
         // Started by hand: the environment's, as a lead without flags has it.
         None => crate::args_sdk::SdkArgs::default().reasoning(None, |key| {
             std::env::var(key).ok().filter(|v| !v.is_empty())
         })?,
     };
-    // The same resolution as the lead that spawned it: its settings files and `--settings`,
-    // its trust decision (passed in the environment, else a script's), its rules one by one.
+    // Resolved as the lead that spawned it resolved its own run, from the same sources: its
+    // settings files and `--settings`, its trust decision (passed in the environment, else a
+    // script's), its rules one by one, its model and reasoning.
     let run = crate::compose::resolve(crate::compose::Inputs {
         workspace: workspace_root(&args.agent)?,
-        agent: &args.agent,
-        setting_sources: args.setting_sources.as_deref(),
-        permissions: PermissionFlags {
-            mode: args.agent.permission_mode.clone(),
-            allow: args.allow_rules.clone(),
-            ask: args.ask_rules.clone(),
-            deny: args.deny_rules.clone(),
-        },
+        sources: &teammate.sources,
+        model: &teammate.model,
+        permissions: teammate.permissions,
         reasoning,
         asking: crate::trust::Asking::Script,
-        agents_json: args.agents.as_deref(),
         report: crate::subagents::Report::Quiet,
     })?;
     let troupe_dir = run.troupe_dir.clone();

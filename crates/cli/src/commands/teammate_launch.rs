@@ -1,83 +1,49 @@
-//! The binary's side of a teammate process's launch (`troupe_team::launch`): the options a lead
-//! adds for its teammate processes, and `troupe teammate --config-file` reading a launch back
-//! into the teammate's arguments. Whatever a lead resolved goes to its teammates as data, so a
-//! process teammate is configured as the lead was, flag for flag, by construction.
+//! The binary's side of a teammate process's launch (`troupe_team::launch`): `troupe teammate
+//! --config-file` reading a launch back. The team's part says who the member is and what the
+//! lead's recipe resolved (model, reasoning, output limit, permission policy); the options are
+//! the lead's own [`Sources`], the very value its run was resolved from, so the teammate's run
+//! is resolved from the same by construction.
 
-use crate::args::{AgentArgs, TeammateArgs};
+use crate::args::TeammateArgs;
+use crate::compose::{ModelChoice, Sources};
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use troupe_agent::PermissionFlags;
+use troupe_model::Reasoning;
 use troupe_team::launch::ProcessLaunch;
 
-/// What a lead adds to a teammate process's launch besides the team's configuration.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ProcessOptions {
-    /// The lead's `--settings` (a file or inline JSON).
-    pub settings: Option<String>,
-    /// The lead's `--setting-sources`.
-    pub setting_sources: Option<String>,
-    /// The lead's `--mcp-config` values, file paths made absolute.
-    pub mcp_config: Vec<String>,
-    /// The lead's `--strict-mcp-config`.
-    pub strict_mcp_config: bool,
-    /// The directories the lead's tools may use besides the workspace, as it resolved them.
-    pub add_dirs: Vec<PathBuf>,
-    /// The lead's `--context-window`.
-    pub context_window: Option<u64>,
-    /// The team's store, as the lead chose it.
-    pub store: Option<String>,
-    /// The agent definitions the lead was given as JSON (`--agents`), so a teammate made from
-    /// one finds it.
-    pub agents: Option<String>,
+/// A teammate process's configuration: who it is (its arguments) and what its run is resolved
+/// from.
+pub struct Teammate {
+    /// The member: team, name, role, prompt, lease, and the workspace (`agent.cwd`).
+    pub args: TeammateArgs,
+    /// The settings, MCP, store, directory and definition options.
+    pub sources: Sources,
+    /// The model and output limit.
+    pub model: ModelChoice,
+    /// The permission mode and rules.
+    pub permissions: PermissionFlags,
+    /// Extended thinking and effort (`None`: the environment's, as for a lead without flags).
+    pub reasoning: Option<Reasoning>,
 }
 
-impl ProcessOptions {
-    /// The options of a lead started with `agent` and `setting_sources`, whose tools reach
-    /// `added_dirs`, whose team is on `store` and who was given `agents` as JSON.
-    pub fn of_lead(
-        agent: &AgentArgs,
-        setting_sources: Option<&str>,
-        added_dirs: &[PathBuf],
-        store: &str,
-        agents: Option<&str>,
-    ) -> ProcessOptions {
-        ProcessOptions {
-            settings: agent.settings.clone(),
-            setting_sources: setting_sources.map(str::to_string),
-            mcp_config: agent.mcp.mcp_config.iter().map(|g| absolute(g)).collect(),
-            strict_mcp_config: agent.mcp.strict_mcp_config,
-            add_dirs: added_dirs.to_vec(),
-            context_window: agent.context_window,
-            store: Some(store.to_string()),
-            agents: agents.map(str::to_string),
-        }
-    }
-
-    /// As JSON, for `TeamConfig::process_options`.
-    pub fn to_value(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
-    }
-}
-
-/// An `--mcp-config` value a process started elsewhere resolves the same: inline JSON as it is,
-/// a relative file path made absolute.
-fn absolute(given: &str) -> String {
-    let path = Path::new(given);
-    if given.trim_start().starts_with('{') || path.is_absolute() {
-        return given.to_string();
-    }
-    std::path::absolute(path)
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| given.to_string())
-}
-
-/// The teammate's arguments: `args` as given, or, with `--config-file`, the launch it names
-/// (`-`: standard input) in their place.
-pub fn resolve(args: &TeammateArgs) -> Result<TeammateArgs> {
+/// The teammate's configuration: its command line, or, with `--config-file`, the launch it
+/// names (`-`: standard input) in its place.
+pub fn resolve(args: &TeammateArgs) -> Result<Teammate> {
     let Some(path) = &args.config_file else {
-        return Ok(args.clone());
+        return Ok(Teammate {
+            sources: Sources::of_command_line(&args.agent, args.setting_sources.as_deref(), None),
+            model: ModelChoice::of(&args.agent),
+            permissions: PermissionFlags {
+                mode: args.agent.permission_mode.clone(),
+                allow: args.allow_rules.clone(),
+                ask: args.ask_rules.clone(),
+                deny: args.deny_rules.clone(),
+            },
+            reasoning: None,
+            args: args.clone(),
+        });
     };
     let text = if path == Path::new("-") {
         let mut text = String::new();
@@ -94,10 +60,10 @@ pub fn resolve(args: &TeammateArgs) -> Result<TeammateArgs> {
     apply(args, launch)
 }
 
-/// `args` with everything the launch says in place of what they said.
-fn apply(args: &TeammateArgs, launch: ProcessLaunch) -> Result<TeammateArgs> {
-    let options: ProcessOptions = match launch.options {
-        serde_json::Value::Null => ProcessOptions::default(),
+/// The teammate `launch` describes (`args` keeps what the launch does not say: `--no-wait`).
+fn apply(args: &TeammateArgs, launch: ProcessLaunch) -> Result<Teammate> {
+    let sources: Sources = match launch.options {
+        serde_json::Value::Null => Sources::default(),
         value => serde_json::from_value(value)
             .context("the teammate launch's options are not this troupe's")?,
     };
@@ -107,26 +73,24 @@ fn apply(args: &TeammateArgs, launch: ProcessLaunch) -> Result<TeammateArgs> {
     out.name = Some(launch.name);
     out.role = Some(launch.role);
     out.prompt = launch.prompt;
-    out.allow_rules = launch.allow_rules;
-    out.ask_rules = launch.ask_rules;
-    out.deny_rules = launch.deny_rules;
     out.lease = launch.lease;
-    out.reasoning = Some(launch.reasoning);
-    out.setting_sources = options.setting_sources;
-    out.agents = options.agents;
-    let agent = &mut out.agent;
-    agent.cwd = Some(launch.workspace);
-    agent.model = Some(launch.model);
-    agent.provider = Some(launch.provider);
-    agent.max_tokens = launch.max_tokens;
-    agent.permission_mode = Some(launch.permission_mode);
-    agent.settings = options.settings;
-    agent.context_window = options.context_window;
-    agent.add_dir = options.add_dirs;
-    agent.mcp.mcp_config = options.mcp_config;
-    agent.mcp.strict_mcp_config = options.strict_mcp_config;
-    if options.store.is_some() {
-        agent.store = options.store;
-    }
-    Ok(out)
+    out.agent.cwd = Some(launch.workspace);
+    // The member's model: `team.join` records it.
+    out.agent.model = Some(launch.model.clone());
+    Ok(Teammate {
+        args: out,
+        sources,
+        model: ModelChoice {
+            provider: Some(launch.provider),
+            model: Some(launch.model),
+            max_tokens: launch.max_tokens,
+        },
+        permissions: PermissionFlags {
+            mode: Some(launch.permission_mode),
+            allow: launch.allow_rules,
+            ask: launch.ask_rules,
+            deny: launch.deny_rules,
+        },
+        reasoning: Some(launch.reasoning),
+    })
 }
