@@ -269,3 +269,7 @@ impl Role {
         self
     }
 }
+
+#[cfg(test)]
+#[path = "recipe_tests.rs"]
+mod tests;
