@@ -422,3 +422,58 @@ fn a_teammate_made_from_an_agents_flag_definition_finds_it_in_either_mode() {
         );
     }
 }
+
+/// Answers every agent but the lead's script: `rounds` reads of `fNN.txt`, one per call, then a
+/// final text; each agent counts its own calls.
+fn readers(rounds: usize) -> impl Fn(&troupe_testkit::Recorded) -> Step {
+    let calls = std::sync::Mutex::new(std::collections::HashMap::<String, usize>::new());
+    move |req| {
+        let n = {
+            let mut calls = calls.lock().unwrap();
+            let count = calls.entry(req.agent.clone()).or_default();
+            *count += 1;
+            *count - 1
+        };
+        match n < rounds {
+            true => Step::tool("read_file", json!({"path": format!("f{n:02}.txt")})),
+            false => Step::text("read them all"),
+        }
+    }
+}
+
+#[test]
+fn every_agent_compacts_against_the_leads_context_window_in_either_mode() {
+    for mode in ["process", "in-process"] {
+        let ws = TempWorkspace::new();
+        // Ten files of about 7 KB: together past half of a 24,000-token window, far below
+        // the default one.
+        for i in 0..10 {
+            let text: String = (0..130)
+                .map(|l| format!("file {i:02} line {l:03}: the quick brown fox jumps over it\n"))
+                .collect();
+            ws.write(format!("f{i:02}.txt"), &text);
+        }
+        let server = FakeServer::start();
+        lead_delegates_and_spawns(&server, "read the files");
+        server.set_fallback(readers(10));
+        let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+            "-p",
+            "x",
+            "--teammate-mode",
+            mode,
+            "--permission-mode",
+            "bypassPermissions",
+            "--context-window",
+            "24000",
+        ]));
+        assert!(out.status.success(), "{mode}: stderr: {}", stderr(&out));
+        for agent in ["subagent", "bob"] {
+            let requests = server.requests_for(agent);
+            let last = requests.last().expect("a request");
+            assert!(
+                last.body.to_string().contains("[compacted]"),
+                "{mode}: {agent}'s older reads are stubs past half of the lead's window"
+            );
+        }
+    }
+}
