@@ -1,6 +1,8 @@
-//! [`AgentBuilder`]: the one way an agent is made — lead, teammate, later subagents — from the
-//! effective settings, the permission policy, a tool set, an identity and the extensions that
-//! add tools, prompt sections, mail and gates. The system prompt is assembled here, once.
+//! [`AgentBuilder`]: how an agent is made from the effective settings, the permission policy, a
+//! tool set, an identity and the extensions that add tools, prompt sections, mail and gates.
+//! The system prompt is assembled here, once. The agents of a run are made through
+//! [`crate::recipe::Recipe::build`], which fills the builder from the run's one resolved
+//! configuration.
 
 use crate::effective_policy::{effective_policy, PermissionFlags, PolicyError};
 use crate::extension::{Approver, Extension, ExtensionContext, RefuseApprover};
@@ -33,6 +35,14 @@ pub enum BuildError {
     /// The transcript could not be opened or repaired.
     #[error(transparent)]
     Transcript(#[from] TranscriptError),
+    /// The directory its tools work in (or one added to it) cannot be opened.
+    #[error("opening workspace {}: {source}", root.display())]
+    Workspace {
+        /// The directory.
+        root: PathBuf,
+        /// Why it cannot be opened.
+        source: troupe_tools::GuardError,
+    },
 }
 
 /// Collects everything an agent is made of; [`AgentBuilder::build`] makes it.

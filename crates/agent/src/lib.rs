@@ -1,6 +1,7 @@
 //! The one agent loop: prompt assembly, model calls, permissions, tool dispatch (read-only calls
-//! side by side) and transcripts. Every agent — lead, teammate — is made by [`AgentBuilder`]
-//! and runs it with its own tools, identity and [`Extension`]s.
+//! side by side) and transcripts. Every agent of a run — lead, teammate, subagent — is made by
+//! [`Recipe::build`] from the run's one resolved configuration and its [`Role`], and runs the
+//! loop with its own tools, identity and [`Extension`]s.
 //!
 //! Must not know: teams, mail transports, MCP, NATS, hooks' processes or the CLI's flags. What
 //! those add reaches the loop only through the traits here ([`Extension`], tool sources, gates,
@@ -17,6 +18,7 @@ pub mod lifecycle;
 pub mod memory;
 pub mod permissions;
 pub mod prompt;
+pub mod recipe;
 pub mod session;
 mod specs;
 pub mod todo;
@@ -37,6 +39,7 @@ pub use lifecycle::{
     BeforeTool, CallDecision, CompactTrigger, LifecycleHooks, SessionEndReason, SessionSource,
     TaskChange, TaskInfo, ToolCall, Verdict,
 };
+pub use recipe::{AgentKind, Place, Recipe, Role, SharedExtensions};
 pub use tool_filter::ToolFilter;
 pub use transcript_mirror::{MirrorError, TranscriptMirror};
 pub use turn::{

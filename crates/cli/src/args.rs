@@ -360,6 +360,10 @@ pub struct TeammateArgs {
     /// (`-`: on standard input); it takes the place of the other options.
     #[arg(long, value_name = "PATH")]
     pub config_file: Option<PathBuf>,
+    /// Extended thinking and effort as the lead resolved them (from the launch; not a flag:
+    /// without a launch the environment decides, as for a lead without flags).
+    #[arg(skip)]
+    pub reasoning: Option<troupe_model::Reasoning>,
     #[command(flatten)]
     pub agent: AgentArgs,
 }

@@ -11,6 +11,7 @@ mod args_sdk;
 mod args_team;
 mod ask;
 mod commands;
+mod compose;
 mod control;
 mod cost;
 mod cron;

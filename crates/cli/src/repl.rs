@@ -358,7 +358,10 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
             let layers = crate::settings::load(&config.workspace, session.settings_arg.as_deref())
                 .map(|l| l.layers)
                 .unwrap_or_default();
-            out!("{}", crate::repl_lists::hooks(&config.settings, &layers));
+            out!(
+                "{}",
+                crate::repl_lists::hooks(&config.recipe.settings, &layers)
+            );
         }
         cmd if cmd == "/resume" || cmd.starts_with("/resume ") => {
             let arg = cmd.trim_start_matches("/resume").trim();

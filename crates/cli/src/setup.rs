@@ -1,24 +1,20 @@
-//! Turns command-line options into a ready lead agent: workspace, model, tools, permissions,
-//! system prompt, and the session transcript (new, continued or resumed).
+//! Turns command-line options into a ready lead: the run resolved once (`compose::resolve`),
+//! its team, and the lead agent built from the run's recipe with the lead's role (identity,
+//! tools, the `task` and team tools, the session transcript: new, continued or resumed).
 
 use crate::args::{AgentArgs, RunArgs};
-use crate::mcp::McpExtension;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use troupe_agent::permissions::{split_rule_list, Policy};
+use troupe_agent::permissions::split_rule_list;
 use troupe_agent::session::{find_session, latest_session, new_session_id, session_path};
-use troupe_agent::{effective_policy, Agent, AgentBuilder, Approver, Extension, PermissionFlags};
+use troupe_agent::{Agent, AgentKind, Approver, PermissionFlags, Place, Role};
 use troupe_catalog::SkillsExtension;
 use troupe_mcp::McpManager;
-use troupe_model::{
-    CacheTtl, Limited, Model, ModelConfig, PromptCache, Provider, DEFAULT_MAX_CONCURRENT_CALLS,
-};
-use troupe_settings::Settings;
+use troupe_model::{ModelConfig, Provider};
 use troupe_store::{Lease, StoreError};
 use troupe_team::protocols::permission::Answerer;
 use troupe_team::{LeadExtension, NoticeSink, Team, TeamConfig, TeammateMode, LEAD};
-use troupe_tools::Workspace;
 
 /// The lead runtime's blocking threads at most (tokio's default is 512).
 const BLOCKING_THREADS: usize = 32;
@@ -61,9 +57,9 @@ pub fn workspace_root(args: &AgentArgs) -> Result<PathBuf> {
     })
 }
 
-/// The effective permission policy: the settings' `permissions` with `--allowedTools` and
-/// `--disallowedTools` added, `--permission-mode` winning over `defaultMode`.
-pub fn policy(args: &RunArgs, settings: &Settings) -> Result<Policy> {
+/// The permission flags of a lead's command line, put on top of the settings' `permissions`:
+/// `--allowedTools`, `--disallowedTools`, and `--permission-mode` winning over `defaultMode`.
+fn permission_flags(args: &RunArgs) -> PermissionFlags {
     let split = |lists: &[String]| -> Vec<String> {
         lists.iter().flat_map(|s| split_rule_list(s)).collect()
     };
@@ -74,53 +70,12 @@ pub fn policy(args: &RunArgs, settings: &Settings) -> Result<Policy> {
     if mode.as_deref() == Some("auto") {
         eprintln!("troupe: note: --permission-mode auto has no classifier model here; it decides as acceptEdits");
     }
-    let flags = PermissionFlags {
+    PermissionFlags {
         mode,
         allow: split(&args.allowed_tools),
         ask: Vec::new(),
         deny: split(&args.disallowed_tools),
-    };
-    effective_policy(&settings.permissions, &flags).context(
-        "invalid permissions (use the modes default, acceptEdits, plan, bypassPermissions, dontAsk or auto)",
-    )
-}
-
-/// Resolves the model from flags, settings (`model` when no `--model`) and environment.
-pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig> {
-    let provider = match args.provider.as_deref() {
-        None => None,
-        Some(p) => Some(
-            p.parse::<Provider>()
-                .map_err(|e| anyhow::anyhow!("--provider {p}: {e}"))?,
-        ),
-    };
-    let env = |key: &str| troupe_tools::child_env::var(key).filter(|v| !v.is_empty());
-    let model = args.model.clone().or_else(|| settings.model.clone());
-    let mut config = ModelConfig::resolve(provider, model, &env)?;
-    config.prompt_cache = prompt_cache(config.prompt_cache, settings)?;
-    Ok(config)
-}
-
-/// Prompt caching as the environment left it, changed by the `promptCaching` setting: it may
-/// turn caching off or set the entries' lifetime, never turn on what `DISABLE_PROMPT_CACHING`
-/// turned off.
-fn prompt_cache(from_env: PromptCache, settings: &Settings) -> Result<PromptCache> {
-    let Some(setting) = &settings.prompt_caching else {
-        return Ok(from_env);
-    };
-    let mut cache = from_env;
-    if setting.enabled == Some(false) {
-        cache.enabled = false;
     }
-    if let Some(ttl) = &setting.ttl {
-        cache.ttl = CacheTtl::parse(ttl).ok_or_else(|| {
-            anyhow::anyhow!(
-                "settings promptCaching.ttl: {ttl:?} is not a cache lifetime (use \"5m\" or \"1h\")"
-            )
-        })?;
-    }
-    crate::cost::set_cache_ttl(cache.ttl);
-    Ok(cache)
 }
 
 /// What troupe chose when the environment names both providers and `--provider` does not.
@@ -131,15 +86,6 @@ pub fn provider_note(args: &AgentArgs) -> Option<String> {
         .and_then(|p| p.parse::<Provider>().ok());
     let env = |key: &str| troupe_tools::child_env::var(key);
     troupe_model::ambiguity_note(provider, &env)
-}
-
-/// The process's one model client, shared by the lead and every in-process teammate (one HTTP
-/// connection pool), running at most `max_concurrent_model_calls` calls at once.
-pub fn model_client(model: &ModelConfig, settings: &Settings) -> Arc<dyn Model> {
-    let max = settings
-        .max_concurrent_model_calls
-        .unwrap_or(DEFAULT_MAX_CONCURRENT_CALLS);
-    Arc::new(Limited::new(model.build(), max).with_shared_prefixes(model.prompt_cache))
 }
 
 /// The lead's session: a resumed or continued one (copied to a new id with
@@ -281,70 +227,36 @@ pub fn lead(
     asking: crate::trust::Asking,
 ) -> Result<Lead> {
     let workspace = workspace_root(&args.agent)?;
-    let troupe_dir = workspace.join(".troupe");
-    let mut loaded = crate::settings::load_sources(
-        &workspace,
-        args.agent.settings.as_deref(),
-        args.contract.setting_sources.as_deref(),
-    )?;
     for note in args.contract.notes().into_iter().chain(args.sdk.notes()) {
         eprintln!("troupe: note: {note}");
     }
-    // Before anything the workspace defines runs or applies (its env included): what is left
-    // of `loaded` is all the lead, its teammates and subagents are built from.
-    let workspace_servers = crate::trust::apply(
-        &workspace,
-        &mut loaded,
-        args.agent.mcp.strict_mcp_config,
-        asking,
-    )?;
-    // Before the model is resolved (the env may name its endpoint).
-    crate::settings::apply_env(&loaded.settings);
-    crate::settings::apply_command_env(&loaded);
-    crate::cost::set_pricing(&loaded.settings.pricing);
-    let store_choice = crate::store::choose(args.agent.store.as_deref(), Some(&loaded.settings))?;
-    // Teammate processes and the `troupe` commands its tools run find the team's store.
-    troupe_tools::child_env::set_overlay([(
-        crate::store::STORE_VAR.to_string(),
-        store_choice.spec().to_string(),
-    )]);
-    let policy = policy(args, &loaded.settings)?;
-    let mcp = crate::mcp::manager(
-        &workspace,
-        &loaded,
-        &args.agent.mcp,
-        &policy,
-        workspace_servers,
-    )?;
-    let mcp_extension: Arc<dyn Extension> = Arc::new(McpExtension::new(mcp.clone()));
-    let mut settings = loaded.settings;
-    crate::settings::apply_flags(&mut settings, &args.agent);
-    let settings = Arc::new(settings);
-    let mode = policy.mode;
-    let mut model = model_config(&args.agent, &settings)?;
-    model.reasoning = args
+    let reasoning = args
         .sdk
         .reasoning(args.contract.max_thinking_tokens, |key| {
             std::env::var(key).ok().filter(|v| !v.is_empty())
         })?;
+    let run = crate::compose::resolve(crate::compose::Inputs {
+        workspace,
+        agent: &args.agent,
+        setting_sources: args.contract.setting_sources.as_deref(),
+        permissions: permission_flags(args),
+        reasoning,
+        asking,
+    })?;
     if let Some(note) = provider_note(&args.agent) {
         eprintln!("troupe: note: {note}");
     }
-    let client = model_client(&model, &settings);
     if args.max_turns == Some(0) {
         bail!("--max-turns must be at least 1");
     }
+    let (workspace, troupe_dir) = (run.workspace.clone(), run.troupe_dir.clone());
+    let settings = run.settings.clone();
     let session_id = session_id(args, &troupe_dir)?;
     // Without --team, a team of its own: any number of sessions share the workspace.
     let team_name = args
         .team
         .clone()
         .unwrap_or_else(|| crate::team_pick::of_session(&session_id));
-    let added_dirs = crate::settings::added_dirs(&args.agent, &settings, &workspace)?;
-    let guard = Workspace::new(&workspace)
-        .and_then(|ws| ws.with_added_dirs(&added_dirs))
-        .map(|ws| ws.with_start(&crate::repl_input::start_folder(&workspace)))
-        .with_context(|| format!("opening workspace {}", workspace.display()))?;
     let mode_name = args
         .teammate_mode
         .clone()
@@ -364,61 +276,47 @@ pub fn lead(
         })
         .parse()
         .map_err(|e: String| anyhow::anyhow!("teammate permissions: {e}"))?;
-    let store = crate::store::open(&store_choice, &troupe_dir, &team_name).with_context(|| {
+    let store = crate::store::open(&run.store, &troupe_dir, &team_name).with_context(|| {
         format!(
             "opening team '{}' ({})",
             team_name,
-            store_choice.describe(&troupe_dir)
+            run.store.describe(&troupe_dir)
         )
     })?;
-    let hooks = crate::hooks::extension(&settings, &workspace, mode, store.clone())?;
+    let hooks = crate::hooks::extension(&settings, &workspace, run.policy.mode, store.clone())?;
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &team_name);
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let skills = project_skills(&workspace, home.as_deref());
+    let recipe = run.recipe(hooks, cron);
     let custom = Arc::new(crate::slash::Custom::load(
         &workspace,
-        home.as_deref(),
+        run.home.as_deref(),
         args.contract.setting_sources.as_deref(),
         &settings,
     )?);
-    let mut agents =
-        crate::subagents::definitions(&workspace, home.as_deref(), crate::subagents::Report::Warn);
+    let mut agents = crate::subagents::definitions(
+        &workspace,
+        run.home.as_deref(),
+        crate::subagents::Report::Warn,
+    );
     if let Some(json) = &args.sdk.agents {
         let mut defined = (*agents).clone();
         troupe_catalog::agents::add_json(&mut defined, json).map_err(anyhow::Error::msg)?;
         agents = Arc::new(defined);
     }
-    // The setting sources decide every agent's memory files: the lead's, its teammates' and
-    // its subagents'.
-    let memory_sources = crate::settings::memory_sources(args.contract.setting_sources.as_deref());
     let team = Team::open(
         TeamConfig {
             team: team_name.clone(),
             workspace: workspace.clone(),
             troupe_dir: troupe_dir.clone(),
-            client: client.clone(),
-            model: model.clone(),
-            max_tokens: args.agent.max_tokens,
-            policy: policy.clone(),
+            recipe: recipe.clone(),
             mode: teammate_mode,
             exe: None,
-            settings: settings.clone(),
-            extensions: vec![
-                Arc::new(hooks.for_teammates(&team_name)),
-                mcp_extension.clone(),
-                cron.clone(),
-                skills.clone(),
-            ],
             agents: agents.clone(),
-            mcp_servers: mcp.names().into_iter().map(str::to_string).collect(),
-            home: home.clone(),
-            added_dirs: added_dirs.clone(),
-            memory_sources,
+            mcp_servers: run.mcp.names().into_iter().map(str::to_string).collect(),
             process_options: crate::commands::teammate_launch::ProcessOptions::of_lead(
                 &args.agent,
                 args.contract.setting_sources.as_deref(),
-                &added_dirs,
-                store_choice.spec(),
+                &run.added_dirs,
+                run.store.spec(),
             )
             .to_value(),
         },
@@ -445,55 +343,39 @@ pub fn lead(
     let subagents = crate::subagents::extension(
         agents,
         crate::subagents::Factory {
-            model: model.clone(),
-            client: client.clone(),
-            settings: settings.clone(),
-            policy: policy.clone(),
+            recipe: recipe.clone(),
             approver: approver.clone(),
-            max_tokens: args.agent.max_tokens,
-            home: home.clone(),
-            memory_sources,
-            extensions: vec![
-                Arc::new(hooks.for_subagents()),
-                mcp_extension.clone(),
-                skills.clone(),
-            ],
         },
     );
-    let mut builder = AgentBuilder::new(LEAD, Arc::new(guard), client, model.model.clone());
+    let place = Place::Root {
+        dir: workspace.clone(),
+        start: Some(crate::repl_input::start_folder(&workspace)),
+    };
+    let mut role = Role::new(AgentKind::Main, LEAD, place)
+        .approver(approver)
+        .only_tools(only_tools(args.contract.tools.as_deref()))
+        .max_rounds(args.max_turns)
+        .extension(subagents.clone())
+        .extension(Arc::new(LeadExtension::new(team.clone())))
+        .transcript(&path);
     match system_prompt(args)? {
-        Some(identity) => builder = builder.identity(identity),
+        Some(identity) => role = role.identity(identity),
         None if custom.drops_coding_identity() => {
-            builder = builder.identity(troupe_catalog::output_styles::STYLED_IDENTITY)
+            role = role.identity(troupe_catalog::output_styles::STYLED_IDENTITY)
         }
         None => {}
     }
-    builder = builder.only_tools(only_tools(args.contract.tools.as_deref()));
-    builder = builder.memory_sources(memory_sources);
-    builder = builder
-        .home(home)
-        .extension(skills.clone())
-        .extension(subagents.clone())
-        .settings(settings)
-        .policy(policy)
-        .approver(approver)
-        .max_tokens(args.agent.max_tokens)
-        .max_rounds(args.max_turns)
-        .extension(Arc::new(LeadExtension::new(team.clone())))
-        .extension(Arc::new(hooks))
-        .extension(mcp_extension)
-        .extension(cron)
-        .transcript(&path);
     if let Some(style) = custom.style_extension() {
-        builder = builder.extension(style);
+        role = role.extension(style);
     }
     if let Some(text) = &args.append_system_prompt {
         // Registered last, so it ends the prompt.
-        builder = builder.extension(Arc::new(AppendedPrompt(text.clone())));
+        role = role.extension(Arc::new(AppendedPrompt(text.clone())));
     }
-    let agent = builder
-        .build()
+    let agent = recipe
+        .build(role)
         .with_context(|| format!("opening session {}", path.display()))?;
+    let (mcp, skills, model) = (run.mcp, run.skills, run.model);
     let runtime = agent_runtime()?;
     // In the background; a script (`-p`, the SDK) waits for them before its first model call
     // (`mcp::wait_for_first_call`), the REPL does not.
@@ -526,20 +408,6 @@ pub fn lead(
         custom,
         _ephemeral: ephemeral,
     })
-}
-
-/// The project's skills as an extension, warning on stderr about every `SKILL.md` that was
-/// skipped (a malformed file is reported, never fatal).
-pub fn project_skills(workspace: &Path, home: Option<&Path>) -> Arc<SkillsExtension> {
-    let skills = troupe_catalog::skills::load(workspace, home);
-    for skipped in &skills.skipped {
-        eprintln!(
-            "troupe: warning: skipped skill {}: {}",
-            skipped.path.display(),
-            skipped.why
-        );
-    }
-    Arc::new(SkillsExtension::new(skills))
 }
 
 /// `--append-system-prompt`: one more section at the end of the lead's system prompt.

@@ -1,17 +1,15 @@
-//! How the binary makes the `task` tool's subagents: like the lead — working where the lead's
-//! tools work at the call (its workspace, or the worktree a task binds it to, with the same
-//! sandbox), same model, settings, rules, approver, memory sources, hooks, MCP servers and
-//! skills — with a fresh conversation, the definition's prompt, model and tools (which filter
-//! the MCP servers' and skills' tools too), and no `task` tool of their own.
+//! How the binary makes the `task` tool's subagents: from the run's recipe, like the lead —
+//! working where the lead's tools work at the call (its workspace, or the worktree a task binds
+//! it to, with the same sandbox), same model, reasoning, settings, rules, limit, approver,
+//! memory sources, hooks, MCP servers and skills — with a fresh conversation, the definition's
+//! prompt, model, stricter mode and tools (which filter the MCP servers' and skills' tools too),
+//! and no `task` tool of their own.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use troupe_agent::permissions::{PermissionMode, Policy};
-use troupe_agent::{Agent, AgentBuilder, Approver, Extension, ToolFilter};
+use troupe_agent::{Agent, AgentKind, Approver, Place, Recipe, Role, ToolFilter};
 use troupe_catalog::agents::{AgentDefinition, Definitions};
 use troupe_catalog::subagent::{SubagentError, SubagentExtension, SubagentFactory};
-use troupe_model::ModelConfig;
-use troupe_settings::Settings;
 use troupe_tools::{Registry, ToolContext};
 
 /// Model calls one subagent may make (a runaway guard).
@@ -22,29 +20,15 @@ report back. You see only the task below, not the conversation it came from. Wor
 tools, then end with a concise final report of what you found or changed: it is all the other \
 agent will see.";
 
-/// What every subagent is made from.
+/// What every subagent is made from: the run's recipe (the lead's model, reasoning, client,
+/// settings, policy, limit, memory, added directories; the hooks, MCP servers and skills in a
+/// subagent's form) and the parent's approver.
 pub struct Factory {
-    /// The parent's model.
-    pub model: ModelConfig,
-    /// The parent's client (one connection pool; with prompt caching, subagents started at
-    /// once let the first write their shared prefix and the others read it).
-    pub client: Arc<dyn troupe_model::Model>,
-    /// Effective settings.
-    pub settings: Arc<Settings>,
-    /// The parent's permission policy.
-    pub policy: Policy,
+    /// The run's recipe (one client: with prompt caching, subagents started at once let the
+    /// first write their shared prefix and the others read it).
+    pub recipe: Recipe,
     /// Who answers permission questions.
     pub approver: Arc<dyn Approver>,
-    /// Output token limit per call.
-    pub max_tokens: u32,
-    /// The user's home, for memory.
-    pub home: Option<PathBuf>,
-    /// Which memory files go into a subagent's prompt (the parent's setting sources).
-    pub memory_sources: troupe_agent::memory::MemorySources,
-    /// Extensions every subagent gets as its definition allows (the workspace's hooks, ending
-    /// in `SubagentStop`; the MCP servers; the skills): a definition's `tools` filter their
-    /// tools as they filter the built-in ones.
-    pub extensions: Vec<Arc<dyn Extension>>,
 }
 
 impl SubagentFactory for Factory {
@@ -53,21 +37,6 @@ impl SubagentFactory for Factory {
         definition: Option<&AgentDefinition>,
         parent: &ToolContext,
     ) -> Result<Agent, SubagentError> {
-        let model = ModelConfig {
-            model: definition
-                .and_then(|d| d.model.clone())
-                .unwrap_or_else(|| self.model.model.clone()),
-            ..self.model.clone()
-        };
-        let mut policy = self.policy.clone();
-        // A definition may make its agent stricter, never looser than its parent: the
-        // definition is a file in the workspace the model itself could have written.
-        if let Some(asked) = definition
-            .and_then(|d| d.permission_mode.as_deref())
-            .and_then(|m| m.parse::<PermissionMode>().ok())
-        {
-            policy.mode = policy.mode.tightened_by(asked);
-        }
         let identity = match definition {
             Some(d) if !d.prompt.is_empty() => format!("{}\n\n{IDENTITY}", d.prompt),
             _ => IDENTITY.to_string(),
@@ -77,30 +46,22 @@ impl SubagentFactory for Factory {
             .map(|d| d.name.as_str())
             .filter(|n| troupe_protocol::validate_agent_name(n).is_ok())
             .unwrap_or("subagent");
-        let mut builder = AgentBuilder::new(
-            name,
-            parent.workspace.clone(),
-            self.client.clone(),
-            model.model.clone(),
-        )
-        .sandbox((*parent.sandbox_config).clone())
-        .identity(identity)
-        .home(self.home.clone())
-        .memory_sources(self.memory_sources)
-        .settings(self.settings.clone())
-        .policy(policy)
-        .approver(self.approver.clone())
-        .max_tokens(self.max_tokens)
-        .max_rounds(Some(MAX_ROUNDS));
-        builder = self
-            .extensions
-            .iter()
-            .cloned()
-            .fold(builder, AgentBuilder::extension);
+        let place = Place::Parent {
+            workspace: parent.workspace.clone(),
+            sandbox: (*parent.sandbox_config).clone(),
+        };
+        let mut role = Role::new(AgentKind::Subagent, name, place)
+            .identity(identity)
+            .model(definition.and_then(|d| d.model.clone()))
+            // A definition may make its agent stricter, never looser than its parent: the
+            // definition is a file in the workspace the model itself could have written.
+            .stricter_mode(troupe_team::profile::asked_mode(definition))
+            .approver(self.approver.clone())
+            .max_rounds(Some(MAX_ROUNDS));
         if let Some(tools) = definition.and_then(|d| d.tools.as_ref()) {
             let mut registry = Registry::with_builtins();
             registry.retain(|t| tools.iter().any(|name| name == t.name()));
-            builder = builder.tools(registry);
+            role = role.tools(registry);
         }
         // The definition's tools decide the extensions' tools too (an MCP server's, the
         // skills'), as they do a teammate's spawned from the same definition.
@@ -116,8 +77,7 @@ impl SubagentFactory for Factory {
                     || f.keeps(name)
             })
         });
-        builder = builder.tool_filter(filter);
-        Ok(builder.build()?)
+        Ok(self.recipe.build(role.tool_filter(filter))?)
     }
 }
 

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{run, stderr, troupe};
-use serde_json::json;
+use serde_json::{json, Value};
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
 /// The lead calls a subagent, then spawns bob, then ends.
@@ -274,4 +274,114 @@ fn a_teammate_starts_from_a_launch_file_and_a_foreign_one_is_refused() {
     assert_eq!(first.model(), "claude-from-launch");
     assert!(first.all_text().contains("review the parser"));
     assert!(first.system().contains("reviewer"), "{}", first.system());
+}
+
+#[test]
+fn every_agent_thinks_as_the_lead_was_told_with_its_output_limit_in_either_mode() {
+    // (teammate mode, model, reasoning flags, the `thinking` and `output_config` every request
+    // carries): adaptive thinking at an effort on a newer model, a budget on an older one.
+    let cases = [
+        (
+            "process",
+            "claude-opus-4-6",
+            ["--effort", "low"],
+            json!({"type": "adaptive"}),
+            json!({"effort": "low"}),
+        ),
+        (
+            "in-process",
+            "claude-opus-4-6",
+            ["--effort", "low"],
+            json!({"type": "adaptive"}),
+            json!({"effort": "low"}),
+        ),
+        (
+            "process",
+            "claude-sonnet-4-5",
+            ["--max-thinking-tokens", "2000"],
+            json!({"type": "enabled", "budget_tokens": 2000}),
+            Value::Null,
+        ),
+    ];
+    for (mode, model, reasoning, thinking, output_config) in cases {
+        let ws = TempWorkspace::new();
+        let server = FakeServer::start();
+        lead_delegates_and_spawns(&server, "think it over");
+        let out = run(troupe(ws.path(), &server, Wire::Anthropic)
+            .env_remove("MAX_THINKING_TOKENS")
+            .env_remove("CLAUDE_CODE_EFFORT_LEVEL")
+            .args(["-p", "x", "--teammate-mode", mode])
+            .args(["--permission-mode", "bypassPermissions"])
+            .args(["--model", model, "--max-tokens", "3000"])
+            .args(reasoning));
+        assert!(out.status.success(), "{mode}: stderr: {}", stderr(&out));
+        for agent in ["lead", "subagent", "bob"] {
+            let requests = server.requests_for(agent);
+            assert!(!requests.is_empty(), "{mode}: {agent} made no request");
+            for request in &requests {
+                let body = &request.body;
+                let case = format!("{mode} {model} {reasoning:?}: {agent}");
+                assert_eq!(request.model(), model, "{case}: the lead's model");
+                assert_eq!(body["thinking"], thinking, "{case}: the lead's thinking");
+                assert_eq!(
+                    body.get("output_config").cloned().unwrap_or(Value::Null),
+                    output_config,
+                    "{case}: the lead's effort"
+                );
+                assert_eq!(body["max_tokens"], 3000, "{case}: the lead's --max-tokens");
+            }
+        }
+    }
+}
+
+#[test]
+fn subagents_run_the_workspaces_hooks_whatever_tools_their_definition_allows() {
+    let ws = TempWorkspace::new();
+    ws.write("notes.txt", "NOTES-MARK");
+    ws.write(
+        ".claude/agents/reader.md",
+        "---\nname: reader\ndescription: reads\ntools: Read\n---\nYou read.\n",
+    );
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::reply(Reply::text("done")));
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "task",
+                json!({"description": "read", "prompt": "Read.", "subagent_type": "reader"}),
+            ),
+            Step::text("delegated"),
+        ],
+    );
+    server.script(
+        "reader",
+        [
+            Step::tool("read_file", json!({"path": "notes.txt"})),
+            Step::text("read"),
+        ],
+    );
+    let settings = json!({
+        "permissions": {"defaultMode": "bypassPermissions"},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Read", "hooks": [
+                {"type": "command", "command": "echo HOOK-REFUSED-READ >&2; exit 2"}
+            ]}],
+            "SubagentStop": [{"hooks": [
+                {"type": "command", "command": "cat > \"$CLAUDE_PROJECT_DIR/subagent-stop.json\""}
+            ]}],
+        },
+    })
+    .to_string();
+    let out =
+        run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "x", "--settings", &settings]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests_for("reader");
+    let (content, is_error) = requests[1].last_tool_result().expect("a tool result");
+    assert!(
+        is_error && content.contains("HOOK-REFUSED-READ") && !content.contains("NOTES-MARK"),
+        "the PreToolUse hook refused the subagent's read: {content}"
+    );
+    let stop: Value = serde_json::from_str(&ws.read("subagent-stop.json")).unwrap();
+    assert_eq!(stop["hook_event_name"], "SubagentStop", "{stop}");
 }

@@ -7,6 +7,7 @@
 //!   from the effort, with `max_tokens` raised above the budget as the API requires.
 //! - OpenAI-compatible servers: `reasoning_effort` (`low`, `medium`, `high`).
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::fmt;
 use std::str::FromStr;
@@ -15,7 +16,8 @@ use std::str::FromStr;
 pub const MIN_THINKING_BUDGET: u32 = 1024;
 
 /// Whether and how the model thinks before it answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Thinking {
     /// Nothing asked: no thinking unless an effort is given.
     #[default]
@@ -29,7 +31,8 @@ pub enum Thinking {
 }
 
 /// How hard the model works on an answer (`--effort`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Effort {
     /// Minimal thinking, fastest answers.
     Low,
@@ -92,7 +95,8 @@ impl FromStr for Effort {
 }
 
 /// Thinking and effort together, as the flags set them; sent with every call of the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Reasoning {
     /// Whether and how the model thinks.
     pub thinking: Thinking,

@@ -33,6 +33,10 @@ pub struct ProcessLaunch {
     pub model: String,
     /// The model's provider.
     pub provider: String,
+    /// Extended thinking and effort, as the lead resolved them (`--thinking`, `--effort`,
+    /// `--max-thinking-tokens`, the environment).
+    #[serde(default)]
+    pub reasoning: troupe_model::Reasoning,
     /// Output token limit per call.
     pub max_tokens: u32,
     /// The team's permission mode.

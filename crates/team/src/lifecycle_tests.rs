@@ -27,19 +27,15 @@ fn team(ws: &Path, server: &FakeServer) -> Team {
         team: "t".into(),
         workspace: ws.to_path_buf(),
         troupe_dir: troupe_dir.clone(),
-        client: model.build(),
-        model,
-        max_tokens: 1024,
-        policy: Policy::new(PermissionMode::BypassPermissions, Default::default()),
+        recipe: troupe_agent::Recipe {
+            max_tokens: 1024,
+            policy: Policy::new(PermissionMode::BypassPermissions, Default::default()),
+            ..troupe_agent::Recipe::new(model.clone(), model.build())
+        },
         mode: TeammateMode::InProcess,
         exe: None,
-        settings: Default::default(),
-        extensions: Vec::new(),
         agents: Default::default(),
         mcp_servers: Vec::new(),
-        home: None,
-        added_dirs: Vec::new(),
-        memory_sources: troupe_agent::memory::MemorySources::default(),
         process_options: serde_json::Value::Null,
     };
     let store =

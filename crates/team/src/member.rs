@@ -12,10 +12,9 @@ use crate::wake::{SharedWake, WakeListener};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-use troupe_agent::{Agent, AgentBuilder, AgentEvent, SessionEndReason, TurnEnd};
+use troupe_agent::{Agent, AgentEvent, AgentKind, Place, Role, SessionEndReason, TurnEnd};
 use troupe_protocol::{AgentStatus, BackgroundCommand, BackgroundState, EventKind, MailKind};
 use troupe_tools::background::Jobs;
-use troupe_tools::Workspace;
 
 /// Model calls one work phase may make before it is cut off (a runaway guard).
 const MAX_ROUNDS_PER_PHASE: u32 = 200;
@@ -69,21 +68,18 @@ pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
     shared.set_status(name, epoch, AgentStatus::Failed, reason);
 }
 
-/// Builds the member's agent — in this process or in its own — through the one builder: the
-/// team's settings and policy, the escalating approver, and the teammate extension (its mail and
-/// protocol tools, gates, prompt sections and mailbox); its own transcript.
+/// Builds the member's agent — in this process or in its own — from the run's one recipe
+/// (`TeamConfig::recipe`: the lead's model, reasoning, client, settings, policy, limit, memory,
+/// added directories and shared extensions) with a teammate's role: its identity, its
+/// definition's model, stricter mode and tools, the escalating approver, the teammate extension
+/// (its mail and protocol tools, gates, prompt sections and mailbox) and its own transcript.
 pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent, MemberError> {
     let config = &shared.config;
     let own = own_worktree(shared, spec)?;
-    let root = own.as_ref().map_or(&config.workspace, |(_, dir)| dir);
-    let workspace = Workspace::new(root)?.with_added_dirs(&config.added_dirs)?;
-    let model_name = spec
-        .model
-        .clone()
-        .unwrap_or_else(|| config.model.model.clone());
+    let root = own
+        .as_ref()
+        .map_or_else(|| config.workspace.clone(), |(_, dir)| dir.clone());
     let definition = crate::profile::definition(config, &spec.profile)?;
-    let mut policy = config.policy.clone();
-    policy.mode = crate::profile::permission_mode(policy.mode, definition);
     let mut identity = teammate_identity(&config.team, spec);
     if let Some(d) = definition.filter(|d| !d.prompt.is_empty()) {
         // The definition's body is the teammate's role: it follows who the teammate is.
@@ -97,35 +93,27 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         extension = extension.with_own_worktree(record, dir);
     }
     let approver = EscalatingApprover::new(shared.clone(), &spec.name, spec.epoch);
-    // The process's one client: the model name travels with each request.
-    let builder = AgentBuilder::new(
-        spec.name.clone(),
-        Arc::new(workspace),
-        config.client.clone(),
-        model_name,
-    );
-    let builder = config
-        .extensions
-        .iter()
-        .cloned()
-        .fold(builder, AgentBuilder::extension);
-    let builder = builder
-        .identity(identity)
-        .home(config.home.clone())
-        .memory_sources(config.memory_sources)
-        .tool_filter(crate::profile::tool_filter(&spec.profile, definition))
-        .settings(config.settings.clone())
-        .policy(policy)
-        .approver(Arc::new(approver))
-        .max_tokens(config.max_tokens)
-        .max_rounds(Some(MAX_ROUNDS_PER_PHASE))
-        .extension(Arc::new(extension))
-        .transcript(transcript);
-    let builder = match mirror {
-        Some(mirror) => builder.transcript_mirror(mirror.shared()),
-        None => builder,
+    let kind = AgentKind::Member {
+        group: config.team.clone(),
     };
-    let agent = builder.build()?;
+    let role = Role::new(
+        kind,
+        spec.name.clone(),
+        Place::Root {
+            dir: root,
+            start: None,
+        },
+    )
+    .identity(identity)
+    .model(spec.model.clone())
+    .stricter_mode(crate::profile::asked_mode(definition))
+    .tool_filter(crate::profile::tool_filter(&spec.profile, definition))
+    .approver(Arc::new(approver))
+    .max_rounds(Some(MAX_ROUNDS_PER_PHASE))
+    .extension(Arc::new(extension))
+    .transcript(transcript)
+    .transcript_mirror(mirror.map(|m| m.shared()));
+    let agent = config.recipe.build(role)?;
     shared
         .protocols
         .register_agent(&spec.name, spec.epoch, agent.stop_flag());

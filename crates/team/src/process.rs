@@ -45,7 +45,8 @@ impl Team {
             .stderr(Stdio::from(log2));
         // The child inherits the lease: the member is alive from before the child starts.
         let handoff = lease.pass_to_child(&mut cmd);
-        let rules = &config.policy.rules;
+        let recipe = &config.recipe;
+        let rules = &recipe.policy.rules;
         let listed = |list: &[troupe_agent::permissions::Rule]| {
             list.iter().map(|r| r.as_str().to_string()).collect()
         };
@@ -59,10 +60,11 @@ impl Team {
             model: spec
                 .model
                 .clone()
-                .unwrap_or_else(|| config.model.model.clone()),
-            provider: config.model.provider.to_string(),
-            max_tokens: config.max_tokens,
-            permission_mode: config.policy.mode.to_string(),
+                .unwrap_or_else(|| recipe.model.model.clone()),
+            provider: recipe.model.provider.to_string(),
+            reasoning: recipe.model.reasoning,
+            max_tokens: recipe.max_tokens,
+            permission_mode: recipe.policy.mode.to_string(),
             allow_rules: listed(&rules.allow),
             ask_rules: listed(&rules.ask),
             deny_rules: listed(&rules.deny),

@@ -72,19 +72,13 @@ pub fn definition<'a>(
         .ok_or_else(|| MemberError::Definition(name.clone()))
 }
 
-/// The permission mode of a teammate made from `definition`: its `permissionMode` only when it
-/// is stricter than the team's (the file is in the workspace; the model could have written it).
-pub fn permission_mode(
-    team: PermissionMode,
-    definition: Option<&AgentDefinition>,
-) -> PermissionMode {
-    match definition
+/// The permission mode an agent made from `definition` asks for itself (its `permissionMode`),
+/// which the recipe honours only when it is stricter than the run's: the file is in the
+/// workspace, and the model could have written it.
+pub fn asked_mode(definition: Option<&AgentDefinition>) -> Option<PermissionMode> {
+    definition
         .and_then(|d| d.permission_mode.as_deref())
         .and_then(|m| m.parse::<PermissionMode>().ok())
-    {
-        Some(asked) => team.tightened_by(asked),
-        None => team,
-    }
 }
 
 /// The tool filter of a teammate: a tool stays when every list that applies lets it (the
@@ -190,7 +184,7 @@ mod tests {
         assert!(f.keeps("read_file"));
         assert!(!f.keeps("bash") && !f.keeps("grep"), "both lists apply");
         assert_eq!(
-            permission_mode(PermissionMode::AcceptEdits, Some(&definition)),
+            PermissionMode::AcceptEdits.tightened_by(asked_mode(Some(&definition)).unwrap()),
             PermissionMode::Plan
         );
         let loose = AgentDefinition {
@@ -198,7 +192,7 @@ mod tests {
             ..definition
         };
         assert_eq!(
-            permission_mode(PermissionMode::Default, Some(&loose)),
+            PermissionMode::Default.tightened_by(asked_mode(Some(&loose)).unwrap()),
             PermissionMode::Default,
             "a definition never loosens the team's mode"
         );

@@ -3,12 +3,9 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use troupe_agent::permissions::Policy;
-use troupe_agent::Extension;
+use troupe_agent::Recipe;
 use troupe_catalog::agents::Definitions;
-use troupe_model::{Model, ModelConfig};
 use troupe_protocol::MemberProfile;
-use troupe_settings::Settings;
 
 /// The lead's name on every team.
 pub const LEAD: &str = "lead";
@@ -44,36 +41,18 @@ pub struct TeamConfig {
     pub workspace: PathBuf,
     /// `<workspace>/.troupe`.
     pub troupe_dir: PathBuf,
-    /// The lead's model; teammates use it unless spawned with another model name.
-    pub model: ModelConfig,
-    /// The model client every in-process member calls through: one per process (one HTTP
-    /// connection pool, one bound on concurrent calls); the model name goes with each request.
-    pub client: Arc<dyn Model>,
-    /// Output token limit per call.
-    pub max_tokens: u32,
-    /// Teammates' permission policy.
-    pub policy: Policy,
+    /// What every agent of the run is made from, as the lead resolved it (model, client,
+    /// settings, policy, limit, memory, added directories, shared extensions): each teammate is
+    /// built from it by [`troupe_agent::Recipe::build`], with a teammate's role.
+    pub recipe: Recipe,
     /// Where teammates run.
     pub mode: TeammateMode,
     /// The troupe binary, for process mode.
     pub exe: Option<PathBuf>,
-    /// The effective settings every teammate is built from.
-    pub settings: Arc<Settings>,
-    /// Extensions every teammate built in this process gets besides the team's own (the
-    /// workspace's hooks and MCP servers, shared by every agent of the process).
-    pub extensions: Vec<Arc<dyn Extension>>,
     /// The workspace's (and the user's) agent definitions, for `spawn_teammate{agent}`.
     pub agents: Arc<Definitions>,
     /// The names of the configured MCP servers, for `spawn_teammate{mcp_servers}`.
     pub mcp_servers: Vec<String>,
-    /// The user's home, for the user's memory and skills (`None`: none).
-    pub home: Option<PathBuf>,
-    /// Directories besides the workspace every teammate's tools may use (`--add-dir`,
-    /// `permissions.additionalDirectories`), canonical.
-    pub added_dirs: Vec<PathBuf>,
-    /// Which memory files (CLAUDE.md) go into every teammate's prompt: the lead's setting
-    /// sources.
-    pub memory_sources: troupe_agent::memory::MemorySources,
     /// What the program running the team hands each teammate process besides the team's own
     /// configuration, so it sets itself up as the lead was (its own format, opaque to the
     /// team: see [`crate::launch::ProcessLaunch::options`]).

@@ -71,19 +71,14 @@ pub fn team_with(
         team: name.to_string(),
         workspace: workspace.to_path_buf(),
         troupe_dir: workspace.join(".troupe"),
-        client: model_config(server).build(),
-        model: model_config(server),
-        max_tokens: troupe_agent::DEFAULT_MAX_TOKENS,
-        policy: troupe_agent::permissions::Policy::default(),
+        recipe: troupe_agent::Recipe {
+            shared: Arc::new(move |_| extensions.clone()),
+            ..troupe_agent::Recipe::new(model_config(server), model_config(server).build())
+        },
         mode: TeammateMode::InProcess,
         exe: None,
-        settings: Arc::new(troupe_settings::Settings::default()),
-        extensions,
         agents: Default::default(),
         mcp_servers: Vec::new(),
-        home: None,
-        added_dirs: Vec::new(),
-        memory_sources: troupe_agent::memory::MemorySources::default(),
         process_options: serde_json::Value::Null,
     };
     let store = match troupe_store::file::open(&config.troupe_dir, &config.team) {

@@ -7,12 +7,11 @@
 //! to, so a supervisor restarting on failure has nothing to restart.
 
 use crate::args::TeammateArgs;
-use crate::mcp::McpExtension;
-use crate::setup::{model_config, workspace_root};
-use anyhow::{Context, Result};
+use crate::setup::workspace_root;
+use anyhow::Result;
 use std::sync::Arc;
 use std::time::Duration;
-use troupe_agent::{effective_policy, PermissionFlags};
+use troupe_agent::PermissionFlags;
 use troupe_store::Lease;
 use troupe_team::{liveness, member, Team, TeamConfig, TeammateMode};
 
@@ -27,81 +26,56 @@ const EXIT_TERMINATED: i32 = 128 + libc::SIGTERM;
 pub fn run(args: &TeammateArgs) -> Result<i32> {
     // A lead hands its teammate processes their whole configuration (`--config-file -`).
     let args = &crate::commands::teammate_launch::resolve(args)?;
-    let workspace = workspace_root(&args.agent)?;
-    // The same settings files as the lead that spawned it, plus its `--settings`.
-    let mut loaded = crate::settings::load_sources(
-        &workspace,
-        args.agent.settings.as_deref(),
-        args.setting_sources.as_deref(),
-    )?;
-    // The lead's decision (passed in the environment), else a script's.
-    let workspace_servers = crate::trust::apply(
-        &workspace,
-        &mut loaded,
-        args.agent.mcp.strict_mcp_config,
-        crate::trust::Asking::Script,
-    )?;
-    crate::settings::apply_env(&loaded.settings);
-    crate::settings::apply_command_env(&loaded);
-    let model = model_config(&args.agent, &loaded.settings)?;
-    // The rules of the lead that spawned this teammate, passed on one by one.
-    let flags = PermissionFlags {
-        mode: args.agent.permission_mode.clone(),
-        allow: args.allow_rules.clone(),
-        ask: args.ask_rules.clone(),
-        deny: args.deny_rules.clone(),
+    let reasoning = match args.reasoning {
+        Some(reasoning) => reasoning,
+        // Started by hand: the environment's, as a lead without flags has it.
+        None => crate::args_sdk::SdkArgs::default().reasoning(None, |key| {
+            std::env::var(key).ok().filter(|v| !v.is_empty())
+        })?,
     };
-    let policy = effective_policy(&loaded.settings.permissions, &flags)
-        .context("invalid permission rule passed to the teammate")?;
-    // Its own connections to the same servers (one per server per process).
-    let mcp = crate::mcp::manager(
-        &workspace,
-        &loaded,
-        &args.agent.mcp,
-        &policy,
-        workspace_servers,
-    )?;
-    let store_choice = crate::store::choose(args.agent.store.as_deref(), Some(&loaded.settings))?;
-    let mut settings = loaded.settings;
-    crate::settings::apply_flags(&mut settings, &args.agent);
-    let settings = Arc::new(settings);
-    let troupe_dir = workspace.join(".troupe");
+    // The same resolution as the lead that spawned it: its settings files and `--settings`,
+    // its trust decision (passed in the environment, else a script's), its rules one by one.
+    let run = crate::compose::resolve(crate::compose::Inputs {
+        workspace: workspace_root(&args.agent)?,
+        agent: &args.agent,
+        setting_sources: args.setting_sources.as_deref(),
+        permissions: PermissionFlags {
+            mode: args.agent.permission_mode.clone(),
+            allow: args.allow_rules.clone(),
+            ask: args.ask_rules.clone(),
+            deny: args.deny_rules.clone(),
+        },
+        reasoning,
+        asking: crate::trust::Asking::Script,
+    })?;
+    let troupe_dir = run.troupe_dir.clone();
     // The lead passes its team; a person starting one by hand joins the team running here.
-    let team = crate::team_pick::pick(args.team.as_deref(), &store_choice, &troupe_dir)?;
-    let store = crate::commands::teammate_start::open_store(&store_choice, &troupe_dir, &team)?;
-    let hooks = crate::hooks::extension(&settings, &workspace, policy.mode, store.clone())?
-        .for_teammates(&team);
-    let added_dirs = crate::settings::added_dirs(&args.agent, &settings, &workspace)?;
-    // The user's home, as the lead has it: the user's memory files and skills.
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let skills = crate::setup::project_skills(&workspace, home.as_deref());
-    let agents =
-        crate::subagents::definitions(&workspace, home.as_deref(), crate::subagents::Report::Quiet);
+    let team = crate::team_pick::pick(args.team.as_deref(), &run.store, &troupe_dir)?;
+    let store = crate::commands::teammate_start::open_store(&run.store, &troupe_dir, &team)?;
+    let hooks = crate::hooks::extension(
+        &run.settings,
+        &run.workspace,
+        run.policy.mode,
+        store.clone(),
+    )?;
+    let agents = crate::subagents::definitions(
+        &run.workspace,
+        run.home.as_deref(),
+        crate::subagents::Report::Quiet,
+    );
     let config = TeamConfig {
         agents,
-        mcp_servers: mcp.names().into_iter().map(str::to_string).collect(),
-        home,
-        added_dirs,
+        mcp_servers: run.mcp.names().into_iter().map(str::to_string).collect(),
         team: team.clone(),
         troupe_dir: troupe_dir.clone(),
-        workspace,
-        client: crate::setup::model_client(&model, &settings),
-        model,
-        max_tokens: args.agent.max_tokens,
-        policy,
+        workspace: run.workspace.clone(),
+        recipe: run.recipe(hooks, crate::cron::extension(&troupe_dir, &team)),
         mode: TeammateMode::InProcess,
         exe: None,
-        settings,
-        extensions: vec![
-            Arc::new(hooks),
-            Arc::new(McpExtension::new(mcp.clone())),
-            crate::cron::extension(&troupe_dir, &team),
-            skills,
-        ],
-        memory_sources: crate::settings::memory_sources(args.setting_sources.as_deref()),
         // It starts no teammate processes of its own.
         process_options: serde_json::Value::Null,
     };
+    let mcp = run.mcp.clone();
     crate::setup::exclude_troupe_dir(&config.workspace);
     // What it does, one line each, on stderr (a terminal, or the log the lead gives it).
     let sink: troupe_team::NoticeSink = Some(Arc::new(|n: troupe_team::Notice| {

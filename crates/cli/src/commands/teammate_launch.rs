@@ -106,6 +106,7 @@ fn apply(args: &TeammateArgs, launch: ProcessLaunch) -> Result<TeammateArgs> {
     out.ask_rules = launch.ask_rules;
     out.deny_rules = launch.deny_rules;
     out.lease = launch.lease;
+    out.reasoning = Some(launch.reasoning);
     out.setting_sources = options.setting_sources;
     let agent = &mut out.agent;
     agent.cwd = Some(launch.workspace);

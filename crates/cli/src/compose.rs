@@ -1,0 +1,223 @@
+//! The composition root: what every agent of a run is made from, resolved once — the settings
+//! files `--setting-sources` selects and `--settings`, the workspace's trust, the environment,
+//! the flags, the permission policy, the model and its reasoning, the MCP servers, the skills —
+//! into one [`Resolved`], and from it the run's one [`Recipe`], which builds the lead, every
+//! teammate and every subagent ([`Recipe::build`]). A lead resolves it from its command line; a
+//! teammate process from the launch its lead wrote (`commands/teammate_launch.rs`), through the
+//! same [`resolve`].
+
+use crate::args::AgentArgs;
+use crate::mcp::McpExtension;
+use crate::trust::Asking;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use troupe_agent::memory::MemorySources;
+use troupe_agent::permissions::Policy;
+use troupe_agent::{effective_policy, AgentKind, Extension, PermissionFlags, Recipe};
+use troupe_catalog::SkillsExtension;
+use troupe_hooks::HooksExtension;
+use troupe_mcp::McpManager;
+use troupe_model::{
+    CacheTtl, Limited, Model, ModelConfig, PromptCache, Provider, Reasoning,
+    DEFAULT_MAX_CONCURRENT_CALLS,
+};
+use troupe_settings::Settings;
+
+/// What a run is resolved from: the workspace and the flags as given (a lead's command line, or
+/// the launch a lead wrote for its teammate process).
+pub struct Inputs<'a> {
+    /// The canonical workspace root.
+    pub workspace: PathBuf,
+    /// Where and with what the agents work (model, settings, MCP, store, added directories).
+    pub agent: &'a AgentArgs,
+    /// `--setting-sources`: which settings and memory files count.
+    pub setting_sources: Option<&'a str>,
+    /// The permission flags (mode and rules) on top of the settings' `permissions`.
+    pub permissions: PermissionFlags,
+    /// Extended thinking and effort.
+    pub reasoning: Reasoning,
+    /// Who decides about an untrusted workspace.
+    pub asking: Asking,
+}
+
+/// Everything the agents of a run are made from, resolved once.
+pub struct Resolved {
+    /// The canonical workspace root.
+    pub workspace: PathBuf,
+    /// `<workspace>/.troupe`.
+    pub troupe_dir: PathBuf,
+    /// The effective settings, flags that override settings applied.
+    pub settings: Arc<Settings>,
+    /// The permission policy.
+    pub policy: Policy,
+    /// The model, its reasoning included.
+    pub model: ModelConfig,
+    /// The process's one model client.
+    pub client: Arc<dyn Model>,
+    /// Output token limit per model call.
+    pub max_tokens: u32,
+    /// Directories every agent's tools may use besides the workspace, canonical.
+    pub added_dirs: Vec<PathBuf>,
+    /// The user's home.
+    pub home: Option<PathBuf>,
+    /// Which memory files go into every agent's prompt.
+    pub memory_sources: MemorySources,
+    /// The MCP servers every agent of this process shares.
+    pub mcp: Arc<McpManager>,
+    /// The project's and the user's skills.
+    pub skills: Arc<SkillsExtension>,
+    /// The team's store.
+    pub store: crate::store::StoreChoice,
+}
+
+/// Resolves a run: settings (as the sources select them, `--settings` on top), the workspace's
+/// trust, the settings' environment, the store, the policy, the MCP servers, the model.
+pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
+    let Inputs {
+        workspace,
+        agent,
+        setting_sources,
+        permissions,
+        reasoning,
+        asking,
+    } = inputs;
+    let mut loaded =
+        crate::settings::load_sources(&workspace, agent.settings.as_deref(), setting_sources)?;
+    // Before anything the workspace defines runs or applies (its env included): what is left
+    // of `loaded` is all every agent of the run is built from.
+    let workspace_servers =
+        crate::trust::apply(&workspace, &mut loaded, agent.mcp.strict_mcp_config, asking)?;
+    // Before the model is resolved (the env may name its endpoint).
+    crate::settings::apply_env(&loaded.settings);
+    crate::settings::apply_command_env(&loaded);
+    crate::cost::set_pricing(&loaded.settings.pricing);
+    let store = crate::store::choose(agent.store.as_deref(), Some(&loaded.settings))?;
+    // Teammate processes and the `troupe` commands the tools run find the team's store.
+    troupe_tools::child_env::set_overlay([(
+        crate::store::STORE_VAR.to_string(),
+        store.spec().to_string(),
+    )]);
+    let policy = effective_policy(&loaded.settings.permissions, &permissions).context(
+        "invalid permissions (use the modes default, acceptEdits, plan, bypassPermissions, dontAsk or auto)",
+    )?;
+    let mcp = crate::mcp::manager(&workspace, &loaded, &agent.mcp, &policy, workspace_servers)?;
+    let mut settings = loaded.settings;
+    crate::settings::apply_flags(&mut settings, agent);
+    let mut model = model_config(agent, &settings)?;
+    model.reasoning = reasoning;
+    let client = model_client(&model, &settings);
+    let added_dirs = crate::settings::added_dirs(agent, &settings, &workspace)?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let skills = project_skills(&workspace, home.as_deref());
+    Ok(Resolved {
+        troupe_dir: workspace.join(".troupe"),
+        workspace,
+        settings: Arc::new(settings),
+        policy,
+        model,
+        client,
+        max_tokens: agent.max_tokens,
+        added_dirs,
+        home,
+        // The setting sources decide every agent's memory files too.
+        memory_sources: crate::settings::memory_sources(setting_sources),
+        mcp,
+        skills,
+        store,
+    })
+}
+
+impl Resolved {
+    /// The run's recipe, the workspace's `hooks` and the team's scheduled prompts (`cron`)
+    /// among the extensions: every agent gets the hooks, MCP servers and skills (a subagent's
+    /// hooks end in `SubagentStop`, a teammate's know its team), the lead and teammates the
+    /// scheduling tools.
+    pub fn recipe(&self, hooks: HooksExtension, cron: Arc<dyn Extension>) -> Recipe {
+        let mcp: Arc<dyn Extension> = Arc::new(McpExtension::new(self.mcp.clone()));
+        let skills: Arc<dyn Extension> = self.skills.clone();
+        let shared = move |kind: &AgentKind| -> Vec<Arc<dyn Extension>> {
+            let hooks: Arc<dyn Extension> = match kind {
+                AgentKind::Main => Arc::new(hooks.clone()),
+                AgentKind::Member { group } => Arc::new(hooks.for_teammates(group.clone())),
+                AgentKind::Subagent => Arc::new(hooks.for_subagents()),
+            };
+            match kind {
+                AgentKind::Subagent => vec![hooks, mcp.clone(), skills.clone()],
+                _ => vec![hooks, mcp.clone(), cron.clone(), skills.clone()],
+            }
+        };
+        Recipe {
+            model: self.model.clone(),
+            client: self.client.clone(),
+            settings: self.settings.clone(),
+            policy: self.policy.clone(),
+            max_tokens: self.max_tokens,
+            home: self.home.clone(),
+            memory_sources: self.memory_sources,
+            added_dirs: self.added_dirs.clone(),
+            shared: Arc::new(shared),
+        }
+    }
+}
+
+/// Resolves the model from flags, settings (`model` when no `--model`) and environment.
+pub fn model_config(args: &AgentArgs, settings: &Settings) -> Result<ModelConfig> {
+    let provider = match args.provider.as_deref() {
+        None => None,
+        Some(p) => Some(
+            p.parse::<Provider>()
+                .map_err(|e| anyhow::anyhow!("--provider {p}: {e}"))?,
+        ),
+    };
+    let env = |key: &str| troupe_tools::child_env::var(key).filter(|v| !v.is_empty());
+    let model = args.model.clone().or_else(|| settings.model.clone());
+    let mut config = ModelConfig::resolve(provider, model, &env)?;
+    config.prompt_cache = prompt_cache(config.prompt_cache, settings)?;
+    Ok(config)
+}
+
+/// Prompt caching as the environment left it, changed by the `promptCaching` setting: it may
+/// turn caching off or set the entries' lifetime, never turn on what `DISABLE_PROMPT_CACHING`
+/// turned off.
+fn prompt_cache(from_env: PromptCache, settings: &Settings) -> Result<PromptCache> {
+    let Some(setting) = &settings.prompt_caching else {
+        return Ok(from_env);
+    };
+    let mut cache = from_env;
+    if setting.enabled == Some(false) {
+        cache.enabled = false;
+    }
+    if let Some(ttl) = &setting.ttl {
+        cache.ttl = CacheTtl::parse(ttl).ok_or_else(|| {
+            anyhow::anyhow!(
+                "settings promptCaching.ttl: {ttl:?} is not a cache lifetime (use \"5m\" or \"1h\")"
+            )
+        })?;
+    }
+    crate::cost::set_cache_ttl(cache.ttl);
+    Ok(cache)
+}
+
+/// The process's one model client, shared by every agent it runs (one HTTP connection pool),
+/// running at most `max_concurrent_model_calls` calls at once.
+pub fn model_client(model: &ModelConfig, settings: &Settings) -> Arc<dyn Model> {
+    let max = settings
+        .max_concurrent_model_calls
+        .unwrap_or(DEFAULT_MAX_CONCURRENT_CALLS);
+    Arc::new(Limited::new(model.build(), max).with_shared_prefixes(model.prompt_cache))
+}
+
+/// The project's skills as an extension, warning on stderr about every `SKILL.md` that was
+/// skipped (a malformed file is reported, never fatal).
+pub fn project_skills(workspace: &Path, home: Option<&Path>) -> Arc<SkillsExtension> {
+    let skills = troupe_catalog::skills::load(workspace, home);
+    for skipped in &skills.skipped {
+        eprintln!(
+            "troupe: warning: skipped skill {}: {}",
+            skipped.path.display(),
+            skipped.why
+        );
+    }
+    Arc::new(SkillsExtension::new(skills))
+}
