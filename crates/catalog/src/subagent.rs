@@ -9,9 +9,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::{Arc, Mutex, PoisonError};
-use troupe_agent::{Agent, Extension, ExtensionContext, TurnEnd};
+use troupe_agent::{Agent, AgentEvent, Extension, ExtensionContext, TurnEnd};
 use troupe_protocol::Usage;
-use troupe_tools::{parse_input, schema_of, DynTool, Effect, Tool, ToolContext, ToolOutput};
+use troupe_tools::{
+    parse_input, schema_of, summarize_input, DynTool, Effect, Tool, ToolContext, ToolOutput,
+};
 
 /// Builds the agents that `task` runs; the binary supplies it, so the subagent is made the way
 /// its parent was (model, settings, permission rules, approver) — without a `task` tool of its
@@ -131,7 +133,16 @@ impl Tool for TaskTool {
             Ok(a) => a,
             Err(e) => return ToolOutput::error(format!("could not start the subagent: {e}")),
         };
-        let outcome = agent.run_turn(Some(input.prompt), &mut |_| {}).await;
+        // The subagent's own calls, one line each, as the call's progress: a person watching
+        // sees them beneath the `task(…)` line while it runs.
+        let progress = ctx.progress.clone();
+        let outcome = agent
+            .run_turn(Some(input.prompt), &mut |event| {
+                if let (Some(progress), Some(line)) = (&progress, progress_line(&event)) {
+                    progress.output(line.as_bytes());
+                }
+            })
+            .await;
         self.usage
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -150,6 +161,25 @@ impl Tool for TaskTool {
                 ToolOutput::error(format!("the subagent ({}) failed: {e}", input.description))
             }
         }
+    }
+}
+
+/// The progress line for one of a subagent's events: each call it starts, and each call that
+/// fails (with the first line of why).
+fn progress_line(event: &AgentEvent<'_>) -> Option<String> {
+    match event {
+        AgentEvent::ToolStarted { name, input, .. } => {
+            Some(format!("⏺ {name}({})\n", summarize_input(name, input)))
+        }
+        AgentEvent::ToolFinished {
+            content,
+            is_error: true,
+            ..
+        } => Some(format!(
+            "  ✗ {}\n",
+            content.lines().next().unwrap_or("(no output)")
+        )),
+        _ => None,
     }
 }
 
@@ -198,5 +228,42 @@ impl Extension for SubagentExtension {
             self.factory.clone(),
             self.usage.clone(),
         ))]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_subagents_calls_and_failures_become_progress_lines() {
+        let input = json!({"path": "src/a.rs"});
+        let started = AgentEvent::ToolStarted {
+            id: "c1",
+            name: "read_file",
+            input: &input,
+        };
+        assert_eq!(
+            progress_line(&started).as_deref(),
+            Some("⏺ read_file(src/a.rs)\n")
+        );
+        let failed = AgentEvent::ToolFinished {
+            id: "c1",
+            name: "read_file",
+            content: "no such file\nmore",
+            is_error: true,
+        };
+        assert_eq!(
+            progress_line(&failed).as_deref(),
+            Some("  ✗ no such file\n")
+        );
+        let fine = AgentEvent::ToolFinished {
+            id: "c1",
+            name: "read_file",
+            content: "text",
+            is_error: false,
+        };
+        assert_eq!(progress_line(&fine), None);
     }
 }

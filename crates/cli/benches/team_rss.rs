@@ -1,7 +1,7 @@
 //! 100 teammates in one process (issue 3, item 11): the lead spawns N in-process teammates in
 //! one response; each does one tool round (`bash ls` or `glob`, alternating) then reports with
 //! a final text; the headless run ends when the team has settled. Prints the troupe process's
-//! peak RSS (target < 100 MiB) and wall time.
+//! peak RSS (target < 100 MiB), wall time and CPU time (user + system, bash children included).
 //!
 //! Run: `cargo bench -p troupe-cli --bench team_rss [-- --teammates 100 --runs 3]`.
 //! `-- --serve SECS` only keeps the scripted fake server up, to profile a run by hand.
@@ -187,16 +187,17 @@ fn main() -> Result<(), String> {
         "team: lead spawns {teammates} in-process teammates, one tool round each (fake server)"
     );
     println!(
-        "{:<6} {:>10} {:>10} {:>11} {:>11}",
-        "run", "wall ms", "rss MiB", "lead calls", "mate calls"
+        "{:<6} {:>10} {:>10} {:>10} {:>11} {:>11}",
+        "run", "wall ms", "cpu ms", "rss MiB", "lead calls", "mate calls"
     );
     let mut all = Vec::with_capacity(runs);
     for i in 0..runs {
         let (m, info) = one_run(teammates, timeout_s)?;
         println!(
-            "{:<6} {:>10.1} {:>10.1} {:>11} {:>11}",
+            "{:<6} {:>10.1} {:>10.1} {:>10.1} {:>11} {:>11}",
             i + 1,
             ms(m.wall),
+            ms(m.cpu),
             mib(m.max_rss_kib),
             info.lead_calls,
             info.mate_calls
@@ -205,10 +206,13 @@ fn main() -> Result<(), String> {
     }
     let mut walls: Vec<Duration> = all.iter().map(|m| m.wall).collect();
     walls.sort();
+    let mut cpus: Vec<Duration> = all.iter().map(|m| m.cpu).collect();
+    cpus.sort();
     let peak = all.iter().map(|m| m.max_rss_kib).max().unwrap_or(0);
     println!(
-        "SUMMARY team_teammates={teammates} team_wall_median_ms={:.1} team_peak_rss_mib={:.1} rss_target={}",
+        "SUMMARY team_teammates={teammates} team_wall_median_ms={:.1} team_cpu_median_ms={:.1} team_peak_rss_mib={:.1} rss_target={}",
         ms(quantile(&walls, 0.5)),
+        ms(quantile(&cpus, 0.5)),
         mib(peak),
         verdict(mib(peak) < TARGET_RSS_MIB)
     );

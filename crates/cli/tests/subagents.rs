@@ -142,3 +142,59 @@ fn an_unknown_type_is_an_error_naming_the_known_ones() {
         "{text}"
     );
 }
+
+/// At the REPL a subagent call reads `task(reader: "…")`, and while it runs the subagent's own
+/// calls show beneath it, as a running command's output does.
+#[test]
+fn a_running_subagent_shows_its_calls_beneath_its_task_line() {
+    if !common::tmux::available() {
+        return;
+    }
+    let ws = TempWorkspace::new();
+    std::fs::write(ws.path().join("notes.txt"), "the answer is 42").unwrap();
+    define(ws.path(), "reader", "tools: Read, Grep\n");
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "task",
+                json!({"description": "find answer", "prompt": "What number is in notes.txt?", "subagent_type": "reader"}),
+            ),
+            Step::text("it is 42"),
+        ],
+    );
+    // The subagent's second call waits until the test has seen the screen.
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let gate = std::sync::Mutex::new(gate);
+    server.script(
+        "reader",
+        [
+            Step::tool("read_file", json!({"path": "notes.txt"})),
+            Step::dynamic(move |_| {
+                let _ = gate
+                    .lock()
+                    .unwrap()
+                    .recv_timeout(std::time::Duration::from_secs(60));
+                Reply::text("The number is 42.")
+            }),
+        ],
+    );
+    let tmux = common::tmux::Tmux::start(
+        ws.path(),
+        &server,
+        &["--permission-mode", "bypassPermissions"],
+    );
+    tmux.wait_for("/help for commands");
+    tmux.type_line("delegate");
+    tmux.wait_for("⏺ task(reader: \"find answer\")");
+    tmux.wait_for("│ ⏺ read_file(notes.txt)");
+    release.send(()).unwrap();
+    tmux.wait_for("it is 42");
+    tmux.type_line("/exit");
+    assert!(
+        troupe_testkit::eventually(std::time::Duration::from_secs(20), || tmux.gone()),
+        "{}",
+        tmux.screen()
+    );
+}

@@ -190,7 +190,7 @@ fn init_error(e: &rmcp::service::ClientInitializeError) -> String {
             // The HTTP client's error keeps its causes (refused, DNS, TLS) to itself in rmcp's
             // wrapper: asked for directly.
             type HttpError =
-                rmcp::transport::streamable_http_client::StreamableHttpError<reqwest_mcp::Error>;
+                rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
             let why = match error.error.downcast_ref::<HttpError>() {
                 Some(HttpError::Client(e)) => causes(e),
                 _ => causes(&*error.error),
@@ -222,7 +222,7 @@ const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 fn http_transport(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest_mcp::Client>, String> {
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
     install_crypto();
     let mut custom = HashMap::with_capacity(headers.len());
     for (name, value) in headers {

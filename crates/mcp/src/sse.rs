@@ -17,10 +17,10 @@ pub struct SseError {
 
 /// rmcp's client transport over an open SSE stream and its message endpoint.
 pub(crate) struct SseTransport {
-    http: reqwest_mcp::Client,
-    headers: reqwest_mcp::header::HeaderMap,
+    http: reqwest::Client,
+    headers: reqwest::header::HeaderMap,
     /// Where messages are posted (from the `endpoint` event).
-    endpoint: reqwest_mcp::Url,
+    endpoint: reqwest::Url,
     incoming: mpsc::UnboundedReceiver<RxJsonRpcMessage<RoleClient>>,
     reader: tokio::task::JoinHandle<()>,
 }
@@ -37,7 +37,7 @@ impl SseTransport {
         url: &str,
         headers: &BTreeMap<String, String>,
     ) -> Result<SseTransport, String> {
-        let mut map = reqwest_mcp::header::HeaderMap::new();
+        let mut map = reqwest::header::HeaderMap::new();
         for (name, value) in headers {
             let name = http::HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| format!("header {name:?}: {e}"))?;
@@ -45,8 +45,8 @@ impl SseTransport {
                 http::HeaderValue::from_str(value).map_err(|e| format!("header {name}: {e}"))?;
             map.insert(name, value);
         }
-        let base = reqwest_mcp::Url::parse(url).map_err(|e| format!("`url` {url:?}: {e}"))?;
-        let http = reqwest_mcp::Client::builder()
+        let base = reqwest::Url::parse(url).map_err(|e| format!("`url` {url:?}: {e}"))?;
+        let http = reqwest::Client::builder()
             .build()
             .map_err(|e| format!("no HTTP client: {e}"))?;
         let response = http
@@ -157,14 +157,14 @@ struct Event {
 
 /// The events of a response body, parsed as they arrive.
 struct Events {
-    response: reqwest_mcp::Response,
+    response: reqwest::Response,
     /// Bytes of the line in progress (a character may be split across chunks).
     buffer: Vec<u8>,
     parser: Parser,
 }
 
 impl Events {
-    fn new(response: reqwest_mcp::Response) -> Events {
+    fn new(response: reqwest::Response) -> Events {
         Events {
             response,
             buffer: Vec::new(),

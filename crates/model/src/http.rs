@@ -130,8 +130,9 @@ pub(crate) struct Call {
     pub reading: Reading,
 }
 
-/// A reqwest client with troupe's timeouts.
+/// A reqwest client with troupe's timeouts, on rustls with the ring provider.
 pub(crate) fn build_client() -> Result<reqwest::Client, ModelError> {
+    install_crypto();
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_TIMEOUT)
@@ -139,6 +140,13 @@ pub(crate) fn build_client() -> Result<reqwest::Client, ModelError> {
         .map_err(|e| ModelError::Client {
             message: error_chain(&e),
         })
+}
+
+/// reqwest is built without a bundled crypto provider (`rustls-no-provider`, as rmcp's
+/// transport, so one reqwest serves both): rustls takes one process-wide provider, ring.
+/// Installing it again is a no-op.
+pub(crate) fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Makes the call, retrying transient failures; a fresh assembler comes from `new_assembler`

@@ -21,12 +21,18 @@ pub struct Measured {
     pub max_rss_kib: u64,
     /// The exit code, or `None` when a signal ended it.
     pub code: Option<i32>,
+    /// CPU time, user plus system, of the child and the descendants it reaped (`wait4`'s
+    /// rusage).
+    pub cpu: Duration,
 }
 
-/// A `troupe` command (the binary Cargo built with this bench's profile) pointed at `server`
+/// A `troupe` command (the binary Cargo built with this bench's profile, or the one
+/// `TROUPE_BENCH_BIN` names, to compare another build in the same run) pointed at `server`
 /// (Anthropic wire), run in workspace `ws` with a private `HOME` and no stdin.
 pub fn troupe(ws: &Path, server: &FakeServer) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_troupe"));
+    let exe = std::env::var_os("TROUPE_BENCH_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_troupe").into());
+    let mut cmd = Command::new(exe);
     cmd.current_dir(ws)
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
@@ -82,17 +88,18 @@ pub fn run_measured(cmd: &mut Command, stdout: &Path, stderr: &Path) -> io::Resu
         .map(|f| f.parse().map_err(io::Error::other))
         .collect::<io::Result<_>>()?;
     match fields.as_slice() {
-        [wall_ns, rss, code] => Ok(Measured {
+        [wall_ns, rss, code, cpu_ns] => Ok(Measured {
             wall: Duration::from_nanos(u64::try_from(*wall_ns).unwrap_or(0)),
             max_rss_kib: u64::try_from(*rss).unwrap_or(0),
             code: (*code >= 0).then(|| i32::try_from(*code).unwrap_or(-1)),
+            cpu: Duration::from_nanos(u64::try_from(*cpu_ns).unwrap_or(0)),
         }),
         _ => Err(io::Error::other(format!("bad wrapper report: {text}"))),
     }
 }
 
 /// When this process was started as the measuring wrapper, runs the wrapped command (with the
-/// inherited cwd, environment and stdio), writes `wall_ns max_rss_kib exit_code` to the report
+/// inherited cwd, environment and stdio), writes `wall_ns max_rss_kib exit_code cpu_ns` to the report
 /// file and exits; otherwise returns at once. Call first thing in `main`.
 pub fn wrapper_main_if_requested() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -104,10 +111,11 @@ pub fn wrapper_main_if_requested() {
             match spawn_and_reap(Command::new(program).args(&args[4..])) {
                 Ok(m) => {
                     let line = format!(
-                        "{} {} {}\n",
+                        "{} {} {} {}\n",
                         m.wall.as_nanos(),
                         m.max_rss_kib,
-                        m.code.unwrap_or(-1)
+                        m.code.unwrap_or(-1),
+                        m.cpu.as_nanos()
                     );
                     match std::fs::write(report, line) {
                         Ok(()) => 0,
@@ -154,10 +162,15 @@ fn spawn_and_reap(cmd: &mut Command) -> io::Result<Measured> {
     // The child is reaped already; dropping the handle only closes what it holds.
     drop(child);
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let time = |t: libc::timeval| {
+        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
     Ok(Measured {
         wall,
         max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
         code,
+        cpu: time(usage.ru_utime) + time(usage.ru_stime),
     })
 }
 

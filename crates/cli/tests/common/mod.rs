@@ -129,6 +129,8 @@ pub fn headless_go<K: AsRef<OsStr>, V: AsRef<OsStr>>(
     out
 }
 
+pub mod tmux;
+
 /// Whether a process is running (a zombie counts as gone); shared with the tools crate's tests.
 #[path = "../../../tools/tests/common/procs.rs"]
 mod procs;

@@ -227,7 +227,7 @@ async fn a_delayed_step_answers_with_its_inner_step() {
 #[tokio::test]
 async fn unknown_paths_are_404_and_not_journaled() {
     let server = FakeServer::start();
-    let resp = reqwest::Client::new()
+    let resp = super::support::client()
         .post(format!("{}/v1/embeddings", server.url()))
         .body("{}")
         .send()

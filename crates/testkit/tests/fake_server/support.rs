@@ -14,7 +14,7 @@ pub async fn post(
         Wire::Anthropic => format!("{}/v1/messages", server.url()),
         Wire::OpenAi => format!("{}/chat/completions", server.openai_url()),
     };
-    let mut req = reqwest::Client::new()
+    let mut req = client()
         .post(url)
         .header("content-type", "application/json")
         .body(body.to_string());
@@ -22,6 +22,12 @@ pub async fn post(
         req = req.header("x-troupe-agent", agent);
     }
     req.send().await.unwrap()
+}
+
+/// A reqwest client; reqwest is built without a crypto provider, so ring is installed first.
+pub fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
 }
 
 /// A small request body in the wire's shape.
