@@ -9,6 +9,8 @@
 //! sees them. (Children start with an empty signal mask: the standard library resets it.)
 
 use anyhow::{bail, Result};
+use crossterm::event::DisableBracketedPaste;
+use crossterm::Command as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -130,8 +132,11 @@ impl Terminal {
             // Written straight to fd 1 (not through std's buffer, which another thread may hold);
             // a failed write changes nothing.
             let stdout = std::io::stdout();
-            if rustix::termios::isatty(&stdout) {
-                let _ = rustix::io::write(&stdout, b"\x1b[?2004l");
+            let mut off = String::new();
+            if rustix::termios::isatty(&stdout)
+                && DisableBracketedPaste.write_ansi(&mut off).is_ok()
+            {
+                let _ = rustix::io::write(&stdout, off.as_bytes());
             }
             let _ = rustix::termios::tcsetattr(
                 std::io::stdin(),
