@@ -7,6 +7,10 @@
 //! The signals are blocked in every thread and taken by one thread of their own with
 //! `sigwait`, so ending does not depend on the async runtime still running, and nothing else
 //! sees them. (Children start with an empty signal mask: the standard library resets it.)
+//!
+//! The signal calls (masks, `sigwait`, dispositions) are libc's: rustix offers them only in
+//! its `runtime` module, unsafe and meant for language runtimes, so it would not remove an
+//! `unsafe` block here.
 
 use anyhow::{bail, Result};
 use crossterm::event::DisableBracketedPaste;
