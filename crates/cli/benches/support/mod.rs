@@ -30,8 +30,8 @@ pub struct Measured {
 /// `TROUPE_BENCH_BIN` names, to compare another build in the same run) pointed at `server`
 /// (Anthropic wire), run in workspace `ws` with a private `HOME` and no stdin.
 pub fn troupe(ws: &Path, server: &FakeServer) -> Command {
-    let exe = std::env::var_os("TROUPE_BENCH_BIN")
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_troupe").into());
+    let exe =
+        std::env::var_os("TROUPE_BENCH_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_troupe").into());
     let mut cmd = Command::new(exe);
     cmd.current_dir(ws)
         .env_remove("OPENAI_API_KEY")
