@@ -476,13 +476,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
     };
     let timeout = Duration::from_secs(args.team_timeout);
     let budget = args.contract.max_budget_usd;
-    let (prompt, command) = crate::slash::begin(
-        &mut lead.agent,
-        prompt,
-        &lead.custom.commands,
-        &lead.run.model,
-    )
-    .map_err(anyhow::Error::msg)?;
+    let (prompt, command) = crate::slash::begin(&mut lead.agent, prompt, &lead.custom.commands)
+        .map_err(anyhow::Error::msg)?;
     let outcome = lead.runtime.block_on(work(
         &mut lead.agent,
         &lead.team,

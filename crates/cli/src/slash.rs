@@ -11,7 +11,7 @@ use troupe_agent::permissions::{Policy, Rules};
 use troupe_agent::{Agent, Extension};
 use troupe_catalog::commands::{self, Commands, Lookup, Scope};
 use troupe_catalog::output_styles::{self, OutputStyle, OutputStyleExtension};
-use troupe_model::{Model, ModelConfig};
+use troupe_model::Model;
 use troupe_settings::Settings;
 
 /// What the project defines for the lead's conversation besides agents and skills.
@@ -143,7 +143,6 @@ pub fn begin(
     agent: &mut Agent,
     prompt: String,
     commands: &Commands,
-    base: &ModelConfig,
 ) -> Result<(String, CommandTurn), String> {
     let (command, args) = match commands.lookup(&prompt) {
         Lookup::Unknown => return Ok((prompt, CommandTurn::default())),
@@ -174,11 +173,8 @@ pub fn begin(
     }
     if let Some(model) = &command.model {
         let saved = (agent.model_client(), agent.config().model.clone());
-        let config = ModelConfig {
-            model: model.clone(),
-            ..base.clone()
-        };
-        agent.set_model(config.build(), model.clone());
+        // The same client: the model's name goes with each request.
+        agent.set_model(agent.model_client(), model.clone());
         turn.model = Some(saved);
     }
     Ok((expanded, turn))

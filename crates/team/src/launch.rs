@@ -1,6 +1,7 @@
 //! What a teammate process is started with: its whole configuration, serialised as one JSON
 //! document and handed to it on its standard input. The team decides what belongs to the team
-//! (who the member is, its model, its permission policy, the lease it inherits); the program
+//! (who the member is, the lease it inherits) and writes what the run's recipe resolved (its
+//! model and provider, reasoning, output limit, the whole permission policy); the program
 //! that runs the team adds what its own processes need to set themselves up as the lead was
 //! ([`crate::TeamConfig::process_options`], opaque here). The team never speaks the binary's
 //! flags: the one it gives the child is the program's choice too ([`CONFIG_FROM_STDIN`]).

@@ -24,10 +24,8 @@ pub fn switch(agent: &mut Agent, base: &ModelConfig, name: &str) {
         outln!("(already on {current})");
         return;
     }
-    let config = ModelConfig {
-        model: name.to_string(),
-        ..base.clone()
-    };
-    agent.set_model(config.build(), name);
+    // The same client (its bound on concurrent calls, its shared prefixes): the model's name
+    // goes with each request.
+    agent.set_model(agent.model_client(), name);
     outln!("(model: {current} → {name}, from the next request on)");
 }

@@ -1,6 +1,7 @@
 //! What a run is resolved from besides the workspace's files: [`Sources`], the command line's
-//! settings, MCP, store, directory and definition options as given (`--mcp-config` paths made
-//! absolute; a teammate process starts in its lead's directory), and [`ModelChoice`]. A lead resolves its run from its `Sources` and hands the very same value to
+//! settings, MCP, store, directory and definition options as given (`--mcp-config` and
+//! `--add-dir` paths made absolute, so a launch read elsewhere means the same), and
+//! [`ModelChoice`]. A lead resolves its run from its `Sources` and hands the very same value to
 //! each teammate process it starts (serialised in the launch, `ProcessLaunch::options`), which
 //! resolves its own from it: one type, so a new option cannot reach one and not the other.
 
@@ -20,8 +21,8 @@ pub struct Sources {
     pub mcp_config: Vec<String>,
     /// `--strict-mcp-config`.
     pub strict_mcp_config: bool,
-    /// `--add-dir` values, as given (the settings' `additionalDirectories` are added when the
-    /// run is resolved).
+    /// `--add-dir` values, made absolute (the settings' `additionalDirectories` are added when
+    /// the run is resolved).
     pub add_dirs: Vec<PathBuf>,
     /// `--context-window`.
     pub context_window: Option<u64>,
@@ -43,7 +44,11 @@ impl Sources {
             setting_sources: setting_sources.map(str::to_string),
             mcp_config: agent.mcp.mcp_config.iter().map(|g| absolute(g)).collect(),
             strict_mcp_config: agent.mcp.strict_mcp_config,
-            add_dirs: agent.add_dir.clone(),
+            add_dirs: agent
+                .add_dir
+                .iter()
+                .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+                .collect(),
             context_window: agent.context_window,
             store: agent.store.clone(),
             agents: agents.map(str::to_string),

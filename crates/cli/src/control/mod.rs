@@ -125,16 +125,16 @@ pub fn run(cli: &Cli) -> Result<i32> {
         }
         let started = Instant::now();
         let custom = lead.custom.clone();
-        let (prompt, command) =
-            match crate::slash::begin(&mut lead.agent, prompt, &custom.commands, &lead.run.model) {
-                Ok(begun) => begun,
-                Err(why) => {
-                    let report = run_result(&lead, Err(RunFailure::Team(why)), started, None, None);
-                    last_failed = true;
-                    events.push(report.to_json());
-                    continue;
-                }
-            };
+        let (prompt, command) = match crate::slash::begin(&mut lead.agent, prompt, &custom.commands)
+        {
+            Ok(begun) => begun,
+            Err(why) => {
+                let report = run_result(&lead, Err(RunFailure::Team(why)), started, None, None);
+                last_failed = true;
+                events.push(report.to_json());
+                continue;
+            }
+        };
         let mut observe = {
             let (events, stream) = (events.clone(), stream.clone());
             move |event: AgentEvent<'_>| {
@@ -287,7 +287,10 @@ fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
             Change::Mode(mode) => lead.agent.set_permission_mode(mode),
             Change::Model(name) => {
                 lead.run.model.model = name.clone();
-                lead.agent.set_model(lead.run.model.build(), name);
+                // The same client (its bound, its shared prefixes): the name goes with each
+                // request.
+                let client = lead.agent.model_client();
+                lead.agent.set_model(client, name);
             }
             Change::Thinking(budget) => {
                 lead.run.model.reasoning.thinking = match budget {
@@ -296,7 +299,9 @@ fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
                     Some(budget) => Thinking::Budget(budget),
                 };
                 let name = lead.run.model.model.clone();
-                lead.agent.set_model(lead.run.model.build(), name);
+                // The reasoning is the client's: a new one, bounded as the run's.
+                let client = crate::compose::model_client(&lead.run.model, lead.agent.settings());
+                lead.agent.set_model(client, name);
             }
         }
     }
