@@ -103,7 +103,7 @@ fn a_forced_tool_call_streams_from_llama_cpp_and_troupe_runs_it() {
         "llama.cpp's server and the SmolLM2 model ({})",
         llama::INSTALL
     );
-    if !troupe_testkit::requirement(&what, llama::installed()) {
+    if !troupe_testkit::requirement(&what, llama::available()) {
         return;
     }
     let base = llama::base_url();

