@@ -102,6 +102,8 @@ fn codex_version(codex: &Path) -> String {
 /// `codex exec` pointed at the fake server, in workspace `ws` with a home of its own.
 fn codex_command(codex: &Path, ws: &Path, server: &FakeServer) -> Command {
     let home = ws.join(".home");
+    // Codex refuses a CODEX_HOME that does not exist.
+    std::fs::create_dir_all(home.join(".codex")).expect("codex home");
     let provider = format!(
         "model_providers.fake={{name=\"fake\", base_url=\"{}\", env_key=\"FAKE_MODEL_KEY\", \
          wire_api=\"responses\"}}",
