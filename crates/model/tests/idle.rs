@@ -35,6 +35,7 @@ fn client(server: &FakeServer, wire: Wire, attempts: u32) -> Box<dyn Model> {
                 .with_retry_policy(retry)
                 .with_stream_idle_timeout(IDLE),
         ),
+        Wire::Responses => unreachable!("troupe has no Responses API client"),
     }
 }
 
@@ -88,6 +89,7 @@ async fn a_stream_of_keep_alives_only_is_retried_then_fails_naming_the_deadline(
                 let url = match wire {
                     Wire::Anthropic => format!("{}/v1/messages", server.url()),
                     Wire::OpenAi => format!("{}/chat/completions", server.openai_url()),
+                    Wire::Responses => unreachable!("troupe has no Responses API client"),
                 };
                 assert!(text.contains(&url), "{text}");
                 // Anthropic's message_start counts as content, pings after it do not; the
@@ -96,6 +98,7 @@ async fn a_stream_of_keep_alives_only_is_retried_then_fails_naming_the_deadline(
                 let deadline = match wire {
                     Wire::Anthropic => "no content for 200ms between chunks",
                     Wire::OpenAi => "first-content deadline",
+                    Wire::Responses => unreachable!("troupe has no Responses API client"),
                 };
                 assert!(
                     text.contains(deadline) && text.contains("TROUPE_STREAM_IDLE_TIMEOUT_MS"),

@@ -1,5 +1,5 @@
 //! Dev-only test tooling: a scripted fake model server speaking Anthropic Messages and OpenAI
-//! Chat Completions streaming, routed per agent and recording every request, plus workspace
+//! Chat Completions streaming (and the OpenAI Responses API, for the Codex comparison bench), routed per agent and recording every request, plus workspace
 //! fixtures.
 //!
 //! ```no_run
@@ -27,6 +27,7 @@ mod quirks;
 mod recorded;
 mod render;
 pub mod require;
+mod responses;
 mod script;
 mod server;
 pub mod try_it;

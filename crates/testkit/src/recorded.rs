@@ -98,6 +98,7 @@ impl Recorded {
         match self.wire {
             Wire::Anthropic => raw.iter().filter_map(anthropic_message).collect(),
             Wire::OpenAi => openai_messages(&raw),
+            Wire::Responses => crate::responses::messages(&self.body),
         }
     }
 
@@ -106,6 +107,7 @@ impl Recorded {
     pub fn system(&self) -> String {
         match self.wire {
             Wire::Anthropic => self.body.get("system").map(text_of).unwrap_or_default(),
+            Wire::Responses => crate::responses::system(&self.body),
             Wire::OpenAi => self
                 .body
                 .get("messages")
@@ -162,7 +164,7 @@ impl Recorded {
         tools
             .iter()
             .filter_map(|t| match self.wire {
-                Wire::Anthropic => t.get("name"),
+                Wire::Anthropic | Wire::Responses => t.get("name"),
                 Wire::OpenAi => t.get("function").and_then(|f| f.get("name")),
             })
             .filter_map(Value::as_str)

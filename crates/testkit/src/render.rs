@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::answer::Answer;
 use crate::recorded::Recorded;
 use crate::script::{Fault, Reply, Wire};
-use crate::{anthropic, openai};
+use crate::{anthropic, openai, responses};
 
 /// The server-wide counter behind every id it hands out (tool calls, messages, signatures).
 #[derive(Debug, Default)]
@@ -49,6 +49,7 @@ pub(crate) fn reply(
     match rec.wire {
         Wire::Anthropic => anthropic::reply(rec, r, ids, request_bytes),
         Wire::OpenAi => openai::reply(rec, r, ids, request_bytes),
+        Wire::Responses => responses::reply(rec, r, ids, request_bytes),
     }
 }
 
@@ -57,6 +58,7 @@ pub(crate) fn fault(rec: &Recorded, f: &Fault, ids: &Ids) -> Answer {
     match rec.wire {
         Wire::Anthropic => anthropic::fault(rec, f, ids),
         Wire::OpenAi => openai::fault(rec, f, ids),
+        Wire::Responses => responses::fault(rec, f, ids),
     }
 }
 
@@ -65,6 +67,7 @@ pub(crate) fn too_long(wire: Wire, tokens: u64, limit: u64) -> Answer {
     match wire {
         Wire::Anthropic => anthropic::too_long(tokens, limit),
         Wire::OpenAi => openai::too_long(tokens, limit),
+        Wire::Responses => responses::too_long(tokens, limit),
     }
 }
 
@@ -73,6 +76,7 @@ pub(crate) fn harness_error(wire: Wire, message: &str) -> Answer {
     match wire {
         Wire::Anthropic => anthropic::error(400, message),
         Wire::OpenAi => openai::error(400, message),
+        Wire::Responses => responses::error(400, message),
     }
 }
 

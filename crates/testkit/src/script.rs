@@ -15,6 +15,8 @@ pub enum Wire {
     Anthropic,
     /// OpenAI Chat Completions (`…/chat/completions`).
     OpenAi,
+    /// The OpenAI Responses API (`…/responses`): Codex CLI's wire, for the comparison bench.
+    Responses,
 }
 
 /// One scripted answer to one model request of an agent.

@@ -142,7 +142,8 @@ impl FakeServer {
                 ("ANTHROPIC_BASE_URL", self.url()),
                 ("ANTHROPIC_API_KEY", "fake-key".into()),
             ],
-            Wire::OpenAi => [
+            // Codex reads the same two variables for the Responses API.
+            Wire::OpenAi | Wire::Responses => [
                 ("OPENAI_BASE_URL", self.openai_url()),
                 ("OPENAI_API_KEY", "fake-key".into()),
             ],
@@ -271,6 +272,8 @@ async fn handle(
         Wire::Anthropic
     } else if path.ends_with("/chat/completions") {
         Wire::OpenAi
+    } else if path.ends_with("/responses") {
+        Wire::Responses
     } else {
         let msg = format!("fake server: no model endpoint at {path}");
         return Ok(respond(Answer::json(
@@ -335,7 +338,7 @@ async fn handle(
                 Ok(used) => used,
                 Err(message) => return Ok(respond(crate::anthropic::error(400, &message))),
             },
-            Wire::OpenAi => crate::cache::CacheUse::default(),
+            Wire::OpenAi | Wire::Responses => crate::cache::CacheUse::default(),
         };
         let step = state
             .queues

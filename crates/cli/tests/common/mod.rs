@@ -38,6 +38,7 @@ pub fn troupe(ws: &Path, server: &FakeServer, wire: Wire) -> Command {
             cmd.env("OPENAI_BASE_URL", server.openai_url())
                 .args(["--model", "local-model"]);
         }
+        Wire::Responses => unreachable!("troupe has no Responses API client"),
     }
     cmd
 }

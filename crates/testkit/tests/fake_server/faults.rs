@@ -19,14 +19,16 @@ async fn json_body(resp: reqwest::Response) -> Value {
 
 #[tokio::test]
 async fn status_with_retry_after_wraps_text_in_the_wire_error_shape() {
-    for wire in [Wire::Anthropic, Wire::OpenAi] {
+    for wire in [Wire::Anthropic, Wire::OpenAi, Wire::Responses] {
         let (server, resp) = fault_response(Fault::rate_limited(7), wire).await;
         assert_eq!(resp.status(), 429);
         assert_eq!(resp.headers()["retry-after"], "7");
         let body = json_body(resp).await;
         match wire {
             Wire::Anthropic => assert_eq!(body["error"]["type"], "rate_limit_error"),
-            Wire::OpenAi => assert_eq!(body["error"]["code"], "rate_limit_exceeded"),
+            Wire::OpenAi | Wire::Responses => {
+                assert_eq!(body["error"]["code"], "rate_limit_exceeded")
+            }
         }
         assert_eq!(body["error"]["message"], "fake server: rate limited");
         assert_eq!(server.journal().len(), 1, "faulted requests are journaled");
@@ -209,7 +211,7 @@ async fn a_paced_step_streams_the_same_events_as_the_plain_one() {
 
 #[tokio::test]
 async fn requests_over_the_context_limit_get_the_wires_own_refusal_and_play_no_step() {
-    for wire in [Wire::Anthropic, Wire::OpenAi] {
+    for wire in [Wire::Anthropic, Wire::OpenAi, Wire::Responses] {
         let server = FakeServer::start();
         server.script("lead", [Step::text("small enough")]);
         let big = request(wire, true, &"x".repeat(4_000));
@@ -234,6 +236,10 @@ async fn requests_over_the_context_limit_get_the_wires_own_refusal_and_play_no_s
                 assert_eq!(body["error"]["code"], "context_length_exceeded");
                 assert!(message.contains(&format!("maximum context length is {limit} tokens")));
                 assert!(message.contains(&format!("resulted in {sent} tokens")));
+            }
+            Wire::Responses => {
+                assert_eq!(body["error"]["code"], "context_length_exceeded");
+                assert!(message.contains(&format!("({sent} tokens, limit {limit})")));
             }
         }
         assert_eq!(

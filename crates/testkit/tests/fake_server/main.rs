@@ -6,3 +6,4 @@ mod routing;
 mod support;
 mod wire_anthropic;
 mod wire_openai;
+mod wire_responses;

@@ -266,6 +266,7 @@ async fn a_hundred_agents_at_once_each_get_their_own_answers() {
                 got.push(match wire {
                     Wire::Anthropic => anthropic_text(&text),
                     Wire::OpenAi => assemble_openai(&sse_events(&text)).content,
+                    Wire::Responses => unreachable!("only the two troupe wires here"),
                 });
             }
             (agent, got)

@@ -13,6 +13,7 @@ pub async fn post(
     let url = match wire {
         Wire::Anthropic => format!("{}/v1/messages", server.url()),
         Wire::OpenAi => format!("{}/chat/completions", server.openai_url()),
+        Wire::Responses => format!("{}/responses", server.openai_url()),
     };
     let mut req = client()
         .post(url)
@@ -42,6 +43,11 @@ pub fn request(wire: Wire, stream: bool, user_text: &str) -> Value {
             "model": "gpt-test", "stream": stream, "stream_options": {"include_usage": true},
             "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": user_text}],
             "tools": [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}],
+        }),
+        Wire::Responses => json!({
+            "model": "gpt-test", "stream": stream, "instructions": "be brief",
+            "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": user_text}]}],
+            "tools": [{"type": "function", "name": "bash", "parameters": {"type": "object"}}],
         }),
     }
 }

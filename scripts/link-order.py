@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Writes crates/cli/link/hot-functions.txt: the functions of the release `troupe` binary that a
+headless run (`troupe -p "list the files here"` against the try-it fake model: one bash call and
+two model calls) and `troupe --version` execute, in the order they first run. crates/cli/build.rs
+hands it to the linker (`--symbol-ordering-file`), which places those functions together at the
+start of .text. Why: the kernel maps a binary's code in blocks around each page touched, so code
+scattered over 20 MB of .text made ~12 MB of it resident in a 30 ms run (issue 30).
+
+    python3 scripts/link-order.py        # two release builds (map, then ordered) + valgrind
+
+Needs valgrind (lackey records every superblock executed). The list only orders the link: a
+stale one (functions renamed or gone) costs memory, never correctness; regenerate it after large
+changes to start-up or the headless loop.
+"""
+import bisect, os, re, shutil, socket, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "crates/cli/link/hot-functions.txt")
+
+
+def target_dir():
+    return os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+
+
+def build(env_extra):
+    env = dict(os.environ, **env_extra)
+    subprocess.run(["cargo", "build", "--release", "--bin", "troupe", "--example", "fake_model",
+                    "-p", "troupe-cli", "-p", "troupe-testkit"], cwd=ROOT, env=env, check=True)
+
+
+def map_symbols(path):
+    """(start, end, symbol) of every input section in .text, from an lld map file. The map shows
+    symbols demangled; the ordering file wants them as the objects name them, which a Rust
+    function's own section (`.text.<mangled>`) spells."""
+    sections = []
+    in_text = False
+    pending = None
+    line_re = re.compile(r"^\s*([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+(\d+)\s(.*)$")
+    for line in open(path, errors="replace"):
+        m = line_re.match(line)
+        if not m:
+            continue
+        vma, size, rest = int(m.group(1), 16), int(m.group(3), 16), m.group(5)
+        indent = len(rest) - len(rest.lstrip(" "))
+        name = rest.strip()
+        if indent == 0:  # an output section
+            in_text = name == ".text"
+            pending = None
+            continue
+        if not in_text:
+            continue
+        if indent < 16:  # an input section: `file:(.text.SYMBOL)`, the symbol mangled
+            pending = None
+            m = re.search(r":\(\.text\.(?:unlikely\.|hot\.)?([^)]+)\)$", name)
+            if m:
+                sections.append((vma, vma + size, m.group(1)))
+            else:  # a whole `.text` (C or assembly): named by its first symbol
+                pending = (vma, vma + size)
+        elif pending and name and not name.startswith("$"):
+            sections.append((pending[0], pending[1], name))
+            pending = None
+    sections.sort()
+    return sections
+
+
+def entry_point(binary):
+    out = subprocess.run(["readelf", "-hW", binary], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if "Entry point address:" in line:
+            return int(line.split(":")[1], 16)
+    raise SystemExit("no entry point in " + binary)
+
+
+def superblocks(binary, args, env):
+    """Addresses (relative to the binary's load base) of the superblocks a run executes, in
+    order of first execution."""
+    log = tempfile.mktemp(suffix=".lackey")
+    subprocess.run(["valgrind", "--tool=lackey", "--trace-superblocks=yes", "--log-file=" + log,
+                    binary] + args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   cwd=env["PWD"])
+    seen, order = set(), []
+    with open(log, errors="replace") as f:
+        for line in f:
+            if line.startswith("SB "):
+                a = int(line.split()[1], 16)
+                if a not in seen:
+                    seen.add(a)
+                    order.append(a)
+    os.unlink(log)
+    return order
+
+
+def main():
+    td = target_dir()
+    binary = os.path.join(td, "release/troupe")
+    work = tempfile.mkdtemp(prefix="link-order-")
+    link_map = os.path.join(work, "troupe.map")
+    build({"TROUPE_LINK_MAP": link_map, "TROUPE_LINK_ORDER": "off"})
+    sections = map_symbols(link_map)
+    starts = [s[0] for s in sections]
+    entry = entry_point(binary)
+
+    port = socket.socket(); port.bind(("127.0.0.1", 0)); p = port.getsockname()[1]; port.close()
+    server = subprocess.Popen([os.path.join(td, "release/examples/fake_model"), str(p)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    ws = os.path.join(work, "ws")
+    os.makedirs(os.path.join(ws, "src"))
+    for name, text in [("Cargo.toml", "[package]\nname = \"demo\"\n"), ("README.md", "# demo\n"),
+                       ("src/main.rs", "fn main() {}\n")]:
+        open(os.path.join(ws, name), "w").write(text)
+    env = {"PATH": os.environ["PATH"], "HOME": os.path.join(ws, ".home"), "PWD": ws,
+           "ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % p, "ANTHROPIC_API_KEY": "fake-key"}
+    try:
+        runs = [["--version"],
+                ["-p", "list the files here", "--permission-mode", "bypassPermissions"]]
+        addrs = []
+        for args in runs:
+            addrs += superblocks(binary, args, env)
+    finally:
+        server.kill()
+    # valgrind loads a position-independent executable at 0x108000; its entry point must have run.
+    base = 0x108000
+    if entry + base not in set(addrs):
+        raise SystemExit("the entry point is not among the executed addresses: valgrind's load "
+                         "base is not 0x108000 here")
+    names, seen = [], set()
+    for a in addrs:
+        a -= base
+        i = bisect.bisect_right(starts, a) - 1
+        if i >= 0 and sections[i][0] <= a < sections[i][1]:
+            sym = sections[i][2]
+            if sym not in seen:
+                seen.add(sym)
+                names.append(sym)
+    size = sum(e - s for s, e, n in sections if n in seen)
+    os.makedirs(os.path.dirname(OUT), exist_ok=True)
+    with open(OUT, "w") as f:
+        f.write("\n".join(names) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    print("%d functions (%d KiB of code) -> %s" % (len(names), size // 1024, OUT))
+    build({})
+
+
+if __name__ == "__main__":
+    main()
