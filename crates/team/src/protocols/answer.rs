@@ -131,7 +131,10 @@ pub fn answer_as_person(
         }
         RequestKind::Shutdown => answer_shutdown_for(courier, person, id, verdict, &reason)?,
     };
-    tell_passed_over(courier, person, &request, verdict, &reason);
+    if kind != RequestKind::Plan {
+        // A plan's lead is told before the answer is recorded (see `review_plan_by`).
+        tell_passed_over(courier, person, &request, verdict, &reason);
+    }
     Ok(request)
 }
 
@@ -205,7 +208,7 @@ fn answer_shutdown_for(
 /// Tells the party the request was addressed to that a person answered it in its place: the
 /// lead for plans and permissions, the teammate for a rejected shutdown (an approved one has
 /// ended it). Best effort: the answer is recorded whatever happens to this note.
-fn tell_passed_over(
+pub(super) fn tell_passed_over(
     courier: &dyn Courier,
     person: &str,
     request: &Request,

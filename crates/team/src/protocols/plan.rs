@@ -3,7 +3,7 @@
 //! `review_plan`. Approval is persisted in the roster (`plan_approved`), so it survives a
 //! restart; a rejection delivers the feedback and a revised plan opens a new request.
 
-use super::answer::Party;
+use super::answer::{Party, Verdict};
 use super::{load, mail_about, open_and_mail, Courier, ProtocolError, LEAD_EPOCH, PLAN_TTL_MS};
 use crate::shared::TeamShared;
 use crate::spec::LEAD;
@@ -19,8 +19,16 @@ use troupe_protocol::{MailKind, Request, RequestKind, RequestStatus, Roster};
 use troupe_store::RequestFilter;
 use troupe_tools::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 
+/// The payload key a person's answer stamps on a pending plan before it tells anyone (the
+/// person's id): the verdict may be in the teammate's hands before it is recorded, so the
+/// teammate's revision must not cancel the plan under it. Recording any answer removes it.
+pub const ANSWERING: &str = "answering";
+
 /// Opens a plan request from `name` (at `epoch`) to the lead; a plan of the same incarnation
-/// still pending is cancelled as superseded.
+/// still pending is cancelled as superseded, unless a person's answer to it is under way
+/// ([`ANSWERING`]: the teammate may be revising because of that very verdict, which is about
+/// to be recorded). A pending plan of an earlier incarnation is not this one's to revise: the
+/// sweep voids it, saying its opener ended.
 pub fn submit_plan(
     courier: &dyn Courier,
     name: &str,
@@ -35,18 +43,22 @@ pub fn submit_plan(
         agent: Some(name.to_string()),
     };
     for old in store.list_requests(&filter)? {
-        if old.from == name {
-            let result = store.update_request(&old.id, &mut |r| {
-                r.cancel(name, now)?;
-                if let Some(t) = r.history.last_mut() {
-                    t.note = Some("superseded by a revised plan".to_string());
-                }
-                Ok(())
-            });
-            if let Err(e) = result {
-                // Resolved meanwhile: the lead answered the old plan first; keep going.
-                tracing::debug!(error = %e, "old plan not cancelled");
+        if old.from != name || super::opener_epoch(&old) != Some(epoch) {
+            continue;
+        }
+        let result = store.update_request(&old.id, &mut |r| {
+            if r.status == RequestStatus::Pending && r.payload.get(ANSWERING).is_some() {
+                return Ok(()); // its verdict is being delivered: the answer records it
             }
+            r.cancel(name, now)?;
+            if let Some(t) = r.history.last_mut() {
+                t.note = Some("superseded by a revised plan".to_string());
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            // Resolved meanwhile: the lead answered the old plan first; keep going.
+            tracing::debug!(error = %e, "old plan not cancelled");
         }
     }
     let payload = json!({ "plan": plan, "from_epoch": epoch });
@@ -109,31 +121,69 @@ pub(crate) fn review_plan_by(
             epoch: opener_epoch,
         });
     }
-    // A person answers from another process: the teammate is told (and, on approval, its gate
-    // opened) before the request leaves pending, so a headless lead's settle rule never sees
-    // the request answered while the teammate is idle with nothing yet to wake it. The lead's
-    // own answer comes mid-turn, when the team cannot settle, and keeps the record first.
-    let tell_first = matches!(party, Party::Person(_))
-        && current.status == RequestStatus::Pending
-        && party.may_answer(&current);
-    if tell_first {
-        tell_opener(
-            courier,
-            &current,
-            &party,
-            approve,
-            feedback.as_deref(),
-            opener_epoch,
-        )?;
+    // A person answers from another process: first the plan is stamped as being answered (so
+    // the teammate's revision, prompted by this very verdict, cannot cancel it), then the lead
+    // and the teammate are told (and, on approval, the gate opened), and only then does the
+    // request leave pending. So a headless lead's settle rule never sees it answered while the
+    // teammate or the lead has yet to be told: each has the mail unread by then. The lead's own
+    // answer comes mid-turn, when the team cannot settle, and keeps the record first.
+    let person = match party {
+        Party::Person(p)
+            if current.status == RequestStatus::Pending && party.may_answer(&current) =>
+        {
+            Some(p)
+        }
+        _ => None,
+    };
+    let mut told = false;
+    if let Some(person) = person {
+        let stamped = store
+            .update_request(&id, &mut |r| {
+                if let (RequestStatus::Pending, Some(p)) = (r.status, r.payload.as_object_mut()) {
+                    p.insert(ANSWERING.to_string(), json!(person));
+                }
+                Ok(())
+            })
+            .map_err(|e| ProtocolError::from_store(&id, e))?;
+        // Answered or expired meanwhile: the record below refuses, naming where it stands.
+        if stamped.status == RequestStatus::Pending {
+            let verdict = if approve {
+                Verdict::Approve
+            } else {
+                Verdict::Reject
+            };
+            super::answer::tell_passed_over(courier, person, &stamped, verdict, &feedback);
+            let result = tell_opener(
+                courier,
+                &stamped,
+                &party,
+                approve,
+                feedback.as_deref(),
+                opener_epoch,
+            );
+            if let Err(e) = result {
+                // Not answered after all: a revision may supersede the plan again.
+                let _ = store.update_request(&id, &mut |r| {
+                    if let Some(p) = r.payload.as_object_mut() {
+                        p.remove(ANSWERING);
+                    }
+                    Ok(())
+                });
+                return Err(e);
+            }
+            told = true;
+        }
     }
     let request = store
         .update_request(&id, &mut |r| {
-            party
-                .respond(r, LEAD_EPOCH, approve, feedback.clone(), now_ms())
-                .map(|_| ())
+            party.respond(r, LEAD_EPOCH, approve, feedback.clone(), now_ms())?;
+            if let Some(p) = r.payload.as_object_mut() {
+                p.remove(ANSWERING);
+            }
+            Ok(())
         })
         .map_err(|e| ProtocolError::from_store(&id, e))?;
-    if !tell_first {
+    if !told {
         tell_opener(
             courier,
             &request,
@@ -362,3 +412,7 @@ impl Tool for ReviewPlan {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;
