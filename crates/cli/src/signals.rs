@@ -7,8 +7,14 @@
 //! The signals are blocked in every thread and taken by one thread of their own with
 //! `sigwait`, so ending does not depend on the async runtime still running, and nothing else
 //! sees them. (Children start with an empty signal mask: the standard library resets it.)
+//!
+//! The signal calls (masks, `sigwait`, dispositions) are libc's: rustix offers them only in
+//! its `runtime` module, unsafe and meant for language runtimes, so it would not remove an
+//! `unsafe` block here.
 
 use anyhow::{bail, Result};
+use crossterm::event::DisableBracketedPaste;
+use crossterm::Command as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -130,8 +136,11 @@ impl Terminal {
             // Written straight to fd 1 (not through std's buffer, which another thread may hold);
             // a failed write changes nothing.
             let stdout = std::io::stdout();
-            if rustix::termios::isatty(&stdout) {
-                let _ = rustix::io::write(&stdout, b"\x1b[?2004l");
+            let mut off = String::new();
+            if rustix::termios::isatty(&stdout)
+                && DisableBracketedPaste.write_ansi(&mut off).is_ok()
+            {
+                let _ = rustix::io::write(&stdout, off.as_bytes());
             }
             let _ = rustix::termios::tcsetattr(
                 std::io::stdin(),

@@ -388,11 +388,8 @@ fn a_working_process_teammate_killed_owning_a_task_is_failed_by_the_lead_and_the
     });
     assert_ne!(pid, std::process::id());
     s.claim_task(id, "alice", now()).unwrap();
-    // SAFETY: kill takes only integers: SIGKILL to alice's process.
-    assert_eq!(
-        unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGKILL) },
-        0
-    );
+    let alice = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
+    rustix::process::kill_process(alice, rustix::process::Signal::KILL).unwrap();
 
     let out = lead.wait_with_output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
@@ -501,11 +498,8 @@ fn sigterm_ends_a_teammate_process_at_its_round_boundary_leaving_it_resumable() 
     wait_for("bob's tool call to start", || {
         ws.path().join("started").exists()
     });
-    // SAFETY: kill takes only integers: SIGTERM to the teammate process.
-    assert_eq!(
-        unsafe { libc::kill(i32::try_from(bob.id()).unwrap(), libc::SIGTERM) },
-        0
-    );
+    let pid = rustix::process::Pid::from_child(&bob);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     wait_for("bob to take the signal", || {
         std::fs::read_to_string(&log).is_ok_and(|l| l.contains("ending at the round boundary"))
     });

@@ -210,11 +210,8 @@ fn ctrl_c_in_the_repl_interrupts_a_call_and_cancels_it_on_the_server() {
         wait_until(|| read_log().contains("started")),
         "the slow call never started"
     );
-    // SAFETY: kill(2) on the pid of the child this test spawned.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
-    );
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     assert!(
         wait_until(|| read_log().contains("cancelled")),
         "log: {}",

@@ -4,8 +4,8 @@
 //! gets an estimate, marked; a model without a price costs 0 with a note, and the `pricing`
 //! setting prices it. Also Claude Code's space-separated `--allowedTools Bash Edit` form.
 //!
-//! The llama.cpp behaviours are the testkit's reproduction of them ([`OpenAiQuirks`]), not a
-//! real llama.cpp server (building llama-cpp-python takes minutes of CI time).
+//! The llama.cpp behaviours are the testkit's reproduction of them ([`OpenAiQuirks`]); a real
+//! llama.cpp server's streamed tool calls are `llama_server.rs`'s subject.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;

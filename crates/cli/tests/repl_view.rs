@@ -61,9 +61,12 @@ fn a_spinner_with_time_and_tokens_shows_while_the_model_thinks() {
 fn a_running_command_shows_its_last_lines_then_one_summary_line() {
     let ws = TempWorkspace::new();
     let gate = ws.path().join("gate");
-    let c = std::ffi::CString::new(gate.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo reads the NUL-terminated path we own.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &gate,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
     let server = FakeServer::start();
     server.script(
         "lead",

@@ -338,8 +338,7 @@ fn without_a_mount_namespace_workspace_write_commands_are_refused_saying_why() {
 #[test]
 fn an_unprivileged_troupe_confines_through_a_user_namespace() {
     use std::os::unix::fs::PermissionsExt;
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = rustix::process::geteuid().is_root();
     let setpriv = std::process::Command::new("setpriv")
         .arg("--version")
         .output()

@@ -389,8 +389,9 @@ fn signal_ends_tool_processes(signal: libc::c_int) {
     );
     let (sleep, daemon) = (read_pid(&sleep), read_pid(&daemon));
     assert!(alive(sleep) && alive(daemon));
-    // SAFETY: kill(2) on the pid of the child this test spawned.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+    let pid = rustix::process::Pid::from_child(&child);
+    let named = rustix::process::Signal::from_named_raw(signal).unwrap();
+    rustix::process::kill_process(pid, named).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(128 + signal), "{status:?}");
     assert!(!alive(sleep), "sleep {sleep} outlived troupe");

@@ -158,14 +158,17 @@ fn human_status_is_plain_when_piped_and_coloured_in_a_terminal() {
         pty.wait_for_text("carol", LIMIT);
         pty.raw()
     };
-    let coloured = String::from_utf8_lossy(&status_in_pty(None)).into_owned();
-    assert!(
-        coloured.contains("\u{1b}[1;33mwaiting (plan)\u{1b}[0m"),
-        "{coloured:?}"
+    let coloured = status_in_pty(None);
+    let shown = String::from_utf8_lossy(&coloured);
+    assert_eq!(
+        style_of(&coloured, "waiting (plan)"),
+        Some((vt100::Color::Idx(3), true)),
+        "bold yellow: {shown:?}"
     );
-    assert!(
-        coloured.contains("\u{1b}[1;31mfailed\u{1b}[0m"),
-        "{coloured:?}"
+    assert_eq!(
+        style_of(&coloured, "failed"),
+        Some((vt100::Color::Idx(1), true)),
+        "bold red: {shown:?}"
     );
     let plain = status_in_pty(Some("1"));
     assert!(
@@ -173,6 +176,20 @@ fn human_status_is_plain_when_piped_and_coloured_in_a_terminal() {
         "NO_COLOR: {:?}",
         String::from_utf8_lossy(&plain)
     );
+}
+
+/// The colour and boldness of the first cell of `needle` on the screen that `raw` draws.
+fn style_of(raw: &[u8], needle: &str) -> Option<(vt100::Color, bool)> {
+    let mut parser = vt100::Parser::new(40, 200, 0);
+    parser.process(raw);
+    let screen = parser.screen();
+    let (row, line) = screen
+        .rows(0, 200)
+        .enumerate()
+        .find(|(_, line)| line.contains(needle))?;
+    let col = line[..line.find(needle)?].chars().count();
+    let cell = screen.cell(u16::try_from(row).ok()?, u16::try_from(col).ok()?)?;
+    Some((cell.fgcolor(), cell.bold()))
 }
 
 #[test]

@@ -116,7 +116,7 @@ impl CronJob {
 /// A short, unique id: `cron-` and eight characters of a ULID's random part.
 fn new_id() -> String {
     const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
-    let mut random = ulid::Ulid::new().random();
+    let mut random = troupe_protocol::ids::new_ulid().random();
     let mut id = String::from("cron-");
     for _ in 0..8 {
         id.push(ALPHABET[(random % 32) as usize] as char);

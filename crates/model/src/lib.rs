@@ -21,6 +21,7 @@ pub mod retry;
 /// Schema clean-up for providers: troupe's one (`troupe_protocol::schema`).
 pub use troupe_protocol::schema;
 pub mod sse;
+pub mod tool_choice;
 pub mod window;
 
 pub use anthropic::AnthropicClient;
@@ -32,6 +33,7 @@ pub use provider::{Auth, ConfigError, ModelConfig, Provider};
 pub use provider_env::ambiguity_note;
 pub use reasoning::{Effort, Reasoning, Thinking};
 pub use retry::RetryPolicy;
+pub use tool_choice::ToolChoice;
 pub use window::{known_context_window, DEFAULT_CONTEXT_WINDOW};
 
 use async_trait::async_trait;

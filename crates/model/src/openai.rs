@@ -10,6 +10,7 @@ use crate::reasoning::Reasoning;
 use crate::retry::RetryPolicy;
 use crate::schema::clean_schema;
 use crate::sse::SseEvent;
+use crate::tool_choice::ToolChoice;
 use crate::{
     parse_tool_input, Model, ModelError, ModelRequest, ModelResponse, StopReason, StreamEvent,
     AGENT_HEADER, DEFAULT_STREAM_IDLE_TIMEOUT,
@@ -50,6 +51,8 @@ pub struct OpenAiClient {
     agent_header: bool,
     /// The effort asked for every call (`reasoning_effort`).
     reasoning: Reasoning,
+    /// The `tool_choice` of requests with tools.
+    tool_choice: ToolChoice,
 }
 
 impl OpenAiClient {
@@ -66,6 +69,7 @@ impl OpenAiClient {
             cache_key: false,
             agent_header: false,
             reasoning: Reasoning::default(),
+            tool_choice: ToolChoice::default(),
         })
     }
 
@@ -73,6 +77,12 @@ impl OpenAiClient {
     /// (`reasoning_effort`; servers without reasoning models ignore it).
     pub fn with_reasoning(mut self, reasoning: Reasoning) -> Self {
         self.reasoning = reasoning;
+        self
+    }
+
+    /// The same client sending `tool_choice` with tools ([`crate::tool_choice::TOOL_CHOICE_VAR`]).
+    pub fn with_tool_choice(mut self, tool_choice: ToolChoice) -> Self {
+        self.tool_choice = tool_choice;
         self
     }
 
@@ -164,6 +174,7 @@ impl OpenAiClient {
             &self.tools_json,
             self.cache_key,
             self.reasoning.openai_effort(),
+            self.tool_choice,
         )
         .map_err(|e| ModelError::Client {
             message: format!("could not encode the request: {e}"),
@@ -214,6 +225,7 @@ pub(crate) fn request_body(
     tools_json: &ToolsJson,
     cache_key: bool,
     reasoning_effort: Option<&str>,
+    tool_choice: ToolChoice,
 ) -> Result<Bytes, serde_json::Error> {
     let mut head = json!({
         "model": request.model,
@@ -257,8 +269,11 @@ pub(crate) fn request_body(
         head["prompt_cache_key"] = json!(prompt_cache_key(&tools, &request.system, marks));
     }
     // Servers that build the prompt from a template (llama.cpp's) leave the tools out of it
-    // unless asked to let the model choose.
-    object_with(&head, &[("tools", &tools), ("tool_choice", b"\"auto\"")])
+    // without a `tool_choice`.
+    object_with(
+        &head,
+        &[("tools", &tools), ("tool_choice", tool_choice.json())],
+    )
 }
 
 /// True for OpenAI's own endpoint (the only one `prompt_cache_key` is sent to).
@@ -570,22 +585,9 @@ fn refuses_streamed_tools(message: &str) -> bool {
     lower.contains("stream") && (lower.contains("tool") || lower.contains("function"))
 }
 
-/// Maps Chat Completions usage; cached prompt tokens are reported apart from the others, as
-/// [`Usage::input_tokens`] counts only tokens not read from cache.
-fn parse_usage(usage: &Value) -> Usage {
-    let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
-    let cached = number("/prompt_tokens_details/cached_tokens");
-    Usage {
-        input_tokens: number("/prompt_tokens").saturating_sub(cached),
-        output_tokens: number("/completion_tokens"),
-        cache_read_input_tokens: cached,
-        cache_creation_input_tokens: 0,
-        estimated: false,
-    }
-}
-
 #[path = "openai_whole.rs"]
 mod whole;
+use whole::parse_usage;
 
 #[cfg(test)]
 #[path = "openai_tests.rs"]

@@ -308,8 +308,15 @@ fn maps_the_conversation_to_chat_messages() {
 
 /// The body `request` is sent with, parsed back.
 fn body_value(request: &ModelRequest, reading: Reading) -> Value {
-    let bytes = request_body(request, reading, &ToolsJson::default(), false, None)
-        .unwrap_or_else(|e| panic!("cannot encode: {e}"));
+    let bytes = request_body(
+        request,
+        reading,
+        &ToolsJson::default(),
+        false,
+        None,
+        ToolChoice::Auto,
+    )
+    .unwrap_or_else(|e| panic!("cannot encode: {e}"));
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("not JSON: {e}"))
 }
 
@@ -356,6 +363,42 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
     );
     assert!(no_tools.get("tools").is_none());
     assert!(no_tools.get("tool_choice").is_none());
+}
+
+#[test]
+fn a_required_tool_choice_is_sent_with_the_tools_only() {
+    let request = ModelRequest {
+        model: "local".into(),
+        system: String::new(),
+        messages: vec![ChatMessage::user_text("hi")],
+        tools: vec![ToolSpec {
+            name: "bash".into(),
+            description: "run".into(),
+            input_schema: json!({"type": "object"}),
+        }]
+        .into(),
+        max_tokens: 10,
+        agent: "lead".into(),
+        cache: None,
+    };
+    let body = |request: &ModelRequest| -> Value {
+        let bytes = request_body(
+            request,
+            Reading::Stream,
+            &ToolsJson::default(),
+            false,
+            None,
+            ToolChoice::Required,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(body(&request)["tool_choice"], "required");
+    let no_tools = ModelRequest {
+        tools: Vec::<crate::ToolSpec>::new().into(),
+        ..request
+    };
+    assert!(body(&no_tools).get("tool_choice").is_none());
 }
 
 #[test]
@@ -413,6 +456,7 @@ fn openai_itself_gets_a_prompt_cache_key_shared_by_a_tool_set() {
             &ToolsJson::default(),
             true,
             None,
+            ToolChoice::Auto,
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let body: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));

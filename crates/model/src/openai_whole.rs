@@ -2,10 +2,11 @@
 //! calls: read into the same [`ModelResponse`] the stream assembler builds, with the same live
 //! events (the text, each tool call's start) so a person sees the reply as if it had streamed.
 
-use super::{parse_usage, OpenAiAssembler};
+use super::OpenAiAssembler;
 use crate::http::{Emit, Fault};
 use crate::{ModelResponse, StreamEvent};
 use serde_json::Value;
+use troupe_protocol::Usage;
 
 impl OpenAiAssembler {
     /// Reads `{"choices": [{"message": {content, tool_calls}, "finish_reason"}], "usage"}`.
@@ -83,6 +84,20 @@ fn content_text(content: &Value) -> String {
             .filter_map(|p| p.get("text").and_then(Value::as_str))
             .collect(),
         _ => String::new(),
+    }
+}
+
+/// Maps Chat Completions usage; cached prompt tokens are reported apart from the others, as
+/// [`Usage::input_tokens`] counts only tokens not read from cache.
+pub(super) fn parse_usage(usage: &Value) -> Usage {
+    let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let cached = number("/prompt_tokens_details/cached_tokens");
+    Usage {
+        input_tokens: number("/prompt_tokens").saturating_sub(cached),
+        output_tokens: number("/completion_tokens"),
+        cache_read_input_tokens: cached,
+        cache_creation_input_tokens: 0,
+        estimated: false,
     }
 }
 

@@ -107,6 +107,9 @@ pub enum ConfigError {
         /// The value with `http://` in front, as a suggestion.
         suggested: String,
     },
+    /// A `tool_choice` troupe does not send.
+    #[error("{var}={0:?} is not a tool choice troupe sends: use auto or required", var = crate::tool_choice::TOOL_CHOICE_VAR)]
+    BadToolChoice(String),
 }
 
 /// Everything needed to build a model client.
@@ -136,6 +139,9 @@ pub struct ModelConfig {
     /// Extended thinking and effort (`--thinking`, `--max-thinking-tokens`, `--effort`);
     /// nothing unless asked for.
     pub reasoning: crate::Reasoning,
+    /// The `tool_choice` an OpenAI-compatible server is sent with tools
+    /// ([`crate::tool_choice::TOOL_CHOICE_VAR`]); `auto` unless asked for.
+    pub tool_choice: crate::ToolChoice,
 }
 
 /// How a credential is sent to the provider.
@@ -236,6 +242,10 @@ impl ModelConfig {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|ms| *ms > 0)
             .map_or(crate::DEFAULT_STREAM_IDLE_TIMEOUT, Duration::from_millis);
+        let tool_choice = match var(crate::tool_choice::TOOL_CHOICE_VAR) {
+            Some(value) => value.parse()?,
+            None => crate::ToolChoice::default(),
+        };
         Ok(ModelConfig {
             provider,
             model,
@@ -247,6 +257,7 @@ impl ModelConfig {
             prompt_cache: crate::PromptCache::from_env(&var),
             agent_header: var(crate::AGENT_HEADER_VAR).is_some_and(|v| v.trim() == "1"),
             reasoning: crate::Reasoning::default(),
+            tool_choice,
         })
     }
 
@@ -273,7 +284,8 @@ impl ModelConfig {
                             .with_agent_header(self.agent_header)
                             .with_retry_policy(self.retry)
                             .with_stream_idle_timeout(self.stream_idle_timeout)
-                            .with_reasoning(self.reasoning),
+                            .with_reasoning(self.reasoning)
+                            .with_tool_choice(self.tool_choice),
                     ) as Arc<dyn Model>
                 })
             }
@@ -352,6 +364,7 @@ pub(crate) mod tests {
                 prompt_cache: crate::PromptCache::default(),
                 agent_header: false,
                 reasoning: crate::Reasoning::default(),
+                tool_choice: crate::ToolChoice::default(),
             })
         );
     }
@@ -400,6 +413,7 @@ pub(crate) mod tests {
                 prompt_cache: crate::PromptCache::default(),
                 agent_header: false,
                 reasoning: crate::Reasoning::default(),
+                tool_choice: crate::ToolChoice::default(),
             })
         );
     }
@@ -425,6 +439,7 @@ pub(crate) mod tests {
                 prompt_cache: crate::PromptCache::default(),
                 agent_header: false,
                 reasoning: crate::Reasoning::default(),
+                tool_choice: crate::ToolChoice::default(),
             })
         );
     }
@@ -520,6 +535,7 @@ pub(crate) mod tests {
                 prompt_cache: crate::PromptCache::default(),
                 agent_header: false,
                 reasoning: crate::Reasoning::default(),
+                tool_choice: crate::ToolChoice::default(),
             };
             assert_eq!(config.build().provider(), provider.as_str());
         }

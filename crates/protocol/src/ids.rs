@@ -7,7 +7,17 @@ pub const MAX_AGENT_NAME_LEN: usize = 32;
 
 /// Returns a new unique id (a ULID): 26 characters, sortable by creation time.
 pub fn new_id() -> String {
-    ulid::Ulid::new().to_string()
+    new_ulid().to_string()
+}
+
+/// A new ULID: the clock's milliseconds and 80 random bits from the operating system (fastrand's
+/// if it has none to give).
+pub fn new_ulid() -> ulid::Ulid {
+    let mut random = [0u8; 16];
+    if getrandom::fill(&mut random[6..]).is_err() {
+        fastrand::fill(&mut random[6..]);
+    }
+    ulid::Ulid::from_parts(crate::now_ms(), u128::from_be_bytes(random))
 }
 
 /// Why an agent name was refused; the message states the rule so a model can fix the name.
@@ -84,6 +94,20 @@ mod tests {
         // A ULID's 48-bit timestamp prefix makes later ids sort after earlier ones
         // (within one millisecond ordering is random, so compare the time part only).
         assert!(a[..10] <= b[..10]);
+    }
+
+    #[test]
+    fn a_ulid_is_dated_now_and_random_in_all_80_bits() {
+        let before = crate::now_ms();
+        let ids: Vec<ulid::Ulid> = (0..64).map(|_| new_ulid()).collect();
+        let after = crate::now_ms();
+        let mut seen = 0u128;
+        for id in &ids {
+            assert!((before..=after).contains(&id.timestamp_ms()));
+            seen |= id.random();
+        }
+        // 64 draws leave a given bit unset with probability 2^-64: every bit shows up.
+        assert_eq!(seen, (1u128 << 80) - 1);
     }
 
     #[test]

@@ -15,7 +15,7 @@ impl EventLog for NatsStore {
         let bytes = crate::to_bytes("event", event)?;
         let subject = inner.names.events_subject();
         // Each attempt carries the same id, so a retry after a lost answer is not logged twice.
-        let id = ulid::Ulid::new().to_string();
+        let id = troupe_protocol::ids::new_ulid().to_string();
         inner.conn.retry("record an event", || {
             let (js, subject, bytes, id) = (
                 inner.conn.js.clone(),

@@ -118,7 +118,7 @@ impl NatsStore {
         let inner = &self.inner;
         let record = LeaseRecord {
             holder: LeaseHolder::this_process(),
-            token: ulid::Ulid::new().to_string(),
+            token: troupe_protocol::ids::new_ulid().to_string(),
             epoch: old.epoch + 1,
         };
         let bytes = to_bytes("lease", &record)?;
@@ -171,7 +171,7 @@ impl LivenessStore for NatsStore {
         let inner = &self.inner;
         let record = LeaseRecord {
             holder: LeaseHolder::this_process(),
-            token: ulid::Ulid::new().to_string(),
+            token: troupe_protocol::ids::new_ulid().to_string(),
             epoch: 0,
         };
         let bytes = to_bytes("lease", &record)?;
@@ -232,7 +232,7 @@ impl LivenessStore for NatsStore {
             }
             let record = LeaseRecord {
                 holder: LeaseHolder::this_process(),
-                token: ulid::Ulid::new().to_string(),
+                token: troupe_protocol::ids::new_ulid().to_string(),
                 epoch: current.epoch,
             };
             let bytes = to_bytes("lease", &record)?;

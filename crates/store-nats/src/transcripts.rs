@@ -117,7 +117,7 @@ impl NatsStore {
             let end = tail.end + chunk.len() as u64;
             let payload = bytes::Bytes::copy_from_slice(chunk);
             // Each attempt carries the same id, so a retry after a lost answer is stored once.
-            let id = ulid::Ulid::new().to_string();
+            let id = troupe_protocol::ids::new_ulid().to_string();
             let after = tail.seq;
             let stored =
                 inner

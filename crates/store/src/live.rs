@@ -215,6 +215,8 @@ struct FileLease {
 impl LeaseGuard for FileLease {
     fn pass_to_child(&self, cmd: &mut Command) -> String {
         let fd = self.file.as_raw_fd();
+        // libc in the forked child: async-signal-safe calls on a raw descriptor number (a
+        // rustix BorrowedFd would need an unsafe borrow of it all the same).
         let keep_open = move || {
             // SAFETY: runs in the forked child before exec; fcntl is async-signal-safe and only
             // changes the child's own descriptor flags.
@@ -296,6 +298,8 @@ pub fn adopt_lease(team_dir: &Path, agent: &str, handoff: &str) -> Result<Lease,
         .map_err(|_| not_it("it is not a descriptor number".into()))?;
     let path = lease_path(team_dir, agent);
     let expected = fs::metadata(&path).map_err(StoreError::io("read", &path))?;
+    // Not rustix's fstat: it takes a BorrowedFd, which promises that the number is an open
+    // descriptor — the very thing asked here.
     // SAFETY: fstat only writes the zero-initialised struct we own; a descriptor that is not
     // open is reported as EBADF.
     let stat = unsafe {
@@ -381,6 +385,10 @@ fn write_holder(file: &File, path: &Path, holder: &LeaseHolder) -> Result<(), St
 }
 
 /// A lock request of type `kind` over the whole file, however long it grows.
+///
+/// The lease's locks are libc's `fcntl`: rustix's `fcntl_lock` takes process-associated locks
+/// (`F_SETLK`), which a child cannot inherit and which any close in the process drops, and it
+/// cannot ask who holds a lock (`F_OFD_GETLK`); a lease needs open-file-description locks.
 fn whole_file(kind: libc::c_int) -> libc::flock {
     // SAFETY: flock is plain old data; all-zero is a valid value (l_pid must be 0 for OFD locks).
     let mut lock: libc::flock = unsafe { std::mem::zeroed() };

@@ -40,6 +40,7 @@ pub fn model_config(server: &FakeServer) -> ModelConfig {
         prompt_cache: troupe_model::PromptCache::default(),
         agent_header: true,
         reasoning: troupe_model::Reasoning::default(),
+        tool_choice: troupe_model::ToolChoice::default(),
     }
 }
 

@@ -18,6 +18,7 @@ mod anthropic;
 pub mod cache;
 pub mod contract;
 pub mod fixtures;
+pub mod llama;
 pub mod mcp;
 pub mod nats;
 mod openai;

@@ -165,7 +165,7 @@ fn start_everything(mode: &'static str, ready_line: &'static str, path: &str) ->
 }
 
 /// Makes the child get SIGKILL when the spawning thread (and so the test binary) is gone.
-fn die_with_parent(cmd: &mut Command) {
+pub(crate) fn die_with_parent(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the forked child and only calls prctl, which is
     // async-signal-safe, with integer arguments.

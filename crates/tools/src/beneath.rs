@@ -211,7 +211,11 @@ pub(crate) fn replace(
 
 /// A hidden, unique name for the temporary file beside `name`.
 fn temp_name(name: &OsStr) -> String {
-    format!(".{}.{}.tmp", name.to_string_lossy(), ulid::Ulid::new())
+    format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        troupe_protocol::ids::new_ulid()
+    )
 }
 
 /// The steps of [`replace`] after the temp file exists.

@@ -4,6 +4,7 @@
 //! Every line is sanitised: a file or a model may carry terminal control sequences.
 
 use crate::render::sanitize::terminal;
+use crossterm::style::{ContentStyle, Stylize};
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 use std::fmt::Write as _;
@@ -55,10 +56,15 @@ fn render(old: &str, new: &str, numbered: bool, colour: bool) -> String {
         .max(new.lines().count())
         .to_string()
         .len();
+    let (dim, red, green) = (
+        ContentStyle::new().dim(),
+        ContentStyle::new().dark_red(),
+        ContentStyle::new().dark_green(),
+    );
     let mut lines: Vec<String> = Vec::new();
     for (i, group) in diff.grouped_ops(1).iter().enumerate() {
         if i > 0 {
-            lines.push(paint(colour, "2", "    ⋯"));
+            lines.push(paint(colour, dim, "    ⋯"));
         }
         for op in group {
             for change in diff.iter_changes(op) {
@@ -72,9 +78,9 @@ fn render(old: &str, new: &str, numbered: bool, colour: bool) -> String {
                 };
                 let number = number.map_or_else(String::new, |n| format!("{n:>width$} "));
                 let line = match change.tag() {
-                    ChangeTag::Delete => paint(colour, "31", &format!("  {number}- {text}")),
-                    ChangeTag::Insert => paint(colour, "32", &format!("  {number}+ {text}")),
-                    ChangeTag::Equal => paint(colour, "2", &format!("  {number}  {text}")),
+                    ChangeTag::Delete => paint(colour, red, &format!("  {number}- {text}")),
+                    ChangeTag::Insert => paint(colour, green, &format!("  {number}+ {text}")),
+                    ChangeTag::Equal => paint(colour, dim, &format!("  {number}  {text}")),
                 };
                 lines.push(line);
             }
@@ -92,10 +98,10 @@ fn render(old: &str, new: &str, numbered: bool, colour: bool) -> String {
     out
 }
 
-/// `text` in the SGR style `sgr` when colour is on.
-pub fn paint(colour: bool, sgr: &str, text: &str) -> String {
+/// `text` in `style` when colour is on.
+pub fn paint(colour: bool, style: ContentStyle, text: &str) -> String {
     match colour {
-        true => format!("\u{1b}[{sgr}m{text}\u{1b}[0m"),
+        true => style.apply(text).to_string(),
         false => text.to_string(),
     }
 }
@@ -145,7 +151,8 @@ mod tests {
     fn long_diffs_are_cut_and_coloured_when_asked() {
         let new: String = (0..100).map(|i| format!("{i}\n")).collect();
         let text = render("", &new, false, true);
-        assert!(text.contains("\u{1b}[32m  + 0\u{1b}[0m"), "{text}");
+        // Green (palette colour 2) on, the default colour back after.
+        assert!(text.contains("\u{1b}[38;5;2m  + 0\u{1b}[39m"), "{text}");
         assert!(text.ends_with("… 40 more lines"), "{text}");
     }
 }

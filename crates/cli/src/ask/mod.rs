@@ -13,6 +13,7 @@ pub mod scope;
 use crate::render::sanitize::terminal;
 use crate::term::Printer;
 use async_trait::async_trait;
+use crossterm::style::{ContentStyle, Stylize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{mpsc, oneshot};
@@ -147,7 +148,7 @@ fn question_text(
     if !q.reason.contains("needs permission in") {
         above.push(diff::paint(
             colour,
-            "2",
+            ContentStyle::new().dim(),
             &format!("  ({})", terminal(q.reason)),
         ));
     }
@@ -164,7 +165,7 @@ fn question_text(
         ));
     }
     let question = format!("{who}Allow {} {detail}? {options}", terminal(q.tool));
-    above.push(diff::paint(colour, "1", &question));
+    above.push(diff::paint(colour, ContentStyle::new().bold(), &question));
     above.join("\n")
 }
 

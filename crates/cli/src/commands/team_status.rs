@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 
 use anyhow::Result;
+use crossterm::style::{ContentStyle, Stylize};
 use serde_json::{json, Value};
 use troupe_protocol::{AgentStatus, RequestStatus, Usage};
 use troupe_store::TeamStore;
@@ -50,21 +51,22 @@ pub fn price(model: &str, usage: &Usage) -> Option<f64> {
     known_cost_usd(model, usage)
 }
 
-/// The ANSI style of a shown status.
-fn sgr(shown: &Shown) -> &'static str {
+/// The terminal style of a shown status.
+fn style(shown: &Shown) -> ContentStyle {
+    let plain = ContentStyle::new();
     match shown {
-        Shown::Working | Shown::LeadLive => "32",
-        Shown::Idle => "34",
-        Shown::Waiting { .. } => "1;33",
-        Shown::Shutdown | Shown::LeadAbsent => "2",
-        Shown::Stopped => "35",
-        Shown::Failed | Shown::Gone(_) => "1;31",
+        Shown::Working | Shown::LeadLive => plain.dark_green(),
+        Shown::Idle => plain.dark_blue(),
+        Shown::Waiting { .. } => plain.bold().dark_yellow(),
+        Shown::Shutdown | Shown::LeadAbsent => plain.dim(),
+        Shown::Stopped => plain.dark_magenta(),
+        Shown::Failed | Shown::Gone(_) => plain.bold().dark_red(),
     }
 }
 
 /// Rows as left-aligned columns two spaces apart (the last unpadded); the cell of column
 /// `painted` is wrapped in its row's style after padding, so colour never breaks alignment.
-fn columns(rows: &[Vec<String>], painted: usize, styles: &[Option<&str>]) -> String {
+fn columns(rows: &[Vec<String>], painted: usize, styles: &[Option<ContentStyle>]) -> String {
     let mut widths: Vec<usize> = Vec::new();
     for row in rows {
         for (i, cell) in row.iter().enumerate() {
@@ -88,8 +90,8 @@ fn columns(rows: &[Vec<String>], painted: usize, styles: &[Option<&str>]) -> Str
                 Some(style) if i == painted => {
                     let pad = text.len() - text.trim_end().len();
                     line.push_str(&format!(
-                        "\u{1b}[{style}m{}\u{1b}[0m{}",
-                        text.trim_end(),
+                        "{}{}",
+                        style.apply(text.trim_end()),
                         " ".repeat(pad)
                     ));
                 }
@@ -117,7 +119,7 @@ pub fn human(store: &dyn TeamStore, paint: Paint) -> Result<String> {
     ]
     .map(String::from)
     .to_vec()];
-    let mut styles: Vec<Option<&str>> = vec![None];
+    let mut styles: Vec<Option<ContentStyle>> = vec![None];
     for row in &rows {
         let member = state.roster.get(&row.name);
         table.push(vec![
@@ -137,7 +139,7 @@ pub fn human(store: &dyn TeamStore, paint: Paint) -> Result<String> {
             row.doing.clone().unwrap_or_else(|| "-".into()),
         ]);
         styles.push(match paint {
-            Paint::Colour => Some(sgr(&row.shown)),
+            Paint::Colour => Some(style(&row.shown)),
             Paint::Plain => None,
         });
     }
@@ -248,17 +250,31 @@ mod tests {
             vec!["bo".to_string(), "idle".into(), "b".into()],
         ];
         let plain = columns(&rows, 1, &[None, None, None]);
-        let painted = columns(&rows, 1, &[None, Some("32"), Some("34")]);
-        let strip = |s: &str| {
-            s.replace("\u{1b}[32m", "")
-                .replace("\u{1b}[34m", "")
-                .replace("\u{1b}[0m", "")
-        };
-        assert_eq!(strip(&painted), plain);
-        assert!(
-            painted.contains("\u{1b}[32mworking\u{1b}[0m  a"),
-            "{painted:?}"
+        let (green, blue) = (
+            ContentStyle::new().dark_green(),
+            ContentStyle::new().dark_blue(),
         );
+        let painted = columns(&rows, 1, &[None, Some(green), Some(blue)]);
+        // The painted table shows the same text in the same cells, the status cells green and
+        // blue and nothing after them.
+        let mut screen = vt100::Parser::new(4, 40, 0);
+        screen.process(painted.replace('\n', "\r\n").as_bytes());
+        let screen = screen.screen();
+        assert_eq!(screen.contents(), plain.trim_end());
+        let cell = |row, col| screen.cell(row, col).map(vt100::Cell::fgcolor);
+        assert_eq!(
+            cell(1, 6),
+            Some(vt100::Color::Idx(2)),
+            "working: {painted:?}"
+        );
+        assert_eq!(cell(1, 12), Some(vt100::Color::Idx(2)));
+        assert_eq!(
+            cell(1, 13),
+            Some(vt100::Color::Default),
+            "the padding is plain"
+        );
+        assert_eq!(cell(2, 6), Some(vt100::Color::Idx(4)), "idle");
+        assert_eq!(cell(2, 10), Some(vt100::Color::Default));
         assert_eq!(plain.lines().nth(2), Some("bo    idle     b"));
     }
 }

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use crossterm::event::EventStream;
-use crossterm::terminal::{enable_raw_mode, EnterAlternateScreen};
+use crossterm::terminal::{
+    enable_raw_mode, BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen,
+};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use tokio::signal::unix::{signal, SignalKind};
@@ -113,7 +115,7 @@ struct FrameWriter {
 impl Write for FrameWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         if !self.in_frame {
-            self.out.write_all(b"\x1b[?2026h")?;
+            crossterm::queue!(self.out, BeginSynchronizedUpdate)?;
             self.in_frame = true;
         }
         self.out.write(buf)
@@ -121,7 +123,7 @@ impl Write for FrameWriter {
 
     fn flush(&mut self) -> std::io::Result<()> {
         if self.in_frame {
-            self.out.write_all(b"\x1b[?2026l")?;
+            crossterm::queue!(self.out, EndSynchronizedUpdate)?;
             self.in_frame = false;
         }
         self.out.flush()

@@ -10,7 +10,10 @@
 
 use super::line::{window, History, Line};
 use super::Input;
+use crossterm::cursor::{MoveRight, MoveUp};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::style::Stylize;
+use crossterm::terminal::{Clear, ClearType};
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -294,9 +297,9 @@ impl Editor {
         }
         buf.push('\r');
         if cursor_row > 0 {
-            let _ = write!(buf, "\u{1b}[{cursor_row}A");
+            let _ = write!(buf, "{}", MoveUp(saturating_u16(cursor_row)));
         }
-        buf.push_str("\u{1b}[J");
+        let _ = write!(buf, "{}", Clear(ClearType::FromCursorDown));
         self.drawn = (0, 0);
     }
 
@@ -313,7 +316,7 @@ impl Editor {
                 let line = fit(line, cols - 1);
                 match self.colour {
                     true => {
-                        let _ = write!(buf, "\u{1b}[2m{line}\u{1b}[0m");
+                        let _ = write!(buf, "{}", line.dim());
                     }
                     false => buf.push_str(&line),
                 }
@@ -328,7 +331,7 @@ impl Editor {
             let (text, col) = window(&self.line, cols - prompt.width() - 1);
             buf.push_str(prompt);
             buf.push_str(&text);
-            let _ = write!(buf, "\r\u{1b}[{}C", prompt.width() + col);
+            let _ = write!(buf, "\r{}", MoveRight(saturating_u16(prompt.width() + col)));
             rows += 1;
         }
         self.drawn = (rows, rows.saturating_sub(1));
@@ -352,6 +355,11 @@ fn fit(text: &str, cols: usize) -> String {
     }
     out.push('…');
     out
+}
+
+/// A count of rows or columns as a cursor command takes it.
+fn saturating_u16(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
 }
 
 /// Writes `buf` to the terminal in one go.

@@ -6,12 +6,14 @@
 //! megabytes to the binary and milliseconds to the first code block, which the headless loop's
 //! budget (issue 30) does not have; what the REPL needs from a stream of lines is this much.
 
-use super::markdown::{DIM, RESET};
+use crossterm::style::{Color, SetForegroundColor};
 
-const GREEN: &str = "\u{1b}[32m";
-const BLUE: &str = "\u{1b}[34m";
-const MAGENTA: &str = "\u{1b}[35m";
-const YELLOW: &str = "\u{1b}[33m";
+use super::markdown::{Sgr, DIM, RESET};
+
+const GREEN: Sgr = &SetForegroundColor(Color::DarkGreen);
+const BLUE: Sgr = &SetForegroundColor(Color::DarkBlue);
+const MAGENTA: Sgr = &SetForegroundColor(Color::DarkMagenta);
+const YELLOW: Sgr = &SetForegroundColor(Color::DarkYellow);
 
 /// The words a language reserves, and how its comments start.
 struct Language {

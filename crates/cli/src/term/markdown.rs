@@ -6,19 +6,27 @@
 //! parsed by `pulldown-cmark`. Fenced code is highlighted by [`super::highlight`]. Without
 //! colour the text is shown as written. Every line is sanitised before any style is added.
 
+use std::fmt::{Display, Write};
+
 use crate::render::sanitize::terminal;
+use crossterm::style::{Attribute, Color, SetAttribute, SetForegroundColor};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use unicode_width::UnicodeWidthStr;
 
 use super::highlight::highlight;
 
-pub(super) const BOLD: &str = "\u{1b}[1m";
-pub(super) const DIM: &str = "\u{1b}[2m";
-const ITALIC: &str = "\u{1b}[3m";
-const UNDERLINE: &str = "\u{1b}[4m";
-const STRIKE: &str = "\u{1b}[9m";
-const CYAN: &str = "\u{1b}[36m";
-pub(super) const RESET: &str = "\u{1b}[0m";
+/// A style switch written before text: a crossterm command, shown as its escape sequence.
+pub(super) type Sgr = &'static dyn Display;
+
+pub(super) const BOLD: Sgr = &SetAttribute(Attribute::Bold);
+pub(super) const DIM: Sgr = &SetAttribute(Attribute::Dim);
+const ITALIC: Sgr = &SetAttribute(Attribute::Italic);
+const UNDERLINE: Sgr = &SetAttribute(Attribute::Underlined);
+const STRIKE: Sgr = &SetAttribute(Attribute::CrossedOut);
+const CYAN: Sgr = &SetForegroundColor(Color::DarkCyan);
+pub(super) const RESET: Sgr = &SetAttribute(Attribute::Reset);
+/// No style: the text around a span at the top level.
+const PLAIN: Sgr = &"";
 
 /// Renders Markdown line by line, remembering an open code block and a table being read.
 #[derive(Debug, Default)]
@@ -96,7 +104,7 @@ impl Markdown {
         block(&text)
     }
 
-    fn paint(&self, style: &str, text: &str) -> String {
+    fn paint(&self, style: Sgr, text: &str) -> String {
         match self.colour {
             true => format!("{style}{text}{RESET}"),
             false => text.to_string(),
@@ -122,7 +130,7 @@ impl Markdown {
                 (0..columns)
                     .map(|c| {
                         let cell = row.get(c).map_or("", String::as_str);
-                        let shown = inline(cell, "");
+                        let shown = inline(cell, PLAIN);
                         let width = visible_width(&shown);
                         (shown, width)
                     })
@@ -200,8 +208,10 @@ fn block(text: &str) -> String {
     let hashes = trimmed.chars().take_while(|&c| c == '#').count();
     if (1..=6).contains(&hashes) && trimmed[hashes..].starts_with(' ') {
         let title = trimmed[hashes..].trim();
-        let style = if hashes == 1 { "\u{1b}[1;4m" } else { BOLD };
-        return format!("{style}{}{RESET}", inline(title, style));
+        if hashes == 1 {
+            return format!("{H1}{}{RESET}", inline(title, &H1));
+        }
+        return format!("{BOLD}{}{RESET}", inline(title, BOLD));
     }
     let mut marks = trimmed.chars().filter(|c| !c.is_whitespace());
     if let Some(first @ ('-' | '*' | '_')) = marks.next() {
@@ -221,13 +231,13 @@ fn block(text: &str) -> String {
     }
     for bullet in ["- ", "* ", "+ "] {
         if let Some(item) = trimmed.strip_prefix(bullet) {
-            return format!("{indent}• {}", inline(item, ""));
+            return format!("{indent}• {}", inline(item, PLAIN));
         }
     }
     if let Some((number, item)) = numbered(trimmed) {
-        return format!("{indent}{number}. {}", inline(item, ""));
+        return format!("{indent}{number}. {}", inline(item, PLAIN));
     }
-    format!("{indent}{}", inline(trimmed, ""))
+    format!("{indent}{}", inline(trimmed, PLAIN))
 }
 
 /// `12. text` or `12) text`: the number and the text.
@@ -244,15 +254,14 @@ fn numbered(trimmed: &str) -> Option<(&str, &str)> {
 }
 
 /// The inline spans of one line, styled; `outer` is the style to return to after a span.
-fn inline(text: &str, outer: &str) -> String {
+fn inline(text: &str, outer: &dyn Display) -> String {
     let mut out = String::with_capacity(text.len() + 16);
-    let mut styles: Vec<&str> = Vec::new();
+    let mut styles: Vec<Sgr> = Vec::new();
     let mut links: Vec<String> = Vec::new();
-    let restore = |out: &mut String, styles: &[&str]| {
-        out.push_str(RESET);
-        out.push_str(outer);
+    let restore = |out: &mut String, styles: &[Sgr]| {
+        let _ = write!(out, "{RESET}{outer}");
         for s in styles {
-            out.push_str(s);
+            let _ = write!(out, "{s}");
         }
     };
     // The line is read as a paragraph: block syntax was handled by the caller, and text that
@@ -262,8 +271,7 @@ fn inline(text: &str, outer: &str) -> String {
         match event {
             Event::Text(t) | Event::Html(t) | Event::InlineHtml(t) => out.push_str(&t),
             Event::Code(c) => {
-                out.push_str(CYAN);
-                out.push_str(&c);
+                let _ = write!(out, "{CYAN}{c}");
                 restore(&mut out, &styles);
             }
             Event::SoftBreak | Event::HardBreak => out.push(' '),
@@ -284,7 +292,7 @@ fn inline(text: &str, outer: &str) -> String {
                     _ => continue,
                 };
                 styles.push(style);
-                out.push_str(style);
+                let _ = write!(out, "{style}");
             }
             Event::End(tag) => {
                 if !matches!(
@@ -297,9 +305,9 @@ fn inline(text: &str, outer: &str) -> String {
                 restore(&mut out, &styles);
                 if tag == TagEnd::Link {
                     if let Some(url) = links.pop() {
-                        out.push_str(&format!(" {DIM}({url}){RESET}{outer}"));
+                        let _ = write!(out, " {DIM}({url}){RESET}{outer}");
                         for s in &styles {
-                            out.push_str(s);
+                            let _ = write!(out, "{s}");
                         }
                     }
                 }
@@ -314,7 +322,17 @@ fn inline(text: &str, outer: &str) -> String {
     out
 }
 
-/// The columns a styled text takes: its width without the escape sequences.
+/// The style of a top-level heading: bold and underlined.
+struct H1;
+
+impl Display for H1 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{BOLD}{UNDERLINE}")
+    }
+}
+
+/// The columns a styled text takes: its width without the escape sequences (the styles above
+/// are all SGR sequences, `ESC [ … m`).
 fn visible_width(styled: &str) -> usize {
     let mut plain = String::with_capacity(styled.len());
     let mut rest = styled;

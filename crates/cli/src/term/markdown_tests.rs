@@ -7,14 +7,14 @@ fn render(text: &str) -> String {
     let mut out: Vec<String> = text.lines().filter_map(|l| md.line(l)).collect();
     out.extend(md.finish());
     out.join("\n")
-        .replace("\u{1b}[1;4m", "<h1>")
-        .replace(BOLD, "<b>")
-        .replace(DIM, "<dim>")
-        .replace(ITALIC, "<i>")
-        .replace(UNDERLINE, "<u>")
-        .replace(STRIKE, "<s>")
-        .replace(CYAN, "<code>")
-        .replace(RESET, "</>")
+        .replace(&H1.to_string(), "<h1>")
+        .replace(&BOLD.to_string(), "<b>")
+        .replace(&DIM.to_string(), "<dim>")
+        .replace(&ITALIC.to_string(), "<i>")
+        .replace(&UNDERLINE.to_string(), "<u>")
+        .replace(&STRIKE.to_string(), "<s>")
+        .replace(&CYAN.to_string(), "<code>")
+        .replace(&RESET.to_string(), "</>")
         .replace('\u{1b}', "<esc>")
 }
 
@@ -32,11 +32,13 @@ fn headings_bold_lists_and_inline_code() {
     let mut md = Markdown::new(true);
     assert_eq!(
         md.line("## Plan").as_deref(),
-        Some("\u{1b}[1mPlan\u{1b}[0m")
+        Some("\u{1b}[1mPlan\u{1b}[0m"),
+        "bold is SGR 1, reset SGR 0"
     );
     assert_eq!(
         md.line("- run `cargo test` **now**").as_deref(),
-        Some("• run \u{1b}[36mcargo test\u{1b}[0m \u{1b}[1mnow\u{1b}[0m")
+        Some("• run \u{1b}[38;5;6mcargo test\u{1b}[0m \u{1b}[1mnow\u{1b}[0m"),
+        "inline code is cyan (palette colour 6)"
     );
     assert_eq!(
         md.line("a * b and snake_case").as_deref(),

@@ -7,6 +7,7 @@
 use super::markdown::Markdown;
 use super::Printer;
 use crate::render::sanitize::terminal;
+use crossterm::style::Stylize;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -74,7 +75,7 @@ impl View {
 
     fn dim(&self, text: &str) -> String {
         match self.colour {
-            true => format!("\u{1b}[2m{text}\u{1b}[0m"),
+            true => text.dim().to_string(),
             false => text.to_string(),
         }
     }
@@ -285,7 +286,7 @@ impl View {
         }
         let result = terminal(&crate::render::text::result_line(content, is_error)).into_owned();
         let result = match (is_error, self.colour) {
-            (true, true) => format!("\u{1b}[31m{result}\u{1b}[0m"),
+            (true, true) => result.as_str().dark_red().to_string(),
             _ => self.dim(&result),
         };
         match run {
@@ -296,7 +297,7 @@ impl View {
                     false => String::new(),
                 };
                 let line = match self.colour {
-                    true => format!("\u{1b}[1m{}\u{1b}[0m", terminal(&run.line)),
+                    true => terminal(&run.line).bold().to_string(),
                     false => terminal(&run.line).into_owned(),
                 };
                 self.printer.styled(&format!("{line}{time}\n  {result}"));

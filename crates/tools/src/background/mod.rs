@@ -359,7 +359,7 @@ impl Jobs {
                 let tail = tail_of(&job.log, unread);
                 state.pending.push(Notification {
                     seq,
-                    id: ulid::Ulid::new().to_string(),
+                    id: troupe_protocol::ids::new_ulid().to_string(),
                     job: job.id.clone(),
                     text: render::notification(&job, &tail),
                 });

@@ -8,6 +8,9 @@
 //! sandbox plan), allocates nothing, takes no lock, and reports a failure through one atomic.
 //! Signals are blocked around the clone, and the child puts every handled signal back to its
 //! default before unblocking them, so no handler of troupe's ever runs in it.
+//!
+//! `clone` with a stack of our own and the child's steps are libc calls: rustix has no `clone`,
+//! and the child's calls stay raw (see `process::child::confine_self`).
 
 use super::child::confine_self;
 use crate::sandbox::ChildPlan;

@@ -39,7 +39,7 @@ impl LiveCall {
     /// Registers a new call with a fresh marker; give its processes [`LiveCall::env`]. Refused
     /// once troupe is exiting.
     pub fn start() -> Result<LiveCall, Exiting> {
-        let id = ulid::Ulid::new().to_string();
+        let id = troupe_protocol::ids::new_ulid().to_string();
         let trace = Trace {
             marker: format!("{CALL_MARKER_ENV}={id}").into_bytes(),
             pgid: None,

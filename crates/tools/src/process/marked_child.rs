@@ -1,8 +1,10 @@
 //! A child started by [`MarkedCommand`](super::MarkedCommand): waited for through a pidfd on
 //! the async runtime, and reaped even when nobody waits for it.
 
+use rustix::io::Errno;
+use rustix::process::{pidfd_open, waitpid, Pid, PidfdFlags, WaitOptions};
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use tokio::io::unix::AsyncFd;
@@ -28,26 +30,15 @@ pub struct MarkedChild {
 impl MarkedChild {
     /// The child `pid` just started; its pipes are set by the caller.
     pub(super) fn new(pid: libc::pid_t) -> MarkedChild {
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
         let in_runtime = tokio::runtime::Handle::try_current().is_ok();
-        let pidfd = match fd {
-            // SAFETY: a descriptor pidfd_open just returned, owned by nobody else; the AsyncFd
-            // owns it (it stays open, the same descriptor) until the AsyncFd is dropped.
-            fd if fd >= 0 && in_runtime => unsafe {
-                AsyncFd::register_with_interest(
-                    OwnedFd::from_raw_fd(fd as libc::c_int),
-                    Interest::READABLE,
-                )
-                .ok()
-            },
-            fd if fd >= 0 => {
-                // SAFETY: closes the descriptor pidfd_open just returned, once.
-                unsafe { libc::close(fd as libc::c_int) };
-                None
-            }
-            _ => None,
-        };
+        // Outside a runtime there is nothing to register the descriptor with: it is closed.
+        let pidfd = Pid::from_raw(pid)
+            .and_then(|p| pidfd_open(p, PidfdFlags::empty()).ok())
+            .filter(|_| in_runtime)
+            .and_then(|fd| {
+                // SAFETY: an OwnedFd stays open and the same descriptor while the AsyncFd owns it.
+                unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.ok()
+            });
         MarkedChild {
             pid,
             pidfd,
@@ -105,35 +96,34 @@ impl Drop for MarkedChild {
 
 /// Reaps `pid` if it has exited.
 fn try_reap(pid: libc::pid_t) -> io::Result<Option<ExitStatus>> {
+    let pid = own_child(pid)?;
     loop {
-        let mut status = 0;
-        // SAFETY: waitpid on our own child with WNOHANG; `status` is a valid out pointer.
-        match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
-            0 => return Ok(None),
-            -1 => {
-                let err = io::Error::last_os_error();
-                if err.kind() != io::ErrorKind::Interrupted {
-                    return Err(err);
-                }
-            }
-            _ => return Ok(Some(ExitStatus::from_raw(status))),
+        match waitpid(Some(pid), WaitOptions::NOHANG) {
+            Ok(None) => return Ok(None),
+            Ok(Some((_, status))) => return Ok(Some(ExitStatus::from_raw(status.as_raw()))),
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
 }
 
 /// Waits for `pid` to exit and reaps it.
 fn reap_blocking(pid: libc::pid_t) -> io::Result<ExitStatus> {
+    let pid = own_child(pid)?;
     loop {
-        let mut status = 0;
-        // SAFETY: waitpid on our own child; `status` is a valid out pointer.
-        match unsafe { libc::waitpid(pid, &mut status, 0) } {
-            -1 => {
-                let err = io::Error::last_os_error();
-                if err.kind() != io::ErrorKind::Interrupted {
-                    return Err(err);
-                }
-            }
-            _ => return Ok(ExitStatus::from_raw(status)),
+        match waitpid(Some(pid), WaitOptions::empty()) {
+            Ok(Some((_, status))) => return Ok(ExitStatus::from_raw(status.as_raw())),
+            // Without NOHANG waitpid returns only with a status; no status means no child.
+            Ok(None) => return Err(Errno::CHILD.into()),
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
+}
+
+/// `pid` as rustix takes it; a pid that cannot be a child's (zero or negative) is no child.
+fn own_child(pid: libc::pid_t) -> io::Result<Pid> {
+    Pid::from_raw(pid)
+        .filter(|p| !p.is_init())
+        .ok_or_else(|| Errno::CHILD.into())
 }

@@ -20,10 +20,7 @@ use std::sync::atomic::Ordering;
 /// servers) are re-parented to it rather than to init, so they can be found and ended. Call once
 /// at start-up, before any tool runs.
 pub fn become_subreaper() -> io::Result<()> {
-    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) takes only integers.
-    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid()))?;
     let _ = sweep::SINCE_START.set(sweep::Window::open());
     sweep::SUBREAPER.store(true, Ordering::Relaxed);
     Ok(())

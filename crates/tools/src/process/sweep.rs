@@ -12,8 +12,11 @@
 //! that sits in another session, or in a group it does not lead that is not troupe's, was
 //! adopted, and nobody else will wait for it.
 
+use rustix::process::{
+    getpgrp, getpid, getsid, kill_process, kill_process_group, pidfd_open, pidfd_send_signal,
+    waitpid, Pid, PidfdFlags, Signal, WaitOptions,
+};
 use std::collections::HashMap;
-use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -236,28 +239,14 @@ fn carries(pid: libc::pid_t, marker: &[u8]) -> bool {
 
 /// SIGKILLs `pid` if it still carries `marker`, through a pidfd so a recycled pid is never hit.
 fn kill_marked(pid: libc::pid_t, marker: &[u8]) {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
-    if fd < 0 {
+    let Some(fd) = Pid::from_raw(pid).and_then(|p| pidfd_open(p, PidfdFlags::empty()).ok()) else {
         return; // gone already (or no pidfds: the process table is re-read next round)
-    }
+    };
     // The descriptor pins the process: if `pid` still carries the marker now, it is the one the
     // descriptor refers to (or that one has exited and the signal finds nobody).
     if carries(pid, marker) {
-        // SAFETY: pidfd_send_signal takes the descriptor opened above, a signal number, a null
-        // siginfo pointer (allowed) and flags.
-        unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                fd as libc::c_int,
-                libc::SIGKILL,
-                std::ptr::null::<libc::siginfo_t>(),
-                0u32,
-            )
-        };
+        let _ = pidfd_send_signal(&fd, Signal::KILL);
     }
-    // SAFETY: `fd` was returned by pidfd_open above and is closed exactly once.
-    unsafe { libc::close(fd as libc::c_int) };
 }
 
 /// SIGKILLs every process in group `pgid`.
@@ -266,18 +255,19 @@ pub(crate) fn kill_group(pgid: libc::pid_t) {
         // kill(0 or -1) would hit our own group or every process we may signal.
         return;
     }
-    // SAFETY: kill(2) has no memory-safety preconditions; a negative pid addresses a group.
-    let result = unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    if result != 0 {
+    let Some(group) = Pid::from_raw(pgid) else {
+        return;
+    };
+    if let Err(error) = kill_process_group(group, Signal::KILL) {
         // ESRCH: the group is already empty, which is the usual case after a clean exit.
-        tracing::trace!(pgid, error = %io::Error::last_os_error(), "kill process group");
+        tracing::trace!(pgid, %error, "kill process group");
     }
 }
 
 /// The session and group troupe itself is in.
 fn own_session() -> (libc::pid_t, libc::pid_t) {
-    // SAFETY: getsid(0) and getpgrp() have no preconditions.
-    unsafe { (libc::getsid(0), libc::getpgrp()) }
+    let sid = getsid(None).map_or(-1, Pid::as_raw_pid);
+    (sid, getpgrp().as_raw_pid())
 }
 
 /// Whether a child of troupe was adopted (see the module comment) rather than spawned by troupe.
@@ -305,9 +295,8 @@ fn reap_adopted(all: &[Stat], me: libc::pid_t) -> usize {
         // Re-read under the lock: only we reap adopted children, so a zombie seen here is still
         // ours when waitpid runs.
         if read_stat(pid).is_some_and(|s| s.ppid == me && s.zombie && adopted(&s, session)) {
-            let mut status = 0;
-            // SAFETY: waitpid on one specific pid with WNOHANG; `status` is a valid out pointer.
-            if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+            let waited = Pid::from_raw(pid).map(|p| waitpid(Some(p), WaitOptions::NOHANG));
+            if matches!(waited, Some(Ok(Some(_)))) {
                 reaped += 1;
             }
         }
@@ -319,8 +308,7 @@ fn reap_adopted(all: &[Stat], me: libc::pid_t) -> usize {
 /// troupe adopted, and returns how many of its processes were still alive (dying, or signalled
 /// just now).
 pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window) -> usize {
-    // SAFETY: getpid(2) has no preconditions.
-    let me = unsafe { libc::getpid() };
+    let me = getpid().as_raw_pid();
     if let Some(pgid) = pgid {
         kill_group(pgid);
     }
@@ -410,8 +398,7 @@ pub(crate) fn end_call(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window
 /// Kills and reaps every adopted child of troupe (processes that left their call's group and
 /// environment behind); for when troupe ends and no call may leave anything running.
 pub(crate) fn end_adopted() {
-    // SAFETY: getpid(2) has no preconditions.
-    let me = unsafe { libc::getpid() };
+    let me = getpid().as_raw_pid();
     let session = own_session();
     let started = Instant::now();
     let window = SINCE_START
@@ -430,9 +417,10 @@ pub(crate) fn end_adopted() {
             .iter()
             .filter(|s| s.ppid == me && !s.zombie && adopted(s, session))
         {
-            // SAFETY: kill(2) on a positive pid; it is our child, so the pid cannot be recycled
-            // before we reap it.
-            unsafe { libc::kill(stat.pid, libc::SIGKILL) };
+            // Our child: the pid cannot be recycled before we reap it.
+            if let Some(pid) = Pid::from_raw(stat.pid) {
+                let _ = kill_process(pid, Signal::KILL);
+            }
             alive += 1;
         }
         if reap_adopted(&all, me) > 0 {

@@ -18,7 +18,8 @@
 //! seccomp filter refuses `setns`, so the command cannot undo any of it.
 //!
 //! Every path and buffer is prepared here, in troupe; [`MountPlan::apply`] runs in the forked
-//! child and makes plain system calls on them only.
+//! child and makes plain system calls on them only — libc's, like the rest of the child's steps
+//! (see `process::child::confine_self`).
 
 use std::ffi::{CStr, CString};
 use std::io;

@@ -18,7 +18,7 @@ impl Scratch {
     /// Creates a fresh directory under the system temporary directory.
     pub fn create() -> io::Result<Scratch> {
         let base = std::env::temp_dir();
-        let path = base.join(format!("troupe-call-{}", ulid::Ulid::new()));
+        let path = base.join(format!("troupe-call-{}", troupe_protocol::ids::new_ulid()));
         // Owner-only, and `create` (not `create_dir_all`) so an existing path is an error.
         std::fs::DirBuilder::new().mode(0o700).create(&path)?;
         // Canonical, so Landlock and the command see the same path (`/tmp` may be a symlink).
