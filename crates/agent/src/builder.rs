@@ -246,11 +246,13 @@ impl AgentBuilder {
         if policy.protected.paths().is_empty() {
             policy.protected = ProtectedPaths::from_hooks(&self.settings.hooks);
         }
+        let live_mode = crate::LiveMode::new(policy.mode);
         let cx = ExtensionContext {
             agent: &self.name,
             workspace: self.workspace.root(),
             stop: &self.stop,
             transcript: self.transcript.as_deref(),
+            mode: &live_mode,
         };
         let todo = crate::todo::TodoList::default();
         let compact_request = crate::compact::CompactRequest::default();
@@ -395,6 +397,7 @@ impl AgentBuilder {
             tools,
             ctx,
             policy,
+            live_mode,
             approver: self.approver,
             gates,
             inboxes,

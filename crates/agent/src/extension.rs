@@ -24,6 +24,8 @@ pub struct ExtensionContext<'a> {
     pub stop: &'a Arc<AtomicBool>,
     /// Where the agent's conversation is persisted, if it is.
     pub transcript: Option<&'a Path>,
+    /// The agent's permission mode as it is at any moment.
+    pub mode: &'a crate::LiveMode,
 }
 
 /// Something that extends every agent it is registered on: the team (lead or teammate side),

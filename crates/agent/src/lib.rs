@@ -15,6 +15,7 @@ pub mod confine;
 pub mod effective_policy;
 pub mod extension;
 pub mod lifecycle;
+pub mod live_mode;
 pub mod memory;
 pub mod permissions;
 pub mod prompt;
@@ -39,6 +40,7 @@ pub use lifecycle::{
     BeforeTool, CallDecision, CompactTrigger, LifecycleHooks, SessionEndReason, SessionSource,
     TaskChange, TaskInfo, ToolCall, Verdict,
 };
+pub use live_mode::LiveMode;
 pub use recipe::{AgentKind, Place, Recipe, Role, SharedExtensions};
 pub use tool_filter::ToolFilter;
 pub use transcript_mirror::{MirrorError, TranscriptMirror};

@@ -9,7 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::{Arc, Mutex, PoisonError};
-use troupe_agent::{Agent, AgentEvent, Extension, ExtensionContext, TurnEnd};
+use troupe_agent::permissions::PermissionMode;
+use troupe_agent::{Agent, AgentEvent, Extension, ExtensionContext, LiveMode, TurnEnd};
 use troupe_protocol::Usage;
 use troupe_tools::{
     parse_input, schema_of, summarize_input, DynTool, Effect, Tool, ToolContext, ToolOutput,
@@ -21,11 +22,13 @@ use troupe_tools::{
 pub trait SubagentFactory: Send + Sync {
     /// A fresh agent for one task, following `definition` when the call named one, working
     /// where the calling agent's tools work now (`parent`: its workspace and sandbox settings,
-    /// which follow a workspace binding such as a task's git worktree).
+    /// which follow a workspace binding such as a task's git worktree) under the permission
+    /// mode the calling agent is in now (`mode`: a subagent is never looser than its parent).
     fn build(
         &self,
         definition: Option<&AgentDefinition>,
         parent: &ToolContext,
+        mode: PermissionMode,
     ) -> Result<Agent, SubagentError>;
 }
 
@@ -57,6 +60,8 @@ pub struct TaskTool {
     definitions: Arc<Definitions>,
     factory: Arc<dyn SubagentFactory>,
     usage: Arc<Mutex<Usage>>,
+    /// The calling agent's permission mode, as it is at each call.
+    mode: LiveMode,
     description: String,
 }
 
@@ -65,6 +70,7 @@ impl TaskTool {
         definitions: Arc<Definitions>,
         factory: Arc<dyn SubagentFactory>,
         usage: Arc<Mutex<Usage>>,
+        mode: LiveMode,
     ) -> TaskTool {
         let mut description = String::from(
             "Delegate a self-contained task to a subagent with a fresh conversation and its own \
@@ -81,6 +87,7 @@ impl TaskTool {
             definitions,
             factory,
             usage,
+            mode,
             description,
         }
     }
@@ -129,7 +136,7 @@ impl Tool for TaskTool {
                 }
             },
         };
-        let mut agent = match self.factory.build(definition, ctx) {
+        let mut agent = match self.factory.build(definition, ctx, self.mode.get()) {
             Ok(a) => a,
             Err(e) => return ToolOutput::error(format!("could not start the subagent: {e}")),
         };
@@ -222,11 +229,12 @@ impl Extension for SubagentExtension {
     fn name(&self) -> &str {
         "subagents"
     }
-    fn tools(&self, _cx: &ExtensionContext<'_>) -> Vec<DynTool> {
+    fn tools(&self, cx: &ExtensionContext<'_>) -> Vec<DynTool> {
         vec![Arc::new(TaskTool::new(
             self.definitions.clone(),
             self.factory.clone(),
             self.usage.clone(),
+            cx.mode.clone(),
         ))]
     }
 }

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use troupe_agent::permissions::PermissionMode;
 use troupe_agent::{Agent, AgentKind, Approver, Place, Recipe, Role, ToolFilter};
 use troupe_catalog::agents::{AgentDefinition, Definitions};
 use troupe_catalog::subagent::{SubagentError, SubagentExtension, SubagentFactory};
@@ -36,6 +37,7 @@ impl SubagentFactory for Factory {
         &self,
         definition: Option<&AgentDefinition>,
         parent: &ToolContext,
+        mode: PermissionMode,
     ) -> Result<Agent, SubagentError> {
         let identity = match definition {
             Some(d) if !d.prompt.is_empty() => format!("{}\n\n{IDENTITY}", d.prompt),
@@ -53,9 +55,13 @@ impl SubagentFactory for Factory {
         let mut role = Role::new(AgentKind::Subagent, name, place)
             .identity(identity)
             .model(definition.and_then(|d| d.model.clone()))
-            // A definition may make its agent stricter, never looser than its parent: the
+            // The parent's mode now (Shift-Tab, the SDK may have changed it since the run was
+            // resolved); a definition may make its agent stricter still, never looser: the
             // definition is a file in the workspace the model itself could have written.
-            .stricter_mode(troupe_team::profile::asked_mode(definition))
+            .stricter_mode(Some(match troupe_team::profile::asked_mode(definition) {
+                Some(asked) => mode.tightened_by(asked),
+                None => mode,
+            }))
             .approver(self.approver.clone())
             .max_rounds(Some(MAX_ROUNDS));
         if let Some(tools) = definition.and_then(|d| d.tools.as_ref()) {

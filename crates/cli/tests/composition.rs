@@ -7,6 +7,7 @@ mod common;
 
 use common::{run, stderr, troupe};
 use serde_json::{json, Value};
+use std::io::{BufRead, Write};
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
 /// The lead calls a subagent, then spawns bob, then ends.
@@ -476,4 +477,72 @@ fn every_agent_compacts_against_the_leads_context_window_in_either_mode() {
             );
         }
     }
+}
+
+#[test]
+fn a_subagent_works_under_its_parents_mode_as_it_is_at_the_call() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::reply(Reply::text("done")));
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "task",
+                json!({"description": "write", "prompt": "Write the note."}),
+            ),
+            Step::text("delegated"),
+        ],
+    );
+    server.script(
+        "subagent",
+        [
+            Step::tool(
+                "write_file",
+                json!({"path": "note.txt", "content": "written"}),
+            ),
+            Step::text("tried"),
+        ],
+    );
+    // Started free to do anything, then switched to plan mode as the SDK does it.
+    let mut child = troupe(ws.path(), &server, Wire::Anthropic)
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--verbose", "--permission-mode", "bypassPermissions"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next_of = |kind: &str| loop {
+        let line = lines.next().expect("a line").unwrap();
+        let value: Value = serde_json::from_str(&line).unwrap();
+        if value["type"] == kind {
+            return value;
+        }
+    };
+    let plan = json!({"type": "control_request", "request_id": "mode_1", "request": {
+        "subtype": "set_permission_mode", "mode": "plan",
+    }});
+    writeln!(stdin, "{plan}").unwrap();
+    let answer = next_of("control_response");
+    assert_eq!(answer["response"]["subtype"], "success", "{answer}");
+    let prompt = json!({"type": "user", "message": {"role": "user", "content": "delegate"}});
+    writeln!(stdin, "{prompt}").unwrap();
+    next_of("result");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let requests = server.requests_for("subagent");
+    let (content, is_error) = requests[1].last_tool_result().expect("a tool result");
+    assert!(
+        is_error,
+        "the subagent is in plan mode, as its parent: {content}"
+    );
+    assert!(!ws.path().join("note.txt").exists());
 }

@@ -18,6 +18,8 @@ pub async fn task_change(shared: &TeamShared, agent: &str, task: TaskInfo<'_>) -
         workspace: &shared.config.workspace,
         stop: &stop,
         transcript: None,
+        // Task hooks do not look at a mode.
+        mode: &troupe_agent::LiveMode::new(Default::default()),
     };
     let mut refusals = Vec::new();
     let kind = AgentKind::Member {

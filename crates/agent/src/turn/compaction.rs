@@ -256,6 +256,7 @@ impl Agent {
             agent: &self.config.name,
             workspace: &self.home,
             stop: &self.stop,
+            mode: &self.live_mode,
             transcript: path.as_deref(),
         };
         self.extensions

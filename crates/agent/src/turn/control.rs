@@ -11,11 +11,13 @@ impl Agent {
     /// Changes the permission mode from the next call on (the rules stay).
     pub fn set_permission_mode(&mut self, mode: crate::permissions::PermissionMode) {
         self.policy.mode = mode;
+        self.live_mode.set(mode);
     }
 
     /// Replaces the permission policy from the next call on (a slash command's
     /// `allowed-tools` for its turn).
     pub fn set_policy(&mut self, policy: Policy) {
+        self.live_mode.set(policy.mode);
         self.policy = policy;
     }
 

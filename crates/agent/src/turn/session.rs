@@ -71,6 +71,7 @@ impl Agent {
             agent: &self.config.name,
             workspace: &self.home,
             stop: &self.stop,
+            mode: &self.live_mode,
             transcript: Some(path),
         };
         self.lifecycle = self
