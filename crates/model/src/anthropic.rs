@@ -46,9 +46,10 @@ pub struct AnthropicClient {
 impl AnthropicClient {
     /// A client for `base_url` (without `/v1`); no key is allowed for local proxies.
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Result<Self, ModelError> {
+        let base_url = base_url.into().trim_end_matches('/').to_owned();
         Ok(AnthropicClient {
-            http: build_client()?,
-            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            http: build_client(&base_url)?,
+            base_url,
             api_key,
             bearer: false,
             retry: RetryPolicy::default(),

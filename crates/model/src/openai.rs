@@ -58,9 +58,10 @@ pub struct OpenAiClient {
 impl OpenAiClient {
     /// A client for `base_url` (including `/v1`); local servers need no key.
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Result<Self, ModelError> {
+        let base_url = base_url.into().trim_end_matches('/').to_owned();
         Ok(OpenAiClient {
-            http: build_client()?,
-            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            http: build_client(&base_url)?,
+            base_url,
             api_key,
             retry: RetryPolicy::default(),
             idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
