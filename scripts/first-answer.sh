@@ -6,7 +6,7 @@
 #   scripts/first-answer.sh [REPOSITORY]    # default: this checkout (its committed HEAD)
 #
 # The clone and its build go to a temporary folder that is removed at the end (a release build
-# takes a few GB). Crates already in Cargo's download cache are not downloaded again; the
+# takes a few GB; KEEP=1 keeps it, to run the release benches there next). Crates already in Cargo's download cache are not downloaded again; the
 # compilation is all done. Run it on a quiet machine: the figure is the build's.
 set -euo pipefail
 
@@ -15,7 +15,7 @@ work="$(mktemp -d)"
 server=""
 cleanup() {
     [ -n "$server" ] && kill "$server" 2>/dev/null || true
-    rm -rf "$work"
+    if [ "${KEEP:-}" = 1 ]; then echo "kept: $work/troupe"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
