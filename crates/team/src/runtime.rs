@@ -18,6 +18,9 @@ use crate::liveness;
 use crate::shared::Running;
 pub use crate::shared::{members_list, one_line, TeamShared};
 
+/// How long a spawn waits for an ended member of this process to let go of its lease.
+const ENDING_GRACE: Duration = Duration::from_secs(5);
+
 /// A handle to a team; cheap to clone.
 #[derive(Clone)]
 pub struct Team {
@@ -94,7 +97,7 @@ impl Team {
         });
         // The lease before the roster: from the moment the member is on it, something alive
         // holds its lease (this process, or the child it is handed to).
-        let lease = match self.shared.store.acquire_lease(&req.name) {
+        let lease = match self.take_lease(&req.name) {
             Ok(lease) => lease,
             Err(e @ StoreError::LeaseHeld { .. }) => {
                 let live = self
@@ -235,6 +238,40 @@ impl Team {
             resumed.push(m.name.clone());
         }
         Ok(resumed)
+    }
+
+    /// Takes `name`'s lease for a spawn. A member of this process that has just ended (failed,
+    /// shut down) still holds it for a moment after its end is told — its task gives its tasks
+    /// back, then lets go — so a respawn prompted by that news waits for it, briefly, instead
+    /// of being refused. Any other holder is refused at once. Runs on the blocking pool.
+    fn take_lease(&self, name: &str) -> Result<Lease, StoreError> {
+        let deadline = std::time::Instant::now() + ENDING_GRACE;
+        loop {
+            match self.shared.store.acquire_lease(name) {
+                Err(StoreError::LeaseHeld {
+                    holder: Some(holder),
+                    ..
+                }) if holder.pid == std::process::id()
+                    && holder.is_on_this_host()
+                    && std::time::Instant::now() < deadline
+                    && self.ending_here(name) =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Whether `name` is a member of this process whose end is recorded while its task is
+    /// still finishing.
+    fn ending_here(&self, name: &str) -> bool {
+        self.shared
+            .store
+            .member(name)
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.status.is_ended())
     }
 
     /// Starts a member that holds `lease`: in this process, which holds the lease until the
