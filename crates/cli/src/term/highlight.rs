@@ -2,9 +2,14 @@
 //! numbers and comments coloured. Per-line on purpose — the text streams — so a string or
 //! comment spanning lines is coloured on its first line only.
 //!
-//! A maintained highlighter (`syntect`, `tree-sitter-highlight`) was weighed: its grammars add
-//! megabytes to the binary and milliseconds to the first code block, which the headless loop's
-//! budget (issue 30) does not have; what the REPL needs from a stream of lines is this much.
+//! A maintained highlighter was measured (issue 27, item 3; branch `i27-highlight-syntect`,
+//! bench `cli/benches/highlight.rs` there): syntect 5.3, bundled grammars, pure-Rust
+//! `fancy-regex`, one stateful `HighlightLines` per block, grammars loaded lazily so start-up
+//! and `-p` never pay. In the dev profile (dependencies at opt-level 1, two shared cores) the
+//! grammars load in ~2-3 ms, but the first Rust block costs 64-86 ms of CPU, nearly all
+//! `regex-automata` compiling the grammar's patterns on first use, over the 50 ms allowed;
+//! a warm line 120-200 µs against ~5 µs here; the debug binary +3.5 MB (+2.6 %). So this
+//! stays: what the REPL needs from a stream of lines is this much.
 
 use crossterm::style::{Color, SetForegroundColor};
 
