@@ -489,15 +489,11 @@ fn continue_after_a_compaction_resumes_the_compacted_conversation() {
 #[test]
 fn the_repl_compacts_on_demand_and_shows_the_context_and_the_cost() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::text("hello there"),
-            Step::text("SUMMARY-REPL"),
-            Step::text("still here"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::text("hello there"),
+        Step::text("SUMMARY-REPL"),
+        Step::text("still here"),
+    ]);
     let out = repl(
         ws.path(),
         &server,

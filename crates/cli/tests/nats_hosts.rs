@@ -60,7 +60,7 @@ fn the_s09_session_across_three_workspaces() {
     );
     let team = Team::new();
     let server = FakeServer::start();
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    common::ack_fallback(&server);
     server.script("bob", [Step::text("bob: standing by")]);
     server.script(
         "alice",

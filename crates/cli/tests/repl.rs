@@ -10,16 +10,12 @@ use troupe_testkit::{FakeServer, Step, TempWorkspace};
 #[test]
 fn permission_question_is_answered_at_the_prompt() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "touch yes-file"})),
-            Step::text("made it"),
-            Step::tool("bash", json!({"command": "touch no-file"})),
-            Step::text("refused"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "touch yes-file"})),
+        Step::text("made it"),
+        Step::tool("bash", json!({"command": "touch no-file"})),
+        Step::text("refused"),
+    ]);
     let out = repl(
         ws.path(),
         &server,
@@ -56,15 +52,11 @@ fn unknown_slash_command_is_named() {
 #[test]
 fn continue_after_clear_starts_after_the_boundary() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::text("first answer"),
-            Step::text("after clear"),
-            Step::text("continued"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::text("first answer"),
+        Step::text("after clear"),
+        Step::text("continued"),
+    ]);
     let out = repl(
         ws.path(),
         &server,

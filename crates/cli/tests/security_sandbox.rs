@@ -180,16 +180,12 @@ fn without_landlock_the_repl_asks_and_a_yes_runs_the_command_unconfined() {
     use std::io::Write;
     let ws = TempWorkspace::new();
     ws.write("a.txt", "a");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "ls"})),
-            Step::text("listed"),
-            Step::tool("bash", json!({"command": "ls"})),
-            Step::text("not listed"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "ls"})),
+        Step::text("listed"),
+        Step::tool("bash", json!({"command": "ls"})),
+        Step::text("not listed"),
+    ]);
     let mut child = troupe(ws.path(), &server, Wire::Anthropic)
         .env("TROUPE_SANDBOX_FORCE_UNSUPPORTED", "1")
         .stdin(Stdio::piped())

@@ -124,15 +124,9 @@ fn teammates_in_either_mode_run_with_the_leads_settings() {
                 req.agent
             )))
         });
-        server.script(
-            "lead",
-            [
-                Step::tool(
-                    "spawn_teammate",
-                    json!({"name": "bob", "role": "tidier", "prompt": "tidy"}),
-                ),
-                Step::text("spawned"),
-            ],
+        common::lead_spawns(
+            &server,
+            json!({"name": "bob", "role": "tidier", "prompt": "tidy"}),
         );
         server.script(
             "bob",

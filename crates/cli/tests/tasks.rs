@@ -75,7 +75,7 @@ fn task_tools_round_trip_and_idle_teammates_take_ready_work() {
     for mode in ["in-process", "process"] {
         let ws = TempWorkspace::new();
         let server = FakeServer::start();
-        server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+        common::ack_fallback(&server);
         server.script(
             "lead",
             [
@@ -198,7 +198,7 @@ fn task_tools_round_trip_and_idle_teammates_take_ready_work() {
 fn a_blocker_completed_from_another_terminal_wakes_an_idle_teammate_process() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    common::ack_fallback(&server);
     // A person takes task 1; task 2 waits on it, task 3 on task 2.
     assert_eq!(task_json(ws.path(), &["create", "one"])["id"], 1);
     let two = task_json(ws.path(), &["create", "two", "--blocked-by", "1"]);

@@ -16,7 +16,7 @@ use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
 /// A headless run in which the lead spawns alice (who runs `echo from-alice`) and bob (who
 /// only answers), and waits for both.
 fn team_that_worked(ws: &TempWorkspace, server: &FakeServer) {
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    common::ack_fallback(server);
     server.script(
         "lead",
         [

@@ -15,7 +15,7 @@ use pty_support::Pty;
 use repl_support::{leave, prompt_row, LIMIT};
 use std::path::Path;
 use std::process::Command;
-use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
+use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
 
 const QUESTION: &str = "Do you trust the files in this folder?";
 
@@ -74,15 +74,11 @@ fn trust_cmd(ws: &Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn the_repl_asks_naming_hook_and_server_and_no_runs_neither_but_still_answers() {
     let ws = cloned_folder("touch hook-ran");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::text("still here"),
-            Step::text("again"),
-            Step::text("headless"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::text("still here"),
+        Step::text("again"),
+        Step::text("headless"),
+    ]);
     let mut pty = start_repl(ws.path(), &server);
     let screen = pty.wait_for_text("[y/N]", LIMIT);
     assert!(screen.contains(QUESTION), "{screen}");
@@ -134,11 +130,7 @@ fn the_repl_asks_naming_hook_and_server_and_no_runs_neither_but_still_answers() 
 #[test]
 fn yes_runs_them_is_remembered_and_a_changed_hook_is_asked_again() {
     let ws = cloned_folder("touch hook-ran");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [Step::text("one"), Step::text("two"), Step::text("three")],
-    );
+    let server = common::lead_server([Step::text("one"), Step::text("two"), Step::text("three")]);
     let mut pty = start_repl(ws.path(), &server);
     pty.wait_for_text("[y/N]", LIMIT);
     pty.send("y\r");
@@ -314,16 +306,10 @@ fn hook_and_teammate() -> (TempWorkspace, FakeServer) {
         serde_json::json!({"hooks": {"PreToolUse": entry}}).to_string(),
     );
     let server = FakeServer::start();
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                serde_json::json!({"name": "bob", "role": "coder", "prompt": "run true"}),
-            ),
-            Step::text("spawned"),
-        ],
+    common::ack_fallback(&server);
+    common::lead_spawns(
+        &server,
+        serde_json::json!({"name": "bob", "role": "coder", "prompt": "run true"}),
     );
     server.script(
         "bob",

@@ -170,17 +170,13 @@ fn a_workspace_outside_git_gets_a_clear_error_and_the_board_still_works() {
         "a refused command leaves nothing behind"
     );
 
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("create_worktree", json!({"name": "a"})),
-            Step::tool("list_worktrees", json!({})),
-            Step::tool("create_task", json!({"subject": "write docs"})),
-            Step::tool("list_tasks", json!({})),
-            Step::text("no worktrees here, but a board"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("create_worktree", json!({"name": "a"})),
+        Step::tool("list_worktrees", json!({})),
+        Step::tool("create_task", json!({"subject": "write docs"})),
+        Step::tool("list_tasks", json!({})),
+        Step::text("no worktrees here, but a board"),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "make a worktree",
