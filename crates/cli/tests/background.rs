@@ -181,9 +181,9 @@ fn a_headless_run_waits_no_longer_than_its_timeout_and_says_what_still_ran() {
     assert!(!out.status.success());
     let result = result_json(&out);
     let text = result["result"].as_str().unwrap();
-    assert!(
-        text.contains("the lead's background command bg-1 (echo $$ > shell.tmp;"),
-        "{text}"
+    common::assert_contains(
+        text,
+        "the lead's background command bg-1 (echo $$ > shell.tmp;",
     );
     let shell = pid_in(&ws.path().join("shell.pid"));
     assert!(!alive(shell), "the command {shell} outlived the run");
@@ -251,10 +251,7 @@ fn a_teammate_wakes_for_its_notification_and_team_status_lists_the_command() {
         .iter()
         .map(|r| r.all_text())
         .collect();
-    assert!(
-        lead_text.contains("alice saw the build finish"),
-        "{lead_text}"
-    );
+    common::assert_contains(&lead_text, "alice saw the build finish");
     let roster = subcommand(ws.path(), &["team", "status", "--json"]);
     let roster: serde_json::Value = serde_json::from_slice(&roster.stdout).unwrap();
     assert!(roster["members"][0].get("background").is_none(), "{roster}");
@@ -316,10 +313,7 @@ fn a_slow_foreground_command_moves_to_the_background_past_the_threshold() {
             Step::dynamic(move |req| {
                 let (result, is_error) = req.last_tool_result().unwrap();
                 assert!(!is_error, "{result}");
-                assert!(
-                    result.contains("moved to the background as bg-1"),
-                    "{result}"
-                );
+                common::assert_contains(&result, "moved to the background as bg-1");
                 assert!(result.contains("Output so far:\nstarted"), "{result}");
                 std::fs::write(&open, "").unwrap();
                 Reply::text("it runs in the background")

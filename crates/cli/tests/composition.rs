@@ -248,11 +248,8 @@ fn a_teammate_starts_from_a_launch_file_and_a_foreign_one_is_refused() {
         "old.json",
     ]));
     assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("version 99") && stderr(&out).contains("same troupe"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "version 99");
+    common::assert_stderr_has(&out, "same troupe");
     // Written by hand, without a lease: the teammate takes its own.
     ws.write("carol.json", launch(troupe_team::launch::VERSION));
     let mut child = troupe(ws.path(), &server, Wire::Anthropic)

@@ -71,10 +71,7 @@ fn a_job_fires_once_into_the_idle_repl_lead() {
         "{scheduled:?}"
     );
     let woken = requests[2].messages().last().unwrap().text();
-    assert!(
-        woken.contains("[Scheduled] the meeting starts now"),
-        "{woken}"
-    );
+    common::assert_contains(&woken, "[Scheduled] the meeting starts now");
     assert!(!woken.contains("late"), "it fired on time: {woken}");
     assert!(
         jobs(ws.path()).is_empty(),
@@ -270,11 +267,7 @@ fn jobs_survive_their_process_and_bad_schedules_are_clear_errors() {
 
     let bad = subcommand(ws.path(), &["cron", "add", "every day", "x"]);
     assert!(!bad.status.success());
-    assert!(
-        stderr(&bad).contains("bad schedule 'every day'"),
-        "{}",
-        stderr(&bad)
-    );
+    common::assert_stderr_has(&bad, "bad schedule 'every day'");
 }
 
 #[test]

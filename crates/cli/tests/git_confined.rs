@@ -132,11 +132,7 @@ fn plan_mode_creates_and_removes_worktrees_without_running_the_repositorys_progr
     ws.write(".troupe/worktrees/edit/notes.txt", "changed\n");
     let refused = subcommand(ws.path(), &["worktree", "remove", "edit"]);
     assert!(!refused.status.success());
-    assert!(
-        stderr(&refused).contains("notes.txt"),
-        "{}",
-        stderr(&refused)
-    );
+    common::assert_stderr_has(&refused, "notes.txt");
     let discarded = subcommand(ws.path(), &["worktree", "remove", "edit", "--discard"]);
     assert!(discarded.status.success(), "{}", stderr(&discarded));
 

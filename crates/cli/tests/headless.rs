@@ -348,11 +348,7 @@ fn resume_of_an_unknown_session_is_a_clear_error() {
     let out =
         run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "x", "--resume", "nope"]));
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("no session 'nope'"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "no session 'nope'");
 }
 
 #[test]

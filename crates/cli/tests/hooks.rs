@@ -127,9 +127,9 @@ fn a_claude_code_projects_hooks_block_rewrite_observe_and_keep_the_agent_going_o
     // PreToolUse, exit 2: the call is refused and the hook's stderr reaches the model.
     let (blocked, is_error) = journal[1].last_tool_result().unwrap();
     assert!(is_error);
-    assert!(
-        blocked.contains("rm -rf is not allowed in this repository; remove files one by one"),
-        "{blocked}"
+    common::assert_contains(
+        &blocked,
+        "rm -rf is not allowed in this repository; remove files one by one",
     );
     // PreToolUse, updatedInput: the changed command is the one that ran.
     let (rewritten, is_error) = journal[2].last_tool_result().unwrap();

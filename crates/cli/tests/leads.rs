@@ -48,11 +48,7 @@ fn a_second_lead_on_the_same_team_is_refused_until_the_first_is_gone() {
     // (stdin is empty: were the REPL not refused, it would read end-of-input and exit 0.)
     let repl_out = run(&mut troupe(ws.path(), &server, Wire::Anthropic));
     assert_eq!(repl_out.status.code(), Some(1));
-    assert!(
-        stderr(&repl_out).contains(&format!("pid {}", first.id())),
-        "{}",
-        stderr(&repl_out)
-    );
+    common::assert_stderr_has(&repl_out, &format!("pid {}", first.id()));
     assert_eq!(
         server.requests_for("lead").len(),
         1,

@@ -271,11 +271,7 @@ fn a_task_of_a_sigkilled_teammate_goes_back_when_status_looks_and_another_can_cl
 
     let out = subcommand(ws.path(), &["team", "status"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(&format!("task {id} went back to the board")),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, &format!("task {id} went back to the board"));
     assert_released(&s, id, "its owner bob is not running");
     assert!(lead_told(&s, None, id), "the lead is told by mail");
     // Carol is alive (this process holds her lease, as her own process would) and claims it.

@@ -218,9 +218,9 @@ fn a_server_that_exits_mid_session_gives_an_error_then_is_restarted() {
         Step::tool("mcp__fx__crash", json!({})),
         Step::dynamic(|req| {
             let text = last_result(req, true);
-            assert!(
-                text.contains("MCP server `fx` stopped while running mcp__fx__crash"),
-                "{text}"
+            common::assert_contains(
+                &text,
+                "MCP server `fx` stopped while running mcp__fx__crash",
             );
             assert!(text.contains("exit status: 3"), "{text}");
             assert!(text.contains("restarts it on the next call"), "{text}");
@@ -304,9 +304,9 @@ fn a_server_that_never_answers_initialize_is_waited_for_up_to_mcp_timeout() {
         ]));
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("MCP server `mute` did not connect within 300 ms (MCP_TIMEOUT)"),
-        "{err}"
+    common::assert_contains(
+        &err,
+        "MCP server `mute` did not connect within 300 ms (MCP_TIMEOUT)",
     );
     let lines = json_lines(&out);
     assert_eq!(lines[0]["subtype"], "init");

@@ -241,11 +241,7 @@ fn a_task_whose_owners_host_vanishes_goes_back_after_the_ttl_and_another_claims_
     // Anyone looking at the team (here from host D) gives the task back to the board...
     let out = team.subcommand(d.path(), &["team", "status"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(&format!("task {id} went back to the board")),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, &format!("task {id} went back to the board"));
     let task = s.get_task(id).unwrap();
     assert_eq!(
         (task.status, task.owner.clone()),

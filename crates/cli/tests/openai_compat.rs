@@ -212,11 +212,7 @@ fn an_unknown_model_costs_nothing_with_one_note_and_the_pricing_setting_prices_i
     let server = FakeServer::start();
     let out = run(troupe(ws.path(), &server, Wire::OpenAi).args(["-p", "go"]));
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("pricing.local-model.input"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "pricing.local-model.input");
 }
 
 /// Runs a headless prompt whose model calls bash, then write_file, then answers; returns the

@@ -27,10 +27,7 @@ fn verbose_shows_each_call_with_its_result_under_it_on_stderr() {
     ]));
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("⏺ bash(echo from-the-command)\n  ⎿ from-the-command"),
-        "{err}"
-    );
+    common::assert_contains(&err, "⏺ bash(echo from-the-command)\n  ⎿ from-the-command");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "all done");
 }
 

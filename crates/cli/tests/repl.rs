@@ -24,9 +24,9 @@ fn permission_question_is_answered_at_the_prompt() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        text.contains("Allow bash \"touch yes-file\"? [y]es / [N]o / [a]lways \"touch:*\""),
-        "{text}"
+    common::assert_contains(
+        &text,
+        "Allow bash \"touch yes-file\"? [y]es / [N]o / [a]lways \"touch:*\"",
     );
     assert!(ws.path().join("yes-file").exists());
     assert!(!ws.path().join("no-file").exists());
@@ -250,9 +250,9 @@ fn bang_runs_a_command_and_at_attaches_a_file() {
         ),
         "{sent}"
     );
-    assert!(
-        sent.contains("<file path=\"notes.txt\">\nthe notes say 42\n\n</file>"),
-        "{sent}"
+    common::assert_contains(
+        &sent,
+        "<file path=\"notes.txt\">\nthe notes say 42\n\n</file>",
     );
     assert_eq!(
         server.requests_for("lead").len(),

@@ -35,9 +35,9 @@ fn the_catalog_is_in_the_prompt_and_load_skill_returns_the_body() {
     assert_eq!(result_json(&out)["result"], "entry written");
     let requests = server.requests_for("lead");
     let system = requests[0].system();
-    assert!(
-        system.contains("- changelog: Write CHANGELOG entries in Keep a Changelog style"),
-        "{system}"
+    common::assert_contains(
+        &system,
+        "- changelog: Write CHANGELOG entries in Keep a Changelog style",
     );
     assert!(
         !system.contains("newest first"),
@@ -48,10 +48,7 @@ fn the_catalog_is_in_the_prompt_and_load_skill_returns_the_body() {
         !is_error && body.contains("Add entries under ## Unreleased, newest first."),
         "{body}"
     );
-    assert!(
-        body.contains("Skill folder: .claude/skills/changelog"),
-        "{body}"
-    );
+    common::assert_contains(&body, "Skill folder: .claude/skills/changelog");
     let (template, _) = requests[2].last_tool_result().unwrap();
     assert!(template.contains("## Unreleased"), "{template}");
     let err = stderr(&out);

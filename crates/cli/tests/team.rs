@@ -278,11 +278,8 @@ fn continue_respawns_teammates_with_their_transcripts_and_unread_mail() {
     // Sending to a name that is not on the roster from the terminal is an error too.
     let bad = subcommand(ws.path(), &["team", "send", "zed", "hi"]);
     assert_eq!(bad.status.code(), Some(1));
-    assert!(
-        stderr(&bad).contains("no teammate named 'zed'") && stderr(&bad).contains("alice"),
-        "{}",
-        stderr(&bad)
-    );
+    common::assert_stderr_has(&bad, "no teammate named 'zed'");
+    common::assert_stderr_has(&bad, "alice");
 }
 
 #[test]

@@ -95,10 +95,7 @@ fn a_teammate_from_an_agent_definition_has_its_prompt_tools_and_model_after_cont
     let rev = server.requests_for("rev");
     let system = rev[0].system();
     assert!(system.contains("You are 'rev', a reviewer"), "{system}");
-    assert!(
-        system.contains("You are the reviewer specialist."),
-        "{system}"
-    );
+    common::assert_contains(&system, "You are the reviewer specialist.");
     assert_eq!(rev[0].body["model"], "review-model");
     offered_only(&rev[0], &["read_file", "grep"], &BUILT_INS);
     let (text, is_error) = rev[1].last_tool_result().unwrap();

@@ -77,6 +77,18 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Asserts that `haystack` contains `needle`, showing the haystack when it does not.
+#[track_caller]
+pub fn assert_contains(haystack: &str, needle: &str) {
+    assert!(haystack.contains(needle), "{haystack}");
+}
+
+/// Asserts that `out`'s stderr contains `needle`, showing the stderr when it does not.
+#[track_caller]
+pub fn assert_stderr_has(out: &Output, needle: &str) {
+    assert_contains(&stderr(out), needle);
+}
+
 /// `troupe -p PROMPT --output-format json --permission-mode bypassPermissions EXTRA…`, run to completion.
 pub fn headless_bypass(ws: &Path, server: &FakeServer, prompt: &str, extra: &[&str]) -> Output {
     headless_in_mode(ws, server, prompt, "bypassPermissions", extra)
