@@ -31,13 +31,7 @@ pub struct AgentDefinition {
 }
 
 /// A definition file that could not be used, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkippedDefinition {
-    /// The file.
-    pub path: PathBuf,
-    /// What is wrong with it.
-    pub why: String,
-}
+pub type SkippedDefinition = crate::SkippedFile;
 
 /// The definitions found, and the files skipped.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
