@@ -100,3 +100,12 @@ pub(crate) fn entries_in(
     }
     found
 }
+
+/// Writes `text` to `rel` under `root`, making the folders on the way (for the tests).
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn write_under(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
