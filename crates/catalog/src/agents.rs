@@ -31,13 +31,7 @@ pub struct AgentDefinition {
 }
 
 /// A definition file that could not be used, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkippedDefinition {
-    /// The file.
-    pub path: PathBuf,
-    /// What is wrong with it.
-    pub why: String,
-}
+pub type SkippedDefinition = crate::SkippedFile;
 
 /// The definitions found, and the files skipped.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -191,13 +185,11 @@ mod tests {
     #[test]
     fn agents_json_defines_agents_ahead_of_files() {
         let dir = tempfile::tempdir().unwrap();
-        let agents = dir.path().join(".claude/agents");
-        std::fs::create_dir_all(&agents).unwrap();
-        std::fs::write(
-            agents.join("reviewer.md"),
+        crate::write_under(
+            dir.path(),
+            ".claude/agents/reviewer.md",
             "---\nname: reviewer\ndescription: from a file\n---\nfile\n",
-        )
-        .unwrap();
+        );
         let mut found = load(dir.path(), None);
         add_json(
             &mut found,
@@ -219,15 +211,9 @@ mod tests {
     #[test]
     fn definitions_are_read_with_claude_tool_names_mapped() {
         let dir = tempfile::tempdir().unwrap();
-        let agents = dir.path().join(".claude/agents");
-        std::fs::create_dir_all(&agents).unwrap();
-        std::fs::write(
-            agents.join("reviewer.md"),
-            "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep, mcp__gh__pr\nmodel: inherit\npermissionMode: plan\n---\nYou review code.\n",
-        )
-        .unwrap();
-        std::fs::write(agents.join("bad.md"), "---\nname: bad\n---\n").unwrap();
-        std::fs::write(agents.join("notes.txt"), "not a definition").unwrap();
+        crate::write_under(dir.path(), ".claude/agents/reviewer.md", "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep, mcp__gh__pr\nmodel: inherit\npermissionMode: plan\n---\nYou review code.\n");
+        crate::write_under(dir.path(), ".claude/agents/bad.md", "---\nname: bad\n---\n");
+        crate::write_under(dir.path(), ".claude/agents/notes.txt", "not a definition");
         let found = load(dir.path(), None);
         let r = found.get("reviewer").unwrap();
         assert_eq!(

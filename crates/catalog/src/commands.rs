@@ -116,13 +116,7 @@ fn split_args(args: &str) -> Vec<String> {
 }
 
 /// A command file that could not be used, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkippedCommand {
-    /// The file.
-    pub path: PathBuf,
-    /// What is wrong with it.
-    pub why: String,
-}
+pub type SkippedCommand = crate::SkippedFile;
 
 /// The commands found, and the files skipped.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -19,6 +19,15 @@ pub use skills::{Skill, Skills, SkillsExtension, SkippedSkill};
 
 use std::path::{Path, PathBuf};
 
+/// A file (skill, agent definition, command) that could not be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub why: String,
+}
+
 /// The entries of `dirs` under the workspace, then under the home directory, that `keep`
 /// accepts: each folder's entries sorted, folders in order (so the first of a name wins).
 /// Missing folders are skipped.
@@ -90,4 +99,13 @@ pub(crate) fn entries_in(
         found.extend(paths);
     }
     found
+}
+
+/// Writes `text` to `rel` under `root`, making the folders on the way (for the tests).
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn write_under(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
 }

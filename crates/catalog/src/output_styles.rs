@@ -178,19 +178,21 @@ mod tests {
     #[test]
     fn custom_styles_load_and_names_are_case_blind() {
         let ws = tempfile::tempdir().unwrap();
-        let dir = ws.path().join(".claude/output-styles");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("pirate.md"),
+        crate::write_under(
+            ws.path(),
+            ".claude/output-styles/pirate.md",
             "---\ndescription: Talks like a pirate\n---\nAnswer as a pirate would.\n",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("terse.md"),
+        );
+        crate::write_under(
+            ws.path(),
+            ".claude/output-styles/terse.md",
             "---\nname: Terse\nkeep-coding-instructions: true\n---\nOne line answers.\n",
-        )
-        .unwrap();
-        std::fs::write(dir.join("broken.md"), "no front matter").unwrap();
+        );
+        crate::write_under(
+            ws.path(),
+            ".claude/output-styles/broken.md",
+            "no front matter",
+        );
         let styles = load(Some(ws.path()), None);
         assert_eq!(
             styles.names(),

@@ -33,13 +33,7 @@ pub struct Skill {
 }
 
 /// A `SKILL.md` that could not be used, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkippedSkill {
-    /// The file.
-    pub path: PathBuf,
-    /// What is wrong with it.
-    pub why: String,
-}
+pub type SkippedSkill = crate::SkippedFile;
 
 /// The skills found, and the files skipped.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

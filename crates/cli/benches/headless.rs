@@ -13,28 +13,13 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use support::{arg_value, mib, ms, quantile, run_measured, troupe, verdict, Measured};
-use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
+use troupe_testkit::{FakeServer, TempWorkspace};
 
 const TARGET_MEDIAN_MS: f64 = 50.0;
 const TARGET_RSS_MIB: f64 = 20.0;
 const WARMUP: usize = 2;
-
-/// Scripts every lead request: the first call asks for `ls`, the second answers with the
-/// listing it received, so each run is exactly two model calls and one bash round trip.
-fn script(server: &FakeServer) {
-    server.set_fallback(|req| match req.last_tool_result() {
-        None => Step::tool("bash", json!({"command": "ls"})),
-        Some((output, _)) => {
-            let files: Vec<&str> = output
-                .lines()
-                .take_while(|l| !l.trim().is_empty() && !l.starts_with("exit code"))
-                .collect();
-            Step::reply(Reply::text(format!("files: {}", files.join(","))))
-        }
-    });
-}
 
 /// A small workspace like a fresh crate, so `ls` has something to list.
 fn workspace() -> TempWorkspace {
@@ -50,21 +35,8 @@ fn workspace() -> TempWorkspace {
 /// sandbox; in `bypassPermissions` it runs unconfined.
 fn one_run(server: &FakeServer, mode: &str) -> Result<Measured, String> {
     let ws = workspace();
-    let out = ws.path().join(".out");
-    let err = ws.path().join(".err");
-    let m = run_measured(
-        troupe(ws.path(), server).args([
-            "-p",
-            "list files",
-            "--output-format",
-            "json",
-            "--permission-mode",
-            mode,
-        ]),
-        &out,
-        &err,
-    )
-    .map_err(|e| format!("cannot run troupe: {e}"))?;
+    let (m, out, err) = support::run_list_files(ws.path(), server, mode)
+        .map_err(|e| format!("cannot run troupe: {e}"))?;
     check(&m, &out, &err)?;
     Ok(m)
 }
@@ -142,7 +114,7 @@ fn main() -> Result<(), String> {
     support::wrapper_main_if_requested();
     let runs = arg_value("--runs").unwrap_or(20).max(5);
     let server = FakeServer::start();
-    script(&server);
+    support::script_ls(&server);
     if let Some(secs) = arg_value("--serve") {
         // For profiling by hand (strace, perf): keep the scripted server up and say where.
         println!("ANTHROPIC_BASE_URL={} (serving for {secs} s)", server.url());

@@ -14,8 +14,8 @@ mod support;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
-use support::{arg_value, ms, quantile, run_measured, troupe, verdict, Measured};
-use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
+use support::{arg_value, ms, quantile, verdict, Measured};
+use troupe_testkit::{FakeServer, TempWorkspace};
 
 const TARGET_IDLE_OVERHEAD_MS: f64 = 2.0;
 const WARMUP: usize = 2;
@@ -26,20 +26,6 @@ enum Project {
     Bare,
     IdleHooks,
     OneHook,
-}
-
-/// Every lead request: first `ls`, then the listing as the answer.
-fn script(server: &FakeServer) {
-    server.set_fallback(|req| match req.last_tool_result() {
-        None => Step::tool("bash", json!({"command": "ls"})),
-        Some((output, _)) => {
-            let files: Vec<&str> = output
-                .lines()
-                .take_while(|l| !l.trim().is_empty() && !l.starts_with("exit code"))
-                .collect();
-            Step::reply(Reply::text(format!("files: {}", files.join(","))))
-        }
-    });
 }
 
 fn command_hook(command: &str) -> Value {
@@ -87,20 +73,8 @@ fn workspace(project: Project) -> TempWorkspace {
 /// One headless run in a fresh workspace; checks it is the expected success.
 fn one_run(server: &FakeServer, project: Project) -> Result<Measured, String> {
     let ws = workspace(project);
-    let (out, err) = (ws.path().join(".out"), ws.path().join(".err"));
-    let m = run_measured(
-        troupe(ws.path(), server).args([
-            "-p",
-            "list files",
-            "--output-format",
-            "json",
-            "--permission-mode",
-            "bypassPermissions",
-        ]),
-        &out,
-        &err,
-    )
-    .map_err(|e| format!("cannot run troupe: {e}"))?;
+    let (m, out, err) = support::run_list_files(ws.path(), server, "bypassPermissions")
+        .map_err(|e| format!("cannot run troupe: {e}"))?;
     check(&m, &out, &err, project)?;
     Ok(m)
 }
@@ -159,7 +133,7 @@ fn main() -> Result<(), String> {
     support::wrapper_main_if_requested();
     let runs = arg_value("--runs").unwrap_or(40).max(5);
     let server = FakeServer::start();
-    script(&server);
+    support::script_ls(&server);
     let projects = [Project::Bare, Project::IdleHooks, Project::OneHook];
     for _ in 0..WARMUP {
         for project in projects {

@@ -12,21 +12,10 @@ mod support;
 
 use serde_json::{json, Value};
 use std::time::Duration;
-use support::{arg_value, mib, ms, quantile, run_measured, troupe, verdict, Measured};
-use troupe_testkit::{mcp, FakeServer, Reply, Step, TempWorkspace};
+use support::{arg_value, mib, ms, quantile, verdict, Measured};
+use troupe_testkit::{mcp, FakeServer, TempWorkspace};
 
 const TARGET_DELTA_MS: f64 = 2.0;
-
-/// Every lead request: the first asks for `ls`, the second answers with what it listed.
-fn script(server: &FakeServer) {
-    server.set_fallback(|req| match req.last_tool_result() {
-        None => Step::tool("bash", json!({"command": "ls"})),
-        Some((output, _)) => Step::reply(Reply::text(format!(
-            "listed {} lines",
-            output.lines().count()
-        ))),
-    });
-}
 
 fn one_run(server: &FakeServer, servers: Option<&Value>) -> Measured {
     let ws = TempWorkspace::new();
@@ -34,21 +23,7 @@ fn one_run(server: &FakeServer, servers: Option<&Value>) -> Measured {
     if let Some(servers) = servers {
         mcp::write_mcp_json(ws.path(), servers.clone());
     }
-    let out = ws.path().join(".out");
-    let err = ws.path().join(".err");
-    let m = run_measured(
-        troupe(ws.path(), server).args([
-            "-p",
-            "list files",
-            "--output-format",
-            "json",
-            "--permission-mode",
-            "bypassPermissions",
-        ]),
-        &out,
-        &err,
-    )
-    .unwrap();
+    let (m, out, err) = support::run_list_files(ws.path(), server, "bypassPermissions").unwrap();
     let stdout = std::fs::read_to_string(&out).unwrap_or_default();
     let result: Value = stdout
         .lines()
@@ -73,7 +48,7 @@ fn main() {
     support::wrapper_main_if_requested();
     let runs = arg_value("--runs").unwrap_or(20).max(5);
     let server = FakeServer::start();
-    script(&server);
+    support::script_ls(&server);
     let root = std::env::temp_dir();
     let servers = json!({
         "everything": mcp::everything(),

@@ -152,17 +152,13 @@ fn kill_background_ends_the_process_group() {
 #[test]
 fn a_background_command_passes_the_same_permission_gate() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "bash",
-                json!({"command": "touch escaped", "run_in_background": true}),
-            ),
-            Step::text("refused"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "bash",
+            json!({"command": "touch escaped", "run_in_background": true}),
+        ),
+        Step::text("refused"),
+    ]);
     let out = headless_in_mode(ws.path(), &server, "go", "default", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let (result, is_error) = server.requests_for("lead")[1].last_tool_result().unwrap();
@@ -174,24 +170,20 @@ fn a_background_command_passes_the_same_permission_gate() {
 #[test]
 fn a_headless_run_waits_no_longer_than_its_timeout_and_says_what_still_ran() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "bash",
-                json!({"command": "echo $$ > shell.tmp; mv shell.tmp shell.pid; sleep 300", "run_in_background": true}),
-            ),
-            Step::text("started"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "bash",
+            json!({"command": "echo $$ > shell.tmp; mv shell.tmp shell.pid; sleep 300", "run_in_background": true}),
+        ),
+        Step::text("started"),
+    ]);
     let out = headless_bypass(ws.path(), &server, "go", &["--team-timeout", "1"]);
     assert!(!out.status.success());
     let result = result_json(&out);
     let text = result["result"].as_str().unwrap();
-    assert!(
-        text.contains("the lead's background command bg-1 (echo $$ > shell.tmp;"),
-        "{text}"
+    common::assert_contains(
+        text,
+        "the lead's background command bg-1 (echo $$ > shell.tmp;",
     );
     let shell = pid_in(&ws.path().join("shell.pid"));
     assert!(!alive(shell), "the command {shell} outlived the run");
@@ -202,15 +194,9 @@ fn a_teammate_wakes_for_its_notification_and_team_status_lists_the_command() {
     let ws = TempWorkspace::new();
     let gate = ws.path().join("gate");
     let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "alice", "role": "builder", "prompt": "build in the background"}),
-            ),
-            Step::text("spawned"),
-        ],
+    common::lead_spawns(
+        &server,
+        json!({"name": "alice", "role": "builder", "prompt": "build in the background"}),
     );
     server.set_fallback(|_| Step::text("ok"));
     let root = ws.path().to_path_buf();
@@ -265,10 +251,7 @@ fn a_teammate_wakes_for_its_notification_and_team_status_lists_the_command() {
         .iter()
         .map(|r| r.all_text())
         .collect();
-    assert!(
-        lead_text.contains("alice saw the build finish"),
-        "{lead_text}"
-    );
+    common::assert_contains(&lead_text, "alice saw the build finish");
     let roster = subcommand(ws.path(), &["team", "status", "--json"]);
     let roster: serde_json::Value = serde_json::from_slice(&roster.stdout).unwrap();
     assert!(roster["members"][0].get("background").is_none(), "{roster}");
@@ -277,23 +260,19 @@ fn a_teammate_wakes_for_its_notification_and_team_status_lists_the_command() {
 #[test]
 fn bashes_lists_the_leads_commands_and_exit_ends_them() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "bash",
-                json!({"command": "echo $$ > shell.tmp; mv shell.tmp shell.pid; sleep 300", "run_in_background": true}),
-            ),
-            // The turn ends only once the command has started (the REPL reads all its piped
-            // input at once, so /exit could otherwise come before the shell wrote its pid).
-            Step::tool(
-                "bash",
-                json!({"command": "while [ ! -e shell.pid ]; do sleep 0.01; done"}),
-            ),
-            Step::text("started it"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "bash",
+            json!({"command": "echo $$ > shell.tmp; mv shell.tmp shell.pid; sleep 300", "run_in_background": true}),
+        ),
+        // The turn ends only once the command has started (the REPL reads all its piped
+        // input at once, so /exit could otherwise come before the shell wrote its pid).
+        Step::tool(
+            "bash",
+            json!({"command": "while [ ! -e shell.pid ]; do sleep 0.01; done"}),
+        ),
+        Step::text("started it"),
+    ]);
     let out = repl(
         ws.path(),
         &server,
@@ -334,10 +313,7 @@ fn a_slow_foreground_command_moves_to_the_background_past_the_threshold() {
             Step::dynamic(move |req| {
                 let (result, is_error) = req.last_tool_result().unwrap();
                 assert!(!is_error, "{result}");
-                assert!(
-                    result.contains("moved to the background as bg-1"),
-                    "{result}"
-                );
+                common::assert_contains(&result, "moved to the background as bg-1");
                 assert!(result.contains("Output so far:\nstarted"), "{result}");
                 std::fs::write(&open, "").unwrap();
                 Reply::text("it runs in the background")

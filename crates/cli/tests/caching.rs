@@ -204,17 +204,13 @@ fn a_tool_list_that_changes_mid_session_changes_the_prefix_once_per_change() {
         ws.path(),
         json!({"fx": troupe_testkit::mcp::fixture(&log)}),
     );
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("connect_mcp", json!({"name": "fx"})),
-            Step::tool("read_file", json!({"path": "data/f0.txt"})),
-            Step::tool("mcp__fx__add_tool", json!({"name": "fresh"})),
-            Step::tool("read_file", json!({"path": "data/f0.txt"})),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("connect_mcp", json!({"name": "fx"})),
+        Step::tool("read_file", json!({"path": "data/f0.txt"})),
+        Step::tool("mcp__fx__add_tool", json!({"name": "fresh"})),
+        Step::tool("read_file", json!({"path": "data/f0.txt"})),
+        Step::text("done"),
+    ]);
     headless(
         &ws,
         &server,

@@ -250,10 +250,7 @@ fn a_teammate_is_compacted_too_and_reminded_who_it_is() {
     let head = after.messages()[0].text();
     assert!(head.contains("SUMMARY for alice"), "{head}");
     assert!(head.contains("<identity>"), "{head}");
-    assert!(
-        head.contains("You are 'alice', a tester on team 'default'"),
-        "{head}"
-    );
+    common::assert_contains(&head, "You are 'alice', a tester on team 'default'");
     assert!(head.contains("Your lead is 'lead'"), "{head}");
     // Each of alice's compactions is in the team's event log, with its tokens.
     let log = subcommand(ws.path(), &["team", "log"]);
@@ -430,14 +427,13 @@ fn continue_after_a_compaction_resumes_the_compacted_conversation() {
         Step::text("first run done"),
     ]);
     server.script("lead", steps);
-    let first = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
+    let first = common::headless_in_mode(
+        ws.path(),
+        &server,
         "read the small files",
-        "--output-format",
-        "json",
-        "--permission-mode",
         "bypassPermissions",
-    ]));
+        &[],
+    );
     assert!(first.status.success(), "{}", stderr(&first));
     let lead = server.requests_for("lead");
     let summary = lead.iter().find(|r| is_summary(r)).unwrap();
@@ -489,15 +485,11 @@ fn continue_after_a_compaction_resumes_the_compacted_conversation() {
 #[test]
 fn the_repl_compacts_on_demand_and_shows_the_context_and_the_cost() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::text("hello there"),
-            Step::text("SUMMARY-REPL"),
-            Step::text("still here"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::text("hello there"),
+        Step::text("SUMMARY-REPL"),
+        Step::text("still here"),
+    ]);
     let out = repl(
         ws.path(),
         &server,
@@ -509,10 +501,7 @@ fn the_repl_compacts_on_demand_and_shows_the_context_and_the_cost() {
     assert!(text.contains("conversation compacted (as asked)"), "{text}");
     assert!(text.contains("of 50000 tokens"), "{text}");
     assert!(text.contains("window 50000 (configured)"), "{text}");
-    assert!(
-        text.contains("compacted 1 time(s); last: requested"),
-        "{text}"
-    );
+    common::assert_contains(&text, "compacted 1 time(s); last: requested");
     assert!(text.contains("AGENT") && text.contains("COST"), "{text}");
     let lead = server.requests_for("lead");
     assert!(is_summary(&lead[1]));

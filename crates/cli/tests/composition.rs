@@ -12,7 +12,7 @@ use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
 /// The lead calls a subagent, then spawns bob, then ends.
 fn lead_delegates_and_spawns(server: &FakeServer, bob_prompt: &str) {
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    common::ack_fallback(server);
     server.script(
         "lead",
         [
@@ -248,11 +248,8 @@ fn a_teammate_starts_from_a_launch_file_and_a_foreign_one_is_refused() {
         "old.json",
     ]));
     assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("version 99") && stderr(&out).contains("same troupe"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "version 99");
+    common::assert_stderr_has(&out, "same troupe");
     // Written by hand, without a lease: the teammate takes its own.
     ws.write("carol.json", launch(troupe_team::launch::VERSION));
     let mut child = troupe(ws.path(), &server, Wire::Anthropic)
@@ -392,16 +389,10 @@ fn a_teammate_made_from_an_agents_flag_definition_finds_it_in_either_mode() {
     for mode in ["process", "in-process"] {
         let ws = TempWorkspace::new();
         let server = FakeServer::start();
-        server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
-        server.script(
-            "lead",
-            [
-                Step::tool(
-                    "spawn_teammate",
-                    json!({"name": "bob", "role": "critic", "prompt": "critique", "agent": "critic"}),
-                ),
-                Step::text("spawned"),
-            ],
+        common::ack_fallback(&server);
+        common::lead_spawns(
+            &server,
+            json!({"name": "bob", "role": "critic", "prompt": "critique", "agent": "critic"}),
         );
         let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
             "-p",

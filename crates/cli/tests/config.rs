@@ -137,11 +137,7 @@ fn an_unknown_flag_is_a_clear_error() {
     let ws = TempWorkspace::new();
     let out = subcommand(ws.path(), &["-p", "hi", "--frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("unexpected argument '--frobnicate'"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "unexpected argument '--frobnicate'");
 }
 
 #[test]
@@ -158,8 +154,5 @@ fn config_names_the_model_a_run_would_use_when_no_setting_names_one() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("model: claude-haiku-4-5 (TROUPE_MODEL)"),
-        "{text}"
-    );
+    common::assert_contains(&text, "model: claude-haiku-4-5 (TROUPE_MODEL)");
 }

@@ -135,11 +135,7 @@ fn system_prompt_file_replaces_the_identity() {
         "missing.txt",
     ]));
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("--system-prompt-file missing.txt"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "--system-prompt-file missing.txt");
 }
 
 #[test]
@@ -217,16 +213,13 @@ fn dont_ask_refuses_without_asking_and_notes_name_what_is_not_applied() {
             Step::text("done"),
         ],
     );
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
+    let out = common::headless_in_mode(
+        ws.path(),
+        &server,
         "go",
-        "--output-format",
-        "json",
-        "--permission-mode",
         "dontAsk",
-        "--fallback-model",
-        "other",
-    ]));
+        &["--fallback-model", "other"],
+    );
     assert!(
         out.status.success(),
         "{} {}",
@@ -243,11 +236,7 @@ fn dont_ask_refuses_without_asking_and_notes_name_what_is_not_applied() {
         .unwrap();
     assert!(is_error);
     assert!(text.contains("dontAsk"), "{text}");
-    assert!(
-        stderr(&out).contains("--fallback-model is accepted but not used"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "--fallback-model is accepted but not used");
 }
 
 #[test]

@@ -49,18 +49,14 @@ fn a_job_fires_once_into_the_idle_repl_lead() {
         return;
     }
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "schedule_cron",
-                json!({"schedule": "in 2s", "prompt": "the meeting starts now"}),
-            ),
-            Step::text("I will remind you in two seconds."),
-            Step::text("Reminder: the meeting starts now!"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "schedule_cron",
+            json!({"schedule": "in 2s", "prompt": "the meeting starts now"}),
+        ),
+        Step::text("I will remind you in two seconds."),
+        Step::text("Reminder: the meeting starts now!"),
+    ]);
     let tmux = Tmux::start(ws.path(), &server, &[]);
     tmux.wait_for("/help for commands");
     tmux.type_line("remind me of the meeting in 2 seconds");
@@ -75,10 +71,7 @@ fn a_job_fires_once_into_the_idle_repl_lead() {
         "{scheduled:?}"
     );
     let woken = requests[2].messages().last().unwrap().text();
-    assert!(
-        woken.contains("[Scheduled] the meeting starts now"),
-        "{woken}"
-    );
+    common::assert_contains(&woken, "[Scheduled] the meeting starts now");
     assert!(!woken.contains("late"), "it fired on time: {woken}");
     assert!(
         jobs(ws.path()).is_empty(),
@@ -200,30 +193,26 @@ fn a_job_missed_while_nothing_ran_fires_once_at_the_next_start_marked_late() {
 #[test]
 fn jobs_survive_their_process_and_bad_schedules_are_clear_errors() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "schedule_cron",
-                json!({"schedule": "61 * * * *", "prompt": "never"}),
-            ),
-            Step::tool(
-                "schedule_cron",
-                json!({"schedule": "0 9 * * MON-FRI", "prompt": "stand-up notes", "to": "nobody"}),
-            ),
-            Step::tool(
-                "schedule_cron",
-                json!({"schedule": "0 9 * * MON-FRI", "prompt": "stand-up notes"}),
-            ),
-            Step::tool(
-                "schedule_cron",
-                json!({"schedule": "in 3h", "prompt": "go home"}),
-            ),
-            Step::tool("list_crons", json!({})),
-            Step::text("scheduled"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "schedule_cron",
+            json!({"schedule": "61 * * * *", "prompt": "never"}),
+        ),
+        Step::tool(
+            "schedule_cron",
+            json!({"schedule": "0 9 * * MON-FRI", "prompt": "stand-up notes", "to": "nobody"}),
+        ),
+        Step::tool(
+            "schedule_cron",
+            json!({"schedule": "0 9 * * MON-FRI", "prompt": "stand-up notes"}),
+        ),
+        Step::tool(
+            "schedule_cron",
+            json!({"schedule": "in 3h", "prompt": "go home"}),
+        ),
+        Step::tool("list_crons", json!({})),
+        Step::text("scheduled"),
+    ]);
     let out = headless_bypass(ws.path(), &server, "schedule things", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let results: Vec<(String, bool)> = server.requests_for("lead")[1..]
@@ -278,31 +267,23 @@ fn jobs_survive_their_process_and_bad_schedules_are_clear_errors() {
 
     let bad = subcommand(ws.path(), &["cron", "add", "every day", "x"]);
     assert!(!bad.status.success());
-    assert!(
-        stderr(&bad).contains("bad schedule 'every day'"),
-        "{}",
-        stderr(&bad)
-    );
+    common::assert_stderr_has(&bad, "bad schedule 'every day'");
 }
 
 #[test]
 fn a_job_for_a_teammate_reaches_its_mailbox_and_wakes_it_after_a_restart() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "alice", "role": "ops", "prompt": "wait for reminders"}),
-            ),
-            Step::tool(
-                "schedule_cron",
-                json!({"schedule": "in 1h", "prompt": "rotate the logs", "to": "alice"}),
-            ),
-            Step::text("alice will be reminded"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "spawn_teammate",
+            json!({"name": "alice", "role": "ops", "prompt": "wait for reminders"}),
+        ),
+        Step::tool(
+            "schedule_cron",
+            json!({"schedule": "in 1h", "prompt": "rotate the logs", "to": "alice"}),
+        ),
+        Step::text("alice will be reminded"),
+    ]);
     server.script("alice", [Step::text("waiting")]);
     server.set_fallback(|_| Step::text("ok"));
     let out = headless_bypass(ws.path(), &server, "set it up", &[]);

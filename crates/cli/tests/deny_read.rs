@@ -17,17 +17,13 @@ fn a_read_deny_rule_hides_the_file_from_every_reading_tool() {
         ".claude/settings.json",
         r#"{"permissions": {"deny": ["Read(./.env)"]}}"#,
     );
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("read_file", json!({"path": ".env"})),
-            Step::tool("grep", json!({"pattern": "API_TOKEN"})),
-            Step::tool("grep", json!({"pattern": "hunter2", "path": ".env"})),
-            Step::tool("glob", json!({"pattern": "**/.env*"})),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("read_file", json!({"path": ".env"})),
+        Step::tool("grep", json!({"pattern": "API_TOKEN"})),
+        Step::tool("grep", json!({"pattern": "hunter2", "path": ".env"})),
+        Step::tool("glob", json!({"pattern": "**/.env*"})),
+        Step::text("done"),
+    ]);
     let out = headless_in_mode(ws.path(), &server, "look", "bypassPermissions", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let requests = server.requests_for("lead");
@@ -66,23 +62,19 @@ fn secret_workspace() -> TempWorkspace {
 #[test]
 fn a_symlink_into_a_denied_tree_is_denied_to_the_file_tools() {
     let ws = secret_workspace();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("read_file", json!({"path": "link"})),
-            Step::tool("read_file", json!({"path": "linkdir/key"})),
-            Step::tool("grep", json!({"pattern": "hunt.r2", "path": "link"})),
-            Step::tool("grep", json!({"pattern": "hunt.r2", "path": "linkdir"})),
-            Step::tool("grep", json!({"pattern": "hunt.r2"})),
-            Step::tool(
-                "edit_file",
-                json!({"path": "link", "old_string": "hunter2", "new_string": "x"}),
-            ),
-            Step::tool("read_file", json!({"path": "public.txt"})),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("read_file", json!({"path": "link"})),
+        Step::tool("read_file", json!({"path": "linkdir/key"})),
+        Step::tool("grep", json!({"pattern": "hunt.r2", "path": "link"})),
+        Step::tool("grep", json!({"pattern": "hunt.r2", "path": "linkdir"})),
+        Step::tool("grep", json!({"pattern": "hunt.r2"})),
+        Step::tool(
+            "edit_file",
+            json!({"path": "link", "old_string": "hunter2", "new_string": "x"}),
+        ),
+        Step::tool("read_file", json!({"path": "public.txt"})),
+        Step::text("done"),
+    ]);
     let out = headless_in_mode(ws.path(), &server, "look", "bypassPermissions", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let requests = server.requests_for("lead");

@@ -128,11 +128,7 @@ fn unauthorized_is_not_retried_and_mentions_the_key() {
     );
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "x"]));
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("ANTHROPIC_API_KEY"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "ANTHROPIC_API_KEY");
     assert_eq!(server.requests_for("lead").len(), 1);
 }
 

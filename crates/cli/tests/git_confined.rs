@@ -109,16 +109,12 @@ fn plan_mode_creates_and_removes_worktrees_without_running_the_repositorys_progr
     let ws = TempWorkspace::new();
     let marks = tempfile::tempdir().unwrap();
     trapped_repo(&ws, marks.path());
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("create_worktree", json!({"name": "look"})),
-            Step::tool("list_worktrees", json!({})),
-            Step::tool("remove_worktree", json!({"name": "look"})),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("create_worktree", json!({"name": "look"})),
+        Step::tool("list_worktrees", json!({})),
+        Step::tool("remove_worktree", json!({"name": "look"})),
+        Step::text("done"),
+    ]);
     let out = headless_in_mode(ws.path(), &server, "go", "plan", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let lead = server.requests_for("lead");
@@ -136,11 +132,7 @@ fn plan_mode_creates_and_removes_worktrees_without_running_the_repositorys_progr
     ws.write(".troupe/worktrees/edit/notes.txt", "changed\n");
     let refused = subcommand(ws.path(), &["worktree", "remove", "edit"]);
     assert!(!refused.status.success());
-    assert!(
-        stderr(&refused).contains("notes.txt"),
-        "{}",
-        stderr(&refused)
-    );
+    common::assert_stderr_has(&refused, "notes.txt");
     let discarded = subcommand(ws.path(), &["worktree", "remove", "edit", "--discard"]);
     assert!(discarded.status.success(), "{}", stderr(&discarded));
 

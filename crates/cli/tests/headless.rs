@@ -11,24 +11,20 @@ fn two_turn_tool_loop(wire: Wire) {
     let ws = TempWorkspace::new();
     ws.write("hello.txt", "hi");
     ws.write("src/main.rs", "fn main() {}");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "ls"})),
-            Step::dynamic(|req| {
-                let (output, is_error) = req
-                    .last_tool_result()
-                    .expect("the second call carries the tool result");
-                assert!(!is_error, "ls failed: {output}");
-                let listing: Vec<&str> = output
-                    .lines()
-                    .take_while(|l| !l.trim().is_empty() && !l.starts_with("exit code"))
-                    .collect();
-                Reply::text(format!("files: {}", listing.join(",")))
-            }),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "ls"})),
+        Step::dynamic(|req| {
+            let (output, is_error) = req
+                .last_tool_result()
+                .expect("the second call carries the tool result");
+            assert!(!is_error, "ls failed: {output}");
+            let listing: Vec<&str> = output
+                .lines()
+                .take_while(|l| !l.trim().is_empty() && !l.starts_with("exit code"))
+                .collect();
+            Reply::text(format!("files: {}", listing.join(",")))
+        }),
+    ]);
     let out = run(troupe(ws.path(), &server, wire).args([
         "-p",
         "list files",
@@ -74,14 +70,10 @@ fn two_turn_tool_loop_openai() {
 #[test]
 fn openai_assistant_tool_call_is_sent_with_empty_string_content() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("glob", json!({"pattern": "*"})),
-            Step::text("ok"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("glob", json!({"pattern": "*"})),
+        Step::text("ok"),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::OpenAi).args([
         "-p",
         "x",
@@ -105,14 +97,10 @@ fn openai_assistant_tool_call_is_sent_with_empty_string_content() {
 fn stream_json_emits_init_messages_and_result_in_order() {
     let ws = TempWorkspace::new();
     ws.write("a.txt", "alpha");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("read_file", json!({"path": "a.txt"})),
-            Step::text("read it"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("read_file", json!({"path": "a.txt"})),
+        Step::text("read it"),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "read a",
@@ -147,13 +135,9 @@ fn stream_json_emits_init_messages_and_result_in_order() {
 fn prompt_is_read_from_stdin() {
     use std::io::Write;
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [Step::dynamic(|req| {
-            Reply::text(format!("echo:{}", req.messages()[0].text().trim()))
-        })],
-    );
+    let server = common::lead_server([Step::dynamic(|req| {
+        Reply::text(format!("echo:{}", req.messages()[0].text().trim()))
+    })]);
     let mut child = troupe(ws.path(), &server, Wire::Anthropic)
         .arg("-p")
         .stdin(std::process::Stdio::piped())
@@ -206,14 +190,10 @@ fn default_mode_refuses_bash_headless_and_says_how_to_allow_it() {
 #[test]
 fn allowed_tools_rule_lets_a_matching_bash_command_run() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "touch allowed"})),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "touch allowed"})),
+        Step::text("done"),
+    ]);
     // The prompt may follow the rule list, as in the README's examples.
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
@@ -230,14 +210,10 @@ fn allowed_tools_rule_lets_a_matching_bash_command_run() {
 #[test]
 fn plan_mode_refuses_writes() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("write_file", json!({"path": "x.txt", "content": "no"})),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("write_file", json!({"path": "x.txt", "content": "no"})),
+        Step::text("done"),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "x",
@@ -253,14 +229,10 @@ fn plan_mode_refuses_writes() {
 #[test]
 fn max_turns_stops_the_loop_with_an_error_subtype() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("glob", json!({"pattern": "*"})),
-            Step::tool("glob", json!({"pattern": "*"})),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("glob", json!({"pattern": "*"})),
+        Step::tool("glob", json!({"pattern": "*"})),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "x",
@@ -279,14 +251,10 @@ fn max_turns_stops_the_loop_with_an_error_subtype() {
 #[test]
 fn max_tokens_stop_is_continued_automatically() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::reply(Reply::text("first half, ").stop_max_tokens()),
-            Step::text("second half"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::reply(Reply::text("first half, ").stop_max_tokens()),
+        Step::text("second half"),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "x",
@@ -302,34 +270,30 @@ fn max_tokens_stop_is_continued_automatically() {
 #[test]
 fn unknown_tool_and_malformed_input_become_error_results() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::reply(
-                Reply::tool("no_such_tool", json!({})).with_tool("read_file", json!({"path": 42})),
-            ),
-            Step::dynamic(|req| {
-                let results: Vec<_> = req
-                    .messages()
-                    .last()
-                    .unwrap()
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        troupe_protocol::ContentBlock::ToolResult {
-                            content, is_error, ..
-                        } => Some((content.clone(), *is_error)),
-                        _ => None,
-                    })
-                    .collect();
-                assert_eq!(results.len(), 2, "one result per tool_use");
-                assert!(results.iter().all(|(_, e)| *e));
-                assert!(results[0].0.contains("unknown tool"), "{}", results[0].0);
-                Reply::text("handled")
-            }),
-        ],
-    );
+    let server = common::lead_server([
+        Step::reply(
+            Reply::tool("no_such_tool", json!({})).with_tool("read_file", json!({"path": 42})),
+        ),
+        Step::dynamic(|req| {
+            let results: Vec<_> = req
+                .messages()
+                .last()
+                .unwrap()
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    troupe_protocol::ContentBlock::ToolResult {
+                        content, is_error, ..
+                    } => Some((content.clone(), *is_error)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(results.len(), 2, "one result per tool_use");
+            assert!(results.iter().all(|(_, e)| *e));
+            assert!(results[0].0.contains("unknown tool"), "{}", results[0].0);
+            Reply::text("handled")
+        }),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "x",
@@ -384,11 +348,7 @@ fn resume_of_an_unknown_session_is_a_clear_error() {
     let out =
         run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "x", "--resume", "nope"]));
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("no session 'nope'"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "no session 'nope'");
 }
 
 #[test]

@@ -102,20 +102,16 @@ exit 2
 fn a_claude_code_projects_hooks_block_rewrite_observe_and_keep_the_agent_going_once() {
     let ws = TempWorkspace::new();
     claude_code_project(&ws);
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "rm -rf build"})),
-            Step::tool("bash", json!({"command": "echo original"})),
-            Step::tool(
-                "write_file",
-                json!({"path": "notes/original.txt", "content": "from the model"}),
-            ),
-            Step::text("done"),
-            Step::text("tests pass, done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "rm -rf build"})),
+        Step::tool("bash", json!({"command": "echo original"})),
+        Step::tool(
+            "write_file",
+            json!({"path": "notes/original.txt", "content": "from the model"}),
+        ),
+        Step::text("done"),
+        Step::text("tests pass, done"),
+    ]);
     // Default mode: without the Write hook's allow, a headless run would refuse the write.
     let out = headless_in_mode(ws.path(), &server, "tidy up", "default", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
@@ -131,9 +127,9 @@ fn a_claude_code_projects_hooks_block_rewrite_observe_and_keep_the_agent_going_o
     // PreToolUse, exit 2: the call is refused and the hook's stderr reaches the model.
     let (blocked, is_error) = journal[1].last_tool_result().unwrap();
     assert!(is_error);
-    assert!(
-        blocked.contains("rm -rf is not allowed in this repository; remove files one by one"),
-        "{blocked}"
+    common::assert_contains(
+        &blocked,
+        "rm -rf is not allowed in this repository; remove files one by one",
     );
     // PreToolUse, updatedInput: the changed command is the one that ran.
     let (rewritten, is_error) = journal[2].last_tool_result().unwrap();
@@ -238,14 +234,10 @@ sleep 300
     );
     // The bash call runs after the hook: it reports which of the hook's processes still live.
     let check = r#"for p in $(cat .hook-log/pids); do if [ -e /proc/$p ] && ! grep -q '^State:[[:space:]]*Z' /proc/$p/status; then echo "alive $p"; fi; done; echo checked"#;
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": check})),
-            Step::text("ok"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": check})),
+        Step::text("ok"),
+    ]);
     let out = headless_in_mode(ws.path(), &server, "check", "bypassPermissions", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let (output, is_error) = server.requests_for("lead")[1].last_tool_result().unwrap();
@@ -373,16 +365,10 @@ fi
 "#,
     );
     let server = FakeServer::start();
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "alice", "role": "coder", "prompt": "clean the build"}),
-            ),
-            Step::text("spawned"),
-        ],
+    common::ack_fallback(&server);
+    common::lead_spawns(
+        &server,
+        json!({"name": "alice", "role": "coder", "prompt": "clean the build"}),
     );
     server.script(
         "alice",
@@ -456,17 +442,13 @@ fn a_subagent_fires_subagent_start_and_stop_and_the_session_starts_before_the_pr
         }),
     );
     ws.write(".hook-log/.keep", "");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "task",
-                json!({"description": "find", "prompt": "What number is in notes.txt?"}),
-            ),
-            Step::text("it is 42"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "task",
+            json!({"description": "find", "prompt": "What number is in notes.txt?"}),
+        ),
+        Step::text("it is 42"),
+    ]);
     server.script(
         "subagent",
         [
@@ -528,17 +510,13 @@ esac
 exit 0
 "#,
     );
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("create_task", json!({"subject": "WIP parser"})),
-            Step::tool("create_task", json!({"subject": "write the parser"})),
-            Step::tool("claim_task", json!({"id": 1})),
-            Step::tool("complete_task", json!({"id": 1, "result": "done"})),
-            Step::text("ok"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("create_task", json!({"subject": "WIP parser"})),
+        Step::tool("create_task", json!({"subject": "write the parser"})),
+        Step::tool("claim_task", json!({"id": 1})),
+        Step::tool("complete_task", json!({"id": 1, "result": "done"})),
+        Step::text("ok"),
+    ]);
     let out = headless_in_mode(ws.path(), &server, "plan", "default", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let requests = server.requests_for("lead");

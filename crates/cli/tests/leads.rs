@@ -21,16 +21,12 @@ fn wait_for_lead_requests(server: &FakeServer, n: usize) {
 #[test]
 fn a_second_lead_on_the_same_team_is_refused_until_the_first_is_gone() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            // Lead A's model call hangs: A is alive and holds its lease meanwhile.
-            Step::delay(Duration::from_secs(120), Step::text("too late")),
-            Step::text("a lead on another team"),
-            Step::text("the next lead runs"),
-        ],
-    );
+    let server = common::lead_server([
+        // Lead A's model call hangs: A is alive and holds its lease meanwhile.
+        Step::delay(Duration::from_secs(120), Step::text("too late")),
+        Step::text("a lead on another team"),
+        Step::text("the next lead runs"),
+    ]);
     let mut first = troupe(ws.path(), &server, Wire::Anthropic)
         .args(["-p", "work slowly"])
         .stdout(Stdio::null())
@@ -52,11 +48,7 @@ fn a_second_lead_on_the_same_team_is_refused_until_the_first_is_gone() {
     // (stdin is empty: were the REPL not refused, it would read end-of-input and exit 0.)
     let repl_out = run(&mut troupe(ws.path(), &server, Wire::Anthropic));
     assert_eq!(repl_out.status.code(), Some(1));
-    assert!(
-        stderr(&repl_out).contains(&format!("pid {}", first.id())),
-        "{}",
-        stderr(&repl_out)
-    );
+    common::assert_stderr_has(&repl_out, &format!("pid {}", first.id()));
     assert_eq!(
         server.requests_for("lead").len(),
         1,
@@ -91,15 +83,11 @@ fn own_team(ws: &std::path::Path, server: &FakeServer) -> std::process::Command 
 #[test]
 fn leads_without_a_team_share_the_workspace_and_team_commands_pick_the_running_one() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::delay(Duration::from_secs(120), Step::text("too late")),
-            Step::text("a second session answers"),
-            Step::delay(Duration::from_secs(120), Step::text("too late")),
-        ],
-    );
+    let server = common::lead_server([
+        Step::delay(Duration::from_secs(120), Step::text("too late")),
+        Step::text("a second session answers"),
+        Step::delay(Duration::from_secs(120), Step::text("too late")),
+    ]);
     let mut first = own_team(ws.path(), &server)
         .args(["-p", "work slowly"])
         .stdout(Stdio::null())

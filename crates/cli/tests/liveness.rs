@@ -9,7 +9,7 @@ mod protocol_support;
 
 use common::{alive, run, stderr, subcommand, troupe};
 use protocol_support::{calls, has_mail, headless, member, spawn, store, unanswered};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Child, ExitStatus, Stdio};
@@ -85,20 +85,7 @@ fn started(ws: &Path, server: &FakeServer, name: &str) -> Child {
 
 /// (distinct, total) mail ids recorded as delivered in `name`'s transcript.
 fn delivered(ws: &Path, name: &str) -> (HashSet<String>, usize) {
-    let path = ws.join(format!(".troupe/teams/default/transcripts/{name}.jsonl"));
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let mut ids = HashSet::new();
-    let mut total = 0;
-    for line in text.lines() {
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        for id in value["mail_ids"].as_array().into_iter().flatten() {
-            total += 1;
-            ids.insert(id.as_str().unwrap().to_string());
-        }
-    }
-    (ids, total)
+    common::delivered_mail(&ws.join(format!(".troupe/teams/default/transcripts/{name}.jsonl")))
 }
 
 fn send(store: &SharedStore, sent: &mut HashSet<String>, tag: &str, count: usize) {
@@ -284,11 +271,7 @@ fn a_task_of_a_sigkilled_teammate_goes_back_when_status_looks_and_another_can_cl
 
     let out = subcommand(ws.path(), &["team", "status"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(&format!("task {id} went back to the board")),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, &format!("task {id} went back to the board"));
     assert_released(&s, id, "its owner bob is not running");
     assert!(lead_told(&s, None, id), "the lead is told by mail");
     // Carol is alive (this process holds her lease, as her own process would) and claims it.
@@ -340,16 +323,10 @@ fn a_sigkilled_teammate_that_rejoins_gives_back_what_its_dead_process_held() {
 fn a_working_process_teammate_killed_owning_a_task_is_failed_by_the_lead_and_the_task_returns() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
-    server.set_fallback(|rec| Step::reply(Reply::text(format!("ack from {}", rec.agent))));
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "alice", "role": "coder", "prompt": "work on task 1"}),
-            ),
-            Step::text("spawned"),
-        ],
+    common::ack_fallback(&server);
+    common::lead_spawns(
+        &server,
+        json!({"name": "alice", "role": "coder", "prompt": "work on task 1"}),
     );
     // Alice works (her model call never answers) until she is killed.
     server.script(

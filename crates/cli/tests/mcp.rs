@@ -25,81 +25,77 @@ fn stdio_servers_answer_calls_with_text_images_and_structured_content() {
             "time": mcp::time(),
         }),
     );
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            // connect_mcp waits for each server's start-up, so the next round has their tools.
-            Step::reply(
-                Reply::tool("connect_mcp", json!({"name": "everything"}))
-                    .with_tool("connect_mcp", json!({"name": "fs"}))
-                    .with_tool("connect_mcp", json!({"name": "time"})),
-            ),
-            Step::dynamic(|req| {
-                let tools = req.tool_names();
-                for tool in [
-                    "mcp__everything__echo",
-                    "mcp__everything__get-tiny-image",
+    let server = common::lead_server([
+        // connect_mcp waits for each server's start-up, so the next round has their tools.
+        Step::reply(
+            Reply::tool("connect_mcp", json!({"name": "everything"}))
+                .with_tool("connect_mcp", json!({"name": "fs"}))
+                .with_tool("connect_mcp", json!({"name": "time"})),
+        ),
+        Step::dynamic(|req| {
+            let tools = req.tool_names();
+            for tool in [
+                "mcp__everything__echo",
+                "mcp__everything__get-tiny-image",
+                "mcp__fs__read_text_file",
+                "mcp__time__get_current_time",
+            ] {
+                assert!(tools.iter().any(|t| t == tool), "{tool} missing: {tools:?}");
+            }
+            // The server's schema is passed through (cleaned for the provider).
+            let echo = req.body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == "mcp__everything__echo")
+                .unwrap();
+            assert_eq!(echo["input_schema"]["type"], "object");
+            assert!(
+                echo["input_schema"]["properties"]["message"].is_object(),
+                "{echo}"
+            );
+            assert!(echo["input_schema"].get("$schema").is_none(), "{echo}");
+            Reply::tool("mcp__everything__echo", json!({"message": "hello mcp"}))
+                .with_tool("mcp__everything__get-tiny-image", json!({}))
+                .with_tool(
+                    "mcp__everything__get-structured-content",
+                    json!({"location": "New York"}),
+                )
+                .with_tool(
                     "mcp__fs__read_text_file",
-                    "mcp__time__get_current_time",
-                ] {
-                    assert!(tools.iter().any(|t| t == tool), "{tool} missing: {tools:?}");
-                }
-                // The server's schema is passed through (cleaned for the provider).
-                let echo = req.body["tools"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|t| t["name"] == "mcp__everything__echo")
-                    .unwrap();
-                assert_eq!(echo["input_schema"]["type"], "object");
-                assert!(
-                    echo["input_schema"]["properties"]["message"].is_object(),
-                    "{echo}"
-                );
-                assert!(echo["input_schema"].get("$schema").is_none(), "{echo}");
-                Reply::tool("mcp__everything__echo", json!({"message": "hello mcp"}))
-                    .with_tool("mcp__everything__get-tiny-image", json!({}))
-                    .with_tool(
-                        "mcp__everything__get-structured-content",
-                        json!({"location": "New York"}),
-                    )
-                    .with_tool(
-                        "mcp__fs__read_text_file",
-                        json!({"path": "notes/today.txt"}),
-                    )
-                    .with_tool("mcp__time__get_current_time", json!({"timezone": "UTC"}))
-            }),
-            Step::dynamic(|req| {
-                let results: Vec<Value> = req.body["messages"].as_array().unwrap().last().unwrap()
-                    ["content"]
-                    .as_array()
-                    .unwrap()
-                    .clone();
-                assert_eq!(results.len(), 5, "{results:?}");
-                let text = |i: usize| results[i]["content"].to_string();
-                assert!(text(0).contains("hello mcp"), "{}", text(0));
-                // The image arrives as an image block inside the tool_result.
-                let image = results[1]["content"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|b| b["type"] == "image")
-                    .unwrap_or_else(|| panic!("no image block: {}", results[1]));
-                assert_eq!(image["source"]["type"], "base64");
-                assert_eq!(image["source"]["media_type"], "image/png");
-                assert!(image["source"]["data"].as_str().unwrap().len() > 20);
-                assert!(text(2).contains("temperature"), "{}", text(2));
-                assert!(text(3).contains("buy milk"), "{}", text(3));
-                assert!(text(4).contains("UTC"), "{}", text(4));
-                assert!(
-                    results.iter().all(|r| r.get("is_error").is_none()),
-                    "{results:?}"
-                );
-                Reply::text("all answered")
-            }),
-        ],
-    );
+                    json!({"path": "notes/today.txt"}),
+                )
+                .with_tool("mcp__time__get_current_time", json!({"timezone": "UTC"}))
+        }),
+        Step::dynamic(|req| {
+            let results: Vec<Value> = req.body["messages"].as_array().unwrap().last().unwrap()
+                ["content"]
+                .as_array()
+                .unwrap()
+                .clone();
+            assert_eq!(results.len(), 5, "{results:?}");
+            let text = |i: usize| results[i]["content"].to_string();
+            assert!(text(0).contains("hello mcp"), "{}", text(0));
+            // The image arrives as an image block inside the tool_result.
+            let image = results[1]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|b| b["type"] == "image")
+                .unwrap_or_else(|| panic!("no image block: {}", results[1]));
+            assert_eq!(image["source"]["type"], "base64");
+            assert_eq!(image["source"]["media_type"], "image/png");
+            assert!(image["source"]["data"].as_str().unwrap().len() > 20);
+            assert!(text(2).contains("temperature"), "{}", text(2));
+            assert!(text(3).contains("buy milk"), "{}", text(3));
+            assert!(text(4).contains("UTC"), "{}", text(4));
+            assert!(
+                results.iter().all(|r| r.get("is_error").is_none()),
+                "{results:?}"
+            );
+            Reply::text("all answered")
+        }),
+    ]);
     let out = headless(
         &ws,
         &server,
@@ -133,26 +129,22 @@ fn streamable_http_server_answers_calls_with_an_openai_model() {
         ws.path(),
         json!({"web": {"type": "http", "url": mcp::everything_http(), "headers": {"X-Client": "troupe-${TROUPE_TEST_UNSET:-test}"}}}),
     );
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("connect_mcp", json!({"name": "web"})),
-            Step::dynamic(|req| {
-                let text = last_result(req, false);
-                assert!(text.contains("mcp__web__get-sum"), "{text}");
-                Reply::tool("mcp__web__get-sum", json!({"a": 19, "b": 23}))
-                    .with_tool("mcp__web__get-tiny-image", json!({}))
-            }),
-            Step::dynamic(|req| {
-                let text = req.all_text();
-                assert!(text.contains("42"), "{text}");
-                // OpenAI tool messages take text only: the image is named, not sent.
-                assert!(text.contains("1 image(s) returned (image/png)"), "{text}");
-                Reply::text("sum done")
-            }),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("connect_mcp", json!({"name": "web"})),
+        Step::dynamic(|req| {
+            let text = last_result(req, false);
+            assert!(text.contains("mcp__web__get-sum"), "{text}");
+            Reply::tool("mcp__web__get-sum", json!({"a": 19, "b": 23}))
+                .with_tool("mcp__web__get-tiny-image", json!({}))
+        }),
+        Step::dynamic(|req| {
+            let text = req.all_text();
+            assert!(text.contains("42"), "{text}");
+            // OpenAI tool messages take text only: the image is named, not sent.
+            assert!(text.contains("1 image(s) returned (image/png)"), "{text}");
+            Reply::text("sum done")
+        }),
+    ]);
     let out = headless(&ws, &server, Wire::OpenAi, &["--allowedTools", "mcp__web"]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(result_json(&out)["result"], "sum done");
@@ -165,22 +157,18 @@ fn a_legacy_sse_server_from_mcp_json_is_offered_on_the_first_call() {
         ws.path(),
         json!({"old": {"type": "sse", "url": mcp::everything_sse()}}),
     );
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::dynamic(|req| {
-                let names = req.tool_names();
-                assert!(names.iter().any(|n| n == "mcp__old__get-sum"), "{names:?}");
-                Reply::tool("mcp__old__get-sum", json!({"a": 40, "b": 2}))
-            }),
-            Step::dynamic(|req| {
-                let text = last_result(req, false);
-                assert!(text.contains("42"), "{text}");
-                Reply::text("old server ok")
-            }),
-        ],
-    );
+    let server = common::lead_server([
+        Step::dynamic(|req| {
+            let names = req.tool_names();
+            assert!(names.iter().any(|n| n == "mcp__old__get-sum"), "{names:?}");
+            Reply::tool("mcp__old__get-sum", json!({"a": 40, "b": 2}))
+        }),
+        Step::dynamic(|req| {
+            let text = last_result(req, false);
+            assert!(text.contains("42"), "{text}");
+            Reply::text("old server ok")
+        }),
+    ]);
     let out = headless(
         &ws,
         &server,
@@ -196,24 +184,20 @@ fn a_changed_tool_list_is_offered_on_the_next_round() {
     let ws = TempWorkspace::new();
     let log = ws.path().join("fixture.log");
     mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("connect_mcp", json!({"name": "fx"})),
-            Step::dynamic(|req| {
-                assert!(!req.tool_names().contains(&"mcp__fx__fresh".to_string()));
-                Reply::tool("mcp__fx__add_tool", json!({"name": "fresh"}))
-            }),
-            Step::dynamic(|req| {
-                assert_eq!(last_result(req, false), "added fresh");
-                let tools = req.tool_names();
-                assert!(tools.contains(&"mcp__fx__fresh".to_string()), "{tools:?}");
-                Reply::tool("mcp__fx__fresh", json!({}))
-            }),
-            Step::dynamic(|req| Reply::text(last_result(req, false))),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("connect_mcp", json!({"name": "fx"})),
+        Step::dynamic(|req| {
+            assert!(!req.tool_names().contains(&"mcp__fx__fresh".to_string()));
+            Reply::tool("mcp__fx__add_tool", json!({"name": "fresh"}))
+        }),
+        Step::dynamic(|req| {
+            assert_eq!(last_result(req, false), "added fresh");
+            let tools = req.tool_names();
+            assert!(tools.contains(&"mcp__fx__fresh".to_string()), "{tools:?}");
+            Reply::tool("mcp__fx__fresh", json!({}))
+        }),
+        Step::dynamic(|req| Reply::text(last_result(req, false))),
+    ]);
     let out = headless(
         &ws,
         &server,
@@ -229,27 +213,23 @@ fn a_server_that_exits_mid_session_gives_an_error_then_is_restarted() {
     let ws = TempWorkspace::new();
     let log = ws.path().join("fixture.log");
     mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("connect_mcp", json!({"name": "fx"})),
-            Step::tool("mcp__fx__crash", json!({})),
-            Step::dynamic(|req| {
-                let text = last_result(req, true);
-                assert!(
-                    text.contains("MCP server `fx` stopped while running mcp__fx__crash"),
-                    "{text}"
-                );
-                assert!(text.contains("exit status: 3"), "{text}");
-                assert!(text.contains("restarts it on the next call"), "{text}");
-                // Its tools stay on offer, so the model can call them again.
-                assert!(req.tool_names().contains(&"mcp__fx__echo".to_string()));
-                Reply::tool("mcp__fx__echo", json!({"text": "back again"}))
-            }),
-            Step::dynamic(|req| Reply::text(last_result(req, false))),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("connect_mcp", json!({"name": "fx"})),
+        Step::tool("mcp__fx__crash", json!({})),
+        Step::dynamic(|req| {
+            let text = last_result(req, true);
+            common::assert_contains(
+                &text,
+                "MCP server `fx` stopped while running mcp__fx__crash",
+            );
+            assert!(text.contains("exit status: 3"), "{text}");
+            assert!(text.contains("restarts it on the next call"), "{text}");
+            // Its tools stay on offer, so the model can call them again.
+            assert!(req.tool_names().contains(&"mcp__fx__echo".to_string()));
+            Reply::tool("mcp__fx__echo", json!({"text": "back again"}))
+        }),
+        Step::dynamic(|req| Reply::text(last_result(req, false))),
+    ]);
     let out = headless(
         &ws,
         &server,
@@ -271,18 +251,14 @@ fn a_server_that_exits_mid_session_gives_an_error_then_is_restarted() {
 fn a_script_offers_the_servers_tools_on_its_first_model_call() {
     let ws = TempWorkspace::new();
     mcp::write_mcp_json(ws.path(), json!({"time": mcp::time()}));
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [Step::dynamic(|req| {
-            let tools = req.tool_names();
-            assert!(
-                tools.iter().any(|t| t == "mcp__time__get_current_time"),
-                "the first call lacks the server's tools: {tools:?}"
-            );
-            Reply::text("had them")
-        })],
-    );
+    let server = common::lead_server([Step::dynamic(|req| {
+        let tools = req.tool_names();
+        assert!(
+            tools.iter().any(|t| t == "mcp__time__get_current_time"),
+            "the first call lacks the server's tools: {tools:?}"
+        );
+        Reply::text("had them")
+    })]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "what time is it",
@@ -328,9 +304,9 @@ fn a_server_that_never_answers_initialize_is_waited_for_up_to_mcp_timeout() {
         ]));
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("MCP server `mute` did not connect within 300 ms (MCP_TIMEOUT)"),
-        "{err}"
+    common::assert_contains(
+        &err,
+        "MCP server `mute` did not connect within 300 ms (MCP_TIMEOUT)",
     );
     let lines = json_lines(&out);
     assert_eq!(lines[0]["subtype"], "init");

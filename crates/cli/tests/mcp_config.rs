@@ -21,10 +21,7 @@ fn an_unusable_entry_is_a_warning_in_headless_runs_worded_as_mcp_list_shows_it()
         .as_str()
         .unwrap()
         .to_string();
-    assert!(
-        error.contains("`command` must be a non-empty string"),
-        "{error}"
-    );
+    common::assert_contains(&error, "`command` must be a non-empty string");
     let server = FakeServer::start();
     server.script("lead", [Step::text("fine")]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "hi"]));
@@ -59,10 +56,7 @@ fn mcp_list_shows_each_server_and_a_bad_entry_does_not_stop_the_others() {
     assert_eq!(bad["transport"], "unknown");
     let error = bad["last_error"].as_str().unwrap();
     assert!(error.starts_with("MCP server `bad` (in "), "{error}");
-    assert!(
-        error.contains(".mcp.json): `command` must be a non-empty string"),
-        "{error}"
-    );
+    common::assert_contains(error, ".mcp.json): `command` must be a non-empty string");
     let secret = by_name("secret");
     assert!(
         secret["last_error"]
@@ -124,11 +118,7 @@ fn mcp_list_shows_each_server_and_a_bad_entry_does_not_stop_the_others() {
     assert_eq!(names, ["bad", "extra", "fx", "secret"]);
     let out = subcommand(ws.path(), &["mcp", "list", "--mcp-config", "nowhere.json"]);
     assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("--mcp-config nowhere.json: no such file"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "--mcp-config nowhere.json: no such file");
 }
 
 #[test]
@@ -172,10 +162,7 @@ fn http_headers_are_sent_with_variables_expanded() {
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let request = capture.join().unwrap().to_ascii_lowercase();
     assert!(request.starts_with("post /mcp "), "{request}");
-    assert!(
-        request.contains("authorization: bearer s3cret"),
-        "{request}"
-    );
+    common::assert_contains(&request, "authorization: bearer s3cret");
     assert!(request.contains("x-team: blue"), "{request}");
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(listed["servers"][0]["status"], "failed");
@@ -212,10 +199,9 @@ fn unknown_servers_in_rules_and_connect_mcp_are_errors() {
         r#"{"permissions": {"deny": ["mcp__gone"]}}"#,
     );
     let out = headless(&ws, &server, Wire::Anthropic, &[]);
-    assert!(
-        stderr(&out).contains("the deny rule `mcp__gone` names the MCP server `gone`"),
-        "{}",
-        stderr(&out)
+    common::assert_stderr_has(
+        &out,
+        "the deny rule `mcp__gone` names the MCP server `gone`",
     );
     std::fs::remove_file(ws.path().join(".troupe/settings.json")).unwrap();
     server.script(
@@ -301,9 +287,9 @@ fn deny_rules_hold_for_mcp_tools_and_headless_default_says_how_to_allow() {
         "{result}"
     );
     assert!(result.contains("--allowedTools mcp__fx__echo"), "{result}");
-    assert!(
-        result.contains("--allowedTools mcp__fx for every tool of the MCP server fx"),
-        "{result}"
+    common::assert_contains(
+        &result,
+        "--allowedTools mcp__fx for every tool of the MCP server fx",
     );
     // An ask rule makes even an allowed call ask, which headless cannot.
     ws.write(
@@ -313,8 +299,5 @@ fn deny_rules_hold_for_mcp_tools_and_headless_default_says_how_to_allow() {
     script(&server);
     let out = headless(&ws, &server, Wire::Anthropic, &[]);
     let result = result_json(&out)["result"].as_str().unwrap().to_string();
-    assert!(
-        result.contains("the ask rule `mcp__fx__echo` matches"),
-        "{result}"
-    );
+    common::assert_contains(&result, "the ask rule `mcp__fx__echo` matches");
 }

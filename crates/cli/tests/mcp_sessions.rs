@@ -13,15 +13,11 @@ fn a_slow_call_times_out_and_is_cancelled_on_the_server() {
     let ws = TempWorkspace::new();
     let log = ws.path().join("fixture.log");
     mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("connect_mcp", json!({"name": "fx"})),
-            Step::tool("mcp__fx__slow", json!({"ms": 600_000})),
-            Step::dynamic(|req| Reply::text(last_result(req, true))),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("connect_mcp", json!({"name": "fx"})),
+        Step::tool("mcp__fx__slow", json!({"ms": 600_000})),
+        Step::dynamic(|req| Reply::text(last_result(req, true))),
+    ]);
     let out = headless(
         &ws,
         &server,
@@ -57,7 +53,7 @@ fn teammates_share_the_lead_process_connection() {
     let log = ws.path().join("fixture.log");
     mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
     let server = FakeServer::start();
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    common::ack_fallback(&server);
     server.script(
         "lead",
         [
@@ -103,16 +99,10 @@ fn process_mode_teammates_connect_their_own_servers() {
     let log = ws.path().join("fixture.log");
     let config = json!({"mcpServers": {"fx": mcp::fixture(&log)}}).to_string();
     let server = FakeServer::start();
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "bob", "role": "helper", "prompt": "echo something"}),
-            ),
-            Step::text("spawned"),
-        ],
+    common::ack_fallback(&server);
+    common::lead_spawns(
+        &server,
+        json!({"name": "bob", "role": "helper", "prompt": "echo something"}),
     );
     server.script(
         "bob",
@@ -153,14 +143,10 @@ fn the_repl_lists_servers_with_slash_mcp() {
         ws.path(),
         json!({"fx": mcp::fixture(&log), "bad": {"type": "ws", "url": "http://x"}}),
     );
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("connect_mcp", json!({"name": "fx"})),
-            Step::text("connected"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("connect_mcp", json!({"name": "fx"})),
+        Step::text("connected"),
+    ]);
     let out = repl(ws.path(), &server, &[], "connect fx\n/mcp\n/exit\n");
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -182,20 +168,16 @@ fn ctrl_c_in_the_repl_interrupts_a_call_and_cancels_it_on_the_server() {
     let ws = TempWorkspace::new();
     let log = ws.path().join("fixture.log");
     mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("connect_mcp", json!({"name": "fx"})),
-            Step::tool("mcp__fx__slow", json!({"ms": 600_000})),
-            Step::dynamic(|req| {
-                // The interrupted call was closed with an error result.
-                let text = req.all_text();
-                assert!(text.contains("interrupted"), "{text}");
-                Reply::text("still here")
-            }),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("connect_mcp", json!({"name": "fx"})),
+        Step::tool("mcp__fx__slow", json!({"ms": 600_000})),
+        Step::dynamic(|req| {
+            // The interrupted call was closed with an error result.
+            let text = req.all_text();
+            assert!(text.contains("interrupted"), "{text}");
+            Reply::text("still here")
+        }),
+    ]);
     let mut child = troupe(ws.path(), &server, Wire::Anthropic)
         .args(["--allowedTools", "mcp__fx"])
         .stdin(std::process::Stdio::piped())

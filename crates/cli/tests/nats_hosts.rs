@@ -60,7 +60,7 @@ fn the_s09_session_across_three_workspaces() {
     );
     let team = Team::new();
     let server = FakeServer::start();
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    common::ack_fallback(&server);
     server.script("bob", [Step::text("bob: standing by")]);
     server.script(
         "alice",
@@ -241,11 +241,7 @@ fn a_task_whose_owners_host_vanishes_goes_back_after_the_ttl_and_another_claims_
     // Anyone looking at the team (here from host D) gives the task back to the board...
     let out = team.subcommand(d.path(), &["team", "status"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(&format!("task {id} went back to the board")),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, &format!("task {id} went back to the board"));
     let task = s.get_task(id).unwrap();
     assert_eq!(
         (task.status, task.owner.clone()),

@@ -88,16 +88,10 @@ fn a_process_teammate_continued_by_a_lead_keeps_its_conversation_without_the_loc
     let ws = TempWorkspace::new();
     let team = Team::new();
     let server = FakeServer::start();
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "alice", "role": "coder", "prompt": "remember the word pineapple"}),
-            ),
-            Step::text("spawned"),
-        ],
+    common::ack_fallback(&server);
+    common::lead_spawns(
+        &server,
+        json!({"name": "alice", "role": "coder", "prompt": "remember the word pineapple"}),
     );
     server.script("alice", [Step::text("noted pineapple")]);
     let lead = |extra: &[&str]| {

@@ -152,14 +152,10 @@ fn a_stream_without_usage_is_estimated_and_marked() {
 
 /// One bash round then an answer, 3,000 tokens in and 300 out, in json through the OpenAI wire.
 fn priced_run(ws: &TempWorkspace) -> std::process::Output {
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::reply(Reply::tool("bash", json!({"command": "true"})).usage(1000, 100)),
-            Step::reply(Reply::text("done").usage(2000, 200)),
-        ],
-    );
+    let server = common::lead_server([
+        Step::reply(Reply::tool("bash", json!({"command": "true"})).usage(1000, 100)),
+        Step::reply(Reply::text("done").usage(2000, 200)),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::OpenAi).args([
         "-p",
         "go",
@@ -216,26 +212,18 @@ fn an_unknown_model_costs_nothing_with_one_note_and_the_pricing_setting_prices_i
     let server = FakeServer::start();
     let out = run(troupe(ws.path(), &server, Wire::OpenAi).args(["-p", "go"]));
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("pricing.local-model.input"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "pricing.local-model.input");
 }
 
 /// Runs a headless prompt whose model calls bash, then write_file, then answers; returns the
 /// result object. Without `Bash` and `Edit` allowed, headless runs refuse both calls.
 fn allowed_run(args: &[&str]) -> Value {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "echo hi"})),
-            Step::tool("write_file", json!({"path": "b.txt", "content": "beta"})),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "echo hi"})),
+        Step::tool("write_file", json!({"path": "b.txt", "content": "beta"})),
+        Step::text("done"),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args(args));
     assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     let first = &server.requests_for("lead")[0];

@@ -14,14 +14,10 @@ use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 #[test]
 fn verbose_shows_each_call_with_its_result_under_it_on_stderr() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "echo from-the-command"})),
-            Step::text("all done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "echo from-the-command"})),
+        Step::text("all done"),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "go",
@@ -31,10 +27,7 @@ fn verbose_shows_each_call_with_its_result_under_it_on_stderr() {
     ]));
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("⏺ bash(echo from-the-command)\n  ⎿ from-the-command"),
-        "{err}"
-    );
+    common::assert_contains(&err, "⏺ bash(echo from-the-command)\n  ⎿ from-the-command");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "all done");
 }
 

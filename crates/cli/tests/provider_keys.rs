@@ -92,17 +92,13 @@ fn commands_hooks_and_mcp_servers_get_no_provider_key() {
         }}}))
         .unwrap(),
     );
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "env; echo END"})),
-            // Waits for the server's start-up, so the next round has its tool.
-            Step::tool("connect_mcp", json!({"name": "envdump"})),
-            Step::tool("mcp__envdump__env", json!({})),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "env; echo END"})),
+        // Waits for the server's start-up, so the next round has its tool.
+        Step::tool("connect_mcp", json!({"name": "envdump"})),
+        Step::tool("mcp__envdump__env", json!({})),
+        Step::text("done"),
+    ]);
     run_with_secrets(&ws, &server, &[]);
     let lead = server.requests_for("lead");
     let (bash, is_error) = lead[1].last_tool_result().unwrap();
@@ -127,14 +123,10 @@ fn commands_hooks_and_mcp_servers_get_no_provider_key() {
 #[test]
 fn a_passthrough_setting_lets_a_named_key_through_and_only_it() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "env"})),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "env"})),
+        Step::text("done"),
+    ]);
     let settings = r#"{"commandEnv": {"passthrough": ["OPENAI_API_KEY"]}}"#;
     run_with_secrets(&ws, &server, &["--settings", settings]);
     let (bash, _) = server.requests_for("lead")[1].last_tool_result().unwrap();
@@ -146,14 +138,10 @@ fn a_passthrough_setting_lets_a_named_key_through_and_only_it() {
 
     // A project cannot ask for the keys.
     ws.write(".claude/settings.json", settings);
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "env"})),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "env"})),
+        Step::text("done"),
+    ]);
     run_with_secrets(&ws, &server, &[]);
     let (bash, _) = server.requests_for("lead")[1].last_tool_result().unwrap();
     keyless(&bash, "bash under a project's passthrough");

@@ -10,16 +10,12 @@ use troupe_testkit::{FakeServer, Step, TempWorkspace};
 #[test]
 fn permission_question_is_answered_at_the_prompt() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "touch yes-file"})),
-            Step::text("made it"),
-            Step::tool("bash", json!({"command": "touch no-file"})),
-            Step::text("refused"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "touch yes-file"})),
+        Step::text("made it"),
+        Step::tool("bash", json!({"command": "touch no-file"})),
+        Step::text("refused"),
+    ]);
     let out = repl(
         ws.path(),
         &server,
@@ -28,9 +24,9 @@ fn permission_question_is_answered_at_the_prompt() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        text.contains("Allow bash \"touch yes-file\"? [y]es / [N]o / [a]lways \"touch:*\""),
-        "{text}"
+    common::assert_contains(
+        &text,
+        "Allow bash \"touch yes-file\"? [y]es / [N]o / [a]lways \"touch:*\"",
     );
     assert!(ws.path().join("yes-file").exists());
     assert!(!ws.path().join("no-file").exists());
@@ -56,15 +52,11 @@ fn unknown_slash_command_is_named() {
 #[test]
 fn continue_after_clear_starts_after_the_boundary() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::text("first answer"),
-            Step::text("after clear"),
-            Step::text("continued"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::text("first answer"),
+        Step::text("after clear"),
+        Step::text("continued"),
+    ]);
     let out = repl(
         ws.path(),
         &server,
@@ -258,9 +250,9 @@ fn bang_runs_a_command_and_at_attaches_a_file() {
         ),
         "{sent}"
     );
-    assert!(
-        sent.contains("<file path=\"notes.txt\">\nthe notes say 42\n\n</file>"),
-        "{sent}"
+    common::assert_contains(
+        &sent,
+        "<file path=\"notes.txt\">\nthe notes say 42\n\n</file>",
     );
     assert_eq!(
         server.requests_for("lead").len(),

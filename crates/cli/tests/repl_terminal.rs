@@ -16,11 +16,7 @@ use troupe_testkit::{FakeServer, Step, TempWorkspace};
 #[test]
 fn a_line_sent_in_one_write_is_submitted_at_once() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [Step::text("first answer"), Step::text("second answer")],
-    );
+    let server = common::lead_server([Step::text("first answer"), Step::text("second answer")]);
     let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
     // A paste with its Enter: one write, no further key.
     pty.send("hello there, model\r");
@@ -142,14 +138,10 @@ fn a_bracketed_paste_is_one_multi_line_prompt() {
 /// out, with its prompt back; the model's next answer is "still here".
 fn interrupted_by(key: &str) -> (TempWorkspace, FakeServer, Pty) {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::delay(Duration::from_secs(30), Step::text("too late")),
-            Step::text("still here"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::delay(Duration::from_secs(30), Step::text("too late")),
+        Step::text("still here"),
+    ]);
     let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
     pty.send("take your time\r");
     wait_requests(&server, 1);
@@ -174,14 +166,10 @@ fn ctrl_c_interrupts_a_running_turn_and_the_session_stays() {
 #[test]
 fn a_retry_is_one_quiet_line_and_its_log_goes_to_the_log_file() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::fault(troupe_testkit::Fault::Overloaded),
-            Step::text("answered after a retry"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::fault(troupe_testkit::Fault::Overloaded),
+        Step::text("answered after a retry"),
+    ]);
     let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
     pty.send("hello\r");
     let screen = pty.wait_for_text("answered after a retry", LIMIT);
@@ -218,17 +206,13 @@ fn esc_interrupts_a_running_turn_and_esc_esc_clears_the_line() {
 #[test]
 fn shift_tab_cycles_the_permission_mode() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "write_file",
-                serde_json::json!({"path": "notes.txt", "content": "written"}),
-            ),
-            Step::text("wrote it"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "write_file",
+            serde_json::json!({"path": "notes.txt", "content": "written"}),
+        ),
+        Step::text("wrote it"),
+    ]);
     let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
     pty.send("\u{1b}[Z");
     pty.wait_for_text("permission mode acceptEdits", LIMIT);

@@ -39,14 +39,10 @@ fn answer(pty: &mut pty_support::Pty, keys: &str) {
 #[test]
 fn a_spinner_with_time_and_tokens_shows_while_the_model_thinks() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [Step::delay(
-            Duration::from_secs(3),
-            Step::text("done thinking"),
-        )],
-    );
+    let server = common::lead_server([Step::delay(
+        Duration::from_secs(3),
+        Step::text("done thinking"),
+    )]);
     let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
     pty.send("think hard\r");
     let screen = pty.wait_for_text("Working…", LIMIT);
@@ -103,26 +99,22 @@ fn a_running_command_shows_its_last_lines_then_one_summary_line() {
 fn permission_questions_show_the_diff_and_always_is_scoped() {
     let ws = TempWorkspace::new();
     ws.write("notes.txt", "old line\nkept\n");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "write_file",
-                json!({"path": "notes.txt", "content": "new line\nkept\n"}),
-            ),
-            Step::tool("bash", json!({"command": "touch a.txt"})),
-            Step::tool("bash", json!({"command": "touch b.txt"})),
-            Step::tool("bash", json!({"command": "mkdir newdir"})),
-            Step::tool("bash", json!({"command": "rm a.txt"})),
-            Step::text("all asked"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "write_file",
+            json!({"path": "notes.txt", "content": "new line\nkept\n"}),
+        ),
+        Step::tool("bash", json!({"command": "touch a.txt"})),
+        Step::tool("bash", json!({"command": "touch b.txt"})),
+        Step::tool("bash", json!({"command": "mkdir newdir"})),
+        Step::tool("bash", json!({"command": "rm a.txt"})),
+        Step::text("all asked"),
+    ]);
     let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
     pty.send("work\r");
     let screen = pty.wait_for_text("Allow write_file", LIMIT);
     assert!(
-        screen.contains("  1 - old line") && screen.contains("  1 + new line"),
+        screen.contains("  1 - old line") && screen.contains(" 1 + new line"),
         "{screen}"
     );
     assert!(
@@ -133,10 +125,7 @@ fn permission_questions_show_the_diff_and_always_is_scoped() {
     );
     answer(&mut pty, "y\r");
     let screen = pty.wait_for_text("Allow bash \"touch a.txt\"", LIMIT);
-    assert!(
-        screen.contains("[y]es / [N]o / [a]lways \"touch:*\" / [r]emember"),
-        "{screen}"
-    );
+    common::assert_contains(&screen, "[y]es / [N]o / [a]lways \"touch:*\" / [r]emember");
     answer(&mut pty, "a\r");
     // touch b.txt is covered; mkdir is a different command and is asked about.
     pty.wait_for_text("Allow bash \"mkdir newdir\"", LIMIT);

@@ -7,34 +7,29 @@ use common::{result_json, run, stderr, troupe};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use troupe_protocol::ContentBlock;
-use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
+use troupe_testkit::{Reply, Step, TempWorkspace, Wire};
 
 #[test]
 fn sigkill_mid_turn_then_continue_closes_the_dangling_tool_call() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "sleep 30"})),
-            Step::dynamic(|req| {
-                let messages = req.messages();
-                let dangling =
-                    messages
-                        .iter()
-                        .flat_map(|m| m.content.iter())
-                        .find_map(|b| match b {
-                            ContentBlock::ToolResult {
-                                content, is_error, ..
-                            } => Some((content.clone(), *is_error)),
-                            _ => None,
-                        });
-                let (content, is_error) = dangling.expect("the interrupted call has a result");
-                assert!(is_error && content.contains("interrupted"), "{content}");
-                Reply::text("resumed cleanly")
-            }),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "sleep 30"})),
+        Step::dynamic(|req| {
+            let messages = req.messages();
+            let dangling = messages
+                .iter()
+                .flat_map(|m| m.content.iter())
+                .find_map(|b| match b {
+                    ContentBlock::ToolResult {
+                        content, is_error, ..
+                    } => Some((content.clone(), *is_error)),
+                    _ => None,
+                });
+            let (content, is_error) = dangling.expect("the interrupted call has a result");
+            assert!(is_error && content.contains("interrupted"), "{content}");
+            Reply::text("resumed cleanly")
+        }),
+    ]);
     let mut child = troupe(ws.path(), &server, Wire::Anthropic)
         .args(["-p", "sleep", "--permission-mode", "bypassPermissions"])
         .stdout(std::process::Stdio::null())
@@ -99,24 +94,20 @@ fn tear_session(ws: &TempWorkspace, bytes: &[u8]) {
 #[test]
 fn continue_works_when_the_transcript_ends_inside_a_multibyte_character() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::text("première réponse"),
-            Step::dynamic(|req| {
-                let texts: Vec<String> = req.messages().iter().map(|m| m.text()).collect();
-                assert_eq!(texts.first().map(String::as_str), Some("bonjour"));
-                assert!(texts.iter().any(|t| t == "première réponse"), "{texts:?}");
-                Reply::text("suite")
-            }),
-            Step::dynamic(|req| {
-                let texts: Vec<String> = req.messages().iter().map(|m| m.text()).collect();
-                assert!(texts.iter().any(|t| t == "suite"), "{texts:?}");
-                Reply::text("third run sees the second")
-            }),
-        ],
-    );
+    let server = common::lead_server([
+        Step::text("première réponse"),
+        Step::dynamic(|req| {
+            let texts: Vec<String> = req.messages().iter().map(|m| m.text()).collect();
+            assert_eq!(texts.first().map(String::as_str), Some("bonjour"));
+            assert!(texts.iter().any(|t| t == "première réponse"), "{texts:?}");
+            Reply::text("suite")
+        }),
+        Step::dynamic(|req| {
+            let texts: Vec<String> = req.messages().iter().map(|m| m.text()).collect();
+            assert!(texts.iter().any(|t| t == "suite"), "{texts:?}");
+            Reply::text("third run sees the second")
+        }),
+    ]);
     let first = run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "bonjour"]));
     assert!(first.status.success(), "stderr: {}", stderr(&first));
     // A full disk kept only the first byte of `è` (0xC3 0xA8) of the next line.

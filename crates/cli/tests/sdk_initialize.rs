@@ -76,10 +76,7 @@ fn initialize_fields_shape_the_lead() {
     let request = &server.journal()[0];
     let system = request.system();
     assert!(system.contains("You are the TS-PROMPT agent."), "{system}");
-    assert!(
-        system.contains("APPENDED-MARK: answer briefly."),
-        "{system}"
-    );
+    common::assert_contains(&system, "APPENDED-MARK: answer briefly.");
     let task = request.body["tools"]
         .as_array()
         .unwrap()

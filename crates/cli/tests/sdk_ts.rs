@@ -153,9 +153,9 @@ fn initialize_fields_shape_the_lead() {
     assert_eq!(the_result(&seen)["subtype"], "success", "{seen:#?}");
     let first = &server.journal()[0];
     let system = first.system();
-    assert!(
-        system.contains("You are the TS-PROMPT agent.\n\nSECOND-PART: be brief."),
-        "{system}"
+    common::assert_contains(
+        &system,
+        "You are the TS-PROMPT agent.\n\nSECOND-PART: be brief.",
     );
     let init = of_kind(&seen, "system");
     assert_eq!(init[0]["agents"], json!(["reviewer"]), "{seen:#?}");
@@ -172,10 +172,7 @@ fn the_preset_prompt_keeps_troupes_and_appends() {
     assert_eq!(the_result(&seen)["subtype"], "success", "{seen:#?}");
     let system = server.journal()[0].system();
     assert!(system.contains("# How to work"), "{system}");
-    assert!(
-        system.contains("APPENDED-MARK: answer briefly."),
-        "{system}"
-    );
+    common::assert_contains(&system, "APPENDED-MARK: answer briefly.");
 }
 
 #[test]

@@ -78,10 +78,7 @@ fn accept_edits_cannot_write_git_config_so_git_status_runs_nothing() {
     let (write, write_failed) = &results[0];
     assert!(*write_failed, "the write should be refused: {write}");
     assert!(write.contains("protected file"), "{write}");
-    assert!(
-        write.contains("--allowedTools \"Edit(.git/config)\""),
-        "{write}"
-    );
+    common::assert_contains(write, "--allowedTools \"Edit(.git/config)\"");
     assert!(write.contains("bypassPermissions"), "{write}");
     // git status really ran, and found the untouched config.
     let (status, status_failed) = &results[1];

@@ -325,9 +325,9 @@ fn without_a_mount_namespace_workspace_write_commands_are_refused_saying_why() {
         .collect();
     let (refused, is_error) = &results[0];
     assert!(*is_error, "{refused}");
-    assert!(
-        refused.contains("no private mount namespace to keep protected files read-only"),
-        "{refused}"
+    common::assert_contains(
+        refused,
+        "no private mount namespace to keep protected files read-only",
     );
     assert!(!ws.join(".git/hooks/pre-commit").exists());
     // A read-only command with nothing to hide needs no namespace and still runs.

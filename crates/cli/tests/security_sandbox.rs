@@ -158,10 +158,7 @@ fn without_landlock_a_read_only_command_is_refused_headless_saying_why() {
     assert!(*is_error, "{text}");
     assert!(text.contains("no usable Landlock"), "{text}");
     assert!(text.contains("read-only sandbox"), "{text}");
-    assert!(
-        text.contains("--permission-mode bypassPermissions"),
-        "{text}"
-    );
+    common::assert_contains(text, "--permission-mode bypassPermissions");
     assert!(text.contains("\"sandbox\": \"off\""), "{text}");
     assert!(!text.contains("a.txt"), "it ran: {text}");
     // An allowed command needs workspace-write, and is refused the same way.
@@ -180,16 +177,12 @@ fn without_landlock_the_repl_asks_and_a_yes_runs_the_command_unconfined() {
     use std::io::Write;
     let ws = TempWorkspace::new();
     ws.write("a.txt", "a");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("bash", json!({"command": "ls"})),
-            Step::text("listed"),
-            Step::tool("bash", json!({"command": "ls"})),
-            Step::text("not listed"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "ls"})),
+        Step::text("listed"),
+        Step::tool("bash", json!({"command": "ls"})),
+        Step::text("not listed"),
+    ]);
     let mut child = troupe(ws.path(), &server, Wire::Anthropic)
         .env("TROUPE_SANDBOX_FORCE_UNSUPPORTED", "1")
         .stdin(Stdio::piped())

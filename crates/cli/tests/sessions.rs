@@ -40,11 +40,7 @@ fn dead_url() -> String {
 #[test]
 fn clear_then_continue_does_not_bring_back_the_cleared_messages() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [Step::text("noted the secret"), Step::text("fresh")],
-    );
+    let server = common::lead_server([Step::text("noted the secret"), Step::text("fresh")]);
     let out = repl(ws.path(), &server, &[], "the secret is 42\n/clear\n/exit\n");
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);

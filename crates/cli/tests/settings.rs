@@ -29,14 +29,7 @@ fn a_deny_rule_in_claude_settings_holds_even_when_bypassing_permissions() {
     );
     let server = FakeServer::start();
     lead_touches(&server, "denied-file");
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "touch it",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "bypassPermissions",
-    ]));
+    let out = common::headless_in_mode(ws.path(), &server, "touch it", "bypassPermissions", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!ws.exists("denied-file"), "the deny rule must hold");
     let (text, is_error) = server.requests_for("lead")[1].last_tool_result().unwrap();
@@ -124,15 +117,9 @@ fn teammates_in_either_mode_run_with_the_leads_settings() {
                 req.agent
             )))
         });
-        server.script(
-            "lead",
-            [
-                Step::tool(
-                    "spawn_teammate",
-                    json!({"name": "bob", "role": "tidier", "prompt": "tidy"}),
-                ),
-                Step::text("spawned"),
-            ],
+        common::lead_spawns(
+            &server,
+            json!({"name": "bob", "role": "tidier", "prompt": "tidy"}),
         );
         server.script(
             "bob",

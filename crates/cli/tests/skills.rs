@@ -6,7 +6,7 @@ mod common;
 
 use common::{headless_in_mode, result_json, stderr};
 use serde_json::json;
-use troupe_testkit::{FakeServer, Step, TempWorkspace};
+use troupe_testkit::{Step, TempWorkspace};
 
 #[test]
 fn the_catalog_is_in_the_prompt_and_load_skill_returns_the_body() {
@@ -22,26 +22,22 @@ fn the_catalog_is_in_the_prompt_and_load_skill_returns_the_body() {
     let bad = ws.path().join(".claude/skills/broken");
     std::fs::create_dir_all(&bad).unwrap();
     std::fs::write(bad.join("SKILL.md"), "---\nname: broken\n").unwrap();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("load_skill", json!({"name": "changelog"})),
-            Step::tool(
-                "read_file",
-                json!({"path": ".claude/skills/changelog/template.md"}),
-            ),
-            Step::text("entry written"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("load_skill", json!({"name": "changelog"})),
+        Step::tool(
+            "read_file",
+            json!({"path": ".claude/skills/changelog/template.md"}),
+        ),
+        Step::text("entry written"),
+    ]);
     let out = headless_in_mode(ws.path(), &server, "update the changelog", "default", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(result_json(&out)["result"], "entry written");
     let requests = server.requests_for("lead");
     let system = requests[0].system();
-    assert!(
-        system.contains("- changelog: Write CHANGELOG entries in Keep a Changelog style"),
-        "{system}"
+    common::assert_contains(
+        &system,
+        "- changelog: Write CHANGELOG entries in Keep a Changelog style",
     );
     assert!(
         !system.contains("newest first"),
@@ -52,10 +48,7 @@ fn the_catalog_is_in_the_prompt_and_load_skill_returns_the_body() {
         !is_error && body.contains("Add entries under ## Unreleased, newest first."),
         "{body}"
     );
-    assert!(
-        body.contains("Skill folder: .claude/skills/changelog"),
-        "{body}"
-    );
+    common::assert_contains(&body, "Skill folder: .claude/skills/changelog");
     let (template, _) = requests[2].last_tool_result().unwrap();
     assert!(template.contains("## Unreleased"), "{template}");
     let err = stderr(&out);

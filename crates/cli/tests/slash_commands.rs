@@ -107,10 +107,7 @@ fn the_grant_and_the_model_last_one_turn_and_short_names_work() {
     ]));
     assert!(out.status.success(), "{}", stderr(&out));
     let last = server.journal().last().unwrap().all_text();
-    assert!(
-        last.contains("Review the diff carefully.\n\nARGUMENTS: main..HEAD"),
-        "{last}"
-    );
+    common::assert_contains(&last, "Review the diff carefully.\n\nARGUMENTS: main..HEAD");
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "/wip parser half done",
@@ -119,10 +116,7 @@ fn the_grant_and_the_model_last_one_turn_and_short_names_work() {
     ]));
     assert!(out.status.success(), "{}", stderr(&out));
     let last = server.journal().last().unwrap().all_text();
-    assert!(
-        last.contains("Commit work in progress: parser half done"),
-        "{last}"
-    );
+    common::assert_contains(&last, "Commit work in progress: parser half done");
 }
 
 #[test]
@@ -144,9 +138,9 @@ fn an_output_style_shapes_the_system_prompt() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(json_lines(&out)[0]["output_style"], "Pirate");
     let system = server.journal()[0].system();
-    assert!(
-        system.contains("# Output style: Pirate\nAnswer every question as a pirate would."),
-        "{system}"
+    common::assert_contains(
+        &system,
+        "# Output style: Pirate\nAnswer every question as a pirate would.",
     );
     assert!(
         !system.contains("a coding agent"),
@@ -175,9 +169,9 @@ fn the_repl_lists_runs_and_completes_custom_commands() {
     let server = model();
     let out = repl(ws.path(), &server, &[], "/help\n/review HEAD~1\n/exit\n");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("/frontend:component [name] [kind]  Make a component (project:frontend)"),
-        "{text}"
+    common::assert_contains(
+        &text,
+        "/frontend:component [name] [kind]  Make a component (project:frontend)",
     );
     assert!(text.contains("/git:wip  Commit work in progress"), "{text}");
     assert!(text.contains("plain answer"), "{text}");

@@ -6,7 +6,7 @@ mod common;
 
 use common::{headless_bypass, result_json, stderr};
 use serde_json::json;
-use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
+use troupe_testkit::{Reply, Step, TempWorkspace};
 
 fn define(ws: &std::path::Path, name: &str, extra: &str) {
     let dir = ws.join(".claude/agents");
@@ -23,10 +23,7 @@ fn only_the_final_text_comes_back_and_usage_is_the_leads() {
     let ws = TempWorkspace::new();
     std::fs::write(ws.path().join("notes.txt"), "the answer is 42").unwrap();
     define(ws.path(), "reader", "tools: Read, Grep\n");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
+    let server = common::lead_server([
             Step::reply(
                 Reply::tool(
                     "task",
@@ -35,8 +32,7 @@ fn only_the_final_text_comes_back_and_usage_is_the_leads() {
                 .usage(100, 10),
             ),
             Step::reply(Reply::text("it is 42").usage(200, 5)),
-        ],
-    );
+        ]);
     server.script(
         "reader",
         [
@@ -81,17 +77,13 @@ fn several_task_calls_in_one_response_run_at_once() {
     let ws = TempWorkspace::new();
     define(ws.path(), "waiter", "");
     define(ws.path(), "signaller", "");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
+    let server = common::lead_server([
             Step::reply(
                 Reply::tool("task", json!({"description": "wait", "prompt": "wait for the flag", "subagent_type": "waiter"}))
                     .with_tool("task", json!({"description": "signal", "prompt": "raise the flag", "subagent_type": "signaller"})),
             ),
             Step::text("both done"),
-        ],
-    );
+        ]);
     // The waiter finishes only if the signaller runs while it waits: run one after the other,
     // the waiter would give up after 20 s and say so.
     server.script(
@@ -123,17 +115,13 @@ fn several_task_calls_in_one_response_run_at_once() {
 fn an_unknown_type_is_an_error_naming_the_known_ones() {
     let ws = TempWorkspace::new();
     define(ws.path(), "reader", "");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "task",
-                json!({"description": "x", "prompt": "y", "subagent_type": "writer"}),
-            ),
-            Step::text("ok"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "task",
+            json!({"description": "x", "prompt": "y", "subagent_type": "writer"}),
+        ),
+        Step::text("ok"),
+    ]);
     let out = headless_bypass(ws.path(), &server, "go", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let (text, is_error) = server.requests_for("lead")[1].last_tool_result().unwrap();
@@ -153,17 +141,13 @@ fn a_running_subagent_shows_its_calls_beneath_its_task_line() {
     let ws = TempWorkspace::new();
     std::fs::write(ws.path().join("notes.txt"), "the answer is 42").unwrap();
     define(ws.path(), "reader", "tools: Read, Grep\n");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "task",
-                json!({"description": "find answer", "prompt": "What number is in notes.txt?", "subagent_type": "reader"}),
-            ),
-            Step::text("it is 42"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "task",
+            json!({"description": "find answer", "prompt": "What number is in notes.txt?", "subagent_type": "reader"}),
+        ),
+        Step::text("it is 42"),
+    ]);
     // The subagent's second call waits until the test has seen the screen.
     let (release, gate) = std::sync::mpsc::channel::<()>();
     let gate = std::sync::Mutex::new(gate);

@@ -75,7 +75,7 @@ fn task_tools_round_trip_and_idle_teammates_take_ready_work() {
     for mode in ["in-process", "process"] {
         let ws = TempWorkspace::new();
         let server = FakeServer::start();
-        server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+        common::ack_fallback(&server);
         server.script(
             "lead",
             [
@@ -198,7 +198,7 @@ fn task_tools_round_trip_and_idle_teammates_take_ready_work() {
 fn a_blocker_completed_from_another_terminal_wakes_an_idle_teammate_process() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    common::ack_fallback(&server);
     // A person takes task 1; task 2 waits on it, task 3 on task 2.
     assert_eq!(task_json(ws.path(), &["create", "one"])["id"], 1);
     let two = task_json(ws.path(), &["create", "two", "--blocked-by", "1"]);
@@ -323,11 +323,7 @@ fn troupe_task_commands_for_people_and_scripts() {
     // Reading a board no one has started is a mistake (a wrong --team or --cwd).
     let none = task(w, &["list"]);
     assert_eq!(none.status.code(), Some(1));
-    assert!(
-        stderr(&none).contains("no team 'default'"),
-        "{}",
-        stderr(&none)
-    );
+    common::assert_stderr_has(&none, "no team 'default'");
 
     let a = task_json(w, &["create", "parser", "--description", "write it"]);
     assert_eq!(
@@ -348,48 +344,24 @@ fn troupe_task_commands_for_people_and_scripts() {
     // Refusals exit 1 and say why.
     let blocked = task(w, &["claim", "2", "--owner", "user:sam"]);
     assert_eq!(blocked.status.code(), Some(1));
-    assert!(
-        stderr(&blocked).contains("blocked by task(s) 1"),
-        "{}",
-        stderr(&blocked)
-    );
+    common::assert_stderr_has(&blocked, "blocked by task(s) 1");
     let claimed = task_json(w, &["claim", "1", "--owner", "user:sam"]);
     assert_eq!(claimed["owner"], "user:sam");
     let owned = task(w, &["claim", "1", "--owner", "user:al"]);
     assert_eq!(owned.status.code(), Some(1));
-    assert!(
-        stderr(&owned).contains("already owned by user:sam"),
-        "{}",
-        stderr(&owned)
-    );
+    common::assert_stderr_has(&owned, "already owned by user:sam");
     let stranger = task(w, &["claim", "2", "--owner", "zed"]);
     assert_eq!(stranger.status.code(), Some(1));
-    assert!(
-        stderr(&stranger).contains("no teammate named 'zed'"),
-        "{}",
-        stderr(&stranger)
-    );
+    common::assert_stderr_has(&stranger, "no teammate named 'zed'");
     let unknown = task(w, &["show", "42"]);
     assert_eq!(unknown.status.code(), Some(1));
-    assert!(
-        stderr(&unknown).contains("unknown task id 42"),
-        "{}",
-        stderr(&unknown)
-    );
+    common::assert_stderr_has(&unknown, "unknown task id 42");
     let cycle = task(w, &["update", "1", "--blocked-by", "2"]);
     assert_eq!(cycle.status.code(), Some(1));
-    assert!(
-        stderr(&cycle).contains("dependency cycle"),
-        "{}",
-        stderr(&cycle)
-    );
+    common::assert_stderr_has(&cycle, "dependency cycle");
     let not_owner = task(w, &["complete", "1", "--result", "x", "--as", "user:al"]);
     assert_eq!(not_owner.status.code(), Some(1));
-    assert!(
-        stderr(&not_owner).contains("only user:sam or the lead"),
-        "{}",
-        stderr(&not_owner)
-    );
+    common::assert_stderr_has(&not_owner, "only user:sam or the lead");
 
     // Usage errors exit 2.
     for bad in [
@@ -434,11 +406,8 @@ fn troupe_task_commands_for_people_and_scripts() {
     std::fs::write(w.join(".troupe/teams/default/tasks/2.json"), "{ not json").unwrap();
     let listed = task(w, &["list", "--json"]);
     assert!(listed.status.success(), "{}", stderr(&listed));
-    assert!(
-        stderr(&listed).contains("task 2 is unreadable") && stderr(&listed).contains("2.json"),
-        "{}",
-        stderr(&listed)
-    );
+    common::assert_stderr_has(&listed, "task 2 is unreadable");
+    common::assert_stderr_has(&listed, "2.json");
     let tasks: Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(tasks.as_array().map(Vec::len), Some(1));
     assert_eq!(task_json(w, &["create", "docs"])["id"], 3);

@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{headless_bypass, repl, result_json, run, stderr, subcommand, troupe};
+use common::{
+    ack_fallback, headless_bypass, lead_spawns, repl, result_json, run, stderr, subcommand, troupe,
+};
 use serde_json::{json, Value};
 use std::process::Stdio;
 use troupe_testkit::{FakeServer, Fault, Reply, Step, TempWorkspace, Wire};
@@ -28,25 +30,6 @@ fn member<'a>(roster: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|m| m["name"] == name)
         .unwrap_or_else(|| panic!("{name} not on roster: {roster}"))
-}
-
-/// Anything not scripted answers with a short acknowledgement naming the agent.
-fn ack_fallback(server: &FakeServer) {
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
-}
-
-/// The lead spawns one teammate, then ends its turn.
-fn lead_spawns(server: &FakeServer, name: &str, role: &str, prompt: &str) {
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": name, "role": role, "prompt": prompt}),
-            ),
-            Step::text("spawned"),
-        ],
-    );
 }
 
 #[test]
@@ -252,7 +235,10 @@ fn continue_respawns_teammates_with_their_transcripts_and_unread_mail() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     ack_fallback(&server);
-    lead_spawns(&server, "alice", "coder", "remember the word pineapple");
+    lead_spawns(
+        &server,
+        json!({"name": "alice", "role": "coder", "prompt": "remember the word pineapple"}),
+    );
     server.script("alice", [Step::text("noted pineapple")]);
     let first = headless_bypass(ws.path(), &server, "x", &[]);
     assert!(first.status.success(), "stderr: {}", stderr(&first));
@@ -292,11 +278,8 @@ fn continue_respawns_teammates_with_their_transcripts_and_unread_mail() {
     // Sending to a name that is not on the roster from the terminal is an error too.
     let bad = subcommand(ws.path(), &["team", "send", "zed", "hi"]);
     assert_eq!(bad.status.code(), Some(1));
-    assert!(
-        stderr(&bad).contains("no teammate named 'zed'") && stderr(&bad).contains("alice"),
-        "{}",
-        stderr(&bad)
-    );
+    common::assert_stderr_has(&bad, "no teammate named 'zed'");
+    common::assert_stderr_has(&bad, "alice");
 }
 
 #[test]
@@ -304,7 +287,10 @@ fn teammates_can_run_as_their_own_processes() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     ack_fallback(&server);
-    lead_spawns(&server, "alice", "coder", "make a file");
+    lead_spawns(
+        &server,
+        json!({"name": "alice", "role": "coder", "prompt": "make a file"}),
+    );
     server.script(
         "alice",
         [
@@ -332,7 +318,10 @@ fn headless_run_reports_a_team_that_does_not_settle_in_time() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     ack_fallback(&server);
-    lead_spawns(&server, "slow", "coder", "take your time");
+    lead_spawns(
+        &server,
+        json!({"name": "slow", "role": "coder", "prompt": "take your time"}),
+    );
     server.script(
         "slow",
         [Step::delay(
@@ -355,21 +344,17 @@ fn headless_run_reports_a_team_that_does_not_settle_in_time() {
 fn interactive_lead_is_woken_by_mail_while_waiting_at_the_prompt() {
     use std::io::Write;
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "alice", "role": "coder", "prompt": "report back"}),
-            ),
-            Step::text("spawned alice"),
-            Step::dynamic(|req| {
-                assert!(req.all_text().contains("alice's report"));
-                Reply::text("lead read alice's report")
-            }),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "spawn_teammate",
+            json!({"name": "alice", "role": "coder", "prompt": "report back"}),
+        ),
+        Step::text("spawned alice"),
+        Step::dynamic(|req| {
+            assert!(req.all_text().contains("alice's report"));
+            Reply::text("lead read alice's report")
+        }),
+    ]);
     server.script(
         "alice",
         [Step::delay(
@@ -417,7 +402,10 @@ fn every_teammate_obeys_the_deny_rules_of_the_lead_that_spawned_it() {
         let server = FakeServer::start();
         ack_fallback(&server);
         // A role that starts like a flag must still arrive as the role.
-        lead_spawns(&server, "bob", "-x tidier", "tidy up");
+        lead_spawns(
+            &server,
+            json!({"name": "bob", "role": "-x tidier", "prompt": "tidy up"}),
+        );
         server.script(
             "bob",
             [

@@ -132,11 +132,7 @@ fn a_plan_rejected_then_approved_from_another_terminal() {
     // A second answer is refused, naming where the request stands.
     let again = team(ws.path(), &["approve", &first.id]);
     assert_eq!(again.status.code(), Some(1));
-    assert!(
-        stderr(&again).contains("already rejected"),
-        "{}",
-        stderr(&again)
-    );
+    common::assert_stderr_has(&again, "already rejected");
 
     let second = pending(
         ws.path(),
@@ -170,14 +166,8 @@ fn a_plan_rejected_then_approved_from_another_terminal() {
         bob.all_text()
     );
     let lead_saw = server.requests_for("lead").pop().unwrap().all_text();
-    assert!(
-        lead_saw.contains("user:tester rejected bob's plan"),
-        "{lead_saw}"
-    );
-    assert!(
-        lead_saw.contains("user:tester approved bob's plan"),
-        "{lead_saw}"
-    );
+    common::assert_contains(&lead_saw, "user:tester rejected bob's plan");
+    common::assert_contains(&lead_saw, "user:tester approved bob's plan");
 }
 
 #[test]
@@ -238,11 +228,7 @@ fn an_unknown_request_id_is_an_error() {
     assert!(created.status.success(), "{}", stderr(&created));
     let out = team(ws.path(), &["approve", "01JNOSUCHREQUEST"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("unknown request id"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "unknown request id");
 }
 
 #[test]
@@ -290,8 +276,5 @@ fn a_shutdown_approved_in_the_teammates_place_ends_it() {
     assert_eq!(r.status, RequestStatus::Approved);
     assert_eq!(r.response.unwrap().by, "user:tester");
     let lead_saw = server.requests_for("lead").pop().unwrap().all_text();
-    assert!(
-        lead_saw.contains("in the place of bob; it has been shut down"),
-        "{lead_saw}"
-    );
+    common::assert_contains(&lead_saw, "in the place of bob; it has been shut down");
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{headless_bypass, run, stderr, troupe};
+use common::{ack_fallback, headless_bypass, lead_spawns, run, stderr, troupe};
 use serde_json::{json, Value};
 use troupe_testkit::{mcp, FakeServer, Recorded, Reply, Step, TempWorkspace, Wire};
 
@@ -18,11 +18,6 @@ fn define(ws: &std::path::Path, name: &str, extra: &str) {
         format!("---\nname: {name}\ndescription: the {name} agent\n{extra}---\nYou are the {name} specialist.\n"),
     )
     .unwrap();
-}
-
-/// Anything not scripted answers with a short acknowledgement naming the agent.
-fn ack_fallback(server: &FakeServer) {
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
 }
 
 fn roster_member(ws: &TempWorkspace, name: &str) -> Value {
@@ -82,15 +77,9 @@ fn a_teammate_from_an_agent_definition_has_its_prompt_tools_and_model_after_cont
     );
     let server = FakeServer::start();
     ack_fallback(&server);
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "rev", "role": "reviewer", "prompt": "review the code", "agent": "reviewer"}),
-            ),
-            Step::text("spawned"),
-        ],
+    lead_spawns(
+        &server,
+        json!({"name": "rev", "role": "reviewer", "prompt": "review the code", "agent": "reviewer"}),
     );
     server.script(
         "rev",
@@ -106,10 +95,7 @@ fn a_teammate_from_an_agent_definition_has_its_prompt_tools_and_model_after_cont
     let rev = server.requests_for("rev");
     let system = rev[0].system();
     assert!(system.contains("You are 'rev', a reviewer"), "{system}");
-    assert!(
-        system.contains("You are the reviewer specialist."),
-        "{system}"
-    );
+    common::assert_contains(&system, "You are the reviewer specialist.");
     assert_eq!(rev[0].body["model"], "review-model");
     offered_only(&rev[0], &["read_file", "grep"], &BUILT_INS);
     let (text, is_error) = rev[1].last_tool_result().unwrap();
@@ -215,21 +201,17 @@ fn unknown_definitions_and_servers_are_errors_listing_the_known_ones() {
     let ws = TempWorkspace::new();
     define(ws.path(), "reviewer", "");
     mcp::write_mcp_json(ws.path(), json!({"time": mcp::time()}));
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "a", "role": "x", "prompt": "y", "agent": "writer"}),
-            ),
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "b", "role": "x", "prompt": "y", "mcp_servers": ["nope"]}),
-            ),
-            Step::text("done"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool(
+            "spawn_teammate",
+            json!({"name": "a", "role": "x", "prompt": "y", "agent": "writer"}),
+        ),
+        Step::tool(
+            "spawn_teammate",
+            json!({"name": "b", "role": "x", "prompt": "y", "mcp_servers": ["nope"]}),
+        ),
+        Step::text("done"),
+    ]);
     let out = headless_bypass(ws.path(), &server, "go", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let lead = server.requests_for("lead");
@@ -383,15 +365,9 @@ fn a_process_mode_teammate_keeps_its_definition_and_server_restriction() {
     );
     let server = FakeServer::start();
     ack_fallback(&server);
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                json!({"name": "rev", "role": "reviewer", "prompt": "check the time", "agent": "reviewer", "mcp_servers": ["time"]}),
-            ),
-            Step::text("spawned"),
-        ],
+    lead_spawns(
+        &server,
+        json!({"name": "rev", "role": "reviewer", "prompt": "check the time", "agent": "reviewer", "mcp_servers": ["time"]}),
     );
     server.script(
         "rev",
@@ -475,15 +451,9 @@ fn teammates_read_the_users_memory_and_skills_in_process_and_as_processes() {
         );
         let server = FakeServer::start();
         ack_fallback(&server);
-        server.script(
-            "lead",
-            [
-                Step::tool(
-                    "spawn_teammate",
-                    json!({"name": "mate", "role": "helper", "prompt": "say hi"}),
-                ),
-                Step::text("spawned"),
-            ],
+        lead_spawns(
+            &server,
+            json!({"name": "mate", "role": "helper", "prompt": "say hi"}),
         );
         server.script("mate", [Step::text("hi :)")]);
         let out = headless_bypass(ws.path(), &server, "go", &["--teammate-mode", mode]);

@@ -4,8 +4,6 @@
 
 mod common;
 
-use serde_json::Value;
-use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -75,19 +73,8 @@ fn spawn_sink(ws: &Path, server: &FakeServer) -> Child {
 
 /// (distinct ids, total ids) recorded as delivered in the sink's transcript.
 fn delivered(ws: &Path) -> (usize, usize) {
-    let text = std::fs::read_to_string(ws.join(".troupe/teams/default/transcripts/sink.jsonl"))
-        .unwrap_or_default();
-    let mut ids = HashSet::new();
-    let mut total = 0;
-    for line in text.lines() {
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        for id in value["mail_ids"].as_array().into_iter().flatten() {
-            total += 1;
-            ids.insert(id.as_str().unwrap().to_string());
-        }
-    }
+    let (ids, total) =
+        common::delivered_mail(&ws.join(".troupe/teams/default/transcripts/sink.jsonl"));
     (ids.len(), total)
 }
 

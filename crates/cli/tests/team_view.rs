@@ -16,7 +16,7 @@ use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
 /// A headless run in which the lead spawns alice (who runs `echo from-alice`) and bob (who
 /// only answers), and waits for both.
 fn team_that_worked(ws: &TempWorkspace, server: &FakeServer) {
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+    common::ack_fallback(server);
     server.script(
         "lead",
         [
@@ -81,10 +81,7 @@ fn team_log_shows_tool_calls_with_one_timestamp_and_filters_by_agent() {
     let out = subcommand(ws.path(), &["team", "log", "--agent", "alice"]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("tool_called: bash(echo from-alice)"),
-        "{text}"
-    );
+    common::assert_contains(&text, "tool_called: bash(echo from-alice)");
     assert!(text.lines().count() > 1);
     for line in text.lines() {
         assert_eq!(line.split(' ').nth(1), Some("alice"), "{line}");

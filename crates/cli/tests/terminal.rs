@@ -69,9 +69,9 @@ fn team_subcommands_and_text_output_show_escapes_not_control_sequences() {
     assert_clean("-p text stdout", &out.stdout);
     assert_clean("-p --verbose stderr", &out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("all done\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\rforged line \\u{9b}31m"),
-        "{stdout}"
+    common::assert_contains(
+        &stdout,
+        "all done\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\rforged line \\u{9b}31m",
     );
 
     let status = subcommand(ws.path(), &["team", "status"]);
@@ -151,10 +151,7 @@ fn the_repl_shows_a_disguised_command_in_full_before_asking() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_clean("REPL stdout", &out.stdout);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("touch one\\x1b[2K\\rls -la\n    touch two"),
-        "{text}"
-    );
+    common::assert_contains(&text, "touch one\\x1b[2K\\rls -la\n    touch two");
     assert!(text.contains("refused\\x1b]52;c;ZXZpbA==\\x07"), "{text}");
     assert!(!ws.path().join("one").exists() && !ws.path().join("two").exists());
 }

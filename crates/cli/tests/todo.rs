@@ -47,15 +47,11 @@ fn the_list_is_reported_and_a_stale_one_is_recalled_after_idle_rounds() {
 #[test]
 fn continue_restores_the_list() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("todo_write", todos("Ship it")),
-            Step::text("later"),
-            Step::text("still here"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("todo_write", todos("Ship it")),
+        Step::text("later"),
+        Step::text("still here"),
+    ]);
     let out = headless_in_mode(ws.path(), &server, "plan", "default", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let out = headless_in_mode(ws.path(), &server, "go on", "default", &["--continue"]);

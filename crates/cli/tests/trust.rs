@@ -15,7 +15,7 @@ use pty_support::Pty;
 use repl_support::{leave, prompt_row, LIMIT};
 use std::path::Path;
 use std::process::Command;
-use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
+use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
 
 const QUESTION: &str = "Do you trust the files in this folder?";
 
@@ -74,26 +74,16 @@ fn trust_cmd(ws: &Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn the_repl_asks_naming_hook_and_server_and_no_runs_neither_but_still_answers() {
     let ws = cloned_folder("touch hook-ran");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::text("still here"),
-            Step::text("again"),
-            Step::text("headless"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::text("still here"),
+        Step::text("again"),
+        Step::text("headless"),
+    ]);
     let mut pty = start_repl(ws.path(), &server);
     let screen = pty.wait_for_text("[y/N]", LIMIT);
     assert!(screen.contains(QUESTION), "{screen}");
-    assert!(
-        screen.contains("SessionStart hook: touch hook-ran"),
-        "{screen}"
-    );
-    assert!(
-        screen.contains("MCP server `probe`: sh -c touch mcp-ran"),
-        "{screen}"
-    );
+    common::assert_contains(&screen, "SessionStart hook: touch hook-ran");
+    common::assert_contains(&screen, "MCP server `probe`: sh -c touch mcp-ran");
     assert!(
         !ws.join("mcp-ran").exists(),
         "the server started before the answer"
@@ -124,21 +114,13 @@ fn the_repl_asks_naming_hook_and_server_and_no_runs_neither_but_still_answers() 
         .env("TROUPE_REQUIRE_TRUST", "1")
         .args(["-p", "hi"]));
     assert_eq!(out.status.code(), Some(3), "stderr: {}", stderr(&out));
-    assert!(
-        stderr(&out).contains("the answer was no"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_stderr_has(&out, "the answer was no");
 }
 
 #[test]
 fn yes_runs_them_is_remembered_and_a_changed_hook_is_asked_again() {
     let ws = cloned_folder("touch hook-ran");
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [Step::text("one"), Step::text("two"), Step::text("three")],
-    );
+    let server = common::lead_server([Step::text("one"), Step::text("two"), Step::text("three")]);
     let mut pty = start_repl(ws.path(), &server);
     pty.wait_for_text("[y/N]", LIMIT);
     pty.send("y\r");
@@ -167,10 +149,7 @@ fn yes_runs_them_is_remembered_and_a_changed_hook_is_asked_again() {
     );
     let mut pty = start_repl(ws.path(), &server);
     let screen = pty.wait_for_text("[y/N]", LIMIT);
-    assert!(
-        screen.contains("changed since you last answered"),
-        "{screen}"
-    );
+    common::assert_contains(&screen, "changed since you last answered");
     assert!(screen.contains("touch other-ran"), "{screen}");
     pty.send("n\r");
     wait_ready(&pty);
@@ -201,10 +180,7 @@ fn headless_runs_the_folder_unless_trust_is_required_then_refuses_with_exit_3() 
     let err = stderr(&out);
     assert!(err.contains("not trusted"), "{err}");
     assert!(err.contains("SessionStart hook: touch hook-ran"), "{err}");
-    assert!(
-        err.contains("MCP server `probe`: sh -c touch mcp-ran"),
-        "{err}"
-    );
+    common::assert_contains(&err, "MCP server `probe`: sh -c touch mcp-ran");
     assert!(!ws.join("hook-ran").exists() && !ws.join("mcp-ran").exists());
     assert_eq!(server.requests_for("lead").len(), 1, "no model call");
 
@@ -314,16 +290,10 @@ fn hook_and_teammate() -> (TempWorkspace, FakeServer) {
         serde_json::json!({"hooks": {"PreToolUse": entry}}).to_string(),
     );
     let server = FakeServer::start();
-    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
-    server.script(
-        "lead",
-        [
-            Step::tool(
-                "spawn_teammate",
-                serde_json::json!({"name": "bob", "role": "coder", "prompt": "run true"}),
-            ),
-            Step::text("spawned"),
-        ],
+    common::ack_fallback(&server);
+    common::lead_spawns(
+        &server,
+        serde_json::json!({"name": "bob", "role": "coder", "prompt": "run true"}),
     );
     server.script(
         "bob",

@@ -9,7 +9,7 @@ use common::{headless_bypass, result_json, stderr, subcommand};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
+use troupe_testkit::{Reply, Step, TempWorkspace};
 
 /// `troupe team status --json`, parsed.
 fn status(ws: &std::path::Path) -> Value {
@@ -28,21 +28,17 @@ fn member<'a>(status: &'a Value, name: &str) -> Option<&'a Value> {
 #[test]
 fn a_teammates_tokens_show_after_each_reply_and_every_agent_is_priced() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::reply(
-                Reply::tool(
-                    "spawn_teammate",
-                    json!({"name": "alice", "role": "tester", "prompt": "check"}),
-                )
-                .usage(300, 20),
-            ),
-            Step::reply(Reply::text("spawned").usage(400, 5)),
-            Step::reply(Reply::text("alice reported").usage(500, 5)),
-        ],
-    );
+    let server = common::lead_server([
+        Step::reply(
+            Reply::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "tester", "prompt": "check"}),
+            )
+            .usage(300, 20),
+        ),
+        Step::reply(Reply::text("spawned").usage(400, 5)),
+        Step::reply(Reply::text("alice reported").usage(500, 5)),
+    ]);
     // Alice's second request waits (bounded) until the status from another terminal shows
     // the tokens of her first reply, and keeps what it saw.
     let seen: Arc<Mutex<Option<Value>>> = Arc::default();
@@ -145,14 +141,10 @@ fn cost_line(stdout: &str, nth: usize) -> f64 {
 #[test]
 fn a_model_switch_prices_only_the_calls_after_it() {
     let ws = TempWorkspace::new();
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::reply(Reply::text("on sonnet").usage(1_000_000, 0)),
-            Step::reply(Reply::text("on opus").usage(1_000_000, 0)),
-        ],
-    );
+    let server = common::lead_server([
+        Step::reply(Reply::text("on sonnet").usage(1_000_000, 0)),
+        Step::reply(Reply::text("on opus").usage(1_000_000, 0)),
+    ]);
     let out = common::repl(
         ws.path(),
         &server,

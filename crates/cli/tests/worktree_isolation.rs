@@ -125,14 +125,7 @@ fn a_resumed_teammate_keeps_its_own_worktree() {
         ],
     );
     server.script("bob", [Step::text("bob: ready")]);
-    let first = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "go",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "acceptEdits",
-    ]));
+    let first = common::headless_in_mode(ws.path(), &server, "go", "acceptEdits", &[]);
     assert!(first.status.success(), "stderr: {}", stderr(&first));
 
     // Mail waits for bob while no lead runs; --continue respawns him in his worktree.
@@ -215,14 +208,7 @@ fn a_subagent_works_where_its_parent_is_bound() {
             Step::text("wrote sub.txt"),
         ],
     );
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "go",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "acceptEdits",
-    ]));
+    let out = common::headless_in_mode(ws.path(), &server, "go", "acceptEdits", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let (text, is_error) = server.requests_for("lead")[2].last_tool_result().unwrap();
     assert!(!is_error && text.contains("wrote sub.txt"), "{text}");

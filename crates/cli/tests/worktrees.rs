@@ -44,10 +44,7 @@ fn removal_refuses_uncommitted_and_unmerged_work_and_succeeds_after_a_merge() {
     git_in(&dir, &["add", "new.txt"]);
     git_in(&dir, &["commit", "-q", "-m", "feat: the new file"]);
     let why = refused(&wt(&ws, &["remove", "feat"]));
-    assert!(
-        why.contains("1 commit(s) on wt/feat that main does not have"),
-        "{why}"
-    );
+    common::assert_contains(&why, "1 commit(s) on wt/feat that main does not have");
     assert!(why.contains("feat: the new file"), "{why}");
     let merge = format!(
         "git -C '{}' merge wt/feat",
@@ -170,17 +167,13 @@ fn a_workspace_outside_git_gets_a_clear_error_and_the_board_still_works() {
         "a refused command leaves nothing behind"
     );
 
-    let server = FakeServer::start();
-    server.script(
-        "lead",
-        [
-            Step::tool("create_worktree", json!({"name": "a"})),
-            Step::tool("list_worktrees", json!({})),
-            Step::tool("create_task", json!({"subject": "write docs"})),
-            Step::tool("list_tasks", json!({})),
-            Step::text("no worktrees here, but a board"),
-        ],
-    );
+    let server = common::lead_server([
+        Step::tool("create_worktree", json!({"name": "a"})),
+        Step::tool("list_worktrees", json!({})),
+        Step::tool("create_task", json!({"subject": "write docs"})),
+        Step::tool("list_tasks", json!({})),
+        Step::text("no worktrees here, but a board"),
+    ]);
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "-p",
         "make a worktree",

@@ -61,6 +61,22 @@ impl Answer {
         }
     }
 
+    /// A scripted error status: `body` as sent when it is JSON, else the wire's error object
+    /// (`error_body` of the status and `body` as message), with `Retry-After` when given.
+    pub fn status_fault(
+        code: u16,
+        retry_after: Option<u64>,
+        body: &str,
+        error_body: impl FnOnce(u16, &str) -> Value,
+    ) -> Answer {
+        let value = serde_json::from_str::<Value>(body).unwrap_or_else(|_| error_body(code, body));
+        let answer = Answer::json(code, &value);
+        match retry_after {
+            Some(secs) => answer.with_header("retry-after", secs.to_string()),
+            None => answer,
+        }
+    }
+
     /// Adds a header.
     pub fn with_header(mut self, name: &'static str, value: String) -> Answer {
         self.headers.push((name, value));

@@ -227,15 +227,9 @@ pub(crate) fn fault(rec: &Recorded, fault: &Fault, ids: &Ids) -> Answer {
             code,
             retry_after,
             body,
-        } => {
-            let value = serde_json::from_str::<Value>(body)
-                .unwrap_or_else(|_| error_body(error_type(*code), body));
-            let answer = Answer::json(*code, &value);
-            match retry_after {
-                Some(secs) => answer.with_header("retry-after", secs.to_string()),
-                None => answer,
-            }
-        }
+        } => Answer::status_fault(*code, *retry_after, body, |code, message| {
+            error_body(error_type(code), message)
+        }),
         Fault::Overloaded => error(529, "Overloaded"),
         Fault::PromptTooLong => too_long(250_000, 200_000),
         Fault::DisconnectMidStream => Answer::sse(broken_stream_start(rec, ids).abort()),

@@ -19,8 +19,9 @@ fn finish_name(s: StopReason) -> &'static str {
     }
 }
 
-/// The OpenAI error object, with the `type` and `code` usual for `status`.
-fn error_body(status: u16, message: &str) -> Value {
+/// The OpenAI error object (Chat Completions and Responses alike), with the `type` and `code`
+/// usual for `status`.
+pub(crate) fn error_body(status: u16, message: &str) -> Value {
     let (kind, code) = match status {
         400 => ("invalid_request_error", Value::Null),
         401 => ("invalid_request_error", json!("invalid_api_key")),
@@ -197,15 +198,7 @@ pub(crate) fn fault(rec: &Recorded, fault: &Fault, ids: &Ids) -> Answer {
             code,
             retry_after,
             body,
-        } => {
-            let value =
-                serde_json::from_str::<Value>(body).unwrap_or_else(|_| error_body(*code, body));
-            let answer = Answer::json(*code, &value);
-            match retry_after {
-                Some(secs) => answer.with_header("retry-after", secs.to_string()),
-                None => answer,
-            }
-        }
+        } => Answer::status_fault(*code, *retry_after, body, error_body),
         Fault::Overloaded => error(503, "The server is overloaded or not ready yet."),
         Fault::PromptTooLong => too_long(250_000, 200_000),
         Fault::DisconnectMidStream => Answer::sse(broken_stream_start(rec, ids).w.abort()),

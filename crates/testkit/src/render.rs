@@ -75,8 +75,7 @@ pub(crate) fn too_long(wire: Wire, tokens: u64, limit: u64) -> Answer {
 pub(crate) fn harness_error(wire: Wire, message: &str) -> Answer {
     match wire {
         Wire::Anthropic => anthropic::error(400, message),
-        Wire::OpenAi => openai::error(400, message),
-        Wire::Responses => responses::error(400, message),
+        Wire::OpenAi | Wire::Responses => openai::error(400, message),
     }
 }
 

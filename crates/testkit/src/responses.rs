@@ -7,28 +7,13 @@ use serde_json::{json, Value};
 use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
 
 use crate::answer::{Answer, SseWriter};
-use crate::recorded::Recorded;
+use crate::openai::error;
+use crate::recorded::{str_field, text_of, Recorded};
 use crate::render::{pieces, Ids};
 use crate::script::{Fault, Reply, ReplyBlock};
 
 /// A fixed creation time keeps the output deterministic.
 const CREATED: u64 = 1_700_000_000;
-
-/// The Responses API error object.
-fn error_body(status: u16, message: &str) -> Value {
-    let (kind, code) = match status {
-        400 => ("invalid_request_error", Value::Null),
-        401 => ("invalid_request_error", json!("invalid_api_key")),
-        429 => ("requests", json!("rate_limit_exceeded")),
-        _ => ("server_error", Value::Null),
-    };
-    json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
-}
-
-/// An error answer with the error type usual for `status`.
-pub(crate) fn error(status: u16, message: &str) -> Answer {
-    Answer::json(status, &error_body(status, message))
-}
 
 /// The refusal of a prompt larger than the context window (HTTP 400,
 /// `context_length_exceeded`).
@@ -171,15 +156,7 @@ pub(crate) fn fault(rec: &Recorded, fault: &Fault, ids: &Ids) -> Answer {
             code,
             retry_after,
             body,
-        } => {
-            let value =
-                serde_json::from_str::<Value>(body).unwrap_or_else(|_| error_body(*code, body));
-            let answer = Answer::json(*code, &value);
-            match retry_after {
-                Some(secs) => answer.with_header("retry-after", secs.to_string()),
-                None => answer,
-            }
-        }
+        } => Answer::status_fault(*code, *retry_after, body, crate::openai::error_body),
         Fault::Overloaded => error(503, "The server is overloaded or not ready yet."),
         Fault::PromptTooLong => too_long(250_000, 200_000),
         Fault::DisconnectMidStream => Answer::sse(started().abort()),
@@ -205,23 +182,6 @@ pub(crate) fn fault(rec: &Recorded, fault: &Fault, ids: &Ids) -> Answer {
             Answer::sse(w.finish())
         }
     }
-}
-
-/// The text of a content value: a string, or an array of `input_text`/`output_text` parts.
-fn text_of(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
-fn str_field(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
 }
 
 /// A request's `input` items as troupe's messages: user and assistant messages (system and

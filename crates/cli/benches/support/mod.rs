@@ -5,11 +5,50 @@
 
 use std::fs::File;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use troupe_testkit::FakeServer;
+use troupe_testkit::{FakeServer, Reply, Step};
+
+/// Scripts every lead request: the first call asks for `ls`, the second answers with the
+/// listing it received, so each run is exactly two model calls and one bash round trip.
+pub fn script_ls(server: &FakeServer) {
+    server.set_fallback(|req| match req.last_tool_result() {
+        None => Step::tool("bash", serde_json::json!({"command": "ls"})),
+        Some((output, _)) => {
+            let files: Vec<&str> = output
+                .lines()
+                .take_while(|l| !l.trim().is_empty() && !l.starts_with("exit code"))
+                .collect();
+            Step::reply(Reply::text(format!("files: {}", files.join(","))))
+        }
+    });
+}
+
+/// One measured headless run, `troupe -p "list files" --output-format json --permission-mode
+/// MODE` in workspace `ws`, with its stdout and stderr kept in `ws/.out` and `ws/.err`
+/// (returned with the figures).
+pub fn run_list_files(
+    ws: &Path,
+    server: &FakeServer,
+    mode: &str,
+) -> io::Result<(Measured, PathBuf, PathBuf)> {
+    let (out, err) = (ws.join(".out"), ws.join(".err"));
+    let m = run_measured(
+        troupe(ws, server).args([
+            "-p",
+            "list files",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            mode,
+        ]),
+        &out,
+        &err,
+    )?;
+    Ok((m, out, err))
+}
 
 /// What one measured run of a child process cost.
 #[derive(Debug, Clone, Copy)]

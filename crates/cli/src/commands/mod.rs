@@ -20,3 +20,13 @@ pub mod teammate_launch;
 pub mod teammate_start;
 pub mod trust;
 pub mod worktree;
+
+/// The current-thread runtime a command waiting on the team's store runs on (`team watch`,
+/// `team tail`, `team log --follow`).
+pub(crate) fn current_thread_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    use anyhow::Context as _;
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}

@@ -4,7 +4,7 @@
 use super::team_status::Paint;
 use crate::args::{TeamArgs, TeamCommand};
 use crate::render::sanitize::{errln, json_line, out, outln};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 use troupe_agent::transcript::now_ms;
 use troupe_protocol::{Envelope, Event, MailKind};
@@ -239,10 +239,7 @@ fn log(store: &SharedStore, follow: bool, agent: Option<&str>) -> Result<i32> {
         print(EventCursor::START)?;
         return Ok(0);
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = super::current_thread_runtime()?;
     runtime.block_on(async {
         // Watching starts before the first read, so no append between the two is missed.
         let mut feed = store.watch_changes()?;

@@ -4,7 +4,7 @@
 //! notifications say when it grew, and only what was added is shown.
 
 use crate::render::sanitize::{errln, outln};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use troupe_agent::transcript::{Boundary, Line};
 use troupe_durable::jsonl;
 use troupe_protocol::{ContentBlock, Role};
@@ -20,10 +20,7 @@ pub fn run(store: &SharedStore, name: &str, lines: usize) -> Result<i32> {
         errln!("troupe: {why}");
         return Ok(1);
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = super::current_thread_runtime()?;
     runtime.block_on(async {
         // Watching starts before the first read, so nothing written between the two is missed.
         let mut feed = store.watch_changes()?;

@@ -53,10 +53,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
         colours: if no_color { Colours::Off } else { Colours::On },
         waiting_note: format!("There is no team '{team}' in {} yet.", dir.display()),
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = super::current_thread_runtime()?;
     runtime.block_on(async move {
         let mut term = signal(SignalKind::terminate()).context("watching SIGTERM")?;
         let mut hangup = signal(SignalKind::hangup()).context("watching SIGHUP")?;

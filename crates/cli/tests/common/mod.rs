@@ -5,7 +5,7 @@ use serde_json::json;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use troupe_testkit::{FakeServer, Step, Wire};
+use troupe_testkit::{FakeServer, Reply, Step, Wire};
 
 /// A `troupe` command pointed at `server` in `wire` format, inside workspace `ws`.
 pub fn troupe(ws: &Path, server: &FakeServer, wire: Wire) -> Command {
@@ -77,6 +77,18 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Asserts that `haystack` contains `needle`, showing the haystack when it does not.
+#[track_caller]
+pub fn assert_contains(haystack: &str, needle: &str) {
+    assert!(haystack.contains(needle), "{haystack}");
+}
+
+/// Asserts that `out`'s stderr contains `needle`, showing the stderr when it does not.
+#[track_caller]
+pub fn assert_stderr_has(out: &Output, needle: &str) {
+    assert_contains(&stderr(out), needle);
+}
+
 /// `troupe -p PROMPT --output-format json --permission-mode bypassPermissions EXTRA…`, run to completion.
 pub fn headless_bypass(ws: &Path, server: &FakeServer, prompt: &str, extra: &[&str]) -> Output {
     headless_in_mode(ws, server, prompt, "bypassPermissions", extra)
@@ -100,6 +112,44 @@ pub fn headless_in_mode(
             mode,
         ])
         .args(extra))
+}
+
+/// (distinct, total) mail ids the transcript at `path` records as delivered (none when it is
+/// missing).
+pub fn delivered_mail(path: &Path) -> (std::collections::HashSet<String>, usize) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut ids = std::collections::HashSet::new();
+    let mut total = 0;
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        for id in value["mail_ids"].as_array().into_iter().flatten() {
+            total += 1;
+            ids.insert(id.as_str().unwrap().to_string());
+        }
+    }
+    (ids, total)
+}
+
+/// A fake model server whose lead follows `steps`.
+pub fn lead_server(steps: impl IntoIterator<Item = Step>) -> FakeServer {
+    let server = FakeServer::start();
+    server.script("lead", steps);
+    server
+}
+
+/// Anything not scripted answers with a short acknowledgement naming the agent.
+pub fn ack_fallback(server: &FakeServer) {
+    server.set_fallback(|req| Step::reply(Reply::text(format!("ack from {}", req.agent))));
+}
+
+/// The lead spawns one teammate (`spawn_teammate` with `input`), then ends its turn.
+pub fn lead_spawns(server: &FakeServer, input: serde_json::Value) {
+    server.script(
+        "lead",
+        [Step::tool("spawn_teammate", input), Step::text("spawned")],
+    );
 }
 
 /// Scripts the lead to call bash with each of `commands` in turn, then answer "done".

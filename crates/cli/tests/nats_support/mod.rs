@@ -6,7 +6,6 @@
 #![allow(dead_code)]
 
 use crate::common::troupe;
-use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -68,19 +67,7 @@ impl Team {
 
     /// (distinct, total) mail ids recorded as delivered in `name`'s transcript in `ws`.
     pub fn delivered(&self, ws: &Path, name: &str) -> (HashSet<String>, usize) {
-        let text = std::fs::read_to_string(self.transcript(ws, name)).unwrap_or_default();
-        let mut ids = HashSet::new();
-        let mut total = 0;
-        for line in text.lines() {
-            let Ok(value) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
-            for id in value["mail_ids"].as_array().into_iter().flatten() {
-                total += 1;
-                ids.insert(id.as_str().unwrap().to_string());
-            }
-        }
-        (ids, total)
+        crate::common::delivered_mail(&self.transcript(ws, name))
     }
 
     /// `troupe teammate --name NAME …` started in workspace `ws`, on this team.

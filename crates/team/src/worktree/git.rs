@@ -2,7 +2,7 @@
 //! into [`WorktreeError`]s that quote what git said.
 
 use super::error::WorktreeError;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use troupe_tools::{
@@ -16,11 +16,7 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let args: Vec<_> = args
-        .into_iter()
-        .map(|a| a.as_ref().to_os_string())
-        .collect();
-    let out = run(dir, &args)?;
+    let (args, out) = run(dir, args)?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string());
     }
@@ -41,11 +37,7 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let args: Vec<_> = args
-        .into_iter()
-        .map(|a| a.as_ref().to_os_string())
-        .collect();
-    let out = run(dir, &args)?;
+    let (_, out) = run(dir, args)?;
     Ok(out
         .status
         .success()
@@ -54,8 +46,17 @@ where
 
 /// Runs git in troupe's own process, so with every program the repository's config names turned
 /// off ([`GitEnv`]): its hooks, fsmonitor, external diff, pager, credential helper and drivers
-/// would otherwise run unconfined. Without troupe's provider keys, like every child.
-fn run(dir: &Path, args: &[std::ffi::OsString]) -> Result<Output, WorktreeError> {
+/// would otherwise run unconfined. Without troupe's provider keys, like every child. Returns the
+/// arguments (for an error to name) with the output.
+fn run<I, S>(dir: &Path, args: I) -> Result<(Vec<OsString>, Output), WorktreeError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<OsString> = args
+        .into_iter()
+        .map(|a| a.as_ref().to_os_string())
+        .collect();
     let env = match GitEnv::for_repo(dir) {
         Ok(env) => env,
         // No git at all: say so as every other git failure without git does.
@@ -72,11 +73,12 @@ fn run(dir: &Path, args: &[std::ffi::OsString]) -> Result<Output, WorktreeError>
     env.apply(&mut cmd);
     cmd.arg("-C")
         .arg(dir)
-        .args(args)
+        .args(&args)
         // Never wait for a person: no credential or editor prompts.
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null())
         .output()
+        .map(|out| (args, out))
         .map_err(|e| WorktreeError::NoGit(e.to_string()))
 }
 

@@ -47,17 +47,7 @@ impl Jobs {
     /// far goes to a new log, the rest follows as it comes, and it is a job like any other
     /// (`timeout` is what remains of the call's). On an error the call's processes are ended.
     pub(crate) fn adopt(&self, handover: Handover) -> Result<JobSnapshot, JobError> {
-        let number = {
-            let mut state = self.state();
-            state.counter += 1;
-            state.counter
-        };
-        let id = format!("bg-{number}");
-        std::fs::create_dir_all(&self.inner.log_dir).map_err(JobError::io(format!(
-            "creating {}",
-            self.inner.log_dir.display()
-        )))?;
-        let log = self.inner.log_dir.join(format!("{id}.log"));
+        let (id, log) = self.next_log()?;
         let mut file = std::fs::OpenOptions::new()
             .create_new(true)
             .append(true)

@@ -131,16 +131,8 @@ impl Jobs {
         self.inner.changes.subscribe()
     }
 
-    /// Starts `command` in the background under `ctx`'s sandbox (the call's permission decided
-    /// it, as for a foreground call) and returns at once. `timeout`, when given, kills it after
-    /// that long. Must be called inside a tokio runtime.
-    pub fn start(
-        &self,
-        command: &str,
-        description: Option<String>,
-        timeout: Option<Duration>,
-        ctx: &ToolContext,
-    ) -> Result<JobSnapshot, JobError> {
+    /// The next job's id (`bg-N`) and its log file in the log folder, made if missing.
+    fn next_log(&self) -> Result<(String, PathBuf), JobError> {
         let number = {
             let mut state = self.state();
             state.counter += 1;
@@ -152,6 +144,20 @@ impl Jobs {
             self.inner.log_dir.display()
         )))?;
         let log = self.inner.log_dir.join(format!("{id}.log"));
+        Ok((id, log))
+    }
+
+    /// Starts `command` in the background under `ctx`'s sandbox (the call's permission decided
+    /// it, as for a foreground call) and returns at once. `timeout`, when given, kills it after
+    /// that long. Must be called inside a tokio runtime.
+    pub fn start(
+        &self,
+        command: &str,
+        description: Option<String>,
+        timeout: Option<Duration>,
+        ctx: &ToolContext,
+    ) -> Result<JobSnapshot, JobError> {
+        let (id, log) = self.next_log()?;
         let started = spawn::spawn(command, ctx, &log)?;
         let stop = Arc::new(Notify::new());
         let job = JobSnapshot {

@@ -68,6 +68,19 @@ fn file(policy: &Policy, tool: &str, effect: Effect, path: &str) -> Kind {
     kind(&call(policy, tool, effect, json!({ "path": path })))
 }
 
+/// Asserts how `policy` judges a file tool's call on each path: (tool, effect, path, expected),
+/// naming the case that fails.
+#[track_caller]
+fn check_files(policy: &Policy, cases: &[(&str, Effect, &str, Kind)]) {
+    for &(tool, effect, path, expected) in cases {
+        assert_eq!(
+            file(policy, tool, effect, path),
+            expected,
+            "{tool} on {path}"
+        );
+    }
+}
+
 fn headless(policy: &Policy, tool: &str, effect: Effect, input: Value) -> String {
     policy.headless_refusal(&CallInfo {
         tool,

@@ -36,59 +36,41 @@ fn edit_globs_match_workspace_relative_paths() {
 #[test]
 fn single_star_stays_within_one_directory() {
     let policy = allowing(&["Edit(src/*.rs)"]);
-    assert_eq!(
-        file(&policy, "edit_file", Effect::Edit, "src/lib.rs"),
-        Kind::Allow
-    );
-    assert_eq!(
-        file(&policy, "edit_file", Effect::Edit, "src/a/lib.rs"),
-        Kind::Ask
+    check_files(
+        &policy,
+        &[
+            ("edit_file", Effect::Edit, "src/lib.rs", Kind::Allow),
+            ("edit_file", Effect::Edit, "src/a/lib.rs", Kind::Ask),
+        ],
     );
 }
 
 #[test]
 fn a_directory_pattern_covers_what_is_inside_it() {
     let policy = allowing(&["Edit(build)", "Edit(./docs/)"]);
-    assert_eq!(
-        file(&policy, "write_file", Effect::Edit, "build/out/x"),
-        Kind::Allow
-    );
-    assert_eq!(
-        file(&policy, "write_file", Effect::Edit, "crates/a/build/x"),
-        Kind::Allow
-    );
-    assert_eq!(
-        file(&policy, "write_file", Effect::Edit, "docs/guide.md"),
-        Kind::Allow
-    );
-    assert_eq!(
-        file(&policy, "write_file", Effect::Edit, "crates/docs/x.md"),
-        Kind::Ask
+    check_files(
+        &policy,
+        &[
+            ("write_file", Effect::Edit, "build/out/x", Kind::Allow),
+            ("write_file", Effect::Edit, "crates/a/build/x", Kind::Allow),
+            ("write_file", Effect::Edit, "docs/guide.md", Kind::Allow),
+            ("write_file", Effect::Edit, "crates/docs/x.md", Kind::Ask),
+        ],
     );
 }
 
 #[test]
 fn read_rules_anchor_like_gitignore() {
     let anchored = policy(PermissionMode::Default, &[], &[], &["Read(./.env)"]);
-    assert_eq!(
-        file(&anchored, "read_file", Effect::ReadOnly, ".env"),
-        Kind::Deny
-    );
-    assert_eq!(
-        file(&anchored, "read_file", Effect::ReadOnly, "./.env"),
-        Kind::Deny
-    );
-    assert_eq!(
-        file(&anchored, "read_file", Effect::ReadOnly, "/work/ws/.env"),
-        Kind::Deny
-    );
-    assert_eq!(
-        file(&anchored, "read_file", Effect::ReadOnly, "app/.env"),
-        Kind::Allow
-    );
-    assert_eq!(
-        file(&anchored, "read_file", Effect::ReadOnly, ".env.example"),
-        Kind::Allow
+    check_files(
+        &anchored,
+        &[
+            ("read_file", Effect::ReadOnly, ".env", Kind::Deny),
+            ("read_file", Effect::ReadOnly, "./.env", Kind::Deny),
+            ("read_file", Effect::ReadOnly, "/work/ws/.env", Kind::Deny),
+            ("read_file", Effect::ReadOnly, "app/.env", Kind::Allow),
+            ("read_file", Effect::ReadOnly, ".env.example", Kind::Allow),
+        ],
     );
 
     let anywhere = policy(
@@ -97,21 +79,19 @@ fn read_rules_anchor_like_gitignore() {
         &[],
         &["Read(.env)", "Read(*.pem)"],
     );
-    assert_eq!(
-        file(&anywhere, "read_file", Effect::ReadOnly, "app/.env"),
-        Kind::Deny
-    );
-    assert_eq!(
-        file(&anywhere, "read_file", Effect::ReadOnly, "a/b/key.pem"),
-        Kind::Deny
-    );
-    assert_eq!(
-        file(&anywhere, "read_file", Effect::ReadOnly, "/other/.env"),
-        Kind::Deny
-    );
-    assert_eq!(
-        file(&anywhere, "read_file", Effect::ReadOnly, "a/b/key.pem.txt"),
-        Kind::Allow
+    check_files(
+        &anywhere,
+        &[
+            ("read_file", Effect::ReadOnly, "app/.env", Kind::Deny),
+            ("read_file", Effect::ReadOnly, "a/b/key.pem", Kind::Deny),
+            ("read_file", Effect::ReadOnly, "/other/.env", Kind::Deny),
+            (
+                "read_file",
+                Effect::ReadOnly,
+                "a/b/key.pem.txt",
+                Kind::Allow,
+            ),
+        ],
     );
 }
 
@@ -123,37 +103,34 @@ fn absolute_patterns_use_a_double_slash() {
         &[],
         &["Read(//etc/**)"],
     );
-    assert_eq!(
-        file(&policy, "read_file", Effect::ReadOnly, "/etc/passwd"),
-        Kind::Deny
-    );
-    assert_eq!(
-        file(&policy, "read_file", Effect::ReadOnly, "etc/passwd"),
-        Kind::Allow
+    check_files(
+        &policy,
+        &[
+            ("read_file", Effect::ReadOnly, "/etc/passwd", Kind::Deny),
+            ("read_file", Effect::ReadOnly, "etc/passwd", Kind::Allow),
+        ],
     );
     let slash = policy_with_deny("Read(/etc/**)");
-    assert_eq!(
-        file(&slash, "read_file", Effect::ReadOnly, "etc/passwd"),
-        Kind::Deny
-    );
-    assert_eq!(
-        file(&slash, "read_file", Effect::ReadOnly, "/etc/passwd"),
-        Kind::Allow
+    check_files(
+        &slash,
+        &[
+            ("read_file", Effect::ReadOnly, "etc/passwd", Kind::Deny),
+            ("read_file", Effect::ReadOnly, "/etc/passwd", Kind::Allow),
+        ],
     );
 }
 
 #[test]
 fn read_rules_also_cover_glob_and_grep() {
     let policy = policy_with_deny("Read(secrets/**)");
-    assert_eq!(
-        file(&policy, "grep", Effect::ReadOnly, "secrets/keys"),
-        Kind::Deny
+    check_files(
+        &policy,
+        &[
+            ("grep", Effect::ReadOnly, "secrets/keys", Kind::Deny),
+            ("glob", Effect::ReadOnly, "./secrets/old", Kind::Deny),
+            ("grep", Effect::ReadOnly, "src", Kind::Allow),
+        ],
     );
-    assert_eq!(
-        file(&policy, "glob", Effect::ReadOnly, "./secrets/old"),
-        Kind::Deny
-    );
-    assert_eq!(file(&policy, "grep", Effect::ReadOnly, "src"), Kind::Allow);
     // Without a path, grep searches the root, which the rule does not name.
     assert_eq!(
         kind(&call(&policy, "grep", Effect::ReadOnly, json!({}))),
