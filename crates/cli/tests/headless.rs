@@ -366,3 +366,72 @@ fn missing_provider_configuration_names_the_variables() {
         "{err}"
     );
 }
+
+/// In a pid namespace whose session leader lives outside it (how a container often runs its test
+/// runner), the kernel reports troupe's session and group as 0. Ending a bash call, which sweeps
+/// what the call left behind, must still work there: a command that leaves a process in its own
+/// session behind runs, the run succeeds, and nothing panics.
+#[test]
+fn a_bash_call_works_in_a_pid_namespace_whose_session_leader_is_outside() {
+    let probe = std::process::Command::new("unshare")
+        .args(["-p", "-f", "--mount-proc", "cat", "/proc/self/stat"])
+        .output();
+    let Some(stat) = probe
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    else {
+        eprintln!(
+            "skipped: this machine cannot create a pid namespace (unshare -p needs CAP_SYS_ADMIN)"
+        );
+        return;
+    };
+    // `pid (comm) state ppid pgrp session`: the case under test is a session of 0.
+    let session: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        session[3], "0",
+        "the namespace should hide the session leader: {stat}"
+    );
+
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "echo inside"})),
+        Step::tool(
+            "bash",
+            json!({"command": "setsid sh -c 'sleep 0.2' </dev/null >/dev/null 2>&1 & echo left"}),
+        ),
+        Step::text("done"),
+    ]);
+    let inner = troupe(ws.path(), &server, Wire::Anthropic);
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["-p", "-f", "--mount-proc"])
+        .arg(inner.get_program())
+        .args(["-p", "go", "--output-format", "json"])
+        .args(["--permission-mode", "bypassPermissions"])
+        .current_dir(ws.path());
+    for (key, value) in inner.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("panicked"),
+        "stderr: {}",
+        stderr(&out)
+    );
+    assert_eq!(result_json(&out)["result"], "done");
+    let results: Vec<String> = server.requests_for("lead")[1..]
+        .iter()
+        .map(|r| r.last_tool_result().expect("a tool result").0)
+        .collect();
+    assert!(results[0].contains("inside"), "{results:?}");
+    assert!(results[1].contains("left"), "{results:?}");
+}

@@ -13,8 +13,8 @@
 //! adopted, and nobody else will wait for it.
 
 use rustix::process::{
-    getpgrp, getpid, getsid, kill_process, kill_process_group, pidfd_open, pidfd_send_signal,
-    waitpid, Pid, PidfdFlags, Signal, WaitOptions,
+    getpid, kill_process, kill_process_group, pidfd_open, pidfd_send_signal, waitpid, Pid,
+    PidfdFlags, Signal, WaitOptions,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -264,15 +264,20 @@ pub(crate) fn kill_group(pgid: libc::pid_t) {
     }
 }
 
-/// The session and group troupe itself is in.
-fn own_session() -> (libc::pid_t, libc::pid_t) {
-    let sid = getsid(None).map_or(-1, Pid::as_raw_pid);
-    (sid, getpgrp().as_raw_pid())
+/// The session and group troupe itself is in, as `/proc` shows them (the same view the children's
+/// stats come from). Read from `/proc` rather than asked with getsid/getpgrp: in a pid namespace
+/// whose session leader lives outside it (a container's test runner) both are 0, which rustix's
+/// `Pid` cannot hold. `None` when `/proc` cannot say: then nothing counts as adopted.
+fn own_session() -> Option<(libc::pid_t, libc::pid_t)> {
+    let me = read_stat(getpid().as_raw_pid())?;
+    Some((me.sid, me.pgid))
 }
 
 /// Whether a child of troupe was adopted (see the module comment) rather than spawned by troupe.
-fn adopted(stat: &Stat, session: (libc::pid_t, libc::pid_t)) -> bool {
-    let (sid, pgrp) = session;
+fn adopted(stat: &Stat, session: Option<(libc::pid_t, libc::pid_t)>) -> bool {
+    let Some((sid, pgrp)) = session else {
+        return false;
+    };
     stat.sid != sid || (stat.pgid != stat.pid && stat.pgid != pgrp)
 }
 
