@@ -4,19 +4,32 @@
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-/// `troupe worktree …`
+/// Which team a command from another terminal looks at, and where: the flags `troupe team`,
+/// `troupe task` and `troupe worktree` share.
 #[derive(Debug, Args)]
-pub struct WorktreeArgs {
-    /// Team whose board the bindings are on and whose log records the changes (default: the
-    /// only running team, else the most recently active one).
+pub struct TeamPlace {
+    /// Team name (default: the only running team, else the most recently active one; several
+    /// running teams are listed and one must be named).
     #[arg(long, global = true, env = "TROUPE_TEAM")]
     pub team: Option<String>,
+
+    /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
+    /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`
+    /// (setting `store`).
+    #[arg(long, global = true, env = "TROUPE_STORE")]
+    pub store: Option<String>,
+
     /// Workspace directory (default: the current directory).
     #[arg(long, global = true)]
     pub cwd: Option<PathBuf>,
-    /// Where the team's state lives: `file` (default) or `nats://host:4222` (setting `store`).
-    #[arg(long, global = true, env = "TROUPE_STORE")]
-    pub store: Option<String>,
+}
+
+/// `troupe worktree …`
+#[derive(Debug, Args)]
+pub struct WorktreeArgs {
+    /// The team whose board the bindings are on and whose log records the changes.
+    #[command(flatten)]
+    pub place: TeamPlace,
     /// Print the result as JSON.
     #[arg(long, global = true)]
     pub json: bool,
@@ -58,20 +71,8 @@ pub enum WorktreeCommand {
 /// `troupe team …`
 #[derive(Debug, Args)]
 pub struct TeamArgs {
-    /// Team name (default: the only running team, else the most recently active one; several
-    /// running teams are listed and one must be named).
-    #[arg(long, global = true, env = "TROUPE_TEAM")]
-    pub team: Option<String>,
-
-    /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
-    /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`
-    /// (setting `store`).
-    #[arg(long, global = true, env = "TROUPE_STORE")]
-    pub store: Option<String>,
-
-    /// Workspace directory (default: the current directory).
-    #[arg(long, global = true)]
-    pub cwd: Option<PathBuf>,
+    #[command(flatten)]
+    pub place: TeamPlace,
 
     #[command(subcommand)]
     pub command: TeamCommand,
@@ -165,20 +166,8 @@ pub enum TeamCommand {
 /// `troupe task …` (exit 0 done, 1 refused, 2 usage).
 #[derive(Debug, Args)]
 pub struct TaskArgs {
-    /// Team name (default: the only running team, else the most recently active one; several
-    /// running teams are listed and one must be named).
-    #[arg(long, global = true, env = "TROUPE_TEAM")]
-    pub team: Option<String>,
-
-    /// Where the team's state lives: `file` (the default, `.troupe/teams/` in the workspace) or
-    /// a NATS JetStream server shared by several machines, `nats://[user:password@]host:4222`
-    /// (setting `store`).
-    #[arg(long, global = true, env = "TROUPE_STORE")]
-    pub store: Option<String>,
-
-    /// Workspace directory (default: the current directory).
-    #[arg(long, global = true)]
-    pub cwd: Option<PathBuf>,
+    #[command(flatten)]
+    pub place: TeamPlace,
 
     /// Print JSON: a task as it is stored; `list` prints an array of them.
     #[arg(long, global = true)]

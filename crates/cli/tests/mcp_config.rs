@@ -91,13 +91,7 @@ fn mcp_list_shows_each_server_and_a_bad_entry_does_not_stop_the_others() {
             r#"{"mcpServers": {"only": {"command": "true"}}}"#,
         ],
     );
-    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<&str> = listed["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names = listed_names(&out);
     assert_eq!(names, ["only"]);
     // A file works the same; a missing one is an error naming it.
     ws.write(
@@ -108,13 +102,7 @@ fn mcp_list_shows_each_server_and_a_bad_entry_does_not_stop_the_others() {
         ws.path(),
         &["mcp", "list", "--json", "--mcp-config", "extra.json"],
     );
-    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<&str> = listed["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names = listed_names(&out);
     assert_eq!(names, ["bad", "extra", "fx", "secret"]);
     let out = subcommand(ws.path(), &["mcp", "list", "--mcp-config", "nowhere.json"]);
     assert!(!out.status.success());
@@ -300,4 +288,15 @@ fn deny_rules_hold_for_mcp_tools_and_headless_default_says_how_to_allow() {
     let out = headless(&ws, &server, Wire::Anthropic, &[]);
     let result = result_json(&out)["result"].as_str().unwrap().to_string();
     common::assert_contains(&result, "the ask rule `mcp__fx__echo` matches");
+}
+
+/// The server names `troupe mcp list --json` printed.
+fn listed_names(out: &std::process::Output) -> Vec<String> {
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    listed["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect()
 }

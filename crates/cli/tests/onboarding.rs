@@ -256,20 +256,25 @@ fn bash_starts_in_the_folder_troupe_was_started_from() {
     ws.write("crates/app/src/main.rs", "fn main() {}\n");
     ws.git_commit_all("start");
     let server = FakeServer::start();
-    let pwd = || Step::tool("bash", serde_json::json!({"command": "pwd && ls"}));
-    server.script("lead", [pwd(), Step::text("done")]);
+    // `pwd && ls` run from `dir`: the requests so far and the call's result.
+    let pwd_from = |dir: &std::path::Path| {
+        let pwd = Step::tool("bash", serde_json::json!({"command": "pwd && ls"}));
+        server.script("lead", [pwd, Step::text("done")]);
+        let out = run(troupe(ws.path(), &server, Wire::Anthropic)
+            .current_dir(dir)
+            .args([
+                "-p",
+                "where am I?",
+                "--permission-mode",
+                "bypassPermissions",
+            ]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let requests = server.requests_for("lead");
+        let (result, _) = requests[requests.len() - 1].last_tool_result().unwrap();
+        (requests, result)
+    };
     let app = ws.join("crates/app").canonicalize().unwrap();
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic)
-        .current_dir(&app)
-        .args([
-            "-p",
-            "where am I?",
-            "--permission-mode",
-            "bypassPermissions",
-        ]));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let requests = server.requests_for("lead");
-    let (result, _) = requests[1].last_tool_result().unwrap();
+    let (requests, result) = pwd_from(&app);
     assert!(
         result.starts_with(&format!("{}\nsrc\n", app.display())),
         "{result}"
@@ -282,16 +287,7 @@ fn bash_starts_in_the_folder_troupe_was_started_from() {
     assert!(ws.exists(".troupe") && !app.join(".troupe").exists());
 
     // Started at the root (or outside the workspace, with --cwd), bash runs at the root.
-    server.script("lead", [pwd(), Step::text("done")]);
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "where am I?",
-        "--permission-mode",
-        "bypassPermissions",
-    ]));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let requests = server.requests_for("lead");
-    let (result, _) = requests[3].last_tool_result().unwrap();
+    let (requests, result) = pwd_from(ws.path());
     let root = ws.path().canonicalize().unwrap();
     assert!(
         result.starts_with(&format!("{}\n", root.display())),

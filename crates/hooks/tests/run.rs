@@ -20,7 +20,11 @@ fn hook(command: &str, timeout_secs: u64) -> HookCommand {
     }
 }
 
+/// A runtime for one test, in a process set up as troupe sets itself up: the child subreaper,
+/// so a daemon a hook leaves behind stays in this process's tree, where ending the hook finds
+/// it even while it is between fork and exec (as a machine under load often shows it).
 fn runtime() -> tokio::runtime::Runtime {
+    troupe_tools::process::become_subreaper().unwrap();
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

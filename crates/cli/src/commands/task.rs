@@ -39,11 +39,11 @@ impl From<TaskStatusArg> for TaskStatus {
 /// active one, else `default`. Only `create` may start a board for a team no lead has run yet (named with
 /// `--team`); anything else on a missing team is a mistyped `--team` or `--cwd`.
 fn open(args: &TaskArgs) -> Result<SharedStore> {
-    let dir = crate::workspace::root(args.cwd.as_deref())?;
+    let dir = crate::workspace::root(args.place.cwd.as_deref())?;
     let troupe_dir: PathBuf = dir.join(".troupe");
     let creating = matches!(args.command, TaskCommand::Create { .. });
-    let choice = crate::store::choose_for(args.store.as_deref(), &dir)?;
-    let team = crate::team_pick::pick(args.team.as_deref(), &choice, &troupe_dir)?;
+    let choice = crate::store::choose_for(args.place.store.as_deref(), &dir)?;
+    let team = crate::team_pick::pick(args.place.team.as_deref(), &choice, &troupe_dir)?;
     let existing = if creating {
         crate::workspace::before_creating_troupe_dir(&dir);
         Some(crate::store::open(&choice, &troupe_dir, &team)?)

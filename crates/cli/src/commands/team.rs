@@ -18,7 +18,7 @@ use troupe_team::LEAD;
 
 /// The `.troupe` directory the team subcommands look in.
 pub fn troupe_dir(args: &TeamArgs) -> Result<PathBuf> {
-    let dir = crate::workspace::root(args.cwd.as_deref())?;
+    let dir = crate::workspace::root(args.place.cwd.as_deref())?;
     Ok(dir.join(".troupe"))
 }
 
@@ -42,8 +42,8 @@ pub fn open(args: &TeamArgs) -> Result<SharedStore> {
     let troupe_dir = troupe_dir(args)?;
     let dir = troupe_dir.parent().map(PathBuf::from).unwrap_or_default();
     load_pricing(&dir);
-    let choice = crate::store::choose_for(args.store.as_deref(), &dir)?;
-    let team = crate::team_pick::pick(args.team.as_deref(), &choice, &troupe_dir)?;
+    let choice = crate::store::choose_for(args.place.store.as_deref(), &dir)?;
+    let team = crate::team_pick::pick(args.place.team.as_deref(), &choice, &troupe_dir)?;
     match crate::store::open_existing(&choice, &troupe_dir, &team)? {
         Some(store) => Ok(store),
         None => bail!(

@@ -31,9 +31,9 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
     let dir = troupe_dir(args)?;
     let workspace = dir.parent().map(Path::to_path_buf).unwrap_or_default();
     super::team::load_pricing(&workspace);
-    let choice = crate::store::choose_for(args.store.as_deref(), &workspace)?;
+    let choice = crate::store::choose_for(args.place.store.as_deref(), &workspace)?;
     // A named team is waited for; otherwise the one running here (or the newest).
-    if args.team.is_none()
+    if args.place.team.is_none()
         && matches!(choice, StoreChoice::File)
         && crate::team_pick::teams(&dir).is_empty()
     {
@@ -42,7 +42,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             crate::team_pick::none_yet(&choice, &dir)
         );
     }
-    let team = crate::team_pick::pick(args.team.as_deref(), &choice, &dir)?;
+    let team = crate::team_pick::pick(args.place.team.as_deref(), &choice, &dir)?;
     troupe_protocol::validate_agent_name(&team)
         .map_err(|e| anyhow::anyhow!("--team {team}: {e}"))?;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());

@@ -15,7 +15,7 @@ use troupe_team::worktree::{
 
 /// Runs a worktree subcommand; returns the exit code.
 pub fn run(args: &WorktreeArgs) -> Result<i32> {
-    let dir = crate::workspace::root(args.cwd.as_deref())?;
+    let dir = crate::workspace::root(args.place.cwd.as_deref())?;
     let workspace = dir
         .canonicalize()
         .with_context(|| format!("workspace {} is not accessible", dir.display()))?;
@@ -24,8 +24,8 @@ pub fn run(args: &WorktreeArgs) -> Result<i32> {
         return Err(WorktreeError::NotARepo { workspace }.into());
     }
     let troupe_dir: PathBuf = workspace.join(".troupe");
-    let choice = crate::store::choose_for(args.store.as_deref(), &workspace)?;
-    let team = crate::team_pick::pick(args.team.as_deref(), &choice, &troupe_dir)?;
+    let choice = crate::store::choose_for(args.place.store.as_deref(), &workspace)?;
+    let team = crate::team_pick::pick(args.place.team.as_deref(), &choice, &troupe_dir)?;
     let existing = crate::store::open_existing(&choice, &troupe_dir, &team)
         .with_context(|| format!("opening team '{team}'"))?;
     let (store, scratch) = match (existing, &args.command) {

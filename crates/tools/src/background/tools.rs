@@ -19,6 +19,16 @@ fn jobs_of(ctx: &ToolContext) -> Result<&Jobs, ToolOutput> {
     })
 }
 
+/// The job a `bash_output` or `kill_background` call names, and the jobs it is among.
+fn job_call<'a>(
+    tool: &str,
+    input: Value,
+    ctx: &'a ToolContext,
+) -> Result<(JobInput, &'a Jobs), ToolOutput> {
+    let input: JobInput = parse_input(tool, input)?;
+    Ok((input, jobs_of(ctx)?))
+}
+
 /// Starts `input`'s command in the background for the `bash` tool.
 pub(crate) async fn start_output(input: &BashInput, ctx: &ToolContext) -> ToolOutput {
     let jobs = match jobs_of(ctx) {
@@ -70,12 +80,8 @@ you are notified when it finishes, so there is no need to poll in a loop."
     }
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
-        let input: JobInput = match parse_input(self.name(), input) {
-            Ok(input) => input,
-            Err(output) => return output,
-        };
-        let jobs = match jobs_of(ctx) {
-            Ok(jobs) => jobs,
+        let (input, jobs) = match job_call(self.name(), input, ctx) {
+            Ok(call) => call,
             Err(output) => return output,
         };
         match jobs.read(&input.id) {
@@ -110,12 +116,8 @@ process it started, and waits until they are gone."
     }
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
-        let input: JobInput = match parse_input(self.name(), input) {
-            Ok(input) => input,
-            Err(output) => return output,
-        };
-        let jobs = match jobs_of(ctx) {
-            Ok(jobs) => jobs,
+        let (input, jobs) = match job_call(self.name(), input, ctx) {
+            Ok(call) => call,
             Err(output) => return output,
         };
         let was_running = jobs.running().iter().any(|job| job.id == input.id);
