@@ -39,7 +39,9 @@ use troupe_protocol::{
 pub use error::{check_agent, StoreError};
 pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState};
 pub use pending::PendingAreas;
-pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
+pub use tasks::{
+    release_owned_where, CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate,
+};
 pub use troupe_durable::{CorruptLine, Durability};
 
 /// Acknowledges one fetched batch: opaque, meaningful only to the store that issued it (the

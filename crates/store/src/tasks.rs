@@ -108,25 +108,40 @@ pub trait TaskStore: Send + Sync {
         why: &str,
         now: u64,
     ) -> Result<Vec<Task>, StoreError> {
-        let filter = TaskFilter {
-            status: Some(TaskStatus::InProgress),
-            owner: Some(owner.to_string()),
-        };
-        let mut released = Vec::new();
-        for task in self.list_tasks(&filter)?.tasks {
-            let mut ours = false;
-            let t = self.update_task(task.id, &mut |t, _| {
-                ours = t.status == TaskStatus::InProgress && t.owner.as_deref() == Some(owner);
-                if ours {
-                    t.release(by, why, now)
-                } else {
-                    Ok(())
-                }
-            })?;
-            if ours {
-                released.push(t);
-            }
-        }
-        Ok(released)
+        release_owned_where(self, owner, by, why, now, &|| true)
     }
+}
+
+/// [`TaskStore::release_tasks_of`], releasing a task only when `still()`, asked under the
+/// board's lock for each task, agrees (an owner's liveness, checked again where nobody can
+/// claim meanwhile).
+pub fn release_owned_where<S: TaskStore + ?Sized>(
+    store: &S,
+    owner: &str,
+    by: &str,
+    why: &str,
+    now: u64,
+    still: &dyn Fn() -> bool,
+) -> Result<Vec<Task>, StoreError> {
+    let filter = TaskFilter {
+        status: Some(TaskStatus::InProgress),
+        owner: Some(owner.to_string()),
+    };
+    let mut released = Vec::new();
+    for task in store.list_tasks(&filter)?.tasks {
+        let mut ours = false;
+        let t = store.update_task(task.id, &mut |t, _| {
+            ours =
+                t.status == TaskStatus::InProgress && t.owner.as_deref() == Some(owner) && still();
+            if ours {
+                t.release(by, why, now)
+            } else {
+                Ok(())
+            }
+        })?;
+        if ours {
+            released.push(t);
+        }
+    }
+    Ok(released)
 }

@@ -81,29 +81,9 @@ fn release_if_not_alive(
     owner: &str,
     why: &str,
 ) -> Result<Vec<Task>, StoreError> {
-    let filter = TaskFilter {
-        status: Some(TaskStatus::InProgress),
-        owner: Some(owner.to_string()),
-    };
-    let now = now_ms();
-    let mut released = Vec::new();
-    for task in store.list_tasks(&filter)?.tasks {
-        let mut ours = false;
-        let t = store.update_task(task.id, &mut |t, _| {
-            ours = t.status == TaskStatus::InProgress
-                && t.owner.as_deref() == Some(owner)
-                && !store.is_alive(owner).unwrap_or(false);
-            if ours {
-                t.release(SYSTEM_ACTOR, why, now)
-            } else {
-                Ok(())
-            }
-        })?;
-        if ours {
-            released.push(t);
-        }
-    }
-    Ok(released)
+    troupe_store::release_owned_where(store, owner, SYSTEM_ACTOR, why, now_ms(), &|| {
+        !store.is_alive(owner).unwrap_or(false)
+    })
 }
 
 /// Tells the lead which tasks went back and why, and wakes the live teammates so an idle one
