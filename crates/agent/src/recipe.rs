@@ -15,7 +15,7 @@ use crate::tool_filter::ToolFilter;
 use crate::transcript_mirror::TranscriptMirror;
 use crate::turn::Agent;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use troupe_model::{Model, ModelConfig};
 use troupe_settings::Settings;
 use troupe_tools::{Registry, SandboxConfig, Workspace};
@@ -40,16 +40,20 @@ pub enum AgentKind {
 /// resolves the run.
 pub type SharedExtensions = Arc<dyn Fn(&AgentKind) -> Vec<Arc<dyn Extension>> + Send + Sync>;
 
+/// The model agents made from now on call: the run's model (name, provider, reasoning) and its
+/// client (one connection pool, one bound on concurrent calls, the reasoning set once).
+#[derive(Clone)]
+struct Current {
+    model: ModelConfig,
+    client: Arc<dyn Model>,
+}
+
 /// What every agent of a run is made from. Cloned into each place that makes agents (the
-/// team, the `task` tool); never changed there.
+/// team, the `task` tool); never changed there, except the model (see [`Recipe::set_model`]).
 #[derive(Clone)]
 pub struct Recipe {
-    /// The run's model: name, provider, reasoning (thinking and effort). A role may name
-    /// another model of the same provider; everything else holds for every agent.
-    pub model: ModelConfig,
-    /// The run's client (one connection pool, one bound on concurrent calls, the reasoning set
-    /// once): every agent calls through it.
-    pub client: Arc<dyn Model>,
+    /// The run's model and client, shared by every clone of the recipe.
+    current: Arc<RwLock<Current>>,
     /// The effective settings (the files `--setting-sources` selects, `--settings`, the flags
     /// that override settings).
     pub settings: Arc<Settings>,
@@ -72,8 +76,7 @@ impl Recipe {
     /// every memory file, no added directory and no shared extension.
     pub fn new(model: ModelConfig, client: Arc<dyn Model>) -> Recipe {
         Recipe {
-            model,
-            client,
+            current: Arc::new(RwLock::new(Current { model, client })),
             settings: Arc::new(Settings::default()),
             policy: Policy::default(),
             max_tokens: crate::builder::DEFAULT_MAX_TOKENS,
@@ -82,6 +85,32 @@ impl Recipe {
             added_dirs: Vec::new(),
             shared: Arc::new(|_| Vec::new()),
         }
+    }
+
+    /// The run's model now: name, provider, reasoning (thinking and effort). A role may name
+    /// another model of the same provider; everything else holds for every agent.
+    pub fn model(&self) -> ModelConfig {
+        self.current().model
+    }
+
+    /// The run's client now: every agent made from now on calls through it.
+    pub fn client(&self) -> Arc<dyn Model> {
+        self.current().client
+    }
+
+    /// Switches the run's model (the lead's `/model`, the SDK's `set_model` or
+    /// `set_max_thinking_tokens`) for every agent made from now on from this recipe or any
+    /// clone of it — teammates spawned and subagents started afterwards, as Claude Code's
+    /// subagents inherit the main model. Agents already made keep theirs.
+    pub fn set_model(&self, model: ModelConfig, client: Arc<dyn Model>) {
+        *self.current.write().unwrap_or_else(PoisonError::into_inner) = Current { model, client };
+    }
+
+    fn current(&self) -> Current {
+        self.current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The one way any agent of the run is made: the run's model, client, settings, policy
@@ -108,8 +137,9 @@ impl Recipe {
         if let Some(asked) = role.stricter_mode {
             policy.mode = policy.mode.tightened_by(asked);
         }
-        let model_name = role.model.unwrap_or_else(|| self.model.model.clone());
-        let mut builder = AgentBuilder::new(role.name, workspace, self.client.clone(), model_name)
+        let current = self.current();
+        let model_name = role.model.unwrap_or(current.model.model);
+        let mut builder = AgentBuilder::new(role.name, workspace, current.client, model_name)
             .home(self.home.clone())
             .memory_sources(self.memory_sources)
             .settings(self.settings.clone())

@@ -127,3 +127,22 @@ fn every_role_at_a_root_opens_the_runs_added_directories() {
         );
     }
 }
+
+#[test]
+fn a_model_switch_reaches_every_clone_and_only_agents_made_afterwards() {
+    let ws = tempfile::tempdir().unwrap();
+    let recipe = recipe(PermissionMode::Default);
+    let team_copy = recipe.clone();
+    let before = team_copy
+        .build(Role::new(AgentKind::Subagent, "a", root(ws.path())))
+        .unwrap();
+    let mut switched = recipe.model();
+    switched.model = "next-model".to_string();
+    recipe.set_model(switched, recipe.client());
+    assert_eq!(team_copy.model().model, "next-model");
+    let after = team_copy
+        .build(Role::new(AgentKind::Subagent, "b", root(ws.path())))
+        .unwrap();
+    assert_eq!(after.config().model, "next-model");
+    assert_eq!(before.config().model, "run-model", "made before: unchanged");
+}

@@ -168,17 +168,15 @@ impl Resolved {
                 _ => vec![hooks, mcp.clone(), cron.clone(), skills.clone()],
             }
         };
-        Recipe {
-            model: self.model.clone(),
-            client: self.client.clone(),
-            settings: self.settings.clone(),
-            policy: self.policy.clone(),
-            max_tokens: self.max_tokens,
-            home: self.home.clone(),
-            memory_sources: self.memory_sources,
-            added_dirs: self.added_dirs.clone(),
-            shared: Arc::new(shared),
-        }
+        let mut recipe = Recipe::new(self.model.clone(), self.client.clone());
+        recipe.settings = self.settings.clone();
+        recipe.policy = self.policy.clone();
+        recipe.max_tokens = self.max_tokens;
+        recipe.home = self.home.clone();
+        recipe.memory_sources = self.memory_sources;
+        recipe.added_dirs = self.added_dirs.clone();
+        recipe.shared = Arc::new(shared);
+        recipe
     }
 }
 

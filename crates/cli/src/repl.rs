@@ -278,7 +278,8 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
         "/cost" => print_cost(agent, session),
         cmd if cmd == "/model" || cmd.starts_with("/model ") => {
             let name = cmd.trim_start_matches("/model").trim();
-            crate::commands::model::switch(agent, &session.model_config, name);
+            let recipe = &team.shared().config.recipe;
+            crate::commands::model::switch(agent, recipe, &session.model_config, name);
         }
         "/context" => out!("{}", agent.context().render()),
         cmd if cmd == "/compact" || cmd.starts_with("/compact ") => {

@@ -222,3 +222,35 @@ fn agents_given_to_the_sdk_are_known() {
         .unwrap();
     assert!(task["description"].as_str().unwrap().contains("reviewer"));
 }
+
+#[test]
+fn set_model_switches_the_lead_and_the_teammates_spawned_afterwards() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let seen = drive(ws.path(), &server, "set_model");
+    let results = of_kind(&seen, "result");
+    assert_eq!(results.len(), 2, "{seen:?}");
+    assert_eq!(results[0]["result"], "heard: say hello");
+    let models = |agent: &str| -> Vec<String> {
+        server
+            .requests_for(agent)
+            .iter()
+            .map(|r| r.body["model"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let lead = models("lead");
+    assert_eq!(lead[0], "claude-sonnet-4-5", "{lead:?}");
+    assert!(lead[1..].iter().all(|m| m == "claude-opus-4-1"), "{lead:?}");
+    // The assistant messages the SDK saw name the model that answered.
+    let said: Vec<&str> = seen.iter().filter_map(|v| v["model"].as_str()).collect();
+    assert_eq!(said.first(), Some(&"claude-sonnet-4-5"), "{seen:?}");
+    assert_eq!(said.last(), Some(&"claude-opus-4-1"), "{seen:?}");
+    // A teammate spawned after the switch runs on the lead's new model, as Claude Code's
+    // subagents inherit the main model.
+    let helper = models("helper");
+    assert!(
+        !helper.is_empty(),
+        "the teammate never called the model: {seen:?}"
+    );
+    assert!(helper.iter().all(|m| m == "claude-opus-4-1"), "{helper:?}");
+}

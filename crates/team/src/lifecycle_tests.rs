@@ -27,10 +27,11 @@ fn team(ws: &Path, server: &FakeServer) -> Team {
         team: "t".into(),
         workspace: ws.to_path_buf(),
         troupe_dir: troupe_dir.clone(),
-        recipe: troupe_agent::Recipe {
-            max_tokens: 1024,
-            policy: Policy::new(PermissionMode::BypassPermissions, Default::default()),
-            ..troupe_agent::Recipe::new(model.clone(), model.build())
+        recipe: {
+            let mut recipe = troupe_agent::Recipe::new(model.clone(), model.build());
+            recipe.max_tokens = 1024;
+            recipe.policy = Policy::new(PermissionMode::BypassPermissions, Default::default());
+            recipe
         },
         mode: TeammateMode::InProcess,
         exe: None,

@@ -46,6 +46,7 @@ impl Team {
         // The child inherits the lease: the member is alive from before the child starts.
         let handoff = lease.pass_to_child(&mut cmd);
         let recipe = &config.recipe;
+        let run_model = recipe.model();
         let rules = &recipe.policy.rules;
         let listed = |list: &[troupe_agent::permissions::Rule]| {
             list.iter().map(|r| r.as_str().to_string()).collect()
@@ -57,12 +58,9 @@ impl Team {
             role: spec.role.clone(),
             prompt: spec.prompt.clone(),
             workspace: config.workspace.clone(),
-            model: spec
-                .model
-                .clone()
-                .unwrap_or_else(|| recipe.model.model.clone()),
-            provider: recipe.model.provider.to_string(),
-            reasoning: recipe.model.reasoning,
+            model: spec.model.clone().unwrap_or(run_model.model),
+            provider: run_model.provider.to_string(),
+            reasoning: run_model.reasoning,
             max_tokens: recipe.max_tokens,
             permission_mode: recipe.policy.mode.to_string(),
             allow_rules: listed(&rules.allow),

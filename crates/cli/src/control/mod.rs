@@ -290,7 +290,13 @@ fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
                 // The same client (its bound, its shared prefixes): the name goes with each
                 // request.
                 let client = lead.agent.model_client();
-                lead.agent.set_model(client, name);
+                lead.agent.set_model(client.clone(), name);
+                // And every teammate and subagent made from now on.
+                lead.team
+                    .shared()
+                    .config
+                    .recipe
+                    .set_model(lead.run.model.clone(), client);
             }
             Change::Thinking(budget) => {
                 lead.run.model.reasoning.thinking = match budget {
@@ -301,7 +307,12 @@ fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
                 let name = lead.run.model.model.clone();
                 // The reasoning is the client's: a new one, bounded as the run's.
                 let client = crate::compose::model_client(&lead.run.model, lead.agent.settings());
-                lead.agent.set_model(client, name);
+                lead.agent.set_model(client.clone(), name);
+                lead.team
+                    .shared()
+                    .config
+                    .recipe
+                    .set_model(lead.run.model.clone(), client);
             }
         }
     }

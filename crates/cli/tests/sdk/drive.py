@@ -9,7 +9,8 @@ hook_deny (a PreToolUse hook callback denies `rm -rf build`), hook_error (a PreT
 callback raises: the call must not run), rewrite (can_use_tool sees Claude Code's Write with
 file_path and answers with an updatedInput that moves the file), sdk_mcp (an in-process server
 from create_sdk_mcp_server whose tool the model calls, over mcp_message), agents (agents
-given in options arrive with initialize and are listed in init).
+given in options arrive with initialize and are listed in init), set_model (ClaudeSDKClient
+switches the model between two turns; the second spawns a teammate).
 """
 
 import asyncio
@@ -189,6 +190,19 @@ async def scenario_agents(binary, workspace):
         describe(message)
 
 
+async def scenario_set_model(binary, workspace):
+    options = ClaudeAgentOptions(cli_path=binary, cwd=workspace, model="claude-sonnet-4-5")
+    async with ClaudeSDKClient(options=options) as client:
+        await client.query("say hello")
+        async for message in client.receive_response():
+            describe(message)
+        await client.set_model("claude-opus-4-1")
+        say(kind="model_set")
+        await client.query("spawn helper")
+        async for message in client.receive_response():
+            describe(message)
+
+
 async def main():
     binary, workspace, scenario = sys.argv[1:4]
     await {
@@ -200,6 +214,7 @@ async def main():
         "rewrite": scenario_rewrite,
         "sdk_mcp": scenario_sdk_mcp,
         "agents": scenario_agents,
+        "set_model": scenario_set_model,
     }[scenario](binary, workspace)
 
 

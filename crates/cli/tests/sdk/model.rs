@@ -5,7 +5,8 @@ use std::time::Duration;
 use troupe_testkit::{FakeServer, Reply, Step};
 
 /// The scripted model: "list" runs `ls`, "touch NAME" runs `touch NAME`, "slow" answers after a
-/// long wait (for the interrupt), anything else is echoed; a tool result is quoted back.
+/// long wait (for the interrupt), "spawn helper" spawns the teammate `helper` (who answers
+/// "helper here"), anything else is echoed; a tool result is quoted back.
 pub fn model() -> FakeServer {
     let server = FakeServer::start();
     server.set_fallback(|req| {
@@ -23,7 +24,14 @@ pub fn model() -> FakeServer {
                 })
             })
             .unwrap_or_default();
-        if last.contains("list") {
+        if req.agent == "helper" {
+            Step::reply(Reply::text("helper here"))
+        } else if last.contains("spawn helper") {
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "helper", "role": "helper", "prompt": "say hi"}),
+            )
+        } else if last.contains("list") {
             Step::tool("bash", json!({"command": "ls"}))
         } else if let Some(name) = last.strip_prefix("touch ") {
             Step::tool(
