@@ -297,3 +297,33 @@ fn the_sdks_thinking_and_effort_reach_the_model() {
     );
     assert!(body["max_tokens"].as_u64().unwrap() > 3000);
 }
+
+#[test]
+fn set_model_switches_the_lead_and_the_teammates_spawned_afterwards() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let Some(seen) = drive(ws.path(), &server, "set_model") else {
+        return;
+    };
+    let results: Vec<&Value> = seen.iter().filter(|v| v["kind"] == "result").collect();
+    assert_eq!(results.len(), 2, "{seen:#?}");
+    let models = |agent: &str| -> Vec<String> {
+        server
+            .requests_for(agent)
+            .iter()
+            .map(|r| r.body["model"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let lead = models("lead");
+    assert_eq!(lead[0], "claude-sonnet-4-5", "{lead:?}");
+    assert!(
+        lead.len() > 1 && lead[1..].iter().all(|m| m == "claude-opus-4-1"),
+        "{lead:?}"
+    );
+    let helper = models("helper");
+    assert!(
+        !helper.is_empty(),
+        "the teammate never called the model: {seen:#?}"
+    );
+    assert!(helper.iter().all(|m| m == "claude-opus-4-1"), "{helper:?}");
+}

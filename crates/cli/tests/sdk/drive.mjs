@@ -193,6 +193,35 @@ const scenarios = {
     await run("/greet Ada", base({ settingSources: ["project"] }));
   },
 
+  async set_model() {
+    // Streaming input: the second prompt waits until the model was switched after the first
+    // turn's result.
+    let release;
+    const switched = new Promise((resolve) => (release = resolve));
+    const user = (content) => ({
+      type: "user",
+      message: { role: "user", content },
+      parent_tool_use_id: null,
+      session_id: "",
+    });
+    async function* prompts() {
+      yield user("say hello");
+      await switched;
+      yield user("spawn helper");
+    }
+    const q = sdk.query({ prompt: prompts(), options: base({ model: "claude-sonnet-4-5" }) });
+    let results = 0;
+    for await (const message of q) {
+      describe(message);
+      if (message.type !== "result") continue;
+      results += 1;
+      if (results === 2) break;
+      await q.setModel("claude-opus-4-1");
+      say({ kind: "model_set" });
+      release();
+    }
+  },
+
   async deny_rule() {
     await run("remove build", base({ disallowedTools: ["Bash(rm:*)"] }));
   },
