@@ -193,26 +193,35 @@ impl NatsStore {
         let inner = &self.inner;
         let holder = to_bytes("lock holder", &LeaseHolder::this_process())?;
         let deadline = Instant::now() + inner.lease_ttl * 2 + Duration::from_secs(5);
-        let mut backoff = crate::backoff::Backoff::conflicts();
-        loop {
-            if let Cas::Done(revision) =
-                inner.live.create(&inner.conn, BOARD_LOCK, holder.clone())?
-            {
-                return Ok(BoardLock {
-                    store: self,
-                    revision,
-                    holder,
-                });
+        let (live, link, wanted) = (
+            inner.live.clone(),
+            inner.conn.link().clone(),
+            holder.clone(),
+        );
+        // The whole wait is one future on the store's runtime, pausing on its timer.
+        let revision = inner.conn.run(async move {
+            let mut backoff = crate::backoff::Backoff::conflicts();
+            loop {
+                if let Cas::Done(revision) =
+                    live.create_async(&link, BOARD_LOCK, wanted.clone()).await?
+                {
+                    return Ok(revision);
+                }
+                if Instant::now() >= deadline {
+                    return Err(link.error(
+                        "lock the task board",
+                        format!("it stayed locked by {}", live.place(BOARD_LOCK)),
+                    ));
+                }
+                // Blocker edits are rare and short: a brief backoff is cheaper than a watch.
+                tokio::time::sleep(backoff.next_pause()).await;
             }
-            if Instant::now() >= deadline {
-                return Err(inner.conn.error(
-                    "lock the task board",
-                    format!("it stayed locked by {}", inner.live.place(BOARD_LOCK)),
-                ));
-            }
-            // Blocker edits are rare and short: a brief backoff is cheaper than a watch.
-            backoff.wait();
-        }
+        })?;
+        Ok(BoardLock {
+            store: self,
+            revision,
+            holder,
+        })
     }
 
     /// One attempt at applying `f`: the task as it was, as `f` left it, and its revision.
