@@ -210,10 +210,12 @@ impl Conn {
     /// borrowed, not `Send`). The operation asks for `f` through its [`Caller`], and this
     /// thread, waiting on one channel for the outcome, applies `f` and hands the result back.
     /// So a compare-and-set loop — read, `f`, write, on a lost race pause and again — is one
-    /// future; this thread sleeps through none of its pauses and wakes only to apply `f`.
+    /// future; this thread sleeps through none of its pauses and wakes only to apply `f`. An
+    /// error from `f` (a refused update) is the operation's outcome at once: this thread
+    /// returns it without a further round trip (the future then finds no answer and ends).
     pub fn run_applying<A, B, T, Fut>(
         &self,
-        f: &mut dyn FnMut(A) -> B,
+        f: &mut dyn FnMut(A) -> Result<B, StoreError>,
         op: impl FnOnce(Caller<A, B, T>) -> Fut,
     ) -> Result<T, StoreError>
     where
@@ -234,7 +236,7 @@ impl Conn {
         loop {
             match rx.recv() {
                 Ok(Call::Apply(value, reply)) => {
-                    let _ = reply.send(f(value));
+                    let _ = reply.send(f(value)?);
                 }
                 Ok(Call::Done(outcome)) => return outcome,
                 Err(_) => {
@@ -281,7 +283,8 @@ impl<A, B, T> Caller<A, B, T> {
     /// The caller's closure applied to `value`, on the caller's thread.
     pub async fn apply(&self, value: A) -> Result<B, StoreError> {
         let (tx, rx) = oneshot::channel();
-        // Only when the waiting thread is gone (it panicked in the closure): no one reads this.
+        // Only when the waiting thread is gone (the closure refused, and that is the outcome;
+        // or it panicked): no one reads this.
         let gone = || {
             self.link
                 .error("apply an update", "the waiting thread went away")

@@ -330,7 +330,7 @@ impl RosterStore for NatsStore {
         let io = self.roster_io();
         let mut apply = |mut roster: Roster| {
             f(&mut roster);
-            roster
+            Ok(roster)
         };
         self.inner
             .conn
@@ -365,7 +365,7 @@ impl RosterStore for NatsStore {
         let owned = name.to_string();
         let mut apply = |mut member: Member| {
             f(&mut member);
-            member
+            Ok(member)
         };
         let outcome = self.inner.conn.run_applying(&mut apply, |f| async move {
             io.update_member(&owned, f).await

@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use troupe_protocol::{check_dependencies, BlockerStatus, Task, TaskError, TaskId};
+use troupe_protocol::{check_dependencies, BlockerStatus, Task, TaskId};
 use troupe_store::{
     CorruptTask, LeaseHolder, NewTask, StoreError, TaskFilter, TaskList, TaskStore, TaskUpdate,
 };
@@ -73,8 +73,8 @@ async fn blocker_status(tasks: &Bucket, link: &Link, task: &Task) -> BlockerStat
 }
 
 /// The way to a task update's closure: the task and its blockers' statuses in, the task as
-/// the closure left it and what it said out.
-type TaskCaller = Caller<(Task, BlockerStatus), (Task, Result<(), TaskError>), Unlocked>;
+/// the closure left it out (a refusal ends the operation on the caller's side).
+type TaskCaller = Caller<(Task, BlockerStatus), Task, Unlocked>;
 
 /// What the update of a task without the board lock came to.
 enum Unlocked {
@@ -103,8 +103,7 @@ async fn update_unlocked(
             });
         };
         let blockers = blocker_status(&tasks, &link, &before).await;
-        let (mut task, outcome) = f.apply((before.clone(), blockers)).await?;
-        outcome?;
+        let mut task = f.apply((before.clone(), blockers)).await?;
         // The record's key is its id; a closure must not move it.
         task.id = before.id;
         if task == before {
@@ -395,9 +394,10 @@ impl TaskStore for NatsStore {
         // First without the lock: the read-apply-write loop is one future, `f` applied here.
         let inner = &self.inner;
         let (tasks, link) = (inner.tasks.clone(), inner.conn.link().clone());
+        // A refusal (the task is claimed already, ...) ends the operation here, at once.
         let mut apply = |(mut task, blockers): (Task, BlockerStatus)| {
-            let outcome = f(&mut task, &blockers);
-            (task, outcome)
+            f(&mut task, &blockers)?;
+            Ok(task)
         };
         match inner.conn.run_applying(&mut apply, |caller| {
             update_unlocked(tasks, link, id, caller)
