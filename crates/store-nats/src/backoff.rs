@@ -3,8 +3,11 @@
 //! attempt waits a random time in the upper half of a cap that doubles each round, so writers
 //! that collided do not collide again in step, and a hot key (the roster, a contended task) is
 //! not hammered. These loops retry until they succeed (the callers bound them by other means).
-//! The synchronous store traits wait on the calling thread; async callers reach the store off
-//! their workers (`troupe_store::blocking`, `off_worker`).
+//!
+//! The pauses are async: every retry loop runs inside its operation's one future on the store's
+//! runtime and pauses with `tokio::time::sleep(backoff.next_pause()).await`, holding no thread.
+//! The synchronous store traits wait on the calling thread once per operation, for its outcome
+//! (async callers reach the store off their workers: `troupe_store::blocking`, `off_worker`).
 
 use std::time::Duration;
 use troupe_protocol::RetryPolicy;
@@ -43,11 +46,6 @@ impl Backoff {
     /// The next pause: random in the upper half of the current cap, which then doubles.
     pub fn next_pause(&mut self) -> Duration {
         self.state.next_pause().unwrap_or(self.max)
-    }
-
-    /// Waits the next pause on this thread.
-    pub fn wait(&mut self) {
-        std::thread::sleep(self.next_pause());
     }
 }
 

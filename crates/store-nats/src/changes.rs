@@ -68,7 +68,7 @@ impl NatsChangeWatch {
                 .iter()
                 .map(|(what, _)| format!("$KV.{}.>", inner.names.bucket(what))),
         );
-        let subs = inner.conn.retry("watch the team for changes", || {
+        let subs = inner.conn.retry("watch the team for changes", move || {
             let (client, subjects) = (client.clone(), subjects.clone());
             async move {
                 let mut subs = Vec::with_capacity(subjects.len());

@@ -1,13 +1,19 @@
 //! The connection: a small tokio runtime of the store's own (the store's traits are
 //! synchronous and may be called from any thread, async or not), the NATS client on it, and
 //! the one way store code runs a request — bounded in time, retried while the server is away.
+//!
+//! An operation is one future on that runtime, its retries included: a retry pauses on the
+//! runtime's timer with jitter ([`Link::retry`], [`crate::backoff`]), and a compare-and-set
+//! loop is an async loop in the same future, so no thread sleeps through a backoff. The
+//! calling thread waits once per operation ([`Conn::run`], [`Conn::block`]) for its outcome.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream;
 use tokio::runtime::{Handle, Runtime};
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use troupe_store::StoreError;
 
 use crate::url::{Auth, NatsUrl};
@@ -55,6 +61,7 @@ pub struct Conn {
     /// Counts (re)connections: a watcher that missed messages while the connection was down
     /// wakes when it changes.
     pub connections: watch::Receiver<u64>,
+    link: Link,
 }
 
 impl std::fmt::Debug for Conn {
@@ -143,6 +150,10 @@ impl Conn {
         });
         let (client, js) =
             connected.map_err(|detail| fail("connect to the NATS server", detail))?;
+        let link = Link {
+            client: client.clone(),
+            server: Arc::from(server.as_str()),
+        };
         Ok(Conn {
             runtime: Some(runtime),
             handle,
@@ -150,6 +161,7 @@ impl Conn {
             js,
             server,
             connections: rx,
+            link,
         })
     }
 
@@ -183,24 +195,143 @@ impl Conn {
             .map_err(|_| self.error("reach the server", "the store is shutting down"))
     }
 
-    /// Runs the attempt `make()` builds until it succeeds or the server has been unreachable
-    /// for [`RETRY_FOR`]; each attempt is bounded by the request timeout.
-    pub fn retry<T, F, Fut>(&self, action: &str, mut make: F) -> Result<T, StoreError>
+    /// Runs `fut` — a whole operation, its retries included — on the store's runtime and
+    /// waits for its outcome from this thread, once.
+    pub fn run<T, F>(&self, fut: F) -> Result<T, StoreError>
     where
-        F: FnMut() -> Fut,
+        F: Future<Output = Result<T, StoreError>> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.block(fut)?
+    }
+
+    /// Runs the operation `op` builds on the store's runtime, like [`Conn::run`], for a
+    /// caller's closure `f` that cannot go there (the store traits hand a `&mut dyn FnMut`:
+    /// borrowed, not `Send`). The operation asks for `f` through its [`Caller`], and this
+    /// thread, waiting on one channel for the outcome, applies `f` and hands the result back.
+    /// So a compare-and-set loop — read, `f`, write, on a lost race pause and again — is one
+    /// future; this thread sleeps through none of its pauses and wakes only to apply `f`. An
+    /// error from `f` (a refused update) is the operation's outcome at once: this thread
+    /// returns it without a further round trip (the future then finds no answer and ends).
+    pub fn run_applying<A, B, T, Fut>(
+        &self,
+        f: &mut dyn FnMut(A) -> Result<B, StoreError>,
+        op: impl FnOnce(Caller<A, B, T>) -> Fut,
+    ) -> Result<T, StoreError>
+    where
+        A: Send + 'static,
+        B: Send + 'static,
+        T: Send + 'static,
+        Fut: Future<Output = Result<T, StoreError>> + Send + 'static,
+    {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let done = tx.clone();
+        let fut = op(Caller {
+            tx,
+            link: self.link.clone(),
+        });
+        self.handle.spawn(async move {
+            let _ = done.send(Call::Done(fut.await));
+        });
+        loop {
+            match rx.recv() {
+                Ok(Call::Apply(value, reply)) => {
+                    let _ = reply.send(f(value)?);
+                }
+                Ok(Call::Done(outcome)) => return outcome,
+                Err(_) => {
+                    return Err(self.error("reach the server", "the store is shutting down"));
+                }
+            }
+        }
+    }
+
+    /// What a future on the store's runtime needs of the connection (owned, cheap to clone).
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
+    /// Runs the attempt `make()` builds until it succeeds or the server has been unreachable
+    /// for [`RETRY_FOR`] ([`Link::retry`]): the whole loop is one future on the store's
+    /// runtime, and this thread waits once for its outcome.
+    pub fn retry<T, F, Fut>(&self, action: &str, make: F) -> Result<T, StoreError>
+    where
+        F: FnMut() -> Fut + Send + 'static,
         Fut: Future<Output = Result<T, Fail>> + Send + 'static,
         T: Send + 'static,
+    {
+        let (link, action) = (self.link.clone(), action.to_string());
+        self.run(async move { link.retry(&action, make).await })
+    }
+}
+
+/// A message from an operation's future to the thread that waits for it.
+enum Call<A, B, T> {
+    /// Apply the caller's closure to this and answer.
+    Apply(A, oneshot::Sender<B>),
+    /// The operation's outcome.
+    Done(Result<T, StoreError>),
+}
+
+/// An operation's way to the caller's closure ([`Conn::run_applying`]).
+pub struct Caller<A, B, T> {
+    tx: std::sync::mpsc::Sender<Call<A, B, T>>,
+    link: Link,
+}
+
+impl<A, B, T> Caller<A, B, T> {
+    /// The caller's closure applied to `value`, on the caller's thread.
+    pub async fn apply(&self, value: A) -> Result<B, StoreError> {
+        let (tx, rx) = oneshot::channel();
+        // Only when the waiting thread is gone (the closure refused, and that is the outcome;
+        // or it panicked): no one reads this.
+        let gone = || {
+            self.link
+                .error("apply an update", "the waiting thread went away")
+        };
+        self.tx.send(Call::Apply(value, tx)).map_err(|_| gone())?;
+        rx.await.map_err(|_| gone())
+    }
+}
+
+/// The connection as futures on the store's runtime use it: the client and the
+/// server's name for errors. Cheap to clone, so a future owns what it needs (`'static`).
+#[derive(Clone)]
+pub struct Link {
+    /// The client.
+    pub client: async_nats::Client,
+    server: Arc<str>,
+}
+
+impl Link {
+    /// A backend error naming the server.
+    pub fn error(&self, action: impl Into<String>, detail: impl std::fmt::Display) -> StoreError {
+        StoreError::Backend {
+            action: action.into(),
+            server: self.server.to_string(),
+            detail: detail.to_string(),
+            hint: HINT,
+        }
+    }
+
+    /// Runs the attempt `make()` builds until it succeeds or the server has been unreachable
+    /// for [`RETRY_FOR`]; each attempt is bounded by the request timeout. Between attempts it
+    /// pauses on the runtime's timer (`tokio::time::sleep`, with jitter from [`Backoff`]), so
+    /// a retry holds no thread: neither the caller's nor one of the runtime's.
+    ///
+    /// [`Backoff`]: crate::backoff::Backoff
+    pub async fn retry<T, F, Fut>(&self, action: &str, mut make: F) -> Result<T, StoreError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Fail>>,
     {
         let start = Instant::now();
         let mut backoff = crate::backoff::Backoff::unreachable();
         loop {
-            let attempt = make();
-            let outcome = self.block(async move {
-                match tokio::time::timeout(REQUEST_TIMEOUT * 2, attempt).await {
-                    Ok(r) => r,
-                    Err(_) => Err(Fail::Transient("no answer in time".into())),
-                }
-            })?;
+            let outcome = match tokio::time::timeout(REQUEST_TIMEOUT * 2, make()).await {
+                Ok(r) => r,
+                Err(_) => Err(Fail::Transient("no answer in time".into())),
+            };
             match outcome {
                 Ok(v) => return Ok(v),
                 Err(Fail::Transient(detail)) => {
@@ -208,7 +339,7 @@ impl Conn {
                         return Err(self.error(action, detail));
                     }
                     tracing::debug!(action, %detail, "retrying a NATS request");
-                    backoff.wait();
+                    tokio::time::sleep(backoff.next_pause()).await;
                 }
             }
         }
@@ -222,5 +353,71 @@ impl Drop for Conn {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A link whose client never reaches a server (nothing here sends through it).
+    async fn idle_link() -> Link {
+        let client = async_nats::ConnectOptions::new()
+            .retry_on_initial_connect()
+            .connect("127.0.0.1:1")
+            .await
+            .unwrap();
+        Link {
+            client,
+            server: Arc::from("nats://127.0.0.1:1"),
+        }
+    }
+
+    /// The pauses between attempts are the runtime's timer, not a thread's sleep: on a
+    /// runtime of one thread, another task keeps running all through a retry's pauses (a
+    /// thread sleep would have stopped it until the retry was done).
+    #[test]
+    fn retry_pauses_leave_the_runtime_thread_free() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let link = idle_link().await;
+            let ticks = Arc::new(AtomicU32::new(0));
+            let ticker = tokio::spawn({
+                let ticks = ticks.clone();
+                async move {
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                        ticks.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+            tokio::task::yield_now().await;
+            let attempts = AtomicU32::new(0);
+            let started = Instant::now();
+            let got = link
+                .retry("test", || {
+                    let n = attempts.fetch_add(1, Ordering::Relaxed);
+                    async move {
+                        if n < 3 {
+                            Err(Fail::Transient("not yet".into()))
+                        } else {
+                            Ok(n)
+                        }
+                    }
+                })
+                .await
+                .unwrap();
+            let (took, ticked) = (started.elapsed(), ticks.load(Ordering::Relaxed));
+            ticker.abort();
+            assert_eq!(got, 3);
+            // Three pauses of the unreachable backoff: at least 10 + 20 + 40 ms.
+            assert!(took >= Duration::from_millis(70), "{took:?}");
+            // The ticker ran through them (1 ms ticks; generous for a loaded machine).
+            assert!(ticked >= 10, "only {ticked} ticks in {took:?}");
+        });
     }
 }

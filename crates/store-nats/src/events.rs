@@ -16,13 +16,9 @@ impl EventLog for NatsStore {
         let subject = inner.names.events_subject();
         // Each attempt carries the same id, so a retry after a lost answer is not logged twice.
         let id = troupe_protocol::ids::new_ulid().to_string();
-        inner.conn.retry("record an event", || {
-            let (js, subject, bytes, id) = (
-                inner.conn.js.clone(),
-                subject.clone(),
-                bytes.clone(),
-                id.clone(),
-            );
+        let js = inner.conn.js.clone();
+        inner.conn.retry("record an event", move || {
+            let (js, subject, bytes, id) = (js.clone(), subject.clone(), bytes.clone(), id.clone());
             async move {
                 let publish = async_nats::jetstream::message::PublishMessage::build()
                     .payload(bytes)
@@ -37,12 +33,9 @@ impl EventLog for NatsStore {
         let inner = &self.inner;
         let start = from.backend_position();
         let subject = inner.names.events_subject();
-        let (payloads, last) = inner.conn.retry("read the event log", || {
-            let (stream, subject, client) = (
-                inner.events.clone(),
-                subject.clone(),
-                inner.conn.client.clone(),
-            );
+        let (stream, client) = (inner.events.clone(), inner.conn.client.clone());
+        let (payloads, last) = inner.conn.retry("read the event log", move || {
+            let (stream, subject, client) = (stream.clone(), subject.clone(), client.clone());
             async move { read_after(stream, client, subject, start).await }
         })?;
         let mut page = EventPage {

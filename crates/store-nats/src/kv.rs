@@ -4,7 +4,6 @@
 //! overwrite each other: the loser reads again and recomputes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use async_nats::jetstream::consumer::{push, DeliverPolicy, ReplayPolicy};
 use async_nats::jetstream::kv::{self, CreateErrorKind, UpdateErrorKind};
@@ -12,7 +11,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use troupe_store::StoreError;
 
-use crate::conn::{Conn, Fail};
+use crate::conn::{Conn, Fail, Link};
 
 /// One bucket of the team.
 #[derive(Clone)]
@@ -60,8 +59,64 @@ impl Bucket {
 
     /// The key's value and revision; `None` when absent (never written, deleted, expired).
     pub fn get(&self, conn: &Conn, key: &str) -> Result<Option<Record>, StoreError> {
+        let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
+        conn.run(async move { bucket.get_async(&link, &key).await })
+    }
+
+    /// Writes `value` under `key` if the key is absent.
+    pub fn create(&self, conn: &Conn, key: &str, value: Bytes) -> Result<Cas, StoreError> {
+        let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
+        conn.run(async move { bucket.create_async(&link, &key, value).await })
+    }
+
+    /// Writes `value` under `key` if its revision is still `revision`.
+    pub fn update(
+        &self,
+        conn: &Conn,
+        key: &str,
+        value: Bytes,
+        revision: u64,
+    ) -> Result<Cas, StoreError> {
+        let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
+        conn.run(async move { bucket.update_async(&link, &key, value, revision).await })
+    }
+
+    /// Writes `value` under `key` whatever is there (volatile records only).
+    pub fn put(&self, conn: &Conn, key: &str, value: Bytes) -> Result<u64, StoreError> {
+        let action = format!("write {}", self.place(key));
+        let (kv, key) = (self.kv.clone(), key.to_string());
+        conn.retry(&action, move || {
+            let (kv, key, value) = (kv.clone(), key.clone(), value.clone());
+            async move { Ok(kv.put(&key, value).await?) }
+        })
+    }
+
+    /// Deletes `key`; with `revision`, only if it is still at that revision (a lease another
+    /// holder took meanwhile is left alone).
+    pub fn delete(&self, conn: &Conn, key: &str, revision: Option<u64>) -> Result<(), StoreError> {
+        let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
+        conn.run(async move { bucket.delete_async(&link, &key, revision).await })
+    }
+
+    /// Every key's current value, in one pass over the bucket (deleted keys left out).
+    pub fn snapshot(&self, conn: &Conn) -> Result<Vec<Record>, StoreError> {
+        self.snapshot_under(conn, "")
+    }
+
+    /// The current value of every key starting with `prefix` (a whole token followed by a
+    /// dot, `usage.`; empty for all), in one pass, keys returned whole.
+    pub fn snapshot_under(&self, conn: &Conn, prefix: &str) -> Result<Vec<Record>, StoreError> {
+        let (bucket, link, prefix) = (self.clone(), conn.link().clone(), prefix.to_string());
+        conn.run(async move { bucket.snapshot_under_async(&link, &prefix).await })
+    }
+
+    // The same as futures, for operations that compose several (a compare-and-set loop runs
+    // in one future on the store's runtime); each retries as [`Link::retry`] does.
+
+    /// [`Bucket::get`] as a future.
+    pub async fn get_async(&self, link: &Link, key: &str) -> Result<Option<Record>, StoreError> {
         let action = format!("read {}", self.place(key));
-        conn.retry(&action, || {
+        link.retry(&action, || {
             let (kv, key) = (self.kv.clone(), key.to_string());
             async move {
                 let entry = kv.entry(key.clone()).await?;
@@ -79,81 +134,78 @@ impl Bucket {
                 }))
             }
         })
+        .await
     }
 
-    /// Writes `value` under `key` if the key is absent.
-    pub fn create(&self, conn: &Conn, key: &str, value: Bytes) -> Result<Cas, StoreError> {
+    /// [`Bucket::create`] as a future.
+    pub async fn create_async(
+        &self,
+        link: &Link,
+        key: &str,
+        value: Bytes,
+    ) -> Result<Cas, StoreError> {
         let action = format!("create {}", self.place(key));
-        let uncertain = Arc::new(AtomicBool::new(false));
-        let outcome = conn.retry(&action, || {
-            let (kv, key, value, uncertain) = (
-                self.kv.clone(),
-                key.to_string(),
-                value.clone(),
-                uncertain.clone(),
-            );
-            async move {
-                match kv.create(&key, value).await {
-                    Ok(rev) => Ok(Cas::Done(rev)),
-                    Err(e) if e.kind() == CreateErrorKind::AlreadyExists => Ok(Cas::Conflict),
-                    Err(e) => {
-                        uncertain.store(true, Ordering::Relaxed);
-                        Err(Fail::Transient(e.to_string()))
+        let uncertain = AtomicBool::new(false);
+        let outcome = link
+            .retry(&action, || {
+                let (kv, value, uncertain) = (self.kv.clone(), value.clone(), &uncertain);
+                async move {
+                    match kv.create(key, value).await {
+                        Ok(rev) => Ok(Cas::Done(rev)),
+                        Err(e) if e.kind() == CreateErrorKind::AlreadyExists => Ok(Cas::Conflict),
+                        Err(e) => {
+                            uncertain.store(true, Ordering::Relaxed);
+                            Err(Fail::Transient(e.to_string()))
+                        }
                     }
                 }
-            }
-        })?;
-        self.settle(conn, key, &value, outcome, &uncertain)
+            })
+            .await?;
+        self.settle(link, key, &value, outcome, &uncertain).await
     }
 
-    /// Writes `value` under `key` if its revision is still `revision`.
-    pub fn update(
+    /// [`Bucket::update`] as a future.
+    pub async fn update_async(
         &self,
-        conn: &Conn,
+        link: &Link,
         key: &str,
         value: Bytes,
         revision: u64,
     ) -> Result<Cas, StoreError> {
         let action = format!("update {}", self.place(key));
-        let uncertain = Arc::new(AtomicBool::new(false));
-        let outcome = conn.retry(&action, || {
-            let (kv, key, value, uncertain) = (
-                self.kv.clone(),
-                key.to_string(),
-                value.clone(),
-                uncertain.clone(),
-            );
-            async move {
-                match kv.update(&key, value, revision).await {
-                    Ok(rev) => Ok(Cas::Done(rev)),
-                    Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => Ok(Cas::Conflict),
-                    Err(e) => {
-                        uncertain.store(true, Ordering::Relaxed);
-                        Err(Fail::Transient(e.to_string()))
+        let uncertain = AtomicBool::new(false);
+        let outcome = link
+            .retry(&action, || {
+                let (kv, value, uncertain) = (self.kv.clone(), value.clone(), &uncertain);
+                async move {
+                    match kv.update(key, value, revision).await {
+                        Ok(rev) => Ok(Cas::Done(rev)),
+                        Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => {
+                            Ok(Cas::Conflict)
+                        }
+                        Err(e) => {
+                            uncertain.store(true, Ordering::Relaxed);
+                            Err(Fail::Transient(e.to_string()))
+                        }
                     }
                 }
-            }
-        })?;
-        self.settle(conn, key, &value, outcome, &uncertain)
+            })
+            .await?;
+        self.settle(link, key, &value, outcome, &uncertain).await
     }
 
-    /// Writes `value` under `key` whatever is there (volatile records only).
-    pub fn put(&self, conn: &Conn, key: &str, value: Bytes) -> Result<u64, StoreError> {
-        let action = format!("write {}", self.place(key));
-        conn.retry(&action, || {
-            let (kv, key, value) = (self.kv.clone(), key.to_string(), value.clone());
-            async move { Ok(kv.put(&key, value).await?) }
-        })
-    }
-
-    /// Deletes `key`; with `revision`, only if it is still at that revision (a lease another
-    /// holder took meanwhile is left alone).
-    pub fn delete(&self, conn: &Conn, key: &str, revision: Option<u64>) -> Result<(), StoreError> {
+    /// [`Bucket::delete`] as a future.
+    pub async fn delete_async(
+        &self,
+        link: &Link,
+        key: &str,
+        revision: Option<u64>,
+    ) -> Result<(), StoreError> {
         let action = format!("delete {}", self.place(key));
-        conn.retry(&action, || {
-            let (kv, key) = (self.kv.clone(), key.to_string());
+        link.retry(&action, || {
+            let kv = self.kv.clone();
             async move {
-                match kv.delete_expect_revision(&key, revision).await {
+                match kv.delete_expect_revision(key, revision).await {
                     Ok(()) => Ok(()),
                     // Someone else's now: not ours to delete.
                     Err(e) if revision.is_some() && e.to_string().contains("wrong last") => Ok(()),
@@ -161,13 +213,25 @@ impl Bucket {
                 }
             }
         })
+        .await
+    }
+
+    /// [`Bucket::snapshot_under`] as a future.
+    pub async fn snapshot_under_async(
+        &self,
+        link: &Link,
+        prefix: &str,
+    ) -> Result<Vec<Record>, StoreError> {
+        let action = format!("list bucket {}", self.name);
+        link.retry(&action, || snapshot(&self.kv, &link.client, prefix))
+            .await
     }
 
     /// A conflict after an attempt whose answer was lost may be our own write that landed:
     /// then the stored bytes are ours, and the write counts as done.
-    fn settle(
+    async fn settle(
         &self,
-        conn: &Conn,
+        link: &Link,
         key: &str,
         value: &Bytes,
         outcome: Cas,
@@ -176,25 +240,10 @@ impl Bucket {
         if outcome != Cas::Conflict || !uncertain.load(Ordering::Relaxed) {
             return Ok(outcome);
         }
-        match self.get(conn, key)? {
+        match self.get_async(link, key).await? {
             Some(r) if r.value == value => Ok(Cas::Done(r.revision)),
             _ => Ok(Cas::Conflict),
         }
-    }
-
-    /// Every key's current value, in one pass over the bucket (deleted keys left out).
-    pub fn snapshot(&self, conn: &Conn) -> Result<Vec<Record>, StoreError> {
-        self.snapshot_under(conn, "")
-    }
-
-    /// The current value of every key starting with `prefix` (a whole token followed by a
-    /// dot, `usage.`; empty for all), in one pass, keys returned whole.
-    pub fn snapshot_under(&self, conn: &Conn, prefix: &str) -> Result<Vec<Record>, StoreError> {
-        let action = format!("list bucket {}", self.name);
-        conn.retry(&action, || {
-            let (kv, client, prefix) = (self.kv.clone(), conn.client.clone(), prefix.to_string());
-            async move { snapshot(&kv, &client, &prefix).await }
-        })
     }
 }
 

@@ -164,14 +164,16 @@ impl NatsStore {
         let replicas = Replicas::decide(url.replicas, cluster::cluster_size(&conn));
         if mode == OpenMode::Existing {
             let bucket = names.bucket("roster");
-            let found = conn.retry(&format!("look for team '{team}'"), || {
-                let js = conn.js.clone();
-                let bucket = bucket.clone();
-                async move {
-                    match js.get_key_value(&bucket).await {
-                        Ok(kv) => Ok(kv.entry("roster").await?.is_some()),
-                        Err(e) if e.to_string().contains("not found") => Ok(false),
-                        Err(e) => Err(Fail::Transient(e.to_string())),
+            let found = conn.retry(&format!("look for team '{team}'"), {
+                let (js, bucket) = (conn.js.clone(), bucket.clone());
+                move || {
+                    let (js, bucket) = (js.clone(), bucket.clone());
+                    async move {
+                        match js.get_key_value(&bucket).await {
+                            Ok(kv) => Ok(kv.entry("roster").await?.is_some()),
+                            Err(e) if e.to_string().contains("not found") => Ok(false),
+                            Err(e) => Err(Fail::Transient(e.to_string())),
+                        }
                     }
                 }
             })?;

@@ -83,6 +83,29 @@ async fn confirm_ack(
     }
 }
 
+/// Whether the stream holds a message on `subject` (`agent`'s mail) from sequence `after` on
+/// (so not yet handed to this process, which holds everything before: the stream keeps only
+/// unacked mail).
+async fn undelivered(
+    link: &crate::conn::Link,
+    stream: &async_nats::jetstream::stream::Stream,
+    subject: &str,
+    after: u64,
+    agent: &str,
+) -> Result<bool, StoreError> {
+    link.retry(&format!("read the mailbox of {agent}"), || async move {
+        match stream
+            .direct_get_next_for_subject(subject, Some(after))
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == DirectGetErrorKind::NotFound => Ok(false),
+            Err(e) => Err(Fail::Transient(e.to_string())),
+        }
+    })
+    .await
+}
+
 /// Parses a mailbox message; what does not parse is kept as a corrupt line.
 fn parse(seq: u64, payload: &[u8]) -> Result<Envelope, CorruptLine> {
     let corrupt = |error: String| CorruptLine {
@@ -127,15 +150,18 @@ impl NatsStore {
         };
         let consumer = inner
             .conn
-            .retry(&format!("take over the mailbox of {agent}"), || {
-                let (stream, config, name) = (inner.mail.clone(), config.clone(), name.clone());
-                async move {
-                    match stream.delete_consumer(&name).await {
-                        Ok(_) => {}
-                        Err(e) if e.to_string().contains("not found") => {}
-                        Err(e) => return Err(Fail::Transient(e.to_string())),
+            .retry(&format!("take over the mailbox of {agent}"), {
+                let stream = inner.mail.clone();
+                move || {
+                    let (stream, config, name) = (stream.clone(), config.clone(), name.clone());
+                    async move {
+                        match stream.delete_consumer(&name).await {
+                            Ok(_) => {}
+                            Err(e) if e.to_string().contains("not found") => {}
+                            Err(e) => return Err(Fail::Transient(e.to_string())),
+                        }
+                        Ok(stream.create_consumer(config).await?)
                     }
-                    Ok(stream.create_consumer(config).await?)
                 }
             })?;
         let mb = Arc::new(Mailbox {
@@ -178,22 +204,25 @@ impl NatsStore {
             _ => format!("send {} messages", envelopes.len()),
         };
         let out = Arc::new(out);
-        inner.conn.retry(&action, || {
-            let (js, out) = (inner.conn.js.clone(), out.clone());
-            async move {
-                for window in out.chunks(PUBLISH_WINDOW) {
-                    let mut acks = Vec::with_capacity(window.len());
-                    for (subject, id, bytes) in window {
-                        let publish = PublishMessage::build()
-                            .payload(bytes.clone())
-                            .message_id(id);
-                        acks.push(js.send_publish(subject.clone(), publish).await?);
+        inner.conn.retry(&action, {
+            let js = inner.conn.js.clone();
+            move || {
+                let (js, out) = (js.clone(), out.clone());
+                async move {
+                    for window in out.chunks(PUBLISH_WINDOW) {
+                        let mut acks = Vec::with_capacity(window.len());
+                        for (subject, id, bytes) in window {
+                            let publish = PublishMessage::build()
+                                .payload(bytes.clone())
+                                .message_id(id);
+                            acks.push(js.send_publish(subject.clone(), publish).await?);
+                        }
+                        for ack in acks {
+                            ack.await?;
+                        }
                     }
-                    for ack in acks {
-                        ack.await?;
-                    }
+                    Ok(())
                 }
-                Ok(())
             }
         })?;
         for agent in recipients {
@@ -216,35 +245,6 @@ impl NatsStore {
         if let Err(e) = sent {
             tracing::debug!(error = %e, "wake not sent");
         }
-    }
-
-    /// Whether the stream holds a message for `agent` after everything this process holds (so
-    /// not yet handed to it: the stream keeps only unacked mail).
-    fn undelivered(&self, agent: &str, mb: &Mailbox) -> Result<bool, StoreError> {
-        let inner = &self.inner;
-        let after = mb
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .next_back()
-            .map_or(1, |s| s + 1);
-        let subject = inner.names.mail_subject(agent);
-        inner
-            .conn
-            .retry(&format!("read the mailbox of {agent}"), || {
-                let (stream, subject) = (inner.mail.clone(), subject.clone());
-                async move {
-                    match stream
-                        .direct_get_next_for_subject(subject, Some(after))
-                        .await
-                    {
-                        Ok(_) => Ok(true),
-                        Err(e) if e.kind() == DirectGetErrorKind::NotFound => Ok(false),
-                        Err(e) => Err(Fail::Transient(e.to_string())),
-                    }
-                }
-            })
     }
 
     /// Leaves out of `fresh` the messages this process acknowledged already (handed out again
@@ -295,10 +295,10 @@ impl NatsStore {
         check_agent(agent)?;
         let inner = &self.inner;
         let subject = inner.names.mail_subject(agent);
-        let found = inner
-            .conn
-            .retry(&format!("read the mailbox of {agent}"), || {
-                let (stream, subject) = (inner.mail.clone(), subject.clone());
+        let found = inner.conn.retry(&format!("read the mailbox of {agent}"), {
+            let stream = inner.mail.clone();
+            move || {
+                let (stream, subject) = (stream.clone(), subject.clone());
                 async move {
                     let mut found = Vec::new();
                     let mut next = 1;
@@ -317,7 +317,8 @@ impl NatsStore {
                     }
                     Ok(found)
                 }
-            })?;
+            }
+        })?;
         let mut batch = Batch::default();
         for (seq, payload) in &found {
             match parse(*seq, payload) {
@@ -346,59 +347,81 @@ impl MailboxStore for NatsStore {
         check_agent(agent)?;
         let inner = &self.inner;
         let mb = self.mailbox(agent)?;
-        let mut fresh: BTreeMap<u64, Held> = BTreeMap::new();
-        let mut settle = Duration::from_millis(1);
-        loop {
-            let pulled = inner
-                .conn
-                .retry(&format!("fetch the mailbox of {agent}"), || {
-                    let consumer = mb.consumer.clone();
-                    async move {
-                        let mut got = Vec::new();
-                        let mut messages =
-                            consumer.fetch().max_messages(PULL_BATCH).messages().await?;
-                        while let Some(message) = messages.next().await {
-                            match message {
-                                Ok(m) => got.push(m),
-                                // What arrived is ours until acked; the rest comes next time.
-                                Err(_) if !got.is_empty() => break,
-                                Err(e) => return Err(Fail::Transient(e.to_string())),
+        // Everything this process holds comes before `after`: a message the stream holds from
+        // there on was not handed to it yet.
+        let after = mb
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .next_back()
+            .map_or(1, |s| s + 1);
+        let (link, consumer, stream, subject, agent_name) = (
+            inner.conn.link().clone(),
+            mb.consumer.clone(),
+            inner.mail.clone(),
+            inner.names.mail_subject(agent),
+            agent.to_string(),
+        );
+        // The pulls, and the settling pauses between them, are one future on the store's
+        // runtime: the pauses are its timer's, and this thread waits once.
+        let fresh = inner.conn.run(async move {
+            let agent = agent_name;
+            let mut fresh: BTreeMap<u64, Held> = BTreeMap::new();
+            let mut settle = Duration::from_millis(1);
+            loop {
+                let pulled = link
+                    .retry(&format!("fetch the mailbox of {agent}"), || {
+                        let consumer = consumer.clone();
+                        async move {
+                            let mut got = Vec::new();
+                            let mut messages =
+                                consumer.fetch().max_messages(PULL_BATCH).messages().await?;
+                            while let Some(message) = messages.next().await {
+                                match message {
+                                    Ok(m) => got.push(m),
+                                    // What arrived is ours until acked; the rest comes next
+                                    // time.
+                                    Err(_) if !got.is_empty() => break,
+                                    Err(e) => return Err(Fail::Transient(e.to_string())),
+                                }
                             }
+                            Ok(got)
                         }
-                        Ok(got)
-                    }
-                })?;
-            let n = pulled.len();
-            for m in pulled {
-                let Ok(info) = m.info() else {
-                    continue; // not a JetStream delivery: nothing to ack
-                };
-                let seq = info.stream_sequence;
-                fresh.insert(
-                    seq,
-                    Held {
-                        parsed: parse(seq, &m.payload),
-                        reply: m.message.reply.clone(),
-                    },
-                );
+                    })
+                    .await?;
+                let n = pulled.len();
+                for m in pulled {
+                    let Ok(info) = m.info() else {
+                        continue; // not a JetStream delivery: nothing to ack
+                    };
+                    let seq = info.stream_sequence;
+                    fresh.insert(
+                        seq,
+                        Held {
+                            parsed: parse(seq, &m.payload),
+                            reply: m.message.reply.clone(),
+                        },
+                    );
+                }
+                if n == PULL_BATCH {
+                    continue;
+                }
+                // A message the stream has just stored may not be handed out yet to a pull that
+                // comes at once (a woken recipient's): when the stream holds one we were not
+                // given, pull again after a moment, briefly.
+                if n == 0
+                    && fresh.is_empty()
+                    && settle <= SETTLE_LIMIT
+                    && undelivered(&link, &stream, &subject, after, &agent).await?
+                {
+                    tokio::time::sleep(settle).await;
+                    settle *= 2;
+                    continue;
+                }
+                return Ok(fresh);
             }
-            if n == PULL_BATCH {
-                continue;
-            }
-            // A message the stream has just stored may not be handed out yet to a pull that
-            // comes at once (a woken recipient's): when the stream holds one we were not given,
-            // pull again after a moment, briefly.
-            if n == 0
-                && fresh.is_empty()
-                && settle <= SETTLE_LIMIT
-                && self.undelivered(agent, &mb)?
-            {
-                std::thread::sleep(settle);
-                settle *= 2;
-                continue;
-            }
-            break;
-        }
+        })?;
         let fresh = self.drop_repeats(agent, fresh);
         let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
         let mut newly_corrupt = Vec::new();
@@ -460,26 +483,28 @@ impl MailboxStore for NatsStore {
                 .filter_map(|(seq, h)| h.reply.clone().map(|r| (*seq, r)))
                 .collect(),
         );
-        let acked = inner.conn.retry(&format!("ack the mail of {agent}"), || {
-            let (js, replies, stream) =
-                (inner.conn.js.clone(), replies.clone(), inner.mail.clone());
-            async move {
-                // Every ack is confirmed, not only the last: acks sent just before a stream
-                // leader dies are lost even when a later one, answered by the next leader, is
-                // confirmed.
-                let outcomes: Vec<Result<Acked, Fail>> =
-                    futures_util::stream::iter(replies.iter().cloned())
-                        .map(|(seq, reply)| confirm_ack(js.clone(), stream.clone(), seq, reply))
-                        .buffer_unordered(ACK_WINDOW)
-                        .collect()
-                        .await;
-                let mut result = Acked::Confirmed;
-                for outcome in outcomes {
-                    if let Acked::Stale = outcome? {
-                        result = Acked::Stale;
+        let acked = inner.conn.retry(&format!("ack the mail of {agent}"), {
+            let (js, stream) = (inner.conn.js.clone(), inner.mail.clone());
+            move || {
+                let (js, replies, stream) = (js.clone(), replies.clone(), stream.clone());
+                async move {
+                    // Every ack is confirmed, not only the last: acks sent just before a stream
+                    // leader dies are lost even when a later one, answered by the next leader, is
+                    // confirmed.
+                    let outcomes: Vec<Result<Acked, Fail>> =
+                        futures_util::stream::iter(replies.iter().cloned())
+                            .map(|(seq, reply)| confirm_ack(js.clone(), stream.clone(), seq, reply))
+                            .buffer_unordered(ACK_WINDOW)
+                            .collect()
+                            .await;
+                    let mut result = Acked::Confirmed;
+                    for outcome in outcomes {
+                        if let Acked::Stale = outcome? {
+                            result = Acked::Stale;
+                        }
                     }
+                    Ok(result)
                 }
-                Ok(result)
             }
         });
         if acked.is_ok() {

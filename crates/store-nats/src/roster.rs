@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use troupe_protocol::{Member, Roster};
 use troupe_store::{RosterStore, StoreError};
 
-use crate::kv::Cas;
+use crate::conn::{Caller, Link};
+use crate::kv::{Bucket, Cas};
 use crate::{to_bytes, NatsStore};
 
 const KEY: &str = "roster";
@@ -57,35 +58,46 @@ fn member_key(name: &str) -> String {
     format!("{MEMBER}{name}")
 }
 
-impl NatsStore {
-    fn corrupt_roster(&self, key: &str, e: &serde_json::Error) -> StoreError {
+/// What the roster's operations need, owned: they run as futures on the store's runtime, a
+/// compare-and-set loop whole in one future (the pauses after a lost race included).
+#[derive(Clone)]
+struct RosterIo {
+    bucket: Bucket,
+    link: Link,
+    team: String,
+}
+
+impl RosterIo {
+    fn corrupt(&self, key: &str, e: &serde_json::Error) -> StoreError {
         StoreError::Corrupt {
-            place: self.inner.roster.place(key),
+            place: self.bucket.place(key),
             detail: e.to_string(),
         }
     }
 
-    fn load_head(&self) -> Result<(Head, Option<u64>), StoreError> {
-        let inner = &self.inner;
-        match inner.roster.get(&inner.conn, KEY)? {
+    fn cas_exhausted(&self, what: &str) -> StoreError {
+        cas_exhausted(&self.link, what)
+    }
+
+    async fn load_head(&self) -> Result<(Head, Option<u64>), StoreError> {
+        match self.bucket.get_async(&self.link, KEY).await? {
             None => Ok((
                 Head {
-                    team: inner.team.clone(),
+                    team: self.team.clone(),
                     ..Head::default()
                 },
                 None,
             )),
             Some(record) => {
-                let head: Head = serde_json::from_slice(&record.value)
-                    .map_err(|e| self.corrupt_roster(KEY, &e))?;
+                let head: Head =
+                    serde_json::from_slice(&record.value).map_err(|e| self.corrupt(KEY, &e))?;
                 Ok((head, Some(record.revision)))
             }
         }
     }
 
-    fn load_roster(&self) -> Result<Loaded, StoreError> {
-        let inner = &self.inner;
-        let (head, head_rev) = self.load_head()?;
+    async fn load_roster(&self) -> Result<Loaded, StoreError> {
+        let (head, head_rev) = self.load_head().await?;
         let mut roster = Roster::new(&head.team, &head.lead);
         let mut revisions = HashMap::new();
         let legacy = !head.members.is_empty();
@@ -93,12 +105,12 @@ impl NatsStore {
             roster.members = head.members;
         } else if !head.order.is_empty() {
             let mut stored: HashMap<String, (Member, u64)> = HashMap::new();
-            for record in inner.roster.snapshot_under(&inner.conn, MEMBER)? {
+            for record in self.bucket.snapshot_under_async(&self.link, MEMBER).await? {
                 let Some(name) = record.key.strip_prefix(MEMBER) else {
                     continue;
                 };
                 let member: Member = serde_json::from_slice(&record.value)
-                    .map_err(|e| self.corrupt_roster(&record.key, &e))?;
+                    .map_err(|e| self.corrupt(&record.key, &e))?;
                 stored.insert(name.to_string(), (member, record.revision));
             }
             for name in &head.order {
@@ -106,10 +118,10 @@ impl NatsStore {
                     Some(found) => Some(found),
                     // Not in the pass over the bucket (written while it ran): read it by key,
                     // so a writer never takes a member off the order it merely did not see.
-                    None => match inner.roster.get(&inner.conn, &member_key(name))? {
+                    None => match self.bucket.get_async(&self.link, &member_key(name)).await? {
                         Some(record) => Some((
                             serde_json::from_slice(&record.value)
-                                .map_err(|e| self.corrupt_roster(&record.key, &e))?,
+                                .map_err(|e| self.corrupt(&record.key, &e))?,
                             record.revision,
                         )),
                         None => None, // removed (its key goes first)
@@ -130,49 +142,44 @@ impl NatsStore {
         })
     }
 
-    pub(crate) fn cas_exhausted(&self, what: &str) -> StoreError {
-        self.inner.conn.error(
-            format!("update {what}"),
-            format!("{MAX_CAS_ROUNDS} compare-and-set rounds lost to other writers"),
-        )
-    }
-
     /// Writes one member's key: over `revision` when it is known, else created — or, when a
     /// key is there that `order` does not name (an add that did not finish), over that one.
-    fn put_member(
+    async fn put_member(
         &self,
         member: &Member,
         revision: Option<u64>,
         order: &[String],
     ) -> Result<Cas, StoreError> {
-        let inner = &self.inner;
+        let (bucket, link) = (&self.bucket, &self.link);
         let key = member_key(&member.name);
         let bytes = to_bytes("roster member", member)?;
         if let Some(rev) = revision {
-            return inner.roster.update(&inner.conn, &key, bytes, rev);
+            return bucket.update_async(link, &key, bytes, rev).await;
         }
-        match inner.roster.create(&inner.conn, &key, bytes.clone())? {
+        match bucket.create_async(link, &key, bytes.clone()).await? {
             Cas::Done(rev) => Ok(Cas::Done(rev)),
             Cas::Conflict if order.contains(&member.name) => Ok(Cas::Conflict),
-            Cas::Conflict => match inner.roster.get(&inner.conn, &key)? {
-                Some(leftover) => inner
-                    .roster
-                    .update(&inner.conn, &key, bytes, leftover.revision),
+            Cas::Conflict => match bucket.get_async(link, &key).await? {
+                Some(leftover) => {
+                    bucket
+                        .update_async(link, &key, bytes, leftover.revision)
+                        .await
+                }
                 None => Ok(Cas::Conflict),
             },
         }
     }
 
-    /// One attempt at `f` on the roster; `None` when another writer came first.
-    fn try_update_roster(
+    /// One attempt at the caller's update on the roster; `None` when another writer came
+    /// first.
+    async fn try_update_roster(
         &self,
-        f: &mut dyn FnMut(&mut Roster),
+        f: &Caller<Roster, Roster, Roster>,
     ) -> Result<Option<Roster>, StoreError> {
-        let inner = &self.inner;
-        let loaded = self.load_roster()?;
+        let (bucket, link) = (&self.bucket, &self.link);
+        let loaded = self.load_roster().await?;
         let before = loaded.roster;
-        let mut roster = before.clone();
-        f(&mut roster);
+        let roster = f.apply(before.clone()).await?;
         if roster == before && !loaded.legacy {
             return Ok(Some(roster));
         }
@@ -190,9 +197,9 @@ impl NatsStore {
             .filter(|m| !kept.contains(m.name.as_str()))
         {
             if let Some(rev) = loaded.revisions.get(&gone.name) {
-                inner
-                    .roster
-                    .delete(&inner.conn, &member_key(&gone.name), Some(*rev))?;
+                bucket
+                    .delete_async(link, &member_key(&gone.name), Some(*rev))
+                    .await?;
             }
         }
         for member in &roster.members {
@@ -201,7 +208,7 @@ impl NatsStore {
                 continue;
             }
             let revision = loaded.revisions.get(&member.name).copied();
-            if self.put_member(member, revision, &loaded.order)? == Cas::Conflict {
+            if self.put_member(member, revision, &loaded.order).await? == Cas::Conflict {
                 return Ok(None);
             }
         }
@@ -221,44 +228,131 @@ impl NatsStore {
         }
         let bytes = to_bytes("roster", &head)?;
         let written = match loaded.head {
-            Some(rev) => inner.roster.update(&inner.conn, KEY, bytes, rev)?,
-            None => inner.roster.create(&inner.conn, KEY, bytes)?,
+            Some(rev) => bucket.update_async(link, KEY, bytes, rev).await?,
+            None => bucket.create_async(link, KEY, bytes).await?,
         };
         Ok(matches!(written, Cas::Done(_)).then_some(roster))
     }
-}
 
-impl RosterStore for NatsStore {
-    fn roster(&self) -> Result<Roster, StoreError> {
-        Ok(self.load_roster()?.roster)
-    }
-
-    fn update_roster(&self, f: &mut dyn FnMut(&mut Roster)) -> Result<Roster, StoreError> {
+    /// The caller's update applied until its compare-and-set wins: after a lost one, a pause
+    /// on the runtime's timer (jittered, so the losers do not collide again in step), then
+    /// read and apply again.
+    async fn update_roster(&self, f: Caller<Roster, Roster, Roster>) -> Result<Roster, StoreError> {
         let mut backoff = crate::backoff::Backoff::conflicts();
         for round in 0..MAX_CAS_ROUNDS {
             if round > 0 {
-                backoff.wait(); // another writer won: let the crowd thin out
+                // Another writer won: let the crowd thin out.
+                tokio::time::sleep(backoff.next_pause()).await;
             }
-            if let Some(roster) = self.try_update_roster(f)? {
+            if let Some(roster) = self.try_update_roster(&f).await? {
                 return Ok(roster);
             }
         }
         Err(self.cas_exhausted("the roster"))
     }
 
+    /// The caller's update of member `name`'s own key, applied until its compare-and-set wins
+    /// (paused as [`RosterIo::update_roster`]): the member as it is now, or `None` when it is
+    /// not split out (an older version's roster) or no member, for the whole-roster path.
+    async fn update_member(
+        &self,
+        name: &str,
+        f: Caller<Member, Member, Option<Member>>,
+    ) -> Result<Option<Member>, StoreError> {
+        let (bucket, link) = (&self.bucket, &self.link);
+        let key = member_key(name);
+        let mut backoff = crate::backoff::Backoff::conflicts();
+        for round in 0..MAX_CAS_ROUNDS {
+            if round > 0 {
+                tokio::time::sleep(backoff.next_pause()).await;
+            }
+            let record = if crate::check_agent(name).is_ok() {
+                bucket.get_async(link, &key).await?
+            } else {
+                None
+            };
+            let Some(record) = record else {
+                return Ok(None);
+            };
+            let before: Member =
+                serde_json::from_slice(&record.value).map_err(|e| self.corrupt(&key, &e))?;
+            let mut member = f.apply(before.clone()).await?;
+            member.name = name.to_string();
+            if member == before {
+                return Ok(Some(member));
+            }
+            let bytes = to_bytes("roster member", &member)?;
+            if let Cas::Done(_) = bucket
+                .update_async(link, &key, bytes, record.revision)
+                .await?
+            {
+                return Ok(Some(member));
+            }
+        }
+        Err(self.cas_exhausted(&format!("roster member {name}")))
+    }
+}
+
+/// The error of a compare-and-set loop that lost every round.
+fn cas_exhausted(link: &Link, what: &str) -> StoreError {
+    link.error(
+        format!("update {what}"),
+        format!("{MAX_CAS_ROUNDS} compare-and-set rounds lost to other writers"),
+    )
+}
+
+impl NatsStore {
+    fn roster_io(&self) -> RosterIo {
+        let inner = &self.inner;
+        RosterIo {
+            bucket: inner.roster.clone(),
+            link: inner.conn.link().clone(),
+            team: inner.team.clone(),
+        }
+    }
+
+    pub(crate) fn cas_exhausted(&self, what: &str) -> StoreError {
+        cas_exhausted(self.inner.conn.link(), what)
+    }
+}
+
+impl RosterStore for NatsStore {
+    fn roster(&self) -> Result<Roster, StoreError> {
+        let io = self.roster_io();
+        self.inner
+            .conn
+            .run(async move { Ok(io.load_roster().await?.roster) })
+    }
+
+    fn update_roster(&self, f: &mut dyn FnMut(&mut Roster)) -> Result<Roster, StoreError> {
+        // `f` is borrowed and not `Send`, so it cannot go into the future: the loop runs
+        // there, and `f` is applied here, on this thread, whenever the loop asks.
+        let io = self.roster_io();
+        let mut apply = |mut roster: Roster| {
+            f(&mut roster);
+            Ok(roster)
+        };
+        self.inner
+            .conn
+            .run_applying(&mut apply, |f| async move { io.update_roster(f).await })
+    }
+
     fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
         if crate::check_agent(name).is_err() {
             return Ok(self.roster()?.get(name).cloned());
         }
-        let inner = &self.inner;
-        match inner.roster.get(&inner.conn, &member_key(name))? {
-            Some(record) => Ok(Some(
-                serde_json::from_slice(&record.value)
-                    .map_err(|e| self.corrupt_roster(&member_key(name), &e))?,
-            )),
-            // Not split out (an older version's roster), or not a member.
-            None => Ok(self.roster()?.get(name).cloned()),
-        }
+        let io = self.roster_io();
+        let name = name.to_string();
+        self.inner.conn.run(async move {
+            let key = member_key(&name);
+            match io.bucket.get_async(&io.link, &key).await? {
+                Some(record) => Ok(Some(
+                    serde_json::from_slice(&record.value).map_err(|e| io.corrupt(&key, &e))?,
+                )),
+                // Not split out (an older version's roster), or not a member.
+                None => Ok(io.load_roster().await?.roster.get(&name).cloned()),
+            }
+        })
     }
 
     fn update_member(
@@ -266,38 +360,20 @@ impl RosterStore for NatsStore {
         name: &str,
         f: &mut dyn FnMut(&mut Member),
     ) -> Result<Option<Member>, StoreError> {
-        let inner = &self.inner;
-        let key = member_key(name);
-        let mut backoff = crate::backoff::Backoff::conflicts();
-        for round in 0..MAX_CAS_ROUNDS {
-            if round > 0 {
-                backoff.wait();
-            }
-            let record = if crate::check_agent(name).is_ok() {
-                inner.roster.get(&inner.conn, &key)?
-            } else {
-                None
-            };
-            let Some(record) = record else {
-                // Not split out yet, or no such member: the whole-roster path decides.
-                return troupe_store::update_member_in_roster(self, name, f);
-            };
-            let before: Member =
-                serde_json::from_slice(&record.value).map_err(|e| self.corrupt_roster(&key, &e))?;
-            let mut member = before.clone();
+        // As `update_roster`: the loop in one future, `f` applied on this thread.
+        let io = self.roster_io();
+        let owned = name.to_string();
+        let mut apply = |mut member: Member| {
             f(&mut member);
-            member.name = name.to_string();
-            if member == before {
-                return Ok(Some(member));
-            }
-            let bytes = to_bytes("roster member", &member)?;
-            if let Cas::Done(_) = inner
-                .roster
-                .update(&inner.conn, &key, bytes, record.revision)?
-            {
-                return Ok(Some(member));
-            }
+            Ok(member)
+        };
+        let outcome = self.inner.conn.run_applying(&mut apply, |f| async move {
+            io.update_member(&owned, f).await
+        })?;
+        match outcome {
+            Some(member) => Ok(Some(member)),
+            // Not split out yet, or no such member: the whole-roster path decides.
+            None => troupe_store::update_member_in_roster(self, name, f),
         }
-        Err(self.cas_exhausted(&format!("roster member {name}")))
     }
 }

@@ -14,7 +14,8 @@ use troupe_store::{
     CorruptTask, LeaseHolder, NewTask, StoreError, TaskFilter, TaskList, TaskStore, TaskUpdate,
 };
 
-use crate::kv::{Cas, Record};
+use crate::conn::{Caller, Link};
+use crate::kv::{Bucket, Cas, Record};
 use crate::roster::MAX_CAS_ROUNDS;
 use crate::{now_ms, to_bytes, NatsStore};
 
@@ -27,6 +28,99 @@ fn id_of(key: &str) -> Option<TaskId> {
         return None;
     }
     key.parse().ok()
+}
+
+/// The task stored under `id` in `tasks`.
+fn parse_task(tasks: &Bucket, id: TaskId, record: &Record) -> Result<Task, StoreError> {
+    let corrupt = |detail: String| StoreError::Corrupt {
+        place: tasks.place(&id.to_string()),
+        detail,
+    };
+    let task: Task = serde_json::from_slice(&record.value).map_err(|e| corrupt(e.to_string()))?;
+    if task.id != id {
+        return Err(corrupt(format!("it holds task {} instead", task.id)));
+    }
+    Ok(task)
+}
+
+/// The task and its revision; `None` when absent ([`NatsStore::load_task`] as a future).
+async fn load_task(
+    tasks: &Bucket,
+    link: &Link,
+    id: TaskId,
+) -> Result<Option<(Task, u64)>, StoreError> {
+    match tasks.get_async(link, &id.to_string()).await? {
+        None => Ok(None),
+        Some(record) => Ok(Some((parse_task(tasks, id, &record)?, record.revision))),
+    }
+}
+
+/// The statuses of the task's blockers ([`NatsStore::blocker_status`] as a future).
+async fn blocker_status(tasks: &Bucket, link: &Link, task: &Task) -> BlockerStatus {
+    let mut status = BlockerStatus::new();
+    for &b in &task.blocked_by {
+        match load_task(tasks, link, b).await {
+            Ok(Some((t, _))) => {
+                status.insert(b, t.status);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(task = task.id, blocker = b, error = %e, "cannot read blocker");
+            }
+        }
+    }
+    status
+}
+
+/// The way to a task update's closure: the task and its blockers' statuses in, the task as
+/// the closure left it out (a refusal ends the operation on the caller's side).
+type TaskCaller = Caller<(Task, BlockerStatus), Task, Unlocked>;
+
+/// What the update of a task without the board lock came to.
+enum Unlocked {
+    /// The update changed nothing: the task as it is.
+    Unchanged(Box<Task>),
+    /// Written: the task before and after.
+    Committed(Box<(Task, Task)>),
+    /// The update changes the task's blockers (or lost every round): the locked path decides.
+    NeedsLock,
+}
+
+/// The caller's update of task `id` without the board lock, applied until its
+/// compare-and-set wins — one future on the store's runtime, the update itself applied on the
+/// caller's thread when asked (`Caller`: the trait's closure is borrowed and not `Send`).
+async fn update_unlocked(
+    tasks: Bucket,
+    link: Link,
+    id: TaskId,
+    f: TaskCaller,
+) -> Result<Unlocked, StoreError> {
+    for _ in 0..MAX_CAS_ROUNDS {
+        let Some((before, revision)) = load_task(&tasks, &link, id).await? else {
+            return Err(StoreError::UnknownTask {
+                id,
+                place: tasks.place(&id.to_string()),
+            });
+        };
+        let blockers = blocker_status(&tasks, &link, &before).await;
+        let mut task = f.apply((before.clone(), blockers)).await?;
+        // The record's key is its id; a closure must not move it.
+        task.id = before.id;
+        if task == before {
+            return Ok(Unlocked::Unchanged(Box::new(task)));
+        }
+        if task.blocked_by != before.blocked_by {
+            break;
+        }
+        let bytes = to_bytes("task", &task)?;
+        if let Cas::Done(_) = tasks
+            .update_async(&link, &id.to_string(), bytes, revision)
+            .await?
+        {
+            return Ok(Unlocked::Committed(Box::new((before, task))));
+        }
+    }
+    Ok(Unlocked::NeedsLock)
 }
 
 /// The board lock while held; released on drop. Its key's revision is the holder's epoch: a
@@ -87,16 +181,7 @@ impl NatsStore {
     }
 
     fn parse_task(&self, id: TaskId, record: &Record) -> Result<Task, StoreError> {
-        let corrupt = |detail: String| StoreError::Corrupt {
-            place: self.task_place(id),
-            detail,
-        };
-        let task: Task =
-            serde_json::from_slice(&record.value).map_err(|e| corrupt(e.to_string()))?;
-        if task.id != id {
-            return Err(corrupt(format!("it holds task {} instead", task.id)));
-        }
-        Ok(task)
+        parse_task(&self.inner.tasks, id, record)
     }
 
     /// The task and its revision; `None` when absent.
@@ -193,26 +278,35 @@ impl NatsStore {
         let inner = &self.inner;
         let holder = to_bytes("lock holder", &LeaseHolder::this_process())?;
         let deadline = Instant::now() + inner.lease_ttl * 2 + Duration::from_secs(5);
-        let mut backoff = crate::backoff::Backoff::conflicts();
-        loop {
-            if let Cas::Done(revision) =
-                inner.live.create(&inner.conn, BOARD_LOCK, holder.clone())?
-            {
-                return Ok(BoardLock {
-                    store: self,
-                    revision,
-                    holder,
-                });
+        let (live, link, wanted) = (
+            inner.live.clone(),
+            inner.conn.link().clone(),
+            holder.clone(),
+        );
+        // The whole wait is one future on the store's runtime, pausing on its timer.
+        let revision = inner.conn.run(async move {
+            let mut backoff = crate::backoff::Backoff::conflicts();
+            loop {
+                if let Cas::Done(revision) =
+                    live.create_async(&link, BOARD_LOCK, wanted.clone()).await?
+                {
+                    return Ok(revision);
+                }
+                if Instant::now() >= deadline {
+                    return Err(link.error(
+                        "lock the task board",
+                        format!("it stayed locked by {}", live.place(BOARD_LOCK)),
+                    ));
+                }
+                // Blocker edits are rare and short: a brief backoff is cheaper than a watch.
+                tokio::time::sleep(backoff.next_pause()).await;
             }
-            if Instant::now() >= deadline {
-                return Err(inner.conn.error(
-                    "lock the task board",
-                    format!("it stayed locked by {}", inner.live.place(BOARD_LOCK)),
-                ));
-            }
-            // Blocker edits are rare and short: a brief backoff is cheaper than a watch.
-            backoff.wait();
-        }
+        })?;
+        Ok(BoardLock {
+            store: self,
+            revision,
+            holder,
+        })
     }
 
     /// One attempt at applying `f`: the task as it was, as `f` left it, and its revision.
@@ -297,17 +391,26 @@ impl TaskStore for NatsStore {
     }
 
     fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError> {
-        for _ in 0..MAX_CAS_ROUNDS {
-            let (before, task, revision) = self.apply(id, &mut *f)?;
-            if task == before {
+        // First without the lock: the read-apply-write loop is one future, `f` applied here.
+        let inner = &self.inner;
+        let (tasks, link) = (inner.tasks.clone(), inner.conn.link().clone());
+        // A refusal (the task is claimed already, ...) ends the operation here, at once.
+        let mut apply = |(mut task, blockers): (Task, BlockerStatus)| {
+            f(&mut task, &blockers)?;
+            Ok(task)
+        };
+        match inner.conn.run_applying(&mut apply, |caller| {
+            update_unlocked(tasks, link, id, caller)
+        })? {
+            Unlocked::Unchanged(task) => return Ok(*task),
+            Unlocked::Committed(both) => {
+                let (before, task) = *both;
+                for event in troupe_store::record::task_changes(&before, &task) {
+                    self.record_quietly(event);
+                }
                 return Ok(task);
             }
-            if task.blocked_by != before.blocked_by {
-                break; // the locked path below
-            }
-            if self.commit(&before, &task, revision)? {
-                return Ok(task);
-            }
+            Unlocked::NeedsLock => {}
         }
         // The blockers change: again from the start, with the whole board held still. A
         // holder that stalled past its lock's lapse is fenced out and starts over.

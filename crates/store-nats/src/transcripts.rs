@@ -47,19 +47,22 @@ impl NatsStore {
         let subject = inner.names.transcript_subject(agent);
         let last = inner
             .conn
-            .retry(&format!("look up the transcript of {agent}"), || {
-                let (stream, subject) = (inner.transcripts.clone(), subject.clone());
-                async move {
-                    match stream.direct_get_last_for_subject(subject).await {
-                        Ok(m) => Ok(Some((
-                            m.sequence,
-                            m.headers
-                                .get(END_HEADER)
-                                .and_then(|v| v.as_str().parse::<u64>().ok()),
-                            m.payload.last().copied(),
-                        ))),
-                        Err(e) if e.kind() == DirectGetErrorKind::NotFound => Ok(None),
-                        Err(e) => Err(Fail::Transient(e.to_string())),
+            .retry(&format!("look up the transcript of {agent}"), {
+                let stream = inner.transcripts.clone();
+                move || {
+                    let (stream, subject) = (stream.clone(), subject.clone());
+                    async move {
+                        match stream.direct_get_last_for_subject(subject).await {
+                            Ok(m) => Ok(Some((
+                                m.sequence,
+                                m.headers
+                                    .get(END_HEADER)
+                                    .and_then(|v| v.as_str().parse::<u64>().ok()),
+                                m.payload.last().copied(),
+                            ))),
+                            Err(e) if e.kind() == DirectGetErrorKind::NotFound => Ok(None),
+                            Err(e) => Err(Fail::Transient(e.to_string())),
+                        }
                     }
                 }
             })?;
@@ -87,13 +90,13 @@ impl NatsStore {
         let subject = inner.names.transcript_subject(agent);
         let (payloads, _) = inner
             .conn
-            .retry(&format!("read the transcript of {agent}"), || {
-                let (stream, client, subject) = (
-                    inner.transcripts.clone(),
-                    inner.conn.client.clone(),
-                    subject.clone(),
-                );
-                async move { crate::events::read_after(stream, client, subject, 0).await }
+            .retry(&format!("read the transcript of {agent}"), {
+                let (stream, client) = (inner.transcripts.clone(), inner.conn.client.clone());
+                move || {
+                    let (stream, client, subject) =
+                        (stream.clone(), client.clone(), subject.clone());
+                    async move { crate::events::read_after(stream, client, subject, 0).await }
+                }
             })?;
         let mut bytes = Vec::with_capacity(payloads.iter().map(|(_, p)| p.len()).sum());
         for (_, payload) in payloads {
@@ -119,16 +122,13 @@ impl NatsStore {
             // Each attempt carries the same id, so a retry after a lost answer is stored once.
             let id = troupe_protocol::ids::new_ulid().to_string();
             let after = tail.seq;
-            let stored =
-                inner
-                    .conn
-                    .retry(&format!("append to the transcript of {agent}"), || {
-                        let (js, subject, payload, id) = (
-                            inner.conn.js.clone(),
-                            subject.clone(),
-                            payload.clone(),
-                            id.clone(),
-                        );
+            let stored = inner
+                .conn
+                .retry(&format!("append to the transcript of {agent}"), {
+                    let (js, subject) = (inner.conn.js.clone(), subject.clone());
+                    move || {
+                        let (js, subject, payload, id) =
+                            (js.clone(), subject.clone(), payload.clone(), id.clone());
                         async move {
                             let publish = async_nats::jetstream::message::PublishMessage::build()
                                 .payload(payload)
@@ -143,7 +143,8 @@ impl NatsStore {
                                 Err(e) => Err(Fail::Transient(e.to_string())),
                             }
                         }
-                    })?;
+                    }
+                })?;
             let Some(seq) = stored else {
                 if i == 0 {
                     return Ok(false);

@@ -28,7 +28,7 @@ impl NatsWatch {
         let wake = inner.names.wake_subject(agent);
         let mut sub = inner
             .conn
-            .retry(&format!("watch the mailbox of {agent}"), || {
+            .retry(&format!("watch the mailbox of {agent}"), move || {
                 let (client, wake) = (client.clone(), wake.clone());
                 async move {
                     let sub = client.subscribe(wake).await?;

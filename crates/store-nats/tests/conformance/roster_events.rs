@@ -12,6 +12,7 @@ use crate::both;
 both!(
     missing_roster_is_empty_and_updates_persist,
     concurrent_roster_updates_from_many_handles_lose_nothing,
+    concurrent_member_updates_from_many_handles_lose_nothing,
     a_corrupt_roster_is_an_error_and_is_not_overwritten,
     events_resume_from_a_cursor_and_count_corruption,
     presence_is_per_member_and_cleared_by_none,
@@ -61,6 +62,33 @@ fn concurrent_roster_updates_from_many_handles_lose_nothing(b: Backend) {
     }
     let roster = ok(f.open().roster());
     assert_eq!(roster.members.len(), 40);
+}
+
+/// Writers racing on one member's record: every lost compare-and-set is applied again until
+/// it wins, so no increment is lost.
+fn concurrent_member_updates_from_many_handles_lose_nothing(b: Backend) {
+    let f = Arc::new(Fixture::new(b));
+    ok(f.store.update_roster(&mut |r| {
+        r.members.push(Member::new("alice", "r", 0, 0));
+    }));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                let s = f.open();
+                for _ in 0..5 {
+                    let updated = ok(s.update_member("alice", &mut |m| m.epoch += 1));
+                    assert!(updated.is_some());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let alice = ok(f.open().member("alice")).expect("alice is on the roster");
+    assert_eq!(alice.epoch, 40);
+    assert_eq!(ok(f.open().roster()).members.len(), 1);
 }
 
 fn a_corrupt_roster_is_an_error_and_is_not_overwritten(b: Backend) {
