@@ -72,9 +72,11 @@ pub fn team_with(
         team: name.to_string(),
         workspace: workspace.to_path_buf(),
         troupe_dir: workspace.join(".troupe"),
-        recipe: troupe_agent::Recipe {
-            shared: Arc::new(move |_| extensions.clone()),
-            ..troupe_agent::Recipe::new(model_config(server), model_config(server).build())
+        recipe: {
+            let mut recipe =
+                troupe_agent::Recipe::new(model_config(server), model_config(server).build());
+            recipe.shared = Arc::new(move |_| extensions.clone());
+            recipe
         },
         mode: TeammateMode::InProcess,
         exe: None,
