@@ -231,13 +231,7 @@ fn set_model_switches_the_lead_and_the_teammates_spawned_afterwards() {
     let results = of_kind(&seen, "result");
     assert_eq!(results.len(), 2, "{seen:?}");
     assert_eq!(results[0]["result"], "heard: say hello");
-    let models = |agent: &str| -> Vec<String> {
-        server
-            .requests_for(agent)
-            .iter()
-            .map(|r| r.body["model"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let models = |agent: &str| sdk_model::models_of(&server, agent);
     let lead = models("lead");
     assert_eq!(lead[0], "claude-sonnet-4-5", "{lead:?}");
     assert!(lead[1..].iter().all(|m| m == "claude-opus-4-1"), "{lead:?}");

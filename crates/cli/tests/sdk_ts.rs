@@ -307,13 +307,7 @@ fn set_model_switches_the_lead_and_the_teammates_spawned_afterwards() {
     };
     let results: Vec<&Value> = seen.iter().filter(|v| v["kind"] == "result").collect();
     assert_eq!(results.len(), 2, "{seen:#?}");
-    let models = |agent: &str| -> Vec<String> {
-        server
-            .requests_for(agent)
-            .iter()
-            .map(|r| r.body["model"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let models = |agent: &str| sdk_model::models_of(&server, agent);
     let lead = models("lead");
     assert_eq!(lead[0], "claude-sonnet-4-5", "{lead:?}");
     assert!(

@@ -290,13 +290,7 @@ fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
                 // The same client (its bound, its shared prefixes): the name goes with each
                 // request.
                 let client = lead.agent.model_client();
-                lead.agent.set_model(client.clone(), name);
-                // And every teammate and subagent made from now on.
-                lead.team
-                    .shared()
-                    .config
-                    .recipe
-                    .set_model(lead.run.model.clone(), client);
+                switch_model(lead, client);
             }
             Change::Thinking(budget) => {
                 lead.run.model.reasoning.thinking = match budget {
@@ -304,16 +298,18 @@ fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
                     Some(0) => Thinking::Off,
                     Some(budget) => Thinking::Budget(budget),
                 };
-                let name = lead.run.model.model.clone();
                 // The reasoning is the client's: a new one, bounded as the run's.
                 let client = crate::compose::model_client(&lead.run.model, lead.agent.settings());
-                lead.agent.set_model(client.clone(), name);
-                lead.team
-                    .shared()
-                    .config
-                    .recipe
-                    .set_model(lead.run.model.clone(), client);
+                switch_model(lead, client);
             }
         }
     }
+}
+
+/// Puts `lead.run.model` in force through `client`: for the lead, and for every teammate and
+/// subagent made from now on.
+fn switch_model(lead: &mut Lead, client: Arc<dyn troupe_model::Model>) {
+    let config = lead.run.model.clone();
+    lead.agent.set_model(client.clone(), config.model.clone());
+    lead.team.shared().config.recipe.set_model(config, client);
 }

@@ -58,3 +58,12 @@ pub fn model() -> FakeServer {
     });
     server
 }
+
+/// The model named by each request `agent` made, in order.
+pub fn models_of(server: &FakeServer, agent: &str) -> Vec<String> {
+    server
+        .requests_for(agent)
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
