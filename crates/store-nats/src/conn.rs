@@ -21,6 +21,10 @@ use crate::url::{Auth, NatsUrl};
 /// How long a request waits for the server's answer.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long one attempt of an operation (a request, or a few in a row) may take before it
+/// counts as unanswered and is tried again.
+pub const ATTEMPT_LIMIT: Duration = Duration::from_secs(10);
+
 /// How long an operation keeps retrying while the server is unreachable (restarting, a network
 /// blip) before it fails: the client reconnects meanwhile, on its own.
 pub const RETRY_FOR: Duration = Duration::from_secs(30);
@@ -260,8 +264,24 @@ impl Conn {
         Fut: Future<Output = Result<T, Fail>> + Send + 'static,
         T: Send + 'static,
     {
+        self.retry_within(action, ATTEMPT_LIMIT, make)
+    }
+
+    /// [`Conn::retry`] for an attempt that is many requests (a batch of acks): each attempt
+    /// may take up to `attempt` before it counts as unanswered.
+    pub fn retry_within<T, F, Fut>(
+        &self,
+        action: &str,
+        attempt: Duration,
+        make: F,
+    ) -> Result<T, StoreError>
+    where
+        F: FnMut() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, Fail>> + Send + 'static,
+        T: Send + 'static,
+    {
         let (link, action) = (self.link.clone(), action.to_string());
-        self.run(async move { link.retry(&action, make).await })
+        self.run(async move { link.retry_within(&action, attempt, make).await })
     }
 }
 
@@ -320,7 +340,21 @@ impl Link {
     /// a retry holds no thread: neither the caller's nor one of the runtime's.
     ///
     /// [`Backoff`]: crate::backoff::Backoff
-    pub async fn retry<T, F, Fut>(&self, action: &str, mut make: F) -> Result<T, StoreError>
+    pub async fn retry<T, F, Fut>(&self, action: &str, make: F) -> Result<T, StoreError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Fail>>,
+    {
+        self.retry_within(action, ATTEMPT_LIMIT, make).await
+    }
+
+    /// [`Link::retry`] with each attempt bounded by `attempt` instead of [`ATTEMPT_LIMIT`].
+    pub async fn retry_within<T, F, Fut>(
+        &self,
+        action: &str,
+        attempt: Duration,
+        mut make: F,
+    ) -> Result<T, StoreError>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Fail>>,
@@ -328,7 +362,7 @@ impl Link {
         let start = Instant::now();
         let mut backoff = crate::backoff::Backoff::unreachable();
         loop {
-            let outcome = match tokio::time::timeout(REQUEST_TIMEOUT * 2, make()).await {
+            let outcome = match tokio::time::timeout(attempt, make()).await {
                 Ok(r) => r,
                 Err(_) => Err(Fail::Transient("no answer in time".into())),
             };

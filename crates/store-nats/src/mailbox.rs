@@ -23,7 +23,7 @@ use futures_util::StreamExt;
 use troupe_protocol::Envelope;
 use troupe_store::{AckToken, Batch, CorruptLine, EventLog, MailboxStore, StoreError, Watch};
 
-use crate::conn::Fail;
+use crate::conn::{Fail, ATTEMPT_LIMIT, REQUEST_TIMEOUT};
 use crate::{check_agent, now_ms, NatsStore, ACK_WAIT};
 
 /// Messages asked for per pull request.
@@ -483,30 +483,34 @@ impl MailboxStore for NatsStore {
                 .filter_map(|(seq, h)| h.reply.clone().map(|r| (*seq, r)))
                 .collect(),
         );
-        let acked = inner.conn.retry(&format!("ack the mail of {agent}"), {
-            let (js, stream) = (inner.conn.js.clone(), inner.mail.clone());
-            move || {
-                let (js, replies, stream) = (js.clone(), replies.clone(), stream.clone());
-                async move {
-                    // Every ack is confirmed, not only the last: acks sent just before a stream
-                    // leader dies are lost even when a later one, answered by the next leader, is
-                    // confirmed.
-                    let outcomes: Vec<Result<Acked, Fail>> =
-                        futures_util::stream::iter(replies.iter().cloned())
+        // A server that lost the consumer's state answers none of these acks: every one waits
+        // out its request timeout, window after window, so an attempt may take that long.
+        let waves = u32::try_from(replies.len().div_ceil(ACK_WINDOW)).unwrap_or(u32::MAX);
+        let attempt = ATTEMPT_LIMIT.max(REQUEST_TIMEOUT.saturating_mul(waves + 1));
+        let acked = inner
+            .conn
+            .retry_within(&format!("ack the mail of {agent}"), attempt, {
+                let (js, stream) = (inner.conn.js.clone(), inner.mail.clone());
+                move || {
+                    let (js, replies, stream) = (js.clone(), replies.clone(), stream.clone());
+                    async move {
+                        // Every ack is confirmed, not only the last: acks sent just before a stream
+                        // leader dies are lost even when a later one, answered by the next leader, is
+                        // confirmed.
+                        let mut outcomes = futures_util::stream::iter(replies.iter().cloned())
                             .map(|(seq, reply)| confirm_ack(js.clone(), stream.clone(), seq, reply))
-                            .buffer_unordered(ACK_WINDOW)
-                            .collect()
-                            .await;
-                    let mut result = Acked::Confirmed;
-                    for outcome in outcomes {
-                        if let Acked::Stale = outcome? {
-                            result = Acked::Stale;
+                            .buffer_unordered(ACK_WINDOW);
+                        while let Some(outcome) = outcomes.next().await {
+                            // One delivery the server no longer knows means it lost the consumer's
+                            // recent state: the mailbox is taken over anew, so the rest need not wait.
+                            if let Acked::Stale = outcome? {
+                                return Ok(Acked::Stale);
+                            }
                         }
+                        Ok(Acked::Confirmed)
                     }
-                    Ok(result)
                 }
-            }
-        });
+            });
         if acked.is_ok() {
             let mut all = inner.acked.lock().unwrap_or_else(PoisonError::into_inner);
             let mine = all.entry(agent.to_string()).or_default();
