@@ -50,6 +50,8 @@ fn main() {
         );
         return;
     }
+    // Before the first thread starts: glibc picks a thread's arena when it first allocates.
+    few_malloc_arenas();
     // A closed pipe (`troupe team status | head -1`) ends a subcommand as it ends `ls`: quietly,
     // by SIGPIPE, never with a panic at the next print. Runs that own tool processes (the REPL,
     // headless, teammates) ignore it again below and treat a failed write as nobody reading.
@@ -148,6 +150,29 @@ fn main() {
                 render::sanitize::terminal(&format!("{e:#}"))
             );
             signals::exit(code);
+        }
+    }
+}
+
+/// glibc's malloc arenas at most, unless `MALLOC_ARENA_MAX` or `GLIBC_TUNABLES` says otherwise.
+/// Its default (8 per CPU) gives each of the lead's ~34 threads (2 async workers, up to 32
+/// blocking ones for store calls) an arena of its own, up to 16 on 2 CPUs, and each keeps
+/// the high-water mark of what was freed in it: at 1,000 teammates 15 arenas held 60 MiB for
+/// ~37 MiB of live heap (team_rss peak 79.5 MiB). The allocating threads that run at once are
+/// the 2 async workers (the blocking ones mostly wait on the disk), so 2 arenas cost no
+/// measurable contention (team_rss CPU unchanged) and hold what the heap needs.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const MALLOC_ARENAS: libc::c_int = 2;
+
+/// Caps glibc's malloc arenas at [`MALLOC_ARENAS`]; call it while troupe has one thread.
+fn few_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let told = std::env::var_os("MALLOC_ARENA_MAX").is_some()
+            || std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("arena_max"));
+        if !told {
+            // SAFETY: mallopt only sets a malloc parameter; no thread allocates meanwhile.
+            unsafe { libc::mallopt(libc::M_ARENA_MAX, MALLOC_ARENAS) };
         }
     }
 }

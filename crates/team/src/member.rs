@@ -242,7 +242,7 @@ async fn phases_of(
                 if let Some(jobs) = jobs {
                     jobs.kill_all().await;
                 }
-                agent.end_session(SessionEndReason::Other).await;
+                Box::pin(agent.end_session(SessionEndReason::Other)).await;
                 let status = match ending {
                     Ending::ProcessExit => AgentStatus::Idle,
                     Ending::Shutdown => AgentStatus::Shutdown,
@@ -283,8 +283,10 @@ async fn phases_of(
                     stop_flag.store(true, Ordering::SeqCst);
                 }
                 let outcome = {
-                    let turn = agent.run_turn(input, &mut observe);
-                    tokio::pin!(turn);
+                    // Boxed, as the other phases' calls below: the member's task then holds
+                    // only the phase it is in, not room for the largest (a turn's state is
+                    // kilobytes, and a thousand idle teammates held it all; issue 27).
+                    let mut turn = Box::pin(agent.run_turn(input, &mut observe));
                     tokio::select! {
                         outcome = &mut turn => outcome,
                         () = cancel.cancelled() => {
@@ -327,7 +329,9 @@ async fn phases_of(
                     Phase::Ended(Ending::ProcessExit)
                 } else if outcome.end == TurnEnd::Stopped {
                     Phase::Ended(Ending::Shutdown)
-                } else if let Some(feedback) = idle_hooks(agent, shared, &mut idle_refusals).await {
+                } else if let Some(feedback) =
+                    Box::pin(idle_hooks(agent, shared, &mut idle_refusals)).await
+                {
                     Phase::Working(Some(feedback))
                 } else {
                     let n = name.clone();

@@ -116,9 +116,9 @@ pub fn claim_for_idle(
     name: &str,
     epoch: u64,
 ) -> Result<Option<Task>, StoreError> {
-    let roster = store.roster()?;
-    match roster.get(name) {
-        Some(m) if m.epoch == epoch && claims_work(m) => claim_next(store, name),
+    // One member, not a copy of the whole roster per idle member (issue 27).
+    match store.member(name)? {
+        Some(m) if m.epoch == epoch && claims_work(&m) => claim_next(store, name),
         _ => Ok(None),
     }
 }
