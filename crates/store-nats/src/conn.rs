@@ -300,6 +300,11 @@ pub struct Caller<A, B, T> {
 }
 
 impl<A, B, T> Caller<A, B, T> {
+    /// The connection, for the operation's own requests.
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
     /// The caller's closure applied to `value`, on the caller's thread.
     pub async fn apply(&self, value: A) -> Result<B, StoreError> {
         let (tx, rx) = oneshot::channel();

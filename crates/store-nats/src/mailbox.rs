@@ -501,9 +501,17 @@ impl MailboxStore for NatsStore {
                             .map(|(seq, reply)| confirm_ack(js.clone(), stream.clone(), seq, reply))
                             .buffer_unordered(ACK_WINDOW);
                         while let Some(outcome) = outcomes.next().await {
-                            // One delivery the server no longer knows means it lost the consumer's
-                            // recent state: the mailbox is taken over anew, so the rest need not wait.
+                            // One delivery the server no longer knows means it lost the
+                            // consumer's recent state (and may answer none of these): the
+                            // mailbox is taken over anew, so the rest are acked without
+                            // waiting for answers. What the server still hands out comes back
+                            // and is acked again as a repeat.
                             if let Acked::Stale = outcome? {
+                                drop(outcomes);
+                                for (_, reply) in replies.iter() {
+                                    let acker = Acker::new(js.clone(), Some(reply.clone()));
+                                    let _ = acker.ack().await;
+                                }
                                 return Ok(Acked::Stale);
                             }
                         }

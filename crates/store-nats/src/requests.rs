@@ -4,7 +4,8 @@
 use troupe_protocol::{Event, Request, RequestError};
 use troupe_store::{EventLog, RequestFilter, RequestStore, StoreError};
 
-use crate::kv::Cas;
+use crate::conn::Caller;
+use crate::kv::{Bucket, Cas};
 use crate::roster::MAX_CAS_ROUNDS;
 use crate::{to_bytes, NatsStore};
 
@@ -94,31 +95,26 @@ impl RequestStore for NatsStore {
         id: &str,
         f: &mut dyn FnMut(&mut Request) -> Result<(), RequestError>,
     ) -> Result<Request, StoreError> {
-        let inner = &self.inner;
-        for _ in 0..MAX_CAS_ROUNDS {
-            let Some((before, revision)) = self.load_request(id)? else {
-                return Err(StoreError::UnknownRequest {
-                    id: id.to_string(),
-                    place: self.request_place(id),
-                });
-            };
-            let mut request = before.clone();
+        check_id(id)?;
+        // As the roster's updates: the compare-and-set loop is one future on the store's
+        // runtime, pausing (jittered) after a lost round; `f` is applied on this thread.
+        let mut apply = |mut request: Request| {
             let outcome = f(&mut request);
-            // The record's key is its id; a closure must not move it.
-            request.id = before.id.clone();
-            if request != before {
-                let bytes = to_bytes("request", &request)?;
-                if inner.requests.update(&inner.conn, id, bytes, revision)? == Cas::Conflict {
-                    continue;
-                }
-                for event in troupe_store::record::request_changes(before.history.len(), &request) {
-                    self.record_quietly(event);
-                }
+            Ok((request, outcome))
+        };
+        let (bucket, place) = (self.inner.requests.clone(), self.request_place(id));
+        let owned = id.to_string();
+        let (before, request, outcome) =
+            self.inner.conn.run_applying(&mut apply, |f| async move {
+                update_loop(bucket, f, owned, place).await
+            })?;
+        if request != before {
+            for event in troupe_store::record::request_changes(before.history.len(), &request) {
+                self.record_quietly(event);
             }
-            outcome?;
-            return Ok(request);
         }
-        Err(self.cas_exhausted(&format!("request {id}")))
+        outcome?;
+        Ok(request)
     }
 
     fn list_requests(&self, filter: &RequestFilter) -> Result<Vec<Request>, StoreError> {
@@ -149,4 +145,51 @@ impl RequestStore for NatsStore {
         }
         Ok(expired)
     }
+}
+
+/// What one application of a request update gave: the record after it, and the closure's own
+/// verdict (returned after the record is committed).
+type Applied = (Request, Result<(), RequestError>);
+
+/// [`RequestStore::update_request`]'s loop: read, apply on the caller's thread, write on the
+/// revision read; after a lost round, a pause on the runtime's timer and again. Returns the
+/// record before and after (equal when the closure changed nothing) and the verdict.
+async fn update_loop(
+    bucket: Bucket,
+    f: Caller<Request, Applied, (Request, Request, Result<(), RequestError>)>,
+    id: String,
+    place: String,
+) -> Result<(Request, Request, Result<(), RequestError>), StoreError> {
+    let link = f.link().clone();
+    let mut backoff = crate::backoff::Backoff::conflicts();
+    for round in 0..MAX_CAS_ROUNDS {
+        if round > 0 {
+            tokio::time::sleep(backoff.next_pause()).await;
+        }
+        let Some(record) = bucket.get_async(&link, &id).await? else {
+            return Err(StoreError::UnknownRequest { id, place });
+        };
+        let before: Request =
+            serde_json::from_slice(&record.value).map_err(|e| StoreError::Corrupt {
+                place: place.clone(),
+                detail: e.to_string(),
+            })?;
+        let (mut request, outcome) = f.apply(before.clone()).await?;
+        // The record's key is its id; a closure must not move it.
+        request.id = before.id.clone();
+        if request == before {
+            return Ok((before, request, outcome));
+        }
+        let bytes = to_bytes("request", &request)?;
+        if let Cas::Done(_) = bucket
+            .update_async(&link, &id, bytes, record.revision)
+            .await?
+        {
+            return Ok((before, request, outcome));
+        }
+    }
+    Err(crate::roster::cas_exhausted(
+        &link,
+        &format!("request {id}"),
+    ))
 }

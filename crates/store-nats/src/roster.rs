@@ -294,7 +294,7 @@ impl RosterIo {
 }
 
 /// The error of a compare-and-set loop that lost every round.
-fn cas_exhausted(link: &Link, what: &str) -> StoreError {
+pub(crate) fn cas_exhausted(link: &Link, what: &str) -> StoreError {
     link.error(
         format!("update {what}"),
         format!("{MAX_CAS_ROUNDS} compare-and-set rounds lost to other writers"),

@@ -95,7 +95,12 @@ async fn update_unlocked(
     id: TaskId,
     f: TaskCaller,
 ) -> Result<Unlocked, StoreError> {
-    for _ in 0..MAX_CAS_ROUNDS {
+    let mut backoff = crate::backoff::Backoff::conflicts();
+    for round in 0..MAX_CAS_ROUNDS {
+        if round > 0 {
+            // Another writer won: let the crowd thin out before reading again.
+            tokio::time::sleep(backoff.next_pause()).await;
+        }
         let Some((before, revision)) = load_task(&tasks, &link, id).await? else {
             return Err(StoreError::UnknownTask {
                 id,
@@ -247,29 +252,38 @@ impl NatsStore {
             .chain(board.corrupt.iter().map(|c| c.id))
             .max()
             .map_or(1, |last| last + 1);
-        for _ in 0..MAX_CAS_ROUNDS {
-            let current = inner.tasks.get(&inner.conn, NEXT)?;
-            let recorded = current
-                .as_ref()
-                .and_then(|r| {
-                    std::str::from_utf8(&r.value)
-                        .ok()?
-                        .trim()
-                        .parse::<TaskId>()
-                        .ok()
-                })
-                .unwrap_or(1);
-            let id = recorded.max(after_last).max(1);
-            let next = bytes::Bytes::from(id.saturating_add(1).to_string());
-            let written = match current {
-                Some(r) => inner.tasks.update(&inner.conn, NEXT, next, r.revision)?,
-                None => inner.tasks.create(&inner.conn, NEXT, next)?,
-            };
-            if let Cas::Done(_) = written {
-                return Ok(id);
+        let (tasks, link) = (inner.tasks.clone(), inner.conn.link().clone());
+        // One future: a lost round (another creator moved `next`) pauses on the runtime's
+        // timer, jittered, before it reads again.
+        inner.conn.run(async move {
+            let mut backoff = crate::backoff::Backoff::conflicts();
+            for round in 0..MAX_CAS_ROUNDS {
+                if round > 0 {
+                    tokio::time::sleep(backoff.next_pause()).await;
+                }
+                let current = tasks.get_async(&link, NEXT).await?;
+                let recorded = current
+                    .as_ref()
+                    .and_then(|r| {
+                        std::str::from_utf8(&r.value)
+                            .ok()?
+                            .trim()
+                            .parse::<TaskId>()
+                            .ok()
+                    })
+                    .unwrap_or(1);
+                let id = recorded.max(after_last).max(1);
+                let next = bytes::Bytes::from(id.saturating_add(1).to_string());
+                let written = match current {
+                    Some(r) => tasks.update_async(&link, NEXT, next, r.revision).await?,
+                    None => tasks.create_async(&link, NEXT, next).await?,
+                };
+                if let Cas::Done(_) = written {
+                    return Ok(id);
+                }
             }
-        }
-        Err(self.cas_exhausted("the task id allocator"))
+            Err(crate::roster::cas_exhausted(&link, "the task id allocator"))
+        })
     }
 
     /// Takes the board lock, waiting while another writer holds it (it lapses after the lease

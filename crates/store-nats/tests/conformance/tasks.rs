@@ -31,7 +31,35 @@ both!(
     claim_race_processes_exactly_one_winner_per_task,
     racing_blocker_edits_never_close_a_cycle,
     a_blocker_edit_stalled_past_the_lock_never_overlaps_the_next,
+    concurrent_creators_on_many_handles_get_distinct_ids,
 );
+
+/// 6 handles (as 6 processes) × 5 tasks created at once: 30 tasks, ids 1..=30, none twice,
+/// every one on the board.
+fn concurrent_creators_on_many_handles_get_distinct_ids(b: Backend) {
+    let f = std::sync::Arc::new(Fixture::new(b));
+    let threads: Vec<_> = (0..6)
+        .map(|i| {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                let s = f.open();
+                (0..5)
+                    .map(|j| ok(s.create_task(&new(&format!("t{i}-{j}"), vec![]))).id)
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut ids: Vec<_> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=30).collect::<Vec<_>>());
+    assert_eq!(
+        ok(f.store.list_tasks(&TaskFilter::default())).tasks.len(),
+        30
+    );
+}
 
 fn create_list_get_and_claim_through_the_trait_object(b: Backend) {
     let f = Fixture::new(b);
