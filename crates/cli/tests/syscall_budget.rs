@@ -113,6 +113,14 @@ fn the_headless_loop_stays_within_its_syscall_budget() {
     // in two by a slow writer) is taken at its floor, like the baseline was.
     let runs: Vec<Counts> = (0..3).map(|_| traced_run()).collect();
     let measured = Counts::floor(&runs);
+    // Not a budget but a rule (issue 30): the run syncs its transcript once at the end of each
+    // of its two model rounds, and nothing else (the session team's first roster is left in
+    // the page cache; the next open writes it again).
+    assert!(
+        runs.iter().all(|c| c.syncs <= 2),
+        "a plain -p run of two model rounds synced more than its transcript, once a round: {:?}",
+        runs.iter().map(|c| c.syncs).collect::<Vec<_>>()
+    );
     if std::env::var_os("TROUPE_WRITE_BASELINE").is_some() {
         let text = serde_json::to_string_pretty(&measured.to_json()).unwrap();
         std::fs::write(baseline_path(), text + "\n").unwrap();

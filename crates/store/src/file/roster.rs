@@ -236,12 +236,25 @@ impl FileStore {
         }
     }
 
-    /// Writes the log anew as one whole-roster record (atomically and durably) and points the
-    /// cache at it; a `roster.json` left by an older version goes once the log is durable.
-    fn rewrite_log(&self, cache: &mut RosterCache, roster: Roster) -> Result<(), StoreError> {
+    /// Writes the log anew as one whole-roster record (atomically, and durably when `weight`
+    /// asks) and points the cache at it; a `roster.json` left by an older version goes once the
+    /// log is written.
+    fn rewrite_log(
+        &self,
+        cache: &mut RosterCache,
+        roster: Roster,
+        weight: Weight,
+    ) -> Result<(), StoreError> {
         let path = self.roster_path(LOG);
         let line = to_line("roster", &RecordRef::Roster(&roster))?;
-        self.replace_file(&path, &line)?;
+        match weight {
+            Weight::Durable => self.replace_file(&path, &line)?,
+            Weight::Volatile => troupe_durable::atomic::write_atomic_with(
+                &path,
+                &line,
+                troupe_durable::Durability::OsBuffered,
+            )?,
+        }
         let meta = fs::metadata(&path).map_err(StoreError::io("stat", &path))?;
         if cache.file.is_none() {
             let legacy = self.roster_path(LEGACY);
@@ -305,7 +318,15 @@ impl RosterStore for FileStore {
             };
             let compact = cache.records + 1 > COMPACT_MIN.max(2 * roster.members.len());
             if cache.file.is_none() || compact {
-                self.rewrite_log(&mut cache, roster.clone())?;
+                // A roster created with no members yet (a team opened, its lead named) is left
+                // in the page cache: lost in a crash, it is what the next open writes again, so
+                // a plain `-p` run syncs only its transcript. Anything with members is synced.
+                let weight = if cache.file.is_none() && roster.members.is_empty() {
+                    Weight::Volatile
+                } else {
+                    Weight::Durable
+                };
+                self.rewrite_log(&mut cache, roster.clone(), weight)?;
                 return Ok(roster);
             }
             let line = to_line("roster record", &record)?;
@@ -359,7 +380,7 @@ impl RosterStore for FileStore {
             if cache.file.is_none() || compact {
                 let mut roster = cache.roster.clone();
                 roster.members[pos] = after.clone();
-                self.rewrite_log(&mut cache, roster)?;
+                self.rewrite_log(&mut cache, roster, Weight::Durable)?;
                 return Ok(Some(after));
             }
             let line = to_line("roster record", &RecordRef::Members(vec![&after]))?;
