@@ -83,7 +83,7 @@ pub struct AgentConfig {
 pub struct Agent {
     config: AgentConfig,
     model: Arc<dyn Model>,
-    system: String,
+    system: Arc<str>,
     /// Where the system prompt's shared and stable parts end (for prompt caching).
     cache_marks: troupe_model::CacheMarks,
     tools: Registry,
@@ -155,7 +155,7 @@ impl Agent {
         Agent {
             config: parts.config,
             model: parts.model,
-            system: parts.system.text,
+            system: parts.system.text.into(),
             cache_marks: parts.system.marks,
             offered: parts.tools.clone(),
             specs: crate::specs::SpecCache::default(),

@@ -256,7 +256,7 @@ fn request_body_has_the_messages_api_shape() {
     );
 
     let bare = body_value(&ModelRequest {
-        system: String::new(),
+        system: "".into(),
         tools: vec![].into(),
         ..request
     });
@@ -271,7 +271,7 @@ fn tool_result_images_become_image_blocks_after_the_text() {
     };
     let request = ModelRequest {
         model: "m".into(),
-        system: String::new(),
+        system: "".into(),
         messages: vec![ChatMessage {
             role: troupe_protocol::Role::User,
             content: vec![
@@ -319,7 +319,7 @@ fn caching_marks_the_system_parts_and_the_newest_message() {
     let system = format!("{}{}", "s".repeat(6_000), "Date: today");
     let request = ModelRequest {
         model: "claude-sonnet-4-5".into(),
-        system,
+        system: system.into(),
         messages: vec![ChatMessage::user_text("hello")],
         tools: Vec::<ToolSpec>::new().into(),
         max_tokens: 100,

@@ -5,7 +5,7 @@ use troupe_protocol::{ChatMessage, ContentBlock};
 fn request(system: String, marks: Option<CacheMarks>, messages: Vec<ChatMessage>) -> ModelRequest {
     ModelRequest {
         model: "claude-sonnet-4-5".into(),
-        system,
+        system: system.into(),
         messages,
         tools: Vec::<ToolSpec>::new().into(),
         max_tokens: 10,

@@ -120,7 +120,7 @@ mod tests {
     fn a_calls_usage_is_estimated_from_what_went_and_came() {
         let request = ModelRequest {
             model: "m".into(),
-            system: "s".repeat(400),
+            system: "s".repeat(400).into(),
             messages: vec![ChatMessage::user_text("x".repeat(40))],
             tools: vec![ToolSpec {
                 name: "bash".into(),

@@ -88,7 +88,7 @@ pub struct ModelRequest {
     /// Model name as the provider knows it.
     pub model: String,
     /// System prompt.
-    pub system: String,
+    pub system: std::sync::Arc<str>,
     /// The conversation so far; never empty, starts with a user message.
     pub messages: Vec<ChatMessage>,
     /// Tools the model may call: shared, not copied, by every call of every agent that offers

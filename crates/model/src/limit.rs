@@ -145,7 +145,7 @@ mod tests {
                 tokio::spawn(async move {
                     let request = ModelRequest {
                         model: "m".into(),
-                        system: String::new(),
+                        system: "".into(),
                         messages: Vec::new(),
                         tools: Vec::new().into(),
                         max_tokens: 1,

@@ -140,7 +140,7 @@ fn a_stream_without_finish_or_done_is_incomplete() {
 fn with_tools() -> OpenAiAssembler {
     OpenAiAssembler::for_request(&ModelRequest {
         model: "m".into(),
-        system: String::new(),
+        system: "".into(),
         messages: vec![ChatMessage::user_text("hi")],
         tools: vec![ToolSpec {
             name: "bash".into(),
@@ -324,7 +324,7 @@ fn body_value(request: &ModelRequest, reading: Reading) -> Value {
 fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
     let request = ModelRequest {
         model: "gpt-4o-mini".into(),
-        system: String::new(),
+        system: "".into(),
         messages: vec![ChatMessage::user_text("hi")],
         tools: vec![ToolSpec {
             name: "glob".into(),
@@ -369,7 +369,7 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
 fn a_required_tool_choice_is_sent_with_the_tools_only() {
     let request = ModelRequest {
         model: "local".into(),
-        system: String::new(),
+        system: "".into(),
         messages: vec![ChatMessage::user_text("hi")],
         tools: vec![ToolSpec {
             name: "bash".into(),

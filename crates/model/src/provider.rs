@@ -506,7 +506,7 @@ pub(crate) mod tests {
         };
         let request = ModelRequest {
             model: "m".into(),
-            system: String::new(),
+            system: "".into(),
             messages: vec![troupe_protocol::ChatMessage::user_text("hi")],
             tools: vec![].into(),
             max_tokens: 1,

@@ -46,7 +46,7 @@ fn request() -> ModelRequest {
 fn request_with_system(system: String) -> ModelRequest {
     ModelRequest {
         model: "m".into(),
-        system,
+        system: system.into(),
         messages: vec![ChatMessage::user_text("hi")],
         tools: vec![].into(),
         max_tokens: 64,

@@ -171,7 +171,7 @@ impl Agent {
             let rendered = summary::render(&self.messages[..cut], max_bytes);
             let request = ModelRequest {
                 model: self.config.model.clone(),
-                system: summary::SUMMARY_SYSTEM.to_string(),
+                system: summary::SUMMARY_SYSTEM.into(),
                 messages: vec![ChatMessage::user_text(summary::request_text(
                     &rendered,
                     todos,

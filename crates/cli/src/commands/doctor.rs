@@ -203,7 +203,7 @@ fn ping(config: &ModelConfig) -> Result<(), ModelError> {
     let model = config.build();
     let request = ModelRequest {
         model: config.model.clone(),
-        system: String::new(),
+        system: "".into(),
         messages: vec![ChatMessage::user_text("ping")],
         tools: Vec::new().into(),
         max_tokens: 1,
