@@ -3,7 +3,9 @@
 //! `kill_background`; `bash` starts them), and their notifications delivered like mail —
 //! persisted into the conversation before the next model call, then acknowledged.
 
-use crate::extension::{Extension, ExtensionContext, InboxError, InboxSource, MailBatch, MailItem};
+use crate::extension::{
+    Extension, ExtensionContext, InboxError, InboxFuture, InboxSource, MailBatch, MailItem,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use troupe_tools::background::{BashOutputTool, Jobs, KillBackgroundTool};
@@ -51,8 +53,8 @@ impl Extension for BackgroundExtension {
 /// Finished background commands' notifications as a mail source.
 struct NotificationInbox(Jobs);
 
-impl InboxSource for NotificationInbox {
-    fn fetch(&self) -> Result<MailBatch, InboxError> {
+impl NotificationInbox {
+    fn fetch_now(&self) -> Result<MailBatch, InboxError> {
         let pending = self.0.pending();
         let ack_token = pending.last().map(|n| n.seq);
         let items = pending
@@ -65,10 +67,21 @@ impl InboxSource for NotificationInbox {
         Ok(MailBatch { items, ack_token })
     }
 
-    fn ack(&self, batch: &MailBatch) -> Result<(), InboxError> {
+    fn ack_now(&self, batch: &MailBatch) -> Result<(), InboxError> {
         if let Some(seq) = batch.ack_token {
             self.0.acknowledge(seq);
         }
         Ok(())
+    }
+}
+
+/// In memory: answered at once.
+impl InboxSource for NotificationInbox {
+    fn fetch(&self) -> InboxFuture<'_, MailBatch> {
+        Box::pin(std::future::ready(self.fetch_now()))
+    }
+
+    fn ack<'a>(&'a self, batch: &'a MailBatch) -> InboxFuture<'a, ()> {
+        Box::pin(std::future::ready(self.ack_now(batch)))
     }
 }

@@ -179,12 +179,17 @@ pub struct MailBatch {
     pub ack_token: Option<u64>,
 }
 
+/// What an inbox's operations return: a future the agent loop awaits on its worker. A source
+/// backed by a store does its waiting there (a server's answer, the blocking pool), so no
+/// worker thread is held; an in-memory source answers at once (`Box::pin(ready(…))`).
+pub type InboxFuture<'a, T> = futures_util::future::BoxFuture<'a, Result<T, InboxError>>;
+
 /// Where an agent's incoming mail comes from.
 pub trait InboxSource: Send + Sync {
     /// Unconsumed mail, without consuming it.
-    fn fetch(&self) -> Result<MailBatch, InboxError>;
+    fn fetch(&self) -> InboxFuture<'_, MailBatch>;
     /// Marks a batch consumed; called only after it is in the persisted transcript.
-    fn ack(&self, batch: &MailBatch) -> Result<(), InboxError>;
+    fn ack<'a>(&'a self, batch: &'a MailBatch) -> InboxFuture<'a, ()>;
 }
 
 /// Why an inbox could not be read or acknowledged.

@@ -32,9 +32,9 @@ pub use builder::{AgentBuilder, BuildError, DEFAULT_IDENTITY, DEFAULT_MAX_TOKENS
 pub use compact::{CompactReason, Compaction, ContextReport};
 pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
 pub use extension::{
-    Approval, Approver, BindingError, Extension, ExtensionContext, InboxError, InboxSource,
-    MailBatch, MailItem, Question, RefuseApprover, ToolGate, ToolSource, Watcher, WorkspaceBinding,
-    WorkspaceSource,
+    Approval, Approver, BindingError, Extension, ExtensionContext, InboxError, InboxFuture,
+    InboxSource, MailBatch, MailItem, Question, RefuseApprover, ToolGate, ToolSource, Watcher,
+    WorkspaceBinding, WorkspaceSource,
 };
 pub use lifecycle::{
     BeforeTool, CallDecision, CompactTrigger, LifecycleHooks, SessionEndReason, SessionSource,

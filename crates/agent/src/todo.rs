@@ -3,7 +3,9 @@
 //! when an unfinished list has not been touched for [`REMIND_AFTER_ROUNDS`] model calls a short
 //! reminder is put before the next one.
 
-use crate::extension::{Extension, ExtensionContext, InboxError, InboxSource, MailBatch, MailItem};
+use crate::extension::{
+    Extension, ExtensionContext, InboxError, InboxFuture, InboxSource, MailBatch, MailItem,
+};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -195,8 +197,8 @@ struct Reminder {
     list: TodoList,
 }
 
-impl InboxSource for Reminder {
-    fn fetch(&self) -> Result<MailBatch, InboxError> {
+impl Reminder {
+    fn fetch_now(&self) -> Result<MailBatch, InboxError> {
         let mut state = self.list.lock();
         let unfinished = state
             .items
@@ -227,8 +229,19 @@ impl InboxSource for Reminder {
         })
     }
 
-    fn ack(&self, _batch: &MailBatch) -> Result<(), InboxError> {
+    fn ack_now(&self, _batch: &MailBatch) -> Result<(), InboxError> {
         Ok(())
+    }
+}
+
+/// In memory: answered at once.
+impl InboxSource for Reminder {
+    fn fetch(&self) -> InboxFuture<'_, MailBatch> {
+        Box::pin(std::future::ready(self.fetch_now()))
+    }
+
+    fn ack<'a>(&'a self, batch: &'a MailBatch) -> InboxFuture<'a, ()> {
+        Box::pin(std::future::ready(self.ack_now(batch)))
     }
 }
 

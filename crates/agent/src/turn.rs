@@ -383,7 +383,7 @@ impl Agent {
         };
         let mut continuations = 0;
         loop {
-            self.inject_mail(observe)?;
+            self.inject_mail(observe).await?;
             if self.messages.last().map(|m| m.role) != Some(Role::User) {
                 if outcome.model_calls == 0 {
                     outcome.end = TurnEnd::Nothing;
@@ -457,22 +457,22 @@ impl Agent {
 
     /// Moves unread mail into the conversation, source by source: persisted first,
     /// acknowledged after.
-    fn inject_mail(
+    async fn inject_mail(
         &mut self,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<(), AgentError> {
         for inbox in self.inboxes.clone() {
-            self.inject_from(inbox.as_ref(), observe)?;
+            self.inject_from(inbox.as_ref(), observe).await?;
         }
         Ok(())
     }
 
-    fn inject_from(
+    async fn inject_from(
         &mut self,
         inbox: &dyn InboxSource,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<(), AgentError> {
-        let batch: MailBatch = inbox.fetch()?;
+        let batch: MailBatch = inbox.fetch().await?;
         if batch.ack_token.is_none() {
             return Ok(());
         }
@@ -498,7 +498,7 @@ impl Agent {
                 text: &text,
             });
         }
-        Ok(inbox.ack(&batch)?)
+        Ok(inbox.ack(&batch).await?)
     }
 
     /// Moves the tools to where the extensions bind them for this round, telling the model

@@ -209,6 +209,21 @@ impl Conn {
         self.block(fut)?
     }
 
+    /// Runs `fut` — a whole operation, its retries included — on the store's runtime and
+    /// awaits its outcome: for async callers (the agent loop's mail), so neither a worker of
+    /// theirs nor any thread waits for the server.
+    pub async fn run_async<T, F>(&self, fut: F) -> Result<T, StoreError>
+    where
+        F: Future<Output = Result<T, StoreError>> + Send + 'static,
+        T: Send + 'static,
+    {
+        match self.handle.spawn(fut).await {
+            Ok(outcome) => outcome,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(self.error("reach the server", "the store is shutting down")),
+        }
+    }
+
     /// Runs the operation `op` builds on the store's runtime, like [`Conn::run`], for a
     /// caller's closure `f` that cannot go there (the store traits hand a `&mut dyn FnMut`:
     /// borrowed, not `Send`). The operation asks for `f` through its [`Caller`], and this

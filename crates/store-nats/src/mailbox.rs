@@ -63,6 +63,13 @@ enum Acked {
     Stale,
 }
 
+/// An ack under way ([`NatsStore::ack_start`]): the deliveries it took, and its confirmation.
+struct Acking {
+    mb: Arc<Mailbox>,
+    taken: BTreeMap<u64, Held>,
+    confirm: std::pin::Pin<Box<dyn std::future::Future<Output = Result<Acked, StoreError>> + Send>>,
+}
+
 /// Acks one delivery and waits for the server to confirm it. Without a confirmation the
 /// server may have taken it anyway (the work queue dropped the message), or no longer know
 /// this delivery (a restart lost the consumer's recent state, and it will hand the message out
@@ -170,6 +177,245 @@ impl NatsStore {
         });
         boxes.insert(agent.to_string(), mb.clone());
         Ok(mb)
+    }
+
+    /// The pulls of one fetch of `mb`, `agent`'s mailbox, as one future for the store's
+    /// runtime (the settling pauses between them are its timer's): the deliveries handed out.
+    fn pulls(
+        &self,
+        agent: &str,
+        mb: &Mailbox,
+    ) -> impl std::future::Future<Output = Result<BTreeMap<u64, Held>, StoreError>> + Send + 'static
+    {
+        let inner = &self.inner;
+        // Everything this process holds comes before `after`: a message the stream holds from
+        // there on was not handed to it yet.
+        let after = mb
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .next_back()
+            .map_or(1, |s| s + 1);
+        let (link, consumer, stream, subject, agent_name) = (
+            inner.conn.link().clone(),
+            mb.consumer.clone(),
+            inner.mail.clone(),
+            inner.names.mail_subject(agent),
+            agent.to_string(),
+        );
+        // The pulls, and the settling pauses between them, are one future on the store's
+        // runtime: the pauses are its timer's, and this thread waits once.
+        async move {
+            let agent = agent_name;
+            let mut fresh: BTreeMap<u64, Held> = BTreeMap::new();
+            let mut settle = Duration::from_millis(1);
+            loop {
+                let pulled = link
+                    .retry(&format!("fetch the mailbox of {agent}"), || {
+                        let consumer = consumer.clone();
+                        async move {
+                            let mut got = Vec::new();
+                            let mut messages =
+                                consumer.fetch().max_messages(PULL_BATCH).messages().await?;
+                            while let Some(message) = messages.next().await {
+                                match message {
+                                    Ok(m) => got.push(m),
+                                    // What arrived is ours until acked; the rest comes next
+                                    // time.
+                                    Err(_) if !got.is_empty() => break,
+                                    Err(e) => return Err(Fail::Transient(e.to_string())),
+                                }
+                            }
+                            Ok(got)
+                        }
+                    })
+                    .await?;
+                let n = pulled.len();
+                for m in pulled {
+                    let Ok(info) = m.info() else {
+                        continue; // not a JetStream delivery: nothing to ack
+                    };
+                    let seq = info.stream_sequence;
+                    fresh.insert(
+                        seq,
+                        Held {
+                            parsed: parse(seq, &m.payload),
+                            reply: m.message.reply.clone(),
+                        },
+                    );
+                }
+                if n == PULL_BATCH {
+                    continue;
+                }
+                // A message the stream has just stored may not be handed out yet to a pull that
+                // comes at once (a woken recipient's): when the stream holds one we were not
+                // given, pull again after a moment, briefly.
+                if n == 0
+                    && fresh.is_empty()
+                    && settle <= SETTLE_LIMIT
+                    && undelivered(&link, &stream, &subject, after, &agent).await?
+                {
+                    tokio::time::sleep(settle).await;
+                    settle *= 2;
+                    continue;
+                }
+                return Ok(fresh);
+            }
+        }
+    }
+
+    /// What a fetch makes of the deliveries its pulls got: repeats of acknowledged mail left
+    /// out (and acked again), the rest held until acked, corrupt ones reported; the batch is
+    /// everything held.
+    fn settle_fetch(&self, agent: &str, mb: &Mailbox, fresh: BTreeMap<u64, Held>) -> Batch {
+        let fresh = self.drop_repeats(agent, fresh);
+        let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut newly_corrupt = Vec::new();
+        for (seq, h) in fresh {
+            if let Some(old) = held.get_mut(&seq) {
+                // Redelivered (after the ack wait, or a server restart that lost the consumer's
+                // state): we hold it already, but only the newest delivery's ack counts.
+                old.reply = h.reply;
+                continue;
+            }
+            if let Err(bad) = &h.parsed {
+                newly_corrupt.push(bad.clone());
+            }
+            held.insert(seq, h);
+        }
+        let mut batch = Batch::default();
+        for h in held.values() {
+            match &h.parsed {
+                Ok(env) => batch.messages.push(env.clone()),
+                Err(bad) => batch.corrupt.push(bad.clone()),
+            }
+        }
+        batch.ack = held.keys().next_back().map(|s| AckToken::from_backend(*s));
+        drop(held);
+        for bad in &newly_corrupt {
+            self.report_corrupt(agent, bad);
+        }
+        batch
+    }
+
+    /// The start of an ack of `agent`'s mail up to `token`: what it takes from the held
+    /// deliveries, and the confirmation as one future for the store's runtime (`None`: nothing
+    /// to ack). [`NatsStore::ack_end`] settles the outcome.
+    fn ack_start(&self, agent: &str, token: AckToken) -> Result<Option<Acking>, StoreError> {
+        check_agent(agent)?;
+        let inner = &self.inner;
+        let Some(mb) = inner
+            .mailboxes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(agent)
+            .cloned()
+        else {
+            return Ok(None); // nothing fetched here: a token from elsewhere acks nothing
+        };
+        let upto = token.backend_position();
+        let taken: BTreeMap<u64, Held> = {
+            let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
+            let rest = held.split_off(&upto.saturating_add(1));
+            std::mem::replace(&mut *held, rest)
+        };
+        if taken.is_empty() {
+            return Ok(None); // already acked: a repeated ack is harmless
+        }
+        let replies: Arc<Vec<(u64, Subject)>> = Arc::new(
+            taken
+                .iter()
+                .filter_map(|(seq, h)| h.reply.clone().map(|r| (*seq, r)))
+                .collect(),
+        );
+        // A server that lost the consumer's state answers none of these acks: every one waits
+        // out its request timeout, window after window, so an attempt may take that long.
+        let waves = u32::try_from(replies.len().div_ceil(ACK_WINDOW)).unwrap_or(u32::MAX);
+        let attempt = ATTEMPT_LIMIT.max(REQUEST_TIMEOUT.saturating_mul(waves + 1));
+        let (link, action) = (
+            inner.conn.link().clone(),
+            format!("ack the mail of {agent}"),
+        );
+        let make = {
+            let (js, stream) = (inner.conn.js.clone(), inner.mail.clone());
+            move || {
+                let (js, replies, stream) = (js.clone(), replies.clone(), stream.clone());
+                async move {
+                    // Every ack is confirmed, not only the last: acks sent just before a stream
+                    // leader dies are lost even when a later one, answered by the next leader, is
+                    // confirmed.
+                    let mut outcomes = futures_util::stream::iter(replies.iter().cloned())
+                        .map(|(seq, reply)| confirm_ack(js.clone(), stream.clone(), seq, reply))
+                        .buffer_unordered(ACK_WINDOW);
+                    while let Some(outcome) = outcomes.next().await {
+                        // One delivery the server no longer knows means it lost the
+                        // consumer's recent state (and may answer none of these): the
+                        // mailbox is taken over anew, so the rest are acked without
+                        // waiting for answers. What the server still hands out comes back
+                        // and is acked again as a repeat.
+                        if let Acked::Stale = outcome? {
+                            drop(outcomes);
+                            for (_, reply) in replies.iter() {
+                                let acker = Acker::new(js.clone(), Some(reply.clone()));
+                                let _ = acker.ack().await;
+                            }
+                            return Ok(Acked::Stale);
+                        }
+                    }
+                    Ok(Acked::Confirmed)
+                }
+            }
+        };
+        Ok(Some(Acking {
+            mb,
+            taken,
+            confirm: Box::pin(async move { link.retry_within(&action, attempt, make).await }),
+        }))
+    }
+
+    /// Settles an ack's outcome: acked ids remembered (a repeat is left out), a stale batch
+    /// makes the mailbox be taken over anew, a failed one is held again.
+    fn ack_end(
+        &self,
+        agent: &str,
+        mb: &Mailbox,
+        taken: BTreeMap<u64, Held>,
+        acked: Result<Acked, StoreError>,
+    ) -> Result<(), StoreError> {
+        let inner = &self.inner;
+        if acked.is_ok() {
+            let mut all = inner.acked.lock().unwrap_or_else(PoisonError::into_inner);
+            let mine = all.entry(agent.to_string()).or_default();
+            for h in taken.values() {
+                if let Ok(env) = &h.parsed {
+                    mine.insert(&env.id);
+                }
+            }
+        }
+        match acked {
+            Ok(Acked::Confirmed) => Ok(()),
+            Ok(Acked::Stale) => {
+                // Take the mailbox over anew on the next fetch: the server hands out everything
+                // still unacked, with acks it knows; the consumer skips what it has by id.
+                tracing::warn!(
+                    agent,
+                    "the server no longer knew these deliveries; the mailbox is taken over again"
+                );
+                inner
+                    .mailboxes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(agent);
+                Ok(())
+            }
+            Err(e) => {
+                // Still ours: held again, so the next fetch returns them and a later ack retries.
+                let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
+                held.extend(taken);
+                Err(e)
+            }
+        }
     }
 
     fn report_corrupt(&self, agent: &str, bad: &CorruptLine) {
@@ -331,7 +577,41 @@ impl NatsStore {
     }
 }
 
+#[async_trait::async_trait]
 impl MailboxStore for NatsStore {
+    async fn fetch_async(&self, agent: &str) -> Result<Batch, StoreError> {
+        check_agent(agent)?;
+        let taken_over = self
+            .inner
+            .mailboxes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(agent)
+            .cloned();
+        // A mailbox's first fetch in this process takes it over (recreates its consumer): rare,
+        // and done as the synchronous fetch, with the worker handed off.
+        let Some(mb) = taken_over else {
+            return troupe_store::off_worker(|| self.fetch(agent));
+        };
+        let fresh = self.inner.conn.run_async(self.pulls(agent, &mb)).await?;
+        if fresh.is_empty() {
+            return Ok(self.settle_fetch(agent, &mb, fresh));
+        }
+        // New deliveries may be repeats to ack again or corrupt mail to record: store calls
+        // of their own, made with the worker handed off.
+        Ok(troupe_store::off_worker(|| {
+            self.settle_fetch(agent, &mb, fresh)
+        }))
+    }
+
+    async fn ack_async(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
+        let Some(Acking { mb, taken, confirm }) = self.ack_start(agent, token)? else {
+            return Ok(());
+        };
+        let acked = self.inner.conn.run_async(confirm).await;
+        self.ack_end(agent, &mb, taken, acked)
+    }
+
     fn append(&self, envelope: &Envelope) -> Result<(), StoreError> {
         self.publish(std::slice::from_ref(envelope))
     }
@@ -345,111 +625,9 @@ impl MailboxStore for NatsStore {
 
     fn fetch(&self, agent: &str) -> Result<Batch, StoreError> {
         check_agent(agent)?;
-        let inner = &self.inner;
         let mb = self.mailbox(agent)?;
-        // Everything this process holds comes before `after`: a message the stream holds from
-        // there on was not handed to it yet.
-        let after = mb
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .next_back()
-            .map_or(1, |s| s + 1);
-        let (link, consumer, stream, subject, agent_name) = (
-            inner.conn.link().clone(),
-            mb.consumer.clone(),
-            inner.mail.clone(),
-            inner.names.mail_subject(agent),
-            agent.to_string(),
-        );
-        // The pulls, and the settling pauses between them, are one future on the store's
-        // runtime: the pauses are its timer's, and this thread waits once.
-        let fresh = inner.conn.run(async move {
-            let agent = agent_name;
-            let mut fresh: BTreeMap<u64, Held> = BTreeMap::new();
-            let mut settle = Duration::from_millis(1);
-            loop {
-                let pulled = link
-                    .retry(&format!("fetch the mailbox of {agent}"), || {
-                        let consumer = consumer.clone();
-                        async move {
-                            let mut got = Vec::new();
-                            let mut messages =
-                                consumer.fetch().max_messages(PULL_BATCH).messages().await?;
-                            while let Some(message) = messages.next().await {
-                                match message {
-                                    Ok(m) => got.push(m),
-                                    // What arrived is ours until acked; the rest comes next
-                                    // time.
-                                    Err(_) if !got.is_empty() => break,
-                                    Err(e) => return Err(Fail::Transient(e.to_string())),
-                                }
-                            }
-                            Ok(got)
-                        }
-                    })
-                    .await?;
-                let n = pulled.len();
-                for m in pulled {
-                    let Ok(info) = m.info() else {
-                        continue; // not a JetStream delivery: nothing to ack
-                    };
-                    let seq = info.stream_sequence;
-                    fresh.insert(
-                        seq,
-                        Held {
-                            parsed: parse(seq, &m.payload),
-                            reply: m.message.reply.clone(),
-                        },
-                    );
-                }
-                if n == PULL_BATCH {
-                    continue;
-                }
-                // A message the stream has just stored may not be handed out yet to a pull that
-                // comes at once (a woken recipient's): when the stream holds one we were not
-                // given, pull again after a moment, briefly.
-                if n == 0
-                    && fresh.is_empty()
-                    && settle <= SETTLE_LIMIT
-                    && undelivered(&link, &stream, &subject, after, &agent).await?
-                {
-                    tokio::time::sleep(settle).await;
-                    settle *= 2;
-                    continue;
-                }
-                return Ok(fresh);
-            }
-        })?;
-        let fresh = self.drop_repeats(agent, fresh);
-        let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut newly_corrupt = Vec::new();
-        for (seq, h) in fresh {
-            if let Some(old) = held.get_mut(&seq) {
-                // Redelivered (after the ack wait, or a server restart that lost the consumer's
-                // state): we hold it already, but only the newest delivery's ack counts.
-                old.reply = h.reply;
-                continue;
-            }
-            if let Err(bad) = &h.parsed {
-                newly_corrupt.push(bad.clone());
-            }
-            held.insert(seq, h);
-        }
-        let mut batch = Batch::default();
-        for h in held.values() {
-            match &h.parsed {
-                Ok(env) => batch.messages.push(env.clone()),
-                Err(bad) => batch.corrupt.push(bad.clone()),
-            }
-        }
-        batch.ack = held.keys().next_back().map(|s| AckToken::from_backend(*s));
-        drop(held);
-        for bad in &newly_corrupt {
-            self.report_corrupt(agent, bad);
-        }
-        Ok(batch)
+        let fresh = self.inner.conn.run(self.pulls(agent, &mb))?;
+        Ok(self.settle_fetch(agent, &mb, fresh))
     }
 
     fn peek(&self, agent: &str) -> Result<Batch, StoreError> {
@@ -457,100 +635,11 @@ impl MailboxStore for NatsStore {
     }
 
     fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
-        check_agent(agent)?;
-        let inner = &self.inner;
-        let Some(mb) = inner
-            .mailboxes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(agent)
-            .cloned()
-        else {
-            return Ok(()); // nothing fetched here: a token from elsewhere acks nothing
+        let Some(Acking { mb, taken, confirm }) = self.ack_start(agent, token)? else {
+            return Ok(());
         };
-        let upto = token.backend_position();
-        let taken: BTreeMap<u64, Held> = {
-            let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
-            let rest = held.split_off(&upto.saturating_add(1));
-            std::mem::replace(&mut *held, rest)
-        };
-        if taken.is_empty() {
-            return Ok(()); // already acked: a repeated ack is harmless
-        }
-        let replies: Arc<Vec<(u64, Subject)>> = Arc::new(
-            taken
-                .iter()
-                .filter_map(|(seq, h)| h.reply.clone().map(|r| (*seq, r)))
-                .collect(),
-        );
-        // A server that lost the consumer's state answers none of these acks: every one waits
-        // out its request timeout, window after window, so an attempt may take that long.
-        let waves = u32::try_from(replies.len().div_ceil(ACK_WINDOW)).unwrap_or(u32::MAX);
-        let attempt = ATTEMPT_LIMIT.max(REQUEST_TIMEOUT.saturating_mul(waves + 1));
-        let acked = inner
-            .conn
-            .retry_within(&format!("ack the mail of {agent}"), attempt, {
-                let (js, stream) = (inner.conn.js.clone(), inner.mail.clone());
-                move || {
-                    let (js, replies, stream) = (js.clone(), replies.clone(), stream.clone());
-                    async move {
-                        // Every ack is confirmed, not only the last: acks sent just before a stream
-                        // leader dies are lost even when a later one, answered by the next leader, is
-                        // confirmed.
-                        let mut outcomes = futures_util::stream::iter(replies.iter().cloned())
-                            .map(|(seq, reply)| confirm_ack(js.clone(), stream.clone(), seq, reply))
-                            .buffer_unordered(ACK_WINDOW);
-                        while let Some(outcome) = outcomes.next().await {
-                            // One delivery the server no longer knows means it lost the
-                            // consumer's recent state (and may answer none of these): the
-                            // mailbox is taken over anew, so the rest are acked without
-                            // waiting for answers. What the server still hands out comes back
-                            // and is acked again as a repeat.
-                            if let Acked::Stale = outcome? {
-                                drop(outcomes);
-                                for (_, reply) in replies.iter() {
-                                    let acker = Acker::new(js.clone(), Some(reply.clone()));
-                                    let _ = acker.ack().await;
-                                }
-                                return Ok(Acked::Stale);
-                            }
-                        }
-                        Ok(Acked::Confirmed)
-                    }
-                }
-            });
-        if acked.is_ok() {
-            let mut all = inner.acked.lock().unwrap_or_else(PoisonError::into_inner);
-            let mine = all.entry(agent.to_string()).or_default();
-            for h in taken.values() {
-                if let Ok(env) = &h.parsed {
-                    mine.insert(&env.id);
-                }
-            }
-        }
-        match acked {
-            Ok(Acked::Confirmed) => Ok(()),
-            Ok(Acked::Stale) => {
-                // Take the mailbox over anew on the next fetch: the server hands out everything
-                // still unacked, with acks it knows; the consumer skips what it has by id.
-                tracing::warn!(
-                    agent,
-                    "the server no longer knew these deliveries; the mailbox is taken over again"
-                );
-                inner
-                    .mailboxes
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(agent);
-                Ok(())
-            }
-            Err(e) => {
-                // Still ours: held again, so the next fetch returns them and a later ack retries.
-                let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
-                held.extend(taken);
-                Err(e)
-            }
-        }
+        let acked = self.inner.conn.run(confirm);
+        self.ack_end(agent, &mb, taken, acked)
     }
 
     fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError> {

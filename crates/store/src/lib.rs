@@ -191,6 +191,7 @@ pub fn update_member_in_roster<S: RosterStore + ?Sized>(
 }
 
 /// Durable, multi-writer mailboxes with at-least-once delivery.
+#[async_trait]
 pub trait MailboxStore: Send + Sync {
     /// Appends one message to the recipient's (`envelope.to`) log and wakes the recipient.
     fn append(&self, envelope: &Envelope) -> Result<(), StoreError>;
@@ -208,6 +209,19 @@ pub trait MailboxStore: Send + Sync {
     /// Marks the batch `token` came with (and everything before it) consumed; call only once
     /// the messages are persisted. A repeated ack is harmless.
     fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError>;
+
+    /// [`MailboxStore::fetch`] for async code (the agent loop fetches every round): no async
+    /// worker waits for it. By default the synchronous call runs with the worker handed off
+    /// ([`off_worker`]); the file backend does its reading on the blocking pool, and NATS
+    /// awaits its client's answers, holding no thread at all.
+    async fn fetch_async(&self, agent: &str) -> Result<Batch, StoreError> {
+        off_worker(|| self.fetch(agent))
+    }
+
+    /// [`MailboxStore::ack`] for async code, as [`MailboxStore::fetch_async`].
+    async fn ack_async(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
+        off_worker(|| self.ack(agent, token))
+    }
 
     /// Starts watching the agent's mailbox: the returned [`Watch`] resolves after each append
     /// to it and each [`MailboxStore::notify`], from any process. One watcher per agent (a new

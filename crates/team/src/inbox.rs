@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
-use troupe_agent::{InboxError, InboxSource, MailBatch, MailItem};
+use troupe_agent::{InboxError, InboxFuture, InboxSource, MailBatch, MailItem};
 use troupe_protocol::{Envelope, MailKind};
 use troupe_store::{AckToken, SharedStore};
 
@@ -35,8 +35,9 @@ pub fn render_mail(env: &Envelope) -> String {
 }
 
 /// The mail source of one agent: fetches from its mailbox, acknowledges after persistence. The
-/// agent loop asks it every round from an async worker; the store's work runs with the worker
-/// handed off ([`troupe_store::off_worker`]), so the worker's other agents keep running.
+/// agent loop awaits it every round on an async worker; the store's async calls
+/// (`fetch_async`, `ack_async`) wait without holding the worker (files on the blocking pool,
+/// NATS on its client), so the worker's other agents keep running.
 pub struct MailboxInbox {
     store: SharedStore,
     agent: String,
@@ -57,50 +58,60 @@ impl MailboxInbox {
 }
 
 impl InboxSource for MailboxInbox {
-    fn fetch(&self) -> Result<MailBatch, InboxError> {
-        let batch =
-            troupe_store::off_worker(|| self.store.fetch(&self.agent)).map_err(store_error)?;
-        let items = batch
-            .messages
-            .iter()
-            .map(|env| MailItem {
-                id: env.id.clone(),
-                text: render_mail(env),
-            })
-            .collect();
-        let ack_token = match batch.ack {
-            Some(token) => {
-                // Plain bookkeeping, consistent between statements: a panic elsewhere leaves it usable.
-                let mut tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
-                tokens.0 += 1;
-                let key = tokens.0;
-                tokens.1.insert(key, token);
-                Some(key)
-            }
-            None => None,
-        };
-        Ok(MailBatch { items, ack_token })
+    fn fetch(&self) -> InboxFuture<'_, MailBatch> {
+        Box::pin(async move {
+            let batch = self
+                .store
+                .fetch_async(&self.agent)
+                .await
+                .map_err(store_error)?;
+            let items = batch
+                .messages
+                .iter()
+                .map(|env| MailItem {
+                    id: env.id.clone(),
+                    text: render_mail(env),
+                })
+                .collect();
+            let ack_token = match batch.ack {
+                Some(token) => {
+                    // Plain bookkeeping, consistent between statements: a panic elsewhere leaves
+                    // it usable.
+                    let mut tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
+                    tokens.0 += 1;
+                    let key = tokens.0;
+                    tokens.1.insert(key, token);
+                    Some(key)
+                }
+                None => None,
+            };
+            Ok(MailBatch { items, ack_token })
+        })
     }
 
-    fn ack(&self, batch: &MailBatch) -> Result<(), InboxError> {
-        let Some(key) = batch.ack_token else {
-            return Ok(());
-        };
-        let token = {
-            let mut tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
-            // A later batch covers everything before it: drop the older tokens with this one.
-            let token = tokens.1.get(&key).copied();
-            tokens.1.retain(|k, _| *k > key);
-            token
-        };
-        match token {
-            Some(token) => Ok(
-                troupe_store::off_worker(|| self.store.ack(&self.agent, token))
-                    .map_err(store_error)?,
-            ),
-            // Already acknowledged (with a later batch): a repeated ack is harmless.
-            None => Ok(()),
-        }
+    fn ack<'a>(&'a self, batch: &'a MailBatch) -> InboxFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(key) = batch.ack_token else {
+                return Ok(());
+            };
+            let token = {
+                let mut tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
+                // A later batch covers everything before it: drop the older tokens with this
+                // one.
+                let token = tokens.1.get(&key).copied();
+                tokens.1.retain(|k, _| *k > key);
+                token
+            };
+            match token {
+                Some(token) => self
+                    .store
+                    .ack_async(&self.agent, token)
+                    .await
+                    .map_err(store_error),
+                // Already acknowledged (with a later batch): a repeated ack is harmless.
+                None => Ok(()),
+            }
+        })
     }
 }
 

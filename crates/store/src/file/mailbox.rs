@@ -123,7 +123,19 @@ impl FileStore {
     }
 }
 
+#[async_trait::async_trait]
 impl MailboxStore for FileStore {
+    async fn fetch_async(&self, agent: &str) -> Result<Batch, StoreError> {
+        // On the blocking pool, as `tokio::fs` reads: the lock wait and the read hold no worker.
+        let (store, agent) = (self.clone(), agent.to_string());
+        crate::off_worker_async(move || store.fetch(&agent)).await
+    }
+
+    async fn ack_async(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
+        let (store, agent) = (self.clone(), agent.to_string());
+        crate::off_worker_async(move || store.ack(&agent, token)).await
+    }
+
     fn append(&self, envelope: &Envelope) -> Result<(), StoreError> {
         check_agent(&envelope.to)?;
         let line = to_line("mail envelope", envelope)?;
