@@ -69,7 +69,7 @@ fn a_stale_unfinished_list_earns_one_reminder_every_few_rounds() {
     let reminder = Reminder { list: list.clone() };
     let mut reminders = Vec::new();
     for _ in 0..(2 * (REMIND_AFTER_ROUNDS + 1)) {
-        let batch = reminder.fetch().unwrap();
+        let batch = reminder.fetch_now().unwrap();
         reminders.extend(batch.items);
     }
     assert_eq!(reminders.len(), 2);
@@ -78,7 +78,7 @@ fn a_stale_unfinished_list_earns_one_reminder_every_few_rounds() {
     // A finished list is never nagged about.
     list.lock().items = vec![item("Fix", TodoStatus::Completed)];
     for _ in 0..10 {
-        assert!(reminder.fetch().unwrap().items.is_empty());
+        assert!(reminder.fetch_now().unwrap().items.is_empty());
     }
 }
 

@@ -36,7 +36,62 @@ both!(
     a_wake_from_another_handle_reaches_the_watcher,
     four_writer_processes_lose_and_duplicate_nothing,
     a_consumer_killed_between_fetch_and_ack_gets_the_same_messages,
+    async_fetch_and_ack_hold_no_thread_and_deliver_as_the_sync_ones,
 );
+
+/// `fetch_async`/`ack_async` (the agent loop's, every round) deliver and consume as `fetch` and
+/// `ack` do, and neither holds the thread it is awaited on: on a runtime of one thread, a task
+/// beside the operation runs while it is still under way. (A synchronous call made inside the
+/// first poll is always done by then; an async one is done by then only when the machine
+/// happened to finish it first, so of ten tries at least one must see it under way.)
+fn async_fetch_and_ack_hold_no_thread_and_deliver_as_the_sync_ones(b: Backend) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const TRIES: u64 = 10;
+    let f = Fixture::new(b);
+    let s = f.store.clone();
+    // The mailbox taken over first (a first fetch in a process recreates its NATS consumer).
+    assert!(ok(s.fetch("alice")).is_empty());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        // Whether a task beside `op` ran before `op` was done.
+        async fn beside<T>(op: impl std::future::Future<Output = T>) -> (T, bool) {
+            let done = AtomicBool::new(false);
+            tokio::join!(
+                async {
+                    let out = op.await;
+                    done.store(true, Ordering::SeqCst);
+                    out
+                },
+                async { !done.load(Ordering::SeqCst) }
+            )
+        }
+        let (mut fetches_under_way, mut acks_under_way) = (0, 0);
+        for n in 0..TRIES {
+            ok(s.append(&mail("alice", n)));
+            let (batch, under_way) = beside(s.fetch_async("alice")).await;
+            let batch = ok(batch);
+            fetches_under_way += u32::from(under_way);
+            assert_eq!(contents(&batch), [format!("m{n}")]);
+            // Unacked: the same message again.
+            let again = ok(s.fetch_async("alice").await);
+            assert_eq!(again.messages, batch.messages);
+            let (acked, under_way) = beside(s.ack_async("alice", token(&again))).await;
+            ok(acked);
+            acks_under_way += u32::from(under_way);
+            assert!(ok(s.fetch_async("alice").await).is_empty());
+        }
+        assert!(
+            fetches_under_way > 0,
+            "fetch_async held the thread every time"
+        );
+        assert!(acks_under_way > 0, "ack_async held the thread every time");
+    });
+    // Consumed for every handle, not only in this one's memory.
+    assert!(ok(f.open().peek("alice")).is_empty());
+}
 
 fn fetch_without_ack_redelivers_and_ack_consumes(b: Backend) {
     let f = Fixture::new(b);
