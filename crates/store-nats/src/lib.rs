@@ -28,6 +28,7 @@
 //! Must not know: agents, the model or the team runtime: only `troupe_store`'s traits and
 //! `troupe_protocol`'s records.
 
+mod ack;
 mod acked;
 mod backoff;
 mod changes;

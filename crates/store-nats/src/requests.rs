@@ -35,11 +35,7 @@ impl NatsStore {
         let Some(record) = inner.requests.get(&inner.conn, id)? else {
             return Ok(None);
         };
-        let request: Request =
-            serde_json::from_slice(&record.value).map_err(|e| StoreError::Corrupt {
-                place: self.request_place(id),
-                detail: e.to_string(),
-            })?;
+        let request = decode(&record.value, &self.request_place(id))?;
         Ok(Some((request, record.revision)))
     }
 
@@ -147,6 +143,14 @@ impl RequestStore for NatsStore {
     }
 }
 
+/// A request record's bytes, read back; what does not parse is corrupt at `place`.
+fn decode(bytes: &[u8], place: &str) -> Result<Request, StoreError> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
+        place: place.to_string(),
+        detail: e.to_string(),
+    })
+}
+
 /// What one application of a request update gave: the record after it, and the closure's own
 /// verdict (returned after the record is committed).
 type Applied = (Request, Result<(), RequestError>);
@@ -169,11 +173,7 @@ async fn update_loop(
         let Some(record) = bucket.get_async(&link, &id).await? else {
             return Err(StoreError::UnknownRequest { id, place });
         };
-        let before: Request =
-            serde_json::from_slice(&record.value).map_err(|e| StoreError::Corrupt {
-                place: place.clone(),
-                detail: e.to_string(),
-            })?;
+        let before = decode(&record.value, &place)?;
         let (mut request, outcome) = f.apply(before.clone()).await?;
         // The record's key is its id; a closure must not move it.
         request.id = before.id.clone();
