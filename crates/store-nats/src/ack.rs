@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError};
 
 use async_nats::jetstream::message::Acker;
-use async_nats::jetstream::stream::DirectGetErrorKind;
 use async_nats::Subject;
 use futures_util::StreamExt;
 use troupe_store::{AckToken, StoreError};
@@ -48,13 +47,17 @@ async fn confirm_ack(
 ) -> Result<Acked, Fail> {
     match Acker::new(js, Some(reply)).double_ack().await {
         Ok(()) => Ok(Acked::Confirmed),
-        Err(e) => match stream.direct_get(seq).await {
-            Err(g) if g.kind() == DirectGetErrorKind::NotFound => Ok(Acked::Confirmed),
-            Ok(_) => Ok(Acked::Stale),
+        Err(e) => match crate::reads::read(&stream, crate::reads::At::Seq(seq)).await {
+            Ok(None) => Ok(Acked::Confirmed),
+            Ok(Some(_)) => Ok(Acked::Stale),
             Err(_) => Err(Fail::Transient(e.to_string())),
         },
     }
 }
+
+/// How long an ack waits for a replicated stream to drop what it acked (see
+/// [`crate::reads::until_gone`]).
+const DROP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl NatsStore {
     /// The start of an ack of `agent`'s mail up to `token`: what it takes from the held
@@ -118,6 +121,9 @@ impl NatsStore {
                             }
                             return Ok(Acked::Stale);
                         }
+                    }
+                    if let Some((last, _)) = replies.last() {
+                        crate::reads::until_gone(&stream, *last, DROP_WAIT).await;
                     }
                     Ok(Acked::Confirmed)
                 }

@@ -6,12 +6,14 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_nats::jetstream::consumer::{push, DeliverPolicy, ReplayPolicy};
-use async_nats::jetstream::kv::{self, CreateErrorKind, UpdateErrorKind};
+use async_nats::jetstream::kv;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use troupe_store::StoreError;
 
+use crate::cas::{self, Wrote};
 use crate::conn::{Conn, Fail, Link};
+use crate::reads::{read, At};
 
 /// One bucket of the team.
 #[derive(Clone)]
@@ -20,6 +22,25 @@ pub struct Bucket {
     pub kv: kv::Store,
     /// Its name.
     pub name: String,
+}
+
+/// `key`'s newest record in `kv`, `None` when absent or deleted; read as [`crate::reads`]
+/// says, so a replicated bucket answers from its leader.
+pub(crate) async fn entry(kv: &kv::Store, key: &str) -> Result<Option<Record>, Fail> {
+    let subject = format!("{}{key}", kv.prefix);
+    let Some(m) = read(&kv.stream, At::LastFor(&subject)).await? else {
+        return Ok(None);
+    };
+    let deleted = m
+        .headers
+        .get("KV-Operation")
+        .is_some_and(|op| matches!(op.as_str(), "DEL" | "PURGE"));
+    Ok((!deleted).then(|| Record {
+        key: key.to_string(),
+        value: m.payload,
+        revision: m.sequence,
+        age: std::time::Duration::try_from(time::OffsetDateTime::now_utc() - m.time).ok(),
+    }))
 }
 
 impl std::fmt::Debug for Bucket {
@@ -118,21 +139,7 @@ impl Bucket {
         let action = format!("read {}", self.place(key));
         link.retry(&action, || {
             let (kv, key) = (self.kv.clone(), key.to_string());
-            async move {
-                let entry = kv.entry(key.clone()).await?;
-                Ok(entry.and_then(|e| match e.operation {
-                    kv::Operation::Put => Some(Record {
-                        key,
-                        value: e.value,
-                        revision: e.revision,
-                        age: std::time::Duration::try_from(
-                            time::OffsetDateTime::now_utc() - e.created,
-                        )
-                        .ok(),
-                    }),
-                    kv::Operation::Delete | kv::Operation::Purge => None,
-                }))
-            }
+            async move { entry(&kv, &key).await }
         })
         .await
     }
@@ -145,23 +152,11 @@ impl Bucket {
         value: Bytes,
     ) -> Result<Cas, StoreError> {
         let action = format!("create {}", self.place(key));
-        let uncertain = AtomicBool::new(false);
-        let outcome = link
-            .retry(&action, || {
-                let (kv, value, uncertain) = (self.kv.clone(), value.clone(), &uncertain);
-                async move {
-                    match kv.create(key, value).await {
-                        Ok(rev) => Ok(Cas::Done(rev)),
-                        Err(e) if e.kind() == CreateErrorKind::AlreadyExists => Ok(Cas::Conflict),
-                        Err(e) => {
-                            uncertain.store(true, Ordering::Relaxed);
-                            Err(Fail::Transient(e.to_string()))
-                        }
-                    }
-                }
-            })
-            .await?;
-        self.settle(link, key, &value, outcome, &uncertain).await
+        self.tagged(link, &action, key, |id| {
+            let (kv, value, client) = (self.kv.clone(), value.clone(), link.client.clone());
+            async move { cas::create(&client, &kv, key, value, &id).await }
+        })
+        .await
     }
 
     /// [`Bucket::update`] as a future.
@@ -173,25 +168,56 @@ impl Bucket {
         revision: u64,
     ) -> Result<Cas, StoreError> {
         let action = format!("update {}", self.place(key));
+        self.tagged(link, &action, key, |id| {
+            let (kv, value, client) = (self.kv.clone(), value.clone(), link.client.clone());
+            async move { cas::write(&client, &kv, key, value, revision, &id).await }
+        })
+        .await
+    }
+
+    /// Runs one tagged write (see [`crate::cas`]), retried as [`Link::retry`] does. A conflict
+    /// after an attempt whose answer was lost may be that attempt having landed: the id says.
+    async fn tagged<F, Fut>(
+        &self,
+        link: &Link,
+        action: &str,
+        key: &str,
+        attempt: F,
+    ) -> Result<Cas, StoreError>
+    where
+        F: Fn(String) -> Fut,
+        Fut: std::future::Future<Output = Result<Wrote, Fail>>,
+    {
+        let id = cas::write_id();
         let uncertain = AtomicBool::new(false);
         let outcome = link
-            .retry(&action, || {
-                let (kv, value, uncertain) = (self.kv.clone(), value.clone(), &uncertain);
+            .retry(action, || {
+                let (id, uncertain) = (id.clone(), &uncertain);
+                let tried = attempt(id);
                 async move {
-                    match kv.update(key, value, revision).await {
-                        Ok(rev) => Ok(Cas::Done(rev)),
-                        Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => {
-                            Ok(Cas::Conflict)
-                        }
-                        Err(e) => {
-                            uncertain.store(true, Ordering::Relaxed);
-                            Err(Fail::Transient(e.to_string()))
-                        }
+                    let out = tried.await;
+                    if out.is_err() {
+                        uncertain.store(true, Ordering::Relaxed);
                     }
+                    out
                 }
             })
             .await?;
-        self.settle(link, key, &value, outcome, &uncertain).await
+        let outcome = match outcome {
+            Wrote::Conflict if uncertain.load(Ordering::Relaxed) => {
+                let kv = self.kv.clone();
+                link.retry(action, || {
+                    let (kv, id) = (kv.clone(), id.clone());
+                    async move { cas::settle(&kv, key, &id).await }
+                })
+                .await?
+            }
+            other => other,
+        };
+        Ok(match outcome {
+            Wrote::Done(rev) => Cas::Done(rev),
+            Wrote::Conflict => Cas::Conflict,
+        })
     }
 
     /// [`Bucket::delete`] as a future.
@@ -225,25 +251,6 @@ impl Bucket {
         let action = format!("list bucket {}", self.name);
         link.retry(&action, || snapshot(&self.kv, &link.client, prefix))
             .await
-    }
-
-    /// A conflict after an attempt whose answer was lost may be our own write that landed:
-    /// then the stored bytes are ours, and the write counts as done.
-    async fn settle(
-        &self,
-        link: &Link,
-        key: &str,
-        value: &Bytes,
-        outcome: Cas,
-        uncertain: &AtomicBool,
-    ) -> Result<Cas, StoreError> {
-        if outcome != Cas::Conflict || !uncertain.load(Ordering::Relaxed) {
-            return Ok(outcome);
-        }
-        match self.get_async(link, key).await? {
-            Some(r) if r.value == value => Ok(Cas::Done(r.revision)),
-            _ => Ok(Cas::Conflict),
-        }
     }
 }
 

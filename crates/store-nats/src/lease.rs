@@ -12,7 +12,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use async_nats::jetstream::kv::{Operation, UpdateErrorKind};
+use async_nats::jetstream::kv::UpdateErrorKind;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{oneshot, watch};
 use troupe_store::{Lease, LeaseGuard, LeaseHolder, LeaseState, LivenessStore, StoreError};
@@ -327,8 +327,8 @@ impl Heartbeat {
                 true
             }
             Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => {
-                match self.kv.entry(self.key.clone()).await {
-                    Ok(Some(entry)) if entry.operation == Operation::Put => {
+                match crate::kv::entry(&self.kv, &self.key).await {
+                    Ok(Some(entry)) => {
                         let ours = serde_json::from_slice::<LeaseRecord>(&entry.value)
                             .is_ok_and(|r| r.token == self.record.token);
                         if ours {

@@ -31,6 +31,7 @@
 mod ack;
 mod acked;
 mod backoff;
+mod cas;
 mod changes;
 mod cluster;
 mod conn;
@@ -40,6 +41,7 @@ mod lease;
 mod mailbox;
 mod names;
 mod presence;
+mod reads;
 mod requests;
 mod roster;
 mod tasks;
@@ -140,6 +142,8 @@ struct Inner {
     presence: Bucket,
     live: Bucket,
     lease_ttl: Duration,
+    /// True when the server is one of a cluster (see [`watch::send`]).
+    cluster: bool,
     /// The local caches of transcripts, on this machine.
     local: FileStore,
     /// Where each agent's transcript ends on the server, for the agents this process appends to.
@@ -162,7 +166,8 @@ impl NatsStore {
         let conn = Conn::connect(url)?;
         let names = Names::new(team);
         let lease_ttl = url.lease_ttl;
-        let replicas = Replicas::decide(url.replicas, cluster::cluster_size(&conn));
+        let servers = cluster::cluster_size(&conn);
+        let replicas = Replicas::decide(url.replicas, servers);
         if mode == OpenMode::Existing {
             let bucket = names.bucket("roster");
             let found = conn.retry(&format!("look for team '{team}'"), {
@@ -171,7 +176,7 @@ impl NatsStore {
                     let (js, bucket) = (js.clone(), bucket.clone());
                     async move {
                         match js.get_key_value(&bucket).await {
-                            Ok(kv) => Ok(kv.entry("roster").await?.is_some()),
+                            Ok(kv) => Ok(kv::entry(&kv, "roster").await?.is_some()),
                             Err(e) if e.to_string().contains("not found") => Ok(false),
                             Err(e) => Err(Fail::Transient(e.to_string())),
                         }
@@ -260,6 +265,7 @@ impl NatsStore {
                 presence,
                 live,
                 lease_ttl,
+                cluster: servers > 1,
                 local,
                 transcript_tails: Mutex::new(HashMap::new()),
                 mailboxes: Mutex::new(HashMap::new()),

@@ -14,10 +14,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::reads::{read, At};
 use async_nats::jetstream::consumer::{pull, AckPolicy, DeliverPolicy, PullConsumer};
 use async_nats::jetstream::message::Acker;
 use async_nats::jetstream::message::PublishMessage;
-use async_nats::jetstream::stream::DirectGetErrorKind;
 use async_nats::Subject;
 use futures_util::StreamExt;
 use troupe_protocol::Envelope;
@@ -64,14 +64,7 @@ async fn undelivered(
     agent: &str,
 ) -> Result<bool, StoreError> {
     link.retry(&format!("read the mailbox of {agent}"), || async move {
-        match stream
-            .direct_get_next_for_subject(subject, Some(after))
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(e) if e.kind() == DirectGetErrorKind::NotFound => Ok(false),
-            Err(e) => Err(Fail::Transient(e.to_string())),
-        }
+        Ok(read(stream, At::NextFor(subject, after)).await?.is_some())
     })
     .await
 }
@@ -335,16 +328,7 @@ impl NatsStore {
     /// while the connection is down is covered by the wake every watcher gets on reconnection.
     fn wake(&self, agent: &str) {
         let inner = &self.inner;
-        let subject = inner.names.wake_subject(agent);
-        let client = inner.conn.client.clone();
-        let sent = inner.conn.block(async move {
-            if let Err(e) = client.publish(subject, bytes::Bytes::new()).await {
-                tracing::debug!(error = %e, "wake not sent");
-            }
-        });
-        if let Err(e) = sent {
-            tracing::debug!(error = %e, "wake not sent");
-        }
+        crate::watch::send(&inner.conn, inner.names.wake_subject(agent), inner.cluster);
     }
 
     /// Leaves out of `fresh` the messages this process acknowledged already (handed out again
@@ -402,18 +386,9 @@ impl NatsStore {
                 async move {
                     let mut found = Vec::new();
                     let mut next = 1;
-                    loop {
-                        match stream
-                            .direct_get_next_for_subject(subject.clone(), Some(next))
-                            .await
-                        {
-                            Ok(m) => {
-                                next = m.sequence + 1;
-                                found.push((m.sequence, m.payload));
-                            }
-                            Err(e) if e.kind() == DirectGetErrorKind::NotFound => break,
-                            Err(e) => return Err(Fail::Transient(e.to_string())),
-                        }
+                    while let Some(m) = read(&stream, At::NextFor(&subject, next)).await? {
+                        next = m.sequence + 1;
+                        found.push((m.sequence, m.payload));
                     }
                     Ok(found)
                 }

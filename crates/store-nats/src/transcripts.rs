@@ -13,8 +13,8 @@
 use std::path::PathBuf;
 use std::sync::PoisonError;
 
+use crate::reads::{read, At};
 use async_nats::jetstream::context::PublishErrorKind;
-use async_nats::jetstream::stream::DirectGetErrorKind;
 use troupe_durable::jsonl;
 use troupe_store::{StoreError, TranscriptBytes, TranscriptRead, TranscriptStore};
 
@@ -52,16 +52,15 @@ impl NatsStore {
                 move || {
                     let (stream, subject) = (stream.clone(), subject.clone());
                     async move {
-                        match stream.direct_get_last_for_subject(subject).await {
-                            Ok(m) => Ok(Some((
+                        match read(&stream, At::LastFor(&subject)).await? {
+                            Some(m) => Ok(Some((
                                 m.sequence,
                                 m.headers
                                     .get(END_HEADER)
                                     .and_then(|v| v.as_str().parse::<u64>().ok()),
                                 m.payload.last().copied(),
                             ))),
-                            Err(e) if e.kind() == DirectGetErrorKind::NotFound => Ok(None),
-                            Err(e) => Err(Fail::Transient(e.to_string())),
+                            None => Ok(None),
                         }
                     }
                 }

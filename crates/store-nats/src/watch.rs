@@ -4,13 +4,17 @@
 //! not seen. No polling anywhere.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use async_nats::RequestErrorKind;
 use async_trait::async_trait;
+use bytes::Bytes;
 use futures_util::StreamExt;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use troupe_store::{StoreError, Watch};
 
+use crate::conn::{Conn, Fail};
 use crate::NatsStore;
 
 /// A watch on one agent's mailbox.
@@ -31,8 +35,15 @@ impl NatsWatch {
             .retry(&format!("watch the mailbox of {agent}"), move || {
                 let (client, wake) = (client.clone(), wake.clone());
                 async move {
-                    let sub = client.subscribe(wake).await?;
-                    client.flush().await?;
+                    let sub = client.subscribe(wake.clone()).await?;
+                    // `flush` only writes the subscription out. A request is answered once the
+                    // server has read it, and so the subscription before it: from then on it
+                    // gets what anyone publishes to `wake` (through this server).
+                    match client.request(format!("{wake}.probe"), Bytes::new()).await {
+                        Ok(_) => {}
+                        Err(e) if e.kind() == RequestErrorKind::NoResponders => {}
+                        Err(e) => return Err(Fail::Transient(e.to_string())),
+                    }
                     Ok(sub)
                 }
             })?;
@@ -40,12 +51,17 @@ impl NatsWatch {
         let mut connections = inner.conn.connections.clone();
         connections.mark_unchanged();
         let notify = wakes.clone();
+        let replier = inner.conn.client.clone();
         let task = inner.conn.handle().spawn(async move {
             loop {
                 tokio::select! {
                     message = sub.next() => {
-                        if message.is_none() {
+                        let Some(message) = message else {
                             break; // the client is gone: so is the store
+                        };
+                        // A sender in a cluster asks whether its wake reached a watcher.
+                        if let Some(reply) = message.reply {
+                            let _ = replier.publish(reply, Bytes::new()).await;
                         }
                     }
                     changed = connections.changed() => {
@@ -74,4 +90,48 @@ impl Watch for NatsWatch {
     async fn changed(&mut self) {
         self.wakes.notified().await;
     }
+}
+
+/// How long a sender in a cluster keeps trying to reach a watcher that no server knows of yet.
+const CLUSTER_WAKE_WINDOW: Duration = Duration::from_millis(500);
+
+/// Sends a wake to `subject`, without waiting for it to arrive.
+///
+/// On one server a plain publish: the server has every subscription it will route to. In a
+/// cluster a new subscription reaches the other servers a moment after its own has it, and a
+/// wake published on one of them in that moment would be dropped. So a sender in a cluster
+/// asks: its wake is a request, which a watcher answers. While the server it published to
+/// knows of no watcher ("no responders"), it sends again, with pauses, for
+/// [`CLUSTER_WAKE_WINDOW`]; nobody watching at all costs those few sends, in the background.
+pub(crate) fn send(conn: &Conn, subject: String, cluster: bool) {
+    let client = conn.client.clone();
+    if !cluster {
+        let sent = conn.block(async move { client.publish(subject, Bytes::new()).await });
+        if let Err(e) = sent
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+        {
+            tracing::debug!(error = %e, "wake not sent");
+        }
+        return;
+    }
+    conn.handle().spawn(async move {
+        let deadline = tokio::time::Instant::now() + CLUSTER_WAKE_WINDOW;
+        let mut pause = Duration::from_millis(2);
+        loop {
+            let asked = client.request(subject.clone(), Bytes::new());
+            match tokio::time::timeout(Duration::from_secs(1), asked).await {
+                Ok(Err(e)) if e.kind() == RequestErrorKind::NoResponders => {}
+                Ok(Ok(_)) => return,
+                // A watcher got it and has not answered (or the server is away: the watcher
+                // wakes on reconnecting anyway).
+                Ok(Err(_)) | Err(_) => return,
+            }
+            if tokio::time::Instant::now() + pause > deadline {
+                return; // nobody watches
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    });
 }

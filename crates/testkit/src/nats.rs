@@ -48,6 +48,29 @@ pub fn fresh_team() -> String {
     format!("t{:x}{:x}{c}", n % 0xffff_ffff_ffff, std::process::id())
 }
 
+/// The URL (every server) of the three-server cluster this test process shares, started on
+/// first use and ended with the process.
+pub fn cluster_url() -> String {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("nats-cluster".into())
+            .spawn(move || {
+                let cluster = NatsCluster::start(3);
+                let _ = tx.send(cluster.url());
+                // Keep the servers (and this thread, their parent-death anchor) for the run.
+                loop {
+                    std::thread::park();
+                }
+            })
+            .unwrap_or_else(|e| panic!("cannot start the NATS cluster thread: {e}"));
+        rx.recv()
+            .unwrap_or_else(|_| panic!("the NATS cluster did not start (see the panic above)"))
+    })
+    .clone()
+}
+
 /// Starts the shared server from a thread that lives as long as the test process, so the
 /// server's parent-death signal fires only when the process ends.
 fn start_shared() -> String {

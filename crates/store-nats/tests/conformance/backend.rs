@@ -11,10 +11,14 @@ use troupe_store_nats::NatsUrl;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     File,
+    /// One server.
     Nats,
+    /// A three-server cluster (streams and buckets with three replicas).
+    Cluster,
 }
 
-/// Runs a conformance test on both backends: `both!(name)` makes `name::file` and `name::nats`.
+/// Runs a conformance test on both backends: `both!(name)` makes `name::file`, `name::nats` (one
+/// server) and `name::cluster` (three).
 #[macro_export]
 macro_rules! both {
     ($($name:ident),* $(,)?) => {$(
@@ -27,8 +31,22 @@ macro_rules! both {
             fn nats() {
                 super::$name($crate::backend::Backend::Nats)
             }
+            #[test]
+            fn cluster() {
+                super::$name($crate::backend::Backend::Cluster)
+            }
         }
     )*};
+}
+
+impl Backend {
+    /// The server (list) a NATS backend's team lives on.
+    pub fn server(self) -> String {
+        match self {
+            Backend::Cluster => troupe_testkit::nats::cluster_url(),
+            _ => troupe_testkit::nats::url(),
+        }
+    }
 }
 
 /// A lease TTL short enough for tests that wait for a lapsed lease.
@@ -49,14 +67,13 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let team = match backend {
             Backend::File => "team".to_string(),
-            Backend::Nats => troupe_testkit::nats::fresh_team(),
+            Backend::Nats | Backend::Cluster => troupe_testkit::nats::fresh_team(),
         };
         let url = match backend {
             Backend::File => String::new(),
-            Backend::Nats => format!(
-                "{}?lease_ttl={TEST_LEASE_TTL_SECS}",
-                troupe_testkit::nats::url()
-            ),
+            Backend::Nats | Backend::Cluster => {
+                format!("{}?lease_ttl={TEST_LEASE_TTL_SECS}", backend.server())
+            }
         };
         let store = open(backend, &url, dir.path(), &team).unwrap_or_else(|e| panic!("{e}"));
         Fixture {
@@ -79,7 +96,7 @@ impl Fixture {
             "{}|{}|{}|{}",
             match self.backend {
                 Backend::File => "file",
-                Backend::Nats => "nats",
+                Backend::Nats | Backend::Cluster => "nats",
             },
             self.url,
             self.dir.path().display(),
@@ -91,7 +108,7 @@ impl Fixture {
     pub fn lease_lapse(&self) -> Duration {
         match self.backend {
             Backend::File => Duration::ZERO,
-            Backend::Nats => Duration::from_secs(TEST_LEASE_TTL_SECS),
+            Backend::Nats | Backend::Cluster => Duration::from_secs(TEST_LEASE_TTL_SECS),
         }
     }
 
@@ -110,7 +127,7 @@ impl Fixture {
                 f.write_all(bytes).unwrap();
                 f.write_all(b"\n").unwrap();
             }
-            Backend::Nats => {
+            Backend::Nats | Backend::Cluster => {
                 let subject = format!("troupe.{}.mail.{agent}", self.team);
                 let bytes = bytes.to_vec();
                 self.nats(move |js| async move {
@@ -130,7 +147,7 @@ impl Fixture {
     pub fn open_on_another_machine(&self, dir: &Path) -> SharedStore {
         let dir = match self.backend {
             Backend::File => self.dir.path(),
-            Backend::Nats => dir,
+            Backend::Nats | Backend::Cluster => dir,
         };
         open(self.backend, &self.url, dir, &self.team).unwrap_or_else(|e| panic!("{e}"))
     }
@@ -150,7 +167,7 @@ impl Fixture {
                     .unwrap();
                 f.write_all(bytes).unwrap();
             }
-            Backend::Nats => {
+            Backend::Nats | Backend::Cluster => {
                 let subject = format!("troupe.{}.transcript.{agent}", self.team);
                 let bytes = bytes.to_vec();
                 self.nats(move |js| async move {
@@ -177,7 +194,7 @@ impl Fixture {
                 f.write_all(bytes).unwrap();
                 f.write_all(b"\n").unwrap();
             }
-            Backend::Nats => {
+            Backend::Nats | Backend::Cluster => {
                 let subject = format!("troupe.{}.events", self.team);
                 let bytes = bytes.to_vec();
                 self.nats(move |js| async move {
@@ -208,7 +225,7 @@ impl Fixture {
                 std::fs::create_dir_all(path.parent().unwrap()).unwrap();
                 std::fs::write(path, bytes).unwrap();
             }
-            Backend::Nats => {
+            Backend::Nats | Backend::Cluster => {
                 let bucket = format!("troupe-{}-{bucket}", self.team);
                 let bytes = bytes.to_vec();
                 self.nats(move |js| async move {
@@ -223,7 +240,7 @@ impl Fixture {
     pub fn read_raw_record(&self, what: &str) -> Vec<u8> {
         match self.backend {
             Backend::File => std::fs::read(self.file_dir().join(format!("{what}.json"))).unwrap(),
-            Backend::Nats => {
+            Backend::Nats | Backend::Cluster => {
                 let bucket = format!("troupe-{}-{what}", self.team);
                 let key = what.to_string();
                 let (tx, rx) = std::sync::mpsc::channel();
@@ -252,11 +269,40 @@ impl Fixture {
             .build()
             .unwrap();
         rt.block_on(async {
-            let client = async_nats::connect(troupe_testkit::nats::url())
-                .await
-                .unwrap();
+            let first = self
+                .backend
+                .server()
+                .split(',')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            let client = async_nats::connect(first).await.unwrap();
             f(async_nats::jetstream::new(client.clone())).await;
             client.flush().await.unwrap();
+        });
+    }
+}
+
+impl Drop for Fixture {
+    /// Removes the team's streams and buckets from the server, so a run's replicated groups do
+    /// not pile up in the cluster (each keeps its servers busy with heartbeats).
+    fn drop(&mut self) {
+        if self.backend == Backend::File || std::thread::panicking() {
+            return;
+        }
+        let marker = format!("troupe-{}-", self.team);
+        self.nats(move |js| async move {
+            use futures_util::StreamExt;
+            let mut ours = Vec::new();
+            let mut names = js.stream_names();
+            while let Some(Ok(name)) = names.next().await {
+                if name.contains(&marker) {
+                    ours.push(name);
+                }
+            }
+            for name in ours {
+                let _ = js.delete_stream(&name).await;
+            }
         });
     }
 }
@@ -270,7 +316,9 @@ pub fn open(
 ) -> Result<SharedStore, StoreError> {
     match backend {
         Backend::File => troupe_store::file::open_with(dir, team, Durability::OsBuffered),
-        Backend::Nats => troupe_store_nats::open(&NatsUrl::parse(url)?, dir, team),
+        Backend::Nats | Backend::Cluster => {
+            troupe_store_nats::open(&NatsUrl::parse(url)?, dir, team)
+        }
     }
 }
 

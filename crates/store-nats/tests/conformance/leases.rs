@@ -108,7 +108,7 @@ fn a_lease_handed_to_a_child_is_held_by_it_alone_until_it_dies(b: Backend) {
 /// inherited descriptor, so the child must be started through the command the lease prepared.
 fn spawn_adopter(f: &Fixture, lease: &troupe_store::Lease, handoff: &str) -> std::process::Child {
     match f.backend {
-        Backend::Nats => spawn(&format!("adopt:{handoff}"), &f.spec()),
+        Backend::Nats | Backend::Cluster => spawn(&format!("adopt:{handoff}"), &f.spec()),
         Backend::File => {
             use std::process::Stdio;
             let mut cmd = Command::new(std::env::current_exe().unwrap());

@@ -204,7 +204,7 @@ fn bad_team_and_agent_names_are_refused(b: Backend) {
     let f = Fixture::new(b);
     let url = match b {
         Backend::File => String::new(),
-        Backend::Nats => troupe_testkit::nats::url(),
+        Backend::Nats | Backend::Cluster => b.server(),
     };
     for team in ["../evil", "Evil", "a.b"] {
         assert!(matches!(

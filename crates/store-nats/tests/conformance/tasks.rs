@@ -306,7 +306,7 @@ fn a_blocker_edit_stalled_past_the_lock_never_overlaps_the_next(b: Backend) {
     // lock first (a blocker change then takes the lock and starts over).
     let locked_call = match b {
         Backend::File => 1,
-        Backend::Nats => 2,
+        Backend::Nats | Backend::Cluster => 2,
     };
     let stall = f.lease_lapse() * 2 + std::time::Duration::from_secs(1);
     let (stalling_tx, stalling) = std::sync::mpsc::channel();
