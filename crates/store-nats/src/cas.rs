@@ -123,10 +123,7 @@ async fn newest(kv: &kv::Store, key: &str) -> Result<Option<Newest>, Fail> {
     };
     Ok(Some(Newest {
         revision: m.sequence,
-        deleted: m
-            .headers
-            .get("KV-Operation")
-            .is_some_and(|op| matches!(op.as_str(), "DEL" | "PURGE")),
+        deleted: crate::reads::is_deletion(&m),
         id: m.headers.get("Nats-Msg-Id").map(|v| v.as_str().to_string()),
     }))
 }

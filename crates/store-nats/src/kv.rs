@@ -31,11 +31,7 @@ pub(crate) async fn entry(kv: &kv::Store, key: &str) -> Result<Option<Record>, F
     let Some(m) = read(&kv.stream, At::LastFor(&subject)).await? else {
         return Ok(None);
     };
-    let deleted = m
-        .headers
-        .get("KV-Operation")
-        .is_some_and(|op| matches!(op.as_str(), "DEL" | "PURGE"));
-    Ok((!deleted).then(|| Record {
+    Ok((!crate::reads::is_deletion(&m)).then(|| Record {
         key: key.to_string(),
         value: m.payload,
         revision: m.sequence,

@@ -23,6 +23,13 @@ pub(crate) enum At<'a> {
     LastFor(&'a str),
 }
 
+/// Whether a key-value message marks its key deleted or purged.
+pub(crate) fn is_deletion(m: &StreamMessage) -> bool {
+    m.headers
+        .get("KV-Operation")
+        .is_some_and(|op| matches!(op.as_str(), "DEL" | "PURGE"))
+}
+
 /// Whether `stream` has replicas to lag behind its leader.
 pub(crate) fn replicated(stream: &Stream) -> bool {
     stream.cached_info().config.num_replicas > 1

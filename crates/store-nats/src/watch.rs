@@ -106,11 +106,12 @@ const CLUSTER_WAKE_WINDOW: Duration = Duration::from_millis(500);
 pub(crate) fn send(conn: &Conn, subject: String, cluster: bool) {
     let client = conn.client.clone();
     if !cluster {
-        let sent = conn.block(async move { client.publish(subject, Bytes::new()).await });
-        if let Err(e) = sent
-            .map_err(|e| e.to_string())
-            .and_then(|r| r.map_err(|e| e.to_string()))
-        {
+        let sent = conn.block(async move {
+            if let Err(e) = client.publish(subject, Bytes::new()).await {
+                tracing::debug!(error = %e, "wake not sent");
+            }
+        });
+        if let Err(e) = sent {
             tracing::debug!(error = %e, "wake not sent");
         }
         return;
