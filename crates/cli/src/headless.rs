@@ -505,6 +505,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         }
         OutputFormat::Json | OutputFormat::StreamJson => events.finish(report.to_json()),
     }
+    lead.close();
     Ok(if report.subtype.is_error() { 1 } else { 0 })
 }
 

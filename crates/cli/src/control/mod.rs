@@ -194,6 +194,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         apply(&mut lead, &mut changes);
     }
     end_run(&mut lead);
+    lead.close();
     Ok(if last_failed { 1 } else { 0 })
 }
 
