@@ -4,7 +4,7 @@
 pub use crate::shell::is_read_only_command;
 
 use crate::output::{HeadTail, DEFAULT_OUTPUT_BUDGET};
-use crate::process::{ChildIo, LiveCall, MarkedChild, MarkedCommand};
+use crate::process::{plain_words, ChildIo, LiveCall, MarkedChild, MarkedCommand};
 use crate::sandbox::{retire, Confinement, Protected, Sandbox, SandboxError, Scratch};
 use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput};
 use async_trait::async_trait;
@@ -272,7 +272,37 @@ pub(crate) fn shell_command(
     confinement: &Confinement,
     live: &LiveCall,
 ) -> MarkedCommand {
-    let mut marked = MarkedCommand::new(shell, live);
+    let mut marked = call_command(shell, command, cwd, confinement, live);
+    marked.command().arg("-c").arg(command);
+    marked
+}
+
+/// A plain `command` (see [`plain_words`]) as its program and arguments, run in place of bash
+/// with the environment bash would give it; otherwise as [`shell_command`].
+fn plain_command(
+    words: &[&str],
+    command: &str,
+    cwd: &Path,
+    confinement: &Confinement,
+    live: &LiveCall,
+) -> MarkedCommand {
+    let (program, args) = words.split_first().unwrap_or((&"", &[]));
+    let mut marked = call_command(program, command, cwd, confinement, live);
+    marked.command().args(args);
+    marked.in_place_of_bash();
+    marked
+}
+
+/// What every call's process gets: `program` in `cwd`, without troupe's provider keys, git
+/// held to reading in a read-only call, its own scratch directory, confined and marked.
+fn call_command(
+    program: &str,
+    command: &str,
+    cwd: &Path,
+    confinement: &Confinement,
+    live: &LiveCall,
+) -> MarkedCommand {
+    let mut marked = MarkedCommand::new(program, live);
     let cmd = marked.command();
     // Without troupe's provider keys; a read-only call's git runs no program the repository
     // names (the analysis let it run unasked because it only reads).
@@ -280,9 +310,7 @@ pub(crate) fn shell_command(
     if confinement.level() == Sandbox::ReadOnly {
         crate::git_env::GitEnv::for_command(cwd, command).apply(cmd);
     }
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
+    cmd.current_dir(cwd)
         // A git credential prompt would open /dev/tty and hang until the timeout.
         .env("GIT_TERMINAL_PROMPT", "0");
     if let Some(scratch) = confinement.scratch_dir() {
@@ -294,32 +322,44 @@ pub(crate) fn shell_command(
     marked
 }
 
-/// Starts the shell, falling back from bash to sh, with stdout and stderr on one pipe, marked as
-/// `live`'s and confined as `confinement` says.
+/// Starts the call's process with stdout and stderr on one pipe, marked as `live`'s and
+/// confined as `confinement` says: a plain command in place of bash (issue 30: bash's start-up
+/// is most of a short call), else bash, falling back to sh. A plain command that cannot start
+/// so (not found, not executable, an environment bash acts on) goes to bash, which runs it or
+/// says why not in its own words.
 fn spawn_shell(
     command: &str,
     cwd: &Path,
     confinement: &Confinement,
     live: &LiveCall,
 ) -> io::Result<(MarkedChild, pipe::Receiver)> {
+    if let Some(words) = plain_words(command) {
+        match spawn_piped(plain_command(&words, command, cwd, confinement, live)) {
+            Ok(spawned) => return Ok(spawned),
+            Err(err) => tracing::debug!(error = %err, "the plain command runs through bash"),
+        }
+    }
     let mut last_err = None;
     for shell in ["bash", "sh"] {
-        let (reader, writer) = io::pipe()?;
-        let writer_for_stderr = writer.try_clone()?;
-        let mut cmd = shell_command(shell, command, cwd, confinement, live);
-        cmd.stdout(ChildIo::Fd(writer.into()))
-            .stderr(ChildIo::Fd(writer_for_stderr.into()));
-        // The spawn closes our copies of the write end, or EOF would never come.
-        match cmd.spawn() {
-            Ok(child) => {
-                let receiver = pipe::Receiver::from_owned_fd(reader.into())?;
-                return Ok((child, receiver));
-            }
+        match spawn_piped(shell_command(shell, command, cwd, confinement, live)) {
+            Ok(spawned) => return Ok(spawned),
             Err(err) if err.kind() == io::ErrorKind::NotFound => last_err = Some(err),
             Err(err) => return Err(err),
         }
     }
     Err(last_err.unwrap_or_else(|| io::Error::other("no shell found")))
+}
+
+/// Starts `cmd` with stdout and stderr on one pipe, whose reading end comes back with it.
+fn spawn_piped(mut cmd: MarkedCommand) -> io::Result<(MarkedChild, pipe::Receiver)> {
+    let (reader, writer) = io::pipe()?;
+    let writer_for_stderr = writer.try_clone()?;
+    cmd.stdout(ChildIo::Fd(writer.into()))
+        .stderr(ChildIo::Fd(writer_for_stderr.into()));
+    // The spawn closes our copies of the write end, or EOF would never come.
+    let child = cmd.spawn()?;
+    let receiver = pipe::Receiver::from_owned_fd(reader.into())?;
+    Ok((child, receiver))
 }
 
 /// How a foreground call came back.

@@ -5,12 +5,14 @@ mod child;
 mod clone;
 mod live;
 mod marked_child;
+mod plain;
 mod spawn;
 mod sweep;
 
 pub use child::setup_child;
 pub use live::{end_all, Exiting, LiveCall, CALL_MARKER_ENV};
 pub use marked_child::MarkedChild;
+pub use plain::plain_words;
 pub use spawn::{ChildIo, MarkedCommand};
 
 use std::io;

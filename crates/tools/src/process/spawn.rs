@@ -38,6 +38,8 @@ pub struct MarkedCommand {
     command: std::process::Command,
     stdio: [ChildIo; 3],
     confinement: Option<std::sync::Arc<crate::sandbox::ChildPlan>>,
+    /// The program stands in for `bash -c` running it: the environment gets bash's changes.
+    in_place_of_bash: bool,
 }
 
 impl MarkedCommand {
@@ -51,7 +53,16 @@ impl MarkedCommand {
             command,
             stdio: [ChildIo::Null, ChildIo::Null, ChildIo::Null],
             confinement: None,
+            in_place_of_bash: false,
         }
+    }
+
+    /// Runs the program as `bash -c` would execute it (see [`plain`](super::plain)): with the
+    /// environment bash would hand it. The spawn fails with `Unsupported` when only bash can
+    /// run it that way.
+    pub fn in_place_of_bash(&mut self) -> &mut MarkedCommand {
+        self.in_place_of_bash = true;
+        self
     }
 
     /// The command line, environment and directory.
@@ -86,9 +97,14 @@ impl MarkedCommand {
             command,
             stdio,
             confinement,
+            in_place_of_bash,
         } = self;
-        let env = environment(&command);
+        let mut env = environment(&command);
         let path = find_program(command.get_program(), env.get(OsStr::new("PATH")))?;
+        if in_place_of_bash {
+            super::plain::as_bash_execs(&mut env, &path, command.get_current_dir())
+                .map_err(|why| io::Error::new(io::ErrorKind::Unsupported, why))?;
+        }
         let args: Vec<_> = std::iter::once(command.get_program())
             .chain(command.get_args())
             .map(c_string)
