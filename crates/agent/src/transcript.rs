@@ -137,6 +137,9 @@ pub struct Transcript {
     unsynced: bool,
     /// Where synced lines go next, when the transcript is kept beyond this file.
     mirror: Option<crate::transcript_mirror::Pending>,
+    /// A sync started by [`Transcript::sync_beside`], still to be waited for (in a mutex only
+    /// because a receiver cannot be shared between threads, and the agent is).
+    in_flight: Option<std::sync::Mutex<std::sync::mpsc::Receiver<Result<(), DurableError>>>>,
 }
 
 /// Milliseconds since the Unix epoch (troupe's one clock).
@@ -165,6 +168,7 @@ impl Transcript {
             path: path.to_path_buf(),
             file,
             unsynced: false,
+            in_flight: None,
             mirror: None,
         })
     }
@@ -213,6 +217,7 @@ impl Transcript {
     /// Syncs what was written since the last sync to disk, then hands it to the mirror if
     /// there is one; nothing to do when nothing was written.
     pub fn sync(&mut self) -> Result<(), TranscriptError> {
+        self.finish_in_flight()?;
         if self.unsynced {
             self.sync_file()?;
         }
@@ -229,14 +234,57 @@ impl Transcript {
         }
     }
 
+    /// Starts syncing what was written so far and returns at once: the sync runs on a thread
+    /// of the runtime's blocking pool beside what the agent does next (the next model call,
+    /// whose request is built from lines already written). The next [`Transcript::sync`] or
+    /// `sync_beside` waits for it and reports how it went, so a round's lines are durable
+    /// before the next round's are synced, before mail is acknowledged and before a turn ends.
+    /// A mirrored transcript, or one outside a runtime, syncs at once as [`Transcript::sync`].
+    pub fn sync_beside(&mut self) -> Result<(), TranscriptError> {
+        self.finish_in_flight()?;
+        let runtime = tokio::runtime::Handle::try_current();
+        let (Ok(runtime), None, true) = (runtime, &self.mirror, self.unsynced) else {
+            return self.sync();
+        };
+        let handle = self.handle()?;
+        let ticket = commit::global().submit(handle, &self.path, SyncKind::Data);
+        self.unsynced = false;
+        let (done, in_flight) = std::sync::mpsc::sync_channel(1);
+        runtime.spawn_blocking(move || done.send(ticket.wait()));
+        self.in_flight = Some(std::sync::Mutex::new(in_flight));
+        Ok(())
+    }
+
+    /// Waits for the sync [`Transcript::sync_beside`] started, if one is running.
+    fn finish_in_flight(&mut self) -> Result<(), TranscriptError> {
+        let Some(in_flight) = self.in_flight.take() else {
+            return Ok(());
+        };
+        let in_flight = in_flight
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let result = match commit::off_the_worker(|| in_flight.recv()) {
+            Ok(result) => result,
+            // The thread ended without an answer (the runtime is shutting down): sync here.
+            Err(_) => commit::global().sync(self.handle()?, &self.path, SyncKind::Data),
+        };
+        if result.is_err() {
+            // Whatever the failed sync covered is still to be made durable.
+            self.unsynced = true;
+        }
+        Ok(result?)
+    }
+
+    /// A second handle on the transcript's file, for the group commit.
+    fn handle(&self) -> Result<File, TranscriptError> {
+        self.file.try_clone().map_err(|source| TranscriptError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
     fn sync_file(&mut self) -> Result<(), TranscriptError> {
-        let handle = self
-            .file
-            .try_clone()
-            .map_err(|source| TranscriptError::Io {
-                path: self.path.clone(),
-                source,
-            })?;
+        let handle = self.handle()?;
         // Synced through the process's group commit: the transcripts of many agents appending
         // at once share one batch of syncs, and a tokio worker is not held while it runs.
         commit::global().sync(handle, &self.path, SyncKind::Data)?;
@@ -494,5 +542,34 @@ mod tests {
         assert_eq!(loaded.corrupt_lines, 1);
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes[torn_at..].iter().filter(|b| **b == b'\n').count(), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sync_beside_runs_on_while_the_agent_writes_and_the_next_sync_waits_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut t = Transcript::open(&path).unwrap();
+        t.append_message(&ChatMessage::user_text("round 1"), &[])
+            .unwrap();
+        t.sync_beside().unwrap();
+        assert!(t.in_flight.is_some() && !t.unsynced, "the sync runs beside");
+        t.append_message(&ChatMessage::user_text("round 2"), &[])
+            .unwrap();
+        t.sync().unwrap();
+        assert!(t.in_flight.is_none() && !t.unsynced, "both rounds synced");
+        t.sync_beside().unwrap();
+        assert!(t.in_flight.is_none(), "nothing written, nothing to sync");
+        let loaded = Transcript::load(&path).unwrap();
+        assert_eq!(loaded.messages.len(), 2);
+    }
+
+    #[test]
+    fn outside_a_runtime_a_sync_beside_is_a_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Transcript::open(&dir.path().join("t.jsonl")).unwrap();
+        t.append_message(&ChatMessage::user_text("hi"), &[])
+            .unwrap();
+        t.sync_beside().unwrap();
+        assert!(t.in_flight.is_none() && !t.unsynced);
     }
 }

@@ -91,8 +91,11 @@ impl Agent {
             content: results,
         };
         self.push(results.clone(), &[])?;
-        // The round ends with its results: one sync covers the reply and the results.
-        self.sync_transcript()?;
+        // The round ends with its results: one sync covers the reply and the results. It runs
+        // beside the next model call, and is waited for before anything relies on it.
+        if let Some(t) = self.transcript.as_mut() {
+            t.sync_beside()?;
+        }
         observe(AgentEvent::ToolResults(&results));
         Ok(halt)
     }
