@@ -178,3 +178,35 @@ fn a_follower_starts_at_the_end_of_a_long_log() {
     assert_eq!(page.events.len(), 1);
     assert_eq!(page.events[0].detail, "next");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_made_step_by_step_while_the_wait_moves_its_watch_is_never_missed() {
+    // Each directory on the way may appear while the wait is moving its watch down to the
+    // one before it; the wait must see the team whichever step it races with.
+    for round in 0..40u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let troupe_dir = dir.path().join(".troupe");
+        let wait = tokio::spawn({
+            let troupe_dir = troupe_dir.clone();
+            async move { troupe_store::file::wait_for_team(&troupe_dir, "later").await }
+        });
+        let maker = std::thread::spawn({
+            let troupe_dir = troupe_dir.clone();
+            move || {
+                let pause = std::time::Duration::from_micros(50 * (round % 8));
+                for step in [troupe_dir.clone(), troupe_dir.join("teams")] {
+                    std::thread::sleep(pause);
+                    std::fs::create_dir(&step).unwrap();
+                }
+                std::thread::sleep(pause);
+                troupe_store::file::open(&troupe_dir, "later").unwrap();
+            }
+        });
+        tokio::time::timeout(LIMIT, wait)
+            .await
+            .unwrap_or_else(|_| panic!("round {round}: the wait missed the team"))
+            .unwrap()
+            .unwrap();
+        maker.join().unwrap();
+    }
+}

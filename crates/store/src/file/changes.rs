@@ -114,13 +114,19 @@ impl FileStore {
 
 /// Waits until `troupe_dir` holds a store for `team` (a lead creates it), watching the nearest
 /// directory that exists on the way to it, so that waiting costs nothing.
+///
+/// A directory made on the way while the watch was being set up (say `teams/`, just before
+/// the watch on `.troupe/` took) sends no event to it: after each watch is in place the way
+/// is looked at again, and the watch moves down when it has grown. A look every
+/// [`RECHECK`] besides catches an event the kernel dropped (a full inotify queue).
 pub async fn wait_for_team(troupe_dir: &Path, team: &str) -> Result<(), StoreError> {
     let team_dir = super::team_dir(troupe_dir, team);
+    let nearest_of = || team_dir.ancestors().skip(1).find(|d| d.is_dir());
     loop {
         if super::exists(troupe_dir, team) {
             return Ok(());
         }
-        let Some(nearest) = team_dir.ancestors().skip(1).find(|d| d.is_dir()) else {
+        let Some(nearest) = nearest_of() else {
             return Err(StoreError::Watch {
                 place: team_dir.display().to_string(),
                 detail: "none of its parent directories exists".to_string(),
@@ -139,13 +145,19 @@ pub async fn wait_for_team(troupe_dir: &Path, team: &str) -> Result<(), StoreErr
         watcher
             .watch(nearest, RecursiveMode::NonRecursive)
             .map_err(watch_error)?;
-        // Created between the check above and the watch: seen now rather than never.
-        if super::exists(troupe_dir, team) {
-            return Ok(());
+        // Created between the looks above and the watch: seen now rather than never.
+        if super::exists(troupe_dir, team) || nearest_of() != Some(nearest) {
+            continue;
         }
-        pending.take().await;
+        tokio::select! {
+            _ = pending.take() => {}
+            () = tokio::time::sleep(RECHECK) => {}
+        }
     }
 }
+
+/// How often [`wait_for_team`] looks again without an event.
+const RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[cfg(test)]
 mod tests {
