@@ -133,13 +133,38 @@ pub struct Loaded {
 pub struct Transcript {
     path: PathBuf,
     file: File,
-    /// Lines were written since the last sync.
-    unsynced: bool,
+    /// Lines written so far (by this handle).
+    written: u64,
+    /// Of those, the first `synced` are known to be durable.
+    synced: u64,
     /// Where synced lines go next, when the transcript is kept beyond this file.
     mirror: Option<crate::transcript_mirror::Pending>,
-    /// A sync started by [`Transcript::sync_beside`], still to be waited for (in a mutex only
-    /// because a receiver cannot be shared between threads, and the agent is).
-    in_flight: Option<std::sync::Mutex<std::sync::mpsc::Receiver<Result<(), DurableError>>>>,
+}
+
+/// A sync handed to the group commit by [`Transcript::start_sync`], not yet waited for.
+#[derive(Debug)]
+pub struct StartedSync {
+    ticket: commit::Ticket,
+    /// The lines it makes durable: all those written before it started.
+    covers: u64,
+}
+
+impl StartedSync {
+    /// Blocks until the sync has returned (off the tokio worker, as every commit wait), and
+    /// says how it went, for [`Transcript::finish_sync`].
+    pub fn wait(self) -> SyncOutcome {
+        SyncOutcome {
+            result: self.ticket.wait(),
+            covers: self.covers,
+        }
+    }
+}
+
+/// How a [`StartedSync`] went.
+#[derive(Debug)]
+pub struct SyncOutcome {
+    result: Result<(), DurableError>,
+    covers: u64,
 }
 
 /// Milliseconds since the Unix epoch (troupe's one clock).
@@ -167,8 +192,8 @@ impl Transcript {
         Ok(Transcript {
             path: path.to_path_buf(),
             file,
-            unsynced: false,
-            in_flight: None,
+            written: 0,
+            synced: 0,
             mirror: None,
         })
     }
@@ -207,7 +232,7 @@ impl Transcript {
             .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         text.push('\n');
         self.file.write_all(text.as_bytes()).map_err(io)?;
-        self.unsynced = true;
+        self.written += 1;
         if let Some(mirror) = self.mirror.as_mut() {
             mirror.push(text.as_bytes());
         }
@@ -217,9 +242,13 @@ impl Transcript {
     /// Syncs what was written since the last sync to disk, then hands it to the mirror if
     /// there is one; nothing to do when nothing was written.
     pub fn sync(&mut self) -> Result<(), TranscriptError> {
-        self.finish_in_flight()?;
-        if self.unsynced {
-            self.sync_file()?;
+        if self.synced < self.written {
+            let covers = self.written;
+            // Synced through the process's group commit: the transcripts of many agents
+            // appending at once share one batch of syncs, and a tokio worker is not held
+            // while it runs.
+            commit::global().sync(self.handle()?, &self.path, SyncKind::Data)?;
+            self.synced = self.synced.max(covers);
         }
         match self
             .mirror
@@ -234,45 +263,29 @@ impl Transcript {
         }
     }
 
-    /// Starts syncing what was written so far and returns at once: the sync runs on a thread
-    /// of the runtime's blocking pool beside what the agent does next (the next model call,
-    /// whose request is built from lines already written). The next [`Transcript::sync`] or
-    /// `sync_beside` waits for it and reports how it went, so a round's lines are durable
-    /// before the next round's are synced, before mail is acknowledged and before a turn ends.
-    /// A mirrored transcript, or one outside a runtime, syncs at once as [`Transcript::sync`].
-    pub fn sync_beside(&mut self) -> Result<(), TranscriptError> {
-        self.finish_in_flight()?;
-        let runtime = tokio::runtime::Handle::try_current();
-        let (Ok(runtime), None, true) = (runtime, &self.mirror, self.unsynced) else {
-            return self.sync();
-        };
-        let handle = self.handle()?;
-        let ticket = commit::global().submit(handle, &self.path, SyncKind::Data);
-        self.unsynced = false;
-        let (done, in_flight) = std::sync::mpsc::sync_channel(1);
-        runtime.spawn_blocking(move || done.send(ticket.wait()));
-        self.in_flight = Some(std::sync::Mutex::new(in_flight));
-        Ok(())
+    /// Hands what was written so far to the group commit without waiting for the sync: the
+    /// caller waits for it ([`StartedSync::wait`]) beside other work, and reports the outcome
+    /// to [`Transcript::finish_sync`]. Until then the lines count as not durable, so a
+    /// [`Transcript::sync`] meanwhile (or after the started one was dropped) covers them
+    /// again. `None` when there is nothing to sync, or when a mirror waits for the lines: the
+    /// transcript is then synced at once, as [`Transcript::sync`].
+    pub fn start_sync(&mut self) -> Result<Option<StartedSync>, TranscriptError> {
+        if self.mirror.is_some() || self.synced == self.written {
+            self.sync()?;
+            return Ok(None);
+        }
+        let ticket = commit::global().submit(self.handle()?, &self.path, SyncKind::Data);
+        Ok(Some(StartedSync {
+            ticket,
+            covers: self.written,
+        }))
     }
 
-    /// Waits for the sync [`Transcript::sync_beside`] started, if one is running.
-    fn finish_in_flight(&mut self) -> Result<(), TranscriptError> {
-        let Some(in_flight) = self.in_flight.take() else {
-            return Ok(());
-        };
-        let in_flight = in_flight
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let result = match commit::off_the_worker(|| in_flight.recv()) {
-            Ok(result) => result,
-            // The thread ended without an answer (the runtime is shutting down): sync here.
-            Err(_) => commit::global().sync(self.handle()?, &self.path, SyncKind::Data),
-        };
-        if result.is_err() {
-            // Whatever the failed sync covered is still to be made durable.
-            self.unsynced = true;
-        }
-        Ok(result?)
+    /// Takes in how a started sync went: its lines are durable, or its error is returned.
+    pub fn finish_sync(&mut self, outcome: SyncOutcome) -> Result<(), TranscriptError> {
+        outcome.result?;
+        self.synced = self.synced.max(outcome.covers);
+        Ok(())
     }
 
     /// A second handle on the transcript's file, for the group commit.
@@ -281,15 +294,6 @@ impl Transcript {
             path: self.path.clone(),
             source,
         })
-    }
-
-    fn sync_file(&mut self) -> Result<(), TranscriptError> {
-        let handle = self.handle()?;
-        // Synced through the process's group commit: the transcripts of many agents appending
-        // at once share one batch of syncs, and a tokio worker is not held while it runs.
-        commit::global().sync(handle, &self.path, SyncKind::Data)?;
-        self.unsynced = false;
-        Ok(())
     }
 
     /// Appends a message line (not synced: see [`Transcript::write`]).
@@ -544,32 +548,34 @@ mod tests {
         assert_eq!(bytes[torn_at..].iter().filter(|b| **b == b'\n').count(), 2);
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_sync_beside_runs_on_while_the_agent_writes_and_the_next_sync_waits_for_it() {
+    #[test]
+    fn a_started_sync_counts_once_finished_and_a_sync_meanwhile_covers_its_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         let mut t = Transcript::open(&path).unwrap();
         t.append_message(&ChatMessage::user_text("round 1"), &[])
             .unwrap();
-        t.sync_beside().unwrap();
-        assert!(t.in_flight.is_some() && !t.unsynced, "the sync runs beside");
+        let started = t.start_sync().unwrap().expect("a line to sync");
+        assert_eq!((t.synced, t.written), (0, 1), "not durable until finished");
         t.append_message(&ChatMessage::user_text("round 2"), &[])
             .unwrap();
+        t.finish_sync(started.wait()).unwrap();
+        assert_eq!(
+            (t.synced, t.written),
+            (1, 2),
+            "the started sync covered round 1 only"
+        );
+        assert!(
+            t.start_sync().unwrap().is_some(),
+            "round 2 is still to sync"
+        );
+        // Dropped without a wait: the next sync covers everything.
         t.sync().unwrap();
-        assert!(t.in_flight.is_none() && !t.unsynced, "both rounds synced");
-        t.sync_beside().unwrap();
-        assert!(t.in_flight.is_none(), "nothing written, nothing to sync");
-        let loaded = Transcript::load(&path).unwrap();
-        assert_eq!(loaded.messages.len(), 2);
-    }
-
-    #[test]
-    fn outside_a_runtime_a_sync_beside_is_a_sync() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut t = Transcript::open(&dir.path().join("t.jsonl")).unwrap();
-        t.append_message(&ChatMessage::user_text("hi"), &[])
-            .unwrap();
-        t.sync_beside().unwrap();
-        assert!(t.in_flight.is_none() && !t.unsynced);
+        assert_eq!((t.synced, t.written), (2, 2));
+        assert!(
+            t.start_sync().unwrap().is_none(),
+            "nothing written, nothing to sync"
+        );
+        assert_eq!(Transcript::load(&path).unwrap().messages.len(), 2);
     }
 }

@@ -19,6 +19,7 @@ use troupe_tools::{Registry, ToolContext};
 
 mod admit;
 mod batch;
+mod beside;
 mod calls;
 mod compaction;
 mod control;
@@ -111,6 +112,8 @@ pub struct Agent {
     messages: Vec<ChatMessage>,
     delivered: HashSet<String>,
     transcript: Option<Transcript>,
+    /// The last round's transcript sync, started and not yet waited for (see `beside`).
+    round_sync: Option<crate::transcript::StartedSync>,
     usage: Usage,
     /// `usage` per model called (a `/model` switch starts a new entry).
     usage_by_model: troupe_protocol::UsageByModel,
@@ -177,6 +180,7 @@ impl Agent {
             messages: Vec::new(),
             delivered: HashSet::new(),
             transcript: None,
+            round_sync: None,
             usage: Usage::default(),
             usage_by_model: troupe_protocol::UsageByModel::default(),
             api_ms: 0,
@@ -333,15 +337,6 @@ impl Agent {
         Ok(())
     }
 
-    /// Syncs what this agent wrote to its transcript since the last sync: once at the end of
-    /// each model round, and before a mailbox is acknowledged.
-    fn sync_transcript(&mut self) -> Result<(), TranscriptError> {
-        match self.transcript.as_mut() {
-            Some(t) => t.sync(),
-            None => Ok(()),
-        }
-    }
-
     /// Runs one turn: optional new user input, then rounds until the model stops calling tools.
     /// Whatever way the turn ends, its messages are synced to the transcript before it returns.
     pub async fn run_turn(
@@ -399,7 +394,7 @@ impl Agent {
             self.compact_if_needed(observe).await?;
             self.start_session().await?;
             self.follow_workspace().await?;
-            let reply = self.call_model(observe).await?;
+            let reply = self.call_model_beside_sync(observe).await?;
             outcome.model_calls += 1;
             outcome.usage.add(&reply.usage);
             let message = ChatMessage {

@@ -131,7 +131,7 @@ impl Ticket {
 /// Runs `wait` (a blocking wait) so that it does not hold up a tokio worker: inside
 /// `block_in_place` on a multi-threaded runtime (other tasks move to another thread), as is
 /// anywhere else.
-pub fn off_the_worker<R>(wait: impl FnOnce() -> R) -> R {
+fn off_the_worker<R>(wait: impl FnOnce() -> R) -> R {
     match tokio::runtime::Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(wait)

@@ -92,9 +92,9 @@ impl Agent {
         };
         self.push(results.clone(), &[])?;
         // The round ends with its results: one sync covers the reply and the results. It runs
-        // beside the next model call, and is waited for before anything relies on it.
+        // beside the next model call (see `beside`).
         if let Some(t) = self.transcript.as_mut() {
-            t.sync_beside()?;
+            self.round_sync = t.start_sync()?;
         }
         observe(AgentEvent::ToolResults(&results));
         Ok(halt)
