@@ -12,9 +12,10 @@
 //! that sits in another session, or in a group it does not lead that is not troupe's, was
 //! adopted, and nobody else will wait for it.
 
+use rustix::io::Errno;
 use rustix::process::{
-    getpid, kill_process, kill_process_group, pidfd_open, pidfd_send_signal, waitpid, Pid,
-    PidfdFlags, Signal, WaitOptions,
+    getpid, kill_process, kill_process_group, pidfd_open, pidfd_send_signal, waitid, waitpid, Pid,
+    PidfdFlags, Signal, WaitId, WaitIdOptions, WaitOptions,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -317,6 +318,9 @@ pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &W
     if let Some(pgid) = pgid {
         kill_group(pgid);
     }
+    if childless() {
+        return 0;
+    }
     let all = processes(window);
     let subreaper = SUBREAPER.load(Ordering::Relaxed);
     let searched = match subreaper {
@@ -342,6 +346,22 @@ pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &W
         alive += 1;
     }
     alive
+}
+
+/// Whether troupe, the child subreaper, has no child at all, living or a zombie (asked of the
+/// kernel without reaping anything). Then nothing any call started is left: whatever a call
+/// starts stays in troupe's process tree, whose every process descends from one of troupe's
+/// children. So the usual call, whose one process troupe has reaped, ends without a look at
+/// `/proc`.
+fn childless() -> bool {
+    SUBREAPER.load(Ordering::Relaxed)
+        && matches!(
+            waitid(
+                WaitId::All,
+                WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT | WaitIdOptions::EXITED
+            ),
+            Err(Errno::CHILD)
+        )
 }
 
 /// Whether `pid`'s environment cannot be told yet: it reads empty or not at all (a process in
@@ -411,6 +431,9 @@ pub(crate) fn end_adopted() {
         .copied()
         .unwrap_or_else(Window::everything);
     loop {
+        if childless() {
+            return;
+        }
         // Only troupe's own children can be adopted ones: read those alone where the kernel
         // lists them (at exit the pid window is too old to bound the table).
         let all = match SUBREAPER.load(Ordering::Relaxed) {
