@@ -6,11 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # git (real repositories in fixtures) and bash (the bash tool) are used by the tests; strace
-# counts the headless loop's system calls for its regression guard (cli/tests/syscall_budget.rs);
+# counts the headless loop's system calls and valgrind its heap allocations for its regression
+# guard (cli/tests/syscall_budget.rs);
 # tmux drives the REPL in a real terminal (cli/tests/cron.rs), and under CI=true a test whose
 # requirement is missing fails instead of skipping.
-if ! command -v git >/dev/null 2>&1 || ! command -v bash >/dev/null 2>&1 || ! command -v strace >/dev/null 2>&1 || ! command -v tmux >/dev/null 2>&1; then
-  apt-get update -qq && apt-get install -y -qq git bash strace tmux
+if ! command -v git >/dev/null 2>&1 || ! command -v bash >/dev/null 2>&1 || ! command -v strace >/dev/null 2>&1 || ! command -v tmux >/dev/null 2>&1 || ! command -v valgrind >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq git bash strace tmux valgrind
 fi
 # The real MCP servers the MCP tests talk to (pinned; the tests fail, naming this step, when
 # they are missing): the npm reference servers under .ci/node, mcp-server-time from PyPI.

@@ -54,15 +54,6 @@ impl Counts {
         ]
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::Value::Object(
-            self.figures()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.into()))
-                .collect(),
-        )
-    }
-
     /// Each figure at its smallest over `runs`.
     pub fn floor(runs: &[Counts]) -> Counts {
         let min = |f: fn(&Counts) -> u64| runs.iter().map(f).min().unwrap_or(0);
