@@ -13,10 +13,21 @@ fn a_slow_call_times_out_and_is_cancelled_on_the_server() {
     let ws = TempWorkspace::new();
     let log = ws.path().join("fixture.log");
     mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
+    // The lead's last model call waits (bounded) until the server noted the cancellation,
+    // which troupe sent when the call timed out: the run's end kills the server at once, and
+    // on a busy machine that could come first.
+    let noted_log = log.clone();
     let server = common::lead_server([
         Step::tool("connect_mcp", json!({"name": "fx"})),
         Step::tool("mcp__fx__slow", json!({"ms": 600_000})),
-        Step::dynamic(|req| Reply::text(last_result(req, true))),
+        Step::dynamic(move |req| {
+            wait_until(|| {
+                std::fs::read_to_string(&noted_log)
+                    .unwrap_or_default()
+                    .contains("cancelled")
+            });
+            Reply::text(last_result(req, true))
+        }),
     ]);
     let out = headless(
         &ws,
@@ -34,14 +45,9 @@ fn a_slow_call_times_out_and_is_cancelled_on_the_server() {
         result_json(&out)["result"],
         "mcp__fx__slow did not answer within 1 s and was cancelled (setting mcp_tool_timeout)"
     );
-    // The server heard about it: its request was cancelled, not left running. (The run ends
-    // right after, so the note may land a moment later; wait for it, bounded.)
-    let noted = wait_until(|| {
-        std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .contains("cancelled")
-    });
-    assert!(noted, "fixture log: {:?}", std::fs::read_to_string(&log));
+    // The server heard about it: its request was cancelled, not left running.
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(text.contains("cancelled"), "fixture log: {text:?}");
 }
 
 use serde_json::json;
