@@ -32,6 +32,10 @@ pub const RETRY_FOR: Duration = Duration::from_secs(30);
 /// How long connecting may take before the server counts as down.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// How many times opening the store asks JetStream for the account when it does not answer
+/// within [`REQUEST_TIMEOUT`].
+const ACCOUNT_TRIES: u32 = 3;
+
 /// What to check when the server cannot be used.
 pub const HINT: &str = "check that nats-server is running with JetStream enabled (-js), that the URL's host and port are right, and the credentials";
 
@@ -146,10 +150,23 @@ impl Conn {
                 .map_err(|e| e.to_string())?;
             let mut js = jetstream::new(client.clone());
             js.set_timeout(REQUEST_TIMEOUT);
-            // A server without JetStream accepts the connection but nothing the store does.
-            js.query_account()
-                .await
-                .map_err(|e| format!("JetStream is not available: {e}"))?;
+            // A server without JetStream accepts the connection but nothing the store does,
+            // and says so at once ("no responders"). One slow to answer (a cluster electing its
+            // meta leader, a loaded machine) is asked again, a bounded number of times.
+            let mut tries = 1;
+            loop {
+                match js.query_account().await {
+                    Ok(_) => break,
+                    Err(e)
+                        if matches!(e.kind(), jetstream::context::AccountErrorKind::TimedOut)
+                            && tries < ACCOUNT_TRIES =>
+                    {
+                        tracing::warn!(tries, "JetStream did not answer in time; asking again");
+                        tries += 1;
+                    }
+                    Err(e) => return Err(format!("JetStream is not available: {e}")),
+                }
+            }
             Ok::<_, String>((client, js))
         });
         let (client, js) =
