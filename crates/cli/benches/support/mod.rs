@@ -219,6 +219,32 @@ pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> T {
     sorted[rank - 1]
 }
 
+/// The machine's CPU pressure now: the share of the last ten seconds in which some runnable
+/// task waited for a CPU (`/proc/pressure/cpu`, `some avg10`, in %); `None` where the kernel
+/// does not report it.
+pub fn cpu_pressure() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/pressure/cpu").ok()?;
+    let some = text.lines().find(|l| l.starts_with("some "))?;
+    some.split_whitespace()
+        .find_map(|f| f.strip_prefix("avg10="))?
+        .parse()
+        .ok()
+}
+
+/// Waits, up to `limit`, until the CPU pressure is at most `quiet` % (a burst of other work, or
+/// the runs just before, would otherwise land on the runs about to be measured), and returns
+/// the pressure the runs start with.
+pub fn wait_for_quiet_cpu(quiet: f64, limit: Duration) -> Option<f64> {
+    let started = std::time::Instant::now();
+    loop {
+        let now = cpu_pressure()?;
+        if now <= quiet || started.elapsed() >= limit {
+            return Some(now);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 /// Milliseconds, for printing.
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
