@@ -207,16 +207,15 @@ fn measure(
 
 /// p50 wall (ms), p50 peak RSS (MiB) and p50 CPU time, user plus system (ms).
 fn medians(runs: &[Measured]) -> (f64, f64, f64) {
-    let mut walls: Vec<_> = runs.iter().map(|m| m.wall).collect();
-    walls.sort();
-    let mut rss: Vec<_> = runs.iter().map(|m| m.max_rss_kib).collect();
-    rss.sort();
-    let mut cpu: Vec<_> = runs.iter().map(|m| m.cpu).collect();
-    cpu.sort();
+    fn p50<T: Copy + Ord>(runs: &[Measured], of: impl Fn(&Measured) -> T) -> T {
+        let mut values: Vec<T> = runs.iter().map(of).collect();
+        values.sort();
+        quantile(&values, 0.5)
+    }
     (
-        ms(quantile(&walls, 0.5)),
-        mib(quantile(&rss, 0.5)),
-        ms(quantile(&cpu, 0.5)),
+        ms(p50(runs, |m| m.wall)),
+        mib(p50(runs, |m| m.max_rss_kib)),
+        ms(p50(runs, |m| m.cpu)),
     )
 }
 

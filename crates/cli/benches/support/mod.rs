@@ -235,7 +235,7 @@ pub fn cpu_pressure() -> Option<f64> {
 /// the runs just before, would otherwise land on the runs about to be measured), and returns
 /// the pressure the runs start with.
 pub fn wait_for_quiet_cpu(quiet: f64, limit: Duration) -> Option<f64> {
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     loop {
         let now = cpu_pressure()?;
         if now <= quiet || started.elapsed() >= limit {
