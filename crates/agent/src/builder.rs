@@ -433,6 +433,7 @@ pub fn sandbox_config(settings: &Settings) -> SandboxConfig {
             },
             writable_roots: given.writable_roots.clone(),
             network: match given.network {
+                troupe_settings::SandboxNetwork::Inet => Network::Inet,
                 troupe_settings::SandboxNetwork::Allow => Network::Allow,
                 troupe_settings::SandboxNetwork::Deny => Network::Deny,
             },

@@ -108,9 +108,14 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
     crate::cost::set_pricing(&loaded.settings.pricing);
     let store = crate::store::choose(sources.store.as_deref(), Some(&loaded.settings))?;
     // Teammate processes and the `troupe` commands the tools run find the team's store.
+    // Without its credentials: those are held in memory (teammates get them on their launch
+    // pipe), and a tool call's `troupe` command has no business writing to the store.
+    if let crate::store::StoreChoice::Nats(_, url) = &store {
+        crate::secrets::hold_store_credentials(url);
+    }
     troupe_tools::child_env::set_overlay([(
         crate::store::STORE_VAR.to_string(),
-        store.spec().to_string(),
+        troupe_store_nats::url::without_credentials(store.spec()),
     )]);
     let policy = effective_policy(&loaded.settings.permissions, &permissions).context(
         "invalid permissions (use the modes default, acceptEdits, plan, bypassPermissions, dontAsk or auto)",

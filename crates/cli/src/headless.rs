@@ -302,7 +302,7 @@ impl Events {
 
 /// Which variable the model's credentials come from, as `system/init` reports it.
 fn api_key_source(lead: &Lead) -> &'static str {
-    let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty());
+    let set = |name: &str| troupe_tools::child_env::var(name).is_some_and(|v| !v.is_empty());
     match lead.run.model.provider {
         Provider::Anthropic if set("ANTHROPIC_API_KEY") => "ANTHROPIC_API_KEY",
         Provider::Anthropic if set("ANTHROPIC_AUTH_TOKEN") => "ANTHROPIC_AUTH_TOKEN",

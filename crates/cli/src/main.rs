@@ -19,10 +19,12 @@ mod headless;
 mod hooks;
 mod logfile;
 mod mcp;
+mod person_guard;
 mod render;
 mod repl;
 mod repl_input;
 mod repl_lists;
+mod secrets;
 mod settings;
 mod setup;
 mod signals;
@@ -52,6 +54,9 @@ fn main() {
     }
     // Before the first thread starts: glibc picks a thread's arena when it first allocates.
     few_malloc_arenas();
+    // Also before the first thread: the credentials leave the environment a tool call could
+    // read (`/proc/<pid>/environ`) for troupe's memory.
+    secrets::take_from_environment();
     // A closed pipe (`troupe team status | head -1`) ends a subcommand as it ends `ls`: quietly,
     // by SIGPIPE, never with a panic at the next print. Runs that own tool processes (the REPL,
     // headless, teammates) ignore it again below and treat a failed write as nobody reading.

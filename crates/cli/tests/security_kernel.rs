@@ -9,61 +9,10 @@
 
 mod common;
 
-use common::{headless_go, result_json, script_bash_calls, subcommand};
+use common::kernel::{bash_calls, kernel_sandbox, python3, read};
+use common::{headless_go, result_json, script_bash_calls};
 use serde_json::Value;
-use std::path::Path;
 use troupe_testkit::{FakeServer, TempWorkspace};
-
-/// Whether the sandbox (Landlock, seccomp, mount namespaces) works here; skips loudly, or fails
-/// under CI.
-fn kernel_sandbox() -> bool {
-    let out = subcommand(Path::new("/"), &["sandbox", "check", "--json"]);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    let usable = report["landlock"]["available"] == true
-        && report["seccomp"]["available"] == true
-        && report["namespaces"]["available"] == true;
-    if !usable {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI must run the kernel sandbox tests: {report}"
-        );
-        eprintln!("skipping: the kernel sandbox is not usable here: {report}");
-    }
-    usable
-}
-
-fn python3() -> bool {
-    let found = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI must have python3"
-        );
-        eprintln!("skipping: no python3");
-    }
-    found
-}
-
-/// Runs troupe headless on a model that calls bash with each of `commands`, with `args`, and
-/// returns each call's result (text, is_error).
-fn bash_calls(ws: &TempWorkspace, commands: &[&str], args: &[&str]) -> Vec<(String, bool)> {
-    let server = FakeServer::start();
-    script_bash_calls(&server, commands);
-    let no_env: [(&str, &str); 0] = [];
-    let out = headless_go(ws.path(), &server, args, &no_env);
-    assert_eq!(result_json(&out)["result"], "done");
-    server.requests_for("lead")[1..]
-        .iter()
-        .map(|r| r.last_tool_result().expect("a tool result"))
-        .collect()
-}
-
-fn read(ws: &TempWorkspace, path: &str) -> String {
-    std::fs::read_to_string(ws.join(path)).unwrap_or_else(|e| format!("<{e}>"))
-}
 
 const PLANTED: &str = "#!/bin/sh\ntouch /tmp/troupe-planted\n";
 
@@ -112,11 +61,14 @@ fn allowed_commands_cannot_write_protected_files() {
             "Bash(git config:*)",
         ],
     );
-    for (i, (text, is_error)) in results[..8].iter().enumerate() {
+    for (i, (text, is_error)) in results[..9].iter().enumerate() {
         assert!(*is_error, "call {i} succeeded: {text}");
         assert!(
             text.contains("Read-only file system")
+                // troupe's view through /proc: refused, or (in the call's own PID namespace)
+                // not there at all.
                 || (i == 7 && text.contains("Permission denied"))
+                || (i == 7 && text.contains("No such file or directory"))
                 || text.contains("Device or resource busy")
                 || text.contains("could not lock config file"),
             "call {i} was not refused by the kernel: {text}"
@@ -127,13 +79,7 @@ fn allowed_commands_cannot_write_protected_files() {
     }
     assert!(!ws.join(".git/hooks/pre-commit").exists());
     assert!(ws.join(".git/config").exists() && ws.join(".claude").is_dir());
-    // A protected file that did not exist cannot be a mount point: the call creates it, and
-    // troupe removes it when the call is over, saying so.
-    let (created, _) = &results[8];
-    assert!(
-        created.contains("troupe removed") && created.contains(".troupe/settings.json"),
-        "{created}"
-    );
+    // The whole .troupe folder is troupe's: read-only to the call.
     assert!(!ws.join(".troupe/settings.json").exists());
     let (fine, is_error) = &results[9];
     assert!(!is_error, "{fine}");
@@ -234,7 +180,11 @@ fn network_deny_takes_sockets_from_workspace_write_commands() {
     );
     let udp = "python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', 9)); print('sent')\"";
     let allowed = ["--allowedTools", "Bash(python3:*)"];
-    // By default (network: allow) the connect goes through: the test's socket is real.
+    // With network: allow the connect goes through: the test's socket is real.
+    ws.write(
+        ".troupe/settings.json",
+        r#"{"sandbox": {"mode": "auto", "network": "allow"}}"#,
+    );
     let results = bash_calls(&ws, &[connect.as_str()], &allowed);
     assert!(results[0].0.contains("connected"), "{:?}", results[0]);
     assert!(listener.accept().is_ok(), "the listener saw the connection");

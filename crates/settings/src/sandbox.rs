@@ -14,12 +14,15 @@ pub enum SandboxMode {
     Off,
 }
 
-/// Whether workspace-write commands may open sockets (read-only commands never may).
+/// Which sockets workspace-write commands may open (read-only commands never may).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxNetwork {
-    /// Sockets as usual (the default).
+    /// Internet sockets only (TCP and UDP over IPv4 and IPv6; the default): no unix socket, so
+    /// no way to the person's tmux, ssh agent or session bus.
     #[default]
+    Inet,
+    /// Every kind of socket, unix sockets included.
     Allow,
     /// `socket()` is refused for every kind of socket, as in the read-only sandbox.
     Deny,
@@ -56,13 +59,13 @@ impl<'de> Deserialize<'de> for SandboxSettings {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match Spelling::deserialize(deserializer).map_err(|_| {
             serde::de::Error::custom(
-                "`sandbox` must be \"auto\", \"off\" or {\"mode\": \"auto\"|\"off\", \"writableRoots\": [\"/abs/dir\", …], \"network\": \"allow\"|\"deny\"}",
+                "`sandbox` must be \"auto\", \"off\" or {\"mode\": \"auto\"|\"off\", \"writableRoots\": [\"/abs/dir\", …], \"network\": \"inet\"|\"allow\"|\"deny\"}",
             )
         })? {
             Spelling::Mode(mode) => Ok(SandboxSettings {
                 mode,
                 writable_roots: Vec::new(),
-                network: SandboxNetwork::Allow,
+                network: SandboxNetwork::Inet,
             }),
             Spelling::Full {
                 mode,

@@ -61,11 +61,13 @@ fn sandbox_accepts_the_short_spelling_and_refuses_relative_roots() {
 }
 
 #[test]
-fn sandbox_network_is_allow_by_default_and_may_be_denied() {
+fn sandbox_network_is_inet_by_default_and_may_be_widened_or_denied() {
     let short = Settings::parse(r#"{"sandbox": "auto"}"#, "t").expect("parses");
-    assert_eq!(short.sandbox.expect("set").network, SandboxNetwork::Allow);
+    assert_eq!(short.sandbox.expect("set").network, SandboxNetwork::Inet);
     let full = Settings::parse(r#"{"sandbox": {"writableRoots": []}}"#, "t").expect("parses");
-    assert_eq!(full.sandbox.expect("set").network, SandboxNetwork::Allow);
+    assert_eq!(full.sandbox.expect("set").network, SandboxNetwork::Inet);
+    let allow = Settings::parse(r#"{"sandbox": {"network": "allow"}}"#, "t").expect("parses");
+    assert_eq!(allow.sandbox.expect("set").network, SandboxNetwork::Allow);
     let deny = Settings::parse(r#"{"sandbox": {"network": "deny"}}"#, "t").expect("parses");
     let deny = deny.sandbox.expect("set");
     assert_eq!(deny.network, SandboxNetwork::Deny);

@@ -173,6 +173,30 @@ impl NatsUrl {
     }
 }
 
+/// `url` with the credentials of every server removed and its options kept
+/// (`nats://u:p@a:4222,nats://t@b?replicas=3` → `nats://a:4222,nats://b?replicas=3`): what a
+/// child may be told, the credentials going by other ways.
+pub fn without_credentials(url: &str) -> String {
+    let (servers, query) = match url.split_once('?') {
+        Some((servers, query)) => (servers, Some(query)),
+        None => (url, None),
+    };
+    let host = |rest: &str| rest.rsplit_once('@').map_or(rest, |(_, h)| h).to_string();
+    let mut out = servers
+        .split(',')
+        .map(|server| match server.split_once("://") {
+            Some((scheme, rest)) => format!("{scheme}://{}", host(rest)),
+            None => host(server),
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    if let Some(query) = query {
+        out.push('?');
+        out.push_str(query);
+    }
+    out
+}
+
 /// `url` with any credentials replaced, for error messages.
 pub fn redact(url: &str) -> String {
     match (url.split_once("://"), url.rfind('@')) {
@@ -208,6 +232,16 @@ fn decode(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn credentials_are_removed_from_every_server_and_the_options_kept() {
+        assert_eq!(
+            super::without_credentials("nats://u:p@a:4222,nats://t@b:4222?replicas=3"),
+            "nats://a:4222,nats://b:4222?replicas=3"
+        );
+        assert_eq!(super::without_credentials("nats://a:4222"), "nats://a:4222");
+        assert_eq!(super::without_credentials("u:p@a:4222"), "a:4222");
+    }
+
     use super::*;
 
     #[test]

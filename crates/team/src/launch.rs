@@ -16,7 +16,7 @@ pub const CONFIG_FROM_STDIN: [&str; 3] = ["teammate", "--config-file", "-"];
 pub const VERSION: u32 = 1;
 
 /// A teammate process's configuration, as the lead resolved it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessLaunch {
     /// [`VERSION`]: a process of another build refuses a document it does not know.
     pub version: u32,
@@ -56,6 +56,31 @@ pub struct ProcessLaunch {
     /// What the program running the team adds for its processes (its own format).
     #[serde(default)]
     pub options: serde_json::Value,
+    /// The credentials the lead holds in memory (provider keys, the store's password), by
+    /// variable name: they reach the teammate on this document's pipe, never in its
+    /// environment or arguments, where a tool call could read them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for ProcessLaunch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Every field but the secrets' values.
+        let secrets: Vec<&str> = self.secrets.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("ProcessLaunch")
+            .field("version", &self.version)
+            .field("team", &self.team)
+            .field("name", &self.name)
+            .field("role", &self.role)
+            .field("prompt", &self.prompt)
+            .field("workspace", &self.workspace)
+            .field("model", &self.model)
+            .field("provider", &self.provider)
+            .field("permission_mode", &self.permission_mode)
+            .field("lease", &self.lease)
+            .field("secrets", &secrets)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ProcessLaunch {

@@ -36,8 +36,8 @@ impl Team {
             .map_err(|e| err(format!("{}: {e}", log_path.display())))?;
         let log2 = log.try_clone().map_err(|e| err(e.to_string()))?;
         let mut cmd = std::process::Command::new(exe);
-        // What troupe resolved for its children (the settings' env among it): a teammate
-        // process is troupe, so nothing is withheld.
+        // What troupe resolved for its children (the settings' env among it); the credentials
+        // go in the launch document below, on the pipe.
         troupe_tools::child_env::apply_overlay(&mut cmd);
         cmd.args(CONFIG_FROM_STDIN)
             .stdin(Stdio::piped())
@@ -68,6 +68,7 @@ impl Team {
             deny_rules: listed(&rules.deny),
             lease: Some(handoff),
             options: config.process_options.clone(),
+            secrets: troupe_tools::secrets::all(),
         };
         let document = serde_json::to_vec(&launch).map_err(|e| err(e.to_string()))?;
         let mut child = cmd.spawn().map_err(|e| err(e.to_string()))?;

@@ -501,8 +501,10 @@ pub(crate) fn sandbox_note(sandbox: Sandbox) -> Option<&'static str> {
         ),
         Sandbox::WorkspaceWrite => Some(
             "(it ran in the workspace-write sandbox: writing files outside the workspace and \
-             $TMPDIR is refused, and so is writing git's config, hooks and info, the settings \
-             files, .mcp.json and hook scripts, which only a person may change)\n",
+             $TMPDIR is refused, and so is writing troupe's and git's controls — the .troupe and \
+             .claude folders, .mcp.json, git's config and hooks, hook scripts and their folders \
+             — which only a person may change; unix sockets are closed unless settings say \
+             \"sandbox\": {\"network\": \"allow\"})\n",
         ),
         Sandbox::Unsandboxed => None,
     }

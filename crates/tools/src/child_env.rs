@@ -7,13 +7,16 @@
 //! `ANTHROPIC_*`/`OPENAI_*` variable ending in `_API_KEY`, `_AUTH_TOKEN` or `_ACCESS_TOKEN`
 //! (the only providers troupe has). The `commandEnv.passthrough` setting names variables that
 //! pass anyway; an `.mcp.json` entry's own `env` still reaches its server, since it is set on
-//! top. `troupe teammate` processes troupe starts keep everything: they are troupe.
+//! top. Those credentials are not in troupe's environment at all: the binary takes them out at
+//! start and holds them in memory ([`crate::secrets`]); `troupe teammate` processes get them in
+//! their launch document.
 //!
 //! What troupe adds to its own environment for its children (the settings' `env`, the team's
 //! store, the trust decision) is an [`overlay`](set_overlay) resolved once at start-up, never
 //! `std::env::set_var`: the process environment is not safe to change once threads run. Every
 //! child gets the overlay on top of troupe's environment ([`scrub`], [`apply_overlay`]), and
-//! troupe reads its own settings through [`var`], which sees the overlay first.
+//! troupe reads its own settings through [`var`], which sees the overlay first, then the
+//! credentials troupe holds in memory ([`crate::secrets`]), then its environment.
 
 use std::ffi::OsString;
 use std::sync::RwLock;
@@ -64,7 +67,9 @@ pub fn var(name: &str) -> Option<String> {
         .rev()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v);
-    from_overlay.or_else(|| std::env::var(name).ok())
+    from_overlay
+        .or_else(|| crate::secrets::held(name))
+        .or_else(|| std::env::var(name).ok())
 }
 
 /// Sets the overlay on `cmd` (a `troupe teammate` process: troupe, so nothing is withheld).
@@ -122,6 +127,13 @@ pub fn scrub(cmd: &mut std::process::Command) {
             continue;
         }
         cmd.env(key, value);
+    }
+    // A credential troupe holds in memory (taken out of its environment at start) reaches a
+    // child only when the settings pass it through by name.
+    for (key, value) in crate::secrets::all() {
+        if pass.contains(&key) {
+            cmd.env(key, value);
+        }
     }
 }
 

@@ -18,6 +18,7 @@ pub mod process;
 pub mod read_file;
 pub mod registry;
 pub mod sandbox;
+pub mod secrets;
 pub mod shell;
 pub mod summary;
 pub mod write_file;

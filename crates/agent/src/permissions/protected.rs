@@ -16,6 +16,7 @@ use super::path_glob::CallPath;
 use super::{relevant, shell_quote, CallInfo, PermissionMode, Policy};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::ops::Not;
 use std::path::{Path, PathBuf};
 use troupe_settings::HookMatcher;
 use troupe_tools::{Effect, Workspace};
@@ -93,8 +94,12 @@ pub(super) enum Kind {
     Settings,
     /// `.mcp.json`.
     Mcp,
-    /// A hook script named in settings.
+    /// A hook script named in settings, or a file beside it (an interpreter imports from the
+    /// script's folder first).
     Hook,
+    /// Anything else in a `.troupe` or `.claude` folder: troupe's own state and configuration
+    /// (teams, sessions, cron, agents, commands, skills).
+    Control,
 }
 
 /// A write to a protected file that no allow rule names exactly.
@@ -128,7 +133,7 @@ pub(super) fn unnamed_write(policy: &Policy, call: &CallInfo<'_>, tool: &str) ->
     let hits: Vec<Hit> = candidates(raw, root)
         .into_iter()
         .filter_map(|(relative, absolute)| {
-            let kind = kind_of(&relative, &absolute, &extra)?;
+            let kind = kind_of(&relative, &absolute, &extra, root)?;
             Some(Hit {
                 path: relative.unwrap_or_else(|| absolute.clone()),
                 absolute,
@@ -156,7 +161,13 @@ pub(super) fn reason(tool: &str, hit: &Hit) -> String {
         }
         Kind::Settings => "a settings file, which decides what troupe may do without asking",
         Kind::Mcp => "it names the MCP servers, programs troupe starts",
-        Kind::Hook => "a hook script named in the settings, which troupe runs",
+        Kind::Hook => {
+            "a hook script named in the settings or a file in its folder, which troupe runs"
+        }
+        Kind::Control => {
+            "this changes troupe's own configuration: its team state, sessions, agents, \
+             commands and skills steer what troupe does next"
+        }
     };
     format!(
         "{tool} would change `{}`, a protected file ({why}); acceptEdits and path rules such as \
@@ -196,7 +207,19 @@ fn candidates(raw: &str, root: &Path) -> Vec<(Option<String>, String)> {
 }
 
 /// Why the file at `relative` / `absolute` is protected, if it is.
-fn kind_of(relative: &Option<String>, absolute: &str, extra: &[String]) -> Option<Kind> {
+fn kind_of(
+    relative: &Option<String>,
+    absolute: &str,
+    extra: &[String],
+    root: &Path,
+) -> Option<Kind> {
+    // The folder of a hook script, unless that is the workspace root itself.
+    let beside = |path: &String| {
+        Path::new(path)
+            .parent()
+            .filter(|folder| *folder != root && root.starts_with(folder).not())
+            .is_some_and(|folder| Path::new(absolute).starts_with(folder))
+    };
     if extra.iter().any(|path| path == absolute) {
         return Some(Kind::Hook);
     }
@@ -217,6 +240,13 @@ fn kind_of(relative: &Option<String>, absolute: &str, extra: &[String]) -> Optio
             Some(Kind::Settings)
         }
         [.., file] if is(file, ".mcp.json") => Some(Kind::Mcp),
+        _ if parts
+            .iter()
+            .any(|part| is(part, ".troupe") || is(part, ".claude")) =>
+        {
+            Some(Kind::Control)
+        }
+        _ if extra.iter().any(beside) => Some(Kind::Hook),
         _ => None,
     }
 }

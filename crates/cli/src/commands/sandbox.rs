@@ -94,7 +94,9 @@ fn enforced(config: &SandboxConfig) -> String {
         Ok(()) => format!(
             "sockets: none at read-only, {} at workspace-write",
             match config.network {
-                troupe_tools::sandbox::Network::Allow => "allowed",
+                troupe_tools::sandbox::Network::Inet => "internet only (no unix socket)",
+                troupe_tools::sandbox::Network::Allow =>
+                    "every kind, unix sockets included (\"network\": \"allow\")",
                 troupe_tools::sandbox::Network::Deny => "none",
             }
         ),
@@ -277,16 +279,21 @@ impl Report<'_> {
             "read-only commands may open no socket (socketpair only); workspace-write commands ",
         );
         out.push_str(match self.config.network {
-            troupe_tools::sandbox::Network::Allow => "may (\"network\": \"allow\")\n",
+            troupe_tools::sandbox::Network::Inet => {
+                "may open internet sockets but no unix socket (\"network\": \"inet\", the default)\n"
+            }
+            troupe_tools::sandbox::Network::Allow => {
+                "may open every kind, unix sockets included (\"network\": \"allow\")\n"
+            }
             troupe_tools::sandbox::Network::Deny => "may not either (\"network\": \"deny\")\n",
         });
         let protected = Protected::survey(self.workspace, &self.config.protected);
-        out.push_str("workspace-write commands may not write these protected files:\n");
+        out.push_str("workspace-write commands may not write these protected paths:\n");
         for path in protected.present() {
             out.push_str(&format!("  {}\n", path.display()));
         }
         out.push_str(
-            "  (and one a command creates — .mcp.json, a settings file — is removed after it)\n",
+            "  (and one a command creates — .mcp.json, a .claude folder — is removed after it)\n",
         );
         if !self.proofs.is_empty() {
             out.push_str("\nProof (a sandboxed child tried each):\n");

@@ -67,6 +67,18 @@ pub fn event_line(event: &Event) -> String {
 
 /// Runs a team subcommand; returns the exit code.
 pub fn run(args: &TeamArgs) -> Result<i32> {
+    let speaks_as_person = match &args.command {
+        TeamCommand::Approve { .. } => Some("team approve"),
+        TeamCommand::Reject { .. } => Some("team reject"),
+        TeamCommand::Send { .. } => Some("team send"),
+        TeamCommand::Stop { .. } => Some("team stop"),
+        TeamCommand::Watch => Some("team watch"),
+        _ => None,
+    };
+    if let Some(why) = speaks_as_person.and_then(crate::person_guard::refusal) {
+        errln!("troupe: {why}");
+        return Ok(1);
+    }
     if let TeamCommand::Watch = args.command {
         return super::team_watch::run(args);
     }

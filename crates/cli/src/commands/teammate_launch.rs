@@ -55,8 +55,12 @@ pub fn resolve(args: &TeammateArgs) -> Result<Teammate> {
         std::fs::read_to_string(path)
             .with_context(|| format!("reading the teammate's configuration {}", path.display()))?
     };
-    let launch = ProcessLaunch::from_json(&text)
+    let mut launch = ProcessLaunch::from_json(&text)
         .map_err(|e| anyhow::anyhow!("--config-file {}: {e}", path.display()))?;
+    // The lead's credentials, before anything resolves the model or the store.
+    for (name, value) in std::mem::take(&mut launch.secrets) {
+        troupe_tools::secrets::hold(&name, value);
+    }
     apply(args, launch)
 }
 

@@ -180,6 +180,7 @@ pub fn headless_go<K: AsRef<OsStr>, V: AsRef<OsStr>>(
     out
 }
 
+pub mod kernel;
 pub mod tmux;
 
 /// Whether a process is running (a zombie counts as gone); shared with the tools crate's tests.

@@ -25,7 +25,7 @@ pub fn setup_child(cmd: &mut std::process::Command, confinement: Option<&Confine
     // plan prepared before the fork; it allocates nothing and takes no locks (the Arc is only
     // read). The ruleset descriptor stays open in troupe until the spawn has returned.
     unsafe {
-        cmd.pre_exec(move || confine_self(parent, plan.as_deref()));
+        cmd.pre_exec(move || confine_self(parent, plan.as_deref(), 0));
     }
 }
 
@@ -36,7 +36,13 @@ pub fn setup_child(cmd: &mut std::process::Command, confinement: Option<&Confine
 /// forked child of a multi-threaded process, where only async-signal-safe calls are allowed, and
 /// keeping them raw keeps that audit to this one function (`landlock_restrict_self` has no rustix
 /// wrapper at all).
-pub(super) fn confine_self(parent: libc::pid_t, plan: Option<&ChildPlan>) -> io::Result<()> {
+///
+/// `entered` are the namespaces the clone made the child in (see `MountPlan::clone_flags`).
+pub(super) fn confine_self(
+    parent: libc::pid_t,
+    plan: Option<&ChildPlan>,
+    entered: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number; no memory is passed.
     if unsafe {
         libc::prctl(
@@ -50,9 +56,11 @@ pub(super) fn confine_self(parent: libc::pid_t, plan: Option<&ChildPlan>) -> io:
     {
         return Err(io::Error::last_os_error());
     }
-    // The parent may have died before the signal was armed; then nobody would send it.
+    // The parent may have died before the signal was armed; then nobody would send it. (In a
+    // PID namespace of its own the child sees no parent: troupe's cloning thread waits for its
+    // exec, so it cannot have gone.)
     // SAFETY: getppid(2) has no preconditions.
-    if unsafe { libc::getppid() } != parent {
+    if entered & libc::CLONE_NEWPID == 0 && unsafe { libc::getppid() } != parent {
         return Err(io::Error::from_raw_os_error(libc::ESRCH));
     }
     let Some(plan) = plan else {
@@ -60,7 +68,7 @@ pub(super) fn confine_self(parent: libc::pid_t, plan: Option<&ChildPlan>) -> io:
     };
     // Mounts first: Landlock forbids every mount once applied.
     if let Some(mounts) = &plan.mounts {
-        mounts.apply()?;
+        mounts.apply(entered)?;
     }
     // Required by landlock_restrict_self for unprivileged callers, and it keeps setuid programs
     // from gaining rights the sandbox does not confine.

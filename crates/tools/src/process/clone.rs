@@ -46,7 +46,14 @@ pub(super) struct Prepared {
     pub(super) plan: Option<Arc<ChildPlan>>,
     /// The errno of the step that failed in the child; 0 when it executed the program.
     failed: AtomicI32,
+    /// The namespaces the clone made the child in (read by the child).
+    entered: AtomicI32,
 }
+
+/// Set once the kernel refused the namespaces a clone asked for (no PID namespaces here, or
+/// none for this user): later calls run without a private `/proc`, as the sandbox did before.
+static NAMESPACES_REFUSED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 /// A path, argument or variable as the C string exec wants; a NUL byte inside is an error.
 pub(super) fn c_string(s: &OsStr) -> io::Result<CString> {
@@ -91,6 +98,7 @@ impl Prepared {
             parent: unsafe { libc::getpid() },
             plan,
             failed: AtomicI32::new(0),
+            entered: AtomicI32::new(0),
         }
     }
 }
@@ -142,18 +150,37 @@ pub(super) fn spawn(prepared: &Prepared) -> io::Result<libc::pid_t> {
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
     }
-    // SAFETY: the child runs `child_main` on `stack` (alive until clone returns, which with
-    // CLONE_VFORK is after the child executed its program or exited) and only reads `prepared`
-    // (borrowed for this whole call) and stores into its atomic; see the module comment.
-    let pid = unsafe {
-        libc::clone(
-            child_main,
-            stack.top(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            prepared as *const Prepared as *mut libc::c_void,
-        )
+    let wanted = match NAMESPACES_REFUSED.load(Ordering::Relaxed) {
+        true => 0,
+        false => prepared
+            .plan
+            .as_ref()
+            .and_then(|plan| plan.mounts.as_ref())
+            .map_or(0, |mounts| mounts.clone_flags()),
     };
-    let clone_error = io::Error::last_os_error();
+    let clone_with = |namespaces: libc::c_int| {
+        prepared.entered.store(namespaces, Ordering::Release);
+        // SAFETY: the child runs `child_main` on `stack` (alive until clone returns, which with
+        // CLONE_VFORK is after the child executed its program or exited) and only reads
+        // `prepared` (borrowed for this whole call) and stores into its atomic; see the module
+        // comment.
+        let pid = unsafe {
+            libc::clone(
+                child_main,
+                stack.top(),
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | namespaces,
+                prepared as *const Prepared as *mut libc::c_void,
+            )
+        };
+        (pid, io::Error::last_os_error())
+    };
+    let (mut pid, mut clone_error) = clone_with(wanted);
+    let refused = [libc::EPERM, libc::EINVAL, libc::ENOSPC, libc::EUSERS];
+    if pid < 0 && wanted != 0 && refused.contains(&clone_error.raw_os_error().unwrap_or(0)) {
+        // No PID namespace here (or no more of them): once said, later calls do not ask.
+        NAMESPACES_REFUSED.store(true, Ordering::Relaxed);
+        (pid, clone_error) = clone_with(0);
+    }
     // SAFETY: restores the mask saved above.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     drop(stack);
@@ -175,7 +202,7 @@ pub(super) fn spawn(prepared: &Prepared) -> io::Result<libc::pid_t> {
 extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the `Prepared` that `spawn` borrows until this child has exec'd or exited.
     let prepared = unsafe { &*(arg as *const Prepared) };
-    let errno = match set_up_and_exec(prepared) {
+    let errno = match set_up_and_exec(prepared, prepared.entered.load(Ordering::Acquire)) {
         Ok(()) => libc::EINVAL, // exec returned without an error: cannot happen
         Err(err) => err.raw_os_error().unwrap_or(libc::EINVAL),
     };
@@ -191,7 +218,7 @@ fn check(result: libc::c_int) -> io::Result<()> {
     }
 }
 
-fn set_up_and_exec(p: &Prepared) -> io::Result<()> {
+fn set_up_and_exec(p: &Prepared, entered: libc::c_int) -> io::Result<()> {
     // SAFETY (the whole function): async-signal-safe system calls on integers and on `p`'s
     // memory, which outlives the child's use of it.
     unsafe {
@@ -222,7 +249,7 @@ fn set_up_and_exec(p: &Prepared) -> io::Result<()> {
         if p.own_group {
             check(libc::setpgid(0, 0))?;
         }
-        confine_self(p.parent, p.plan.as_deref())?;
+        confine_self(p.parent, p.plan.as_deref(), entered)?;
         let empty: libc::sigset_t = {
             let mut set = std::mem::zeroed();
             libc::sigemptyset(&mut set);

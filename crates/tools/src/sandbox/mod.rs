@@ -94,7 +94,7 @@ pub struct SandboxConfig {
     pub mode: SandboxMode,
     /// Absolute paths workspace-write calls may also write beneath.
     pub writable_roots: Vec<PathBuf>,
-    /// Whether workspace-write calls may open sockets (`sandbox.network`); read-only never may.
+    /// Which sockets workspace-write calls may open (`sandbox.network`); read-only never may.
     pub network: Network,
     /// Files protected besides the built-in ones: the hook scripts settings name (absolute, or
     /// relative to the workspace).
@@ -200,7 +200,7 @@ impl Confinement {
         }
         let network = match config.denies_network(level) {
             true => Network::Deny,
-            false => Network::Allow,
+            false => config.network,
         };
         let filter = seccomp::build(network)?;
         let protected = match level {
@@ -208,9 +208,16 @@ impl Confinement {
             Sandbox::ReadOnly | Sandbox::Unsandboxed => Protected::default(),
         };
         let hidden = hide::find(&config.concealed, workspace)?;
-        let mounts = match config.needs_namespace(level) {
+        // Every confined call gets a PID namespace and a private /proc where this machine can
+        // make namespaces at all; one that needs a mount namespace and cannot have one was
+        // refused above.
+        let private_pids = namespaces().is_ok();
+        let mounts = match config.needs_namespace(level) || private_pids {
             true => {
                 let mut plan = mounts::MountPlan::new();
+                if private_pids {
+                    plan.private_pids();
+                }
                 protected.plan(&mut plan).map_err(SandboxError::Mounts)?;
                 for hidden in &hidden {
                     let kind = match hidden.is_dir {
@@ -220,7 +227,7 @@ impl Confinement {
                     plan.push(kind, &hidden.path)
                         .map_err(SandboxError::Mounts)?;
                 }
-                // Nothing to mount (no protected file exists, nothing hidden): no namespace.
+                // Nothing to mount and no PID namespace: no namespace.
                 (!plan.is_empty()).then_some(plan)
             }
             false => None,

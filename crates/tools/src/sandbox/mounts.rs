@@ -65,6 +65,9 @@ struct UserMaps {
 pub(crate) struct MountPlan {
     userns: Option<UserMaps>,
     ops: Vec<Op>,
+    /// A PID namespace of its own with a private `/proc`, so troupe's processes and the
+    /// teammates' are not visible to the call at all (made by the clone, see [`Self::clone_flags`]).
+    pids: bool,
 }
 
 const ROOT: &CStr = c"/";
@@ -73,6 +76,7 @@ const TMPFS: &CStr = c"tmpfs";
 const SETGROUPS: &CStr = c"/proc/self/setgroups";
 const UID_MAP: &CStr = c"/proc/self/uid_map";
 const GID_MAP: &CStr = c"/proc/self/gid_map";
+const PROC: &CStr = c"/proc";
 
 impl MountPlan {
     /// An empty plan for this process: a plain mount namespace when troupe may make one, else a
@@ -81,6 +85,22 @@ impl MountPlan {
         MountPlan {
             userns: uses_userns().then(user_maps),
             ops: Vec::new(),
+            pids: false,
+        }
+    }
+
+    /// Asks for a PID namespace with a private `/proc` (where the clone can make one).
+    pub(crate) fn private_pids(&mut self) {
+        self.pids = true;
+    }
+
+    /// The namespaces the clone makes for this plan: a PID namespace (with the user namespace,
+    /// when troupe needs one, since the PID namespace must belong to it to mount its `/proc`).
+    pub(crate) fn clone_flags(&self) -> libc::c_int {
+        match (self.pids, self.userns.is_some()) {
+            (false, _) => 0,
+            (true, false) => libc::CLONE_NEWPID,
+            (true, true) => libc::CLONE_NEWPID | libc::CLONE_NEWUSER,
         }
     }
 
@@ -97,9 +117,9 @@ impl MountPlan {
         Ok(())
     }
 
-    /// Whether the plan mounts anything.
+    /// Whether the plan mounts nothing.
     pub(crate) fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+        self.ops.is_empty() && !self.pids
     }
 
     /// Whether the child makes a user namespace.
@@ -109,17 +129,37 @@ impl MountPlan {
 
     /// Enters the namespace and makes the mounts. Runs in the forked child: system calls on
     /// memory prepared before the fork only (no allocation, no locks).
-    pub(crate) fn apply(&self) -> io::Result<()> {
+    ///
+    /// `entered` are the namespaces the clone already made ([`Self::clone_flags`], or 0 where
+    /// the kernel refused them): a user namespace made there is not made again, and the private
+    /// `/proc` is mounted only inside a PID namespace of the call's own.
+    pub(crate) fn apply(&self, entered: libc::c_int) -> io::Result<()> {
         match &self.userns {
             None => check(unsafe_unshare(libc::CLONE_NEWNS))?,
             Some(maps) => {
-                check(unsafe_unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+                let user = match entered & libc::CLONE_NEWUSER {
+                    0 => libc::CLONE_NEWUSER,
+                    _ => 0,
+                };
+                check(unsafe_unshare(user | libc::CLONE_NEWNS))?;
                 write_file(SETGROUPS, b"deny")?;
                 write_file(UID_MAP, &maps.uid_map)?;
                 write_file(GID_MAP, &maps.gid_map)?;
             }
         }
         mount(None, ROOT, None, libc::MS_REC | libc::MS_PRIVATE, None)?;
+        if entered & libc::CLONE_NEWPID != 0 {
+            // The calls's own processes only. Where the kernel refuses a new proc (a container
+            // that masks parts of its /proc), the call still runs: troupe's environment holds no
+            // credential and the seccomp filter and Landlock hold as before.
+            let _ = mount(
+                Some(PROC),
+                PROC,
+                Some(c"proc"),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                None,
+            );
+        }
         for op in &self.ops {
             let target = op.target.as_c_str();
             match op.kind {
@@ -278,7 +318,7 @@ pub(crate) fn probe() -> Result<(), String> {
     // SAFETY: the closure only calls `MountPlan::apply`, which makes system calls on memory
     // prepared before the fork.
     unsafe {
-        cmd.pre_exec(move || in_child.apply());
+        cmd.pre_exec(move || in_child.apply(0));
     }
     match cmd.status() {
         Ok(status) if status.success() => Ok(()),

@@ -6,7 +6,10 @@
 //! `open_by_handle_at` (an open by inode, past mount and path checks), `io_uring_setup`
 //! (io_uring runs operations, sockets included, without these system calls), and every call
 //! that makes or changes mounts (`mount`, `umount2`, `pivot_root`, `open_tree`, `move_mount`,
-//! `fsopen`, `fsconfig`, `fsmount`, `fspick`, `mount_setattr`). Without network
+//! `fsopen`, `fsconfig`, `fsmount`, `fspick`, `mount_setattr`). At workspace-write by default
+//! (`"network": "inet"`) `socket()` is refused for every domain but `AF_INET` and `AF_INET6`:
+//! TCP and UDP work (builds download, tests listen on loopback), but no unix socket, pathname
+//! or abstract, reaches the person's tmux server, ssh agent or session bus. Without network
 //! (the read-only level, and workspace-write with `"sandbox": {"network": "deny"}`) `socket()`
 //! is refused too, for every domain: no pathname or abstract unix socket, no UDP, no netlink, no
 //! raw socket, no TCP. `socketpair()` stays allowed (pipes between a call's own processes).
@@ -15,15 +18,21 @@
 //! kernel would otherwise run under the same architecture tag with other numbers.
 
 use super::SandboxError;
-use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
 use std::collections::BTreeMap;
 use std::io;
 
-/// Whether a confined call may open sockets.
+/// Which sockets a confined call may open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Network {
-    /// Sockets as the rest of the sandbox allows (workspace-write's default).
+    /// Internet sockets only (workspace-write's default): `socket()` of any domain but
+    /// `AF_INET` and `AF_INET6` is refused, so no unix socket reaches a server of the person's.
     #[default]
+    Inet,
+    /// Every socket the rest of the sandbox allows (`"network": "allow"`).
     Allow,
     /// `socket()` is refused for every domain.
     Deny,
@@ -33,6 +42,7 @@ impl Network {
     /// The setting as settings spell it.
     pub fn as_str(self) -> &'static str {
         match self {
+            Network::Inet => "inet",
             Network::Allow => "allow",
             Network::Deny => "deny",
         }
@@ -76,8 +86,11 @@ pub(crate) fn build(network: Network) -> Result<Filter, SandboxError> {
     if network == Network::Deny {
         refused.push(libc::SYS_socket);
     }
-    let rules: BTreeMap<i64, Vec<SeccompRule>> =
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         refused.into_iter().map(|nr| (nr, Vec::new())).collect();
+    if network == Network::Inet {
+        rules.insert(libc::SYS_socket, vec![not_inet()?]);
+    }
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -92,6 +105,19 @@ pub(crate) fn build(network: Network) -> Result<Filter, SandboxError> {
         program.splice(0..0, x32_guard());
     }
     Ok(Filter { program })
+}
+
+/// The rule matching a `socket()` whose domain is neither `AF_INET` nor `AF_INET6`.
+fn not_inet() -> Result<SeccompRule, SandboxError> {
+    let domain_is_not = |family: libc::c_int| {
+        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family as u64)
+            .map_err(|e| SandboxError::Seccomp(e.to_string()))
+    };
+    SeccompRule::new(vec![
+        domain_is_not(libc::AF_INET)?,
+        domain_is_not(libc::AF_INET6)?,
+    ])
+    .map_err(|e| SandboxError::Seccomp(e.to_string()))
 }
 
 /// Refuses x32 system calls: load the number, and return EPERM when bit 30 is set.
@@ -153,8 +179,10 @@ mod tests {
     #[test]
     fn a_filter_compiles_for_both_settings_and_denying_the_network_adds_rules() {
         let allow = build(Network::Allow).unwrap();
+        let inet = build(Network::Inet).unwrap();
         let deny = build(Network::Deny).unwrap();
         assert!(!allow.program.is_empty());
         assert!(deny.program.len() > allow.program.len());
+        assert!(inet.program.len() > deny.program.len());
     }
 }
