@@ -84,13 +84,17 @@ pub fn open_existing(
 }
 
 /// The store of a workspace command (`troupe team`, `task`, `worktree`): its flag, else the
-/// workspace's settings.
+/// workspace's settings, as its trust leaves them (a folder's own `store` needs trust).
 pub fn choose_for(flag: Option<&str>, workspace: &Path) -> Result<StoreChoice> {
     if flag.is_some_and(|f| !f.is_empty()) {
         return choose(flag, None);
     }
-    let loaded = crate::settings::load(workspace, None)
+    let mut loaded = crate::settings::load(workspace, None)
         .context("reading the workspace's settings (for its \"store\")")?;
+    let root = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    crate::trust::apply(&root, &mut loaded, false, crate::trust::Asking::Script)?;
     choose(None, Some(&loaded.settings))
 }
 

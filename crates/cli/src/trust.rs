@@ -1,12 +1,15 @@
-//! Workspace trust: what a folder would run or loosen (its hooks, MCP servers, `statusLine`,
-//! environment and permission-loosening settings), whether the person trusts it, and the
-//! settings with those definitions taken out when they do not.
+//! Workspace trust: what a folder's own settings set beyond the allow-list of what needs no
+//! trust (`trust/allow.rs`: its hooks, MCP servers, `statusLine`, environment, team store,
+//! permission-loosening settings, unknown keys…), whether the person trusts it, and the settings
+//! with all of that taken out when they do not.
 //!
 //! The decision is made once per process, before anything the workspace defines runs, and
 //! everything after it (the lead, in-process teammates, subagents) is built from the settings it
 //! leaves. Teammate processes follow their lead through [`DECISION_VAR`].
 
+mod allow;
 mod definitions;
+mod rules;
 mod store;
 
 pub use definitions::{definitions, Definitions};
@@ -214,13 +217,14 @@ fn require_trust(workspace: &Path, loaded: &Loaded) -> bool {
 }
 
 /// Takes the workspace's own definitions out of its project and local layers and merges the
-/// layers again: hooks, MCP servers, `statusLine`, `env`, loosening permissions and sandbox
-/// settings are gone; the rest (rules that ask or deny, the model, pricing…) still applies.
+/// layers again: only what the allow-list names (rules that ask or deny, the model, pricing…)
+/// still applies from them.
 fn drop_workspace_definitions(loaded: &mut Loaded) {
+    let plane = rules::ControlPlane::of(loaded);
     let mut merged = Settings::default();
     for layer in &mut loaded.layers {
         if matches!(layer.scope, Scope::Project | Scope::Local) {
-            definitions::strip(&mut layer.settings);
+            definitions::strip(&mut layer.settings, &plane);
         }
         merged.merge(&layer.settings);
     }

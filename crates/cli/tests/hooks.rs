@@ -535,3 +535,45 @@ exit 0
         "the refused completion changed nothing"
     );
 }
+
+#[test]
+fn a_pre_tool_use_answer_troupe_cannot_read_refuses_the_call_even_in_bypass() {
+    for answer in [
+        r#"{"decision": "maybe"}"#,
+        r#"{"hookSpecificOutput": {"permissionDecision": "perhaps"}}"#,
+        r#"{"decision": 7}"#,
+    ] {
+        let ws = TempWorkspace::new();
+        settings(
+            &ws,
+            json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": ".claude/hooks/odd.sh"}]}]}),
+        );
+        script(
+            &ws,
+            "odd.sh",
+            &format!("cat > /dev/null\nprintf '%s' '{answer}'\n"),
+        );
+        let server = FakeServer::start();
+        server.script(
+            "lead",
+            [
+                Step::tool("bash", json!({"command": "touch ran"})),
+                Step::text("done"),
+            ],
+        );
+        let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+            "-p",
+            "go",
+            "--permission-mode",
+            "bypassPermissions",
+        ]));
+        assert!(out.status.success(), "{answer}: {}", stderr(&out));
+        assert!(!ws.exists("ran"), "{answer}: the guarded call ran");
+        let (text, is_error) = server.requests_for("lead")[1].last_tool_result().unwrap();
+        assert!(is_error, "{answer}: {text}");
+        assert!(
+            text.contains("is not one troupe understands"),
+            "{answer}: {text}"
+        );
+    }
+}

@@ -2,7 +2,8 @@
 //! the real troupe binary unchanged, with `cli_path` pointing at it: a tool loop through
 //! `query()`, a `can_use_tool` permission callback that allows one call and denies another,
 //! `ClaudeSDKClient.interrupt()` on a slow turn followed by a working one, and PreToolUse hook
-//! callbacks (a deny, and a callback that raises: the guarded call never runs).
+//! callbacks (a deny, a callback that raises and one whose decision troupe does not know: the
+//! guarded call never runs).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
@@ -161,6 +162,23 @@ fn a_hook_callback_that_fails_refuses_the_call() {
     let result = of_kind(&seen, "result");
     let text = result[0]["result"].as_str().unwrap();
     assert!(text.contains("the guard crashed"), "{text}");
+}
+
+#[test]
+fn a_hook_callback_answer_troupe_cannot_read_refuses_the_call() {
+    let ws = TempWorkspace::new();
+    ws.write("build/out.txt", "artifact");
+    let server = model();
+    let seen = drive(ws.path(), &server, "hook_unknown");
+    assert_eq!(of_kind(&seen, "hook").len(), 1, "{seen:?}");
+    assert!(
+        ws.exists("build/out.txt"),
+        "an unknown decision never means allowed"
+    );
+    let result = of_kind(&seen, "result");
+    let text = result[0]["result"].as_str().unwrap();
+    assert!(text.contains("is not one troupe understands"), "{text}");
+    assert!(text.contains("\"maybe\""), "{text}");
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! `hook_callback` control requests). They match and decide exactly as command hooks do — the
 //! callback's answer is the JSON a command hook would print — and run beside them.
 //!
-//! A callback that cannot answer (an error, its timeout, the controlling process gone) never
-//! means "allowed": for PreToolUse it refuses the call, always; for the other events it blocks
+//! A callback that cannot answer (an error, its timeout, the controlling process gone), or whose
+//! answer troupe does not understand (not an object, a field of the wrong type, an unknown
+//! `decision` or `permissionDecision`), never means "allowed": for PreToolUse it refuses the call, always; for the other events it blocks
 //! when its matcher asked for that (`onFailure: "block"`), else it decides nothing, as in
 //! Claude Code.
 
@@ -168,15 +169,21 @@ impl Callbacks {
         let tool_use_id = input.get("tool_use_id").and_then(Value::as_str);
         let call = self.transport.call(&callback.id, input, tool_use_id);
         let failure = match tokio::time::timeout(callback.timeout, call).await {
-            Ok(Ok(answer)) => {
-                return HookRun {
-                    command: label(callback),
-                    ending: Ending::Exited(0),
-                    stdout: answer_text(&answer),
-                    stderr: String::new(),
-                    duration: started.elapsed(),
+            Ok(Ok(answer)) => match crate::output::understand(&answer) {
+                Ok(_) => {
+                    return HookRun {
+                        command: label(callback),
+                        ending: Ending::Exited(0),
+                        stdout: answer_text(&answer),
+                        stderr: String::new(),
+                        duration: started.elapsed(),
+                    }
                 }
-            }
+                Err(why) => format!(
+                    "the hook callback's answer {} is not one troupe understands: {why}",
+                    shortened(&answer)
+                ),
+            },
             Ok(Err(why)) => format!("{} failed: {why}", label(callback)),
             Err(_) => format!(
                 "{} did not answer within {}s",
@@ -211,6 +218,15 @@ fn label(callback: &Callback) -> String {
     format!("SDK hook callback {}", callback.id)
 }
 
+/// An answer as quoted in a refusal: its JSON, cut after 200 characters.
+fn shortened(answer: &Value) -> String {
+    let text = answer.to_string();
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
 /// The callback's answer as the stdout of a command hook: JSON objects as they are; `null` (a
 /// callback with nothing to say) as no output.
 fn answer_text(answer: &Value) -> String {
@@ -224,7 +240,9 @@ fn answer_text(answer: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::path::Path;
     use std::sync::Mutex;
+    use troupe_agent::CallDecision;
 
     /// Answers from a table; records what it was asked.
     struct Table {
@@ -363,5 +381,51 @@ mod tests {
             "Stop ignores onFailure"
         );
         assert_eq!(table.asked.lock().unwrap()[0].0, "ok");
+    }
+
+    #[tokio::test]
+    async fn an_answer_troupe_does_not_understand_refuses_a_tool_call() {
+        let (cbs, _) = callbacks(&[
+            ("maybe", Ok(json!({"decision": "maybe"}))),
+            (
+                "perhaps",
+                Ok(json!({"hookSpecificOutput": {"permissionDecision": "perhaps"}})),
+            ),
+            ("typed", Ok(json!({"continue": "yes"}))),
+            ("string", Ok(json!("allow"))),
+            ("nothing", Ok(Value::Null)),
+        ]);
+        let cb = |id: &str| Callback {
+            id: id.to_string(),
+            timeout: Duration::from_millis(200),
+            block_on_failure: false,
+        };
+        let input = json!({"tool_use_id": "toolu_1", "tool_name": "Bash"});
+        for (id, says) in [
+            ("maybe", "\"maybe\""),
+            ("perhaps", "\"perhaps\""),
+            ("typed", "invalid type"),
+            ("string", "not an object"),
+        ] {
+            let run = cbs.run(HookEvent::PreToolUse, &cb(id), &input).await;
+            assert_eq!(run.ending, Ending::Exited(2), "{id}");
+            assert!(
+                run.stderr.contains("is not one troupe understands") && run.stderr.contains(says),
+                "{id}: {}",
+                run.stderr
+            );
+            let before = crate::decide::before_tool(&[run], "bash", &input, Path::new("/ws"));
+            assert!(
+                matches!(before.decision, Some(CallDecision::Deny(ref why)) if why.contains(says)),
+                "{id}: {before:?}"
+            );
+        }
+        let run = cbs.run(HookEvent::PreToolUse, &cb("nothing"), &input).await;
+        assert_eq!(run.ending, Ending::Exited(0), "null says nothing");
+        let run = cbs.run(HookEvent::PostToolUse, &cb("maybe"), &input).await;
+        assert!(
+            matches!(run.ending, Ending::NotStarted(_)),
+            "other events block only with onFailure: block"
+        );
     }
 }

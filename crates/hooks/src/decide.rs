@@ -1,6 +1,8 @@
 //! What the runs of one event decide, by Claude Code's contract: exit 0 with a JSON answer
 //! (or, for prompts and session starts, plain text as context); exit 2 blocks, with stderr as
-//! the feedback; any other ending decides nothing.
+//! the feedback; any other ending decides nothing. A PreToolUse answer that starts like JSON
+//! but does not parse, or carries a `decision` or `permissionDecision` troupe does not know,
+//! refuses the call: an answer troupe cannot read never means "allowed".
 
 use crate::event::HookEvent;
 use crate::output::{parse, HookOutput, Stdout};
@@ -67,9 +69,15 @@ fn one_before_tool(run: &HookRun, tool: &str, input: &Value, root: &Path) -> Bef
     if !run.exited_with(0) {
         return before;
     }
-    let Stdout::Json(out) = parse(&run.stdout) else {
-        return before;
+    let out = match parse(&run.stdout) {
+        Stdout::Json(out) => out,
+        // An answer troupe cannot read never means "allowed".
+        Stdout::Malformed(why) => return not_understood(run, &why),
+        Stdout::Text(_) | Stdout::Empty => return before,
     };
+    if let Some(why) = out.not_understood() {
+        return not_understood(run, &why);
+    }
     let specific = out.hook_specific_output.clone().unwrap_or_default();
     let why = specific
         .permission_decision_reason
@@ -103,6 +111,17 @@ fn one_before_tool(run: &HookRun, tool: &str, input: &Value, root: &Path) -> Bef
     before.context = context(HookEvent::PreToolUse, &out);
     before.halt = halt(HookEvent::PreToolUse, &out);
     before
+}
+
+/// The refusal of a call whose PreToolUse hook answered what troupe does not understand.
+fn not_understood(run: &HookRun, why: &str) -> BeforeTool {
+    BeforeTool {
+        decision: Some(CallDecision::Deny(format!(
+            "Denied by a PreToolUse hook: the answer of `{}` is not one troupe understands: {why}",
+            run.command
+        ))),
+        ..BeforeTool::default()
+    }
 }
 
 /// The input a hook returned, in troupe's shape (`troupe_protocol::claude_names`): a changed
@@ -178,9 +197,14 @@ pub fn summary(run: &HookRun) -> String {
         Ending::NotStarted(why) => format!("could not start: {why} (decides nothing)"),
     };
     if run.exited_with(0) {
-        if let Stdout::Malformed(why) = parse(&run.stdout) {
+        let why = match parse(&run.stdout) {
+            Stdout::Malformed(why) => Some(why),
+            Stdout::Json(out) => out.not_understood(),
+            Stdout::Text(_) | Stdout::Empty => None,
+        };
+        if let Some(why) = why {
             line.push_str(&format!(
-                "; its stdout is not a valid JSON answer ({why}), ignored"
+                "; its stdout is not a JSON answer troupe understands ({why}): a tool call it guards is refused, other events ignore it"
             ));
         }
     }
@@ -297,6 +321,44 @@ mod tests {
     }
 
     #[test]
+    fn a_command_hooks_answer_troupe_cannot_read_refuses_the_call() {
+        let bash = json!({"command": "ls"});
+        for (stdout, says) in [
+            (r#"{"decision": "maybe"}"#, "\"maybe\""),
+            (
+                r#"{"hookSpecificOutput": {"permissionDecision": "perhaps"}}"#,
+                "\"perhaps\"",
+            ),
+            (r#"{"decision": ["allow"]}"#, "invalid type"),
+            ("{oops", "key must be a string"),
+        ] {
+            let before = before_tool(
+                &[run(Ending::Exited(0), stdout, "")],
+                "bash",
+                &bash,
+                Path::new("/ws"),
+            );
+            let Some(CallDecision::Deny(why)) = &before.decision else {
+                panic!("{stdout}: {before:?}");
+            };
+            assert!(
+                why.contains("`hook.sh` is not one troupe understands") && why.contains(says),
+                "{stdout}: {why}"
+            );
+        }
+        // Plain text and silence still decide nothing.
+        for stdout in ["", "checked\n"] {
+            let before = before_tool(
+                &[run(Ending::Exited(0), stdout, "")],
+                "bash",
+                &bash,
+                Path::new("/ws"),
+            );
+            assert_eq!(before, BeforeTool::default(), "{stdout:?}");
+        }
+    }
+
+    #[test]
     fn plain_stdout_is_context_for_prompts_only() {
         let prompt = verdict(
             HookEvent::UserPromptSubmit,
@@ -310,7 +372,7 @@ mod tests {
         assert_eq!(post, Verdict::default());
         let broken = run(Ending::Exited(0), "{oops", "");
         assert!(
-            summary(&broken).contains("not a valid JSON answer"),
+            summary(&broken).contains("not a JSON answer troupe understands"),
             "{}",
             summary(&broken)
         );

@@ -36,6 +36,71 @@ pub struct Specific {
     pub additional_context: Option<String>,
 }
 
+/// The `decision` values troupe knows (`approve` is PreToolUse's older `allow`).
+pub const DECISIONS: [&str; 2] = ["approve", "block"];
+
+/// The `permissionDecision` values troupe knows.
+pub const PERMISSION_DECISIONS: [&str; 3] = ["allow", "deny", "ask"];
+
+impl HookOutput {
+    /// What in a well-formed answer troupe does not understand: a `decision` or
+    /// `permissionDecision` it does not know, an `updatedInput` that is not an object. Such an
+    /// answer never means "allowed".
+    pub fn not_understood(&self) -> Option<String> {
+        if let Some(decision) = self.decision.as_deref() {
+            if !DECISIONS.contains(&decision) {
+                return Some(format!(
+                    "`decision` is {decision:?}, not one of {}",
+                    DECISIONS.join(", ")
+                ));
+            }
+        }
+        let specific = self.hook_specific_output.as_ref()?;
+        if let Some(decision) = specific.permission_decision.as_deref() {
+            if !PERMISSION_DECISIONS.contains(&decision) {
+                return Some(format!(
+                    "`hookSpecificOutput.permissionDecision` is {decision:?}, not one of {}",
+                    PERMISSION_DECISIONS.join(", ")
+                ));
+            }
+        }
+        match &specific.updated_input {
+            Some(input) if !input.is_object() => {
+                Some("`hookSpecificOutput.updatedInput` is not an object".to_string())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Reads a hook callback's answer (a JSON value, not text): `null` or an object troupe
+/// understands; anything else is why not.
+pub fn understand(answer: &Value) -> Result<Option<HookOutput>, String> {
+    match answer {
+        Value::Null => Ok(None),
+        Value::Object(_) => {
+            let output = HookOutput::deserialize(answer).map_err(|e| e.to_string())?;
+            match output.not_understood() {
+                Some(why) => Err(why),
+                None => Ok(Some(output)),
+            }
+        }
+        other => Err(format!("it is {}, not an object", kind(other))),
+    }
+}
+
+/// A JSON value's type, for a message.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// How a hook's stdout reads.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stdout {
@@ -90,6 +155,36 @@ mod tests {
             Some(serde_json::json!({"command": "ls"}))
         );
         assert_eq!(specific.additional_context.as_deref(), Some("ctx"));
+    }
+
+    #[test]
+    fn unknown_decisions_and_wrong_types_are_not_understood() {
+        use serde_json::json;
+        assert_eq!(understand(&Value::Null), Ok(None));
+        assert!(understand(&json!({"decision": "block"})).is_ok());
+        assert!(understand(&json!({"decision": "approve"})).is_ok());
+        assert!(understand(&json!({})).is_ok());
+        let ask = json!({"hookSpecificOutput": {"permissionDecision": "ask"}});
+        assert!(understand(&ask).is_ok());
+        for (answer, says) in [
+            (json!({"decision": "maybe"}), "\"maybe\""),
+            (
+                json!({"hookSpecificOutput": {"permissionDecision": "perhaps"}}),
+                "\"perhaps\"",
+            ),
+            (json!({"decision": 5}), "invalid type"),
+            (json!({"hookSpecificOutput": "allow"}), "invalid type"),
+            (
+                json!({"hookSpecificOutput": {"updatedInput": "ls"}}),
+                "updatedInput",
+            ),
+            (json!("allow"), "a string, not an object"),
+            (json!([]), "an array"),
+            (json!(true), "a boolean"),
+        ] {
+            let why = understand(&answer).expect_err(&answer.to_string());
+            assert!(why.contains(says), "{answer}: {why}");
+        }
     }
 
     #[test]

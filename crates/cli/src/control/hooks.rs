@@ -1,8 +1,9 @@
 //! The Agent SDK's hook callbacks: the `hooks` of its `initialize` request are registered with
 //! the workspace's hooks, and each time one matches, troupe asks the controlling process with
 //! a `hook_callback` control request and reads the answer as a command hook's JSON output.
-//! An answer that does not come (an error, stdin closed, the timeout) refuses a tool call: a
-//! hook that cannot run never means "allowed" (`troupe_hooks::Callbacks`).
+//! An answer that does not come (an error, stdin closed, the timeout), or one troupe does not
+//! understand (an unknown decision, a value of the wrong type), refuses a tool call: a hook
+//! that cannot run or be read never means "allowed" (`troupe_hooks::Callbacks`).
 
 use super::input::Pending;
 use crate::render::stream_json;

@@ -1,10 +1,12 @@
-//! What a workspace defines that troupe would run or that loosens its permissions: read from
-//! the project and local settings layers and `.mcp.json`, listed for the person, and hashed
-//! (with the contents of the workspace files the commands name) so a change asks again.
+//! What a workspace defines that needs trust — everything its project and local settings layers
+//! set beyond the allow-list ([`super::allow`]) and the servers of `.mcp.json` — listed for the
+//! person, and hashed (with the contents of the workspace files the commands name) so a change
+//! asks again.
 
+use super::rules::ControlPlane;
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use troupe_settings::{Loaded, SandboxMode, Scope, Settings};
+use troupe_settings::{Loaded, Scope, Settings};
 
 /// The largest workspace file a hook or server command names whose contents are hashed.
 const MAX_HASHED_FILE: u64 = 4 << 20;
@@ -26,13 +28,16 @@ struct Item {
     origin: String,
 }
 
+/// What sort of definition an item is (the notice names the sorts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Kind {
+pub enum Kind {
     Hook,
     Server,
     StatusLine,
     Env,
     Loosening,
+    /// Any other setting off the allow-list (`store`, `teammate_permissions: lead`, unknown keys).
+    Setting,
 }
 
 impl Definitions {
@@ -63,6 +68,7 @@ impl Definitions {
                 Kind::StatusLine => "statusLine",
                 Kind::Env => "environment variables",
                 Kind::Loosening => "permission-loosening settings",
+                Kind::Setting => "settings only a trusted folder may set",
             })
             .collect();
         match names.split_last() {
@@ -78,12 +84,13 @@ impl Definitions {
 pub fn definitions(workspace: &Path, loaded: &Loaded, strict_mcp: bool) -> Definitions {
     let mut items = Vec::new();
     let mut files = Vec::new();
+    let plane = ControlPlane::of(loaded);
     for layer in &loaded.layers {
         if !matches!(layer.scope, Scope::Project | Scope::Local) {
             continue;
         }
         let origin = relative(workspace, &layer.origin);
-        settings_items(&layer.settings, strict_mcp, &mut |kind, text| {
+        super::allow::review(&layer.settings, &plane, strict_mcp, &mut |kind, text| {
             items.push(Item {
                 kind,
                 text,
@@ -123,111 +130,14 @@ pub fn definitions(workspace: &Path, loaded: &Loaded, strict_mcp: bool) -> Defin
     Definitions { items, hash }
 }
 
-/// The definitions of one settings layer.
-fn settings_items(settings: &Settings, strict_mcp: bool, add: &mut dyn FnMut(Kind, String)) {
-    for (event, matchers) in &settings.hooks {
-        for matcher in matchers {
-            let when = match matcher.matcher.as_deref() {
-                Some(m) if !m.is_empty() && m != "*" => format!("{event} ({m})"),
-                _ => event.clone(),
-            };
-            for hook in &matcher.hooks {
-                add(Kind::Hook, format!("{when} hook: {}", hook.command));
-            }
-        }
-    }
-    if !strict_mcp {
-        for (name, entry) in &settings.mcp_servers {
-            add(
-                Kind::Server,
-                format!("MCP server `{name}`: {}", server(entry)),
-            );
-        }
-    }
-    if let Some(line) = settings.other.get("statusLine") {
-        let command = line
-            .get("command")
-            .and_then(|c| c.as_str())
-            .map_or_else(|| line.to_string(), str::to_string);
-        add(Kind::StatusLine, format!("statusLine: {command}"));
-    }
-    for (key, value) in &settings.env {
-        add(Kind::Env, format!("env {key}={value}"));
-    }
-    let permissions = &settings.permissions;
-    if let Some(mode) = permissions
-        .default_mode
-        .as_deref()
-        .filter(|m| loosening_mode(m))
-    {
-        add(Kind::Loosening, format!("permissions.defaultMode: {mode}"));
-    }
-    for rule in permissions.allow.iter().filter(|r| whole_tool(r)) {
-        add(Kind::Loosening, format!("permissions.allow: {rule}"));
-    }
-    for dir in &permissions.additional_directories {
-        add(
-            Kind::Loosening,
-            format!("permissions.additionalDirectories: {dir}"),
-        );
-    }
-    if let Some(sandbox) = &settings.sandbox {
-        if sandbox.mode == SandboxMode::Off {
-            add(Kind::Loosening, "sandbox: off".to_string());
-        }
-        for root in &sandbox.writable_roots {
-            add(
-                Kind::Loosening,
-                format!("sandbox.writableRoots: {}", root.display()),
-            );
-        }
-    }
-}
-
-/// Takes a layer's definitions out of it (the other side of [`settings_items`]).
-pub fn strip(settings: &mut Settings) {
-    settings.hooks.clear();
-    settings.mcp_servers.clear();
-    settings.other.remove("statusLine");
-    settings.env.clear();
-    let permissions = &mut settings.permissions;
-    if permissions
-        .default_mode
-        .as_deref()
-        .is_some_and(loosening_mode)
-    {
-        permissions.default_mode = None;
-    }
-    permissions.allow.retain(|r| !whole_tool(r));
-    permissions.additional_directories.clear();
-    if let Some(sandbox) = &mut settings.sandbox {
-        sandbox.mode = SandboxMode::Auto;
-        sandbox.writable_roots.clear();
-    }
-}
-
-/// Modes that ask less than the default.
-fn loosening_mode(mode: &str) -> bool {
-    matches!(
-        mode,
-        "bypassPermissions" | "acceptEdits" | "dontAsk" | "auto"
-    )
-}
-
-/// An allow rule for a whole tool (`Bash`, `Edit`, `Bash(*)`, `mcp__server`): no specifier,
-/// or one that matches everything.
-fn whole_tool(rule: &str) -> bool {
-    match rule.trim().split_once('(') {
-        None => true,
-        Some((_, rest)) => {
-            let spec = rest.trim_end().trim_end_matches(')').trim();
-            matches!(spec, "" | "*" | ":*" | "**" | "/**" | "//**")
-        }
-    }
+/// Takes out of a project or local layer what needs trust (the other side of
+/// [`super::allow::review`]); `plane` is [`ControlPlane::of`] the run's settings.
+pub fn strip(settings: &mut Settings, plane: &ControlPlane) {
+    *settings = super::allow::keep(settings, plane);
 }
 
 /// A server entry on one line: its command and arguments, or its URL.
-fn server(entry: &serde_json::Value) -> String {
+pub(super) fn server(entry: &serde_json::Value) -> String {
     if let Some(command) = entry.get("command") {
         let mut words = vec![match command.as_str() {
             Some(c) => c.to_string(),
@@ -354,45 +264,5 @@ mod tests {
             read("x hook: /etc/hostname").is_empty(),
             "outside the workspace"
         );
-    }
-
-    #[test]
-    fn whole_tool_allows_are_the_ones_without_a_narrowing_specifier() {
-        for rule in [
-            "Bash",
-            "Edit",
-            "Bash(*)",
-            "Bash(:*)",
-            "mcp__files",
-            "Write()",
-        ] {
-            assert!(whole_tool(rule), "{rule}");
-        }
-        for rule in ["Bash(cargo test:*)", "Edit(src/**)", "Read(./docs/**)"] {
-            assert!(!whole_tool(rule), "{rule}");
-        }
-    }
-
-    #[test]
-    fn stripping_keeps_rules_that_narrow_and_drops_what_loosens() {
-        let mut settings = Settings::parse(
-            r#"{"permissions": {"allow": ["Bash", "Bash(cargo test:*)"], "deny": ["Read(./secrets/**)"],
-                "defaultMode": "bypassPermissions", "additionalDirectories": ["/tmp"]},
-                "sandbox": "off", "env": {"X": "1"}, "model": "m",
-                "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},
-                "statusLine": {"type": "command", "command": "echo hi"}}"#,
-            "t",
-        )
-        .unwrap();
-        let mut listed = Vec::new();
-        settings_items(&settings, false, &mut |k, t| listed.push((k, t)));
-        assert_eq!(listed.len(), 7, "{listed:?}");
-        strip(&mut settings);
-        let mut after = Vec::new();
-        settings_items(&settings, false, &mut |k, t| after.push((k, t)));
-        assert!(after.is_empty(), "{after:?}");
-        assert_eq!(settings.permissions.allow, ["Bash(cargo test:*)"]);
-        assert_eq!(settings.permissions.deny, ["Read(./secrets/**)"]);
-        assert_eq!(settings.model.as_deref(), Some("m"));
     }
 }

@@ -6,7 +6,8 @@ Usage: drive.py TROUPE_BINARY WORKSPACE SCENARIO
 Scenarios: loop (query() through a tool call), permission (can_use_tool allows one call and
 denies another), interrupt (ClaudeSDKClient interrupts a slow turn, then asks again),
 hook_deny (a PreToolUse hook callback denies `rm -rf build`), hook_error (a PreToolUse hook
-callback raises: the call must not run), rewrite (can_use_tool sees Claude Code's Write with
+callback raises: the call must not run), hook_unknown (a PreToolUse hook callback answers a
+decision troupe does not know: the call must not run), rewrite (can_use_tool sees Claude Code's Write with
 file_path and answers with an updatedInput that moves the file), sdk_mcp (an in-process server
 from create_sdk_mcp_server whose tool the model calls, over mcp_message), agents (agents
 given in options arrive with initialize and are listed in init), set_model (ClaudeSDKClient
@@ -147,6 +148,15 @@ async def scenario_hook_error(binary, workspace):
         describe(message)
 
 
+async def scenario_hook_unknown(binary, workspace):
+    async def guard(input_data, tool_use_id, context):
+        say(kind="hook", event=input_data.get("hook_event_name"))
+        return {"decision": "maybe"}
+
+    async for message in query(prompt="remove build", options=guarded_options(binary, workspace, guard)):
+        describe(message)
+
+
 async def scenario_rewrite(binary, workspace):
     async def can_use_tool(tool_name, tool_input, context):
         say(kind="asked", tool=tool_name, input=tool_input)
@@ -211,6 +221,7 @@ async def main():
         "interrupt": scenario_interrupt,
         "hook_deny": scenario_hook_deny,
         "hook_error": scenario_hook_error,
+        "hook_unknown": scenario_hook_unknown,
         "rewrite": scenario_rewrite,
         "sdk_mcp": scenario_sdk_mcp,
         "agents": scenario_agents,
