@@ -348,6 +348,7 @@ impl AgentBuilder {
             self.workspace.root(),
             self.home.as_deref(),
             self.memory_sources,
+            &policy.concealed(),
         );
         let system = system_prompt(&PromptContext {
             identity: &self.identity,

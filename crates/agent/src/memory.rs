@@ -8,12 +8,14 @@
 //! workspace when it is not in a repository) or the user's home, after symlinks are resolved,
 //! at most [`MAX_IMPORT_DEPTH`] hops deep; anything else is skipped and reported, never read.
 //! A file reached twice (a `CLAUDE.md` symlinked to `AGENTS.md`, two imports of one file) is
-//! read once. Everything together is cut at [`MEMORY_BUDGET`] bytes so memory cannot crowd out
+//! read once. A file a path-specific `Read` deny rule covers (as named or where it leads) is
+//! not read either: an import of it is skipped and reported. Everything together is cut at [`MEMORY_BUDGET`] bytes so memory cannot crowd out
 //! the conversation.
 
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
+use troupe_tools::Concealed;
 
 /// Memory text larger than this (all files together) is cut.
 pub const MEMORY_BUDGET: usize = 40_000;
@@ -148,11 +150,22 @@ impl Default for MemorySources {
 /// directory (`None`: no user memory). Unreadable files are skipped: memory is advice, and a
 /// missing file is the common case.
 pub fn load(workspace: &Path, home: Option<&Path>) -> Memory {
-    load_sources(workspace, home, MemorySources::default())
+    load_sources(
+        workspace,
+        home,
+        MemorySources::default(),
+        &Concealed::default(),
+    )
 }
 
-/// Like [`load`], reading only the files of `sources`.
-pub fn load_sources(workspace: &Path, home: Option<&Path>, sources: MemorySources) -> Memory {
+/// Like [`load`], reading only the files of `sources`, and none that `concealed` hides (the
+/// files `Read` deny rules cover).
+pub fn load_sources(
+    workspace: &Path,
+    home: Option<&Path>,
+    sources: MemorySources,
+    concealed: &Concealed,
+) -> Memory {
     let home = home.filter(|_| sources.user);
     let project_root = repository_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut loader = Loader {
@@ -164,6 +177,7 @@ pub fn load_sources(workspace: &Path, home: Option<&Path>, sources: MemorySource
             .filter_map(|p| fs::canonicalize(p).ok())
             .collect(),
         seen: HashSet::new(),
+        concealed,
         budget: MEMORY_BUDGET,
         memory: Memory::default(),
     };
@@ -236,6 +250,8 @@ struct Loader<'a> {
     allowed: Vec<PathBuf>,
     /// Canonical paths already read.
     seen: HashSet<PathBuf>,
+    /// What `Read` deny rules keep from being read.
+    concealed: &'a Concealed,
     budget: usize,
     memory: Memory,
 }
@@ -259,6 +275,10 @@ impl Loader<'_> {
             return;
         };
         if !canonical.is_file() || !self.seen.insert(canonical.clone()) {
+            return;
+        }
+        // An import was checked with a note; a file found in its place is left out quietly.
+        if imported_by.is_none() && self.denied(path, &canonical) {
             return;
         }
         let Ok(text) = fs::read_to_string(&canonical) else {
@@ -319,8 +339,22 @@ impl Loader<'_> {
                 );
                 continue;
             }
+            if self.denied(&target, &resolved) {
+                self.skip(
+                    &import,
+                    &shown,
+                    "a Read deny rule keeps the file from being read",
+                );
+                continue;
+            }
             self.file(&target, scope, Some(&shown), depth + 1, out);
         }
+    }
+
+    /// Whether a `Read` deny rule covers a file, as named or where it really leads.
+    fn denied(&self, named: &Path, canonical: &Path) -> bool {
+        self.concealed.hides(named, self.workspace)
+            || self.concealed.hides(canonical, self.workspace)
     }
 
     fn skip(&mut self, import: &str, from: &str, why: &str) {

@@ -97,6 +97,39 @@ fn imports_are_followed_inside_the_project_and_home_only() {
 }
 
 #[test]
+fn imports_a_read_deny_rule_covers_are_skipped_as_named_and_through_symlinks() {
+    use crate::permissions::{PermissionMode, Policy, Rules};
+    let dir = tempfile::tempdir().unwrap();
+    let ws = fs::canonicalize(dir.path()).unwrap();
+    write(&ws.join("secrets/key"), "hunter2-secret");
+    write(&ws.join("docs/ok.md"), "plain rules");
+    std::os::unix::fs::symlink("secrets/key", ws.join("link.md")).unwrap();
+    std::os::unix::fs::symlink("secrets", ws.join("shh")).unwrap();
+    write(
+        &ws.join("CLAUDE.md"),
+        "@secrets/key @link.md @shh/key @docs/ok.md",
+    );
+    // A memory file in its place that leads into the denied tree is left out too.
+    std::os::unix::fs::symlink("secrets/key", ws.join("AGENTS.md")).unwrap();
+    let rules = Rules::parse(&[], &[], &["Read(secrets/**)".to_string()]).unwrap();
+    let policy = Policy::new(PermissionMode::Default, rules);
+    let m = load_sources(&ws, None, MemorySources::default(), &policy.concealed());
+    let text = m.project_text();
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(text.contains("plain rules"), "{text}");
+    let skipped: Vec<&str> = m
+        .skipped
+        .iter()
+        .filter(|s| s.why == "a Read deny rule keeps the file from being read")
+        .map(|s| s.import.as_str())
+        .collect();
+    assert_eq!(skipped, ["@secrets/key", "@link.md", "@shh/key"]);
+    // Without the rule the same import is read.
+    let open = load(&ws, None);
+    assert!(open.project_text().contains("hunter2"));
+}
+
+#[test]
 fn import_cycles_and_symlinked_duplicates_are_read_once() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path();

@@ -6,6 +6,7 @@
 
 mod conceal;
 mod denial;
+mod git_objects;
 mod named_paths;
 mod path_glob;
 mod protected;
@@ -199,6 +200,9 @@ enum Outcome<'r> {
     DeniedByRule(&'r Rule),
     /// A bash call naming a path a `Read` deny rule covers (second: why, for the message).
     DeniedReadByCommand(&'r Rule, String),
+    /// A git command that may print, from git's store, files a `Read` deny rule covers (second:
+    /// why, for the message).
+    DeniedReadFromGit(&'r Rule, String),
     DeniedByPlanMode,
     AskedByRule(&'r Rule),
     AskedByMode,
@@ -221,6 +225,7 @@ impl Policy {
             Outcome::Allow(grant) => Decision::Allow(grant),
             outcome @ (Outcome::DeniedByRule(_)
             | Outcome::DeniedReadByCommand(..)
+            | Outcome::DeniedReadFromGit(..)
             | Outcome::DeniedByPlanMode) => Decision::Deny {
                 reason: self.reason(&outcome, call),
             },
@@ -276,6 +281,7 @@ impl Policy {
                 Outcome::Allow(_)
                 | Outcome::DeniedByRule(_)
                 | Outcome::DeniedReadByCommand(..)
+                | Outcome::DeniedReadFromGit(..)
                 | Outcome::DeniedByPlanMode,
                 _,
             ) => reason,
@@ -305,6 +311,9 @@ impl Policy {
             let rules = named_paths::read_rules(&self.rules.deny);
             if let Some((rule, path)) = named_paths::denied(&rules, analysis, call.workspace_root) {
                 return Outcome::DeniedReadByCommand(rule, path);
+            }
+            if let Some((rule, why)) = git_objects::denied(&rules, analysis) {
+                return Outcome::DeniedReadFromGit(rule, why);
             }
         }
         let mutates = match call.effect {
@@ -372,6 +381,13 @@ impl Policy {
             Outcome::DeniedReadByCommand(rule, why) => format!(
                 "{tool} is denied by the permission rule `{rule}`: {why}{detail}. Leave that path \
                  out of the command"
+            ),
+            Outcome::DeniedReadFromGit(rule, why) => format!(
+                "{tool} is denied by the permission rule `{rule}`: git would read files from its \
+                 object store, where committed copies of the files the rule covers are kept too, \
+                 and {why}{detail}. Names and counts still run (`git log --stat`, \
+                 `git diff --name-only`, `git show --stat HEAD`); read files with read_file, which \
+                 keeps to the rule"
             ),
             Outcome::DeniedByPlanMode => {
                 let what = match call.effect {

@@ -329,8 +329,13 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
         },
         "/memory" => {
             let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-            let memory =
-                troupe_agent::memory::load(&team.shared().config.workspace, home.as_deref());
+            let config = &team.shared().config;
+            let memory = troupe_agent::memory::load_sources(
+                &config.workspace,
+                home.as_deref(),
+                config.recipe.memory_sources,
+                &config.recipe.policy.concealed(),
+            );
             out!("{}", memory.describe());
         }
         note if note.starts_with('#') => {

@@ -150,3 +150,48 @@ fn a_command_naming_a_denied_path_is_refused_in_every_spelling() {
     let (public, is_error) = requests[commands.len() + 1].last_tool_result().unwrap();
     assert!(!is_error && public.contains("nothing to hide"), "{public}");
 }
+
+#[test]
+fn git_does_not_print_a_denied_file_from_its_store_and_memory_does_not_import_it() {
+    let ws = secret_workspace();
+    ws.write("CLAUDE.md", "Project notes. @secrets/key @link\n");
+    let refused = [
+        "git show HEAD",
+        "git log -p",
+        "git grep hunt.r2 HEAD",
+        "git archive HEAD",
+    ];
+    let runs = ["git log --oneline", "git status --short"];
+    let server = FakeServer::start();
+    let steps = refused
+        .iter()
+        .chain(&runs)
+        .map(|c| Step::tool("bash", json!({ "command": c })))
+        .chain([Step::text("done")]);
+    server.script("lead", steps);
+    // Default mode: read-only commands run unasked, in the read-only sandbox.
+    let out = headless_in_mode(ws.path(), &server, "look", "default", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests_for("lead");
+    let system = requests[0].system();
+    assert!(system.contains("Project notes."), "{system}");
+    assert!(!system.contains("hunter2"), "memory imported it: {system}");
+    for (i, command) in refused.iter().enumerate() {
+        let (text, is_error) = requests[i + 1].last_tool_result().unwrap();
+        assert!(
+            is_error && text.contains("Read(./secrets/**)") && text.contains("object store"),
+            "{command}: {text}"
+        );
+        assert!(!text.contains("hunter2"), "{command}: {text}");
+    }
+    let (log, is_error) = requests[refused.len() + 1].last_tool_result().unwrap();
+    assert!(
+        !is_error && log.contains("first"),
+        "git log --oneline: {log}"
+    );
+    let (status, is_error) = requests[refused.len() + 2].last_tool_result().unwrap();
+    assert!(
+        !is_error && !status.contains("denied"),
+        "git status: {status}"
+    );
+}

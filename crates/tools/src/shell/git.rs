@@ -33,15 +33,15 @@ const SAFE_CONFIG: &[&str] = &[
 const SAFE_CONFIG_PREFIXES: &[&str] = &["color.", "advice."];
 
 /// git's global options and its subcommand.
-struct Invocation<'w> {
+pub(super) struct Invocation<'w> {
     /// Each global option with its value (if it took one).
-    globals: Vec<(&'w str, Option<&'w Word>)>,
+    pub globals: Vec<(&'w str, Option<&'w Word>)>,
     /// The subcommand and its arguments.
-    rest: &'w [Word],
+    pub rest: &'w [Word],
 }
 
 /// Splits `args` at the subcommand; `None` if a global option is dynamic or lacks its value.
-fn invocation(args: &[Word]) -> Option<Invocation<'_>> {
+pub(super) fn invocation(args: &[Word]) -> Option<Invocation<'_>> {
     let mut globals = Vec::new();
     let mut i = 0;
     while let Some(word) = args.get(i) {
@@ -288,7 +288,7 @@ const STATUS: Spec = Spec {
 /// Left out on purpose: `--output` (writes a file), `--ext-diff` and `--textconv` (run programs
 /// from the config), `--show-signature` (runs gpg), `--open-files-in-pager`.
 #[rustfmt::skip]
-const LOG: Spec = Spec {
+pub(super) const LOG: Spec = Spec {
     short: "pusRabwWzcmtrigEFPD#U:M::C::B::l:S:G:O:I:X::n:L:",
     long: &[
         "patch", "no-patch", "raw", "patch-with-raw", "patch-with-stat", "stat?", "numstat",
@@ -346,7 +346,7 @@ const TAG: Spec = Spec {
 
 /// `git grep` without `-O`/`--open-files-in-pager` (runs a pager program) or `--textconv`.
 #[rustfmt::skip]
-const GREP: Spec = Spec {
+pub(super) const GREP: Spec = Spec {
     short: "aiIwvhHEGFPnlLcopWzqr#A:B:C:e:f:m:",
     long: &[
         "cached", "untracked", "no-index", "no-exclude-standard", "exclude-standard",
@@ -362,7 +362,7 @@ const GREP: Spec = Spec {
 
 /// `git cat-file` without `--textconv`/`--filters` (which run filters from the config).
 #[rustfmt::skip]
-const CAT_FILE: Spec = Spec {
+pub(super) const CAT_FILE: Spec = Spec {
     short: "tspe",
     long: &[
         "batch?", "batch-check?", "batch-command?", "batch-all-objects", "buffer",

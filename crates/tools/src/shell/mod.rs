@@ -23,6 +23,7 @@ mod builtins;
 mod depth;
 mod find;
 mod git;
+mod git_objects;
 mod options;
 mod pattern;
 mod read_only;
@@ -36,6 +37,7 @@ mod wrappers;
 #[cfg(test)]
 mod tests;
 
+pub use git_objects::reads_objects as git_reads_objects;
 pub use pattern::{Pattern, PatternKind, Purpose};
 pub use read_only::is_read_only_command;
 

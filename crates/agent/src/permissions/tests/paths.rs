@@ -203,3 +203,39 @@ fn a_file_rule_without_a_path_in_the_call_matches_only_tool_wide_rules() {
         Kind::Ask
     );
 }
+
+#[test]
+fn git_commands_that_print_committed_files_are_refused_under_a_read_rule() {
+    let policy = policy_with_deny("Read(secrets/**)");
+    for command in [
+        "git show HEAD",
+        "git log -p",
+        "git grep foo HEAD",
+        "git diff HEAD~1 HEAD",
+        "git archive HEAD",
+        "git cat-file -p 1234abcd",
+        "cd src && git -C .. log --patch",
+    ] {
+        let decision = call(
+            &policy,
+            "bash",
+            Effect::ReadOnly,
+            json!({ "command": command }),
+        );
+        let Decision::Deny { reason } = decision else {
+            panic!("{command}: {decision:?}");
+        };
+        assert!(
+            reason.contains("`Read(secrets/**)`") && reason.contains("object store"),
+            "{command}: {reason}"
+        );
+    }
+    for command in ["git log --oneline", "git status", "git show --stat HEAD"] {
+        assert_eq!(bash(&policy, command), Kind::Allow, "{command}");
+    }
+    // Without a path-specific Read rule, git reads its store as before.
+    for rule in ["Bash(rm:*)", "Read"] {
+        let other = policy_with_deny(rule);
+        assert_eq!(bash(&other, "git show HEAD"), Kind::Allow, "{rule}");
+    }
+}
