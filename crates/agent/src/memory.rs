@@ -240,6 +240,11 @@ pub fn append_note(workspace: &Path, note: &str) -> std::io::Result<PathBuf> {
     line.push_str(&format!("- {}\n", note.trim()));
     file.write_all(line.as_bytes())?;
     file.sync_all()?;
+    // The person wrote it: the next agent reads the file with the note.
+    crate::memory_snapshot::forget(&path);
+    if let Ok(real) = fs::canonicalize(&path) {
+        crate::memory_snapshot::forget(&real);
+    }
     Ok(path)
 }
 
@@ -266,24 +271,17 @@ impl Loader<'_> {
         depth: usize,
         out: &mut String,
     ) {
-        // Most memory files do not exist: one failed lstat says so, where resolving the path
-        // would read every directory's link on the way.
-        if fs::symlink_metadata(path).is_err() {
-            return;
-        }
-        let Ok(canonical) = fs::canonicalize(path) else {
+        // As this process first found it (see `memory_snapshot`).
+        let Some((canonical, text)) = crate::memory_snapshot::read(path) else {
             return;
         };
-        if !canonical.is_file() || !self.seen.insert(canonical.clone()) {
+        if !self.seen.insert(canonical.clone()) {
             return;
         }
         // An import was checked with a note; a file found in its place is left out quietly.
         if imported_by.is_none() && self.denied(path, &canonical) {
             return;
         }
-        let Ok(text) = fs::read_to_string(&canonical) else {
-            return;
-        };
         let text = text.trim();
         if text.is_empty() {
             return;

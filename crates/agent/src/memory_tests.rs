@@ -197,3 +197,27 @@ fn notes_are_appended_to_the_existing_memory_file() {
     assert_eq!(path, ws.join("AGENTS.md"));
     assert_eq!(fs::read_to_string(&path).unwrap(), "rules\n- use tabs\n");
 }
+
+#[test]
+fn a_memory_file_changed_during_the_session_is_read_again_only_once_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    write(&ws.join("CLAUDE.md"), "first rule");
+    assert!(load(&ws, None).project_text().contains("first rule"));
+    // A tool call rewrites it, and plants a new one: the next agent still reads the first.
+    write(&ws.join("CLAUDE.md"), "planted rule");
+    write(&ws.join("AGENTS.md"), "planted agents rule");
+    let text = load(&ws, None).project_text().to_string();
+    assert!(
+        text.contains("first rule") && !text.contains("planted"),
+        "{text}"
+    );
+    // A note the person types is theirs: its file is read again.
+    append_note(&ws, "use tabs").unwrap();
+    let text = load(&ws, None).project_text().to_string();
+    assert!(text.contains("use tabs"), "{text}");
+    // Once the person has seen the files (/memory), they are read as they are.
+    crate::memory_snapshot::refresh();
+    let text = load(&ws, None).project_text().to_string();
+    assert!(text.contains("planted agents rule"), "{text}");
+}

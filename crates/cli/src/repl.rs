@@ -328,6 +328,8 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
             Err(e) => errln!("error: {e}"),
         },
         "/memory" => {
+            // The person sees the files as they are now: later agents read them so.
+            troupe_agent::memory_snapshot::refresh();
             let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
             let config = &team.shared().config;
             let memory = troupe_agent::memory::load_sources(

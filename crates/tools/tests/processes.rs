@@ -51,11 +51,36 @@ async fn a_daemon_started_under_the_read_only_sandbox_is_ended_too() {
         return;
     }
     let f = Fixture::new().sandboxed(Sandbox::ReadOnly);
-    let text = ok(f
-        .call("bash", json!({"command": daemon_command("\"$TMPDIR\"")}))
-        .await);
-    let pid = daemon_pid(&text);
-    assert!(!alive(pid), "daemon {pid} outlived the call: {text}");
+    // A pid printed inside the call's own PID namespace means nothing out here: the daemon is
+    // known by its unique argument instead.
+    let marker = format!("300.{}", std::process::id());
+    let command = format!(
+        "(setsid sh -c 'sleep {marker} & echo $! > \"$TMPDIR\"/d.tmp; mv \"$TMPDIR\"/d.tmp \"$TMPDIR\"/d.pid' &); \
+         while [ ! -e \"$TMPDIR\"/d.pid ]; do sleep 0.01; done; echo started"
+    );
+    let text = ok(f.call("bash", json!({ "command": command })).await);
+    assert!(text.contains("started"), "{text}");
+    let left = running_with_argument(&marker);
+    assert!(
+        left.is_empty(),
+        "daemons {left:?} outlived the call: {text}"
+    );
+}
+
+/// The running processes (seen from here) one of whose arguments is `arg`.
+fn running_with_argument(arg: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| line.split(|b| *b == 0).any(|a| a == arg.as_bytes()))
+        })
+        .filter(|pid| alive(*pid))
+        .collect()
 }
 
 #[tokio::test]
