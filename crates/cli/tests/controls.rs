@@ -308,3 +308,39 @@ fn only_the_person_answers_as_the_person() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(!text.contains("answers as the person"), "{text}");
 }
+
+#[test]
+fn a_teammate_process_gets_the_key_on_its_pipe_not_in_its_environment() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    common::ack_fallback(&server);
+    common::lead_spawns(
+        &server,
+        json!({"name": "alice", "role": "coder", "prompt": "look around"}),
+    );
+    server.script(
+        "alice",
+        [
+            // Unconfined (bypass): $PPID is alice's own troupe process.
+            Step::tool(
+                "bash",
+                json!({"command": "tr '\\0' '\\n' < /proc/$PPID/environ; echo END"}),
+            ),
+            Step::text("alice looked"),
+        ],
+    );
+    let out = common::headless_bypass(ws.path(), &server, "x", &["--teammate-mode", "process"]);
+    assert!(out.status.success(), "stderr: {}", common::stderr(&out));
+    let alice = server.requests_for("alice");
+    let (environ, _) = alice
+        .iter()
+        .find_map(|r| r.last_tool_result())
+        .expect("alice's bash result");
+    assert!(environ.contains("END"), "{environ}");
+    assert!(environ.contains("TROUPE_STORE="), "{environ}");
+    assert!(!environ.contains("test-key"), "{environ}");
+    // Alice called the model with the key she got on her launch pipe.
+    for request in &alice {
+        assert_eq!(request.header("x-api-key"), Some("test-key"));
+    }
+}
