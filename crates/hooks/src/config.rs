@@ -10,13 +10,44 @@ use troupe_settings::HookMatcher;
 /// How long a hook may run when its settings give no `timeout` (Claude Code's default).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// One command hook.
+/// One hook troupe runs: a command, or an HTTP endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookCommand {
-    /// The shell command (`sh -c`).
+    /// The shell command (`sh -c`); for an `http` hook, `POST <url>` (how runs name it).
     pub command: String,
-    /// How long it may run before its process group is killed.
+    /// How long it may run before its process group is killed (or its request abandoned).
     pub timeout: Duration,
+    /// Where an `http` hook posts the event (`None`: a command hook).
+    pub http: Option<HttpTarget>,
+    /// The permission rule a tool call must match for the hook to run (`if`).
+    pub condition: Option<String>,
+    /// Runs at most once per session (`once`).
+    pub once: bool,
+    /// Runs in the background and decides nothing (`async`, `asyncRewake`).
+    pub background: bool,
+}
+
+impl HookCommand {
+    /// A command hook of `command` with `timeout`, nothing else set.
+    pub fn command(command: impl Into<String>, timeout: Duration) -> HookCommand {
+        HookCommand {
+            command: command.into(),
+            timeout,
+            http: None,
+            condition: None,
+            once: false,
+            background: false,
+        }
+    }
+}
+
+/// The endpoint of an `http` hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpTarget {
+    /// The URL the event's JSON is posted to.
+    pub url: String,
+    /// Headers, `$VAR`/`${VAR}` expanded from the variables the hook allows.
+    pub headers: Vec<(String, String)>,
 }
 
 /// A matcher and the commands it starts.
@@ -69,10 +100,7 @@ impl HookSet {
                 let commands = entry
                     .hooks
                     .iter()
-                    .map(|hook| HookCommand {
-                        command: hook.command.clone(),
-                        timeout: hook.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
-                    })
+                    .filter_map(|hook| compile(name, hook))
                     .collect();
                 events
                     .entry(event)
@@ -112,6 +140,78 @@ impl HookSet {
         }
         chosen
     }
+}
+
+/// The hook troupe runs for one settings entry, or `None` (with a warning) for a kind it cannot
+/// run yet.
+fn compile(event: &str, hook: &troupe_settings::HookCommand) -> Option<HookCommand> {
+    let timeout = hook.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+    let mut compiled = match hook.kind.as_str() {
+        "command" => HookCommand::command(hook.command.clone(), timeout),
+        "http" => {
+            let url = hook.url.clone().unwrap_or_default();
+            let expand = |value: &str| expand_allowed(value, &hook.allowed_env_vars);
+            let headers = hook
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), expand(v)))
+                .collect();
+            HookCommand {
+                http: Some(HttpTarget {
+                    url: url.clone(),
+                    headers,
+                }),
+                ..HookCommand::command(format!("POST {url}"), timeout)
+            }
+        }
+        other => {
+            tracing::warn!(
+                event,
+                kind = other,
+                "troupe cannot run this kind of hook yet; it is skipped"
+            );
+            eprintln!("troupe: a `{other}` hook of {event} is skipped: troupe runs `command` and `http` hooks");
+            return None;
+        }
+    };
+    compiled.condition = hook.condition.clone().filter(|c| !c.trim().is_empty());
+    compiled.once = hook.once;
+    compiled.background = hook.background || hook.background_rewake;
+    Some(compiled)
+}
+
+/// `value` with `$VAR` and `${VAR}` replaced by the variables `allowed` names (others, and
+/// unset ones, become empty: a header cannot carry what the hook was not allowed).
+fn expand_allowed(value: &str, allowed: &[String]) -> String {
+    let lookup = |name: &str| match allowed.iter().any(|a| a == name) {
+        true => troupe_tools::child_env::var(name).unwrap_or_default(),
+        false => String::new(),
+    };
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, tail) = match after.strip_prefix('{') {
+            Some(inner) => match inner.find('}') {
+                Some(end) => (&inner[..end], &inner[end + 1..]),
+                None => ("", after),
+            },
+            None => {
+                let end = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                (&after[..end], &after[end..])
+            }
+        };
+        match name.is_empty() {
+            true => out.push('$'),
+            false => out.push_str(&lookup(name)),
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Whether an entry of `event` with `matcher` applies to `subject` (a tool name or an
@@ -155,6 +255,26 @@ mod tests {
         assert!(hooks.select(HookEvent::PreToolUse, "glob").is_empty());
         assert!(hooks.select(HookEvent::PostToolUse, "bash").is_empty());
         assert!(!hooks.has(HookEvent::Stop));
+    }
+
+    #[test]
+    fn http_hooks_and_the_claude_code_fields_compile_and_other_kinds_are_skipped() {
+        let hooks = set(r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "http", "url": "http://127.0.0.1:9/hook", "headers": {"Authorization": "Bearer $TROUPE_HOOK_TEST_TOKEN", "X-Other": "$HOME"}, "allowedEnvVars": ["TROUPE_HOOK_TEST_TOKEN"]},
+                {"type": "command", "command": "c", "if": "Bash(git commit:*)", "once": true, "async": true},
+                {"type": "prompt", "prompt": "is it safe?"},
+                {"type": "mcp_tool", "server": "s", "tool": "t"}
+            ]}]}}"#);
+        let picked = hooks.select(HookEvent::PreToolUse, "bash");
+        assert_eq!(picked.len(), 2);
+        let http = picked[0].http.as_ref().unwrap();
+        assert_eq!(http.url, "http://127.0.0.1:9/hook");
+        // A variable the hook does not allow is never sent.
+        assert!(http
+            .headers
+            .contains(&("X-Other".to_string(), String::new())));
+        assert_eq!(picked[1].condition.as_deref(), Some("Bash(git commit:*)"));
+        assert!(picked[1].once && picked[1].background);
     }
 
     #[test]

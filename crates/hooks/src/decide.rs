@@ -146,7 +146,7 @@ fn context(event: HookEvent, out: &HookOutput) -> Vec<String> {
         return Vec::new();
     };
     match event {
-        HookEvent::PreToolUse | HookEvent::PostToolUse => {
+        HookEvent::PreToolUse | HookEvent::PostToolUse | HookEvent::PostToolUseFailure => {
             vec![format!("{event} hook context: {text}")]
         }
         _ => vec![text],

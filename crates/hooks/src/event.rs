@@ -10,8 +10,10 @@ pub enum HookEvent {
     UserPromptSubmit,
     /// A tool call is about to run.
     PreToolUse,
-    /// A tool call ran.
+    /// A tool call ran and succeeded.
     PostToolUse,
+    /// A tool call ran and failed (its result is an error).
+    PostToolUseFailure,
     /// The agent finished answering.
     Stop,
     /// A subagent starts its task (matched on its agent type).
@@ -43,11 +45,12 @@ pub enum MatchOn {
 
 impl HookEvent {
     /// Every event, in the order of an agent's life.
-    pub const ALL: [HookEvent; 12] = [
+    pub const ALL: [HookEvent; 13] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
+        HookEvent::PostToolUseFailure,
         HookEvent::Stop,
         HookEvent::SubagentStart,
         HookEvent::SubagentStop,
@@ -65,6 +68,7 @@ impl HookEvent {
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::PreToolUse => "PreToolUse",
             HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUseFailure => "PostToolUseFailure",
             HookEvent::Stop => "Stop",
             HookEvent::SubagentStart => "SubagentStart",
             HookEvent::SubagentStop => "SubagentStop",
@@ -85,7 +89,9 @@ impl HookEvent {
     /// session and compaction events their occasion, the rest ignore the matcher).
     pub fn match_on(self) -> MatchOn {
         match self {
-            HookEvent::PreToolUse | HookEvent::PostToolUse => MatchOn::Tool,
+            HookEvent::PreToolUse | HookEvent::PostToolUse | HookEvent::PostToolUseFailure => {
+                MatchOn::Tool
+            }
             HookEvent::SessionStart
             | HookEvent::SubagentStart
             | HookEvent::PreCompact

@@ -4,7 +4,7 @@
 
 use crate::decide;
 use crate::event::HookEvent;
-use crate::runner::Hooks;
+use crate::runner::{Hooks, Occasion};
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -136,6 +136,20 @@ impl AgentHooks {
         subject: &str,
         fields: impl FnOnce() -> Value,
     ) -> Vec<crate::run::HookRun> {
+        let occasion = Occasion {
+            subject,
+            ..Occasion::default()
+        };
+        self.fire_on(event, occasion, fields).await
+    }
+
+    /// [`Self::fire`] for an [`Occasion`] (a tool call for `if`, an environment file).
+    async fn fire_on(
+        &self,
+        event: HookEvent,
+        occasion: Occasion<'_>,
+        fields: impl FnOnce() -> Value,
+    ) -> Vec<crate::run::HookRun> {
         if !self.hooks.has(event) {
             return Vec::new();
         }
@@ -147,7 +161,18 @@ impl AgentHooks {
             }
             Value::Object(input)
         };
-        self.hooks.fire(&self.agent, event, subject, input).await
+        self.hooks
+            .fire_on(&self.agent, event, occasion, input)
+            .await
+    }
+
+    /// The occasion of a tool event: matched on the tool's name, `if` on the call.
+    fn tool_occasion<'c>(call: &'c ToolCall<'c>) -> Occasion<'c> {
+        Occasion {
+            subject: call.name,
+            call: Some((call.name, call.input)),
+            env_file: false,
+        }
     }
 
     /// Fires `event` and reads what its runs decide.
@@ -193,12 +218,19 @@ impl LifecycleHooks for AgentHooks {
                 .verdict(HookEvent::SubagentStart, &agent_type, || json!({}))
                 .await;
         }
-        self.verdict(
-            HookEvent::SessionStart,
-            source.as_str(),
-            || json!({"source": source.as_str()}),
-        )
-        .await
+        let occasion = Occasion {
+            subject: source.as_str(),
+            call: None,
+            env_file: true,
+        };
+        let runs = self
+            .fire_on(
+                HookEvent::SessionStart,
+                occasion,
+                || json!({"source": source.as_str()}),
+            )
+            .await;
+        decide::verdict(HookEvent::SessionStart, &runs)
     }
 
     async fn prompt(&self, prompt: &str) -> Verdict {
@@ -216,7 +248,7 @@ impl LifecycleHooks for AgentHooks {
 
     async fn before_tool(&self, call: ToolCall<'_>) -> BeforeTool {
         let runs = self
-            .fire(HookEvent::PreToolUse, call.name, || {
+            .fire_on(HookEvent::PreToolUse, Self::tool_occasion(&call), || {
                 json!({"tool_name": tool_name(call.name), "tool_input": self.tool_input(&call), "tool_use_id": call.id})
             })
             .await;
@@ -232,15 +264,32 @@ impl LifecycleHooks for AgentHooks {
     }
 
     async fn after_tool(&self, call: ToolCall<'_>, output: &ToolOutput) -> Verdict {
-        self.verdict(HookEvent::PostToolUse, call.name, || {
-            json!({
-                "tool_name": tool_name(call.name),
-                "tool_input": self.tool_input(&call),
-                "tool_use_id": call.id,
-                "tool_response": {"content": output.content, "is_error": output.is_error},
+        // As in Claude Code: PostToolUse after a call that succeeded, PostToolUseFailure (with
+        // the error) after one that failed.
+        let (event, outcome) = match output.is_error {
+            false => (
+                HookEvent::PostToolUse,
+                json!({"tool_response": {"content": output.content, "is_error": false}}),
+            ),
+            true => (
+                HookEvent::PostToolUseFailure,
+                json!({"error": output.content, "is_interrupt": false}),
+            ),
+        };
+        let runs = self
+            .fire_on(event, Self::tool_occasion(&call), || {
+                let mut fields = json!({
+                    "tool_name": tool_name(call.name),
+                    "tool_input": self.tool_input(&call),
+                    "tool_use_id": call.id,
+                });
+                if let (Some(map), Value::Object(own)) = (fields.as_object_mut(), outcome) {
+                    map.extend(own);
+                }
+                fields
             })
-        })
-        .await
+            .await;
+        decide::verdict(event, &runs)
     }
 
     async fn stop(&self, active: bool, last_text: &str) -> Verdict {

@@ -1,4 +1,4 @@
-//! Claude Code's command hooks for troupe agents (`"hooks"` in the settings): which hooks match
+//! Claude Code's command and HTTP hooks for troupe agents (`"hooks"` in the settings): which hooks match
 //! an event, running them (`sh -c` in the project directory, in parallel, each in its own
 //! process group, killed at its timeout), and what their exit codes and JSON answers decide.
 //! [`HooksExtension`] installs them into an agent through the agent crate's
@@ -11,10 +11,13 @@
 //! crate's lifecycle seam only.
 
 mod callback;
+mod condition;
 mod config;
 mod decide;
+mod env_file;
 mod event;
 mod extension;
+mod http;
 mod matcher;
 mod output;
 mod report;
@@ -22,11 +25,11 @@ mod run;
 mod runner;
 
 pub use callback::{Callback, CallbackTransport, Callbacks};
-pub use config::{HookCommand, HookConfigError, HookSet, DEFAULT_TIMEOUT};
+pub use config::{HookCommand, HookConfigError, HookSet, HttpTarget, DEFAULT_TIMEOUT};
 pub use event::{HookEvent, MatchOn};
 pub use extension::HooksExtension;
 pub use matcher::{claude_name, Matcher};
 pub use output::{HookOutput, Specific, Stdout};
 pub use report::{HookReport, HookReporter};
 pub use run::{run_hook, Ending, HookRun};
-pub use runner::Hooks;
+pub use runner::{Hooks, Occasion};

@@ -54,8 +54,23 @@ impl HookRun {
 /// Runs `hook` with `input` on stdin in `project_dir`, which it also finds in
 /// `$CLAUDE_PROJECT_DIR` and `$TROUPE_PROJECT_DIR`.
 pub async fn run_hook(hook: &HookCommand, input: &[u8], project_dir: &Path) -> HookRun {
+    run_hook_with(hook, input, project_dir, &[]).await
+}
+
+/// [`run_hook`] with `env` set on top of the hook's environment (an `http` hook is posted
+/// instead).
+pub(crate) async fn run_hook_with(
+    hook: &HookCommand,
+    input: &[u8],
+    project_dir: &Path,
+    env: &[(String, String)],
+) -> HookRun {
     let started = Instant::now();
-    let (ending, stdout, stderr) = match execute(hook, input, project_dir).await {
+    let outcome = match &hook.http {
+        Some(target) => Ok(crate::http::post(target, input, hook.timeout).await),
+        None => execute(hook, input, project_dir, env).await,
+    };
+    let (ending, stdout, stderr) = match outcome {
         Ok(done) => done,
         Err(err) => (
             Ending::NotStarted(err.to_string()),
@@ -76,6 +91,7 @@ async fn execute(
     hook: &HookCommand,
     input: &[u8],
     project_dir: &Path,
+    env: &[(String, String)],
 ) -> std::io::Result<(Ending, String, String)> {
     let mut live = LiveCall::start().map_err(std::io::Error::other)?;
     // Its own group (the timeout's kill reaches everything it started) and the call's marker,
@@ -88,7 +104,8 @@ async fn execute(
         .arg(&hook.command)
         .current_dir(project_dir)
         .env("CLAUDE_PROJECT_DIR", project_dir)
-        .env("TROUPE_PROJECT_DIR", project_dir);
+        .env("TROUPE_PROJECT_DIR", project_dir)
+        .envs(env.iter().map(|(k, v)| (k, v)));
     marked
         .stdin(ChildIo::Piped)
         .stdout(ChildIo::Piped)

@@ -2,14 +2,17 @@
 //! command at once, each run reported.
 
 use crate::callback::Callbacks;
+use crate::config::HookCommand;
 use crate::config::{HookConfigError, HookSet};
+use crate::env_file::{EnvFile, VAR as ENV_FILE_VAR};
 use crate::event::HookEvent;
 use crate::report::{trace, HookReport, HookReporter};
-use crate::run::{run_hook, HookRun};
+use crate::run::{run_hook_with, HookRun};
 use futures_util::future::join_all;
 use serde_json::Value;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use troupe_settings::Settings;
 
 /// The hooks of one workspace, ready to fire.
@@ -19,6 +22,19 @@ pub struct Hooks {
     project_dir: PathBuf,
     reporter: Option<Arc<dyn HookReporter>>,
     callbacks: Option<Arc<Callbacks>>,
+    /// The `once` hooks that already ran (event and command).
+    ran_once: Arc<Mutex<HashSet<(HookEvent, String)>>>,
+}
+
+/// What one firing is about, beyond its event.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Occasion<'a> {
+    /// The tool name or occasion matchers are compared with.
+    pub subject: &'a str,
+    /// The tool call (troupe's tool name and its input) a hook's `if` rule is matched with.
+    pub call: Option<(&'a str, &'a Value)>,
+    /// Whether the hooks get a `CLAUDE_ENV_FILE` to write variables for later commands to.
+    pub env_file: bool,
 }
 
 impl Hooks {
@@ -29,6 +45,7 @@ impl Hooks {
             project_dir: project_dir.to_path_buf(),
             reporter: None,
             callbacks: None,
+            ran_once: Arc::new(Mutex::new(HashSet::new())),
         })
     }
 
@@ -70,7 +87,32 @@ impl Hooks {
         subject: &str,
         input: impl FnOnce() -> Value,
     ) -> Vec<HookRun> {
-        let commands = self.set.select(event, subject);
+        let occasion = Occasion {
+            subject,
+            ..Occasion::default()
+        };
+        self.fire_on(agent, event, occasion, input).await
+    }
+
+    /// [`Self::fire`] for `occasion`: hooks whose `if` the call does not match are left out, a
+    /// `once` hook that ran is not run again, an `async` one runs in the background (reported
+    /// when it ends, deciding nothing), and with `env_file` what the hooks write to
+    /// `CLAUDE_ENV_FILE` is set for every later command.
+    pub async fn fire_on(
+        &self,
+        agent: &str,
+        event: HookEvent,
+        occasion: Occasion<'_>,
+        input: impl FnOnce() -> Value,
+    ) -> Vec<HookRun> {
+        let subject = occasion.subject;
+        let commands: Vec<&HookCommand> = self
+            .set
+            .select(event, subject)
+            .into_iter()
+            .filter(|hook| self.applies(hook, occasion))
+            .filter(|hook| self.first_time(event, hook))
+            .collect();
         let callbacks = match &self.callbacks {
             Some(callbacks) => callbacks.select(event, subject),
             None => Vec::new(),
@@ -80,6 +122,16 @@ impl Hooks {
         }
         let input = input();
         let stdin = serde_json::to_vec(&input).unwrap_or_default();
+        let env_file = occasion.env_file.then(EnvFile::create).flatten();
+        let env: Vec<(String, String)> = env_file
+            .iter()
+            .map(|f| (ENV_FILE_VAR.to_string(), f.path().display().to_string()))
+            .collect();
+        let (background, waited): (Vec<&HookCommand>, Vec<&HookCommand>) =
+            commands.into_iter().partition(|hook| hook.background);
+        for hook in background {
+            self.run_in_background(agent, event, subject, hook.clone(), stdin.clone());
+        }
         let called = async {
             match &self.callbacks {
                 Some(cbs) => join_all(callbacks.iter().map(|cb| cbs.run(event, cb, &input))).await,
@@ -87,24 +139,76 @@ impl Hooks {
             }
         };
         let ran = join_all(
-            commands
+            waited
                 .iter()
-                .map(|hook| run_hook(hook, &stdin, &self.project_dir)),
+                .map(|hook| run_hook_with(hook, &stdin, &self.project_dir, &env)),
         );
         let (mut runs, called) = futures_util::future::join(ran, called).await;
         runs.extend(called);
-        for run in &runs {
-            let report = HookReport {
-                agent,
-                event,
-                subject,
-                run,
-            };
-            trace(&report);
-            if let Some(reporter) = &self.reporter {
-                reporter.report(&report);
+        if let Some(file) = &env_file {
+            let set = file.apply();
+            if !set.is_empty() {
+                tracing::debug!(?set, "variables from CLAUDE_ENV_FILE");
             }
         }
+        for run in &runs {
+            self.report(agent, event, subject, run);
+        }
         runs
+    }
+
+    /// Whether `hook` runs on `occasion`: no `if`, or a tool call its rule matches.
+    fn applies(&self, hook: &HookCommand, occasion: Occasion<'_>) -> bool {
+        match (&hook.condition, occasion.call) {
+            (None, _) => true,
+            (Some(rule), Some((tool, input))) => {
+                crate::condition::matches(rule, tool, input, &self.project_dir)
+            }
+            // Claude Code reads `if` on tool events only.
+            (Some(_), None) => true,
+        }
+    }
+
+    /// Whether `hook` may run now: always, or for a `once` hook the first time.
+    fn first_time(&self, event: HookEvent, hook: &HookCommand) -> bool {
+        if !hook.once {
+            return true;
+        }
+        let mut ran = match self.ran_once.lock() {
+            Ok(ran) => ran,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        ran.insert((event, hook.command.clone()))
+    }
+
+    /// Starts an `async` hook without waiting for it; its run is reported when it ends.
+    fn run_in_background(
+        &self,
+        agent: &str,
+        event: HookEvent,
+        subject: &str,
+        hook: HookCommand,
+        stdin: Vec<u8>,
+    ) {
+        let this = self.clone();
+        let agent = agent.to_string();
+        let subject = subject.to_string();
+        tokio::spawn(async move {
+            let run = run_hook_with(&hook, &stdin, &this.project_dir, &[]).await;
+            this.report(&agent, event, &subject, &run);
+        });
+    }
+
+    fn report(&self, agent: &str, event: HookEvent, subject: &str, run: &HookRun) {
+        let report = HookReport {
+            agent,
+            event,
+            subject,
+            run,
+        };
+        trace(&report);
+        if let Some(reporter) = &self.reporter {
+            reporter.report(&report);
+        }
     }
 }

@@ -14,10 +14,7 @@ use troupe_hooks::{run_hook, Ending, HookCommand, HookEvent, HookReport, Hooks};
 use troupe_settings::Settings;
 
 fn hook(command: &str, timeout_secs: u64) -> HookCommand {
-    HookCommand {
-        command: command.to_string(),
-        timeout: Duration::from_secs(timeout_secs),
-    }
+    HookCommand::command(command, Duration::from_secs(timeout_secs))
 }
 
 /// A runtime for one test, in a process set up as troupe sets itself up: the child subreaper,

@@ -135,18 +135,45 @@ pub struct HookMatcher {
     pub hooks: Vec<HookCommand>,
 }
 
-/// One hook command.
+/// One hook, as Claude Code's settings give it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct HookCommand {
-    /// The hook kind; `command` is the one troupe runs.
+    /// The hook kind: `command` and `http` are the ones troupe runs (`prompt`, `agent` and
+    /// `mcp_tool` are accepted and skipped with a warning).
     #[serde(rename = "type")]
     pub kind: String,
-    /// The shell command.
+    /// The shell command (`command` hooks).
     pub command: String,
     /// Seconds before the hook is abandoned (it then decides nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
+    /// A permission rule (`Bash(git commit:*)`) the tool call must match for the hook to run
+    /// (tool events only).
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// Runs once per session, then no more.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub once: bool,
+    /// Runs in the background: the agent does not wait, and it decides nothing.
+    #[serde(rename = "async", skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
+    /// Runs in the background; Claude Code wakes the model when it exits 2.
+    #[serde(rename = "asyncRewake", skip_serializing_if = "std::ops::Not::not")]
+    pub background_rewake: bool,
+    /// The URL an `http` hook posts the event's JSON to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Headers of an `http` hook (`$VAR` expanded from `allowedEnvVars` only).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// The environment variables an `http` hook's headers may name.
+    #[serde(rename = "allowedEnvVars", skip_serializing_if = "Vec::is_empty")]
+    pub allowed_env_vars: Vec<String>,
+    /// Every other field (a `prompt` or `agent` hook's prompt and model, a `mcp_tool` hook's
+    /// server and tool), kept so a file troupe cannot run yet still loads.
+    #[serde(flatten, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: BTreeMap<String, serde_json::Value>,
 }
 
 /// The permission mode names settings may give as `defaultMode`.
@@ -252,21 +279,20 @@ impl Settings {
         pricing::validate(&self.pricing, origin)?;
         for (event, matchers) in &self.hooks {
             for hook in matchers.iter().flat_map(|m| &m.hooks) {
-                if hook.kind != "command" {
+                let missing = match hook.kind.as_str() {
+                    "command" if hook.command.trim().is_empty() => Some("`command`"),
+                    "http" if hook.url.as_deref().is_none_or(|u| u.trim().is_empty()) => {
+                        Some("`url`")
+                    }
+                    // `prompt`, `agent`, `mcp_tool` and kinds of a newer Claude Code load; the
+                    // hooks that troupe cannot run are skipped with a warning when compiled.
+                    _ => None,
+                };
+                if let Some(field) = missing {
                     return Err(SettingsError::Invalid {
                         origin: origin.to_string(),
                         key: format!("hooks.{event}"),
-                        message: format!(
-                            "hook type `{}` is not supported; troupe runs `command` hooks",
-                            hook.kind
-                        ),
-                    });
-                }
-                if hook.command.trim().is_empty() {
-                    return Err(SettingsError::Invalid {
-                        origin: origin.to_string(),
-                        key: format!("hooks.{event}"),
-                        message: "a command hook needs a non-empty `command`".to_string(),
+                        message: format!("a {} hook needs a non-empty {field}", hook.kind),
                     });
                 }
             }
