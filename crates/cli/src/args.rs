@@ -28,7 +28,14 @@ OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) plus OPENAI_API_KE
 
 /// troupe — a coding-agent harness whose lead agent works with a team of persistent teammates.
 #[derive(Debug, Parser)]
-#[command(name = "troupe", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "troupe",
+    version,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    // As Claude Code's parser: a flag given twice takes its last value.
+    args_override_self = true
+)]
 pub struct Cli {
     /// Run headless: answer the prompt (argument or stdin), print the result, exit.
     #[arg(short = 'p', long = "print")]

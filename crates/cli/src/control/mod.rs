@@ -287,7 +287,7 @@ fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
         match change {
             Change::Mode(mode) => lead.agent.set_permission_mode(mode),
             Change::Model(name) => {
-                lead.run.model.model = name.clone();
+                lead.run.model.model = lead.run.model.named(&name, &troupe_tools::child_env::var);
                 // The same client (its bound, its shared prefixes): the name goes with each
                 // request.
                 let client = lead.agent.model_client();
