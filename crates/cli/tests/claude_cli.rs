@@ -112,3 +112,46 @@ fn flags_troupe_cannot_honour_run_with_a_note_naming_each() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("troupe "));
 }
+
+#[test]
+fn replay_user_messages_echoes_each_user_message_of_a_stream_json_session() {
+    use std::io::Write;
+    let ws = TempWorkspace::new();
+    let server = model();
+    let session = |replay: bool| {
+        let mut cmd = troupe(ws.path(), &server, Wire::Anthropic);
+        cmd.args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+        if replay {
+            cmd.arg("--replay-user-messages");
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let user = serde_json::json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+            "message": {"role": "user", "content": "echo me"}});
+        writeln!(stdin, "{user}").unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        common::json_lines(&out)
+    };
+    let lines = session(true);
+    let replayed: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "user" && l["isReplay"] == true)
+        .collect();
+    assert_eq!(replayed.len(), 1, "{lines:?}");
+    assert_eq!(replayed[0]["message"]["content"], "echo me");
+    assert!(lines.iter().any(|l| l["type"] == "result"), "{lines:?}");
+    // Without the flag, nothing is echoed.
+    let lines = session(false);
+    assert!(!lines.iter().any(|l| l["isReplay"] == true), "{lines:?}");
+}
