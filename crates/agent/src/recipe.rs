@@ -138,7 +138,11 @@ impl Recipe {
             policy.mode = policy.mode.tightened_by(asked);
         }
         let current = self.current();
-        let model_name = role.model.unwrap_or(current.model.model);
+        // A role's model may be an alias (`haiku` in an agent's front matter).
+        let model_name = match role.model {
+            Some(name) => current.model.named(&name, &troupe_tools::child_env::var),
+            None => current.model.model,
+        };
         let mut builder = AgentBuilder::new(role.name, workspace, current.client, model_name)
             .home(self.home.clone())
             .memory_sources(self.memory_sources)

@@ -28,8 +28,21 @@ OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) plus OPENAI_API_KE
 
 /// troupe — a coding-agent harness whose lead agent works with a team of persistent teammates.
 #[derive(Debug, Parser)]
-#[command(name = "troupe", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "troupe",
+    version,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    // As Claude Code's parser: a flag given twice takes its last value.
+    args_override_self = true,
+    // `-v` too, as Claude Code spells it.
+    disable_version_flag = true
+)]
 pub struct Cli {
+    /// Print the version.
+    #[arg(short = 'V', long = "version", short_alias = 'v', action = clap::ArgAction::Version)]
+    version: Option<bool>,
+
     /// Run headless: answer the prompt (argument or stdin), print the result, exit.
     #[arg(short = 'p', long = "print")]
     pub print: bool,
@@ -57,6 +70,10 @@ pub struct RunArgs {
     /// The rest of the Agent SDKs' flags.
     #[command(flatten)]
     pub sdk: crate::args_sdk::SdkArgs,
+
+    /// The rest of `claude --help`'s flags.
+    #[command(flatten)]
+    pub claude: crate::args_claude::ClaudeArgs,
 
     /// Output format for headless runs.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]

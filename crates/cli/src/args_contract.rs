@@ -61,7 +61,13 @@ pub struct ContractArgs {
     pub max_budget_usd: Option<f64>,
 
     /// Log debug output to stderr (optionally only these targets, e.g. `troupe_model`).
-    #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "debug")]
+    #[arg(
+        short = 'd',
+        long,
+        value_name = "FILTER",
+        num_args = 0..=1,
+        default_missing_value = "debug"
+    )]
     pub debug: Option<String>,
 
     /// Model to use when the main one is overloaded (accepted; see the note it prints).

@@ -75,7 +75,8 @@ pub struct SdkArgs {
     #[arg(long, value_name = "DIR", hide = true)]
     pub plugin_dir_no_mcp: Vec<PathBuf>,
 
-    /// Echo user messages back on stdout (accepted; see the note it prints).
+    /// With --input-format stream-json: echo each user message from stdin back on stdout
+    /// (marked `isReplay`) as its turn starts.
     #[arg(long)]
     pub replay_user_messages: bool,
 
@@ -144,10 +145,6 @@ impl SdkArgs {
         note(
             !self.plugin_dir.is_empty() || !self.plugin_dir_no_mcp.is_empty(),
             "--plugin-dir is accepted but troupe has no plugins",
-        );
-        note(
-            self.replay_user_messages,
-            "--replay-user-messages is accepted; user messages are not echoed",
         );
         note(
             self.resume_session_at.is_some() || self.resume_drops_turn.is_some(),

@@ -198,7 +198,35 @@ fn model_config(choice: &ModelChoice, settings: &Settings) -> Result<ModelConfig
     let model = choice.model.clone().or_else(|| settings.model.clone());
     let mut config = ModelConfig::resolve(provider, model, &env)?;
     config.prompt_cache = prompt_cache(config.prompt_cache, settings)?;
+    served_alias(&mut config, &env)?;
     Ok(config)
+}
+
+/// On an OpenAI-compatible server, a Claude Code alias (`--model sonnet`) becomes the name the
+/// server lists for it, or an error naming the alias and the server's models. The list is asked
+/// for on a thread of its own, so this works inside and outside a runtime alike.
+fn served_alias(
+    config: &mut ModelConfig,
+    env: &(impl Fn(&str) -> Option<String> + Sync),
+) -> Result<()> {
+    if config.provider != Provider::OpenAi || troupe_model::alias::alias_of(&config.model).is_none()
+    {
+        return Ok(());
+    }
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .context("starting a runtime to list the server's models")?;
+                runtime
+                    .block_on(troupe_model::served::check_alias(config, env))
+                    .map_err(anyhow::Error::msg)
+            })
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("listing the server's models failed")))
+    })
 }
 
 /// Prompt caching as the environment left it, changed by the `promptCaching` setting: it may

@@ -396,6 +396,7 @@ pub(crate) fn run_result(
         duration_api_ms: lead.agent.api_ms(),
         session_id: lead.run.session_id.clone(),
         model: lead.agent.config().model.clone(),
+        context_window: lead.agent.context().window,
         usage,
         stop_reason,
         permission_denials: crate::render::json::claude_denials(

@@ -5,11 +5,13 @@
 //! tools, hooks and MCP live in their crates; this one only connects and renders them.
 
 mod args;
+mod args_claude;
 mod args_contract;
 mod args_rules;
 mod args_sdk;
 mod args_team;
 mod ask;
+mod claude_subcommands;
 mod commands;
 mod compose;
 mod control;
@@ -61,7 +63,13 @@ fn main() {
     // by SIGPIPE, never with a panic at the next print. Runs that own tool processes (the REPL,
     // headless, teammates) ignore it again below and treat a failed write as nobody reading.
     signals::pipe_ends_quietly(true);
-    let mut cli = args::Cli::parse_from(args_rules::spread_rule_lists(std::env::args_os()));
+    let line: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `troupe update` out of Claude Code habit: an error, never a prompt for a REPL.
+    if let Some(refusal) = claude_subcommands::refusal(&line) {
+        eprintln!("troupe: error: {refusal}");
+        std::process::exit(2);
+    }
+    let mut cli = args::Cli::parse_from(args_rules::spread_rule_lists(line));
     // The Agent SDK starts Claude Code with `--input-format stream-json` and no `-p`: that
     // input format is a headless session whatever the other flags say.
     cli.print |= cli.run.contract.input_format == args_contract::InputFormat::StreamJson;
@@ -106,7 +114,13 @@ fn main() {
         }))
     );
     let debug = match &cli.command {
-        None => cli.run.contract.debug.as_deref().or(cli.run.sdk.debug()),
+        None => cli
+            .run
+            .contract
+            .debug
+            .as_deref()
+            .or(cli.run.sdk.debug())
+            .or(cli.run.claude.mcp_debug.then_some("debug")),
         Some(_) => None,
     };
     // `--debug-file`: the log goes there from the first line on.
@@ -187,7 +201,7 @@ fn version_only(mut args: impl Iterator<Item = std::ffi::OsString>) -> bool {
     let _program = args.next();
     matches!(
         (args.next(), args.next()),
-        (Some(a), None) if a == "--version" || a == "-V"
+        (Some(a), None) if a == "--version" || a == "-V" || a == "-v"
     )
 }
 

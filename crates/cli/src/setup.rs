@@ -254,7 +254,8 @@ pub fn lead(
     asking: crate::trust::Asking,
 ) -> Result<Lead> {
     let workspace = workspace_root(&args.agent)?;
-    for note in args.contract.notes().into_iter().chain(args.sdk.notes()) {
+    let notes = args.contract.notes().into_iter().chain(args.sdk.notes());
+    for note in notes.chain(args.claude.notes()) {
         eprintln!("troupe: note: {note}");
     }
     let reasoning = args
@@ -320,12 +321,16 @@ pub fn lead(
     let hooks = crate::hooks::extension(&settings, &workspace, run.policy.mode, store.clone())?;
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &team_name);
     let recipe = run.recipe(hooks, cron);
-    let custom = Arc::new(crate::slash::Custom::load(
+    let mut custom = crate::slash::Custom::load(
         &workspace,
         run.home.as_deref(),
         args.contract.setting_sources.as_deref(),
         &settings,
-    )?);
+    )?;
+    if args.claude.disable_slash_commands {
+        custom.commands = Default::default();
+    }
+    let custom = Arc::new(custom);
     let agents = run.agents.clone();
     let team = Team::open(
         TeamConfig {
@@ -390,6 +395,9 @@ pub fn lead(
     if let Some(text) = &args.append_system_prompt {
         // Registered last, so it ends the prompt.
         role = role.extension(Arc::new(AppendedPrompt(text.clone())));
+    }
+    if let Some(text) = args.claude.appended_prompt()? {
+        role = role.extension(Arc::new(AppendedPrompt(text)));
     }
     let agent = recipe
         .build(role)

@@ -174,7 +174,8 @@ pub fn begin(
     if let Some(model) = &command.model {
         let saved = (agent.model_client(), agent.config().model.clone());
         // The same client: the model's name goes with each request.
-        agent.set_model(agent.model_client(), model.clone());
+        let name = crate::commands::model::full_name(agent, model);
+        agent.set_model(agent.model_client(), name);
         turn.model = Some(saved);
     }
     Ok((expanded, turn))

@@ -128,8 +128,15 @@ impl Model for AnthropicClient {
         if self.agent_header {
             headers.push((AGENT_HEADER, request.agent.clone()));
         }
+        let mut betas: Vec<&str> = Vec::new();
         if self.prompt_cache.enabled && self.prompt_cache.ttl == CacheTtl::OneHour {
-            headers.push(("anthropic-beta", EXTENDED_TTL_BETA.to_owned()));
+            betas.push(EXTENDED_TTL_BETA);
+        }
+        if crate::alias::split_1m(&request.model).1 {
+            betas.push(crate::alias::CONTEXT_1M_BETA);
+        }
+        if !betas.is_empty() {
+            headers.push(("anthropic-beta", betas.join(",")));
         }
         match (&self.api_key, self.bearer) {
             (Some(key), false) => headers.push(("x-api-key", key.clone())),

@@ -172,9 +172,10 @@ pub(crate) fn request_body(
         ),
         _ => System::Text(&request.system),
     };
-    let reasoning = reasoning.anthropic(&request.model, request.max_tokens);
+    let reasoning =
+        reasoning.anthropic(crate::alias::wire_name(&request.model), request.max_tokens);
     let head = Head {
-        model: &request.model,
+        model: crate::alias::wire_name(&request.model),
         max_tokens: reasoning.max_tokens,
         messages: Messages {
             messages: &request.messages,

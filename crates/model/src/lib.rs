@@ -4,6 +4,7 @@
 //! Must not know: tools' implementations, agents, teams or permissions. It speaks the providers'
 //! wire formats and retries transient failures with troupe's one `RetryPolicy`.
 
+pub mod alias;
 pub mod anthropic;
 mod anthropic_body;
 mod body;
@@ -18,6 +19,7 @@ pub mod provider;
 mod provider_env;
 pub mod reasoning;
 pub mod retry;
+pub mod served;
 /// Schema clean-up for providers: troupe's one (`troupe_protocol::schema`).
 pub use troupe_protocol::schema;
 pub mod sse;

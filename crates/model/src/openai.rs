@@ -229,7 +229,7 @@ pub(crate) fn request_body(
     tool_choice: ToolChoice,
 ) -> Result<Bytes, serde_json::Error> {
     let mut head = json!({
-        "model": request.model,
+        "model": crate::alias::wire_name(&request.model),
         "messages": map_messages(&request.system, &request.messages),
         "max_tokens": request.max_tokens,
     });

@@ -230,6 +230,12 @@ impl ModelConfig {
                 Provider::OpenAi => None,
             })
             .unwrap_or_else(|| default_model.to_owned());
+        // Claude Code's aliases are Anthropic's model names; an OpenAI-compatible server is
+        // asked which names it knows before the run starts (see `alias::check_served`).
+        let model = match provider {
+            Provider::Anthropic => crate::alias::resolve(&model, &var),
+            Provider::OpenAi => model.trim().to_string(),
+        };
         // An operator (or a test) may shorten the backoff; the number of attempts stays bounded.
         let mut retry = RetryPolicy::default();
         if let Some(ms) = var(RETRY_BASE_VAR).and_then(|v| v.trim().parse::<u64>().ok()) {
@@ -259,6 +265,16 @@ impl ModelConfig {
             reasoning: crate::Reasoning::default(),
             tool_choice,
         })
+    }
+
+    /// The model id `name` stands for on this configuration's provider: Claude Code's aliases
+    /// become Anthropic ids ([`crate::alias::resolve`]; `env` looks up the override variables);
+    /// on an OpenAI-compatible server a name is sent as given.
+    pub fn named(&self, name: &str, env: &impl Fn(&str) -> Option<String>) -> String {
+        match self.provider {
+            Provider::Anthropic => crate::alias::resolve(name, env),
+            Provider::OpenAi => name.trim().to_string(),
+        }
     }
 
     /// A client for this configuration. Setting up the HTTP client practically never fails;
@@ -394,6 +410,22 @@ pub(crate) mod tests {
             (Some("sk"), Auth::ApiKey)
         );
         assert_eq!(config.model, "mine");
+    }
+
+    #[test]
+    fn aliases_resolve_on_anthropic_and_wait_for_the_servers_list_on_openai() {
+        let env = env_of(&[
+            ("ANTHROPIC_API_KEY", "sk"),
+            ("ANTHROPIC_MODEL", "opus"),
+            ("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-5"),
+        ]);
+        let config = ModelConfig::resolve(None, None, &env).unwrap();
+        assert_eq!(config.model, "claude-opus-4-5");
+        let config = ModelConfig::resolve(None, Some("haiku".into()), &env).unwrap();
+        assert_eq!(config.model, "claude-haiku-4-5");
+        let env = env_of(&[("OPENAI_BASE_URL", "http://localhost:8080/v1")]);
+        let config = ModelConfig::resolve(None, Some("sonnet".into()), &env).unwrap();
+        assert_eq!(config.model, "sonnet");
     }
 
     #[test]

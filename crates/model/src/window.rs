@@ -30,6 +30,9 @@ const KNOWN: &[(&str, u64)] = &[
 
 /// The context window of a well-known model, in tokens; `None` for any other.
 pub fn known_context_window(model: &str) -> Option<u64> {
+    if crate::alias::split_1m(model.trim()).1 {
+        return Some(crate::alias::CONTEXT_1M_WINDOW);
+    }
     let name = model.to_ascii_lowercase();
     // Provider-qualified names (`anthropic/claude-…`, `openai/gpt-4o`) name the same models.
     let name = name.rsplit('/').next().unwrap_or(&name);
@@ -58,5 +61,9 @@ mod tests {
         assert_eq!(known_context_window("GPT-4O"), Some(128_000));
         assert_eq!(known_context_window("qwen2.5-coder:7b"), None);
         assert_eq!(known_context_window("local-model"), None);
+        assert_eq!(
+            known_context_window("claude-sonnet-4-5[1m]"),
+            Some(1_000_000)
+        );
     }
 }

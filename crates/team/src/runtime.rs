@@ -91,10 +91,18 @@ impl Team {
         }
         let profile = crate::profile::checked(&self.shared.config, req.profile.clone())?;
         // The definition's model, unless the spawn names one.
-        let model = req.model.clone().or_else(|| {
-            let agent = profile.agent.as_deref()?;
-            self.shared.config.agents.get(agent)?.model.clone()
-        });
+        let model = req
+            .model
+            .clone()
+            .or_else(|| {
+                let agent = profile.agent.as_deref()?;
+                self.shared.config.agents.get(agent)?.model.clone()
+            })
+            // The full id on the roster, as the member's calls send it.
+            .map(|name| {
+                let run = self.shared.config.recipe.model();
+                run.named(&name, &troupe_tools::child_env::var)
+            });
         // The lease before the roster: from the moment the member is on it, something alive
         // holds its lease (this process, or the child it is handed to).
         let lease = match self.take_lease(&req.name) {

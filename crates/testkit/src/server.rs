@@ -52,6 +52,8 @@ struct State {
     quirks: OpenAiQuirks,
     /// Anthropic prompt caching's entries (see `crate::cache`).
     cache: crate::cache::Cache,
+    /// The model ids `GET /v1/models` lists (see `set_served_models`).
+    served_models: Vec<String>,
 }
 
 impl Shared {
@@ -181,6 +183,13 @@ impl FakeServer {
         self.shared.state().quirks = quirks;
     }
 
+    /// The model ids `GET {openai_url}/models` lists, as an OpenAI-compatible server's model
+    /// list (`{"object": "list", "data": [{"id": …}]}`); none until set. The listing is not a
+    /// model request: it is not journaled.
+    pub fn set_served_models(&self, ids: &[&str]) {
+        self.shared.state().served_models = ids.iter().map(|id| id.to_string()).collect();
+    }
+
     /// Every model request received, in arrival order (faulted ones included).
     pub fn journal(&self) -> Vec<Recorded> {
         self.shared.state().journal.clone()
@@ -268,6 +277,18 @@ async fn handle(
     req: Request<Incoming>,
 ) -> Result<Response<ScriptedBody>, Infallible> {
     let path = req.uri().path().to_string();
+    if req.method() == hyper::Method::GET && path.ends_with("/models") {
+        let data: Vec<Value> = shared
+            .state()
+            .served_models
+            .iter()
+            .map(|id| serde_json::json!({"id": id, "object": "model", "owned_by": "fake"}))
+            .collect();
+        return Ok(respond(Answer::json(
+            200,
+            &serde_json::json!({"object": "list", "data": data}),
+        )));
+    }
     let wire = if path.ends_with("/messages") {
         Wire::Anthropic
     } else if path.ends_with("/chat/completions") {

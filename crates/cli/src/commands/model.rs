@@ -21,15 +21,30 @@ pub fn switch(agent: &mut Agent, recipe: &Recipe, base: &ModelConfig, name: &str
         outln!("(usage: /model <name>, one word)");
         return;
     }
-    if name == current {
+    let full = base.named(name, &troupe_tools::child_env::var);
+    if full == current {
         outln!("(already on {current})");
         return;
     }
     // The same client (its bound on concurrent calls, its shared prefixes): the model's name
     // goes with each request.
-    agent.set_model(agent.model_client(), name);
+    agent.set_model(agent.model_client(), full.clone());
     let mut run = recipe.model();
-    run.model = name.to_string();
+    run.model = full.clone();
     recipe.set_model(run, agent.model_client());
-    outln!("(model: {current} → {name}, from the next request on)");
+    let shown = match full == name {
+        true => full,
+        false => format!("{full} ({name})"),
+    };
+    outln!("(model: {current} → {shown}, from the next request on)");
+}
+
+/// The model id `name` stands for with `agent`'s client: Claude Code's aliases become
+/// Anthropic ids on the Anthropic provider; any other name, or any name on an
+/// OpenAI-compatible server, is sent as given.
+pub fn full_name(agent: &Agent, name: &str) -> String {
+    match agent.model_client().provider() {
+        "openai" => name.trim().to_string(),
+        _ => troupe_model::alias::resolve(name, &troupe_tools::child_env::var),
+    }
 }

@@ -123,6 +123,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
             events.push(init_event(&lead));
             initialized = true;
         }
+        if args.sdk.replay_user_messages {
+            events.push(replayed(&lead.run.session_id, &prompt));
+        }
         let started = Instant::now();
         let custom = lead.custom.clone();
         let (prompt, command) = match crate::slash::begin(&mut lead.agent, prompt, &custom.commands)
@@ -281,13 +284,25 @@ fn busy_control(request: &Value, changes: &mut Vec<Change>) -> Result<Value, Str
     }
 }
 
+/// A user message from stdin echoed back as `--replay-user-messages` asks, marked as a replay.
+fn replayed(session_id: &str, prompt: &str) -> Value {
+    json!({
+        "type": "user",
+        "message": {"role": "user", "content": prompt},
+        "session_id": session_id,
+        "parent_tool_use_id": null,
+        "uuid": crate::render::stream_json::uuid(),
+        "isReplay": true,
+    })
+}
+
 /// Applies the changes asked for, now that no turn runs.
 fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
     for change in changes.drain(..) {
         match change {
             Change::Mode(mode) => lead.agent.set_permission_mode(mode),
             Change::Model(name) => {
-                lead.run.model.model = name.clone();
+                lead.run.model.model = lead.run.model.named(&name, &troupe_tools::child_env::var);
                 // The same client (its bound, its shared prefixes): the name goes with each
                 // request.
                 let client = lead.agent.model_client();

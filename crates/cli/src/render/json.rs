@@ -47,6 +47,8 @@ pub struct RunResult {
     pub session_id: String,
     /// The model the lead used.
     pub model: String,
+    /// The lead's context window in tokens (`modelUsage`'s `contextWindow`).
+    pub context_window: u64,
     /// Tokens used.
     pub usage: Usage,
     /// Approximate cost.
@@ -82,6 +84,7 @@ impl RunResult {
                 "cacheCreationInputTokens": self.usage.cache_creation_input_tokens,
                 "webSearchRequests": 0,
                 "costUSD": self.total_cost_usd,
+                "contextWindow": self.context_window,
             });
             // troupe's addition: the server counted nothing, these are estimates.
             if self.usage.estimated {
