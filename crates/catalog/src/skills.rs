@@ -208,6 +208,11 @@ impl SkillsExtension {
         }
     }
 
+    /// The skills, in catalog order.
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills.skills
+    }
+
     /// The skills' names, in catalog order.
     pub fn names(&self) -> Vec<String> {
         self.skills.skills.iter().map(|s| s.name.clone()).collect()

@@ -267,7 +267,8 @@ pub fn lead(
         &args.agent,
         args.contract.setting_sources.as_deref(),
         args.sdk.agents.as_deref(),
-    );
+    )
+    .with_plugin_dirs(&args.sdk.plugin_dir, &args.sdk.plugin_dir_no_mcp);
     let run = crate::compose::resolve(crate::compose::Inputs {
         workspace,
         sources: &sources,
@@ -320,12 +321,15 @@ pub fn lead(
     let hooks = crate::hooks::extension(&settings, &workspace, run.policy.mode, store.clone())?;
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &team_name);
     let recipe = run.recipe(hooks, cron);
-    let custom = Arc::new(crate::slash::Custom::load(
-        &workspace,
-        run.home.as_deref(),
-        args.contract.setting_sources.as_deref(),
-        &settings,
-    )?);
+    let custom = Arc::new(
+        crate::slash::Custom::load(
+            &workspace,
+            run.home.as_deref(),
+            args.contract.setting_sources.as_deref(),
+            &settings,
+        )?
+        .with_commands(run.plugin_and_skill_commands()),
+    );
     let agents = run.agents.clone();
     let team = Team::open(
         TeamConfig {
