@@ -74,6 +74,34 @@ pub fn load(workspace: &Path, home: Option<&Path>) -> Definitions {
     found
 }
 
+/// The definitions in one folder (and its subfolders) or one file, each named
+/// `namespace:name` (a plugin's `agents/`: `feature-dev:code-explorer`).
+pub fn load_path(path: &Path, namespace: &str) -> Definitions {
+    let mut found = Definitions::default();
+    let is_md = |p: &Path| p.extension().is_some_and(|e| e == "md") && p.is_file();
+    let files = match path.is_dir() {
+        true => crate::files_under(&[""], path, None, is_md),
+        false if is_md(path) => vec![path.to_path_buf()],
+        false => return found,
+    };
+    for file in files {
+        match read_definition(&file) {
+            Ok(mut def) => {
+                def.name = format!("{namespace}:{}", def.name);
+                match found.get(&def.name).is_some() {
+                    true => found.skipped.push(SkippedDefinition {
+                        why: format!("an agent named '{}' was found earlier", def.name),
+                        path: file,
+                    }),
+                    false => found.agents.push(def),
+                }
+            }
+            Err(why) => found.skipped.push(SkippedDefinition { path: file, why }),
+        }
+    }
+    found
+}
+
 /// Claude Code's `--agents` JSON: `{"reviewer": {"description": "…", "prompt": "…", "tools":
 /// ["Read", "Grep"], "model": "sonnet"}}`. The definitions come first in `into` (they win a
 /// name over the files, as in Claude Code) and a file of the same name is reported skipped.

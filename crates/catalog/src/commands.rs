@@ -21,6 +21,10 @@ pub enum Scope {
     Project,
     /// The user's `~/.claude/commands`.
     User,
+    /// A plugin's `commands/` (the namespace is the plugin's name).
+    Plugin,
+    /// A skill, invocable by its name.
+    Skill,
 }
 
 impl Scope {
@@ -29,6 +33,8 @@ impl Scope {
         match self {
             Scope::Project => "project",
             Scope::User => "user",
+            Scope::Plugin => "plugin",
+            Scope::Skill => "skill",
         }
     }
 }
@@ -219,6 +225,51 @@ pub fn load(workspace: &Path, home: Option<&Path>) -> Commands {
         }
     }
     found
+}
+
+/// The commands of one folder or file (a plugin's `commands/`, or a path its manifest names),
+/// each name put under `namespace` (`commit-commands:commit`). Missing paths give none.
+pub fn load_path(path: &Path, scope: Scope, namespace: &str) -> Commands {
+    let mut found = Commands::default();
+    let is_md = |p: &Path| p.extension().is_some_and(|e| e == "md") && p.is_file();
+    let (root, files) = match path.is_dir() {
+        true => (path, crate::files_under(&[""], path, None, is_md)),
+        false if is_md(path) => (path.parent().unwrap_or(path), vec![path.to_path_buf()]),
+        false => return found,
+    };
+    for file in files {
+        match read_command(root, &file, scope) {
+            Ok(mut c) => {
+                c.name = format!("{namespace}:{}", c.name);
+                c.namespace = Some(match c.namespace {
+                    Some(inner) => format!("{namespace}:{inner}"),
+                    None => namespace.to_string(),
+                });
+                found.commands.push(c);
+            }
+            Err(why) => found.skipped.push(SkippedCommand { path: file, why }),
+        }
+    }
+    found
+}
+
+/// A skill as a command: `/name args` runs its instructions, with the arguments after them.
+pub fn of_skill(skill: &crate::Skill) -> SlashCommand {
+    SlashCommand {
+        name: skill.name.clone(),
+        namespace: None,
+        scope: Scope::Skill,
+        description: skill.description.clone(),
+        argument_hint: None,
+        allowed_tools: skill.allowed_tools.clone(),
+        model: None,
+        body: format!(
+            "Base directory for this skill: {}\n\n{}",
+            skill.dir.display(),
+            skill.body
+        ),
+        path: skill.dir.join("SKILL.md"),
+    }
 }
 
 fn read_command(root: &Path, path: &Path, scope: Scope) -> Result<SlashCommand, String> {

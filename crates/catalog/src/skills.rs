@@ -83,6 +83,24 @@ pub fn load(workspace: &Path, home: Option<&Path>) -> Skills {
     found
 }
 
+/// The skills in one folder of skill folders (a plugin's `skills/`), each named
+/// `namespace:name` as Claude Code names a plugin's skills.
+pub fn load_path(root: &Path, namespace: &str) -> Skills {
+    let mut found = Skills::default();
+    let dirs = crate::entries_in(&[""], root, None, |p| p.join("SKILL.md").is_file());
+    for dir in dirs {
+        let path = dir.join("SKILL.md");
+        match read_skill(&dir, &path) {
+            Ok(mut skill) => {
+                skill.name = format!("{namespace}:{}", skill.name);
+                found.skills.push(skill);
+            }
+            Err(why) => found.skipped.push(SkippedSkill { path, why }),
+        }
+    }
+    found
+}
+
 fn read_skill(dir: &Path, path: &Path) -> Result<Skill, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
     let doc = frontmatter::parse(&text)?;
@@ -188,6 +206,11 @@ impl SkillsExtension {
         SkillsExtension {
             skills: Arc::new(skills),
         }
+    }
+
+    /// The skills, in catalog order.
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills.skills
     }
 
     /// The skills' names, in catalog order.

@@ -175,6 +175,8 @@ pub enum Command {
     /// Whether this folder is trusted and what it would run (hooks, MCP servers, statusLine,
     /// environment, loosening settings); `--yes` trusts it, `--revoke` forgets the answer.
     Trust(TrustArgs),
+    /// Plugins of local marketplaces: list, install, enable, disable (`enabledPlugins`).
+    Plugin(crate::args_plugin::PluginArgs),
 }
 
 /// `troupe trust`

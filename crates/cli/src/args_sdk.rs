@@ -67,11 +67,11 @@ pub struct SdkArgs {
     #[arg(long, value_name = "JSON")]
     pub agents: Option<String>,
 
-    /// Plugin folders (accepted; troupe has no plugins).
+    /// A plugin folder to load for this session (repeatable).
     #[arg(long, value_name = "DIR")]
     pub plugin_dir: Vec<PathBuf>,
 
-    /// Plugin folders without their MCP servers (accepted; troupe has no plugins).
+    /// A plugin folder to load without its MCP servers (repeatable).
     #[arg(long, value_name = "DIR", hide = true)]
     pub plugin_dir_no_mcp: Vec<PathBuf>,
 
@@ -141,10 +141,6 @@ impl SdkArgs {
         note(
             self.agent.is_some(),
             "--agent is accepted; the lead keeps its own prompt (agent definitions serve task and spawn_teammate)",
-        );
-        note(
-            !self.plugin_dir.is_empty() || !self.plugin_dir_no_mcp.is_empty(),
-            "--plugin-dir is accepted but troupe has no plugins",
         );
         note(
             self.resume_session_at.is_some() || self.resume_drops_turn.is_some(),

@@ -80,6 +80,8 @@ pub struct Resolved {
     pub agents: Arc<Definitions>,
     /// The team's store.
     pub store: crate::store::StoreChoice,
+    /// The run's plugins (`--plugin-dir`, `enabledPlugins`).
+    pub plugins: Arc<Vec<troupe_plugins::Plugin>>,
 }
 
 /// Resolves a run: settings (as the sources select them, `--settings` on top), the workspace's
@@ -98,6 +100,18 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
     let mcp_flags = sources.mcp_flags();
     let mut loaded =
         crate::settings::load_sources(&workspace, sources.settings.as_deref(), setting_sources)?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    // A plugin's hooks and servers join the settings before trust: the workspace's plugins are
+    // decided on with the workspace's own definitions.
+    let plugins = crate::plugins::load(
+        &workspace,
+        home.as_deref(),
+        &sources.plugin_dirs,
+        &sources.plugin_dirs_no_mcp,
+        &loaded,
+        report,
+    );
+    crate::plugins::add_layers(&plugins, &mut loaded);
     // Before anything the workspace defines runs or applies (its env included): what is left
     // of `loaded` is all every agent of the run is built from.
     let workspace_servers =
@@ -127,12 +141,12 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
     model.reasoning = reasoning;
     let client = model_client(&model, &settings);
     let added_dirs = crate::settings::added_dirs(&sources.add_dirs, &settings, &workspace)?;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let skills = project_skills(&workspace, home.as_deref(), report);
+    let skills = project_skills(&workspace, home.as_deref(), &plugins, report);
     let agents = definitions(
         &workspace,
         home.as_deref(),
         sources.agents.as_deref(),
+        &plugins,
         report,
     )?;
     Ok(Resolved {
@@ -151,6 +165,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
         skills,
         agents,
         store,
+        plugins: Arc::new(plugins),
     })
 }
 
@@ -182,6 +197,21 @@ impl Resolved {
         recipe.added_dirs = self.added_dirs.clone();
         recipe.shared = Arc::new(shared);
         recipe
+    }
+
+    /// The slash commands the run adds to the project's: every plugin's (`/plugin:command`),
+    /// then every skill's (`/skill-name`).
+    pub fn plugin_and_skill_commands(&self) -> Vec<troupe_catalog::commands::SlashCommand> {
+        let plugin = self
+            .plugins
+            .iter()
+            .flat_map(|p| p.commands.commands.iter().cloned());
+        let skills = self
+            .skills
+            .skills()
+            .iter()
+            .map(troupe_catalog::commands::of_skill);
+        plugin.chain(skills).collect()
     }
 }
 
@@ -260,10 +290,19 @@ pub fn model_client(model: &ModelConfig, settings: &Settings) -> Arc<dyn Model> 
     Arc::new(Limited::new(model.build(), max).with_shared_prefixes(model.prompt_cache))
 }
 
-/// The project's skills as an extension, warning on stderr about every `SKILL.md` that was
-/// skipped when `report` says so (a malformed file is reported, never fatal).
-fn project_skills(workspace: &Path, home: Option<&Path>, report: Report) -> Arc<SkillsExtension> {
-    let skills = troupe_catalog::skills::load(workspace, home);
+/// The project's, the user's and the plugins' skills as an extension, warning on stderr about
+/// every `SKILL.md` that was skipped when `report` says so (a malformed file is reported, never
+/// fatal).
+fn project_skills(
+    workspace: &Path,
+    home: Option<&Path>,
+    plugins: &[troupe_plugins::Plugin],
+    report: Report,
+) -> Arc<SkillsExtension> {
+    let mut skills = troupe_catalog::skills::load(workspace, home);
+    for plugin in plugins {
+        skills.skills.extend(plugin.skills.skills.iter().cloned());
+    }
     for skipped in skills.skipped.iter().filter(|_| report == Report::Warn) {
         eprintln!(
             "troupe: warning: skipped skill {}: {}",
@@ -274,15 +313,23 @@ fn project_skills(workspace: &Path, home: Option<&Path>, report: Report) -> Arc<
     Arc::new(SkillsExtension::new(skills))
 }
 
-/// The workspace's and the user's agent definitions with those given as JSON (`--agents`)
-/// added; skipped files reported on stderr when `report` says so.
+/// The workspace's, the user's and the plugins' agent definitions with those given as JSON
+/// (`--agents`) added; skipped files reported on stderr when `report` says so.
 fn definitions(
     workspace: &Path,
     home: Option<&Path>,
     json: Option<&str>,
+    plugins: &[troupe_plugins::Plugin],
     report: Report,
 ) -> Result<Arc<Definitions>> {
     let mut definitions = crate::subagents::definitions(workspace, home, report);
+    if plugins.iter().any(|p| !p.agents.agents.is_empty()) {
+        let mut defined = (*definitions).clone();
+        for plugin in plugins {
+            defined.agents.extend(plugin.agents.agents.iter().cloned());
+        }
+        definitions = Arc::new(defined);
+    }
     if let Some(json) = json {
         let mut defined = (*definitions).clone();
         troupe_catalog::agents::add_json(&mut defined, json).map_err(anyhow::Error::msg)?;

@@ -477,7 +477,14 @@ pub fn run(cli: &Cli) -> Result<i32> {
     };
     let timeout = Duration::from_secs(args.team_timeout);
     let budget = args.contract.max_budget_usd;
-    let (prompt, command) = crate::slash::begin(&mut lead.agent, prompt, &lead.custom.commands)
+    let custom = lead.custom.clone();
+    let (prompt, command) = lead
+        .runtime
+        .block_on(crate::slash::begin(
+            &mut lead.agent,
+            prompt,
+            &custom.commands,
+        ))
         .map_err(anyhow::Error::msg)?;
     let outcome = lead.runtime.block_on(work(
         &mut lead.agent,

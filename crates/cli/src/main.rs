@@ -7,6 +7,7 @@
 mod args;
 mod args_claude;
 mod args_contract;
+mod args_plugin;
 mod args_rules;
 mod args_sdk;
 mod args_team;
@@ -22,6 +23,7 @@ mod hooks;
 mod logfile;
 mod mcp;
 mod person_guard;
+mod plugins;
 mod render;
 mod repl;
 mod repl_input;
@@ -31,6 +33,7 @@ mod settings;
 mod setup;
 mod signals;
 mod slash;
+mod slash_body;
 mod store;
 mod subagents;
 mod team_pick;
@@ -86,7 +89,8 @@ fn main() {
             | args::Command::Cron(_)
             | args::Command::Sessions(_)
             | args::Command::Doctor(_)
-            | args::Command::Trust(_),
+            | args::Command::Trust(_)
+            | args::Command::Plugin(_),
         ) => None,
         // Ctrl-C ends it, and the servers it started end with it.
         Some(args::Command::Mcp(_)) => Some(signals::CtrlC::Ends),
@@ -153,6 +157,7 @@ fn main() {
         Some(args::Command::Sessions(s)) => commands::sessions::run(s),
         Some(args::Command::Doctor(d)) => commands::doctor::run(d),
         Some(args::Command::Trust(t)) => commands::trust::run(t),
+        Some(args::Command::Plugin(p)) => commands::plugin::run(p),
         None if cli.print => headless::run(&cli),
         None => repl::run(&cli),
     };

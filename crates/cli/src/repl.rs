@@ -396,7 +396,7 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
                 outln!("unknown command {cmd}; /help lists them");
                 return Handled::Continue(None);
             }
-            match crate::slash::begin(agent, cmd.to_string(), commands) {
+            match crate::slash::begin(agent, cmd.to_string(), commands).await {
                 Ok((prompt, turn)) => {
                     let typed = drive(agent, Some(prompt), io).await;
                     turn.end(agent);

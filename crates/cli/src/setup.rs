@@ -268,7 +268,8 @@ pub fn lead(
         &args.agent,
         args.contract.setting_sources.as_deref(),
         args.sdk.agents.as_deref(),
-    );
+    )
+    .with_plugin_dirs(&args.sdk.plugin_dir, &args.sdk.plugin_dir_no_mcp);
     let run = crate::compose::resolve(crate::compose::Inputs {
         workspace,
         sources: &sources,
@@ -326,7 +327,8 @@ pub fn lead(
         run.home.as_deref(),
         args.contract.setting_sources.as_deref(),
         &settings,
-    )?;
+    )?
+    .with_commands(run.plugin_and_skill_commands());
     if args.claude.disable_slash_commands {
         custom.commands = Default::default();
     }

@@ -71,6 +71,22 @@ impl Custom {
         })
     }
 
+    /// These commands with `more` after them (a plugin's, a skill's); one whose name is taken
+    /// is left out, as a later file of a name is.
+    pub fn with_commands(mut self, more: Vec<commands::SlashCommand>) -> Custom {
+        for command in more {
+            if !self
+                .commands
+                .commands
+                .iter()
+                .any(|c| c.name == command.name)
+            {
+                self.commands.commands.push(command);
+            }
+        }
+        self
+    }
+
     /// The style's name as `system/init` reports it.
     pub fn style_name(&self) -> &str {
         self.style
@@ -137,9 +153,10 @@ impl CommandTurn {
 }
 
 /// The prompt to run for `prompt`: a custom command's expanded prompt (its `allowed-tools` and
-/// `model` put in force until [`CommandTurn::end`]), or the prompt itself. An ambiguous short
-/// name or a bad `allowed-tools` rule is an error saying what to type instead.
-pub fn begin(
+/// `model` put in force until [`CommandTurn::end`], its ``!`cmd` ``s run and `@path`s attached,
+/// `slash_body`), or the prompt itself. An ambiguous short name, a bad `allowed-tools` rule or
+/// a refused ``!`cmd` `` is an error saying what to do instead.
+pub async fn begin(
     agent: &mut Agent,
     prompt: String,
     commands: &Commands,
@@ -171,6 +188,13 @@ pub fn begin(
         agent.set_policy(policy);
         turn.policy = Some(saved);
     }
+    let expanded = match crate::slash_body::prepare(agent, &command.name, &expanded).await {
+        Ok(ready) => ready,
+        Err(why) => {
+            turn.end(agent);
+            return Err(why);
+        }
+    };
     if let Some(model) = &command.model {
         let saved = (agent.model_client(), agent.config().model.clone());
         // The same client: the model's name goes with each request.

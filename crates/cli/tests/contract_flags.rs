@@ -295,7 +295,11 @@ fn the_sdks_other_flags_are_accepted_and_the_ones_troupe_has_are_honoured() {
     assert_eq!(result_json(&out)["result"], "ok");
     // Honoured, so no note; the others said once each, never refused.
     assert!(!err.contains("--effort"), "{err}");
-    assert!(err.contains("--plugin-dir is accepted"), "{err}");
+    // A plugin folder is loaded; one without a manifest is a warning, never a refusal.
+    assert!(
+        err.contains("--plugin-dir /tmp: /tmp has no .claude-plugin/plugin.json"),
+        "{err}"
+    );
     // No session kept: nothing for --continue or `troupe sessions`.
     let kept = std::fs::read_dir(ws.path().join(".troupe/sessions"))
         .map(|d| d.count())

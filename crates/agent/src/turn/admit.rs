@@ -50,6 +50,22 @@ impl Agent {
         }
     }
 
+    /// Runs one call that no model made (a slash command's ``!`cmd` ``) exactly as the model's
+    /// calls run: the tool offered, its gates and permission rules, whoever answers questions
+    /// (nobody, headless) and the sandbox its grant gives. `Err` is why it was refused.
+    pub async fn run_outside_turn(
+        &self,
+        id: &str,
+        name: &str,
+        input: &serde_json::Value,
+    ) -> Result<ToolOutput, String> {
+        let admitted = self
+            .admit(id, name, input, None)
+            .map_err(|out| out.content)?;
+        let admitted = self.ask(id, admitted).await.map_err(|out| out.content)?;
+        Ok(self.execute(id, admitted).await)
+    }
+
     /// The call past its gates and permission rules, or the error output that refuses it.
     pub(super) fn admit(
         &self,

@@ -1,12 +1,13 @@
 //! Subcommands: `troupe team …`, `troupe task …`, `troupe worktree …`, `troupe teammate`,
 //! `troupe sandbox check`, `troupe config`, `troupe mcp list`, `troupe cron …`, `troupe sessions`
-//! `troupe doctor` and `troupe trust`.
+//! `troupe doctor`, `troupe trust` and `troupe plugin …`.
 
 pub mod config;
 pub mod cron;
 pub mod doctor;
 pub mod mcp;
 pub mod model;
+pub mod plugin;
 pub mod sandbox;
 pub mod sessions;
 pub mod task;

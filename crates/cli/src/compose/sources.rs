@@ -30,6 +30,10 @@ pub struct Sources {
     pub store: Option<String>,
     /// `--agents`: agent definitions as JSON.
     pub agents: Option<String>,
+    /// `--plugin-dir` folders, made absolute.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// `--plugin-dir-no-mcp` folders (loaded without their MCP servers), made absolute.
+    pub plugin_dirs_no_mcp: Vec<PathBuf>,
 }
 
 impl Sources {
@@ -52,7 +56,17 @@ impl Sources {
             context_window: agent.context_window,
             store: agent.store.clone(),
             agents: agents.map(str::to_string),
+            plugin_dirs: Vec::new(),
+            plugin_dirs_no_mcp: Vec::new(),
         }
+    }
+
+    /// These sources with the plugin folders of `--plugin-dir` (and its no-MCP form).
+    pub fn with_plugin_dirs(mut self, dirs: &[PathBuf], no_mcp: &[PathBuf]) -> Sources {
+        let absolute = |d: &PathBuf| std::path::absolute(d).unwrap_or_else(|_| d.clone());
+        self.plugin_dirs = dirs.iter().map(absolute).collect();
+        self.plugin_dirs_no_mcp = no_mcp.iter().map(absolute).collect();
+        self
     }
 
     /// The MCP flags these sources stand for.

@@ -128,8 +128,12 @@ pub fn run(cli: &Cli) -> Result<i32> {
         }
         let started = Instant::now();
         let custom = lead.custom.clone();
-        let (prompt, command) = match crate::slash::begin(&mut lead.agent, prompt, &custom.commands)
-        {
+        let begun = lead.runtime.block_on(crate::slash::begin(
+            &mut lead.agent,
+            prompt,
+            &custom.commands,
+        ));
+        let (prompt, command) = match begun {
             Ok(begun) => begun,
             Err(why) => {
                 let report = run_result(&lead, Err(RunFailure::Team(why)), started, None, None);

@@ -200,6 +200,8 @@ const INTERPRETERS: [&str; 12] = [
 /// read (a file the command itself writes would change the hash at every run).
 fn named_files(workspace: &Path, command: &str) -> Vec<Vec<u8>> {
     let command = command.split_once(": ").map_or(command, |(_, c)| c);
+    // A plugin's hook sets its folder's variable first.
+    let command = troupe_plugins::expand::without_export(command);
     let mut words = command.split_whitespace().map(|w| {
         let w = w.trim_matches(|c| c == '"' || c == '\'');
         let w = [
