@@ -52,6 +52,7 @@ fn hook(command: &str, timeout: Option<u64>) -> HookCommand {
         kind: "command".into(),
         command: command.into(),
         timeout,
+        ..HookCommand::default()
     }
 }
 
