@@ -81,6 +81,16 @@ pub const HONOURED: &[(&str, &str)] = &[
     ("sandbox.enabled", "`false` turns troupe's sandbox off"),
 ];
 
+/// What each of troupe's permission modes means, as docs/compatibility.md says it.
+pub const MODES: &[(&str, &str)] = &[
+    ("default", "edits and commands ask (headless: refused unless a rule allows them)"),
+    ("acceptEdits", "file edits run without asking; commands ask"),
+    ("plan", "read-only tools only"),
+    ("bypassPermissions", "everything runs; deny rules still hold; refused when `disableBypassPermissionsMode` is `\"disable\"`"),
+    ("dontAsk", "what the rules allow runs; what would be asked about is refused without asking"),
+    ("auto", "troupe has no classifier model: it decides as acceptEdits"),
+];
+
 use Gap::{Ignored, NotYet};
 
 const fn ignored(key: &'static str, why: &'static str) -> Unhonoured {

@@ -10,6 +10,7 @@
 
 mod check;
 pub mod claude_keys;
+pub mod compatibility;
 mod error;
 mod hooks;
 mod load;
