@@ -31,7 +31,7 @@ pub mod turn;
 
 pub use builder::{AgentBuilder, BuildError, DEFAULT_IDENTITY, DEFAULT_MAX_TOKENS};
 pub use compact::{CompactReason, Compaction, ContextReport};
-pub use effective_policy::{effective_policy, PermissionFlags, PolicyError};
+pub use effective_policy::{effective_policy, policy_warnings, PermissionFlags, PolicyError};
 pub use extension::{
     Approval, Approver, BindingError, Extension, ExtensionContext, InboxError, InboxFuture,
     InboxSource, MailBatch, MailItem, Question, RefuseApprover, ToolGate, ToolSource, Watcher,

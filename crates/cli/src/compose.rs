@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use troupe_agent::memory::MemorySources;
 use troupe_agent::permissions::Policy;
-use troupe_agent::{effective_policy, AgentKind, Extension, PermissionFlags, Recipe};
+use troupe_agent::{effective_policy, AgentKind, Extension, PermissionFlags, PolicyError, Recipe};
 use troupe_catalog::agents::Definitions;
 use troupe_catalog::SkillsExtension;
 use troupe_hooks::HooksExtension;
@@ -25,6 +25,7 @@ use troupe_model::{
 };
 use troupe_settings::Settings;
 
+mod model_defaults;
 mod sources;
 pub use sources::{ModelChoice, Sources};
 
@@ -131,14 +132,29 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
         crate::store::STORE_VAR.to_string(),
         troupe_store_nats::url::without_credentials(store.spec()),
     )]);
-    let policy = effective_policy(&loaded.settings.permissions, &permissions).context(
-        "invalid permissions (use the modes default, acceptEdits, plan, bypassPermissions, dontAsk or auto)",
-    )?;
-    let mcp = crate::mcp::manager(&workspace, &loaded, &mcp_flags, &policy, workspace_servers)?;
+    let policy =
+        effective_policy(&loaded.settings.permissions, &permissions).map_err(|e| match e {
+            PolicyError::BypassDisabled => anyhow::Error::new(e),
+            e => anyhow::Error::new(e).context(
+                "invalid permissions (use the modes default, acceptEdits, plan, bypassPermissions, dontAsk or auto)",
+            ),
+        })?;
+    let (mcp, unconfigured) =
+        crate::mcp::manager(&workspace, &loaded, &mcp_flags, &policy, workspace_servers)?;
+    let mut warnings = crate::settings::warnings(&loaded);
+    warnings.extend(unconfigured);
     let mut settings = loaded.settings;
     crate::settings::apply_flags(&mut settings, sources.context_window);
     let mut model = model_config(choice, &settings)?;
-    model.reasoning = reasoning;
+    model.reasoning = model_defaults::thinking(reasoning, &settings);
+    let env = |key: &str| troupe_tools::child_env::var(key);
+    let max_tokens = model_defaults::max_output_tokens(choice.max_tokens, &env, &mut warnings);
+    if report == Report::Warn {
+        // Once, by the lead: on stderr in `-p`, above the REPL's first prompt.
+        for warning in &warnings {
+            eprintln!("troupe: warning: {warning}");
+        }
+    }
     let client = model_client(&model, &settings);
     let added_dirs = crate::settings::added_dirs(&sources.add_dirs, &settings, &workspace)?;
     let skills = project_skills(&workspace, home.as_deref(), &plugins, report);
@@ -156,7 +172,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
         policy,
         model,
         client,
-        max_tokens: choice.max_tokens,
+        max_tokens,
         added_dirs,
         home,
         // The setting sources decide every agent's memory files too.

@@ -20,14 +20,41 @@ pub fn use_sdk_callbacks(callbacks: Arc<Callbacks>) {
     let _ = SDK_CALLBACKS.set(callbacks);
 }
 
-/// The hooks of `settings`, run in `workspace`, each run recorded in `store`'s event log.
+/// The hook types troupe runs; the others (`prompt`, `agent`, `mcp_tool`) load and are skipped
+/// with a warning (see [`warnings`]).
+pub const RUNNABLE_TYPES: [&str; 2] = ["command", "http"];
+
+fn runs(kind: &str) -> bool {
+    RUNNABLE_TYPES.contains(&kind)
+}
+
+fn fires(event: &str) -> bool {
+    troupe_hooks::HookEvent::parse(event).is_some()
+}
+
+/// What the `hooks` of each settings layer hold that troupe does not run: an event it does not
+/// fire, a hook type it does not run (each said once).
+pub fn warnings(loaded: &troupe_settings::Loaded) -> Vec<troupe_settings::Warning> {
+    loaded
+        .layers
+        .iter()
+        .flat_map(|l| troupe_settings::hook_warnings(&l.settings.hooks, &l.origin, &fires, &runs))
+        .collect()
+}
+
+/// The hooks of `settings` troupe runs, run in `workspace`, each run recorded in `store`'s
+/// event log.
 pub fn extension(
     settings: &Settings,
     workspace: &Path,
     mode: PermissionMode,
     store: SharedStore,
 ) -> Result<HooksExtension> {
-    let mut hooks = Hooks::new(settings, workspace).context("reading the settings' hooks")?;
+    let runnable = Settings {
+        hooks: troupe_settings::runnable_hooks(&settings.hooks, &runs),
+        ..settings.clone()
+    };
+    let mut hooks = Hooks::new(&runnable, workspace).context("reading the settings' hooks")?;
     if let Some(callbacks) = SDK_CALLBACKS.get() {
         hooks = hooks.with_callbacks(callbacks.clone());
     }

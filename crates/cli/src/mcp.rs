@@ -11,7 +11,7 @@ use std::time::Duration;
 use troupe_agent::permissions::Policy;
 use troupe_agent::{Extension, ExtensionContext, ToolSource};
 use troupe_mcp::{McpConfig, McpManager, McpOptions, ServerStatus};
-use troupe_settings::{Loaded, Scope, Settings};
+use troupe_settings::{Loaded, Permissions, Scope, Settings};
 use troupe_tools::DynTool;
 
 /// Every configured server, lowest precedence first: the user's settings, the workspace's
@@ -94,51 +94,64 @@ pub fn options(workspace: &Path, settings: &Settings) -> McpOptions {
     options
 }
 
-/// Refuses a permission rule about an MCP server nobody configured: it would silently allow or
-/// deny nothing, which is never what its author meant.
-pub fn check_rules(policy: &Policy, config: &McpConfig) -> Result<()> {
+/// A permission rule about an MCP server nobody configured would silently allow or deny
+/// nothing: one given on the command line is refused; one from the settings (`settings`, a
+/// Claude Code project's rules for servers configured elsewhere) is a warning, returned.
+pub fn check_rules(
+    policy: &Policy,
+    config: &McpConfig,
+    settings: &Permissions,
+) -> Result<Vec<String>> {
     let rules = &policy.rules;
     let lists = [
-        ("allow", &rules.allow),
-        ("ask", &rules.ask),
-        ("deny", &rules.deny),
+        ("allow", &rules.allow, &settings.allow),
+        ("ask", &rules.ask, &settings.ask),
+        ("deny", &rules.deny, &settings.deny),
     ];
-    for (list, rules) in lists {
+    let mut warnings = Vec::new();
+    for (list, rules, from_settings) in lists {
         for rule in rules.iter() {
             let Some(server) = rule.mcp_server() else {
                 continue;
             };
-            if !config.contains(server) {
-                let configured = match config.is_empty() {
-                    true => "no MCP server is configured".to_string(),
-                    false => format!("configured: {}", config.names().join(", ")),
-                };
+            if config.contains(server) {
+                continue;
+            }
+            let configured = match config.is_empty() {
+                true => "no MCP server is configured".to_string(),
+                false => format!("configured: {}", config.names().join(", ")),
+            };
+            let problem = format!(
+                "the {list} rule `{rule}` names the MCP server `{server}`, which is not configured ({configured})"
+            );
+            if from_settings.iter().any(|r| r.trim() == rule.as_str()) {
+                warnings.push(format!(
+                    "settings permissions.{list}: {problem}; it matches nothing"
+                ));
+            } else {
                 bail!(
-                    "the {list} rule `{rule}` names the MCP server `{server}`, which is not configured ({configured}); \
-                     configure it in .mcp.json, settings `mcpServers` or --mcp-config, or remove the rule"
+                    "{problem}; configure it in .mcp.json, settings `mcpServers` or --mcp-config, or remove the rule"
                 );
             }
         }
     }
-    Ok(())
+    Ok(warnings)
 }
 
 /// Gathers the servers and checks the rules: the manager every agent of this process shares
-/// (not started yet).
+/// (not started yet), and the warnings about settings rules naming servers nobody configured.
 pub fn manager(
     workspace: &Path,
     loaded: &Loaded,
     flags: &McpFlags,
     policy: &Policy,
     workspace_servers: bool,
-) -> Result<Arc<McpManager>> {
+) -> Result<(Arc<McpManager>, Vec<String>)> {
     let config =
         config(workspace, loaded, flags, workspace_servers).context("MCP configuration")?;
-    check_rules(policy, &config)?;
-    Ok(McpManager::new(
-        &config,
-        options(workspace, &loaded.settings),
-    ))
+    let warnings = check_rules(policy, &config, &loaded.settings.permissions)?;
+    let manager = McpManager::new(&config, options(workspace, &loaded.settings));
+    Ok((manager, warnings))
 }
 
 /// What every agent of the process gets from MCP: the servers' tools as they connect,

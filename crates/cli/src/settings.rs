@@ -47,6 +47,21 @@ pub fn load_sources(
     )?)
 }
 
+/// Everything the settings say that troupe does not do as written, one line each, each once:
+/// keys it does not honour or know, hooks it does not run, rules it leaves out.
+pub fn warnings(loaded: &Loaded) -> Vec<String> {
+    let keys = loaded.warnings.iter().map(|w| w.text.clone());
+    let hooks = crate::hooks::warnings(loaded).into_iter().map(|w| w.text);
+    let rules = troupe_agent::policy_warnings(&loaded.settings.permissions);
+    let mut all: Vec<String> = Vec::new();
+    for warning in keys.chain(hooks).chain(rules) {
+        if !all.contains(&warning) {
+            all.push(warning);
+        }
+    }
+    all
+}
+
 /// The memory files `--setting-sources` lets in (Claude Code: the sources govern CLAUDE.md
 /// too): `user` the user's, `project` the project's, `local` `CLAUDE.local.md`; no flag, all.
 pub fn memory_sources(sources: Option<&str>) -> troupe_agent::memory::MemorySources {
@@ -130,4 +145,29 @@ pub fn added_dirs(
         }
     }
     Ok(dirs)
+}
+
+#[cfg(test)]
+mod compatibility {
+    /// docs/compatibility.md is what `troupe_settings::compatibility` renders for the hook
+    /// events and types troupe has.
+    #[test]
+    fn the_compatibility_page_is_up_to_date() {
+        let page = troupe_settings::compatibility::markdown(
+            &|event| troupe_hooks::HookEvent::parse(event).is_some(),
+            &|kind| crate::hooks::RUNNABLE_TYPES.contains(&kind),
+        );
+        assert!(!page.contains("**unlisted**"), "{page}");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/compatibility.md");
+        if std::env::var_os("TROUPE_REGENERATE_DOCS").is_some() {
+            std::fs::write(&path, &page).expect("docs/compatibility.md is writable");
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == page,
+            "docs/compatibility.md is out of date; regenerate it with \
+             TROUPE_REGENERATE_DOCS=1 cargo test -p troupe-cli --bin troupe compatibility"
+        );
+    }
 }

@@ -26,8 +26,8 @@ pub struct Custom {
 
 impl Custom {
     /// Reads the commands and styles of the scopes `--setting-sources` lets in (`None`: all),
-    /// and picks the style the `outputStyle` setting names; an unknown style is an error
-    /// naming the ones there are.
+    /// and picks the style the `outputStyle` setting names; an unknown style is a warning
+    /// naming the ones there are, and the default style applies.
     pub fn load(
         workspace: &Path,
         home: Option<&Path>,
@@ -60,10 +60,13 @@ impl Custom {
             .get("outputStyle")
             .and_then(serde_json::Value::as_str)
             .unwrap_or(output_styles::DEFAULT);
-        let style = styles
-            .choose(chosen)
-            .map_err(|e| anyhow::anyhow!("settings outputStyle: {e}"))?
-            .cloned();
+        let style = match styles.choose(chosen) {
+            Ok(style) => style.cloned(),
+            Err(e) => {
+                eprintln!("troupe: warning: settings outputStyle: {e}; the default style applies");
+                None
+            }
+        };
         Ok(Custom {
             commands: found,
             style,

@@ -162,7 +162,7 @@ fn http_headers_are_sent_with_variables_expanded() {
 }
 
 #[test]
-fn unknown_servers_in_rules_and_connect_mcp_are_errors() {
+fn unknown_servers_in_flag_rules_and_connect_mcp_are_errors_and_in_settings_rules_warnings() {
     let ws = TempWorkspace::new();
     let log = ws.path().join("fixture.log");
     mcp::write_mcp_json(ws.path(), json!({"fx": mcp::fixture(&log)}));
@@ -186,10 +186,12 @@ fn unknown_servers_in_rules_and_connect_mcp_are_errors() {
         ".troupe/settings.json",
         r#"{"permissions": {"deny": ["mcp__gone"]}}"#,
     );
+    server.script("lead", [Step::text("ran")]);
     let out = headless(&ws, &server, Wire::Anthropic, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
     common::assert_stderr_has(
         &out,
-        "the deny rule `mcp__gone` names the MCP server `gone`",
+        "settings permissions.deny: the deny rule `mcp__gone` names the MCP server `gone`, which is not configured (configured: fx); it matches nothing",
     );
     std::fs::remove_file(ws.path().join(".troupe/settings.json")).unwrap();
     server.script(

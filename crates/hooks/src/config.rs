@@ -170,7 +170,6 @@ fn compile(event: &str, hook: &troupe_settings::HookCommand) -> Option<HookComma
                 kind = other,
                 "troupe cannot run this kind of hook yet; it is skipped"
             );
-            eprintln!("troupe: a `{other}` hook of {event} is skipped: troupe runs `command` and `http` hooks");
             return None;
         }
     };

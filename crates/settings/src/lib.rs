@@ -1,11 +1,16 @@
 //! troupe's settings, typed: the keys troupe knows (`permissions`, `hooks`, `env`, `model`,
 //! `mcpServers`, `sandbox`, teammate options), read from every settings file a Claude Code
-//! project may carry and merged with Claude Code's precedence. Unknown keys are kept and ignored;
-//! a malformed file is an error naming the file and the line.
+//! project may carry and merged with Claude Code's precedence. Every key and value Claude Code
+//! accepts loads: what troupe does not honour, and keys nobody knows, are warnings (see
+//! `check` and the table in `claude_keys`); only a file that is not JSON, or a key of the wrong
+//! type, is an error naming the file and the line.
 //!
 //! Must not know: agents, teams or the CLI. It parses and merges; its callers decide what the
 //! settings mean for them.
 
+mod check;
+pub mod claude_keys;
+pub mod compatibility;
 mod error;
 mod hooks;
 mod load;
@@ -13,6 +18,7 @@ mod merge;
 mod pricing;
 mod sandbox;
 
+pub use check::{hook_warnings, nearest, runnable_hooks, Warning};
 pub use error::SettingsError;
 pub use load::{load, load_sources, settings_files, Layer, Loaded, Scope};
 pub use pricing::ModelPrice;
@@ -117,11 +123,21 @@ pub struct Permissions {
     pub ask: Vec<String>,
     /// Rules whose calls are always refused.
     pub deny: Vec<String>,
-    /// `default`, `acceptEdits`, `plan` or `bypassPermissions`.
+    /// `default`, `acceptEdits`, `plan`, `bypassPermissions`, `dontAsk` or `auto`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<String>,
     /// Directories outside the workspace that tools may also use.
     pub additional_directories: Vec<String>,
+    /// `"disable"`: bypassPermissions is refused, whoever asks for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disable_bypass_permissions_mode: Option<String>,
+}
+
+impl Permissions {
+    /// Whether the settings forbid bypassPermissions (`disableBypassPermissionsMode: "disable"`).
+    pub fn bypass_disabled(&self) -> bool {
+        self.disable_bypass_permissions_mode.as_deref() == Some("disable")
+    }
 }
 
 /// One entry of a hook event: which tools it matches and the commands to run.
@@ -144,6 +160,7 @@ pub struct HookCommand {
     #[serde(rename = "type")]
     pub kind: String,
     /// The shell command (`command` hooks).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub command: String,
     /// Seconds before the hook is abandoned (it then decides nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,12 +189,19 @@ pub struct HookCommand {
     pub allowed_env_vars: Vec<String>,
     /// Every other field (a `prompt` or `agent` hook's prompt and model, a `mcp_tool` hook's
     /// server and tool), kept so a file troupe cannot run yet still loads.
-    #[serde(flatten, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
 }
 
-/// The permission mode names settings may give as `defaultMode`.
-pub const PERMISSION_MODES: [&str; 4] = ["default", "acceptEdits", "plan", "bypassPermissions"];
+/// The permission modes troupe has, as settings name them in `defaultMode`.
+pub const PERMISSION_MODES: [&str; 6] = [
+    "default",
+    "acceptEdits",
+    "plan",
+    "bypassPermissions",
+    "dontAsk",
+    "auto",
+];
 
 /// Teammate placements settings may give as `teammate_mode`.
 pub const TEAMMATE_MODES: [&str; 2] = ["in-process", "process"];
@@ -195,16 +219,40 @@ pub const TEAMMATE_ANSWERERS: [&str; 2] = ["lead", "user"];
 impl Settings {
     /// Parses one settings document; `origin` names it in errors (a path or `--settings`).
     pub fn parse(text: &str, origin: &str) -> Result<Settings, SettingsError> {
-        let settings: Settings =
-            serde_json::from_str(text).map_err(|err| SettingsError::Parse {
-                origin: origin.to_string(),
-                line: err.line(),
-                column: err.column(),
-                message: without_location(&err),
-            })?;
+        Settings::parse_checked(text, origin).map(|(settings, _)| settings)
+    }
+
+    /// Parses one settings document and says what in it troupe does not do as written: keys
+    /// it does not honour, keys nobody knows, values it leaves out.
+    pub fn parse_checked(
+        text: &str,
+        origin: &str,
+    ) -> Result<(Settings, Vec<Warning>), SettingsError> {
+        let located = |err: serde_json::Error| SettingsError::Parse {
+            origin: origin.to_string(),
+            line: err.line(),
+            column: err.column(),
+            message: without_location(&err),
+        };
+        let mut document: Value = serde_json::from_str(text).map_err(located)?;
+        let warnings = check::document(&mut document, origin);
+        let settings: Settings = match serde_json::from_value(document) {
+            Ok(settings) => settings,
+            // The text's own error carries the line, when it is the same error.
+            Err(err) => {
+                return Err(match serde_json::from_str::<Settings>(text) {
+                    Err(at) if without_location(&at) == err.to_string() => located(at),
+                    _ => SettingsError::Invalid {
+                        origin: origin.to_string(),
+                        key: "settings".to_string(),
+                        message: err.to_string(),
+                    },
+                })
+            }
+        };
         settings.validate(origin)?;
         hooks::validate(&settings.hooks, text, origin)?;
-        Ok(settings)
+        Ok((settings, warnings))
     }
 
     /// Checks the values serde cannot: names that must be one of a few.

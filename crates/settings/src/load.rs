@@ -1,6 +1,6 @@
 //! Which settings files exist for a workspace, in what order they apply, and reading them.
 
-use crate::{Settings, SettingsError};
+use crate::{Settings, SettingsError, Warning};
 use std::path::{Path, PathBuf};
 
 /// Where a settings layer comes from; later scopes win.
@@ -46,6 +46,8 @@ pub struct Loaded {
     pub settings: Settings,
     /// The documents that were read, in the order they were applied.
     pub layers: Vec<Layer>,
+    /// What the documents say that troupe does not do as written, each warning once.
+    pub warnings: Vec<Warning>,
 }
 
 /// The settings files of `workspace`, lowest precedence first: Claude Code's file before
@@ -92,20 +94,20 @@ pub fn load_sources(
         .into_iter()
         .filter(|(scope, _)| sources.contains(scope));
     for (scope, path) in files {
-        if let Some(settings) = read_file(&path)? {
-            loaded.push(scope, path.display().to_string(), settings);
+        if let Some(checked) = read_file(&path)? {
+            loaded.push(scope, path.display().to_string(), checked);
         }
     }
     if let Some(given) = command_line {
         let trimmed = given.trim_start();
         if trimmed.starts_with('{') {
-            let settings = Settings::parse(trimmed, "--settings")?;
-            loaded.push(Scope::CommandLine, "--settings".to_string(), settings);
+            let checked = Settings::parse_checked(trimmed, "--settings")?;
+            loaded.push(Scope::CommandLine, "--settings".to_string(), checked);
         } else {
             let path = PathBuf::from(given);
             match read_file(&path)? {
-                Some(settings) => {
-                    loaded.push(Scope::CommandLine, path.display().to_string(), settings)
+                Some(checked) => {
+                    loaded.push(Scope::CommandLine, path.display().to_string(), checked)
                 }
                 None => {
                     return Err(SettingsError::Io {
@@ -123,7 +125,11 @@ pub fn load_sources(
 }
 
 impl Loaded {
-    fn push(&mut self, scope: Scope, origin: String, settings: Settings) {
+    fn push(&mut self, scope: Scope, origin: String, checked: (Settings, Vec<Warning>)) {
+        let (settings, warnings) = checked;
+        for warning in warnings {
+            self.warn(warning);
+        }
         self.settings.merge(&settings);
         self.layers.push(Layer {
             scope,
@@ -131,10 +137,18 @@ impl Loaded {
             settings,
         });
     }
+
+    /// Adds a warning unless the same one is there already (a key troupe does not honour is
+    /// said once, however many files set it).
+    pub fn warn(&mut self, warning: Warning) {
+        if !self.warnings.iter().any(|w| w.text == warning.text) {
+            self.warnings.push(warning);
+        }
+    }
 }
 
-/// One file's settings; `None` when it does not exist.
-fn read_file(path: &Path) -> Result<Option<Settings>, SettingsError> {
+/// One file's settings and warnings; `None` when it does not exist.
+fn read_file(path: &Path) -> Result<Option<(Settings, Vec<Warning>)>, SettingsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -145,5 +159,5 @@ fn read_file(path: &Path) -> Result<Option<Settings>, SettingsError> {
             })
         }
     };
-    Settings::parse(&text, &path.display().to_string()).map(Some)
+    Settings::parse_checked(&text, &path.display().to_string()).map(Some)
 }

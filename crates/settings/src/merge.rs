@@ -53,6 +53,10 @@ impl Permissions {
             &mut self.additional_directories,
             &later.additional_directories,
         );
+        replace(
+            &mut self.disable_bypass_permissions_mode,
+            &later.disable_bypass_permissions_mode,
+        );
     }
 }
 

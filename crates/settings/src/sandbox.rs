@@ -1,6 +1,8 @@
-//! The `sandbox` key: `"auto"`, `"off"`, or `{"mode": …, "writableRoots": […], "network": …}`.
+//! The `sandbox` key: `"auto"`, `"off"`, `{"mode": …, "writableRoots": […], "network": …}`,
+//! or Claude Code's `{"enabled": …, …}`.
 
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// Whether bash commands run under the OS sandbox.
@@ -40,50 +42,60 @@ pub struct SandboxSettings {
     pub network: SandboxNetwork,
 }
 
-/// Both spellings the key accepts.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Spelling {
-    Mode(SandboxMode),
-    Full {
-        #[serde(default)]
-        mode: SandboxMode,
-        #[serde(default, rename = "writableRoots")]
-        writable_roots: Vec<PathBuf>,
-        #[serde(default)]
-        network: SandboxNetwork,
-    },
-}
+/// What the key accepts, for errors.
+const SPELLINGS: &str = "`sandbox` must be \"auto\", \"off\", {\"mode\": \"auto\"|\"off\", \"writableRoots\": [\"/abs/dir\", …], \"network\": \"inet\"|\"allow\"|\"deny\"} or Claude Code's {\"enabled\": true|false, …}";
 
 impl<'de> Deserialize<'de> for SandboxSettings {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match Spelling::deserialize(deserializer).map_err(|_| {
-            serde::de::Error::custom(
-                "`sandbox` must be \"auto\", \"off\" or {\"mode\": \"auto\"|\"off\", \"writableRoots\": [\"/abs/dir\", …], \"network\": \"inet\"|\"allow\"|\"deny\"}",
-            )
-        })? {
-            Spelling::Mode(mode) => Ok(SandboxSettings {
-                mode,
-                writable_roots: Vec::new(),
-                network: SandboxNetwork::Inet,
-            }),
-            Spelling::Full {
-                mode,
-                writable_roots,
-                network,
-            } => {
-                if let Some(relative) = writable_roots.iter().find(|p| !p.is_absolute()) {
-                    return Err(serde::de::Error::custom(format!(
-                        "sandbox.writableRoots entry `{}` is not an absolute path",
-                        relative.display()
-                    )));
-                }
-                Ok(SandboxSettings {
-                    mode,
-                    writable_roots,
-                    network,
-                })
-            }
-        }
+        let value = Value::deserialize(deserializer)?;
+        of_value(&value).map_err(serde::de::Error::custom)
     }
+}
+
+/// troupe's spellings (`"off"`, `{"mode": …}`) and Claude Code's object: `enabled: false`
+/// turns the sandbox off; a `network` object keeps troupe's default (a warning says so); the
+/// rest of Claude Code's keys are warnings, not errors.
+fn of_value(value: &Value) -> Result<SandboxSettings, String> {
+    let wrong = |what: &str| format!("{what}: {SPELLINGS}");
+    let map = match value {
+        Value::String(_) => {
+            let mode = SandboxMode::deserialize(value).map_err(|_| SPELLINGS.to_string())?;
+            return Ok(SandboxSettings {
+                mode,
+                ..SandboxSettings::default()
+            });
+        }
+        Value::Object(map) => map,
+        _ => return Err(SPELLINGS.to_string()),
+    };
+    let mode = match (map.get("mode"), map.get("enabled")) {
+        (Some(mode), _) => {
+            SandboxMode::deserialize(mode).map_err(|_| wrong("unknown `sandbox.mode`"))?
+        }
+        (None, Some(Value::Bool(false))) => SandboxMode::Off,
+        (None, Some(Value::Bool(true)) | None) => SandboxMode::Auto,
+        (None, Some(_)) => return Err(wrong("`sandbox.enabled` is not true or false")),
+    };
+    let writable_roots = match map.get("writableRoots") {
+        None => Vec::new(),
+        Some(roots) => Vec::<PathBuf>::deserialize(roots)
+            .map_err(|_| wrong("`sandbox.writableRoots` is not a list of paths"))?,
+    };
+    if let Some(relative) = writable_roots.iter().find(|p| !p.is_absolute()) {
+        return Err(format!(
+            "sandbox.writableRoots entry `{}` is not an absolute path",
+            relative.display()
+        ));
+    }
+    let network = match map.get("network") {
+        None | Some(Value::Object(_)) => SandboxNetwork::Inet,
+        Some(network) => {
+            SandboxNetwork::deserialize(network).map_err(|_| wrong("unknown `sandbox.network`"))?
+        }
+    };
+    Ok(SandboxSettings {
+        mode,
+        writable_roots,
+        network,
+    })
 }

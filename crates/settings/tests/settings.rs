@@ -107,15 +107,27 @@ fn a_known_key_of_the_wrong_type_is_an_error_with_its_line() {
 }
 
 #[test]
-fn invalid_names_are_refused() {
-    let err = Settings::parse(r#"{"permissions": {"defaultMode": "yolo"}}"#, "f.json")
-        .expect_err("bad mode");
-    assert!(err.to_string().contains("permissions.defaultMode"), "{err}");
-    let err = Settings::parse(
-        r#"{"hooks": {"Stop": [{"hooks": [{"type": "prompt", "command": "x"}]}]}}"#,
+fn a_mode_troupe_lacks_is_a_warning_and_other_hook_types_load() {
+    let (settings, warnings) = Settings::parse_checked(
+        r#"{"permissions": {"defaultMode": "yolo"}, "hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "done?", "model": "m"}]}]}}"#,
         "f.json",
     )
-    .expect_err("unsupported hook type");
+    .expect("loads");
+    assert_eq!(settings.permissions.default_mode, None);
+    let texts: Vec<String> = warnings.iter().map(|w| w.text.clone()).collect();
+    assert!(
+        texts[0].starts_with("f.json: `permissions.defaultMode` `yolo` is not a permission mode"),
+        "{texts:?}"
+    );
+    let hook = &settings.hooks["Stop"][0].hooks[0];
+    assert_eq!(hook.kind, "prompt");
+    assert_eq!(hook.other["prompt"], "done?");
+    assert_eq!(hook.other["model"], "m");
+    let err = Settings::parse(
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": " "}]}]}}"#,
+        "f.json",
+    )
+    .expect_err("a command hook without a command");
     assert!(err.to_string().contains("hooks.Stop"), "{err}");
 }
 

@@ -21,6 +21,8 @@ struct Check {
     detail: String,
     /// What to do about a failure.
     fix: Option<String>,
+    /// What passed with a remark (settings troupe does not do as written), one line each.
+    warnings: Vec<String>,
 }
 
 impl Check {
@@ -30,6 +32,7 @@ impl Check {
             ok: true,
             detail: detail.into(),
             fix: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -39,6 +42,7 @@ impl Check {
             ok: false,
             detail: detail.into(),
             fix: Some(fix.into()),
+            warnings: Vec::new(),
         }
     }
 }
@@ -58,7 +62,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
     let default = troupe_settings::Settings::default();
     let settings = settings.as_ref().unwrap_or(&default);
     checks.push(model(args, settings));
-    checks.push(match super::sandbox::summary(&workspace) {
+    checks.push(match super::sandbox::summary(settings) {
         Ok((true, detail)) => Check::pass("sandbox", detail),
         Ok((false, detail)) => Check::fail(
             "sandbox",
@@ -78,7 +82,9 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
     if args.json {
         let list: Vec<Value> = checks
             .iter()
-            .map(|c| json!({"check": c.name, "ok": c.ok, "detail": c.detail, "fix": c.fix}))
+            .map(|c| {
+                json!({"check": c.name, "ok": c.ok, "detail": c.detail, "fix": c.fix, "warnings": c.warnings})
+            })
             .collect();
         let value = json!({"ok": ok, "workspace": workspace, "checks": list});
         println!("{}", json_line(&serde_json::to_string_pretty(&value)?));
@@ -102,6 +108,13 @@ fn text(checks: &[Check], workspace: &Path) -> String {
         if let Some(fix) = &c.fix {
             out.push_str(&format!("  {:<width$}  fix: {}\n", "", terminal(fix)));
         }
+        for warning in &c.warnings {
+            out.push_str(&format!(
+                "  {:<width$}  warning: {}\n",
+                "",
+                terminal(warning)
+            ));
+        }
     }
     let failed = checks.iter().filter(|c| !c.ok).count();
     out.push_str(&match failed {
@@ -111,16 +124,25 @@ fn text(checks: &[Check], workspace: &Path) -> String {
     out
 }
 
-/// Every settings file parses; the merged settings when they do.
+/// Every settings file parses; the merged settings when they do. What they say that troupe
+/// does not do as written are the check's warnings (it passes with them).
 fn configuration(workspace: &Path) -> (Check, Option<troupe_settings::Settings>) {
     match crate::settings::load(workspace, None) {
         Ok(loaded) => {
             let files: Vec<&str> = loaded.layers.iter().map(|l| l.origin.as_str()).collect();
+            let warnings = crate::settings::warnings(&loaded);
+            let noted = match warnings.len() {
+                0 => String::new(),
+                1 => " (1 warning)".to_string(),
+                n => format!(" ({n} warnings)"),
+            };
             let detail = match files.as_slice() {
                 [] => "no settings files (the defaults apply)".to_string(),
-                files => format!("settings parse: {}", files.join(", ")),
+                files => format!("settings parse: {}{noted}", files.join(", ")),
             };
-            (Check::pass("configuration", detail), Some(loaded.settings))
+            let mut check = Check::pass("configuration", detail);
+            check.warnings = warnings;
+            (check, Some(loaded.settings))
         }
         Err(e) => (
             Check::fail(

@@ -52,11 +52,11 @@ fn check(as_json: bool, cwd: Option<&Path>) -> Result<i32> {
     Ok(if usable { 0 } else { 1 })
 }
 
-/// For `troupe doctor`: whether the sandbox works for `workspace` (the same proof as `troupe
-/// sandbox check`), and what was found in one line.
-pub fn summary(workspace: &Path) -> Result<(bool, String)> {
-    let config =
-        troupe_agent::builder::sandbox_config(&crate::settings::load(workspace, None)?.settings);
+/// For `troupe doctor`: whether the sandbox works as `settings` configure it (the same proof
+/// as `troupe sandbox check`), and what was found in one line. The settings are doctor's own
+/// reading, so a file that does not load is reported once, by its configuration check.
+pub fn summary(settings: &troupe_settings::Settings) -> Result<(bool, String)> {
+    let config = troupe_agent::builder::sandbox_config(settings);
     match support() {
         Support::Unsupported { why } => Ok((false, format!("Landlock is not usable: {why}"))),
         Support::Available { abi } => {

@@ -10,6 +10,7 @@
 //! - `permissions.allow` rules that narrow ([`super::rules::loosening_allow`] says which do not:
 //!   a whole tool, a control-plane path, a path outside the workspace).
 //! - `permissions.defaultMode` `default` or `plan`: they ask no less than troupe's default.
+//! - `permissions.disableBypassPermissionsMode`: it only refuses a mode.
 //! - `model`, `contextWindow`, `pricing`, `promptCaching`: which model answers and how its
 //!   tokens are counted, cached and priced; the endpoint and keys come from `env`, which needs
 //!   trust.
@@ -133,6 +134,7 @@ fn review_permissions(
         deny: _,
         default_mode,
         additional_directories,
+        disable_bypass_permissions_mode: _,
     } = permissions;
     if let Some(mode) = default_mode.as_deref().filter(|m| loosening_mode(m)) {
         add(Kind::Loosening, format!("permissions.defaultMode: {mode}"));
@@ -180,6 +182,7 @@ pub fn keep(settings: &Settings, plane: &ControlPlane) -> Settings {
                 deny,
                 default_mode,
                 additional_directories: _,
+                disable_bypass_permissions_mode,
             },
         hooks: _,
         env: _,
@@ -210,6 +213,7 @@ pub fn keep(settings: &Settings, plane: &ControlPlane) -> Settings {
             deny: deny.clone(),
             default_mode: default_mode.clone().filter(|m| !loosening_mode(m)),
             additional_directories: Vec::new(),
+            disable_bypass_permissions_mode: disable_bypass_permissions_mode.clone(),
         },
         model: model.clone(),
         mcp_tool_timeout: *mcp_tool_timeout,
