@@ -50,8 +50,15 @@ pub fn extension(
     mode: PermissionMode,
     store: SharedStore,
 ) -> Result<HooksExtension> {
+    let hooks = match settings.other.get("disableAllHooks") {
+        Some(serde_json::Value::Bool(true)) => Default::default(),
+        _ => http_policy(
+            settings,
+            troupe_settings::runnable_hooks(&settings.hooks, &runs),
+        ),
+    };
     let runnable = Settings {
-        hooks: troupe_settings::runnable_hooks(&settings.hooks, &runs),
+        hooks,
         ..settings.clone()
     };
     let mut hooks = Hooks::new(&runnable, workspace).context("reading the settings' hooks")?;
@@ -67,6 +74,66 @@ pub fn extension(
         hooks.with_reporter(Arc::new(record)),
         mode.to_string(),
     ))
+}
+
+/// `hooks` as the http settings allow them: an http hook whose URL no `allowedHttpHookUrls`
+/// pattern matches is left out (with a warning), and its `allowedEnvVars` are cut to those
+/// `httpHookAllowedEnvVars` also names.
+fn http_policy(
+    settings: &Settings,
+    mut hooks: std::collections::BTreeMap<String, Vec<troupe_settings::HookMatcher>>,
+) -> std::collections::BTreeMap<String, Vec<troupe_settings::HookMatcher>> {
+    let strings = |key: &str| -> Option<Vec<String>> {
+        let list = settings.other.get(key)?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+        )
+    };
+    let urls = strings("allowedHttpHookUrls");
+    let vars = strings("httpHookAllowedEnvVars");
+    for matchers in hooks.values_mut() {
+        for matcher in matchers.iter_mut() {
+            matcher.hooks.retain_mut(|hook| {
+                if hook.kind != "http" {
+                    return true;
+                }
+                if let Some(vars) = &vars {
+                    hook.allowed_env_vars.retain(|v| vars.contains(v));
+                }
+                let url = hook.url.as_deref().unwrap_or_default();
+                let allowed = urls
+                    .as_ref()
+                    .is_none_or(|patterns| patterns.iter().any(|p| wildcard(p, url)));
+                if !allowed {
+                    eprintln!(
+                        "troupe: the http hook to {url} is skipped: no allowedHttpHookUrls pattern matches it"
+                    );
+                }
+                allowed
+            });
+        }
+    }
+    hooks
+}
+
+/// Whether `text` matches `pattern`, where `*` stands for any run of characters.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let [first, middle @ .., last] = parts.as_slice() else {
+        return pattern == text;
+    };
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// The `hook_ran` event of one run.
@@ -93,4 +160,27 @@ fn event(report: &HookReport<'_>) -> Event {
         "duration_ms": run.duration.as_millis() as u64,
         "system_message": report.system_message(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn url_patterns_take_star_as_any_run_of_characters() {
+        use super::wildcard;
+        assert!(wildcard(
+            "http://localhost:*/*",
+            "http://localhost:8080/hook"
+        ));
+        assert!(wildcard(
+            "https://hooks.example.com/*",
+            "https://hooks.example.com/a/b"
+        ));
+        assert!(!wildcard(
+            "https://hooks.example.com/*",
+            "https://evil.example/hooks.example.com/"
+        ));
+        assert!(wildcard("http://exact/x", "http://exact/x"));
+        assert!(!wildcard("http://exact/x", "http://exact/xy"));
+        assert!(!wildcard("a*a", "a"));
+    }
 }

@@ -186,3 +186,36 @@ fn async_hooks_decide_nothing_and_unknown_kinds_load_with_a_warning() {
     );
     assert!(stderr.contains("`prompt` hook"), "{stderr}");
 }
+
+#[test]
+fn disable_all_hooks_and_the_http_url_allow_list_hold() {
+    let ws = TempWorkspace::new();
+    ws.write(
+        ".claude/settings.json",
+        serde_json::to_string(&json!({
+            "allowedHttpHookUrls": ["https://hooks.example.invalid/*"],
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "http", "url": "http://127.0.0.1:9/not-allowed"},
+                {"type": "command", "command": "echo ran >> \"$CLAUDE_PROJECT_DIR\"/hook.log"}
+            ]}]}
+        }))
+        .unwrap(),
+    );
+    let (results, stderr) = bash_results(&ws, &["echo one"]);
+    assert!(!results[0].1, "{:?}", results[0]);
+    assert!(
+        stderr.contains("no allowedHttpHookUrls pattern"),
+        "{stderr}"
+    );
+    assert_eq!(ws.read("hook.log"), "ran\n");
+    ws.write(
+        ".claude/settings.local.json",
+        r#"{"disableAllHooks": true}"#,
+    );
+    bash_results(&ws, &["echo two"]);
+    assert_eq!(
+        ws.read("hook.log"),
+        "ran\n",
+        "no hook ran with disableAllHooks"
+    );
+}
