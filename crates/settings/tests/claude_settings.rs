@@ -101,7 +101,7 @@ fn a_real_claude_code_settings_file_loads_with_one_warning_per_unhonoured_key() 
         Some(3),
         "a fractional timeout is rounded up"
     );
-    assert_eq!(hooks[1].other["if"], "Edit(src/**)");
+    assert_eq!(hooks[1].condition.as_deref(), Some("Edit(src/**)"));
     let sandbox = settings.sandbox.expect("sandbox");
     assert_eq!(sandbox.mode, SandboxMode::Auto);
     assert_eq!(sandbox.network, SandboxNetwork::Inet);

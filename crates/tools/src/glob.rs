@@ -1,15 +1,19 @@
-//! The `glob` tool: files matching a glob pattern, newest first, honouring .gitignore.
+//! The `glob` tool: files matching a glob pattern, newest first, honouring .gitignore; the
+//! tree is walked on every core (`parallel_walk`).
 
+use crate::parallel_walk::Visit;
 use crate::{parse_input, schema_of, Concealed, Effect, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use globset::GlobBuilder;
 use ignore::WalkBuilder;
+use rustix::fs::FileType;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// Most paths one call returns.
 pub const MAX_RESULTS: usize = 1_000;
@@ -82,29 +86,45 @@ impl Tool for GlobTool {
         let workspace = Arc::clone(&ctx.workspace);
         let concealed = ctx.concealed.clone();
         let found = tokio::task::spawn_blocking(move || {
-            let mut found: Vec<(SystemTime, PathBuf)> = walker(&walk_base, &workspace, concealed)
-                .build()
-                .filter_map(Result::ok)
-                .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
-                .filter(|entry| {
-                    entry
+            let builder = walker(&walk_base, &workspace, concealed);
+            let (mut found, _) = crate::parallel_walk::files(builder, || {
+                // Each directory is opened beneath the root handle once (the walker hands a thread a directory's files together), and its
+                // files are looked at in that handle without following a link: a name the walker
+                // listed through a directory swapped for a symlink meanwhile is dropped.
+                let mut dirs = crate::parallel_walk::DirHandle::default();
+                let (walk_base, matcher, workspace) = (&walk_base, &matcher, &workspace);
+                move |entry: ignore::DirEntry| {
+                    let matches = entry
                         .path()
-                        .strip_prefix(&walk_base)
-                        .is_ok_and(|rel| matcher.is_match(rel))
-                })
-                .filter_map(|entry| {
-                    // Looked at beneath the root handle: a name the walker listed through a
-                    // directory swapped for a symlink meanwhile is dropped, not reported.
-                    let meta = workspace.metadata(entry.path()).ok()?;
-                    if !meta.is_file() {
-                        return None;
+                        .strip_prefix(walk_base)
+                        .is_ok_and(|rel| matcher.is_match(rel));
+                    let (Some(dir), Some(name)) = (entry.path().parent(), entry.path().file_name())
+                    else {
+                        return Visit::Skip;
+                    };
+                    if !matches {
+                        return Visit::Skip;
                     }
-                    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-                    Some((modified, entry.into_path()))
-                })
-                .collect();
+                    let Some(handle) = dirs.open(workspace, dir) else {
+                        return Visit::Skip;
+                    };
+                    match Workspace::entry_metadata(handle.as_fd(), name) {
+                        Ok(stat)
+                            if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile =>
+                        {
+                            let modified = SystemTime::UNIX_EPOCH
+                                + Duration::new(
+                                    u64::try_from(stat.st_mtime).unwrap_or(0),
+                                    u32::try_from(stat.st_mtime_nsec).unwrap_or(0),
+                                );
+                            Visit::Keep((modified, entry.into_path()))
+                        }
+                        _ => Visit::Skip,
+                    }
+                }
+            });
             // Newest first; ties by path so the order is stable.
-            found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            found.sort_by(|a: &(SystemTime, PathBuf), b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
             found
         })
         .await;

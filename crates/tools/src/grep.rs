@@ -1,7 +1,9 @@
-//! The `grep` tool: regex search over files with ripgrep's own crates, gitignore-aware.
+//! The `grep` tool: regex search over files with ripgrep's own crates, gitignore-aware, on
+//! every core as ripgrep does (`parallel_walk`), the answer sorted by path.
 
 use crate::glob::{search_root, walker};
 use crate::output::{truncate_line, DEFAULT_OUTPUT_BUDGET};
+use crate::parallel_walk::Visit;
 use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -11,7 +13,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::io;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Longest line (in characters) shown in content mode.
@@ -128,7 +132,6 @@ fn search(
         OutputMode::FilesWithMatches | OutputMode::Count => 0,
     };
     let mut builder = walker(base, workspace, concealed);
-    builder.sort_by_file_name(|a, b| a.cmp(b));
     if let Some(glob) = input.glob.as_deref().filter(|g| !g.is_empty()) {
         let mut overrides = OverrideBuilder::new(base);
         overrides
@@ -139,46 +142,82 @@ fn search(
             .map_err(|err| format!("Invalid glob `{glob}`: {err}"))?;
         builder.overrides(overrides);
     }
-    let mut searcher = SearcherBuilder::new()
-        .line_number(true)
-        .before_context(context)
-        .after_context(context)
-        .binary_detection(BinaryDetection::quit(0))
-        .build();
     let limit = input.head_limit.filter(|n| *n > 0).unwrap_or(usize::MAX);
-    let mut collected = Collected::default();
-    for entry in builder.build().filter_map(Result::ok) {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+    let room = match mode {
+        OutputMode::Content => limit,
+        OutputMode::FilesWithMatches | OutputMode::Count => usize::MAX,
+    };
+    // What the threads hold at most before the walk stops: far more than one answer shows, so
+    // the sorted answer is the same as a whole search's unless the search is huge (then it says
+    // it was cut short).
+    let held = AtomicUsize::new(0);
+    let (mut found, stopped) = crate::parallel_walk::files(builder, || {
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .before_context(context)
+            .after_context(context)
+            .binary_detection(BinaryDetection::quit(0))
+            .build();
+        let held = &held;
+        // Each directory is opened beneath the root handle once (the walker hands a thread a directory's files together), and its files in
+        // that handle without following a link: a file the walker reached through a directory
+        // swapped for a symlink meanwhile is refused, never read.
+        let mut dirs = crate::parallel_walk::DirHandle::default();
+        move |entry: ignore::DirEntry| {
+            let path: PathBuf = entry.into_path();
+            let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+                return Visit::Skip;
+            };
+            let Some(handle) = dirs.open(workspace, dir) else {
+                return Visit::Skip;
+            };
+            let opened = Workspace::open_entry(handle.as_fd(), name);
+            let mut sink = FileSink {
+                shown: workspace.display(&path),
+                mode,
+                lines: Vec::new(),
+                matches: 0,
+                room,
+            };
+            let searched = opened.and_then(|file| searcher.search_file(matcher, &file, &mut sink));
+            if let Err(err) = searched {
+                tracing::debug!(path = %path.display(), error = %err, "grep skipped a file");
+                return Visit::Skip;
+            }
+            if sink.matches == 0 {
+                return Visit::Skip;
+            }
+            let bytes = sink.shown.len() + sink.lines.iter().map(|l| l.len() + 1).sum::<usize>();
+            match held.fetch_add(bytes, Ordering::Relaxed) + bytes > HELD_LIMIT {
+                true => Visit::KeepAndStop((path, sink)),
+                false => Visit::Keep((path, sink)),
+            }
         }
+    });
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut collected = Collected {
+        cut_short: stopped,
+        ..Collected::default()
+    };
+    for (_, mut sink) in found {
         if collected.entries >= limit || collected.bytes >= DEFAULT_OUTPUT_BUDGET {
             collected.cut_short = true;
             break;
         }
-        let path: PathBuf = entry.into_path();
-        let mut sink = FileSink {
-            shown: workspace.display(&path),
-            mode,
-            lines: Vec::new(),
-            matches: 0,
-            room: match mode {
-                OutputMode::Content => limit - collected.entries,
-                OutputMode::FilesWithMatches | OutputMode::Count => usize::MAX,
-            },
-        };
-        // Opened beneath the root handle: a file the walker reached through a directory swapped
-        // for a symlink meanwhile is refused here, never read.
-        let searched = workspace
-            .open_read(&path)
-            .and_then(|file| searcher.search_file(matcher, &file, &mut sink));
-        if let Err(err) = searched {
-            tracing::debug!(path = %path.display(), error = %err, "grep skipped a file");
-            continue;
+        // head_limit counts across files: this file may show only what is left of it.
+        if mode == OutputMode::Content {
+            sink.room = limit - collected.entries;
+            if sink.lines.len() > sink.room {
+                sink.lines.truncate(sink.room);
+            }
         }
         collected.add(sink, context > 0);
     }
     Ok(collected.into_output(&input.pattern, mode))
 }
+
+/// The bytes of results the search threads hold at most before the walk stops.
+const HELD_LIMIT: usize = 16 * DEFAULT_OUTPUT_BUDGET;
 
 /// Output gathered across files.
 #[derive(Debug, Default)]

@@ -14,6 +14,7 @@ pub mod glob;
 pub mod grep;
 pub mod guard;
 pub mod output;
+mod parallel_walk;
 pub mod process;
 pub mod read_file;
 pub mod registry;

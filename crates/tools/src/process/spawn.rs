@@ -274,7 +274,15 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let err = MarkedCommand::new(&script, &live).spawn().unwrap_err();
+        // Another test's fork may hold the file open for writing a moment longer (ETXTBSY).
+        let mut err = MarkedCommand::new(&script, &live).spawn().unwrap_err();
+        for _ in 0..100 {
+            if err.raw_os_error() != Some(libc::ETXTBSY) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            err = MarkedCommand::new(&script, &live).spawn().unwrap_err();
+        }
         assert_eq!(err.raw_os_error(), Some(libc::ENOEXEC), "{err}");
     }
 }

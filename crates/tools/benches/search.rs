@@ -1,0 +1,146 @@
+//! The grep and glob tools against ripgrep on one generated workspace, in one run: a tree of
+//! `--files` files (100,000 by default: 1,000 folders of 100 source files, a `.gitignore`d build
+//! folder among them), searched by the grep tool (`files_with_matches` and `content` of a word
+//! a few files hold) and by `rg -l` / `rg -n`, and listed by the glob tool (`**/*.rs`) and by
+//! `rg --files -g '*.rs'`; each interleaved run by run, medians printed with their ratios.
+//! Target: the tools within 1.1× of ripgrep. Without `rg` on the PATH only the tools are timed.
+//!
+//! Run: `cargo bench -p troupe-tools --bench search [-- --files 100000 --runs 9]`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code may panic on a broken fixture
+
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use troupe_tools::glob::GlobTool;
+use troupe_tools::grep::GrepTool;
+use troupe_tools::{Tool, ToolContext, Workspace};
+
+const TARGET: f64 = 1.1;
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Writes `files` source files of ~2 KB each; every 997th holds the needle.
+fn build(root: &Path, files: usize) {
+    let body: String = (0..40)
+        .map(|i| format!("fn function_{i}(x: u32) -> u32 {{ x.wrapping_mul({i}) + 7 }}\n"))
+        .collect();
+    std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    for n in 0..files {
+        let dir = root.join(format!("src/mod_{:04}", n / 100));
+        if n % 100 == 0 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        let extra = match n % 997 {
+            0 => "// needle_in_the_haystack\n",
+            _ => "",
+        };
+        let ext = if n % 3 == 0 { "rs" } else { "txt" };
+        std::fs::write(dir.join(format!("f{n}.{ext}")), format!("{body}{extra}")).unwrap();
+    }
+    let ignored = root.join("target/debug");
+    std::fs::create_dir_all(&ignored).unwrap();
+    std::fs::write(ignored.join("needle.rs"), "needle_in_the_haystack\n").unwrap();
+}
+
+fn median(mut times: Vec<Duration>) -> f64 {
+    times.sort();
+    times[times.len() / 2].as_secs_f64() * 1000.0
+}
+
+fn rg(root: &Path, args: &[&str]) -> Option<usize> {
+    let out = Command::new("rg")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .ok()?;
+    Some(out.stdout.iter().filter(|b| **b == b'\n').count())
+}
+
+fn main() {
+    let files = arg("--files", 100_000);
+    let runs = arg("--runs", 9);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let started = Instant::now();
+    build(root, files);
+    eprintln!(
+        "built {files} files in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new(Arc::new(Workspace::new(root).unwrap()), "bench");
+    let has_rg = rg(root, &["--version"]).is_some();
+    let cases: [(&str, Box<dyn Tool>, serde_json::Value, Vec<&str>); 3] = [
+        (
+            "grep files_with_matches",
+            Box::new(GrepTool),
+            json!({"pattern": "needle_in_the_haystack"}),
+            vec!["--no-require-git", "-l", "needle_in_the_haystack"],
+        ),
+        (
+            "grep content",
+            Box::new(GrepTool),
+            json!({"pattern": "needle_in_the_haystack", "output_mode": "content"}),
+            vec!["--no-require-git", "-n", "needle_in_the_haystack"],
+        ),
+        (
+            "glob **/*.rs",
+            Box::new(GlobTool),
+            json!({"pattern": "**/*.rs"}),
+            vec!["--no-require-git", "--files", "-g", "*.rs"],
+        ),
+    ];
+    println!("{files} files, {runs} runs each, interleaved (median ms)");
+    println!("{:<26}{:>10}{:>10}{:>8}", "", "troupe", "rg", "ratio");
+    for (name, tool, input, rg_args) in &cases {
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        for round in 0..runs + 1 {
+            let t = Instant::now();
+            let out = runtime.block_on(tool.call(input.clone(), &ctx));
+            let ours_took = t.elapsed();
+            assert!(!out.is_error, "{name}: {}", out.content);
+            let t = Instant::now();
+            let lines = if has_rg { rg(root, rg_args) } else { None };
+            let theirs_took = t.elapsed();
+            if round == 0 {
+                // Warm-up, and the same answer: as many results as ripgrep finds.
+                if let Some(lines) = lines {
+                    let shown = out.content.lines().filter(|l| !l.starts_with('(')).count();
+                    assert_eq!(
+                        shown.min(1_000),
+                        lines.min(1_000),
+                        "{name}: {}",
+                        out.content
+                    );
+                }
+                continue;
+            }
+            ours.push(ours_took);
+            theirs.push(theirs_took);
+        }
+        let ours = median(ours);
+        match has_rg {
+            true => {
+                let theirs = median(theirs);
+                let ratio = ours / theirs;
+                let verdict = if ratio <= TARGET { "ok" } else { "over" };
+                println!("{name:<26}{ours:>10.1}{theirs:>10.1}{ratio:>7.2}× {verdict} (target ≤ {TARGET}×)");
+            }
+            false => println!("{name:<26}{ours:>10.1}{:>10}", "no rg"),
+        }
+    }
+}

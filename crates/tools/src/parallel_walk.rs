@@ -1,0 +1,123 @@
+//! Walking a tree on every core, as ripgrep does: `ignore`'s parallel walker hands each entry to
+//! one of its threads, where `visit` looks at it (reads, searches) and may keep a result. The
+//! results come back in no particular order: callers sort them, so what a tool shows does not
+//! depend on which thread finished first.
+
+use crate::Workspace;
+use ignore::{DirEntry, WalkBuilder, WalkState};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// What one visit says.
+pub(crate) enum Visit<T> {
+    /// Nothing to keep.
+    Skip,
+    /// Keep this result.
+    Keep(T),
+    /// Keep this result and stop the walk (enough was found).
+    KeepAndStop(T),
+}
+
+/// Walks `builder`'s tree on every core, calling `make_visitor()` once per thread and the visitor
+/// once per file (directories and errors are skipped); returns what the visits kept and whether
+/// one of them stopped the walk early.
+pub(crate) fn files<T, V>(
+    mut builder: WalkBuilder,
+    make_visitor: impl Fn() -> V + Sync,
+) -> (Vec<T>, bool)
+where
+    T: Send,
+    V: FnMut(DirEntry) -> Visit<T> + Send,
+{
+    let kept: Mutex<Vec<T>> = Mutex::new(Vec::new());
+    let stopped = AtomicBool::new(false);
+    builder.threads(0).build_parallel().run(|| {
+        let mut visit = make_visitor();
+        let stopped = &stopped;
+        let mut mine = Batch {
+            found: Vec::new(),
+            kept: &kept,
+        };
+        Box::new(move |entry| {
+            if stopped.load(Ordering::Relaxed) {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let state = match visit(entry) {
+                Visit::Skip => return WalkState::Continue,
+                Visit::Keep(found) => {
+                    mine.found.push(found);
+                    WalkState::Continue
+                }
+                Visit::KeepAndStop(found) => {
+                    mine.found.push(found);
+                    stopped.store(true, Ordering::Relaxed);
+                    WalkState::Quit
+                }
+            };
+            // Handed over in batches: one lock per 64 results, not per file.
+            if mine.found.len() >= 64 {
+                mine.flush();
+            }
+            state
+        })
+    });
+    let found = match kept.into_inner() {
+        Ok(found) => found,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    (found, stopped.into_inner())
+}
+
+/// The directory one thread is looking into, opened beneath the workspace's root handle: the
+/// last one only, so a thread holds one descriptor however many directories it visits.
+#[derive(Default)]
+pub(crate) struct DirHandle {
+    open: Option<(PathBuf, Option<OwnedFd>)>,
+}
+
+impl DirHandle {
+    /// The handle of `dir` (opened now unless it is the last one), or `None` when it cannot be
+    /// opened beneath the root (it left the workspace, or is gone).
+    pub(crate) fn open(&mut self, workspace: &Workspace, dir: &Path) -> Option<&OwnedFd> {
+        let stale = self.open.as_ref().is_none_or(|(path, _)| path != dir);
+        if stale {
+            self.open = Some((dir.to_path_buf(), workspace.open_dir_beneath(dir).ok()));
+        }
+        self.open.as_ref().and_then(|(_, fd)| fd.as_ref())
+    }
+}
+
+/// One thread's results not yet handed over; the rest go when the thread's visitor is dropped.
+struct Batch<'a, T> {
+    found: Vec<T>,
+    kept: &'a Mutex<Vec<T>>,
+}
+
+impl<T> Batch<'_, T> {
+    fn flush(&mut self) {
+        if !self.found.is_empty() {
+            lock(self.kept).append(&mut self.found);
+        }
+    }
+}
+
+impl<T> Drop for Batch<'_, T> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
