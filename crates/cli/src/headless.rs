@@ -122,6 +122,11 @@ pub(crate) struct Progress {
 pub(crate) enum RunFailure {
     Agent(AgentError),
     Team(String),
+    /// `--max-budget-usd` ran out after this many model calls.
+    Budget {
+        reason: String,
+        model_calls: u32,
+    },
     /// The controlling process interrupted the turn (stream-json input).
     Interrupted,
 }
@@ -191,7 +196,8 @@ pub(crate) async fn work(
     };
     let deadline = Instant::now() + timeout;
     let mut overdue = crate::waiting::Overdue::new();
-    while progress.end != TurnEnd::MaxTurns {
+    let stop = agent.stop_flag();
+    while progress.end != TurnEnd::MaxTurns && !crate::budget::stopped(&stop) {
         // A finished background command wakes the lead the way mail does.
         let notified = jobs.as_ref().is_some_and(Jobs::has_pending);
         let state = match notified {
@@ -367,6 +373,10 @@ pub(crate) fn run_result(
             (Subtype::ErrorDuringExecution, e.to_string(), 0)
         }
         Err(RunFailure::Team(e)) => (Subtype::ErrorDuringExecution, e, 0),
+        Err(RunFailure::Budget {
+            reason,
+            model_calls,
+        }) => (Subtype::ErrorMaxBudgetUsd, reason, model_calls),
         Err(RunFailure::Interrupted) => {
             (Subtype::ErrorDuringExecution, "interrupted".to_string(), 0)
         }
@@ -453,9 +463,12 @@ pub fn run(cli: &Cli) -> Result<i32> {
         args.contract.include_partial_messages,
         &lead.run.workspace,
     )));
+    let mut watch =
+        crate::budget::BudgetWatch::new(args.contract.max_budget_usd, 0.0, lead.agent.stop_flag());
     let mut observe = {
         let (events, stream) = (events.clone(), stream.clone());
         move |event: AgentEvent<'_>| {
+            watch.observe(&event);
             if events.wanted() {
                 let lines = stream
                     .lock()
@@ -527,6 +540,13 @@ pub(crate) fn end_run(lead: &mut Lead) {
     troupe_tools::process::end_all();
 }
 
+/// What the lead and its subagents have spent so far, in US dollars.
+pub(crate) fn spent_usd(lead: &Lead) -> f64 {
+    let model = &lead.agent.config().model;
+    crate::cost::priced_usd(model, &lead.agent.usage(), lead.agent.usage_by_model())
+        + cost_usd(model, &lead.subagents.usage())
+}
+
 /// `--max-budget-usd`: a run whose cost passed the budget is reported as an error (Claude
 /// Code's `error_max_budget_usd`), with what it spent.
 pub(crate) fn over_budget(
@@ -537,13 +557,12 @@ pub(crate) fn over_budget(
     let Some(budget) = budget else {
         return outcome;
     };
-    let model = &lead.agent.config().model;
-    let spent = crate::cost::priced_usd(model, &lead.agent.usage(), lead.agent.usage_by_model())
-        + cost_usd(model, &lead.subagents.usage());
+    let spent = spent_usd(lead);
     match outcome {
-        Ok(_) if spent > budget => Err(RunFailure::Team(format!(
-            "the run cost ${spent:.4}, over --max-budget-usd {budget}"
-        ))),
+        Ok(progress) if spent > budget => Err(RunFailure::Budget {
+            reason: format!("the run cost ${spent:.4}, over --max-budget-usd {budget}"),
+            model_calls: progress.model_calls,
+        }),
         other => other,
     }
 }

@@ -12,6 +12,7 @@ mod args_rules;
 mod args_sdk;
 mod args_team;
 mod ask;
+mod budget;
 mod claude_subcommands;
 mod commands;
 mod compose;

@@ -142,9 +142,15 @@ pub fn run(cli: &Cli) -> Result<i32> {
                 continue;
             }
         };
+        let mut watch = crate::budget::BudgetWatch::new(
+            args.contract.max_budget_usd,
+            crate::headless::spent_usd(&lead),
+            lead.agent.stop_flag(),
+        );
         let mut observe = {
             let (events, stream) = (events.clone(), stream.clone());
             move |event: AgentEvent<'_>| {
+                watch.observe(&event);
                 let lines = stream
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)

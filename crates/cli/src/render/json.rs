@@ -11,6 +11,8 @@ pub enum Subtype {
     Success,
     /// `--max-turns` ran out.
     ErrorMaxTurns,
+    /// The run's cost passed `--max-budget-usd`.
+    ErrorMaxBudgetUsd,
     /// Something failed (model, transcript, team timeout).
     ErrorDuringExecution,
 }
@@ -20,6 +22,7 @@ impl Subtype {
         match self {
             Subtype::Success => "success",
             Subtype::ErrorMaxTurns => "error_max_turns",
+            Subtype::ErrorMaxBudgetUsd => "error_max_budget_usd",
             Subtype::ErrorDuringExecution => "error_during_execution",
         }
     }

@@ -1,0 +1,58 @@
+//! Claude Code's headless flags that change how a run ends, through the binary:
+//! `--max-budget-usd` (stops the run, `error_max_budget_usd`), `--json-schema`
+//! (`structured_output`) and `--fallback-model`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+mod common;
+
+use common::{result_json, run, stderr, troupe};
+use serde_json::json;
+use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
+
+#[test]
+fn max_budget_usd_stops_the_run_once_its_cost_passes_and_says_error_max_budget_usd() {
+    let ws = TempWorkspace::new();
+    ws.write("a.txt", "alpha\n");
+    let server = FakeServer::start();
+    // A lead that would read forever; each call costs about $0.32 at Sonnet's prices.
+    server.set_fallback(|_| {
+        Step::reply(Reply::tool("read_file", json!({"path": "a.txt"})).usage(100_000, 1_000))
+    });
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "read a.txt again and again",
+        "--model",
+        "claude-sonnet-4-5",
+        "--output-format",
+        "json",
+        "--max-budget-usd",
+        "0.5",
+        "--max-turns",
+        "10",
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["subtype"], "error_max_budget_usd", "{result}");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["num_turns"], 2, "{result}");
+    assert!(result["total_cost_usd"].as_f64().unwrap() > 0.5, "{result}");
+    assert_eq!(
+        server.requests_for("lead").len(),
+        2,
+        "no call after the budget ran out"
+    );
+
+    // Under the budget, the same flag changes nothing.
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "hi",
+        "--output-format",
+        "json",
+        "--max-budget-usd",
+        "5",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(result_json(&out)["subtype"], "success");
+}
