@@ -23,6 +23,7 @@ mod headless;
 mod hooks;
 mod logfile;
 mod mcp;
+mod mcp_files;
 mod person_guard;
 mod plugins;
 mod render;
