@@ -74,7 +74,8 @@ pub struct ContractArgs {
     #[arg(long, value_name = "MODEL")]
     pub fallback_model: Option<String>,
 
-    /// A JSON Schema the final answer must follow (accepted; see the note it prints).
+    /// A JSON Schema the final answer must follow (-p): the lead is told to answer with such a
+    /// JSON value, which the result carries as `structured_output`.
     #[arg(long, value_name = "SCHEMA")]
     pub json_schema: Option<String>,
 
@@ -102,9 +103,9 @@ impl ContractArgs {
         if self.fallback_model.is_some() {
             notes.push("--fallback-model is accepted but not used: troupe retries the same model on overload".to_string());
         }
-        if self.json_schema.is_some() {
+        if self.json_schema.is_some() && self.input_format == InputFormat::StreamJson {
             notes.push(
-                "--json-schema is accepted but the answer is not validated against it".to_string(),
+                "--json-schema applies to -p with a text prompt; with --input-format stream-json the answers are not validated".to_string(),
             );
         }
         if !self.betas.is_empty() {

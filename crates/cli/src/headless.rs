@@ -420,6 +420,7 @@ pub(crate) fn run_result(
         todos: lead.agent.todos(),
         terminal_reason,
         ttft_ms,
+        structured_output: None,
     }
 }
 
@@ -440,7 +441,27 @@ pub fn run(cli: &Cli) -> Result<i32> {
     }
     let started = Instant::now();
     let prompt = read_prompt(cli)?;
-    let args = &cli.run;
+    let schema = cli
+        .run
+        .contract
+        .json_schema
+        .as_deref()
+        .map(crate::structured_output::parse_schema)
+        .transpose()?;
+    let with_schema;
+    let args = match &schema {
+        Some(schema) => {
+            let mut args = cli.run.clone();
+            let instruction = crate::structured_output::instruction(schema);
+            args.append_system_prompt = Some(match args.append_system_prompt.take() {
+                Some(text) => format!("{text}\n\n{instruction}"),
+                None => instruction,
+            });
+            with_schema = args;
+            &with_schema
+        }
+        None => &cli.run,
+    };
     let format = args.output_format;
     let session_cell = Arc::new(OnceLock::new());
     let mut lead = lead(
@@ -507,13 +528,33 @@ pub fn run(cli: &Cli) -> Result<i32> {
         &mut observe,
     ));
     command.end(&mut lead.agent);
+    let (outcome, structured) = match &schema {
+        Some(schema) => {
+            let Lead {
+                agent,
+                team,
+                runtime,
+                ..
+            } = &mut lead;
+            runtime.block_on(structured(
+                schema,
+                outcome,
+                agent,
+                team,
+                timeout,
+                &mut observe,
+            ))
+        }
+        None => (outcome, None),
+    };
     let outcome = over_budget(&lead, budget, outcome);
     end_run(&mut lead);
     let (stop_reason, ttft) = {
         let mut stream = stream.lock().unwrap_or_else(PoisonError::into_inner);
         (stream.last_stop_reason.clone(), stream.take_ttft(started))
     };
-    let report = run_result(&lead, outcome, started, stop_reason, ttft);
+    let mut report = run_result(&lead, outcome, started, stop_reason, ttft);
+    report.structured_output = structured;
     match format {
         OutputFormat::Text => {
             if report.subtype.is_error() {
@@ -528,6 +569,47 @@ pub fn run(cli: &Cli) -> Result<i32> {
     }
     lead.close();
     Ok(if report.subtype.is_error() { 1 } else { 0 })
+}
+
+/// `--json-schema`: the final answer checked against the schema; one more turn telling the
+/// lead what is wrong when it does not fit, then an error naming the fault.
+async fn structured(
+    schema: &Value,
+    mut outcome: Result<Progress, RunFailure>,
+    agent: &mut Agent,
+    team: &Team,
+    timeout: Duration,
+    observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+) -> (Result<Progress, RunFailure>, Option<Value>) {
+    use crate::structured_output::{check, retry_prompt};
+    let mut retried = false;
+    loop {
+        let progress = match outcome {
+            Ok(progress) if progress.end != TurnEnd::MaxTurns => progress,
+            other => return (other, None),
+        };
+        match check(schema, &progress.text) {
+            Ok(value) => return (Ok(progress), Some(value)),
+            Err(why) if !retried => {
+                retried = true;
+                let earlier = progress.model_calls;
+                outcome = work(agent, team, retry_prompt(&why), timeout, observe)
+                    .await
+                    .map(|mut again| {
+                        again.model_calls += earlier;
+                        again
+                    });
+            }
+            Err(why) => {
+                return (
+                    Err(RunFailure::Team(format!(
+                        "--json-schema: the final answer does not satisfy the schema: {why}"
+                    ))),
+                    None,
+                )
+            }
+        }
+    }
 }
 
 /// Ends a headless run: the session hooks, the teammates at their round boundary, the MCP

@@ -37,6 +37,7 @@ mod signals;
 mod slash;
 mod slash_body;
 mod store;
+mod structured_output;
 mod subagents;
 mod team_pick;
 mod term;

@@ -56,3 +56,69 @@ fn max_budget_usd_stops_the_run_once_its_cost_passes_and_says_error_max_budget_u
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(result_json(&out)["subtype"], "success");
 }
+
+const SCHEMA: &str =
+    r#"{"type": "object", "properties": {"files": {"type": "integer"}}, "required": ["files"]}"#;
+
+fn with_schema(ws: &TempWorkspace, server: &FakeServer) -> std::process::Output {
+    run(troupe(ws.path(), server, Wire::Anthropic).args([
+        "-p",
+        "count the files",
+        "--output-format",
+        "json",
+        "--json-schema",
+        SCHEMA,
+    ]))
+}
+
+#[test]
+fn json_schema_puts_the_checked_answer_in_structured_output() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script("lead", [Step::text(r#"{"files": 3}"#)]);
+    let out = with_schema(&ws, &server);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_eq!(result["structured_output"], json!({"files": 3}));
+    // The lead was told the schema.
+    let system = server.requests_for("lead")[0].system();
+    assert!(system.contains(r#""required":["files"]"#), "{system}");
+
+    // A wrong answer is sent back once with the fault; the corrected one is used.
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [Step::text("three files"), Step::text(r#"{"files": 3}"#)],
+    );
+    let out = with_schema(&ws, &server);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["structured_output"], json!({"files": 3}), "{result}");
+    assert_eq!(result["num_turns"], 2);
+    let retry = server.requests_for("lead")[1].all_text();
+    assert!(retry.contains("it is not JSON"), "{retry}");
+
+    // Wrong twice: an error naming the fault, and no structured_output.
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::text(r#"{"files": "3"}"#),
+            Step::text(r#"{"count": 3}"#),
+        ],
+    );
+    let out = with_schema(&ws, &server);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["subtype"], "error_during_execution", "{result}");
+    assert!(result.get("structured_output").is_none());
+    let error = result["errors"][0].as_str().unwrap();
+    assert!(
+        error.contains("lacks the required property `files`"),
+        "{error}"
+    );
+    assert!(server.requests_for("lead")[1]
+        .all_text()
+        .contains("$.files should be integer"));
+}
