@@ -70,7 +70,8 @@ pub struct ContractArgs {
     )]
     pub debug: Option<String>,
 
-    /// Model to use when the main one is overloaded (accepted; see the note it prints).
+    /// Model to try the turn again on (-p) when the main one stays overloaded or failing
+    /// after the retries.
     #[arg(long, value_name = "MODEL")]
     pub fallback_model: Option<String>,
 
@@ -100,8 +101,10 @@ impl ContractArgs {
     /// One line each for the flags troupe accepts but cannot apply, for stderr.
     pub fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
-        if self.fallback_model.is_some() {
-            notes.push("--fallback-model is accepted but not used: troupe retries the same model on overload".to_string());
+        if self.fallback_model.is_some() && self.input_format == InputFormat::StreamJson {
+            notes.push(
+                "--fallback-model applies to -p with a text prompt; with --input-format stream-json a failing model fails the turn".to_string(),
+            );
         }
         if self.json_schema.is_some() && self.input_format == InputFormat::StreamJson {
             notes.push(

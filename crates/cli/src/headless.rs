@@ -173,11 +173,12 @@ pub(crate) fn notice_sink(
     }
 }
 
-/// Runs one prompt and the turns the team's mail asks for, until the team settles.
+/// Runs one prompt (none: answers the conversation as it stands, after a failed call) and the
+/// turns the team's mail asks for, until the team settles.
 pub(crate) async fn work(
     agent: &mut Agent,
     team: &Team,
-    prompt: String,
+    prompt: Option<String>,
     timeout: Duration,
     observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
 ) -> Result<Progress, RunFailure> {
@@ -186,7 +187,7 @@ pub(crate) async fn work(
     let jobs = agent.background().cloned();
     let mut job_changes = jobs.as_ref().map(Jobs::subscribe);
     let first = agent
-        .run_turn(Some(prompt), observe)
+        .run_turn(prompt, observe)
         .await
         .map_err(RunFailure::Agent)?;
     let mut progress = Progress {
@@ -520,13 +521,37 @@ pub fn run(cli: &Cli) -> Result<i32> {
             &custom.commands,
         ))
         .map_err(anyhow::Error::msg)?;
-    let outcome = lead.runtime.block_on(work(
+    let mut outcome = lead.runtime.block_on(work(
         &mut lead.agent,
         &lead.team,
-        prompt,
+        Some(prompt),
         timeout,
         &mut observe,
     ));
+    if let (Some(fallback), Err(RunFailure::Agent(error))) =
+        (&args.contract.fallback_model, &outcome)
+    {
+        if crate::fallback::worth_falling_back(error) {
+            let failed = lead.agent.config().model.clone();
+            lead.run.model.model = lead
+                .run
+                .model
+                .named(fallback, &troupe_tools::child_env::var);
+            crate::render::sanitize::errln!(
+                "troupe: {failed} failed ({error}); trying the turn again with --fallback-model {}",
+                lead.run.model.model
+            );
+            let client = lead.agent.model_client();
+            crate::control::switch_model(&mut lead, client);
+            outcome = lead.runtime.block_on(work(
+                &mut lead.agent,
+                &lead.team,
+                None,
+                timeout,
+                &mut observe,
+            ));
+        }
+    }
     command.end(&mut lead.agent);
     let (outcome, structured) = match &schema {
         Some(schema) => {
@@ -593,7 +618,7 @@ async fn structured(
             Err(why) if !retried => {
                 retried = true;
                 let earlier = progress.model_calls;
-                outcome = work(agent, team, retry_prompt(&why), timeout, observe)
+                outcome = work(agent, team, Some(retry_prompt(&why)), timeout, observe)
                     .await
                     .map(|mut again| {
                         again.model_calls += earlier;

@@ -19,6 +19,7 @@ mod compose;
 mod control;
 mod cost;
 mod cron;
+mod fallback;
 mod headless;
 mod hooks;
 mod logfile;

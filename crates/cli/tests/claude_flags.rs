@@ -122,3 +122,55 @@ fn json_schema_puts_the_checked_answer_in_structured_output() {
         .all_text()
         .contains("$.files should be integer"));
 }
+
+#[test]
+fn fallback_model_takes_over_the_turn_when_the_model_stays_overloaded() {
+    use troupe_testkit::Fault;
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|req| match req.model().as_str() {
+        "claude-haiku-4-5" => Step::text("answered by the fallback"),
+        _ => Step::fault(Fault::status(529)),
+    });
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "summon-the-answer",
+        "--model",
+        "claude-sonnet-4-5",
+        "--fallback-model",
+        "claude-haiku-4-5",
+        "--output-format",
+        "json",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["result"], "answered by the fallback", "{result}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("claude-sonnet-4-5 failed")
+            && err.contains("--fallback-model claude-haiku-4-5"),
+        "{err}"
+    );
+    let models: Vec<String> = server
+        .requests_for("lead")
+        .iter()
+        .map(|r| r.model())
+        .collect();
+    assert!(models.len() >= 2, "{models:?}");
+    assert_eq!(models.last().unwrap(), "claude-haiku-4-5");
+    // The prompt was asked once: the fallback answered the same conversation.
+    let last = server.requests_for("lead").last().unwrap().all_text();
+    assert_eq!(last.matches("summon-the-answer").count(), 1, "{last}");
+
+    // Without the flag the run fails on the overload.
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "summon-the-answer",
+        "--model",
+        "claude-sonnet-4-5",
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(result_json(&out)["subtype"], "error_during_execution");
+}

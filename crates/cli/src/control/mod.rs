@@ -168,7 +168,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
                 ..
             } = &mut lead;
             runtime.block_on(async {
-                let turn = work(agent, team, prompt, timeout, &mut observe);
+                let turn = work(agent, team, Some(prompt), timeout, &mut observe);
                 tokio::pin!(turn);
                 loop {
                     tokio::select! {
@@ -334,7 +334,7 @@ fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
 
 /// Puts `lead.run.model` in force through `client`: for the lead, and for every teammate and
 /// subagent made from now on.
-fn switch_model(lead: &mut Lead, client: Arc<dyn troupe_model::Model>) {
+pub(crate) fn switch_model(lead: &mut Lead, client: Arc<dyn troupe_model::Model>) {
     let config = lead.run.model.clone();
     lead.agent.set_model(client.clone(), config.model.clone());
     lead.team.shared().config.recipe.set_model(config, client);
