@@ -1,5 +1,6 @@
 //! Command-line flags and subcommands (Claude Code's names where they exist).
 
+use crate::mcp_files::McpScope;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -299,6 +300,68 @@ pub enum McpCommand {
         settings: Option<String>,
         #[command(flatten)]
         mcp: McpFlags,
+    },
+    /// Add a server, as `claude mcp add` does: `troupe mcp add <name> -- <command> [args…]`, or
+    /// `troupe mcp add --transport http <name> <url>` (written to the --scope's file).
+    Add {
+        /// The server's name.
+        name: String,
+        /// The command (stdio) or the URL (sse, http).
+        command_or_url: String,
+        /// The command's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// How the server is reached: stdio, sse or http.
+        #[arg(short = 't', long, default_value = "stdio")]
+        transport: String,
+        /// A variable for a stdio server, KEY=value (repeatable).
+        #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// A header for an sse or http server, "Name: value" (repeatable).
+        #[arg(short = 'H', long = "header", value_name = "HEADER")]
+        header: Vec<String>,
+        /// Where: local (~/.claude.json, this workspace only; the default), project
+        /// (.mcp.json) or user (~/.claude.json, every workspace).
+        #[arg(short = 's', long, value_enum, default_value_t = McpScope::Local)]
+        scope: McpScope,
+        /// Workspace directory (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+    },
+    /// Add a server from its JSON (`'{"type":"stdio","command":"npx","args":[…]}'`).
+    AddJson {
+        /// The server's name.
+        name: String,
+        /// The server's entry as JSON.
+        json: String,
+        /// Where: local (the default), project or user.
+        #[arg(short = 's', long, value_enum, default_value_t = McpScope::Local)]
+        scope: McpScope,
+        /// Workspace directory (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+    },
+    /// One server's configuration and the scope it comes from.
+    Get {
+        /// The server's name.
+        name: String,
+        /// Print it as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Workspace directory (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+    },
+    /// Remove a server (from --scope, else from the one scope that has it).
+    Remove {
+        /// The server's name.
+        name: String,
+        /// Only from this scope: local, project or user.
+        #[arg(short = 's', long, value_enum)]
+        scope: Option<McpScope>,
+        /// Workspace directory (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
     },
 }
 

@@ -70,11 +70,13 @@ pub struct ContractArgs {
     )]
     pub debug: Option<String>,
 
-    /// Model to use when the main one is overloaded (accepted; see the note it prints).
+    /// Model to try the turn again on (-p) when the main one stays overloaded or failing
+    /// after the retries.
     #[arg(long, value_name = "MODEL")]
     pub fallback_model: Option<String>,
 
-    /// A JSON Schema the final answer must follow (accepted; see the note it prints).
+    /// A JSON Schema the final answer must follow (-p): the lead is told to answer with such a
+    /// JSON value, which the result carries as `structured_output`.
     #[arg(long, value_name = "SCHEMA")]
     pub json_schema: Option<String>,
 
@@ -99,12 +101,14 @@ impl ContractArgs {
     /// One line each for the flags troupe accepts but cannot apply, for stderr.
     pub fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
-        if self.fallback_model.is_some() {
-            notes.push("--fallback-model is accepted but not used: troupe retries the same model on overload".to_string());
-        }
-        if self.json_schema.is_some() {
+        if self.fallback_model.is_some() && self.input_format == InputFormat::StreamJson {
             notes.push(
-                "--json-schema is accepted but the answer is not validated against it".to_string(),
+                "--fallback-model applies to -p with a text prompt; with --input-format stream-json a failing model fails the turn".to_string(),
+            );
+        }
+        if self.json_schema.is_some() && self.input_format == InputFormat::StreamJson {
+            notes.push(
+                "--json-schema applies to -p with a text prompt; with --input-format stream-json the answers are not validated".to_string(),
             );
         }
         if !self.betas.is_empty() {

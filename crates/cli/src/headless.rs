@@ -122,6 +122,11 @@ pub(crate) struct Progress {
 pub(crate) enum RunFailure {
     Agent(AgentError),
     Team(String),
+    /// `--max-budget-usd` ran out after this many model calls.
+    Budget {
+        reason: String,
+        model_calls: u32,
+    },
     /// The controlling process interrupted the turn (stream-json input).
     Interrupted,
 }
@@ -168,11 +173,12 @@ pub(crate) fn notice_sink(
     }
 }
 
-/// Runs one prompt and the turns the team's mail asks for, until the team settles.
+/// Runs one prompt (none: answers the conversation as it stands, after a failed call) and the
+/// turns the team's mail asks for, until the team settles.
 pub(crate) async fn work(
     agent: &mut Agent,
     team: &Team,
-    prompt: String,
+    prompt: Option<String>,
     timeout: Duration,
     observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
 ) -> Result<Progress, RunFailure> {
@@ -181,7 +187,7 @@ pub(crate) async fn work(
     let jobs = agent.background().cloned();
     let mut job_changes = jobs.as_ref().map(Jobs::subscribe);
     let first = agent
-        .run_turn(Some(prompt), observe)
+        .run_turn(prompt, observe)
         .await
         .map_err(RunFailure::Agent)?;
     let mut progress = Progress {
@@ -191,7 +197,8 @@ pub(crate) async fn work(
     };
     let deadline = Instant::now() + timeout;
     let mut overdue = crate::waiting::Overdue::new();
-    while progress.end != TurnEnd::MaxTurns {
+    let stop = agent.stop_flag();
+    while progress.end != TurnEnd::MaxTurns && !crate::budget::stopped(&stop) {
         // A finished background command wakes the lead the way mail does.
         let notified = jobs.as_ref().is_some_and(Jobs::has_pending);
         let state = match notified {
@@ -367,6 +374,10 @@ pub(crate) fn run_result(
             (Subtype::ErrorDuringExecution, e.to_string(), 0)
         }
         Err(RunFailure::Team(e)) => (Subtype::ErrorDuringExecution, e, 0),
+        Err(RunFailure::Budget {
+            reason,
+            model_calls,
+        }) => (Subtype::ErrorMaxBudgetUsd, reason, model_calls),
         Err(RunFailure::Interrupted) => {
             (Subtype::ErrorDuringExecution, "interrupted".to_string(), 0)
         }
@@ -410,6 +421,7 @@ pub(crate) fn run_result(
         todos: lead.agent.todos(),
         terminal_reason,
         ttft_ms,
+        structured_output: None,
     }
 }
 
@@ -430,7 +442,27 @@ pub fn run(cli: &Cli) -> Result<i32> {
     }
     let started = Instant::now();
     let prompt = read_prompt(cli)?;
-    let args = &cli.run;
+    let schema = cli
+        .run
+        .contract
+        .json_schema
+        .as_deref()
+        .map(crate::structured_output::parse_schema)
+        .transpose()?;
+    let with_schema;
+    let args = match &schema {
+        Some(schema) => {
+            let mut args = cli.run.clone();
+            let instruction = crate::structured_output::instruction(schema);
+            args.append_system_prompt = Some(match args.append_system_prompt.take() {
+                Some(text) => format!("{text}\n\n{instruction}"),
+                None => instruction,
+            });
+            with_schema = args;
+            &with_schema
+        }
+        None => &cli.run,
+    };
     let format = args.output_format;
     let session_cell = Arc::new(OnceLock::new());
     let mut lead = lead(
@@ -453,9 +485,12 @@ pub fn run(cli: &Cli) -> Result<i32> {
         args.contract.include_partial_messages,
         &lead.run.workspace,
     )));
+    let mut watch =
+        crate::budget::BudgetWatch::new(args.contract.max_budget_usd, 0.0, lead.agent.stop_flag());
     let mut observe = {
         let (events, stream) = (events.clone(), stream.clone());
         move |event: AgentEvent<'_>| {
+            watch.observe(&event);
             if events.wanted() {
                 let lines = stream
                     .lock()
@@ -486,21 +521,65 @@ pub fn run(cli: &Cli) -> Result<i32> {
             &custom.commands,
         ))
         .map_err(anyhow::Error::msg)?;
-    let outcome = lead.runtime.block_on(work(
+    let mut outcome = lead.runtime.block_on(work(
         &mut lead.agent,
         &lead.team,
-        prompt,
+        Some(prompt),
         timeout,
         &mut observe,
     ));
+    if let (Some(fallback), Err(RunFailure::Agent(error))) =
+        (&args.contract.fallback_model, &outcome)
+    {
+        if crate::fallback::worth_falling_back(error) {
+            let failed = lead.agent.config().model.clone();
+            lead.run.model.model = lead
+                .run
+                .model
+                .named(fallback, &troupe_tools::child_env::var);
+            crate::render::sanitize::errln!(
+                "troupe: {failed} failed ({error}); trying the turn again with --fallback-model {}",
+                lead.run.model.model
+            );
+            let client = lead.agent.model_client();
+            crate::control::switch_model(&mut lead, client);
+            outcome = lead.runtime.block_on(work(
+                &mut lead.agent,
+                &lead.team,
+                None,
+                timeout,
+                &mut observe,
+            ));
+        }
+    }
     command.end(&mut lead.agent);
+    let (outcome, structured) = match &schema {
+        Some(schema) => {
+            let Lead {
+                agent,
+                team,
+                runtime,
+                ..
+            } = &mut lead;
+            runtime.block_on(structured(
+                schema,
+                outcome,
+                agent,
+                team,
+                timeout,
+                &mut observe,
+            ))
+        }
+        None => (outcome, None),
+    };
     let outcome = over_budget(&lead, budget, outcome);
     end_run(&mut lead);
     let (stop_reason, ttft) = {
         let mut stream = stream.lock().unwrap_or_else(PoisonError::into_inner);
         (stream.last_stop_reason.clone(), stream.take_ttft(started))
     };
-    let report = run_result(&lead, outcome, started, stop_reason, ttft);
+    let mut report = run_result(&lead, outcome, started, stop_reason, ttft);
+    report.structured_output = structured;
     match format {
         OutputFormat::Text => {
             if report.subtype.is_error() {
@@ -517,6 +596,47 @@ pub fn run(cli: &Cli) -> Result<i32> {
     Ok(if report.subtype.is_error() { 1 } else { 0 })
 }
 
+/// `--json-schema`: the final answer checked against the schema; one more turn telling the
+/// lead what is wrong when it does not fit, then an error naming the fault.
+async fn structured(
+    schema: &Value,
+    mut outcome: Result<Progress, RunFailure>,
+    agent: &mut Agent,
+    team: &Team,
+    timeout: Duration,
+    observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+) -> (Result<Progress, RunFailure>, Option<Value>) {
+    use crate::structured_output::{check, retry_prompt};
+    let mut retried = false;
+    loop {
+        let progress = match outcome {
+            Ok(progress) if progress.end != TurnEnd::MaxTurns => progress,
+            other => return (other, None),
+        };
+        match check(schema, &progress.text) {
+            Ok(value) => return (Ok(progress), Some(value)),
+            Err(why) if !retried => {
+                retried = true;
+                let earlier = progress.model_calls;
+                outcome = work(agent, team, Some(retry_prompt(&why)), timeout, observe)
+                    .await
+                    .map(|mut again| {
+                        again.model_calls += earlier;
+                        again
+                    });
+            }
+            Err(why) => {
+                return (
+                    Err(RunFailure::Team(format!(
+                        "--json-schema: the final answer does not satisfy the schema: {why}"
+                    ))),
+                    None,
+                )
+            }
+        }
+    }
+}
+
 /// Ends a headless run: the session hooks, the teammates at their round boundary, the MCP
 /// servers, and whatever any tool started (even what left its call behind).
 pub(crate) fn end_run(lead: &mut Lead) {
@@ -525,6 +645,13 @@ pub(crate) fn end_run(lead: &mut Lead) {
     lead.runtime.block_on(lead.team.stop_all(STOP_LIMIT));
     lead.mcp.shutdown();
     troupe_tools::process::end_all();
+}
+
+/// What the lead and its subagents have spent so far, in US dollars.
+pub(crate) fn spent_usd(lead: &Lead) -> f64 {
+    let model = &lead.agent.config().model;
+    crate::cost::priced_usd(model, &lead.agent.usage(), lead.agent.usage_by_model())
+        + cost_usd(model, &lead.subagents.usage())
 }
 
 /// `--max-budget-usd`: a run whose cost passed the budget is reported as an error (Claude
@@ -537,13 +664,12 @@ pub(crate) fn over_budget(
     let Some(budget) = budget else {
         return outcome;
     };
-    let model = &lead.agent.config().model;
-    let spent = crate::cost::priced_usd(model, &lead.agent.usage(), lead.agent.usage_by_model())
-        + cost_usd(model, &lead.subagents.usage());
+    let spent = spent_usd(lead);
     match outcome {
-        Ok(_) if spent > budget => Err(RunFailure::Team(format!(
-            "the run cost ${spent:.4}, over --max-budget-usd {budget}"
-        ))),
+        Ok(progress) if spent > budget => Err(RunFailure::Budget {
+            reason: format!("the run cost ${spent:.4}, over --max-budget-usd {budget}"),
+            model_calls: progress.model_calls,
+        }),
         other => other,
     }
 }

@@ -3,6 +3,7 @@
 //! extension that gives every agent of this process the servers' tools and `connect_mcp`.
 
 use crate::args::McpFlags;
+use crate::mcp_files::{McpFiles, McpScope};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -14,8 +15,9 @@ use troupe_mcp::{McpConfig, McpManager, McpOptions, ServerStatus};
 use troupe_settings::{Loaded, Permissions, Scope, Settings};
 use troupe_tools::DynTool;
 
-/// Every configured server, lowest precedence first: the user's settings, the workspace's
-/// `.mcp.json`, the project's and local settings, `--settings`, then `--mcp-config` (only that
+/// Every configured server, lowest precedence first: `~/.claude.json`'s user-scope servers,
+/// the user's settings, the workspace's `.mcp.json`, `~/.claude.json`'s servers of this
+/// workspace (`claude mcp add`'s local scope), the project's and local settings, `--settings`, then `--mcp-config` (only that
 /// with `--strict-mcp-config`). A `.mcp.json` that cannot be read is reported, not fatal; a bad
 /// `--mcp-config` is an error. `.mcp.json` is read only when `workspace_servers` (the
 /// workspace is trusted).
@@ -30,6 +32,21 @@ pub fn config(
     if !flags.strict_mcp_config {
         let (user, rest): (Vec<_>, Vec<_>) =
             loaded.layers.iter().partition(|l| l.scope == Scope::User);
+        let files = McpFiles::new(workspace);
+        let claude_json = |config: &mut McpConfig, scope: McpScope| match files.servers(scope) {
+            Ok(servers) => {
+                let origin = match files.path(scope) {
+                    Ok(path) => format!("{} ({} scope)", path.display(), scope.as_str()),
+                    Err(_) => scope.as_str().to_string(),
+                };
+                config.add_servers(&origin, &servers, &env);
+            }
+            Err(problem) => {
+                tracing::warn!("{problem:#}");
+                config.problems.push(format!("{problem:#}"));
+            }
+        };
+        claude_json(&mut config, McpScope::User);
         for layer in user {
             config.add_servers(&layer.origin, &layer.settings.mcp_servers, &env);
         }
@@ -39,6 +56,8 @@ pub fn config(
                 config.problems.push(problem.to_string());
             }
         }
+        // `claude mcp add`'s local scope wins over the project's, as in Claude Code.
+        claude_json(&mut config, McpScope::Local);
         for layer in rest {
             config.add_servers(&layer.origin, &layer.settings.mcp_servers, &env);
         }

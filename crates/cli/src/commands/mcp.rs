@@ -1,5 +1,6 @@
 //! `troupe mcp list`: every configured server, started now and checked (each waits at most its
-//! start-up timeout), with its status, transport, tool count and last error.
+//! start-up timeout), with its status, transport, tool count and last error. The commands that
+//! edit the configuration are [`super::mcp_edit`]'s.
 
 use crate::args::{McpArgs, McpCommand};
 use crate::render::sanitize::{json_line, terminal};
@@ -63,6 +64,35 @@ pub fn run(args: &McpArgs) -> Result<i32> {
             drop(runtime);
             troupe_tools::process::end_all();
             Ok(0)
+        }
+        McpCommand::Add {
+            name,
+            command_or_url,
+            args,
+            transport,
+            env,
+            header,
+            scope,
+            cwd,
+        } => super::mcp_edit::add(super::mcp_edit::Added {
+            name,
+            command_or_url,
+            args,
+            transport,
+            env,
+            header,
+            scope: *scope,
+            cwd: cwd.as_ref(),
+        }),
+        McpCommand::AddJson {
+            name,
+            json,
+            scope,
+            cwd,
+        } => super::mcp_edit::add_json(name, json, *scope, cwd.as_ref()),
+        McpCommand::Get { name, json, cwd } => super::mcp_edit::get(name, *json, cwd.as_ref()),
+        McpCommand::Remove { name, scope, cwd } => {
+            super::mcp_edit::remove(name, *scope, cwd.as_ref())
         }
     }
 }

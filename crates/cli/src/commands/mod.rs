@@ -1,11 +1,12 @@
 //! Subcommands: `troupe team …`, `troupe task …`, `troupe worktree …`, `troupe teammate`,
-//! `troupe sandbox check`, `troupe config`, `troupe mcp list`, `troupe cron …`, `troupe sessions`
+//! `troupe sandbox check`, `troupe config`, `troupe mcp …`, `troupe cron …`, `troupe sessions`
 //! `troupe doctor`, `troupe trust` and `troupe plugin …`.
 
 pub mod config;
 pub mod cron;
 pub mod doctor;
 pub mod mcp;
+pub mod mcp_edit;
 pub mod model;
 pub mod plugin;
 pub mod sandbox;

@@ -142,9 +142,15 @@ pub fn run(cli: &Cli) -> Result<i32> {
                 continue;
             }
         };
+        let mut watch = crate::budget::BudgetWatch::new(
+            args.contract.max_budget_usd,
+            crate::headless::spent_usd(&lead),
+            lead.agent.stop_flag(),
+        );
         let mut observe = {
             let (events, stream) = (events.clone(), stream.clone());
             move |event: AgentEvent<'_>| {
+                watch.observe(&event);
                 let lines = stream
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -162,7 +168,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
                 ..
             } = &mut lead;
             runtime.block_on(async {
-                let turn = work(agent, team, prompt, timeout, &mut observe);
+                let turn = work(agent, team, Some(prompt), timeout, &mut observe);
                 tokio::pin!(turn);
                 loop {
                     tokio::select! {
@@ -328,7 +334,7 @@ fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
 
 /// Puts `lead.run.model` in force through `client`: for the lead, and for every teammate and
 /// subagent made from now on.
-fn switch_model(lead: &mut Lead, client: Arc<dyn troupe_model::Model>) {
+pub(crate) fn switch_model(lead: &mut Lead, client: Arc<dyn troupe_model::Model>) {
     let config = lead.run.model.clone();
     lead.agent.set_model(client.clone(), config.model.clone());
     lead.team.shared().config.recipe.set_model(config, client);

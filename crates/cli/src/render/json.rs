@@ -11,6 +11,8 @@ pub enum Subtype {
     Success,
     /// `--max-turns` ran out.
     ErrorMaxTurns,
+    /// The run's cost passed `--max-budget-usd`.
+    ErrorMaxBudgetUsd,
     /// Something failed (model, transcript, team timeout).
     ErrorDuringExecution,
 }
@@ -20,6 +22,7 @@ impl Subtype {
         match self {
             Subtype::Success => "success",
             Subtype::ErrorMaxTurns => "error_max_turns",
+            Subtype::ErrorMaxBudgetUsd => "error_max_budget_usd",
             Subtype::ErrorDuringExecution => "error_during_execution",
         }
     }
@@ -70,6 +73,8 @@ pub struct RunResult {
     pub terminal_reason: &'static str,
     /// Milliseconds to the model's first content, when it sent any.
     pub ttft_ms: Option<u64>,
+    /// With `--json-schema`: the final answer as the JSON value the schema accepted.
+    pub structured_output: Option<Value>,
 }
 
 impl RunResult {
@@ -114,6 +119,9 @@ impl RunResult {
         });
         if self.subtype.is_error() {
             value["errors"] = json!([self.result]);
+        }
+        if let Some(structured) = &self.structured_output {
+            value["structured_output"] = structured.clone();
         }
         value["agents"] = self
             .agents

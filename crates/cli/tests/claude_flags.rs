@@ -1,0 +1,176 @@
+//! Claude Code's headless flags that change how a run ends, through the binary:
+//! `--max-budget-usd` (stops the run, `error_max_budget_usd`), `--json-schema`
+//! (`structured_output`) and `--fallback-model`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
+
+mod common;
+
+use common::{result_json, run, stderr, troupe};
+use serde_json::json;
+use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
+
+#[test]
+fn max_budget_usd_stops_the_run_once_its_cost_passes_and_says_error_max_budget_usd() {
+    let ws = TempWorkspace::new();
+    ws.write("a.txt", "alpha\n");
+    let server = FakeServer::start();
+    // A lead that would read forever; each call costs about $0.32 at Sonnet's prices.
+    server.set_fallback(|_| {
+        Step::reply(Reply::tool("read_file", json!({"path": "a.txt"})).usage(100_000, 1_000))
+    });
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "read a.txt again and again",
+        "--model",
+        "claude-sonnet-4-5",
+        "--output-format",
+        "json",
+        "--max-budget-usd",
+        "0.5",
+        "--max-turns",
+        "10",
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["subtype"], "error_max_budget_usd", "{result}");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["num_turns"], 2, "{result}");
+    assert!(result["total_cost_usd"].as_f64().unwrap() > 0.5, "{result}");
+    assert_eq!(
+        server.requests_for("lead").len(),
+        2,
+        "no call after the budget ran out"
+    );
+
+    // Under the budget, the same flag changes nothing.
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "hi",
+        "--output-format",
+        "json",
+        "--max-budget-usd",
+        "5",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(result_json(&out)["subtype"], "success");
+}
+
+const SCHEMA: &str =
+    r#"{"type": "object", "properties": {"files": {"type": "integer"}}, "required": ["files"]}"#;
+
+fn with_schema(ws: &TempWorkspace, server: &FakeServer) -> std::process::Output {
+    run(troupe(ws.path(), server, Wire::Anthropic).args([
+        "-p",
+        "count the files",
+        "--output-format",
+        "json",
+        "--json-schema",
+        SCHEMA,
+    ]))
+}
+
+#[test]
+fn json_schema_puts_the_checked_answer_in_structured_output() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script("lead", [Step::text(r#"{"files": 3}"#)]);
+    let out = with_schema(&ws, &server);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_eq!(result["structured_output"], json!({"files": 3}));
+    // The lead was told the schema.
+    let system = server.requests_for("lead")[0].system();
+    assert!(system.contains(r#""required":["files"]"#), "{system}");
+
+    // A wrong answer is sent back once with the fault; the corrected one is used.
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [Step::text("three files"), Step::text(r#"{"files": 3}"#)],
+    );
+    let out = with_schema(&ws, &server);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["structured_output"], json!({"files": 3}), "{result}");
+    assert_eq!(result["num_turns"], 2);
+    let retry = server.requests_for("lead")[1].all_text();
+    assert!(retry.contains("it is not JSON"), "{retry}");
+
+    // Wrong twice: an error naming the fault, and no structured_output.
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::text(r#"{"files": "3"}"#),
+            Step::text(r#"{"count": 3}"#),
+        ],
+    );
+    let out = with_schema(&ws, &server);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["subtype"], "error_during_execution", "{result}");
+    assert!(result.get("structured_output").is_none());
+    let error = result["errors"][0].as_str().unwrap();
+    assert!(
+        error.contains("lacks the required property `files`"),
+        "{error}"
+    );
+    assert!(server.requests_for("lead")[1]
+        .all_text()
+        .contains("$.files should be integer"));
+}
+
+#[test]
+fn fallback_model_takes_over_the_turn_when_the_model_stays_overloaded() {
+    use troupe_testkit::Fault;
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|req| match req.model().as_str() {
+        "claude-haiku-4-5" => Step::text("answered by the fallback"),
+        _ => Step::fault(Fault::status(529)),
+    });
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "summon-the-answer",
+        "--model",
+        "claude-sonnet-4-5",
+        "--fallback-model",
+        "claude-haiku-4-5",
+        "--output-format",
+        "json",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = result_json(&out);
+    assert_eq!(result["result"], "answered by the fallback", "{result}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("claude-sonnet-4-5 failed")
+            && err.contains("--fallback-model claude-haiku-4-5"),
+        "{err}"
+    );
+    let models: Vec<String> = server
+        .requests_for("lead")
+        .iter()
+        .map(|r| r.model())
+        .collect();
+    assert!(models.len() >= 2, "{models:?}");
+    assert_eq!(models.last().unwrap(), "claude-haiku-4-5");
+    // The prompt was asked once: the fallback answered the same conversation.
+    let last = server.requests_for("lead").last().unwrap().all_text();
+    assert_eq!(last.matches("summon-the-answer").count(), 1, "{last}");
+
+    // Without the flag the run fails on the overload.
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "summon-the-answer",
+        "--model",
+        "claude-sonnet-4-5",
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(result_json(&out)["subtype"], "error_during_execution");
+}
