@@ -19,6 +19,9 @@ use troupe_tools::{Tool, ToolContext, Workspace};
 
 const TARGET: f64 = 1.1;
 
+/// One row: its name, the tool and its input, and ripgrep's arguments for the same search.
+type Case<'a> = (&'a str, Box<dyn Tool>, serde_json::Value, Vec<&'a str>);
+
 fn arg(name: &str, default: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
@@ -83,7 +86,7 @@ fn main() {
         .unwrap();
     let ctx = ToolContext::new(Arc::new(Workspace::new(root).unwrap()), "bench");
     let has_rg = rg(root, &["--version"]).is_some();
-    let cases: [(&str, Box<dyn Tool>, serde_json::Value, Vec<&str>); 3] = [
+    let cases: [Case; 3] = [
         (
             "grep files_with_matches",
             Box::new(GrepTool),
