@@ -145,6 +145,11 @@ fn main() {
     // The REPL's prompt owns the terminal: its log lines go to a file unless --debug asks.
     let to_file = debug_file.is_some() || (cli.command.is_none() && !cli.print && debug.is_none());
     init_logging(debug, quiet, to_file);
+    // Same-user processes (a tool call among them) may not read troupe's memory, environment
+    // or descriptors through /proc or ptrace.
+    if let Err(err) = troupe_tools::process::become_undumpable() {
+        tracing::warn!(error = %err, "cannot make troupe undumpable");
+    }
     // Orphans of tool calls (double-forked daemons) come back to troupe, which ends them.
     if let Err(err) = troupe_tools::process::become_subreaper() {
         tracing::warn!(error = %err, "cannot become the child subreaper; detached tool processes may outlive their call");

@@ -183,6 +183,14 @@ pub(super) fn spawn(prepared: &Prepared) -> io::Result<libc::pid_t> {
     }
     // SAFETY: restores the mask saved above.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    // A child that made a user namespace made the shared memory dumpable for its id maps.
+    if prepared
+        .plan
+        .as_ref()
+        .is_some_and(|plan| plan.mounts.as_ref().is_some_and(|m| m.uses_userns()))
+    {
+        super::keep_undumpable();
+    }
     drop(stack);
     if pid < 0 {
         return Err(clone_error);

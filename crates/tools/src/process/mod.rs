@@ -18,6 +18,28 @@ pub use spawn::{ChildIo, MarkedCommand};
 use std::io;
 use std::sync::atomic::Ordering;
 
+/// Whether [`become_undumpable`] made this process undumpable.
+static UNDUMPABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes this process undumpable (`PR_SET_DUMPABLE` 0): a process of the same user can then no
+/// longer read its memory, environment or descriptors through `/proc` or ptrace, which is what
+/// a tool call that shares troupe's PID namespace (none where calls get their own) could try.
+/// A child that makes a user namespace makes the shared memory dumpable for a moment to write
+/// its id maps; [`keep_undumpable`] puts it back once the child has its own.
+pub fn become_undumpable() -> io::Result<()> {
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)?;
+    UNDUMPABLE.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+/// After a spawn: makes this process undumpable again if it was (see [`become_undumpable`]).
+pub(crate) fn keep_undumpable() {
+    if UNDUMPABLE.load(Ordering::Relaxed) {
+        let _ =
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    }
+}
+
 /// Makes this process the child subreaper: orphaned descendants (double-forked daemons, `setsid`
 /// servers) are re-parented to it rather than to init, so they can be found and ended. Call once
 /// at start-up, before any tool runs.
@@ -26,4 +48,19 @@ pub fn become_subreaper() -> io::Result<()> {
     let _ = sweep::SINCE_START.set(sweep::Window::open());
     sweep::SUBREAPER.store(true, Ordering::Relaxed);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use rustix::process::{dumpable_behavior, set_dumpable_behavior, DumpableBehavior};
+
+    #[test]
+    fn an_undumpable_process_is_made_undumpable_again_after_a_spawn() {
+        super::become_undumpable().unwrap();
+        assert_eq!(dumpable_behavior().unwrap(), DumpableBehavior::NotDumpable);
+        // What a user-namespace child does to the shared memory, and what the spawn undoes.
+        set_dumpable_behavior(DumpableBehavior::Dumpable).unwrap();
+        super::keep_undumpable();
+        assert_eq!(dumpable_behavior().unwrap(), DumpableBehavior::NotDumpable);
+    }
 }

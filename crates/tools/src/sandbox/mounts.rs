@@ -142,6 +142,11 @@ impl MountPlan {
                     _ => 0,
                 };
                 check(unsafe_unshare(user | libc::CLONE_NEWNS))?;
+                // The id map files of an undumpable process belong to root, whom the new user
+                // namespace does not map: dumpable for the writes (the memory is troupe's until
+                // the exec; troupe makes itself undumpable again once the spawn returns).
+                // SAFETY: prctl(PR_SET_DUMPABLE) takes only integers.
+                unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1 as libc::c_ulong, 0, 0, 0) };
                 write_file(SETGROUPS, b"deny")?;
                 write_file(UID_MAP, &maps.uid_map)?;
                 write_file(GID_MAP, &maps.gid_map)?;
