@@ -19,6 +19,7 @@ mod control;
 mod cost;
 mod cron;
 mod headless;
+mod hook_services;
 mod hooks;
 mod logfile;
 mod mcp;

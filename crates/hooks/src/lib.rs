@@ -19,13 +19,18 @@ mod event;
 mod extension;
 mod http;
 mod matcher;
+mod mcp_hook;
 mod output;
+mod prompt_hook;
 mod report;
 mod run;
 mod runner;
+mod services;
 
 pub use callback::{Callback, CallbackTransport, Callbacks};
-pub use config::{HookCommand, HookConfigError, HookSet, HttpTarget, DEFAULT_TIMEOUT};
+pub use config::{
+    HookCommand, HookConfigError, HookSet, HttpTarget, McpTarget, PromptTarget, DEFAULT_TIMEOUT,
+};
 pub use event::{HookEvent, MatchOn};
 pub use extension::HooksExtension;
 pub use matcher::{claude_name, Matcher};
@@ -33,3 +38,4 @@ pub use output::{HookOutput, Specific, Stdout};
 pub use report::{HookReport, HookReporter};
 pub use run::{run_hook, Ending, HookRun};
 pub use runner::{Hooks, Occasion};
+pub use services::{HookModel, HookTools};
