@@ -1,6 +1,8 @@
-//! Claude Code's command and HTTP hooks for troupe agents (`"hooks"` in the settings): which hooks match
-//! an event, running them (`sh -c` in the project directory, in parallel, each in its own
-//! process group, killed at its timeout), and what their exit codes and JSON answers decide.
+//! Claude Code's hooks for troupe agents (`"hooks"` in the settings): which hooks match an
+//! event, running them in parallel (a command `sh -c` in the project directory, each in its own
+//! process group, killed at its timeout; an HTTP post; a `prompt` hook's model call through
+//! [`HookModel`]; an `mcp_tool` hook's call through [`HookTools`]), and what their exit codes
+//! and JSON answers decide.
 //! [`HooksExtension`] installs them into an agent through the agent crate's
 //! [`LifecycleHooks`](troupe_agent::LifecycleHooks) seam; every run is reported through a
 //! [`HookReporter`] the caller supplies, and to `tracing`. Hook callbacks of a controlling
