@@ -412,6 +412,7 @@ impl AgentBuilder {
             compactor,
             watchers,
             home,
+            instructions: crate::memory::instruction_files(&memory),
         });
         if let Some(path) = self.transcript {
             agent.attach_transcript(&path, self.transcript_mirror)?;

@@ -15,6 +15,7 @@ pub mod confine;
 pub mod effective_policy;
 pub mod extension;
 pub mod lifecycle;
+mod lifecycle_moments;
 pub mod live_mode;
 pub mod memory;
 pub mod memory_snapshot;
@@ -38,8 +39,9 @@ pub use extension::{
     WorkspaceBinding, WorkspaceSource,
 };
 pub use lifecycle::{
-    BeforeTool, CallDecision, CompactTrigger, LifecycleHooks, SessionEndReason, SessionSource,
-    TaskChange, TaskInfo, ToolCall, Verdict,
+    BeforeTool, CallDecision, CompactTrigger, Compacted, Expansion, InstructionFile, Instructions,
+    InstructionsReason, LifecycleHooks, SessionEndReason, SessionSource, TaskChange, TaskInfo,
+    ToolCall, TurnFailure, Verdict,
 };
 pub use live_mode::LiveMode;
 pub use recipe::{AgentKind, Place, Recipe, Role, SharedExtensions};

@@ -9,7 +9,12 @@
 
 use async_trait::async_trait;
 use serde_json::Value;
+use std::time::Duration;
 use troupe_tools::ToolOutput;
+
+pub use crate::lifecycle_moments::{
+    Compacted, Expansion, InstructionFile, Instructions, InstructionsReason, TurnFailure,
+};
 
 /// One tool call as the lifecycle sees it.
 #[derive(Debug, Clone, Copy)]
@@ -235,4 +240,50 @@ pub trait LifecycleHooks: Send + Sync {
     async fn task_change(&self, _task: TaskInfo<'_>) -> Verdict {
         Verdict::default()
     }
+
+    /// [`Self::after_tool`] with how long the call ran (`None` when it never ran). The loop
+    /// calls this one; by default it is `after_tool`.
+    async fn after_tool_timed(
+        &self,
+        call: ToolCall<'_>,
+        output: &ToolOutput,
+        _ran_for: Option<Duration>,
+    ) -> Verdict {
+        self.after_tool(call, output).await
+    }
+
+    /// Every call of one model reply has its result, before the next model request. `block`
+    /// and `context` are added for the model after the results; `halt` ends the turn.
+    async fn after_round(&self, _calls: &[(ToolCall<'_>, &ToolOutput)]) -> Verdict {
+        Verdict::default()
+    }
+
+    /// A permission question is about to be asked about `call` (`reason` says why). An answer
+    /// here is given in place of whoever would be asked; `None` leaves the question to them.
+    async fn permission_request(
+        &self,
+        _call: ToolCall<'_>,
+        _reason: &str,
+    ) -> Option<crate::extension::Approval> {
+        None
+    }
+
+    /// The agent is about to wait for a person to answer a permission question about `call`.
+    async fn awaiting_person(&self, _call: ToolCall<'_>, _reason: &str) {}
+
+    /// The turn ended on a model or API error; nothing can be changed any more.
+    async fn turn_failed(&self, _failure: TurnFailure<'_>) {}
+
+    /// The conversation was compacted.
+    async fn post_compact(&self, _compacted: Compacted<'_>) {}
+
+    /// A slash command expanded into a prompt, before the prompt is submitted. `block` refuses
+    /// it (the reason goes to the user); `context` is added after the prompt.
+    async fn prompt_expanded(&self, _expansion: Expansion<'_>) -> Verdict {
+        Verdict::default()
+    }
+
+    /// Instruction (memory) files are in the agent's context: at the session's start, or again
+    /// after a compaction.
+    async fn instructions_loaded(&self, _loaded: Instructions<'_>) {}
 }

@@ -124,6 +124,27 @@ impl Memory {
     }
 }
 
+/// The files `memory` read, as the lifecycle tells them (Claude Code's memory types:
+/// `CLAUDE.local.md` is `Local`, the user's `User`, the rest `Project`).
+pub fn instruction_files(memory: &Memory) -> Vec<crate::lifecycle::InstructionFile> {
+    memory
+        .files
+        .iter()
+        .map(|f| crate::lifecycle::InstructionFile {
+            path: f.path.clone(),
+            memory_type: match f.scope {
+                Scope::User => "User",
+                _ if f.path.ends_with("CLAUDE.local.md") => "Local",
+                Scope::Project | Scope::Notes => "Project",
+            },
+            imported_by: f.imported_by.as_ref().and_then(|by| {
+                let parent = memory.files.iter().find(|p| &p.shown == by)?;
+                Some(parent.path.clone())
+            }),
+        })
+        .collect()
+}
+
 /// Which memory files are read, by Claude Code's setting sources (`--setting-sources`, the
 /// SDK's `setting_sources`): the user's, the project's, `CLAUDE.local.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,6 +23,7 @@ mod beside;
 mod calls;
 mod compaction;
 mod control;
+mod moments;
 mod report;
 mod session;
 mod steer;
@@ -126,6 +127,10 @@ pub struct Agent {
     denials: std::sync::Mutex<Vec<PermissionDenial>>,
     /// Where running calls' output goes as it comes, when someone watches.
     progress: Option<troupe_tools::ProgressSink>,
+    /// The instruction files in the system prompt, for the lifecycle hooks.
+    instructions: Vec<crate::lifecycle::InstructionFile>,
+    /// How long each call ran, by call id, until its after-hooks are told.
+    ran_for: std::sync::Mutex<std::collections::HashMap<String, std::time::Duration>>,
 }
 
 /// What the builder hands over to make an agent.
@@ -150,6 +155,7 @@ pub(crate) struct Parts {
     pub(crate) compactor: Compactor,
     pub(crate) watchers: Vec<Arc<dyn Watcher>>,
     pub(crate) home: std::path::PathBuf,
+    pub(crate) instructions: Vec<crate::lifecycle::InstructionFile>,
 }
 
 impl Agent {
@@ -189,6 +195,8 @@ impl Agent {
             home: parts.home,
             denials: std::sync::Mutex::new(Vec::new()),
             progress: None,
+            instructions: parts.instructions,
+            ran_for: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -345,6 +353,9 @@ impl Agent {
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<TurnOutcome, AgentError> {
         let outcome = self.run_rounds(input, observe).await;
+        if let Err(error) = &outcome {
+            self.turn_failed(error).await;
+        }
         let synced = self.sync_transcript();
         let outcome = outcome?;
         synced?;

@@ -20,9 +20,9 @@ pub fn use_sdk_callbacks(callbacks: Arc<Callbacks>) {
     let _ = SDK_CALLBACKS.set(callbacks);
 }
 
-/// The hook types troupe runs; the others (`prompt`, `agent`, `mcp_tool`) load and are skipped
-/// with a warning (see [`warnings`]).
-pub const RUNNABLE_TYPES: [&str; 2] = ["command", "http"];
+/// The hook types troupe runs (an `agent` hook runs as a `prompt` hook: one model call, without
+/// tools); any other loads and is skipped with a warning (see [`warnings`]).
+pub const RUNNABLE_TYPES: [&str; 5] = ["command", "http", "prompt", "agent", "mcp_tool"];
 
 fn runs(kind: &str) -> bool {
     RUNNABLE_TYPES.contains(&kind)
@@ -42,9 +42,10 @@ pub fn warnings(loaded: &troupe_settings::Loaded) -> Vec<troupe_settings::Warnin
         .collect()
 }
 
-/// The hooks of `settings` troupe runs, run in `workspace`, each run recorded in `store`'s
-/// event log.
+/// The hooks of `settings` troupe runs, run in `workspace` (`prompt` hooks asking `run`'s model,
+/// `mcp_tool` hooks calling its MCP servers), each run recorded in `store`'s event log.
 pub fn extension(
+    run: &crate::compose::Resolved,
     settings: &Settings,
     workspace: &Path,
     mode: PermissionMode,
@@ -61,7 +62,11 @@ pub fn extension(
         hooks,
         ..settings.clone()
     };
-    let mut hooks = Hooks::new(&runnable, workspace).context("reading the settings' hooks")?;
+    let (model, tools) = crate::hook_services::of(run);
+    let mut hooks = Hooks::new(&runnable, workspace)
+        .context("reading the settings' hooks")?
+        .with_model(model)
+        .with_tools(tools);
     if let Some(callbacks) = SDK_CALLBACKS.get() {
         hooks = hooks.with_callbacks(callbacks.clone());
     }

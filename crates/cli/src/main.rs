@@ -21,6 +21,7 @@ mod cost;
 mod cron;
 mod fallback;
 mod headless;
+mod hook_services;
 mod hooks;
 mod logfile;
 mod mcp;

@@ -319,7 +319,8 @@ pub fn lead(
             run.store.describe(&troupe_dir)
         )
     })?;
-    let hooks = crate::hooks::extension(&settings, &workspace, run.policy.mode, store.clone())?;
+    let hooks =
+        crate::hooks::extension(&run, &settings, &workspace, run.policy.mode, store.clone())?;
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &team_name);
     let recipe = run.recipe(hooks, cron);
     let mut custom = crate::slash::Custom::load(

@@ -191,13 +191,29 @@ pub async fn begin(
         agent.set_policy(policy);
         turn.policy = Some(saved);
     }
-    let expanded = match crate::slash_body::prepare(agent, &command.name, &expanded).await {
+    let mut expanded = match crate::slash_body::prepare(agent, &command.name, &expanded).await {
         Ok(ready) => ready,
         Err(why) => {
             turn.end(agent);
             return Err(why);
         }
     };
+    let said = agent
+        .prompt_expanded(troupe_agent::Expansion {
+            command: &command.name,
+            args,
+            source: command.scope.as_str(),
+            prompt: &expanded,
+        })
+        .await;
+    if let Some(refusal) = said.halt.or(said.block) {
+        turn.end(agent);
+        return Err(refusal);
+    }
+    for context in said.context {
+        expanded.push_str("\n\n");
+        expanded.push_str(&context);
+    }
     if let Some(model) = &command.model {
         let saved = (agent.model_client(), agent.config().model.clone());
         // The same client: the model's name goes with each request.

@@ -1,7 +1,7 @@
 //! Claude Code's hook fields and kinds beyond a plain command, through the binary: `if` (a
 //! permission rule the call must match), `once`, `async`, `http` hooks posting to a local
 //! server, PostToolUseFailure after a failed call, `CLAUDE_ENV_FILE` from SessionStart, and a
-//! kind troupe cannot run yet (`prompt`) loading with a warning instead of stopping the run.
+//! kind troupe does not know loading with a warning instead of stopping the run.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
@@ -175,7 +175,7 @@ fn async_hooks_decide_nothing_and_unknown_kinds_load_with_a_warning() {
         &ws,
         json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
             {"type": "command", "async": true, "command": "echo from-async >&2; exit 2"},
-            {"type": "prompt", "prompt": "Is this command safe? $ARGUMENTS"}
+            {"type": "carrier-pigeon", "prompt": "Is this command safe? $ARGUMENTS"}
         ]}]}),
     );
     let (results, stderr) = bash_results(&ws, &["echo ran"]);
@@ -184,7 +184,7 @@ fn async_hooks_decide_nothing_and_unknown_kinds_load_with_a_warning() {
         "{:?}",
         results[0]
     );
-    assert!(stderr.contains("`prompt` hook"), "{stderr}");
+    assert!(stderr.contains("`carrier-pigeon` hooks"), "{stderr}");
 }
 
 #[test]

@@ -25,6 +25,28 @@ pub struct HookCommand {
     pub once: bool,
     /// Runs in the background and decides nothing (`async`, `asyncRewake`).
     pub background: bool,
+    /// What a `prompt` (or `agent`) hook asks the model.
+    pub prompt: Option<PromptTarget>,
+    /// The MCP tool an `mcp_tool` hook calls.
+    pub mcp: Option<McpTarget>,
+}
+
+/// A `prompt` hook's question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptTarget {
+    /// The prompt, `$ARGUMENTS` standing for the event's JSON.
+    pub prompt: String,
+    /// The model to ask (`None`: the small, fast model).
+    pub model: Option<String>,
+}
+
+/// An `mcp_tool` hook's tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpTarget {
+    /// The server's name.
+    pub server: String,
+    /// The tool's name on that server.
+    pub tool: String,
 }
 
 impl HookCommand {
@@ -37,6 +59,8 @@ impl HookCommand {
             condition: None,
             once: false,
             background: false,
+            prompt: None,
+            mcp: None,
         }
     }
 }
@@ -142,8 +166,8 @@ impl HookSet {
     }
 }
 
-/// The hook troupe runs for one settings entry, or `None` (with a warning) for a kind it cannot
-/// run yet.
+/// The hook troupe runs for one settings entry, or `None` (with a warning) for a kind it does
+/// not know.
 fn compile(event: &str, hook: &troupe_settings::HookCommand) -> Option<HookCommand> {
     let timeout = hook.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs);
     let mut compiled = match hook.kind.as_str() {
@@ -162,6 +186,41 @@ fn compile(event: &str, hook: &troupe_settings::HookCommand) -> Option<HookComma
                     headers,
                 }),
                 ..HookCommand::command(format!("POST {url}"), timeout)
+            }
+        }
+        // An `agent` hook runs as a `prompt` hook: one model call, without tools.
+        kind @ ("prompt" | "agent") => {
+            let text = |key: &str| {
+                hook.other
+                    .get(key)
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            };
+            let prompt = text("prompt").unwrap_or_default();
+            let shown: String = prompt.chars().take(60).collect();
+            HookCommand {
+                prompt: Some(PromptTarget {
+                    prompt,
+                    model: text("model"),
+                }),
+                ..HookCommand::command(format!("{kind}: {shown}"), timeout)
+            }
+        }
+        "mcp_tool" => {
+            let text = |key: &str| {
+                hook.other
+                    .get(key)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let (server, tool) = (text("server"), text("tool"));
+            HookCommand {
+                mcp: Some(McpTarget {
+                    server: server.clone(),
+                    tool: tool.clone(),
+                }),
+                ..HookCommand::command(format!("mcp_tool {server}/{tool}"), timeout)
             }
         }
         other => {
@@ -257,15 +316,23 @@ mod tests {
     }
 
     #[test]
-    fn http_hooks_and_the_claude_code_fields_compile_and_other_kinds_are_skipped() {
+    fn every_claude_code_kind_and_field_compiles_and_unknown_kinds_are_skipped() {
         let hooks = set(r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
                 {"type": "http", "url": "http://127.0.0.1:9/hook", "headers": {"Authorization": "Bearer $TROUPE_HOOK_TEST_TOKEN", "X-Other": "$HOME"}, "allowedEnvVars": ["TROUPE_HOOK_TEST_TOKEN"]},
                 {"type": "command", "command": "c", "if": "Bash(git commit:*)", "once": true, "async": true},
-                {"type": "prompt", "prompt": "is it safe?"},
-                {"type": "mcp_tool", "server": "s", "tool": "t"}
+                {"type": "prompt", "prompt": "is it safe?", "model": "haiku"},
+                {"type": "mcp_tool", "server": "s", "tool": "t"},
+                {"type": "carrier-pigeon"}
             ]}]}}"#);
         let picked = hooks.select(HookEvent::PreToolUse, "bash");
-        assert_eq!(picked.len(), 2);
+        assert_eq!(picked.len(), 4);
+        let prompt = picked[2].prompt.as_ref().unwrap();
+        assert_eq!(
+            (prompt.prompt.as_str(), prompt.model.as_deref()),
+            ("is it safe?", Some("haiku"))
+        );
+        let mcp = picked[3].mcp.as_ref().unwrap();
+        assert_eq!((mcp.server.as_str(), mcp.tool.as_str()), ("s", "t"));
         let http = picked[0].http.as_ref().unwrap();
         assert_eq!(http.url, "http://127.0.0.1:9/hook");
         // A variable the hook does not allow is never sent.

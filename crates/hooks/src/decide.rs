@@ -9,6 +9,7 @@ use crate::output::{parse, HookOutput, Stdout};
 use crate::run::{Ending, HookRun};
 use serde_json::Value;
 use std::path::Path;
+use troupe_agent::extension::Approval;
 use troupe_agent::{BeforeTool, CallDecision, Verdict};
 use troupe_protocol::claude_names;
 
@@ -38,9 +39,14 @@ fn one_verdict(event: HookEvent, run: &HookRun) -> Verdict {
             verdict.context.extend(context(event, &out));
             verdict.halt = halt(event, &out);
         }
-        // Claude Code adds plain stdout to the conversation for these two events only.
+        // Claude Code adds plain stdout to the conversation for these events only.
         Stdout::Text(text)
-            if matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart) =>
+            if matches!(
+                event,
+                HookEvent::UserPromptSubmit
+                    | HookEvent::UserPromptExpansion
+                    | HookEvent::SessionStart
+            ) =>
         {
             verdict.context.push(text);
         }
@@ -136,6 +142,54 @@ fn tool_input_back(tool: &str, sent: &Value, mut updated: Value, root: &Path) ->
     claude_names::input_from_claude(tool, &updated, root)
 }
 
+/// What the PermissionRequest runs for a call of `tool` with `input` answer in place of the
+/// person: exit 2 or `behavior: deny` refuses (a refusal stands over any allow), `behavior:
+/// allow` runs the call (with `updatedInput`, in troupe's fields, when given); `None` leaves the
+/// question to the person.
+pub fn permission(runs: &[HookRun], tool: &str, input: &Value, root: &Path) -> Option<Approval> {
+    let mut answer: Option<Approval> = None;
+    for run in runs {
+        let said = one_permission(run, tool, input, root);
+        answer = match (answer, said) {
+            (Some(Approval::Deny(a)), _) => Some(Approval::Deny(a)),
+            (_, Some(deny @ Approval::Deny(_))) => Some(deny),
+            (Some(yes), _) => Some(yes),
+            (None, said) => said,
+        };
+    }
+    answer
+}
+
+fn one_permission(run: &HookRun, tool: &str, input: &Value, root: &Path) -> Option<Approval> {
+    if run.exited_with(2) {
+        return Some(Approval::Deny(format!(
+            "Denied by a PermissionRequest hook: {}",
+            stderr_or_default(run)
+        )));
+    }
+    let Stdout::Json(out) = run.exited_with(0).then(|| parse(&run.stdout))? else {
+        return None;
+    };
+    let decision = out.hook_specific_output?.decision?;
+    let message = decision.get("message").and_then(Value::as_str);
+    match decision.get("behavior").and_then(Value::as_str) {
+        Some("allow") => Some(match decision.get("updatedInput") {
+            Some(updated) if updated.is_object() => {
+                Approval::AllowWith(tool_input_back(tool, input, updated.clone(), root))
+            }
+            _ => Approval::Allow,
+        }),
+        Some("deny") => Some(Approval::Deny(format!(
+            "Denied by a PermissionRequest hook: {}",
+            message.map_or_else(
+                || format!("`{}` refused this call", run.command),
+                str::to_string
+            )
+        ))),
+        _ => None,
+    }
+}
+
 /// `additionalContext`, labelled where it lands in a tool result.
 fn context(event: HookEvent, out: &HookOutput) -> Vec<String> {
     let Some(text) = out
@@ -165,7 +219,9 @@ fn halt(event: HookEvent, out: &HookOutput) -> Option<String> {
 /// The model's (or, for a refused prompt, the user's) view of a block.
 fn feedback(event: HookEvent, text: &str) -> String {
     match event {
-        HookEvent::UserPromptSubmit => format!("prompt blocked by a UserPromptSubmit hook: {text}"),
+        HookEvent::UserPromptSubmit | HookEvent::UserPromptExpansion => {
+            format!("prompt blocked by a {event} hook: {text}")
+        }
         _ => format!("{event} hook feedback: {text}"),
     }
 }

@@ -14,14 +14,28 @@ pub enum HookEvent {
     PostToolUse,
     /// A tool call ran and failed (its result is an error).
     PostToolUseFailure,
+    /// Every call of one model reply has its result, before the next model request.
+    PostToolBatch,
+    /// A permission question is about to be asked; a hook may answer it.
+    PermissionRequest,
+    /// troupe waits on the person (a permission question is being asked).
+    Notification,
+    /// A slash command expanded into a prompt (matched on the command's name).
+    UserPromptExpansion,
+    /// Instruction (memory) files are in context (matched on the load reason).
+    InstructionsLoaded,
     /// The agent finished answering.
     Stop,
+    /// A turn ended on a model or API error (matched on the error's kind).
+    StopFailure,
     /// A subagent starts its task (matched on its agent type).
     SubagentStart,
     /// A subagent finished answering.
     SubagentStop,
     /// The conversation is about to be compacted.
     PreCompact,
+    /// The conversation was compacted.
+    PostCompact,
     /// A teammate would go idle.
     TeammateIdle,
     /// A task is about to be created.
@@ -45,16 +59,23 @@ pub enum MatchOn {
 
 impl HookEvent {
     /// Every event, in the order of an agent's life.
-    pub const ALL: [HookEvent; 13] = [
+    pub const ALL: [HookEvent; 20] = [
         HookEvent::SessionStart,
+        HookEvent::InstructionsLoaded,
         HookEvent::UserPromptSubmit,
+        HookEvent::UserPromptExpansion,
         HookEvent::PreToolUse,
+        HookEvent::PermissionRequest,
+        HookEvent::Notification,
         HookEvent::PostToolUse,
         HookEvent::PostToolUseFailure,
+        HookEvent::PostToolBatch,
         HookEvent::Stop,
+        HookEvent::StopFailure,
         HookEvent::SubagentStart,
         HookEvent::SubagentStop,
         HookEvent::PreCompact,
+        HookEvent::PostCompact,
         HookEvent::TeammateIdle,
         HookEvent::TaskCreated,
         HookEvent::TaskCompleted,
@@ -69,6 +90,13 @@ impl HookEvent {
             HookEvent::PreToolUse => "PreToolUse",
             HookEvent::PostToolUse => "PostToolUse",
             HookEvent::PostToolUseFailure => "PostToolUseFailure",
+            HookEvent::PostToolBatch => "PostToolBatch",
+            HookEvent::PermissionRequest => "PermissionRequest",
+            HookEvent::Notification => "Notification",
+            HookEvent::UserPromptExpansion => "UserPromptExpansion",
+            HookEvent::InstructionsLoaded => "InstructionsLoaded",
+            HookEvent::StopFailure => "StopFailure",
+            HookEvent::PostCompact => "PostCompact",
             HookEvent::Stop => "Stop",
             HookEvent::SubagentStart => "SubagentStart",
             HookEvent::SubagentStop => "SubagentStop",
@@ -89,14 +117,21 @@ impl HookEvent {
     /// session and compaction events their occasion, the rest ignore the matcher).
     pub fn match_on(self) -> MatchOn {
         match self {
-            HookEvent::PreToolUse | HookEvent::PostToolUse | HookEvent::PostToolUseFailure => {
-                MatchOn::Tool
-            }
+            HookEvent::PreToolUse
+            | HookEvent::PostToolUse
+            | HookEvent::PostToolUseFailure
+            | HookEvent::PermissionRequest => MatchOn::Tool,
             HookEvent::SessionStart
             | HookEvent::SubagentStart
             | HookEvent::PreCompact
+            | HookEvent::PostCompact
+            | HookEvent::StopFailure
+            | HookEvent::Notification
+            | HookEvent::UserPromptExpansion
+            | HookEvent::InstructionsLoaded
             | HookEvent::SessionEnd => MatchOn::Occasion,
             HookEvent::UserPromptSubmit
+            | HookEvent::PostToolBatch
             | HookEvent::Stop
             | HookEvent::SubagentStop
             | HookEvent::TeammateIdle
@@ -121,6 +156,6 @@ mod tests {
         for event in HookEvent::ALL {
             assert_eq!(HookEvent::parse(event.as_str()), Some(event));
         }
-        assert_eq!(HookEvent::parse("Notification"), None);
+        assert_eq!(HookEvent::parse("Elicitation"), None);
     }
 }

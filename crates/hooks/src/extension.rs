@@ -9,9 +9,12 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
+use troupe_agent::extension::Approval;
 use troupe_agent::{
-    BeforeTool, CompactTrigger, Extension, ExtensionContext, LifecycleHooks, SessionEndReason,
-    SessionSource, TaskChange, TaskInfo, ToolCall, Verdict,
+    BeforeTool, CompactTrigger, Compacted, Expansion, Extension, ExtensionContext, Instructions,
+    InstructionsReason, LifecycleHooks, SessionEndReason, SessionSource, TaskChange, TaskInfo,
+    ToolCall, TurnFailure, Verdict,
 };
 use troupe_protocol::claude_names;
 use troupe_tools::ToolOutput;
@@ -264,6 +267,15 @@ impl LifecycleHooks for AgentHooks {
     }
 
     async fn after_tool(&self, call: ToolCall<'_>, output: &ToolOutput) -> Verdict {
+        self.after_tool_timed(call, output, None).await
+    }
+
+    async fn after_tool_timed(
+        &self,
+        call: ToolCall<'_>,
+        output: &ToolOutput,
+        ran_for: Option<Duration>,
+    ) -> Verdict {
         // As in Claude Code: PostToolUse after a call that succeeded, PostToolUseFailure (with
         // the error) after one that failed.
         let (event, outcome) = match output.is_error {
@@ -285,6 +297,9 @@ impl LifecycleHooks for AgentHooks {
                 });
                 if let (Some(map), Value::Object(own)) = (fields.as_object_mut(), outcome) {
                     map.extend(own);
+                    if let Some(took) = ran_for {
+                        map.insert("duration_ms".into(), (took.as_millis() as u64).into());
+                    }
                 }
                 fields
             })
@@ -347,5 +362,115 @@ impl LifecycleHooks for AgentHooks {
             })
         })
         .await
+    }
+
+    async fn after_round(&self, calls: &[(ToolCall<'_>, &ToolOutput)]) -> Verdict {
+        self.verdict(HookEvent::PostToolBatch, "", || {
+            let calls: Vec<Value> = calls
+                .iter()
+                .map(|(call, output)| {
+                    json!({
+                        "tool_name": tool_name(call.name),
+                        "tool_input": self.tool_input(call),
+                        "tool_use_id": call.id,
+                        "tool_response": {"content": output.content, "is_error": output.is_error},
+                    })
+                })
+                .collect();
+            json!({ "tool_calls": calls })
+        })
+        .await
+    }
+
+    async fn permission_request(&self, call: ToolCall<'_>, _reason: &str) -> Option<Approval> {
+        let runs = self
+            .fire_on(
+                HookEvent::PermissionRequest,
+                Self::tool_occasion(&call),
+                || json!({"tool_name": tool_name(call.name), "tool_input": self.tool_input(&call)}),
+            )
+            .await;
+        decide::permission(
+            &runs,
+            call.name,
+            &self.tool_input(&call),
+            self.hooks.project_dir(),
+        )
+    }
+
+    async fn awaiting_person(&self, call: ToolCall<'_>, _reason: &str) {
+        let message = format!(
+            "troupe needs your permission to use {}",
+            tool_name(call.name)
+        );
+        self.fire(HookEvent::Notification, "permission_prompt", || {
+            json!({
+                "message": message,
+                "title": "Permission needed",
+                "notification_type": "permission_prompt",
+            })
+        })
+        .await;
+    }
+
+    async fn turn_failed(&self, failure: TurnFailure<'_>) {
+        self.fire(HookEvent::StopFailure, failure.kind, || {
+            json!({
+                "error_type": failure.kind,
+                "error": failure.code,
+                "error_message": failure.message,
+            })
+        })
+        .await;
+    }
+
+    async fn post_compact(&self, done: Compacted<'_>) {
+        self.fire(HookEvent::PostCompact, done.trigger.as_str(), || {
+            json!({
+                "trigger": done.trigger.as_str(),
+                "compact_summary": done.summary,
+                "tokens_before": done.tokens_before,
+                "tokens_after": done.tokens_after,
+            })
+        })
+        .await;
+    }
+
+    async fn prompt_expanded(&self, expansion: Expansion<'_>) -> Verdict {
+        self.verdict(HookEvent::UserPromptExpansion, expansion.command, || {
+            json!({
+                "expansion_type": "slash_command",
+                "command_name": expansion.command,
+                "command_args": expansion.args,
+                "command_source": expansion.source,
+                "prompt": expansion.prompt,
+            })
+        })
+        .await
+    }
+
+    async fn instructions_loaded(&self, loaded: Instructions<'_>) {
+        // One firing per file, as Claude Code does; an imported file is loaded by `include`.
+        for file in loaded.files {
+            let reason = match (loaded.reason, &file.imported_by) {
+                (InstructionsReason::SessionStart, Some(_)) => "include",
+                (reason, _) => reason.as_str(),
+            };
+            self.fire(HookEvent::InstructionsLoaded, reason, || {
+                let mut fields = json!({
+                    "file_path": file.path.display().to_string(),
+                    "memory_type": file.memory_type,
+                    "load_reason": reason,
+                });
+                if let (Some(map), Some(parent)) = (fields.as_object_mut(), &file.imported_by) {
+                    map.insert(
+                        "parent_file_path".into(),
+                        parent.display().to_string().into(),
+                    );
+                }
+                fields
+            })
+            .await;
+        }
     }
 }

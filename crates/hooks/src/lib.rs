@@ -1,6 +1,8 @@
-//! Claude Code's command and HTTP hooks for troupe agents (`"hooks"` in the settings): which hooks match
-//! an event, running them (`sh -c` in the project directory, in parallel, each in its own
-//! process group, killed at its timeout), and what their exit codes and JSON answers decide.
+//! Claude Code's hooks for troupe agents (`"hooks"` in the settings): which hooks match an
+//! event, running them in parallel (a command `sh -c` in the project directory, each in its own
+//! process group, killed at its timeout; an HTTP post; a `prompt` hook's model call through
+//! [`HookModel`]; an `mcp_tool` hook's call through [`HookTools`]), and what their exit codes
+//! and JSON answers decide.
 //! [`HooksExtension`] installs them into an agent through the agent crate's
 //! [`LifecycleHooks`](troupe_agent::LifecycleHooks) seam; every run is reported through a
 //! [`HookReporter`] the caller supplies, and to `tracing`. Hook callbacks of a controlling
@@ -19,13 +21,18 @@ mod event;
 mod extension;
 mod http;
 mod matcher;
+mod mcp_hook;
 mod output;
+mod prompt_hook;
 mod report;
 mod run;
 mod runner;
+mod services;
 
 pub use callback::{Callback, CallbackTransport, Callbacks};
-pub use config::{HookCommand, HookConfigError, HookSet, HttpTarget, DEFAULT_TIMEOUT};
+pub use config::{
+    HookCommand, HookConfigError, HookSet, HttpTarget, McpTarget, PromptTarget, DEFAULT_TIMEOUT,
+};
 pub use event::{HookEvent, MatchOn};
 pub use extension::HooksExtension;
 pub use matcher::{claude_name, Matcher};
@@ -33,3 +40,4 @@ pub use output::{HookOutput, Specific, Stdout};
 pub use report::{HookReport, HookReporter};
 pub use run::{run_hook, Ending, HookRun};
 pub use runner::{Hooks, Occasion};
+pub use services::{HookModel, HookTools};

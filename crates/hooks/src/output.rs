@@ -34,6 +34,9 @@ pub struct Specific {
     pub updated_input: Option<Value>,
     /// Text for the model.
     pub additional_context: Option<String>,
+    /// PermissionRequest: the answer (`behavior` `allow` or `deny`, `message`,
+    /// `updatedInput`), read by the event.
+    pub decision: Option<Value>,
 }
 
 /// The `decision` values troupe knows (`approve` is PreToolUse's older `allow`).

@@ -8,6 +8,7 @@ use crate::env_file::{EnvFile, VAR as ENV_FILE_VAR};
 use crate::event::HookEvent;
 use crate::report::{trace, HookReport, HookReporter};
 use crate::run::{run_hook_with, HookRun};
+use crate::services::{HookModel, HookTools};
 use futures_util::future::join_all;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -24,6 +25,10 @@ pub struct Hooks {
     callbacks: Option<Arc<Callbacks>>,
     /// The `once` hooks that already ran (event and command).
     ran_once: Arc<Mutex<HashSet<(HookEvent, String)>>>,
+    /// The model `prompt` hooks ask.
+    model: Option<Arc<dyn HookModel>>,
+    /// The MCP tools `mcp_tool` hooks call.
+    tools: Option<Arc<dyn HookTools>>,
 }
 
 /// What one firing is about, beyond its event.
@@ -46,7 +51,39 @@ impl Hooks {
             reporter: None,
             callbacks: None,
             ran_once: Arc::new(Mutex::new(HashSet::new())),
+            model: None,
+            tools: None,
         })
+    }
+
+    /// `prompt` (and `agent`) hooks ask `model`; without it they cannot run.
+    pub fn with_model(mut self, model: Arc<dyn HookModel>) -> Hooks {
+        self.model = Some(model);
+        self
+    }
+
+    /// `mcp_tool` hooks call their tools through `tools`; without it they cannot run.
+    pub fn with_tools(mut self, tools: Arc<dyn HookTools>) -> Hooks {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// Runs one hook of whatever kind with `stdin` (the event's JSON) for `agent`.
+    async fn run_one(
+        &self,
+        agent: &str,
+        hook: &HookCommand,
+        stdin: &[u8],
+        env: &[(String, String)],
+    ) -> HookRun {
+        if let Some(target) = &hook.prompt {
+            return crate::prompt_hook::run(hook, target, stdin, agent, self.model.as_deref())
+                .await;
+        }
+        if let Some(target) = &hook.mcp {
+            return crate::mcp_hook::run(hook, target, stdin, self.tools.as_deref()).await;
+        }
+        run_hook_with(hook, stdin, &self.project_dir, env).await
     }
 
     /// Reports every run to `reporter` as well as to `tracing`.
@@ -141,7 +178,7 @@ impl Hooks {
         let ran = join_all(
             waited
                 .iter()
-                .map(|hook| run_hook_with(hook, &stdin, &self.project_dir, &env)),
+                .map(|hook| self.run_one(agent, hook, &stdin, &env)),
         );
         let (mut runs, called) = futures_util::future::join(ran, called).await;
         runs.extend(called);
@@ -194,7 +231,7 @@ impl Hooks {
         let agent = agent.to_string();
         let subject = subject.to_string();
         tokio::spawn(async move {
-            let run = run_hook_with(&hook, &stdin, &this.project_dir, &[]).await;
+            let run = this.run_one(&agent, &hook, &stdin, &[]).await;
             this.report(&agent, event, &subject, &run);
         });
     }

@@ -149,9 +149,21 @@ impl Agent {
             how_to_allow: &how_to_allow,
             request_id: None,
         };
-        match self.approver.approve(question).await {
+        let call = crate::lifecycle::ToolCall {
+            id,
+            name,
+            input: &admitted.input,
+        };
+        let hooked = self.hook_approval(call, &reason).await;
+        let by_hook = hooked.is_some();
+        let answer = match hooked {
+            Some(answer) => answer,
+            None => self.approver.approve(question).await,
+        };
+        match answer {
             Approval::Deny(why) => {
-                let source = (!self.approver.asks_someone()).then_some(DenialSource::NoApprover);
+                let nobody = !by_hook && !self.approver.asks_someone();
+                let source = nobody.then_some(DenialSource::NoApprover);
                 self.record_denial((id, name, &admitted.input), source, &why);
                 return Err(ToolOutput::error(why));
             }
@@ -179,7 +191,10 @@ impl Agent {
             .progress
             .as_ref()
             .map(|sink| troupe_tools::Progress::new(id, sink.clone()));
-        admitted.tool.call(admitted.input, &ctx).await
+        let started = std::time::Instant::now();
+        let output = admitted.tool.call(admitted.input, &ctx).await;
+        self.ran(id, started.elapsed());
+        output
     }
 
     /// An input the approver rewrote, judged again: the gates and the deny rules (its question

@@ -3,6 +3,7 @@
 //! that were refused.
 
 use super::{Agent, AgentError, AgentEvent};
+use crate::lifecycle::ToolCall;
 use crate::permissions::DenialSource;
 use troupe_protocol::{ChatMessage, ContentBlock, Role};
 
@@ -76,6 +77,17 @@ impl Agent {
     ) -> Result<Option<String>, AgentError> {
         let calls: Vec<_> = message.tool_uses().collect();
         let (outputs, halt) = self.run_calls(&calls, observe).await;
+        let round = match self.lifecycle.is_empty() {
+            true => crate::lifecycle::Verdict::default(),
+            false => {
+                let finished: Vec<_> = calls
+                    .iter()
+                    .zip(&outputs)
+                    .map(|(&(id, name, input), output)| (ToolCall { id, name, input }, output))
+                    .collect();
+                self.after_round(&finished).await
+            }
+        };
         let results = calls
             .iter()
             .zip(outputs)
@@ -91,12 +103,13 @@ impl Agent {
             content: results,
         };
         self.push(results.clone(), &[])?;
+        self.push_context(round.block.into_iter().chain(round.context).collect())?;
         // The round ends with its results: one sync covers the reply and the results. It runs
         // beside the next model call (see `beside`).
         if let Some(t) = self.transcript.as_mut() {
             self.round_sync = t.start_sync()?;
         }
         observe(AgentEvent::ToolResults(&results));
-        Ok(halt)
+        Ok(halt.or(round.halt))
     }
 }

@@ -149,6 +149,15 @@ impl Agent {
             after = compaction.tokens_after,
             "compacted the conversation"
         );
+        let done = crate::lifecycle::Compacted {
+            trigger,
+            summary: &text,
+            tokens_before: compaction.tokens_before,
+            tokens_after: compaction.tokens_after,
+        };
+        for hooks in &self.lifecycle {
+            hooks.post_compact(done).await;
+        }
         for watcher in &self.watchers {
             watcher.compacted(&self.config.name, &compaction);
         }

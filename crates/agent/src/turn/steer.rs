@@ -21,6 +21,7 @@ impl Agent {
         for hooks in &self.lifecycle {
             verdict = verdict.merge(hooks.session_start(source).await);
         }
+        self.instructions_loaded(source).await;
         self.push_context(verdict.context)
     }
 
@@ -75,8 +76,9 @@ impl Agent {
     /// Every provider's after-hook in turn, on the call as it ran.
     pub(super) async fn after_tool(&self, call: ToolCall<'_>, output: &ToolOutput) -> Verdict {
         let mut after = Verdict::default();
+        let ran_for = self.took(call.id);
         for hooks in &self.lifecycle {
-            after = after.merge(hooks.after_tool(call, output).await);
+            after = after.merge(hooks.after_tool_timed(call, output, ran_for).await);
         }
         after
     }
@@ -158,7 +160,7 @@ impl Agent {
 
     /// Appends what hooks said for the model as one user message (merged on the wire with the
     /// message before it).
-    fn push_context(&mut self, context: Vec<String>) -> Result<(), TranscriptError> {
+    pub(super) fn push_context(&mut self, context: Vec<String>) -> Result<(), TranscriptError> {
         if context.is_empty() {
             return Ok(());
         }
