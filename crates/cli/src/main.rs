@@ -22,6 +22,7 @@ mod headless;
 mod hooks;
 mod logfile;
 mod mcp;
+mod mcp_prompt;
 mod person_guard;
 mod plugins;
 mod render;
