@@ -4,6 +4,7 @@
 //! Must not hold: mechanisms of its own beyond wiring and presentation. The loop, teams, stores,
 //! tools, hooks and MCP live in their crates; this one only connects and renders them.
 
+mod api_key_helper;
 mod args;
 mod args_claude;
 mod args_contract;
