@@ -23,6 +23,7 @@ mod headless;
 mod hooks;
 mod logfile;
 mod mcp;
+mod mcp_json_choice;
 mod mcp_prompt;
 mod person_guard;
 mod plugins;
