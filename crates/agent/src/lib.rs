@@ -17,6 +17,7 @@ pub mod extension;
 pub mod lifecycle;
 pub mod live_mode;
 pub mod memory;
+pub mod memory_excludes;
 pub mod memory_snapshot;
 pub mod permissions;
 pub mod prompt;

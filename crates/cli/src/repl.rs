@@ -336,11 +336,12 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
             troupe_agent::memory_snapshot::refresh();
             let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
             let config = &team.shared().config;
-            let memory = troupe_agent::memory::load_sources(
+            let memory = troupe_agent::memory::load_excluding(
                 &config.workspace,
                 home.as_deref(),
                 config.recipe.memory_sources,
                 &config.recipe.policy.concealed(),
+                &troupe_agent::memory_excludes::Excludes::of(&config.recipe.settings),
             );
             out!("{}", memory.describe());
         }
