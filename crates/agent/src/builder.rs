@@ -344,12 +344,23 @@ impl AgentBuilder {
             }
         }
         let date = self.date.unwrap_or_else(today);
-        let memory = crate::memory::load_sources(
+        let memory = crate::memory::load_excluding(
             self.workspace.root(),
             self.home.as_deref(),
             self.memory_sources,
             &policy.concealed(),
+            &crate::memory_excludes::Excludes::of(&self.settings),
         );
+        if let Some(language) = self
+            .settings
+            .other
+            .get("language")
+            .and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+        {
+            own_sections.push(format!("Respond in {language}."));
+        }
         let system = system_prompt(&PromptContext {
             identity: &self.identity,
             workspace: self.workspace.root(),

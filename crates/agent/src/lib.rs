@@ -18,6 +18,7 @@ pub mod lifecycle;
 mod lifecycle_moments;
 pub mod live_mode;
 pub mod memory;
+pub mod memory_excludes;
 pub mod memory_snapshot;
 pub mod permissions;
 pub mod prompt;

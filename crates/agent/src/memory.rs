@@ -12,6 +12,7 @@
 //! not read either: an import of it is skipped and reported. Everything together is cut at [`MEMORY_BUDGET`] bytes so memory cannot crowd out
 //! the conversation.
 
+use crate::memory_excludes::Excludes;
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -187,6 +188,17 @@ pub fn load_sources(
     sources: MemorySources,
     concealed: &Concealed,
 ) -> Memory {
+    load_excluding(workspace, home, sources, concealed, &Excludes::default())
+}
+
+/// Like [`load_sources`], leaving out the files `excludes` names (`claudeMdExcludes`).
+pub fn load_excluding(
+    workspace: &Path,
+    home: Option<&Path>,
+    sources: MemorySources,
+    concealed: &Concealed,
+    excludes: &Excludes,
+) -> Memory {
     let home = home.filter(|_| sources.user);
     let project_root = repository_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut loader = Loader {
@@ -199,6 +211,7 @@ pub fn load_sources(
             .collect(),
         seen: HashSet::new(),
         concealed,
+        excludes,
         budget: MEMORY_BUDGET,
         memory: Memory::default(),
     };
@@ -278,6 +291,8 @@ struct Loader<'a> {
     seen: HashSet<PathBuf>,
     /// What `Read` deny rules keep from being read.
     concealed: &'a Concealed,
+    /// What `claudeMdExcludes` leaves out.
+    excludes: &'a Excludes,
     budget: usize,
     memory: Memory,
 }
@@ -297,6 +312,9 @@ impl Loader<'_> {
             return;
         };
         if !self.seen.insert(canonical.clone()) {
+            return;
+        }
+        if self.excludes.excludes(path, &canonical) {
             return;
         }
         // An import was checked with a note; a file found in its place is left out quietly.

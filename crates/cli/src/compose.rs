@@ -145,7 +145,16 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
     warnings.extend(unconfigured);
     let mut settings = loaded.settings;
     crate::settings::apply_flags(&mut settings, sources.context_window);
+    let openai = choice
+        .provider
+        .as_deref()
+        .is_some_and(|p| p.parse::<Provider>().is_ok_and(|p| p == Provider::OpenAi));
+    let helper_key = crate::api_key_helper::apply(&settings, &workspace, openai)?;
     let mut model = model_config(choice, &settings)?;
+    if helper_key && model.provider == Provider::Anthropic {
+        // As Claude Code sends a helper's key.
+        model.auth = troupe_model::Auth::Both;
+    }
     model.reasoning = model_defaults::thinking(reasoning, &settings);
     let env = |key: &str| troupe_tools::child_env::var(key);
     let max_tokens = model_defaults::max_output_tokens(choice.max_tokens, &env, &mut warnings);

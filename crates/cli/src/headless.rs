@@ -337,7 +337,7 @@ pub(crate) fn init_event(lead: &Lead) -> Value {
         api_key_source: api_key_source(lead),
         agents: lead.subagents.agent_names(),
         skills: lead.skills.names(),
-        slash_commands: lead.custom.all_names(),
+        slash_commands: lead.custom.all_names(&lead.mcp),
         output_style: lead.custom.style_name(),
     })
 }
@@ -519,6 +519,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
             &mut lead.agent,
             prompt,
             &custom.commands,
+            &lead.mcp,
         ))
         .map_err(anyhow::Error::msg)?;
     let mut outcome = lead.runtime.block_on(work(

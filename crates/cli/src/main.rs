@@ -4,6 +4,7 @@
 //! Must not hold: mechanisms of its own beyond wiring and presentation. The loop, teams, stores,
 //! tools, hooks and MCP live in their crates; this one only connects and renders them.
 
+mod api_key_helper;
 mod args;
 mod args_claude;
 mod args_contract;
@@ -26,6 +27,8 @@ mod hooks;
 mod logfile;
 mod mcp;
 mod mcp_files;
+mod mcp_json_choice;
+mod mcp_prompt;
 mod person_guard;
 mod plugins;
 mod render;

@@ -51,9 +51,15 @@ pub fn config(
             config.add_servers(&layer.origin, &layer.settings.mcp_servers, &env);
         }
         if workspace_servers {
-            if let Err(problem) = config.add_file(&workspace.join(".mcp.json"), &env) {
+            let mut project = McpConfig::new();
+            if let Err(problem) = project.add_file(&workspace.join(".mcp.json"), &env) {
                 tracing::warn!("{problem}");
-                config.problems.push(problem.to_string());
+                project.problems.push(problem.to_string());
+            }
+            let choice = crate::mcp_json_choice::McpJsonChoice::of(&loaded.settings);
+            let left_out = config.extend_where(project, |name| choice.starts(name));
+            if !left_out.is_empty() {
+                tracing::info!(servers = ?left_out, "left out by enabledMcpjsonServers/disabledMcpjsonServers");
             }
         }
         // `claude mcp add`'s local scope wins over the project's, as in Claude Code.

@@ -87,7 +87,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    completions.extend(custom.all_names());
+    completions.extend(custom.all_names(&mcp));
     completions.sort();
     completions.dedup();
     crate::term::complete::set_commands(completions);
@@ -273,7 +273,11 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
     match line {
         "" => {}
         "/exit" | "/quit" => return Handled::Exit,
-        "/help" => outln!("{HELP}{}", custom_help(session)),
+        "/help" => outln!(
+            "{HELP}{}{}",
+            custom_help(session),
+            crate::mcp_prompt::help(session.mcp)
+        ),
         "/clear" => crate::commands::sessions::clear(agent, &session.troupe_dir).await,
         "/cost" => print_cost(agent, session),
         cmd if cmd == "/model" || cmd.starts_with("/model ") => {
@@ -332,11 +336,12 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
             troupe_agent::memory_snapshot::refresh();
             let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
             let config = &team.shared().config;
-            let memory = troupe_agent::memory::load_sources(
+            let memory = troupe_agent::memory::load_excluding(
                 &config.workspace,
                 home.as_deref(),
                 config.recipe.memory_sources,
                 &config.recipe.policy.concealed(),
+                &troupe_agent::memory_excludes::Excludes::of(&config.recipe.settings),
             );
             out!("{}", memory.describe());
         }
@@ -392,11 +397,13 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
         }
         cmd if cmd.starts_with('/') => {
             let commands = &session.custom.commands;
-            if matches!(commands.lookup(cmd), Lookup::Unknown) {
+            if !crate::mcp_prompt::is_one(session.mcp, cmd)
+                && matches!(commands.lookup(cmd), Lookup::Unknown)
+            {
                 outln!("unknown command {cmd}; /help lists them");
                 return Handled::Continue(None);
             }
-            match crate::slash::begin(agent, cmd.to_string(), commands).await {
+            match crate::slash::begin(agent, cmd.to_string(), commands, session.mcp).await {
                 Ok((prompt, turn)) => {
                     let typed = drive(agent, Some(prompt), io).await;
                     turn.end(agent);

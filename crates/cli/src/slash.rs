@@ -1,7 +1,7 @@
 //! The project's custom slash commands and output style, for every way the lead is driven:
 //! `troupe -p "/name args"`, stream-json prompts and the REPL run the command's prompt with its
 //! `allowed-tools` granted and its `model` in force for that turn only; `system/init` and the
-//! SDK's `initialize` answer list them. The output style chosen by the `outputStyle` setting
+//! SDK's `initialize` answer list them, with the connected MCP servers' prompts. The output style chosen by the `outputStyle` setting
 //! shapes the lead's system prompt.
 
 use crate::render::stream_json::SLASH_COMMANDS;
@@ -11,6 +11,7 @@ use troupe_agent::permissions::{Policy, Rules};
 use troupe_agent::{Agent, Extension};
 use troupe_catalog::commands::{self, Commands, Lookup, Scope};
 use troupe_catalog::output_styles::{self, OutputStyle, OutputStyleExtension};
+use troupe_mcp::McpManager;
 use troupe_model::Model;
 use troupe_settings::Settings;
 
@@ -110,17 +111,19 @@ impl Custom {
             .is_some_and(|s| !s.keep_coding_instructions)
     }
 
-    /// Every slash command's name: the built-in ones, then the project's and the user's.
-    pub fn all_names(&self) -> Vec<String> {
+    /// Every slash command's name: the built-in ones, the project's and the user's, then the
+    /// prompts of the connected MCP servers.
+    pub fn all_names(&self, mcp: &McpManager) -> Vec<String> {
         SLASH_COMMANDS
             .iter()
             .map(|s| s.to_string())
             .chain(self.commands.names())
+            .chain(mcp.prompts().into_iter().map(|p| p.name))
             .collect()
     }
 
     /// The SDK's `initialize` answer's `commands`: `{name, description, argumentHint}`.
-    pub fn described(&self) -> Vec<serde_json::Value> {
+    pub fn described(&self, mcp: &McpManager) -> Vec<serde_json::Value> {
         let built_in = SLASH_COMMANDS
             .iter()
             .map(|name| serde_json::json!({"name": name, "description": "", "argumentHint": ""}));
@@ -131,7 +134,14 @@ impl Custom {
                 "argumentHint": c.argument_hint.clone().unwrap_or_default(),
             })
         });
-        built_in.chain(custom).collect()
+        let prompts = mcp.prompts().into_iter().map(|p| {
+            serde_json::json!({
+                "name": p.name,
+                "description": format!("{} (MCP)", p.description).trim_start(),
+                "argumentHint": p.argument_hint(),
+            })
+        });
+        built_in.chain(custom).chain(prompts).collect()
     }
 }
 
@@ -155,7 +165,8 @@ impl CommandTurn {
     }
 }
 
-/// The prompt to run for `prompt`: a custom command's expanded prompt (its `allowed-tools` and
+/// The prompt to run for `prompt`: an MCP server's prompt (`/mcp__<server>__<prompt> args`,
+/// `mcp_prompt`), a custom command's expanded prompt (its `allowed-tools` and
 /// `model` put in force until [`CommandTurn::end`], its ``!`cmd` ``s run and `@path`s attached,
 /// `slash_body`), or the prompt itself. An ambiguous short name, a bad `allowed-tools` rule or
 /// a refused ``!`cmd` `` is an error saying what to do instead.
@@ -163,7 +174,11 @@ pub async fn begin(
     agent: &mut Agent,
     prompt: String,
     commands: &Commands,
+    mcp: &McpManager,
 ) -> Result<(String, CommandTurn), String> {
+    if let Some(ran) = crate::mcp_prompt::run(mcp, &prompt).await {
+        return ran.map(|text| (text, CommandTurn::default()));
+    }
     let (command, args) = match commands.lookup(&prompt) {
         Lookup::Unknown => return Ok((prompt, CommandTurn::default())),
         Lookup::Ambiguous(names) => {

@@ -196,6 +196,22 @@ impl McpConfig {
         Ok(true)
     }
 
+    /// Adds `other`'s entries that `keep` keeps (by name) and its problems; returns the names
+    /// left out.
+    pub fn extend_where(&mut self, other: McpConfig, keep: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut left_out = Vec::new();
+        for (name, entry) in other.entries {
+            match keep(&name) {
+                true => {
+                    self.entries.insert(name, entry);
+                }
+                false => left_out.push(name),
+            }
+        }
+        self.problems.extend(other.problems);
+        left_out
+    }
+
     /// The entries by name.
     pub fn entries(&self) -> impl Iterator<Item = &ServerEntry> {
         self.entries.values()

@@ -6,6 +6,7 @@
 //!
 //! - [`McpConfig`]: entries by precedence, `${VAR}` expansion, errors naming the server.
 //! - [`McpManager`]: start-up, statuses, the tools on offer, `connect_mcp`, shutdown.
+//! - [`McpPrompt`]: a server's prompts, run as `/mcp__<server>__<prompt>` commands.
 //! - A crashed server's calls become error results and the next call restarts it (bounded);
 //!   calls time out and are cancelled on the server when dropped (Ctrl-C).
 //!
@@ -19,6 +20,7 @@ mod expand;
 mod manager;
 pub mod names;
 mod options;
+mod prompts;
 mod result;
 pub mod sdk;
 mod server;
@@ -36,6 +38,7 @@ pub use manager::McpManager;
 pub use options::{
     McpOptions, DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
 };
+pub use prompts::{McpPrompt, PromptArgument};
 pub use result::to_output;
 pub use sdk::{SdkBridge, SdkChannel};
 pub use status::{ServerStatus, Status};

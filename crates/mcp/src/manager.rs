@@ -4,6 +4,7 @@
 
 use crate::config::McpConfig;
 use crate::options::McpOptions;
+use crate::prompts::McpPrompt;
 use crate::server::Server;
 use crate::status::ServerStatus;
 use crate::stdio::{end_for_exit, Slots};
@@ -92,6 +93,31 @@ impl McpManager {
             tools.extend(server.tools().iter().cloned());
         }
         tools
+    }
+
+    /// The prompts of every connected server, as slash commands.
+    pub fn prompts(&self) -> Vec<McpPrompt> {
+        self.servers
+            .iter()
+            .flat_map(|s| s.prompts().iter().cloned().collect::<Vec<_>>())
+            .collect()
+    }
+
+    /// Runs the prompt command `name` (`mcp__<server>__<prompt>`, no slash) with the words
+    /// typed after it: the text to send the model. `None` when no connected server has a
+    /// prompt of that name.
+    pub async fn run_prompt(&self, name: &str, words: &str) -> Option<Result<String, String>> {
+        for server in &self.servers {
+            let prompts = server.prompts();
+            if let Some(prompt) = prompts.iter().find(|p| p.name == name) {
+                let arguments = match prompt.arguments_for(words) {
+                    Ok(arguments) => arguments,
+                    Err(e) => return Some(Err(e)),
+                };
+                return Some(server.get_prompt(prompt, arguments).await);
+            }
+        }
+        None
     }
 
     /// Connects `name` now (`connect_mcp`), or says it is connected already.

@@ -7,11 +7,12 @@ use crate::config::ServerEntry;
 use crate::connection::Connection;
 use crate::names::tool_name;
 use crate::options::{secs, McpOptions};
+use crate::prompts::{prompt_text, McpPrompt};
 use crate::result::to_output;
 use crate::status::{ServerStatus, Status};
 use crate::stdio::{log_path, Slots};
 use crate::tool::McpTool;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, JsonObject};
 use rmcp::ServiceError;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
@@ -50,6 +51,8 @@ struct State {
     phase: Phase,
     /// The tools of its last listing (kept through a crash, so a call can bring it back).
     tools: Arc<Vec<DynTool>>,
+    /// Its prompts, listed when it connected (none unless it declares the capability).
+    prompts: Arc<Vec<McpPrompt>>,
     last_error: Option<String>,
     /// Automatic restarts so far (reset by `connect_mcp`).
     restarts: u32,
@@ -97,6 +100,7 @@ impl Server {
             state: Mutex::new(State {
                 phase,
                 tools: Arc::new(Vec::new()),
+                prompts: Arc::new(Vec::new()),
                 last_error,
                 restarts: 0,
             }),
@@ -194,7 +198,8 @@ impl Server {
             let conn = Connection::open(config, options, &self.slots);
             let conn = Arc::new(conn.await?);
             let (listed, tools) = self.list(&conn).await?;
-            Ok::<_, String>((conn, listed, tools))
+            let prompts = self.list_prompts(&conn).await;
+            Ok::<_, String>((conn, listed, tools, prompts))
         })
         .await;
         unfinished.0 = None;
@@ -204,10 +209,11 @@ impl Server {
                 return Err("troupe is shutting down".into());
             }
             match opened {
-                Ok(Ok((conn, listed, tools))) => {
+                Ok(Ok((conn, listed, tools, prompts))) => {
                     let count = tools.len();
                     state.phase = Phase::Connected { conn, listed };
                     state.tools = Arc::new(tools);
+                    state.prompts = Arc::new(prompts);
                     state.last_error = None;
                     Ok(count)
                 }
@@ -266,6 +272,67 @@ impl Server {
             )));
         }
         Ok((listed, tools))
+    }
+
+    /// The server's prompts, when it declares the prompts capability; a listing that fails is
+    /// a warning and no prompts, never a failed start.
+    async fn list_prompts(&self, conn: &Connection) -> Vec<McpPrompt> {
+        let declared = conn
+            .peer()
+            .peer_info()
+            .is_some_and(|info| info.capabilities.prompts.is_some());
+        if !declared {
+            return Vec::new();
+        }
+        match conn.peer().list_all_prompts().await {
+            Ok(prompts) => {
+                let mut listed: Vec<McpPrompt> = Vec::with_capacity(prompts.len());
+                for prompt in &prompts {
+                    let prompt = McpPrompt::new(self.name(), prompt);
+                    if !listed.iter().any(|p| p.name == prompt.name) {
+                        listed.push(prompt);
+                    }
+                }
+                listed
+            }
+            Err(e) => {
+                tracing::warn!(server = self.name(), "prompts/list failed: {e}");
+                Vec::new()
+            }
+        }
+    }
+
+    /// The prompts of a connected server.
+    pub(crate) fn prompts(&self) -> Arc<Vec<McpPrompt>> {
+        let state = self.state();
+        match state.phase {
+            Phase::Connected { .. } => state.prompts.clone(),
+            _ => Arc::new(Vec::new()),
+        }
+    }
+
+    /// `prompts/get` for `prompt` with `arguments`: the text of the messages it returns,
+    /// bounded by the call timeout.
+    pub(crate) async fn get_prompt(
+        self: &Arc<Self>,
+        prompt: &McpPrompt,
+        arguments: JsonObject,
+    ) -> Result<String, String> {
+        let conn = self.ready().await?;
+        let params = GetPromptRequestParams::new(prompt.remote.clone()).with_arguments(arguments);
+        let timeout = self.options.tool_timeout;
+        match tokio::time::timeout(timeout, conn.peer().get_prompt(params)).await {
+            Err(_) => Err(format!(
+                "/{}: the server did not answer prompts/get within {} (setting mcp_tool_timeout)",
+                prompt.name,
+                secs(timeout)
+            )),
+            Ok(Err(ServiceError::McpError(data))) => {
+                Err(format!("/{} failed: {}", prompt.name, data.message))
+            }
+            Ok(Err(other)) => Err(format!("/{} failed: {other}", prompt.name)),
+            Ok(Ok(result)) => Ok(prompt_text(&result)),
+        }
     }
 
     /// Fetches the tool list again when the server said it changed; bounded by the call timeout.

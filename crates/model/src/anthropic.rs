@@ -32,6 +32,10 @@ pub struct AnthropicClient {
     base_url: String,
     api_key: Option<String>,
     bearer: bool,
+    /// Sent as both `x-api-key` and `Authorization: Bearer` (an `apiKeyHelper`'s key).
+    both: bool,
+    /// `ANTHROPIC_CUSTOM_HEADERS`: added to every request.
+    custom_headers: Vec<(String, String)>,
     retry: RetryPolicy,
     idle_timeout: Duration,
     /// Shared by the client's clones, like its connection pool.
@@ -52,6 +56,8 @@ impl AnthropicClient {
             base_url,
             api_key,
             bearer: false,
+            both: false,
+            custom_headers: Vec::new(),
             retry: RetryPolicy::default(),
             idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
             tools_json: Arc::default(),
@@ -84,6 +90,19 @@ impl AnthropicClient {
     /// `x-api-key`.
     pub fn with_bearer(mut self, bearer: bool) -> Self {
         self.bearer = bearer;
+        self
+    }
+
+    /// Sends the key both as `x-api-key` and as `Authorization: Bearer`, as Claude Code sends
+    /// an `apiKeyHelper`'s key.
+    pub fn with_key_in_both_headers(mut self, both: bool) -> Self {
+        self.both = both;
+        self
+    }
+
+    /// The same client adding `headers` to every request (`ANTHROPIC_CUSTOM_HEADERS`).
+    pub fn with_custom_headers(mut self, headers: Vec<(String, String)>) -> Self {
+        self.custom_headers = headers;
         self
     }
 
@@ -138,14 +157,21 @@ impl Model for AnthropicClient {
         if !betas.is_empty() {
             headers.push(("anthropic-beta", betas.join(",")));
         }
-        match (&self.api_key, self.bearer) {
-            (Some(key), false) => headers.push(("x-api-key", key.clone())),
-            (Some(token), true) => headers.push(("authorization", format!("Bearer {token}"))),
-            (None, _) => {}
+        match (&self.api_key, self.bearer, self.both) {
+            (Some(key), _, true) => {
+                headers.push(("x-api-key", key.clone()));
+                headers.push(("authorization", format!("Bearer {key}")));
+            }
+            (Some(key), false, false) => headers.push(("x-api-key", key.clone())),
+            (Some(token), true, false) => {
+                headers.push(("authorization", format!("Bearer {token}")))
+            }
+            (None, _, _) => {}
         }
         let call = Call {
             url: self.url(),
             headers,
+            custom_headers: self.custom_headers.clone(),
             body,
             key_var: KEY_VAR,
             idle_timeout: self.idle_timeout,

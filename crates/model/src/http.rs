@@ -116,6 +116,8 @@ pub(crate) struct Call {
     pub url: String,
     /// Extra request headers (content-type is set from the JSON body).
     pub headers: Vec<(&'static str, String)>,
+    /// Headers the person configured (`ANTHROPIC_CUSTOM_HEADERS`), after those.
+    pub custom_headers: Vec<(String, String)>,
     /// The request body, serialised once; clones share the buffer across attempts.
     pub body: bytes::Bytes,
     /// Environment variable holding the API key, named in authentication errors.
@@ -218,6 +220,9 @@ async fn attempt_once<A: Assembler>(
         .body(payload);
     for (name, value) in &call.headers {
         request = request.header(*name, value);
+    }
+    for (name, value) in &call.custom_headers {
+        request = request.header(name.as_str(), value);
     }
     // The first content event has its own deadline (the server reads the prompt first); from
     // then on every content event moves the idle deadline on: pings, SSE comments and silence

@@ -31,7 +31,7 @@ pub use cache::{CacheMarks, CacheTtl, PromptCache};
 pub use error::{ModelError, PromptSizes};
 pub use limit::{Limited, DEFAULT_MAX_CONCURRENT_CALLS};
 pub use openai::OpenAiClient;
-pub use provider::{Auth, ConfigError, ModelConfig, Provider};
+pub use provider::{Auth, ConfigError, ModelConfig, Provider, CUSTOM_HEADERS_VAR};
 pub use provider_env::ambiguity_note;
 pub use reasoning::{Effort, Reasoning, Thinking};
 pub use retry::RetryPolicy;

@@ -197,6 +197,7 @@ impl OpenAiClient {
         let call = Call {
             url: self.url(),
             headers,
+            custom_headers: Vec::new(),
             body,
             key_var: KEY_VAR,
             idle_timeout: self.idle_timeout,

@@ -107,6 +107,9 @@ pub enum ConfigError {
         /// The value with `http://` in front, as a suggestion.
         suggested: String,
     },
+    /// A line of `ANTHROPIC_CUSTOM_HEADERS` that is not a `Name: value` header.
+    #[error("{var}: {0:?} is not a `Name: value` header", var = CUSTOM_HEADERS_VAR)]
+    BadCustomHeader(String),
     /// A `tool_choice` troupe does not send.
     #[error("{var}={0:?} is not a tool choice troupe sends: use auto or required", var = crate::tool_choice::TOOL_CHOICE_VAR)]
     BadToolChoice(String),
@@ -142,6 +145,9 @@ pub struct ModelConfig {
     /// The `tool_choice` an OpenAI-compatible server is sent with tools
     /// ([`crate::tool_choice::TOOL_CHOICE_VAR`]); `auto` unless asked for.
     pub tool_choice: crate::ToolChoice,
+    /// Headers added to every Anthropic request: `ANTHROPIC_CUSTOM_HEADERS`, one `Name: value`
+    /// a line.
+    pub custom_headers: Vec<(String, String)>,
 }
 
 /// How a credential is sent to the provider.
@@ -152,10 +158,31 @@ pub enum Auth {
     ApiKey,
     /// `Authorization: Bearer …` (Anthropic's `ANTHROPIC_AUTH_TOKEN`, used by gateways).
     Bearer,
+    /// Both `x-api-key` and `Authorization: Bearer`, as Claude Code sends the key its
+    /// `apiKeyHelper` printed.
+    Both,
 }
 
 /// A bearer token for an Anthropic gateway, sent when no API key is set.
 pub const AUTH_TOKEN_VAR: &str = "ANTHROPIC_AUTH_TOKEN";
+
+/// Claude Code's extra request headers, one `Name: value` a line.
+pub const CUSTOM_HEADERS_VAR: &str = "ANTHROPIC_CUSTOM_HEADERS";
+
+/// The headers of `ANTHROPIC_CUSTOM_HEADERS`: one `Name: value` a line, blank lines skipped. A
+/// line that is not a valid header is an error naming it.
+fn custom_headers(text: &str) -> Result<Vec<(String, String)>, ConfigError> {
+    let mut headers = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let bad = || ConfigError::BadCustomHeader(line.to_string());
+        let (name, value) = line.split_once(':').ok_or_else(bad)?;
+        let (name, value) = (name.trim(), value.trim());
+        reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+        reqwest::header::HeaderValue::from_str(value).map_err(|_| bad())?;
+        headers.push((name.to_string(), value.to_string()));
+    }
+    Ok(headers)
+}
 
 /// The model Claude Code's users name in the environment.
 pub const ANTHROPIC_MODEL_VAR: &str = "ANTHROPIC_MODEL";
@@ -248,6 +275,13 @@ impl ModelConfig {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|ms| *ms > 0)
             .map_or(crate::DEFAULT_STREAM_IDLE_TIMEOUT, Duration::from_millis);
+        let custom_headers = match provider {
+            Provider::Anthropic => var(CUSTOM_HEADERS_VAR)
+                .map(|v| custom_headers(&v))
+                .transpose()?
+                .unwrap_or_default(),
+            Provider::OpenAi => Vec::new(),
+        };
         let tool_choice = match var(crate::tool_choice::TOOL_CHOICE_VAR) {
             Some(value) => value.parse()?,
             None => crate::ToolChoice::default(),
@@ -264,6 +298,7 @@ impl ModelConfig {
             agent_header: var(crate::AGENT_HEADER_VAR).is_some_and(|v| v.trim() == "1"),
             reasoning: crate::Reasoning::default(),
             tool_choice,
+            custom_headers,
         })
     }
 
@@ -285,6 +320,8 @@ impl ModelConfig {
                 AnthropicClient::new(self.base_url.clone(), self.api_key.clone()).map(|c| {
                     Arc::new(
                         c.with_bearer(self.auth == Auth::Bearer)
+                            .with_key_in_both_headers(self.auth == Auth::Both)
+                            .with_custom_headers(self.custom_headers.clone())
                             .with_agent_header(self.agent_header)
                             .with_prompt_cache(self.prompt_cache)
                             .with_retry_policy(self.retry)
@@ -364,6 +401,28 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn custom_headers_are_one_a_line_and_a_bad_line_is_named() {
+        let env = env_of(&[
+            ("ANTHROPIC_API_KEY", "sk"),
+            (CUSTOM_HEADERS_VAR, "X-Team: blue\n\n  X-Trace-Id:  a:b  \n"),
+        ]);
+        let config = ModelConfig::resolve(None, None, &env).unwrap();
+        assert_eq!(
+            config.custom_headers,
+            vec![
+                ("X-Team".to_string(), "blue".to_string()),
+                ("X-Trace-Id".to_string(), "a:b".to_string())
+            ]
+        );
+        let env = env_of(&[
+            ("ANTHROPIC_API_KEY", "sk"),
+            (CUSTOM_HEADERS_VAR, "no colon"),
+        ]);
+        let err = ModelConfig::resolve(None, None, &env).unwrap_err();
+        assert!(err.to_string().contains("\"no colon\""), "{err}");
+    }
+
+    #[test]
     fn anthropic_variables_win_when_both_are_set() {
         let env = env_of(&[("ANTHROPIC_API_KEY", "sk-ant"), ("OPENAI_API_KEY", "sk-oa")]);
         let config = ModelConfig::resolve(None, None, &env);
@@ -381,6 +440,7 @@ pub(crate) mod tests {
                 agent_header: false,
                 reasoning: crate::Reasoning::default(),
                 tool_choice: crate::ToolChoice::default(),
+                custom_headers: Vec::new(),
             })
         );
     }
@@ -446,6 +506,7 @@ pub(crate) mod tests {
                 agent_header: false,
                 reasoning: crate::Reasoning::default(),
                 tool_choice: crate::ToolChoice::default(),
+                custom_headers: Vec::new(),
             })
         );
     }
@@ -472,6 +533,7 @@ pub(crate) mod tests {
                 agent_header: false,
                 reasoning: crate::Reasoning::default(),
                 tool_choice: crate::ToolChoice::default(),
+                custom_headers: Vec::new(),
             })
         );
     }
@@ -568,6 +630,7 @@ pub(crate) mod tests {
                 agent_header: false,
                 reasoning: crate::Reasoning::default(),
                 tool_choice: crate::ToolChoice::default(),
+                custom_headers: Vec::new(),
             };
             assert_eq!(config.build().provider(), provider.as_str());
         }

@@ -41,6 +41,7 @@ pub fn model_config(server: &FakeServer) -> ModelConfig {
         agent_header: true,
         reasoning: troupe_model::Reasoning::default(),
         tool_choice: troupe_model::ToolChoice::default(),
+        custom_headers: Vec::new(),
     }
 }
 

@@ -176,6 +176,7 @@ fn model(args: &DoctorArgs, settings: &troupe_settings::Settings) -> Check {
             let fix = match &e {
                 ConfigError::BadBaseUrl { .. } => "write the URL with its scheme, as shown".to_string(),
                 ConfigError::UnknownProvider(_) => "use anthropic or openai".to_string(),
+                ConfigError::BadCustomHeader(_) => format!("write each line of {} as `Name: value`", troupe_model::CUSTOM_HEADERS_VAR),
                 ConfigError::BadToolChoice(_) => format!("unset {} or set it to auto or required", troupe_model::tool_choice::TOOL_CHOICE_VAR),
                 ConfigError::NoProvider | ConfigError::MissingKey { .. } => "export ANTHROPIC_API_KEY=…, or OPENAI_BASE_URL=http://host:port/v1 for a local server (README: \"Try it without an API key\")".to_string(),
             };

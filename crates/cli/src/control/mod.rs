@@ -132,6 +132,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
             &mut lead.agent,
             prompt,
             &custom.commands,
+            &lead.mcp,
         ));
         let (prompt, command) = match begun {
             Ok(begun) => begun,
@@ -238,7 +239,7 @@ fn control(
             *initialized = true;
             stream_json::emit(&init_event(lead));
             Ok(json!({
-                "commands": lead.custom.described(),
+                "commands": lead.custom.described(&lead.mcp),
                 "agents": lead.subagents.agent_names(),
                 "output_style": lead.custom.style_name(),
                 "available_output_styles": lead.custom.style_names,
