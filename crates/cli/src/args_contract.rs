@@ -46,8 +46,8 @@ pub struct ContractArgs {
     #[arg(long, value_name = "TOOL")]
     pub permission_prompt_tool: Option<String>,
 
-    /// The built-in tools to offer: a comma- or space-separated list (Claude Code's or troupe's
-    /// names), "" for none, or "default" for all.
+    /// The tools every agent may be offered: a comma- or space-separated list (Claude Code's or
+    /// troupe's names; the team's tools count), "" for none, or "default" for all. MCP tools stay.
     #[arg(long, value_name = "TOOLS")]
     pub tools: Option<String>,
 

@@ -153,20 +153,6 @@ fn system_prompt(args: &RunArgs) -> Result<Option<String>> {
     }
 }
 
-/// `--tools`: the built-in tools to offer, in troupe's names; `None` for all of them.
-pub fn only_tools(list: Option<&str>) -> Option<Vec<String>> {
-    let list = list?.trim();
-    if list == "default" {
-        return None;
-    }
-    Some(
-        split_rule_list(list)
-            .iter()
-            .map(|name| troupe_catalog::agents::troupe_tool_name(name))
-            .collect(),
-    )
-}
-
 /// Takes the lead's lease on its team, or explains who already leads it.
 fn lead_lease(team: &Team) -> Result<Lease> {
     match team.shared().store.acquire_lease(LEAD) {
@@ -269,7 +255,8 @@ pub fn lead(
         args.contract.setting_sources.as_deref(),
         args.sdk.agents.as_deref(),
     )
-    .with_plugin_dirs(&args.sdk.plugin_dir, &args.sdk.plugin_dir_no_mcp);
+    .with_plugin_dirs(&args.sdk.plugin_dir, &args.sdk.plugin_dir_no_mcp)
+    .with_tools(args.contract.tools.as_deref());
     let run = crate::compose::resolve(crate::compose::Inputs {
         workspace,
         sources: &sources,
@@ -379,7 +366,6 @@ pub fn lead(
     };
     let mut role = Role::new(AgentKind::Main, LEAD, place)
         .approver(approver)
-        .only_tools(only_tools(args.contract.tools.as_deref()))
         .max_rounds(args.max_turns)
         .extension(subagents.clone())
         .extension(Arc::new(LeadExtension::new(team.clone())))

@@ -174,3 +174,45 @@ fn fallback_model_takes_over_the_turn_when_the_model_stays_overloaded() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(result_json(&out)["subtype"], "error_during_execution");
 }
+
+#[test]
+fn tools_restricts_the_team_tools_and_every_teammate_too() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "reader", "prompt": "Read a.txt."}),
+            ),
+            Step::text("spawned"),
+        ],
+    );
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "go",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "bypassPermissions",
+        "--tools",
+        "Read,spawn_teammate",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lead = server.requests_for("lead")[0].tool_names();
+    assert!(lead.contains(&"read_file".to_string()), "{lead:?}");
+    assert!(lead.contains(&"spawn_teammate".to_string()), "{lead:?}");
+    for gone in ["bash", "send_message", "create_task", "broadcast", "task"] {
+        assert!(!lead.contains(&gone.to_string()), "{gone}: {lead:?}");
+    }
+    let alice = server.requests_for("alice");
+    let alice = alice.first().expect("alice was called").tool_names();
+    assert!(alice.contains(&"read_file".to_string()), "{alice:?}");
+    // A teammate keeps its mail: it is how it takes part at all.
+    assert!(alice.contains(&"send_message".to_string()), "{alice:?}");
+    for gone in ["bash", "write_file", "edit_file", "grep"] {
+        assert!(!alice.contains(&gone.to_string()), "{gone}: {alice:?}");
+    }
+}
