@@ -22,6 +22,7 @@ mod cron;
 mod fallback;
 mod headless;
 mod hooks;
+mod lead_agent;
 mod logfile;
 mod mcp;
 mod mcp_files;

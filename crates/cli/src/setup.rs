@@ -266,6 +266,8 @@ pub fn lead(
         asking,
         report: crate::subagents::Report::Warn,
     })?;
+    // Before anything starts: an unknown name ends the run here.
+    let definition = crate::lead_agent::chosen(&run.agents, args.sdk.agent.as_deref())?.cloned();
     if let Some(note) = provider_note(&args.agent) {
         eprintln!("troupe: note: {note}");
     }
@@ -379,6 +381,9 @@ pub fn lead(
     }
     if let Some(style) = custom.style_extension() {
         role = role.extension(style);
+    }
+    if let Some(definition) = &definition {
+        role = crate::lead_agent::apply(role, definition, args.agent.model.is_some());
     }
     if let Some(text) = &args.append_system_prompt {
         // Registered last, so it ends the prompt.

@@ -216,3 +216,61 @@ fn tools_restricts_the_team_tools_and_every_teammate_too() {
         assert!(!alice.contains(&gone.to_string()), "{gone}: {alice:?}");
     }
 }
+
+const REVIEWER: &str = "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep\nmodel: claude-reviewer-model\n---\nYou are the REVIEWER-OF-RECORD.\n";
+
+#[test]
+fn agent_runs_the_lead_as_the_definition_with_its_prompt_tools_and_model() {
+    let ws = TempWorkspace::new();
+    ws.write(".claude/agents/reviewer.md", REVIEWER);
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "hi",
+        "--output-format",
+        "json",
+        "--agent",
+        "reviewer",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("--agent"), "{}", stderr(&out));
+    let request = &server.requests_for("lead")[0];
+    assert!(request.system().contains("REVIEWER-OF-RECORD"));
+    assert_eq!(request.model(), "claude-reviewer-model");
+    let offered = request.tool_names();
+    assert!(offered.contains(&"read_file".to_string()), "{offered:?}");
+    assert!(offered.contains(&"grep".to_string()), "{offered:?}");
+    for gone in ["bash", "write_file", "spawn_teammate", "task"] {
+        assert!(!offered.contains(&gone.to_string()), "{gone}: {offered:?}");
+    }
+
+    // --model wins over the definition's.
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "hi",
+        "--agent",
+        "reviewer",
+        "--model",
+        "claude-given",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests_for("lead")[0].model(), "claude-given");
+}
+
+#[test]
+fn an_unknown_agent_is_an_error_listing_the_known_ones_before_any_model_call() {
+    let ws = TempWorkspace::new();
+    ws.write(".claude/agents/reviewer.md", REVIEWER);
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out =
+        run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "hi", "--agent", "nobody"]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("--agent nobody"), "{err}");
+    assert!(err.contains("reviewer"), "{err}");
+    assert!(server.journal().is_empty(), "no model call");
+}
