@@ -20,6 +20,7 @@ mod control;
 mod cost;
 mod cron;
 mod fallback;
+mod file_flag;
 mod headless;
 mod hooks;
 mod lead_agent;

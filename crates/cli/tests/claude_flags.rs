@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{result_json, run, stderr, troupe};
+use common::{repl, result_json, run, stderr, troupe};
 use serde_json::json;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
@@ -273,4 +273,74 @@ fn an_unknown_agent_is_an_error_listing_the_known_ones_before_any_model_call() {
     assert!(err.contains("--agent nobody"), "{err}");
     assert!(err.contains("reviewer"), "{err}");
     assert!(server.journal().is_empty(), "no model call");
+}
+
+#[test]
+fn file_attaches_each_files_text_to_the_first_prompt() {
+    let ws = TempWorkspace::new();
+    ws.write("notes/a.txt", "ALPHA-CONTENT\n");
+    ws.write("b.md", "BETA-CONTENT\n");
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "--file",
+        "notes/a.txt",
+        "--file",
+        "b.md",
+        "file_abc:remote.txt",
+        "--",
+        "summarise these",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--file file_abc:remote.txt: troupe has no file API"),
+        "{err}"
+    );
+    assert!(!err.contains("--file is accepted"), "{err}");
+    let sent = server.requests_for("lead")[0].all_text();
+    assert!(sent.contains("summarise these"), "{sent}");
+    assert!(
+        sent.contains("<file path=\"notes/a.txt\">\nALPHA-CONTENT"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("<file path=\"b.md\">\nBETA-CONTENT"),
+        "{sent}"
+    );
+
+    // A path that names nothing stops the run before any model call.
+    let server = FakeServer::start();
+    let out =
+        run(troupe(ws.path(), &server, Wire::Anthropic)
+            .args(["-p", "--file", "gone.txt", "--", "hi"]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--file gone.txt"), "{}", stderr(&out));
+    assert!(server.journal().is_empty());
+}
+
+#[test]
+fn file_in_the_repl_joins_the_first_typed_prompt_only() {
+    let ws = TempWorkspace::new();
+    ws.write("a.txt", "ALPHA-CONTENT\n");
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = repl(
+        ws.path(),
+        &server,
+        &["--file", "a.txt"],
+        "first question\nsecond question\n/exit\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests_for("lead");
+    let first = requests.first().expect("a first turn").all_text();
+    assert!(
+        first.contains("ALPHA-CONTENT") && first.contains("first question"),
+        "{first}"
+    );
+    let last = requests.last().expect("a second turn").messages();
+    let second = serde_json::to_string(&last.last()).unwrap();
+    assert!(second.contains("second question"), "{second}");
+    assert!(!second.contains("ALPHA-CONTENT"), "{second}");
 }
