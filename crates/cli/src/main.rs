@@ -22,6 +22,7 @@ mod cron;
 mod fallback;
 mod file_flag;
 mod headless;
+mod hook_events;
 mod hooks;
 mod lead_agent;
 mod logfile;

@@ -277,6 +277,12 @@ pub fn lead(
     let (workspace, troupe_dir) = (run.workspace.clone(), run.troupe_dir.clone());
     let settings = run.settings.clone();
     let session_id = session_id(args, &troupe_dir)?;
+    if args.contract.include_hook_events {
+        match args.output_format {
+            crate::args::OutputFormat::StreamJson => crate::hook_events::stream(&session_id),
+            _ => eprintln!("troupe: note: --include-hook-events applies to --output-format stream-json; hook runs are not shown"),
+        }
+    }
     // Without --team, a team of its own: any number of sessions share the workspace.
     let team_name = args
         .team

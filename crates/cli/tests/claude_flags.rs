@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{repl, result_json, run, stderr, troupe};
+use common::{json_lines, repl, result_json, run, stderr, troupe};
 use serde_json::json;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
@@ -343,4 +343,69 @@ fn file_in_the_repl_joins_the_first_typed_prompt_only() {
     let second = serde_json::to_string(&last.last()).unwrap();
     assert!(second.contains("second question"), "{second}");
     assert!(!second.contains("ALPHA-CONTENT"), "{second}");
+}
+
+fn hook_run(ws: &TempWorkspace, extra: &[&str]) -> std::process::Output {
+    ws.write(
+        ".claude/settings.json",
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "echo HOOK-SAID; echo HOOK-ERR >&2"}
+        ]}]}})
+        .to_string(),
+    );
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("bash", json!({"command": "true"})),
+            Step::text("done"),
+        ],
+    );
+    run(troupe(ws.path(), &server, Wire::Anthropic)
+        .args([
+            "-p",
+            "go",
+            "--permission-mode",
+            "bypassPermissions",
+            "--include-hook-events",
+        ])
+        .args(extra))
+}
+
+#[test]
+fn include_hook_events_streams_each_hook_run_in_claude_codes_shape() {
+    let ws = TempWorkspace::new();
+    let out = hook_run(&ws, &["--output-format", "stream-json", "--verbose"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let session = lines[0]["session_id"].clone();
+    let of = |subtype: &str| -> Vec<serde_json::Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "system" && l["subtype"] == subtype)
+            .cloned()
+            .collect()
+    };
+    let (started, responses) = (of("hook_started"), of("hook_response"));
+    assert_eq!(started.len(), 1, "{lines:?}");
+    assert_eq!(responses.len(), 1, "{lines:?}");
+    let (started, response) = (&started[0], &responses[0]);
+    assert_eq!(started["hook_event"], "PreToolUse");
+    assert_eq!(started["hook_name"], "PreToolUse:Bash");
+    assert_eq!(started["session_id"], session);
+    assert_eq!(response["hook_id"], started["hook_id"]);
+    assert_eq!(response["outcome"], "success");
+    assert_eq!(response["exit_code"], 0);
+    assert_eq!(response["stdout"], "HOOK-SAID\n");
+    assert_eq!(response["stderr"], "HOOK-ERR\n");
+    assert!(response["uuid"].is_string() && response["uuid"] != started["uuid"]);
+    let at = |l: &serde_json::Value| lines.iter().position(|x| x == l);
+    assert!(at(started) < at(response));
+
+    // Without the flag, or without stream-json, no such line.
+    let ws = TempWorkspace::new();
+    let out = hook_run(&ws, &["--output-format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--include-hook-events applies to --output-format stream-json"));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("hook_started"));
 }
