@@ -69,6 +69,9 @@ pub struct Recipe {
     pub added_dirs: Vec<PathBuf>,
     /// The extensions every agent gets, by kind.
     pub shared: SharedExtensions,
+    /// A restriction on every agent's tools (`--tools`), on top of each role's own filter;
+    /// extensions whose tools are always kept (a teammate's mail) are not restricted.
+    pub tool_filter: Option<ToolFilter>,
 }
 
 impl Recipe {
@@ -84,6 +87,7 @@ impl Recipe {
             memory_sources: MemorySources::default(),
             added_dirs: Vec::new(),
             shared: Arc::new(|_| Vec::new()),
+            tool_filter: None,
         }
     }
 
@@ -152,7 +156,7 @@ impl Recipe {
             .max_tokens(self.max_tokens)
             .max_rounds(role.max_rounds)
             .only_tools(role.only_tools)
-            .tool_filter(role.tool_filter);
+            .tool_filter(ToolFilter::both(self.tool_filter.clone(), role.tool_filter));
         if let Some(identity) = role.identity {
             builder = builder.identity(identity);
         }

@@ -22,6 +22,14 @@ impl ToolFilter {
     pub fn keeps(&self, name: &str) -> bool {
         (self.0)(name)
     }
+
+    /// A filter keeping what both keep; either alone when the other is `None`.
+    pub fn both(a: Option<ToolFilter>, b: Option<ToolFilter>) -> Option<ToolFilter> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(ToolFilter::new(move |name| a.keeps(name) && b.keeps(name))),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 impl std::fmt::Debug for ToolFilter {

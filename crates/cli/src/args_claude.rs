@@ -22,8 +22,9 @@ pub struct ClaudeArgs {
     #[arg(long, hide = true)]
     pub bare: bool,
 
-    /// Files to download at start (accepted; troupe has no file API).
-    #[arg(long, value_name = "SPECS", num_args = 1.., hide = true)]
+    /// Files to attach to the first prompt, as @path does (Claude Code's `file_id:path` form is
+    /// accepted with a note: troupe has no file API).
+    #[arg(long, value_name = "PATHS", num_args = 1..)]
     pub file: Vec<String>,
 
     /// Start from a pull request (accepted; see the note it prints).
@@ -91,11 +92,6 @@ impl ClaudeArgs {
             self.bare,
             "--bare",
             "hooks, MCP servers, memory and skills load as usual (--setting-sources \"\" and --strict-mcp-config leave most out)",
-        );
-        note(
-            !self.file.is_empty(),
-            "--file",
-            "troupe has no file API; put paths in the prompt as @path",
         );
         note(
             self.from_pr.is_some(),
@@ -189,9 +185,8 @@ mod tests {
         let cli = Cli::try_parse_from(["troupe", "-p", "--bare", "--file", "a:b", "--", "hi"])
             .unwrap_or_else(|e| panic!("{e}"));
         let notes = cli.run.claude.notes();
-        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].starts_with("--bare "), "{notes:?}");
-        assert!(notes[1].starts_with("--file "), "{notes:?}");
         let cli = Cli::try_parse_from(["troupe", "-p", "--disable-slash-commands", "hi"])
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(cli.run.claude.notes().is_empty());

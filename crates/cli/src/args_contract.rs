@@ -46,8 +46,8 @@ pub struct ContractArgs {
     #[arg(long, value_name = "TOOL")]
     pub permission_prompt_tool: Option<String>,
 
-    /// The built-in tools to offer: a comma- or space-separated list (Claude Code's or troupe's
-    /// names), "" for none, or "default" for all.
+    /// The tools every agent may be offered: a comma- or space-separated list (Claude Code's or
+    /// troupe's names; the team's tools count), "" for none, or "default" for all. MCP tools stay.
     #[arg(long, value_name = "TOOLS")]
     pub tools: Option<String>,
 
@@ -84,7 +84,8 @@ pub struct ContractArgs {
     #[arg(long, value_name = "SOURCES")]
     pub setting_sources: Option<String>,
 
-    /// Also stream hook events (accepted; troupe's hooks report through their own events).
+    /// With --output-format stream-json: a `hook_started` and a `hook_response` line for every
+    /// hook run.
     #[arg(long)]
     pub include_hook_events: bool,
 
@@ -113,9 +114,6 @@ impl ContractArgs {
         }
         if !self.betas.is_empty() {
             notes.push("--betas is accepted but no beta headers are sent".to_string());
-        }
-        if self.include_hook_events {
-            notes.push("--include-hook-events is accepted; hook runs are not streamed".to_string());
         }
         notes
     }

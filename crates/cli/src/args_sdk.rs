@@ -58,7 +58,8 @@ pub struct SdkArgs {
     #[arg(short = 'w', long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
     pub worktree: Option<String>,
 
-    /// Run the main conversation as this agent definition (accepted; see the note it prints).
+    /// Run the lead as this agent definition: its prompt, its tools, its model (unless
+    /// --model).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
 
@@ -137,10 +138,6 @@ impl SdkArgs {
         note(
             self.worktree.is_some(),
             "--worktree is accepted but the session runs in the workspace (teammates get worktrees with create_worktree)",
-        );
-        note(
-            self.agent.is_some(),
-            "--agent is accepted; the lead keeps its own prompt (agent definitions serve task and spawn_teammate)",
         );
         note(
             self.resume_session_at.is_some() || self.resume_drops_turn.is_some(),
@@ -256,7 +253,7 @@ mod tests {
         let cli = all.unwrap_or_else(|e| panic!("{e}"));
         assert!(cli.run.sdk.no_session_persistence);
         assert_eq!(cli.run.sdk.debug(), Some("debug"));
-        assert!(cli.run.sdk.notes().len() >= 10, "{:?}", cli.run.sdk.notes());
+        assert!(cli.run.sdk.notes().len() >= 9, "{:?}", cli.run.sdk.notes());
     }
 
     #[test]

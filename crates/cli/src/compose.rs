@@ -27,6 +27,7 @@ use troupe_settings::Settings;
 
 mod model_defaults;
 mod sources;
+pub mod tool_list;
 pub use sources::{ModelChoice, Sources};
 
 /// What a run is resolved from: the workspace, the [`Sources`] and [`ModelChoice`] a command
@@ -83,6 +84,8 @@ pub struct Resolved {
     pub store: crate::store::StoreChoice,
     /// The run's plugins (`--plugin-dir`, `enabledPlugins`).
     pub plugins: Arc<Vec<troupe_plugins::Plugin>>,
+    /// `--tools`: the tools every agent may be offered, in troupe's names (`None`: all).
+    pub tools: Option<Vec<String>>,
 }
 
 /// Resolves a run: settings (as the sources select them, `--settings` on top), the workspace's
@@ -191,6 +194,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
         agents,
         store,
         plugins: Arc::new(plugins),
+        tools: sources.tools.clone(),
     })
 }
 
@@ -221,6 +225,7 @@ impl Resolved {
         recipe.memory_sources = self.memory_sources;
         recipe.added_dirs = self.added_dirs.clone();
         recipe.shared = Arc::new(shared);
+        recipe.tool_filter = tool_list::filter(self.tools.as_deref());
         recipe
     }
 

@@ -441,7 +441,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
         return crate::control::run(cli);
     }
     let started = Instant::now();
-    let prompt = read_prompt(cli)?;
+    let cwd = std::env::current_dir().context("finding the current directory")?;
+    let files = crate::file_flag::blocks(&cli.run.claude.file, &cwd)?;
+    let prompt = crate::file_flag::attached(read_prompt(cli)?, &files);
     let schema = cli
         .run
         .contract

@@ -71,6 +71,7 @@ pub fn extension(
         hooks = hooks.with_callbacks(callbacks.clone());
     }
     let record = move |report: &HookReport<'_>| {
+        crate::hook_events::forward(report);
         if let Err(e) = store.record(&event(report)) {
             tracing::warn!(error = %e, "could not record a hook run in the team's event log");
         }

@@ -114,6 +114,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
         outln!("(resumed {} messages)", agent.messages().len());
     }
     let first = cli.prompt.clone();
+    let cwd = crate::repl_input::start_folder(&run.workspace);
+    // `--file`: attached to the first prompt, as the context a `!command` leaves is.
+    let files = crate::file_flag::blocks(&cli.run.claude.file, &cwd)?;
     let view = crate::term::view::View::new(printer.clone(), colour, troupe_team::LEAD);
     if printer.is_live() {
         agent.watch_tool_output(view.progress_sink());
@@ -125,8 +128,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         printer,
         asks,
         mode,
-        context: Vec::new(),
-        cwd: crate::repl_input::start_folder(&run.workspace),
+        context: files,
+        cwd,
     };
     let session = Session {
         approver: approver.clone(),

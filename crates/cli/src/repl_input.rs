@@ -107,7 +107,7 @@ pub fn attach(prompt: &str, dir: &Path) -> String {
             continue;
         }
         let path = resolve(name, dir);
-        if let Some(block) = block(name, &path) {
+        if let Some(block) = attachment(name, &path) {
             attached.push((name.to_string(), block));
         }
     }
@@ -131,8 +131,9 @@ fn resolve(name: &str, dir: &Path) -> PathBuf {
     }
 }
 
-/// The attachment of one path: a file's text, or a folder's entries.
-fn block(name: &str, path: &Path) -> Option<String> {
+/// The attachment of one path shown as `name`: a file's text, or a folder's entries; `None`
+/// when the path names nothing readable.
+pub fn attachment(name: &str, path: &Path) -> Option<String> {
     let meta = std::fs::metadata(path).ok()?;
     if meta.is_dir() {
         let mut entries: Vec<String> = std::fs::read_dir(path)

@@ -153,20 +153,6 @@ fn system_prompt(args: &RunArgs) -> Result<Option<String>> {
     }
 }
 
-/// `--tools`: the built-in tools to offer, in troupe's names; `None` for all of them.
-pub fn only_tools(list: Option<&str>) -> Option<Vec<String>> {
-    let list = list?.trim();
-    if list == "default" {
-        return None;
-    }
-    Some(
-        split_rule_list(list)
-            .iter()
-            .map(|name| troupe_catalog::agents::troupe_tool_name(name))
-            .collect(),
-    )
-}
-
 /// Takes the lead's lease on its team, or explains who already leads it.
 fn lead_lease(team: &Team) -> Result<Lease> {
     match team.shared().store.acquire_lease(LEAD) {
@@ -269,7 +255,8 @@ pub fn lead(
         args.contract.setting_sources.as_deref(),
         args.sdk.agents.as_deref(),
     )
-    .with_plugin_dirs(&args.sdk.plugin_dir, &args.sdk.plugin_dir_no_mcp);
+    .with_plugin_dirs(&args.sdk.plugin_dir, &args.sdk.plugin_dir_no_mcp)
+    .with_tools(args.contract.tools.as_deref());
     let run = crate::compose::resolve(crate::compose::Inputs {
         workspace,
         sources: &sources,
@@ -279,6 +266,8 @@ pub fn lead(
         asking,
         report: crate::subagents::Report::Warn,
     })?;
+    // Before anything starts: an unknown name ends the run here.
+    let definition = crate::lead_agent::chosen(&run.agents, args.sdk.agent.as_deref())?.cloned();
     if let Some(note) = provider_note(&args.agent) {
         eprintln!("troupe: note: {note}");
     }
@@ -288,6 +277,12 @@ pub fn lead(
     let (workspace, troupe_dir) = (run.workspace.clone(), run.troupe_dir.clone());
     let settings = run.settings.clone();
     let session_id = session_id(args, &troupe_dir)?;
+    if args.contract.include_hook_events {
+        match args.output_format {
+            crate::args::OutputFormat::StreamJson => crate::hook_events::stream(&session_id),
+            _ => eprintln!("troupe: note: --include-hook-events applies to --output-format stream-json; hook runs are not shown"),
+        }
+    }
     // Without --team, a team of its own: any number of sessions share the workspace.
     let team_name = args
         .team
@@ -380,7 +375,6 @@ pub fn lead(
     };
     let mut role = Role::new(AgentKind::Main, LEAD, place)
         .approver(approver)
-        .only_tools(only_tools(args.contract.tools.as_deref()))
         .max_rounds(args.max_turns)
         .extension(subagents.clone())
         .extension(Arc::new(LeadExtension::new(team.clone())))
@@ -394,6 +388,9 @@ pub fn lead(
     }
     if let Some(style) = custom.style_extension() {
         role = role.extension(style);
+    }
+    if let Some(definition) = &definition {
+        role = crate::lead_agent::apply(role, definition, args.agent.model.is_some());
     }
     if let Some(text) = &args.append_system_prompt {
         // Registered last, so it ends the prompt.

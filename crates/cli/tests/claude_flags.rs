@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{result_json, run, stderr, troupe};
+use common::{json_lines, repl, result_json, run, stderr, troupe};
 use serde_json::json;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
@@ -173,4 +173,239 @@ fn fallback_model_takes_over_the_turn_when_the_model_stays_overloaded() {
     ]));
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(result_json(&out)["subtype"], "error_during_execution");
+}
+
+#[test]
+fn tools_restricts_the_team_tools_and_every_teammate_too() {
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    server.script(
+        "lead",
+        [
+            Step::tool(
+                "spawn_teammate",
+                json!({"name": "alice", "role": "reader", "prompt": "Read a.txt."}),
+            ),
+            Step::text("spawned"),
+        ],
+    );
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "go",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "bypassPermissions",
+        "--tools",
+        "Read,spawn_teammate",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lead = server.requests_for("lead")[0].tool_names();
+    assert!(lead.contains(&"read_file".to_string()), "{lead:?}");
+    assert!(lead.contains(&"spawn_teammate".to_string()), "{lead:?}");
+    for gone in ["bash", "send_message", "create_task", "broadcast", "task"] {
+        assert!(!lead.contains(&gone.to_string()), "{gone}: {lead:?}");
+    }
+    let alice = server.requests_for("alice");
+    let alice = alice.first().expect("alice was called").tool_names();
+    assert!(alice.contains(&"read_file".to_string()), "{alice:?}");
+    // A teammate keeps its mail: it is how it takes part at all.
+    assert!(alice.contains(&"send_message".to_string()), "{alice:?}");
+    for gone in ["bash", "write_file", "edit_file", "grep"] {
+        assert!(!alice.contains(&gone.to_string()), "{gone}: {alice:?}");
+    }
+}
+
+const REVIEWER: &str = "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep\nmodel: claude-reviewer-model\n---\nYou are the REVIEWER-OF-RECORD.\n";
+
+#[test]
+fn agent_runs_the_lead_as_the_definition_with_its_prompt_tools_and_model() {
+    let ws = TempWorkspace::new();
+    ws.write(".claude/agents/reviewer.md", REVIEWER);
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "hi",
+        "--output-format",
+        "json",
+        "--agent",
+        "reviewer",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("--agent"), "{}", stderr(&out));
+    let request = &server.requests_for("lead")[0];
+    assert!(request.system().contains("REVIEWER-OF-RECORD"));
+    assert_eq!(request.model(), "claude-reviewer-model");
+    let offered = request.tool_names();
+    assert!(offered.contains(&"read_file".to_string()), "{offered:?}");
+    assert!(offered.contains(&"grep".to_string()), "{offered:?}");
+    for gone in ["bash", "write_file", "spawn_teammate", "task"] {
+        assert!(!offered.contains(&gone.to_string()), "{gone}: {offered:?}");
+    }
+
+    // --model wins over the definition's.
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "hi",
+        "--agent",
+        "reviewer",
+        "--model",
+        "claude-given",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests_for("lead")[0].model(), "claude-given");
+}
+
+#[test]
+fn an_unknown_agent_is_an_error_listing_the_known_ones_before_any_model_call() {
+    let ws = TempWorkspace::new();
+    ws.write(".claude/agents/reviewer.md", REVIEWER);
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out =
+        run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "hi", "--agent", "nobody"]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("--agent nobody"), "{err}");
+    assert!(err.contains("reviewer"), "{err}");
+    assert!(server.journal().is_empty(), "no model call");
+}
+
+#[test]
+fn file_attaches_each_files_text_to_the_first_prompt() {
+    let ws = TempWorkspace::new();
+    ws.write("notes/a.txt", "ALPHA-CONTENT\n");
+    ws.write("b.md", "BETA-CONTENT\n");
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "--file",
+        "notes/a.txt",
+        "--file",
+        "b.md",
+        "file_abc:remote.txt",
+        "--",
+        "summarise these",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--file file_abc:remote.txt: troupe has no file API"),
+        "{err}"
+    );
+    assert!(!err.contains("--file is accepted"), "{err}");
+    let sent = server.requests_for("lead")[0].all_text();
+    assert!(sent.contains("summarise these"), "{sent}");
+    assert!(
+        sent.contains("<file path=\"notes/a.txt\">\nALPHA-CONTENT"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("<file path=\"b.md\">\nBETA-CONTENT"),
+        "{sent}"
+    );
+
+    // A path that names nothing stops the run before any model call.
+    let server = FakeServer::start();
+    let out =
+        run(troupe(ws.path(), &server, Wire::Anthropic)
+            .args(["-p", "--file", "gone.txt", "--", "hi"]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--file gone.txt"), "{}", stderr(&out));
+    assert!(server.journal().is_empty());
+}
+
+#[test]
+fn file_in_the_repl_joins_the_first_typed_prompt_only() {
+    let ws = TempWorkspace::new();
+    ws.write("a.txt", "ALPHA-CONTENT\n");
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = repl(
+        ws.path(),
+        &server,
+        &["--file", "a.txt"],
+        "first question\nsecond question\n/exit\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests_for("lead");
+    let first = requests.first().expect("a first turn").all_text();
+    assert!(
+        first.contains("ALPHA-CONTENT") && first.contains("first question"),
+        "{first}"
+    );
+    let last = requests.last().expect("a second turn").messages();
+    let second = serde_json::to_string(&last.last()).unwrap();
+    assert!(second.contains("second question"), "{second}");
+    assert!(!second.contains("ALPHA-CONTENT"), "{second}");
+}
+
+fn hook_run(ws: &TempWorkspace, extra: &[&str]) -> std::process::Output {
+    ws.write(
+        ".claude/settings.json",
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "echo HOOK-SAID; echo HOOK-ERR >&2"}
+        ]}]}})
+        .to_string(),
+    );
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("bash", json!({"command": "true"})),
+            Step::text("done"),
+        ],
+    );
+    run(troupe(ws.path(), &server, Wire::Anthropic)
+        .args([
+            "-p",
+            "go",
+            "--permission-mode",
+            "bypassPermissions",
+            "--include-hook-events",
+        ])
+        .args(extra))
+}
+
+#[test]
+fn include_hook_events_streams_each_hook_run_in_claude_codes_shape() {
+    let ws = TempWorkspace::new();
+    let out = hook_run(&ws, &["--output-format", "stream-json", "--verbose"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let session = lines[0]["session_id"].clone();
+    let of = |subtype: &str| -> Vec<serde_json::Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "system" && l["subtype"] == subtype)
+            .cloned()
+            .collect()
+    };
+    let (started, responses) = (of("hook_started"), of("hook_response"));
+    assert_eq!(started.len(), 1, "{lines:?}");
+    assert_eq!(responses.len(), 1, "{lines:?}");
+    let (started, response) = (&started[0], &responses[0]);
+    assert_eq!(started["hook_event"], "PreToolUse");
+    assert_eq!(started["hook_name"], "PreToolUse:Bash");
+    assert_eq!(started["session_id"], session);
+    assert_eq!(response["hook_id"], started["hook_id"]);
+    assert_eq!(response["outcome"], "success");
+    assert_eq!(response["exit_code"], 0);
+    assert_eq!(response["stdout"], "HOOK-SAID\n");
+    assert_eq!(response["stderr"], "HOOK-ERR\n");
+    assert!(response["uuid"].is_string() && response["uuid"] != started["uuid"]);
+    let at = |l: &serde_json::Value| lines.iter().position(|x| x == l);
+    assert!(at(started) < at(response));
+
+    // Without the flag, or without stream-json, no such line.
+    let ws = TempWorkspace::new();
+    let out = hook_run(&ws, &["--output-format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--include-hook-events applies to --output-format stream-json"));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("hook_started"));
 }

@@ -80,11 +80,13 @@ fn tools_restricts_the_offer_and_a_tool_denied_whole_is_not_offered() {
             "{gone} offered: {offered:?}"
         );
     }
-    // The team's tools are not built-in tools: --tools leaves them.
-    assert!(
-        offered.contains(&"spawn_teammate".to_string()),
-        "{offered:?}"
-    );
+    // The team's tools are built-in tools too: not named, not offered.
+    for gone in ["spawn_teammate", "send_message", "create_task"] {
+        assert!(
+            !offered.contains(&gone.to_string()),
+            "{gone} offered: {offered:?}"
+        );
+    }
 
     let server = model();
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
@@ -213,13 +215,7 @@ fn dont_ask_refuses_without_asking_and_notes_name_what_is_not_applied() {
             Step::text("done"),
         ],
     );
-    let out = common::headless_in_mode(
-        ws.path(),
-        &server,
-        "go",
-        "dontAsk",
-        &["--fallback-model", "other"],
-    );
+    let out = common::headless_in_mode(ws.path(), &server, "go", "dontAsk", &["--betas", "x"]);
     assert!(
         out.status.success(),
         "{} {}",
@@ -236,7 +232,7 @@ fn dont_ask_refuses_without_asking_and_notes_name_what_is_not_applied() {
         .unwrap();
     assert!(is_error);
     assert!(text.contains("dontAsk"), "{text}");
-    common::assert_stderr_has(&out, "--fallback-model is accepted but not used");
+    common::assert_stderr_has(&out, "--betas is accepted but no beta headers are sent");
 }
 
 #[test]

@@ -34,6 +34,8 @@ pub struct Sources {
     pub plugin_dirs: Vec<PathBuf>,
     /// `--plugin-dir-no-mcp` folders (loaded without their MCP servers), made absolute.
     pub plugin_dirs_no_mcp: Vec<PathBuf>,
+    /// `--tools`: the tools every agent may be offered, in troupe's names (`None`: all).
+    pub tools: Option<Vec<String>>,
 }
 
 impl Sources {
@@ -58,7 +60,14 @@ impl Sources {
             agents: agents.map(str::to_string),
             plugin_dirs: Vec::new(),
             plugin_dirs_no_mcp: Vec::new(),
+            tools: None,
         }
+    }
+
+    /// These sources with `--tools`' list (see [`super::tool_list::named`]).
+    pub fn with_tools(mut self, tools: Option<&str>) -> Sources {
+        self.tools = super::tool_list::named(tools);
+        self
     }
 
     /// These sources with the plugin folders of `--plugin-dir` (and its no-MCP form).

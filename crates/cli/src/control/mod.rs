@@ -47,6 +47,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
     if cli.prompt.as_deref().is_some_and(|p| !p.trim().is_empty()) {
         bail!("--input-format stream-json reads the prompts from stdin; drop the prompt argument");
     }
+    if !args.claude.file.is_empty() {
+        eprintln!("troupe: note: --file applies to a text prompt; with --input-format stream-json send the files' text in the messages");
+    }
     let pending = Arc::new(input::Pending::default());
     let approver: Arc<dyn Approver> = match args.contract.permission_prompt_tool.as_deref() {
         None => Arc::new(RefuseApprover),
