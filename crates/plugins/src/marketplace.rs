@@ -129,6 +129,12 @@ impl Known {
 /// marketplace file, and Claude Code's installed list under `home`.
 pub fn known(workspace: &Path, home: Option<&Path>, layers: &[SettingsView<'_>]) -> Known {
     let mut known = Known::default();
+    // The workspace's own marketplace file: a settings entry of the same name (Claude Code's
+    // github source for this very repository) is satisfied by it, without a warning.
+    let own = crate::read_json(&workspace.join(MARKETPLACE_FILE))
+        .ok()
+        .and_then(|doc| doc.get("name").and_then(Value::as_str).map(str::to_string));
+    let mut warned: Vec<String> = Vec::new();
     // The later layer wins a name: walk them from the highest.
     for layer in layers.iter().rev() {
         let Some(Value::Object(extra)) = layer.keys.get("extraKnownMarketplaces") else {
@@ -151,17 +157,20 @@ pub fn known(workspace: &Path, home: Option<&Path>, layers: &[SettingsView<'_>])
                     let project = layer.project || root.starts_with(workspace);
                     known.add(name.clone(), root, project);
                 }
-                _ => known.warnings.push(format!(
-                    "extraKnownMarketplaces.{name}: a {} source cannot be fetched by troupe; only local `directory` marketplaces load",
-                    if kind.is_empty() { "non-local" } else { kind }
-                )),
+                // Said once, however many settings files name it.
+                _ if own.as_deref() == Some(name.as_str()) || warned.contains(name) => {}
+                _ => {
+                    warned.push(name.clone());
+                    known.warnings.push(format!(
+                        "extraKnownMarketplaces.{name}: a {} source cannot be fetched by troupe; only local `directory` marketplaces load",
+                        if kind.is_empty() { "non-local" } else { kind }
+                    ));
+                }
             }
         }
     }
-    if let Ok(doc) = crate::read_json(&workspace.join(MARKETPLACE_FILE)) {
-        if let Some(name) = doc.get("name").and_then(Value::as_str) {
-            known.add(name.to_string(), workspace.to_path_buf(), true);
-        }
+    if let Some(name) = own {
+        known.add(name, workspace.to_path_buf(), true);
     }
     if let Some(home) = home {
         let installed = home.join(".claude/plugins/known_marketplaces.json");

@@ -68,6 +68,8 @@ pub const HONOURED: &[(&str, &str)] = &[
     ("alwaysThinkingEnabled", "turns extended thinking on, as `--thinking enabled` does"),
     ("env", "set for the session and every tool, hook and MCP process; numbers and booleans become strings"),
     ("hooks", "command and http hooks, for the events troupe fires (see the hook tables); `if`, `once`, `async`"),
+    ("enabledPlugins", "plugins of local marketplaces (see docs/plugins.md)"),
+    ("extraKnownMarketplaces", "`directory` and `file` sources; a github, git or url source is a warning"),
     ("disableAllHooks", "`true`: no hook of any settings file runs (SDK callbacks still do)"),
     ("allowedHttpHookUrls", "http hooks may post only to URLs these patterns (`*` a wildcard) match; `[]` allows none"),
     ("httpHookAllowedEnvVars", "an http hook's headers may name only variables both this list and its own `allowedEnvVars` allow"),
@@ -122,7 +124,7 @@ const UI: &str = "troupe's terminal has no such option";
 const ACCOUNT: &str = "troupe has no claude.ai account, login or remote control";
 const MANAGED: &str = "troupe reads no managed (enterprise) settings";
 const UPDATES: &str = "troupe does not update itself";
-const PLUGINS: &str = "troupe has no plugins yet";
+const PLUGINS: &str = "plugins get no options from settings yet";
 const IDE: &str = "troupe does not connect to an IDE";
 const MCP_POLICY: &str = "every configured MCP server is used (after workspace trust)";
 
@@ -178,10 +180,8 @@ pub const UNHONOURED: &[Unhonoured] = &[
     not_yet("effortLevel", "use `--effort`"),
     ignored("emojiCompletionEnabled", UI),
     ignored("enableArtifact", "troupe has no Artifact tool"),
-    not_yet("enabledPlugins", PLUGINS),
     ignored("enforceAvailableModels", MANAGED),
     ignored("externalEditorContext", UI),
-    not_yet("extraKnownMarketplaces", PLUGINS),
     not_yet("fallbackModel", "a failing model is retried, not replaced"),
     not_yet("fastMode", "troupe has no fast mode"),
     not_yet("fastModePerSessionOptIn", "troupe has no fast mode"),
