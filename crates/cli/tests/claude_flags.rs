@@ -9,6 +9,13 @@ use common::{json_lines, repl, result_json, run, stderr, troupe};
 use serde_json::json;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
+/// `troupe -p hi --output-format json EXTRA…` in `ws`, run to completion.
+fn json_run(ws: &TempWorkspace, server: &FakeServer, extra: &[&str]) -> std::process::Output {
+    run(troupe(ws.path(), server, Wire::Anthropic)
+        .args(["-p", "hi", "--output-format", "json"])
+        .args(extra))
+}
+
 #[test]
 fn max_budget_usd_stops_the_run_once_its_cost_passes_and_says_error_max_budget_usd() {
     let ws = TempWorkspace::new();
@@ -45,14 +52,7 @@ fn max_budget_usd_stops_the_run_once_its_cost_passes_and_says_error_max_budget_u
     // Under the budget, the same flag changes nothing.
     let server = FakeServer::start();
     server.set_fallback(|_| Step::text("done"));
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "hi",
-        "--output-format",
-        "json",
-        "--max-budget-usd",
-        "5",
-    ]));
+    let out = json_run(&ws, &server, &["--max-budget-usd", "5"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(result_json(&out)["subtype"], "success");
 }
@@ -225,14 +225,7 @@ fn agent_runs_the_lead_as_the_definition_with_its_prompt_tools_and_model() {
     ws.write(".claude/agents/reviewer.md", REVIEWER);
     let server = FakeServer::start();
     server.set_fallback(|_| Step::text("done"));
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "hi",
-        "--output-format",
-        "json",
-        "--agent",
-        "reviewer",
-    ]));
+    let out = json_run(&ws, &server, &["--agent", "reviewer"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("--agent"), "{}", stderr(&out));
     let request = &server.requests_for("lead")[0];
