@@ -1,4 +1,4 @@
-//! `--agent NAME`: the lead runs as one of the run's agent definitions, as Claude Code's main
+//! `--agent NAME` (or the settings' `agent`): the lead runs as one of the run's agent definitions, as Claude Code's main
 //! thread does — the definition's body joins the lead's system prompt, its `tools` filter the
 //! lead's tools, its `model` is the lead's unless `--model` names one, and its
 //! `permissionMode` may make the lead stricter (never looser: the file is in the workspace).
@@ -25,7 +25,7 @@ pub fn chosen<'a>(
         true => "none (define one in .claude/agents/<name>.md or with --agents)".to_string(),
         false => known.join(", "),
     };
-    bail!("--agent {name}: no agent definition of that name; the known agents: {known}")
+    bail!("agent {name} (--agent or the settings' `agent`): no agent definition of that name; the known agents: {known}")
 }
 
 /// `role` made to run as `definition`; its model only when `model_given` is false.

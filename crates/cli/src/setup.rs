@@ -267,7 +267,10 @@ pub fn lead(
         report: crate::subagents::Report::Warn,
     })?;
     // Before anything starts: an unknown name ends the run here.
-    let definition = crate::lead_agent::chosen(&run.agents, args.sdk.agent.as_deref())?.cloned();
+    // `--agent`, else the settings' `agent` (Claude Code's key for the same).
+    let setting = run.settings.other.get("agent").and_then(|v| v.as_str());
+    let definition =
+        crate::lead_agent::chosen(&run.agents, args.sdk.agent.as_deref().or(setting))?.cloned();
     if let Some(note) = provider_note(&args.agent) {
         eprintln!("troupe: note: {note}");
     }

@@ -254,6 +254,24 @@ fn agent_runs_the_lead_as_the_definition_with_its_prompt_tools_and_model() {
 }
 
 #[test]
+fn the_agent_setting_runs_the_lead_as_the_definition_too() {
+    let ws = TempWorkspace::new();
+    ws.write(".claude/agents/reviewer.md", REVIEWER);
+    ws.write(".claude/settings.json", r#"{"agent": "reviewer"}"#);
+    let server = FakeServer::start();
+    server.set_fallback(|_| Step::text("done"));
+    let out = json_run(&ws, &server, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let request = &server.journal()[0];
+    assert!(
+        request.system().contains("REVIEWER-OF-RECORD"),
+        "{}",
+        request.system()
+    );
+    assert_eq!(request.model(), "claude-reviewer-model");
+}
+
+#[test]
 fn an_unknown_agent_is_an_error_listing_the_known_ones_before_any_model_call() {
     let ws = TempWorkspace::new();
     ws.write(".claude/agents/reviewer.md", REVIEWER);
@@ -263,7 +281,7 @@ fn an_unknown_agent_is_an_error_listing_the_known_ones_before_any_model_call() {
         run(troupe(ws.path(), &server, Wire::Anthropic).args(["-p", "hi", "--agent", "nobody"]));
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("--agent nobody"), "{err}");
+    assert!(err.contains("agent nobody"), "{err}");
     assert!(err.contains("reviewer"), "{err}");
     assert!(server.journal().is_empty(), "no model call");
 }

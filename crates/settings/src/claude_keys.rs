@@ -70,6 +70,7 @@ pub const HONOURED: &[(&str, &str)] = &[
     ("hooks", "command and http hooks, for the events troupe fires (see the hook tables); `if`, `once`, `async`"),
     ("enabledPlugins", "plugins of local marketplaces (see docs/plugins.md)"),
     ("extraKnownMarketplaces", "`directory` and `file` sources; a github, git or url source is a warning"),
+    ("agent", "the lead runs as that agent definition, as `--agent` (which wins) makes it"),
     ("disableAllHooks", "`true`: no hook of any settings file runs (SDK callbacks still do)"),
     ("allowedHttpHookUrls", "http hooks may post only to URLs these patterns (`*` a wildcard) match; `[]` allows none"),
     ("httpHookAllowedEnvVars", "an http hook's headers may name only variables both this list and its own `allowedEnvVars` allow"),
@@ -132,7 +133,6 @@ const MCP_POLICY: &str = "every configured MCP server is used (after workspace t
 /// docs/compatibility.md come from.
 pub const UNHONOURED: &[Unhonoured] = &[
     not_yet("advisorModel", "troupe has no advisor tool"),
-    not_yet("agent", "the main thread runs troupe's own prompt; use `--agents` for subagents"),
     ignored("agentPushNotifEnabled", ACCOUNT),
     ignored("allowAllClaudeAiMcps", MANAGED),
     ignored("allowManagedHooksOnly", MANAGED),
