@@ -452,6 +452,7 @@ pub fn sandbox_config(settings: &Settings) -> SandboxConfig {
             },
             protected: ProtectedPaths::from_hooks(&settings.hooks).paths().to_vec(),
             concealed: Default::default(),
+            excluded_commands: given.excluded_commands.clone(),
         },
     }
 }

@@ -15,14 +15,12 @@ use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
 const FIXTURE: &str = include_str!("fixtures/real_settings/settings.json");
 
 /// The warnings the fixture gets, each a piece of its one line.
-const WARNINGS: [&str; 10] = [
+const WARNINGS: [&str; 8] = [
     "settings `includeCoAuthoredBy` is not honoured yet",
     "settings `statusLine` is not honoured yet",
     "extraKnownMarketplaces.example-plugins: a github source cannot be fetched by troupe",
     "settings `spinnerTipsEnabled` is ignored",
     "settings `sandbox.autoAllowBashIfSandboxed` is not honoured yet",
-    "settings `sandbox.excludedCommands` is not honoured yet",
-    "settings `sandbox.network` is not honoured yet",
     "permission rule `Bash(git -C :* status:*)`",
     "the allow rule `mcp__github__get_me` names the MCP server `github`, which is not configured",
     "settings outputStyle: output style 'Terse' is not defined",

@@ -336,3 +336,31 @@ fn an_unprivileged_troupe_confines_through_a_user_namespace() {
     let protected = report["workspaceWrite"]["protected"].to_string();
     assert!(protected.contains(".git/config"), "{protected}");
 }
+
+#[test]
+fn excluded_commands_run_outside_the_sandbox_once_allowed() {
+    if !kernel_sandbox() {
+        return;
+    }
+    let ws = TempWorkspace::new();
+    let outside = tempfile::tempdir().unwrap();
+    ws.write(
+        ".claude/settings.json",
+        r#"{"sandbox": {"excludedCommands": ["touch"]}}"#,
+    );
+    let touched = outside.path().join("touched");
+    let copied = outside.path().join("copied");
+    let results = bash_calls(
+        &ws,
+        &[
+            &format!("touch {}", touched.display()),
+            &format!("cp /dev/null {}", copied.display()),
+        ],
+        &["--allowedTools", "Bash(touch:*)", "Bash(cp:*)"],
+    );
+    // touch is excluded: it wrote outside the workspace; cp is not: the sandbox refused it.
+    assert!(!results[0].1, "{:?}", results[0]);
+    assert!(touched.exists());
+    assert!(results[1].1, "{:?}", results[1]);
+    assert!(!copied.exists());
+}

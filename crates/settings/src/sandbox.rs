@@ -40,6 +40,9 @@ pub struct SandboxSettings {
     pub writable_roots: Vec<PathBuf>,
     /// Whether workspace-write commands may open sockets.
     pub network: SandboxNetwork,
+    /// Commands that run outside the sandbox when a rule or the person allowed them (Claude
+    /// Code's `excludedCommands`: `docker`, `git push`, `npm:*`).
+    pub excluded_commands: Vec<String>,
 }
 
 /// What the key accepts, for errors.
@@ -88,14 +91,33 @@ fn of_value(value: &Value) -> Result<SandboxSettings, String> {
         ));
     }
     let network = match map.get("network") {
-        None | Some(Value::Object(_)) => SandboxNetwork::Inet,
+        None => SandboxNetwork::Inet,
+        // Claude Code's object: unix sockets it names (or all of them) need every socket kind,
+        // since the filter cannot tell one socket path from another.
+        Some(Value::Object(object)) => {
+            let named = object
+                .get("allowUnixSockets")
+                .and_then(Value::as_array)
+                .is_some_and(|list| !list.is_empty());
+            let all = object.get("allowAllUnixSockets") == Some(&Value::Bool(true));
+            match named || all {
+                true => SandboxNetwork::Allow,
+                false => SandboxNetwork::Inet,
+            }
+        }
         Some(network) => {
             SandboxNetwork::deserialize(network).map_err(|_| wrong("unknown `sandbox.network`"))?
         }
+    };
+    let excluded_commands = match map.get("excludedCommands") {
+        None => Vec::new(),
+        Some(list) => Vec::<String>::deserialize(list)
+            .map_err(|_| wrong("`sandbox.excludedCommands` is not a list of commands"))?,
     };
     Ok(SandboxSettings {
         mode,
         writable_roots,
         network,
+        excluded_commands,
     })
 }

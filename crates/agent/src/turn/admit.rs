@@ -110,7 +110,16 @@ impl Agent {
                 return Err(ToolOutput::error(reason));
             }
         };
-        let sandbox = sandbox_for(grant, gate_confines, &self.ctx.sandbox_config);
+        let mut sandbox = sandbox_for(grant, gate_confines, &self.ctx.sandbox_config);
+        // `sandbox.excludedCommands`: only a call a rule or the person allowed (never one that
+        // ran unasked because it only reads, which the sandbox is what makes true).
+        let excluded = input
+            .get("command")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|command| self.ctx.sandbox_config.excludes(command));
+        if sandbox == Sandbox::WorkspaceWrite && name == "bash" && excluded {
+            sandbox = Sandbox::Unsandboxed;
+        }
         let unconfinable = match tool.runs_programs() {
             true => unconfinable(name, input, sandbox, &self.ctx.sandbox_config),
             false => None,

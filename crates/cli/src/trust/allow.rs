@@ -155,6 +155,7 @@ fn review_sandbox(sandbox: &SandboxSettings, add: &mut dyn FnMut(Kind, String)) 
         mode,
         writable_roots,
         network,
+        excluded_commands,
     } = sandbox;
     let mode = match mode {
         SandboxMode::Off => "off",
@@ -167,8 +168,16 @@ fn review_sandbox(sandbox: &SandboxSettings, add: &mut dyn FnMut(Kind, String)) 
             format!("sandbox.writableRoots: {}", root.display()),
         );
     }
-    if *network == SandboxNetwork::Deny {
-        add(Kind::Loosening, "sandbox.network: deny".to_string());
+    match network {
+        SandboxNetwork::Deny => add(Kind::Loosening, "sandbox.network: deny".to_string()),
+        SandboxNetwork::Allow => add(Kind::Loosening, "sandbox.network: allow".to_string()),
+        SandboxNetwork::Inet => {}
+    }
+    for command in excluded_commands {
+        add(
+            Kind::Loosening,
+            format!("sandbox.excludedCommands: {command}"),
+        );
     }
 }
 

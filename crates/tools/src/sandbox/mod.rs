@@ -101,6 +101,9 @@ pub struct SandboxConfig {
     pub protected: Vec<PathBuf>,
     /// What the Read deny rules cover; confined calls cannot read it.
     pub concealed: Concealed,
+    /// Commands that run unconfined when a rule or the person allowed them
+    /// (`sandbox.excludedCommands`, see [`SandboxConfig::excludes`]).
+    pub excluded_commands: Vec<String>,
 }
 
 impl SandboxConfig {
@@ -110,6 +113,41 @@ impl SandboxConfig {
             SandboxMode::Auto => wanted,
             SandboxMode::Off => Sandbox::Unsandboxed,
         }
+    }
+
+    /// Whether the bash `command` runs outside the sandbox: every command the line runs is one
+    /// `excluded_commands` names (`docker` names every docker command, `git push` those that
+    /// start so; `docker:*` and `docker *` as `docker`), and the analysis pinned all of it down.
+    /// Anything it cannot pin down stays confined.
+    pub fn excludes(&self, command: &str) -> bool {
+        if self.excluded_commands.is_empty() {
+            return false;
+        }
+        let analysis = crate::shell::analyze(command);
+        if !analysis.is_understood() || analysis.commands.is_empty() {
+            return false;
+        }
+        let patterns: Vec<Vec<&str>> = self
+            .excluded_commands
+            .iter()
+            .map(|p| {
+                p.trim()
+                    .trim_end_matches(":*")
+                    .trim_end_matches(" *")
+                    .split_whitespace()
+                    .collect()
+            })
+            .filter(|words: &Vec<&str>| !words.is_empty())
+            .collect();
+        analysis.commands.iter().all(|cmd| {
+            let Some(program) = cmd.program() else {
+                return false;
+            };
+            let words: Vec<&str> = std::iter::once(program)
+                .chain(cmd.words.iter().skip(1).map(|w| w.text.as_str()))
+                .collect();
+            patterns.iter().any(|p| words.starts_with(p))
+        })
     }
 
     /// Whether calls at `level` run without sockets.
@@ -279,5 +317,36 @@ impl Confinement {
     /// deleted when the returned value is dropped.
     pub fn into_scratch(self) -> Option<Scratch> {
         self.scratch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SandboxConfig;
+
+    #[test]
+    fn excluded_commands_match_every_command_of_a_line_pinned_down() {
+        let config = SandboxConfig {
+            excluded_commands: vec!["docker".into(), "git push".into(), "npm:*".into()],
+            ..SandboxConfig::default()
+        };
+        for line in [
+            "docker ps",
+            "/usr/bin/docker run x",
+            "git push origin",
+            "npm test && docker ps",
+        ] {
+            assert!(config.excludes(line), "{line}");
+        }
+        for line in [
+            "git status",
+            "docker ps; rm -rf x",
+            "$(echo docker) ps",
+            "./docker ps",
+            "",
+        ] {
+            assert!(!config.excludes(line), "{line}");
+        }
+        assert!(!SandboxConfig::default().excludes("docker ps"));
     }
 }
