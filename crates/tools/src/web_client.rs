@@ -66,3 +66,25 @@ pub fn host_within(host: &str, domain: &str) -> bool {
         None => !domain.is_empty() && host == domain,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{host_of, host_within};
+
+    #[test]
+    fn hosts_come_lowercase_without_port_or_brackets() {
+        assert_eq!(host_of("https://Docs.RS:443/x").as_deref(), Some("docs.rs"));
+        assert_eq!(host_of("http://[::1]:8/").as_deref(), Some("::1"));
+        assert_eq!(host_of("not a url"), None);
+    }
+
+    #[test]
+    fn a_domain_names_one_host_and_a_star_the_hosts_under_it() {
+        assert!(host_within("example.com", "Example.com"));
+        assert!(!host_within("docs.example.com", "example.com"));
+        assert!(host_within("docs.example.com", "*.example.com"));
+        assert!(!host_within("example.com", "*.example.com"));
+        assert!(!host_within("badexample.com", "*.example.com"));
+        assert!(!host_within("example.com", ""));
+    }
+}

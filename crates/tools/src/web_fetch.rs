@@ -296,3 +296,29 @@ fn chain(error: &dyn std::error::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::target;
+
+    #[test]
+    fn http_is_upgraded_to_https_except_on_this_machine() {
+        let url = |text: &str| target(text).map(|url| url.to_string());
+        assert_eq!(
+            url("http://example.com/a?b=1"),
+            Ok("https://example.com/a?b=1".into())
+        );
+        assert_eq!(
+            url("https://example.com/"),
+            Ok("https://example.com/".into())
+        );
+        assert_eq!(
+            url("http://localhost:8080/x"),
+            Ok("http://localhost:8080/x".into())
+        );
+        assert_eq!(url("http://127.0.0.1:9/"), Ok("http://127.0.0.1:9/".into()));
+        assert_eq!(url("http://[::1]:9/"), Ok("http://[::1]:9/".into()));
+        assert!(url("javascript:alert(1)").is_err());
+        assert!(url("example.com").is_err());
+    }
+}
