@@ -16,6 +16,15 @@ use troupe_testkit::{FakeServer, Step, TempWorkspace};
 
 /// Serves one HTML page on 127.0.0.1 to every request; the base URL and the request count.
 fn page_server() -> (String, Arc<AtomicUsize>) {
+    serve(
+        "text/html",
+        "<html><body><h1>Release notes</h1><p>Version <em>2.0</em> is out.</p></body></html>",
+    )
+}
+
+/// Serves `body` as `content_type` on 127.0.0.1 to every request; the base URL and the
+/// request count.
+fn serve(content_type: &'static str, body: &'static str) -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let hits = Arc::new(AtomicUsize::new(0));
@@ -31,10 +40,9 @@ fn page_server() -> (String, Arc<AtomicUsize>) {
                     break;
                 }
             }
-            let body = "<html><body><h1>Release notes</h1><p>Version <em>2.0</em> is out.</p></body></html>";
             let _ = write!(
                 stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
         }
@@ -102,5 +110,43 @@ fn without_a_rule_default_mode_refuses_the_fetch_and_names_the_rule() {
         result.contains("web_fetch needs permission in default mode")
             && result.contains("WebFetch(domain:127.0.0.1)"),
         "{result}"
+    );
+}
+
+#[test]
+fn web_search_asks_the_endpoint_a_settings_file_names_when_a_rule_allows_it() {
+    let ws = TempWorkspace::new();
+    let (url, hits) = serve(
+        "application/json",
+        r#"{"results": [{"title": "htmd", "url": "https://docs.rs/htmd", "snippet": "HTML to Markdown"}]}"#,
+    );
+    ws.write(
+        ".claude/settings.json",
+        json!({"env": {"TROUPE_WEB_SEARCH_URL": format!("{url}/search")}}).to_string(),
+    );
+    let server = FakeServer::start();
+    server.script(
+        "lead",
+        [
+            Step::tool("web_search", json!({"query": "html to markdown crate"})),
+            Step::text("done"),
+        ],
+    );
+    let out = headless_in_mode(
+        ws.path(),
+        &server,
+        "go",
+        "default",
+        &["--allowedTools", "WebSearch"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    let lead = server.requests_for("lead");
+    let (result, is_error) = lead[1].last_tool_result().unwrap();
+    assert!(!is_error, "{result}");
+    assert_eq!(
+        result,
+        "Web search results for query: \"html to markdown crate\"\n\n\
+         1. [htmd](https://docs.rs/htmd)\n   HTML to Markdown\n"
     );
 }
