@@ -11,6 +11,7 @@ use reqwest::Url;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::time::Duration;
 
 /// The most bytes of a response body read; the rest is cut.
 pub const MAX_BYTES: usize = 10 * 1024 * 1024;
@@ -48,20 +49,27 @@ pub struct WebFetchInput {
 #[derive(Debug, Clone, Copy)]
 pub struct WebFetchTool {
     max_bytes: usize,
+    timeout: Duration,
 }
 
 impl Default for WebFetchTool {
     fn default() -> Self {
         WebFetchTool {
             max_bytes: MAX_BYTES,
+            timeout: crate::web_client::TIMEOUT,
         }
     }
 }
 
 impl WebFetchTool {
-    /// The tool reading at most `max_bytes` of a body.
-    pub fn with_max_bytes(max_bytes: usize) -> Self {
-        WebFetchTool { max_bytes }
+    /// The same tool reading at most `max_bytes` of a body.
+    pub fn with_max_bytes(self, max_bytes: usize) -> Self {
+        WebFetchTool { max_bytes, ..self }
+    }
+
+    /// The same tool giving up on a request (body included) after `timeout`.
+    pub fn with_timeout(self, timeout: Duration) -> Self {
+        WebFetchTool { timeout, ..self }
     }
 }
 
@@ -99,7 +107,7 @@ impl Tool for WebFetchTool {
             Ok(url) => url,
             Err(message) => return ToolOutput::error(message),
         };
-        let page = match fetch(url, self.max_bytes).await {
+        let page = match fetch(url, self.max_bytes, self.timeout).await {
             Ok(Fetched::Page(page)) => page,
             Ok(Fetched::Elsewhere(message)) => return ToolOutput::ok(message),
             Err(message) => return ToolOutput::error(message),
@@ -198,11 +206,12 @@ impl Page {
 }
 
 /// GETs `url`, following redirects on the same host only.
-async fn fetch(mut url: Url, max_bytes: usize) -> Result<Fetched, String> {
+async fn fetch(mut url: Url, max_bytes: usize, timeout: Duration) -> Result<Fetched, String> {
     let http = client()?;
     for _ in 0..=MAX_REDIRECTS {
         let response = http
             .get(url.clone())
+            .timeout(timeout)
             .send()
             .await
             .map_err(|e| format!("fetching {url} failed: {}", chain(&e)))?;

@@ -140,11 +140,35 @@ async fn a_redirect_to_another_host_is_reported_not_followed() {
 #[tokio::test]
 async fn a_body_over_the_limit_is_cut() {
     let base = site();
-    let tool = WebFetchTool::with_max_bytes(1000);
+    let tool = WebFetchTool::default().with_max_bytes(1000);
     let out = fetch(&Fixture::new(), &tool, &format!("{base}/big")).await;
     assert!(!out.is_error, "{}", out.content);
     assert!(out.content.contains("cut at 1000 bytes"), "{}", out.content);
     assert_eq!(out.content.matches('z').count(), 1000, "{}", out.content);
+}
+
+#[tokio::test]
+async fn a_server_that_does_not_answer_in_time_is_given_up_on() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts and holds every connection, answering nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let tool = WebFetchTool::default().with_timeout(std::time::Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let out = fetch(
+        &Fixture::new(),
+        &tool,
+        &format!("http://127.0.0.1:{port}/slow"),
+    )
+    .await;
+    assert!(out.is_error, "{}", out.content);
+    assert!(out.content.contains("timed out"), "{}", out.content);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
 
 #[tokio::test]
