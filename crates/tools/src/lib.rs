@@ -22,6 +22,7 @@ pub mod sandbox;
 pub mod secrets;
 pub mod shell;
 pub mod summary;
+mod web_cache;
 pub mod web_client;
 pub mod web_fetch;
 pub mod web_search;

@@ -11,6 +11,7 @@ use reqwest::Url;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The most bytes of a response body read; the rest is cut.
@@ -107,7 +108,18 @@ impl Tool for WebFetchTool {
             Ok(url) => url,
             Err(message) => return ToolOutput::error(message),
         };
-        let page = match fetch(url, self.max_bytes, self.timeout).await {
+        let asked = url.to_string();
+        let fetched = match cache().get(&asked) {
+            Some(page) => Ok(Fetched::Page(page)),
+            None => fetch(url, self.max_bytes, self.timeout)
+                .await
+                .inspect(|fetched| {
+                    if let Fetched::Page(page) = fetched {
+                        cache().put(&asked, page.body.len(), page.clone());
+                    }
+                }),
+        };
+        let page = match fetched {
             Ok(Fetched::Page(page)) => page,
             Ok(Fetched::Elsewhere(message)) => return ToolOutput::ok(message),
             Err(message) => return ToolOutput::error(message),
@@ -165,7 +177,14 @@ enum Fetched {
     Elsewhere(String),
 }
 
+/// Pages fetched in the last 15 minutes, by the URL asked for.
+fn cache() -> &'static crate::web_cache::Cache<Page> {
+    static CACHE: OnceLock<crate::web_cache::Cache<Page>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
 /// A fetched body.
+#[derive(Clone)]
 struct Page {
     /// Where it was read from, after same-host redirects.
     url: Url,

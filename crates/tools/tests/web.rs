@@ -172,6 +172,25 @@ async fn a_server_that_does_not_answer_in_time_is_given_up_on() {
 }
 
 #[tokio::test]
+async fn a_page_fetched_again_soon_comes_from_the_cache() {
+    let hits = Arc::new(Mutex::new(0));
+    let counted = hits.clone();
+    let base = serve(move |_, _| {
+        *counted.lock().unwrap() += 1;
+        html("<p>cached</p>")
+    });
+    let fixture = Fixture::new();
+    let tool = WebFetchTool::default();
+    let first = fetch(&fixture, &tool, &format!("{base}/once")).await;
+    let again = fetch(&fixture, &tool, &format!("{base}/once")).await;
+    assert_eq!(first, again);
+    assert!(again.content.contains("cached"), "{}", again.content);
+    assert_eq!(*hits.lock().unwrap(), 1);
+    fetch(&fixture, &tool, &format!("{base}/other")).await;
+    assert_eq!(*hits.lock().unwrap(), 2);
+}
+
+#[tokio::test]
 async fn schemes_other_than_http_and_https_are_refused() {
     let fixture = Fixture::new();
     for url in [
