@@ -45,13 +45,15 @@ pub fn is_local(url: &Url) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The host of `url` (lowercase, no port), as `WebFetch(domain:…)` rules name it; `None` when
+/// The host of `url` (lowercase, no port, no trailing dot), as `WebFetch(domain:…)` rules name it; `None` when
 /// the text is no URL with a host.
 pub fn host_of(url: &str) -> Option<String> {
     let parsed = Url::parse(url.trim()).ok()?;
+    // `example.com.` is `example.com`: a trailing dot must not slip past a rule.
     parsed.host_str().map(|host| {
         host.trim_start_matches('[')
             .trim_end_matches(']')
+            .trim_end_matches('.')
             .to_ascii_lowercase()
     })
 }
@@ -75,6 +77,14 @@ mod tests {
     fn hosts_come_lowercase_without_port_or_brackets() {
         assert_eq!(host_of("https://Docs.RS:443/x").as_deref(), Some("docs.rs"));
         assert_eq!(host_of("http://[::1]:8/").as_deref(), Some("::1"));
+        assert_eq!(
+            host_of("https://example.com./x").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            host_of("https://example.com@evil.net/").as_deref(),
+            Some("evil.net")
+        );
         assert_eq!(host_of("not a url"), None);
     }
 

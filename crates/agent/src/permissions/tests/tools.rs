@@ -86,6 +86,8 @@ fn webfetch_domain_rules_match_the_host_fetched() {
         &["WebFetch(domain:example.com)"],
     );
     assert_eq!(fetch(&denied, "https://example.com/"), Kind::Deny);
+    assert_eq!(fetch(&denied, "https://Example.COM./"), Kind::Deny);
+    assert_eq!(fetch(&denied, "https://user@example.com/"), Kind::Deny);
     assert_eq!(fetch(&denied, "https://example.org/"), Kind::Allow);
 }
 
