@@ -124,7 +124,16 @@ impl Tool for WebFetchTool {
             Ok(Fetched::Elsewhere(message)) => return ToolOutput::ok(message),
             Err(message) => return ToolOutput::error(message),
         };
-        let markdown = page.markdown();
+        // Converting a large page is seconds of CPU: off the async workers.
+        let (page, markdown) = match tokio::task::spawn_blocking(move || {
+            let markdown = page.markdown();
+            (page, markdown)
+        })
+        .await
+        {
+            Ok(done) => done,
+            Err(err) => return ToolOutput::error(format!("converting the page failed: {err}")),
+        };
         let Some(summarizer) = &ctx.summarizer else {
             return ToolOutput::ok(format!(
                 "{}\n\n{}",
@@ -200,10 +209,15 @@ impl Page {
         let text = String::from_utf8_lossy(&self.body);
         let html = self.content_type.contains("html")
             || (self.content_type.is_empty() && text.trim_start().starts_with('<'));
-        match html {
-            true => htmd::convert(&text).unwrap_or_else(|_| text.into_owned()),
-            false => text.into_owned(),
+        if !html {
+            return text.into_owned();
         }
+        // What a reader never sees (scripts, styles) is left out rather than printed as text.
+        htmd::HtmlToMarkdown::builder()
+            .skip_tags(vec!["script", "style", "noscript", "template", "svg"])
+            .build()
+            .convert(&text)
+            .unwrap_or_else(|_| text.into_owned())
     }
 
     /// One line naming what was fetched.

@@ -62,7 +62,8 @@ fn redirect(to: String) -> Reply {
 fn site() -> String {
     serve(|path, port| match path {
         "/page" => html(
-            "<html><head><title>T</title></head><body><h1>Release notes</h1>\
+            "<html><head><title>T</title><style>h1 { color: red }</style></head><body>\
+             <script>var tracking = 1;</script><h1>Release notes</h1>\
              <p>Version <strong>2.0</strong> adds <a href=\"/more\">more</a>.</p>\
              <ul><li>first</li><li>second</li></ul></body></html>",
         ),
@@ -96,6 +97,8 @@ async fn an_html_page_comes_back_as_markdown() {
     assert!(out.content.contains("**2.0**"), "{}", out.content);
     assert!(out.content.contains("[more](/more)"), "{}", out.content);
     assert!(!out.content.contains("<p>"), "{}", out.content);
+    assert!(!out.content.contains("tracking"), "{}", out.content);
+    assert!(!out.content.contains("color: red"), "{}", out.content);
 }
 
 #[tokio::test]
