@@ -69,6 +69,7 @@ pub struct AgentBuilder {
     tool_filter: Option<ToolFilter>,
     context_window: Option<u64>,
     memory_sources: crate::memory::MemorySources,
+    summarizer: Option<Arc<dyn troupe_tools::Summarizer>>,
 }
 
 /// The built-in tools that come from extensions rather than the base registry; `--tools`
@@ -112,7 +113,15 @@ impl AgentBuilder {
             tool_filter: None,
             context_window: None,
             memory_sources: crate::memory::MemorySources::default(),
+            summarizer: None,
         }
+    }
+
+    /// What answers web_fetch's prompts (the run's small, fast model); none: web_fetch returns
+    /// the page itself.
+    pub fn summarizer(mut self, summarizer: Option<Arc<dyn troupe_tools::Summarizer>>) -> Self {
+        self.summarizer = summarizer;
+        self
     }
 
     /// The first line of the system prompt: who the agent is.
@@ -393,7 +402,8 @@ impl AgentBuilder {
         let ctx = ToolContext::new(self.workspace, self.name.clone())
             .with_sandbox_config(Arc::new(sandbox))
             .with_background(jobs)
-            .with_concealed(policy.concealed());
+            .with_concealed(policy.concealed())
+            .with_summarizer(self.summarizer);
         // TODO(settings.env): set `self.settings.env` on tool processes once ToolContext carries
         // an environment; the binary applies it to its own process meanwhile.
         let config = AgentConfig {

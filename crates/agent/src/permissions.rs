@@ -415,8 +415,10 @@ impl Policy {
     /// The allow rules that would let `call` run: one per analysed command not yet allowed.
     fn suggested_rules(&self, call: &CallInfo<'_>) -> String {
         let tool = rule_name(call.tool);
-        let Subject::Command { analysis, .. } = Subject::of(tool, call) else {
-            return tool.to_string();
+        let analysis = match Subject::of(tool, call) {
+            Subject::Command { analysis, .. } => analysis,
+            Subject::Host(Some(host)) => return format!("{tool}(domain:{host})"),
+            _ => return tool.to_string(),
         };
         if !analysis.is_understood() {
             // Nothing narrower than the whole tool grants a line the analysis cannot follow.
@@ -456,6 +458,8 @@ enum Subject {
     },
     /// The path as named, and (when it differs) where it really leads, symlinks followed.
     Path(Option<CallPath>, Option<CallPath>),
+    /// The host a WebFetch call fetches (`None`: the URL names none).
+    Host(Option<String>),
     Opaque,
 }
 
@@ -481,6 +485,7 @@ impl Subject {
                     raw.and_then(|raw| CallPath::resolve_real(raw, call.workspace_root)),
                 )
             }
+            "WebFetch" => Subject::Host(field("url").and_then(troupe_tools::web_client::host_of)),
             _ => Subject::Opaque,
         }
     }
@@ -502,7 +507,8 @@ impl Subject {
             Subject::Path(Some(path), real) => {
                 rule.matches_path(path) || real.as_ref().is_some_and(|real| rule.matches_path(real))
             }
-            Subject::Path(None, _) | Subject::Opaque => rule.is_tool_wide(),
+            Subject::Host(Some(host)) => rule.matches_host(host),
+            Subject::Path(None, _) | Subject::Host(None) | Subject::Opaque => rule.is_tool_wide(),
         }
     }
 
@@ -543,7 +549,8 @@ impl Subject {
                     })
             }
             Subject::Path(Some(path), _) => allow.iter().any(|rule| rule.matches_path(path)),
-            Subject::Path(None, _) | Subject::Opaque => false,
+            Subject::Host(Some(host)) => allow.iter().any(|rule| rule.matches_host(host)),
+            Subject::Path(None, _) | Subject::Host(None) | Subject::Opaque => false,
         }
     }
 }
@@ -558,6 +565,8 @@ fn call_detail<'a>(call: &CallInfo<'a>) -> Option<&'a str> {
     let field = match rule_name(call.tool) {
         "Bash" => "command",
         "Read" | "Edit" | "Glob" | "Grep" => "path",
+        "WebFetch" => "url",
+        "WebSearch" => "query",
         _ => return None,
     };
     call.input.get(field).and_then(Value::as_str)

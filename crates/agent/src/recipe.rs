@@ -72,6 +72,8 @@ pub struct Recipe {
     /// A restriction on every agent's tools (`--tools`), on top of each role's own filter;
     /// extensions whose tools are always kept (a teammate's mail) are not restricted.
     pub tool_filter: Option<ToolFilter>,
+    /// What answers web_fetch's prompts for every agent (the run's small, fast model).
+    pub summarizer: Option<Arc<dyn troupe_tools::Summarizer>>,
 }
 
 impl Recipe {
@@ -88,6 +90,7 @@ impl Recipe {
             added_dirs: Vec::new(),
             shared: Arc::new(|_| Vec::new()),
             tool_filter: None,
+            summarizer: None,
         }
     }
 
@@ -156,7 +159,8 @@ impl Recipe {
             .max_tokens(self.max_tokens)
             .max_rounds(role.max_rounds)
             .only_tools(role.only_tools)
-            .tool_filter(ToolFilter::both(self.tool_filter.clone(), role.tool_filter));
+            .tool_filter(ToolFilter::both(self.tool_filter.clone(), role.tool_filter))
+            .summarizer(self.summarizer.clone());
         if let Some(identity) = role.identity {
             builder = builder.identity(identity);
         }

@@ -17,7 +17,7 @@ const RULE_FLAGS: [&str; 4] = [
 ];
 
 /// Tool names a bare rule may carry: Claude Code's tools and troupe's own names for them.
-const TOOL_NAMES: [&str; 27] = [
+const TOOL_NAMES: [&str; 29] = [
     "Bash",
     "Read",
     "Edit",
@@ -45,6 +45,8 @@ const TOOL_NAMES: [&str; 27] = [
     "edit_file",
     "glob",
     "grep",
+    "web_fetch",
+    "web_search",
 ];
 
 /// The command line with every further rule after a rule flag given its own flag.

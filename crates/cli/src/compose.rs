@@ -226,6 +226,7 @@ impl Resolved {
         recipe.added_dirs = self.added_dirs.clone();
         recipe.shared = Arc::new(shared);
         recipe.tool_filter = tool_list::filter(self.tools.as_deref());
+        recipe.summarizer = Some(crate::hook_services::summarizer(self));
         recipe
     }
 

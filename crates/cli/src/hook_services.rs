@@ -1,5 +1,6 @@
 //! What `prompt` and `mcp_tool` hooks call, over the run's model client and MCP servers: the
-//! hooks crate's [`HookModel`] and [`HookTools`].
+//! hooks crate's [`HookModel`] and [`HookTools`]; the same small, fast model answers web_fetch's
+//! prompts (the tools crate's [`Summarizer`]).
 
 use crate::compose::Resolved;
 use async_trait::async_trait;
@@ -10,6 +11,7 @@ use troupe_hooks::{HookModel, HookTools};
 use troupe_mcp::McpManager;
 use troupe_model::{Model, ModelRequest, Provider};
 use troupe_protocol::{ChatMessage, Role};
+use troupe_tools::Summarizer;
 
 /// The most a prompt hook's answer may be.
 const ANSWER_TOKENS: u32 = 1024;
@@ -29,24 +31,53 @@ pub struct ToolsForHooks {
 
 /// Both, for the run `run` resolved.
 pub fn of(run: &Resolved) -> (Arc<dyn HookModel>, Arc<dyn HookTools>) {
-    let env = |name: &str| std::env::var(name).ok();
-    // The small, fast model: `ANTHROPIC_SMALL_FAST_MODEL`, else haiku from Anthropic; another
-    // provider's server may know no haiku, so the session's model stands in.
-    let small_fast =
-        env(troupe_model::alias::SMALL_FAST_VAR).unwrap_or_else(|| match run.model.provider {
-            Provider::Anthropic => troupe_model::alias::resolve("haiku", &env),
-            Provider::OpenAi => run.model.model.clone(),
-        });
     (
-        Arc::new(ModelForHooks {
-            client: run.client.clone(),
-            small_fast,
-        }),
+        Arc::new(small_fast(run)),
         Arc::new(ToolsForHooks {
             mcp: run.mcp.clone(),
             workspace: run.workspace.clone(),
         }),
     )
+}
+
+/// The run's small, fast model, answering web_fetch's prompts.
+pub fn summarizer(run: &Resolved) -> Arc<dyn Summarizer> {
+    Arc::new(small_fast(run))
+}
+
+/// The small, fast model: `ANTHROPIC_SMALL_FAST_MODEL`, else haiku from Anthropic; another
+/// provider's server may know no haiku, so the session's model stands in.
+fn small_fast(run: &Resolved) -> ModelForHooks {
+    let env = |name: &str| std::env::var(name).ok();
+    let small_fast =
+        env(troupe_model::alias::SMALL_FAST_VAR).unwrap_or_else(|| match run.model.provider {
+            Provider::Anthropic => troupe_model::alias::resolve("haiku", &env),
+            Provider::OpenAi => run.model.model.clone(),
+        });
+    ModelForHooks {
+        client: run.client.clone(),
+        small_fast,
+    }
+}
+
+/// What web_fetch's small model is told it does.
+const SUMMARIZER_SYSTEM: &str = "You answer a question about one web page, whose content (as \
+Markdown) you are given. Answer concisely from the content only; say so when the content does \
+not answer it. Quote at most a few short passages verbatim.";
+
+#[async_trait]
+impl Summarizer for ModelForHooks {
+    async fn answer(
+        &self,
+        agent: &str,
+        url: &str,
+        prompt: &str,
+        content: &str,
+    ) -> Result<String, String> {
+        let question = format!("Web page content of {url}:\n---\n{content}\n---\n\n{prompt}");
+        self.complete(agent, None, SUMMARIZER_SYSTEM, &question)
+            .await
+    }
 }
 
 #[async_trait]

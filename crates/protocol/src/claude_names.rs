@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 /// Claude Code's tool names and troupe's, pair by pair.
-const TOOL_NAMES: [(&str, &str); 8] = [
+const TOOL_NAMES: [(&str, &str); 10] = [
     ("Bash", "bash"),
     ("Read", "read_file"),
     ("Edit", "edit_file"),
@@ -18,6 +18,8 @@ const TOOL_NAMES: [(&str, &str); 8] = [
     ("Grep", "grep"),
     ("TodoWrite", "todo_write"),
     ("Task", "task"),
+    ("WebFetch", "web_fetch"),
+    ("WebSearch", "web_search"),
 ];
 
 /// Claude Code's other spellings of the same tools (`MultiEdit`, the newer `Agent`).

@@ -22,6 +22,10 @@ pub mod sandbox;
 pub mod secrets;
 pub mod shell;
 pub mod summary;
+mod web_cache;
+pub mod web_client;
+pub mod web_fetch;
+pub mod web_search;
 pub mod write_file;
 
 pub use bash::{is_read_only_command, BashTool};
@@ -36,6 +40,8 @@ pub use read_file::ReadFileTool;
 pub use registry::Registry;
 pub use sandbox::{Sandbox, SandboxConfig, SandboxMode};
 pub use summary::summarize_input;
+pub use web_fetch::{Summarizer, WebFetchTool};
+pub use web_search::WebSearchTool;
 pub use write_file::WriteFileTool;
 
 use async_trait::async_trait;
@@ -113,6 +119,9 @@ pub struct ToolContext {
     pub progress: Option<Progress>,
     /// What glob and grep must not reveal (files a `Read` deny rule covers).
     pub concealed: Concealed,
+    /// What answers web_fetch's prompt over a page (the run's small, fast model), when the run
+    /// has one; without it web_fetch returns the page's Markdown.
+    pub summarizer: Option<Arc<dyn Summarizer>>,
 }
 
 /// Receives a running call's output as it comes: the call's id and the bytes.
@@ -153,7 +162,14 @@ impl ToolContext {
             background: None,
             progress: None,
             concealed: Concealed::default(),
+            summarizer: None,
         }
+    }
+
+    /// The same context, with web_fetch's prompts answered by `summarizer`.
+    pub fn with_summarizer(mut self, summarizer: Option<Arc<dyn Summarizer>>) -> ToolContext {
+        self.summarizer = summarizer;
+        self
     }
 
     /// The same context, with searches leaving out what `concealed` covers.

@@ -1,6 +1,9 @@
 //! The tool registry: the ordered set of tools an agent offers the model, looked up by name.
 
-use crate::{BashTool, DynTool, EditFileTool, GlobTool, GrepTool, ReadFileTool, WriteFileTool};
+use crate::{
+    BashTool, DynTool, EditFileTool, GlobTool, GrepTool, ReadFileTool, WebFetchTool, WebSearchTool,
+    WriteFileTool,
+};
 use std::fmt;
 use std::sync::Arc;
 
@@ -16,8 +19,8 @@ impl Registry {
         Registry::default()
     }
 
-    /// A registry holding the six built-in tools: bash, read_file, write_file, edit_file, glob,
-    /// grep.
+    /// A registry holding the built-in tools: bash, read_file, write_file, edit_file, glob,
+    /// grep, web_fetch, web_search.
     pub fn with_builtins() -> Self {
         let mut registry = Registry::new();
         registry.register(Arc::new(BashTool));
@@ -26,6 +29,8 @@ impl Registry {
         registry.register(Arc::new(EditFileTool));
         registry.register(Arc::new(GlobTool));
         registry.register(Arc::new(GrepTool));
+        registry.register(Arc::new(WebFetchTool::default()));
+        registry.register(Arc::new(WebSearchTool::default()));
         registry
     }
 

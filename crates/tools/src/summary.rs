@@ -14,6 +14,8 @@ pub fn summarize_input(tool: &str, input: &Value) -> String {
         "bash" => "command",
         "read_file" | "write_file" | "edit_file" => "path",
         "glob" | "grep" => "pattern",
+        "web_fetch" => "url",
+        "web_search" => "query",
         "schedule_cron" => "schedule",
         "bash_output" | "kill_background" | "cancel_cron" => "id",
         "send_message" | "spawn_teammate" => {
@@ -73,6 +75,13 @@ mod tests {
         assert_eq!(
             summarize_input("read_file", &json!({"path": "src/a.rs"})),
             "src/a.rs"
+        );
+        assert_eq!(
+            summarize_input(
+                "web_fetch",
+                &json!({"url": "https://docs.rs/htmd", "prompt": "what?"})
+            ),
+            "https://docs.rs/htmd"
         );
         assert_eq!(summarize_input("other", &json!({"x": 1})), "{\"x\":1}");
         assert_eq!(

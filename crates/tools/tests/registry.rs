@@ -39,10 +39,12 @@ fn builtins_are_registered_in_order() {
             "write_file",
             "edit_file",
             "glob",
-            "grep"
+            "grep",
+            "web_fetch",
+            "web_search"
         ]
     );
-    assert_eq!(registry.len(), 6);
+    assert_eq!(registry.len(), 8);
     assert!(registry.get("nope").is_none());
     assert!(Registry::new().is_empty());
 }
@@ -54,7 +56,7 @@ fn register_replaces_a_same_named_tool_in_place() {
     assert!(old.unwrap().description().starts_with("Finds files"));
     assert_eq!(registry.names()[4], "glob");
     assert_eq!(registry.get("glob").unwrap().description(), "mine");
-    assert_eq!(registry.len(), 6);
+    assert_eq!(registry.len(), 8);
     assert!(registry.register(Arc::new(Named("extra", "x"))).is_none());
     assert_eq!(registry.names().last(), Some(&"extra"));
 }

@@ -74,6 +74,8 @@ pub fn rule_name(tool: &str) -> &str {
         "write_file" | "edit_file" | "Write" | "MultiEdit" => "Edit",
         "glob" => "Glob",
         "grep" => "Grep",
+        "web_fetch" => "WebFetch",
+        "web_search" => "WebSearch",
         other => other,
     }
 }
@@ -96,7 +98,9 @@ enum Specifier {
     Bash(Pattern),
     /// A path glob for file tools.
     Path(PathPattern),
-    /// A specifier for a tool troupe cannot interpret (`WebFetch(domain:…)`); matches nothing.
+    /// `WebFetch(domain:example.com)`: the host fetched (`*.example.com`: any host under it).
+    Domain(String),
+    /// A specifier for a tool troupe cannot interpret (`WebSearch(…)`); matches nothing.
     Unsupported,
 }
 
@@ -145,6 +149,10 @@ impl Rule {
                         }
                     })?)
                 }
+                "WebFetch" => match spec.strip_prefix("domain:").map(str::trim) {
+                    Some(domain) if !domain.is_empty() => Specifier::Domain(domain.to_string()),
+                    _ => Specifier::Unsupported,
+                },
                 _ => Specifier::Unsupported,
             },
         };
@@ -194,7 +202,7 @@ impl Rule {
         match &self.specifier {
             Specifier::Any => true,
             Specifier::Bash(pattern) => pattern.matches(command, purpose),
-            Specifier::Path(_) | Specifier::Unsupported => false,
+            Specifier::Path(_) | Specifier::Domain(_) | Specifier::Unsupported => false,
         }
     }
 
@@ -203,7 +211,7 @@ impl Rule {
         match &self.specifier {
             Specifier::Any => true,
             Specifier::Bash(pattern) => pattern.matches_text(text),
-            Specifier::Path(_) | Specifier::Unsupported => false,
+            Specifier::Path(_) | Specifier::Domain(_) | Specifier::Unsupported => false,
         }
     }
 
@@ -211,7 +219,9 @@ impl Rule {
     pub(super) fn path_base(&self, root: &std::path::Path) -> Option<std::path::PathBuf> {
         match &self.specifier {
             Specifier::Path(pattern) => Some(pattern.base(root)),
-            Specifier::Any | Specifier::Bash(_) | Specifier::Unsupported => None,
+            Specifier::Any | Specifier::Bash(_) | Specifier::Domain(_) | Specifier::Unsupported => {
+                None
+            }
         }
     }
 
@@ -220,7 +230,16 @@ impl Rule {
         match &self.specifier {
             Specifier::Any => true,
             Specifier::Path(pattern) => pattern.matches(path),
-            Specifier::Bash(_) | Specifier::Unsupported => false,
+            Specifier::Bash(_) | Specifier::Domain(_) | Specifier::Unsupported => false,
+        }
+    }
+
+    /// Whether the rule matches the host a WebFetch call fetches.
+    pub(super) fn matches_host(&self, host: &str) -> bool {
+        match &self.specifier {
+            Specifier::Any => true,
+            Specifier::Domain(domain) => troupe_tools::web_client::host_within(host, domain),
+            Specifier::Bash(_) | Specifier::Path(_) | Specifier::Unsupported => false,
         }
     }
 

@@ -1,5 +1,6 @@
 //! What "always" allows when a person answers a permission question with it: the command's
-//! prefix (`Bash(cargo test:*)`), that one file (`Edit(./src/main.rs)`), or that one tool —
+//! prefix (`Bash(cargo test:*)`), that one file (`Edit(./src/main.rs)`), the host fetched
+//! (`WebFetch(domain:docs.rs)`, as Claude Code asks), or that one tool —
 //! as permission rules, so the session's answers are matched by the same code as the settings'
 //! rules. A command line the shell analysis cannot follow, or a path a rule cannot name
 //! exactly, gets no "always": nothing narrower than the whole tool would cover it.
@@ -27,6 +28,13 @@ pub fn of(tool: &str, input: &serde_json::Value, workspace: &Path) -> Option<Sco
     match rule_name(tool) {
         "Bash" => bash(field("command")?),
         "Edit" => file(field("path")?, workspace),
+        "WebFetch" => {
+            let host = troupe_tools::web_client::host_of(field("url")?)?;
+            Some(Scope {
+                rules: vec![format!("WebFetch(domain:{host})")],
+                label: format!("{host:?}"),
+            })
+        }
         // Other tools (MCP tools, the web): the tool itself.
         "Read" | "Glob" | "Grep" => None,
         name => Some(Scope {
@@ -235,5 +243,28 @@ mod tests {
         assert!(of("write_file", &json!({"path": "src/*.rs"}), ws).is_none());
         let outside = of("write_file", &json!({"path": "/tmp/x"}), ws).unwrap();
         assert_eq!(outside.rules, ["Edit(//tmp/x)"]);
+    }
+
+    #[test]
+    fn always_for_a_fetch_covers_its_host() {
+        let ws = Path::new("/ws");
+        let fetch = |url: &str| json!({"url": url, "prompt": "?"});
+        let scope = of("web_fetch", &fetch("https://Docs.rs/htmd"), ws).unwrap();
+        assert_eq!(scope.rules, ["WebFetch(domain:docs.rs)"]);
+        assert_eq!(scope.label, "\"docs.rs\"");
+        let rules = rules(&scope);
+        assert!(covers(
+            &rules,
+            "web_fetch",
+            &fetch("http://docs.rs/other"),
+            ws
+        ));
+        assert!(!covers(
+            &rules,
+            "web_fetch",
+            &fetch("https://crates.io/"),
+            ws
+        ));
+        assert!(of("web_fetch", &fetch("not a url"), ws).is_none());
     }
 }

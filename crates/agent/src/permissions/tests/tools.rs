@@ -29,12 +29,21 @@ fn specifiers_troupe_cannot_read_parse_but_match_nothing() {
         PermissionMode::BypassPermissions,
         &[],
         &[],
-        &["WebFetch(domain:example.com)"],
+        &["WebSearch(site:example.com)", "WebFetch(host:example.com)"],
     );
     assert_eq!(
         kind(&call(
             &policy,
-            "WebFetch",
+            "web_search",
+            Effect::Execute,
+            json!({"query": "example"})
+        )),
+        Kind::Allow
+    );
+    assert_eq!(
+        kind(&call(
+            &policy,
+            "web_fetch",
             Effect::Execute,
             json!({"url": "https://example.com"})
         )),
@@ -42,8 +51,60 @@ fn specifiers_troupe_cannot_read_parse_but_match_nothing() {
     );
     let tool_wide = policy_with_deny("WebFetch");
     assert_eq!(
-        kind(&call(&tool_wide, "WebFetch", Effect::ReadOnly, json!({}))),
+        kind(&call(&tool_wide, "web_fetch", Effect::Execute, json!({}))),
         Kind::Deny
+    );
+}
+
+#[test]
+fn webfetch_domain_rules_match_the_host_fetched() {
+    let fetch = |policy: &Policy, url: &str| {
+        kind(&call(
+            policy,
+            "web_fetch",
+            Effect::Execute,
+            json!({"url": url, "prompt": "?"}),
+        ))
+    };
+    let open = policy(PermissionMode::Default, &[], &[], &[]);
+    assert_eq!(fetch(&open, "https://example.com/"), Kind::Ask);
+    let exact = allowing(&["WebFetch(domain:example.com)"]);
+    assert_eq!(fetch(&exact, "https://example.com/a"), Kind::Allow);
+    assert_eq!(fetch(&exact, "http://EXAMPLE.com:8080/a"), Kind::Allow);
+    assert_eq!(fetch(&exact, "https://docs.example.com/"), Kind::Ask);
+    assert_eq!(fetch(&exact, "https://example.com.evil.net/"), Kind::Ask);
+    assert_eq!(fetch(&exact, "not a url"), Kind::Ask);
+    let under = allowing(&["WebFetch(domain:*.example.com)"]);
+    assert_eq!(fetch(&under, "https://docs.example.com/"), Kind::Allow);
+    assert_eq!(fetch(&under, "https://example.com/"), Kind::Ask);
+    let tool_wide = allowing(&["WebFetch"]);
+    assert_eq!(fetch(&tool_wide, "https://anything.org/"), Kind::Allow);
+    let denied = policy(
+        PermissionMode::BypassPermissions,
+        &[],
+        &[],
+        &["WebFetch(domain:example.com)"],
+    );
+    assert_eq!(fetch(&denied, "https://example.com/"), Kind::Deny);
+    assert_eq!(fetch(&denied, "https://Example.COM./"), Kind::Deny);
+    assert_eq!(fetch(&denied, "https://user@example.com/"), Kind::Deny);
+    assert_eq!(fetch(&denied, "https://example.org/"), Kind::Allow);
+}
+
+#[test]
+fn a_headless_webfetch_refusal_suggests_the_domain_rule() {
+    let open = policy(PermissionMode::Default, &[], &[], &[]);
+    let refusal = headless(
+        &open,
+        "web_fetch",
+        Effect::Execute,
+        json!({"url": "https://docs.rs/htmd", "prompt": "?"}),
+    );
+    assert_eq!(
+        refusal,
+        "web_fetch needs permission in default mode: \"https://docs.rs/htmd\". To allow it, \
+         re-run with --allowedTools \"WebFetch(domain:docs.rs)\" or --permission-mode \
+         bypassPermissions"
     );
 }
 
