@@ -1,7 +1,9 @@
-//! The `read_file` tool: a text file's lines, numbered like `cat -n`, a window at a time.
+//! The `read_file` tool: a text file's lines, numbered like `cat -n`, a window at a time; a
+//! notebook's cells.
 
 use crate::guard::GuardError;
-use crate::output::{truncate_line, DEFAULT_LINE_LIMIT};
+use crate::notebook::{self, Notebook};
+use crate::output::{truncate_line, truncate_middle, DEFAULT_LINE_LIMIT};
 use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -38,6 +40,7 @@ pub struct ReadFileTool;
 const DESCRIPTION: &str = "Reads a text file in the workspace and returns its lines numbered like \
 `cat -n` (number, tab, text). By default up to 2000 lines from the start; use offset (1-based \
 line) and limit to read further in large files. Lines longer than 2000 characters are cut. \
+A Jupyter notebook (.ipynb) is shown as its cells (index, id, type, source) with their outputs. \
 Binary files and directories are refused. Read a file before editing it.";
 
 #[async_trait]
@@ -86,9 +89,15 @@ impl Tool for ReadFileTool {
             return ToolOutput::error("limit must be at least 1");
         }
         let workspace = Arc::clone(&ctx.workspace);
-        let read =
-            tokio::task::spawn_blocking(move || read_numbered(&workspace, &path, offset, limit))
-                .await;
+        let read = tokio::task::spawn_blocking(move || {
+            if notebook::is_notebook(&path) {
+                if let Some(cells) = read_notebook(&workspace, &path)? {
+                    return Ok(Listing::Text(cells));
+                }
+            }
+            read_numbered(&workspace, &path, offset, limit)
+        })
+        .await;
         match read {
             Ok(Ok(Listing::Text(text))) => ToolOutput::ok(text),
             Ok(Ok(Listing::Empty)) => ToolOutput::ok(format!("({shown} is empty)")),
@@ -195,6 +204,22 @@ fn read_numbered(
         "... {remaining} more lines (file has {total}); continue with offset={next}\n"
     ));
     Ok(Listing::Text(out))
+}
+
+/// A notebook's cells as text; `None` when the file does not parse as one (it is then shown
+/// as plain text).
+fn read_notebook(workspace: &Workspace, path: &Path) -> io::Result<Option<String>> {
+    let mut text = String::new();
+    if workspace
+        .open_read(path)?
+        .read_to_string(&mut text)
+        .is_err()
+    {
+        return Ok(None);
+    }
+    Ok(Notebook::parse(&text)
+        .ok()
+        .map(|notebook| truncate_middle(&notebook.render(), READ_BUDGET)))
 }
 
 /// Counts the lines left in a reader (a last line without a newline counts).
