@@ -13,6 +13,7 @@ pub mod git_env;
 pub mod glob;
 pub mod grep;
 pub mod guard;
+pub mod image_file;
 pub mod notebook;
 pub mod notebook_edit;
 pub mod output;

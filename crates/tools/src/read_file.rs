@@ -1,10 +1,11 @@
 //! The `read_file` tool: a text file's lines, numbered like `cat -n`, a window at a time; a
-//! notebook's cells.
+//! notebook's cells; an image as an image block.
 
 use crate::guard::GuardError;
+use crate::image_file;
 use crate::notebook::{self, Notebook};
 use crate::output::{truncate_line, truncate_middle, DEFAULT_LINE_LIMIT};
-use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput, Workspace};
+use crate::{parse_input, schema_of, Effect, ImageData, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -41,7 +42,8 @@ const DESCRIPTION: &str = "Reads a text file in the workspace and returns its li
 `cat -n` (number, tab, text). By default up to 2000 lines from the start; use offset (1-based \
 line) and limit to read further in large files. Lines longer than 2000 characters are cut. \
 A Jupyter notebook (.ipynb) is shown as its cells (index, id, type, source) with their outputs. \
-Binary files and directories are refused. Read a file before editing it.";
+A PNG, JPEG, GIF or WebP image is returned as an image you can see. Other binary files and \
+directories are refused. Read a file before editing it.";
 
 #[async_trait]
 impl Tool for ReadFileTool {
@@ -107,8 +109,22 @@ impl Tool for ReadFileTool {
             Ok(Ok(Listing::Directory)) => ToolOutput::error(format!(
                 "{shown} is a directory, not a file; use glob to list files in it"
             )),
+            Ok(Ok(Listing::Image(image, size))) => ToolOutput::ok(format!(
+                "Image {shown} ({}, {}), attached below.",
+                image.media_type,
+                image_file::human_size(size)
+            ))
+            .with_images(vec![image]),
+            Ok(Ok(Listing::ImageTooLarge { size })) => ToolOutput::error(format!(
+                "{shown} is an image of {}; images over {} (5 MB once encoded) cannot be sent to \
+                 the model, and troupe does not resize them. Make a \
+                 smaller copy (for example `convert {shown} -resize 50% small.png`) and read that.",
+                image_file::human_size(size),
+                image_file::human_size(image_file::MAX_IMAGE_BYTES as u64)
+            )),
             Ok(Ok(Listing::Binary)) => ToolOutput::error(format!(
-                "{shown} looks like a binary file (it contains NUL bytes); read_file shows text only"
+                "{shown} looks like a binary file (it contains NUL bytes); read_file shows text, \
+                 notebooks and PNG, JPEG, GIF or WebP images only"
             )),
             Ok(Err(err)) => ToolOutput::error(format!("Cannot read {shown}: {err}")),
             Err(err) => ToolOutput::error(format!("Reading {shown} failed: {err}")),
@@ -137,6 +153,10 @@ enum Listing {
     Directory,
     /// The file contains NUL bytes near its start.
     Binary,
+    /// An image the model can see, and its size in bytes.
+    Image(ImageData, u64),
+    /// An image too large to send.
+    ImageTooLarge { size: u64 },
 }
 
 /// Reads lines `offset..offset+limit` of a file, numbered, within the byte budget; the file is
@@ -152,10 +172,26 @@ fn read_numbered(
         Err(err) if err.kind() == io::ErrorKind::IsADirectory => return Ok(Listing::Directory),
         Err(err) => return Err(err),
     };
+    let size = file.metadata()?.len();
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let start = reader.fill_buf()?;
     if start.is_empty() {
         return Ok(Listing::Empty);
+    }
+    if let Some(media_type) = image_file::sniff(start) {
+        if size > image_file::MAX_IMAGE_BYTES as u64 {
+            return Ok(Listing::ImageTooLarge { size });
+        }
+        let mut bytes = Vec::with_capacity(size as usize);
+        reader
+            .take(image_file::MAX_IMAGE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)?;
+        if bytes.len() > image_file::MAX_IMAGE_BYTES {
+            return Ok(Listing::ImageTooLarge {
+                size: bytes.len() as u64,
+            });
+        }
+        return Ok(Listing::Image(image_file::encode(media_type, &bytes), size));
     }
     if start[..start.len().min(BINARY_SNIFF)].contains(&0) {
         return Ok(Listing::Binary);
