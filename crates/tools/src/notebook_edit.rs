@@ -32,9 +32,8 @@ pub struct NotebookEditInput {
     /// The cell to edit, by the id read_file shows (`cell-N` for the N-th cell when cells have
     /// no ids). For insert, the new cell goes after it; without it, at the start.
     pub cell_id: Option<String>,
-    /// The new source of the cell (ignored for delete).
-    #[serde(default)]
-    pub new_source: String,
+    /// The new source of the cell (required to replace or insert; ignored for delete).
+    pub new_source: Option<String>,
     /// The cell's type: code or markdown. Required for insert; for replace it changes the type.
     pub cell_type: Option<CellType>,
     /// replace (default), insert or delete.
@@ -113,9 +112,14 @@ fn edit(workspace: &Workspace, path: &Path, input: &NotebookEditInput) -> Result
         })?),
         None => None,
     };
+    let source = match (input.edit_mode, &input.new_source) {
+        (EditMode::Delete, _) => "",
+        (_, Some(source)) => source.as_str(),
+        (_, None) => return Err("new_source is required to replace or insert a cell".into()),
+    };
     let done = match (input.edit_mode, index) {
         (EditMode::Replace, Some(index)) => {
-            notebook.replace(index, &input.new_source, input.cell_type);
+            notebook.replace(index, source, input.cell_type);
             format!("Replaced cell {index}")
         }
         (EditMode::Delete, Some(index)) => {
@@ -130,7 +134,7 @@ fn edit(workspace: &Workspace, path: &Path, input: &NotebookEditInput) -> Result
                 return Err("cell_type (code or markdown) is required to insert a cell".into());
             };
             let at = after.map_or(0, |index| index + 1);
-            let id = notebook.insert(at, &input.new_source, kind);
+            let id = notebook.insert(at, source, kind);
             format!("Inserted cell {at} (id {id})")
         }
     };

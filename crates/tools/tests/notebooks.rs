@@ -250,6 +250,14 @@ async fn delete_removes_the_cell_and_unknown_ids_are_refused() {
         )
         .await);
     assert!(message.contains("cell_id is required"), "{message}");
+    let message = err(f
+        .call(
+            "notebook_edit",
+            json!({"path": "sales.ipynb", "cell_id": "load"}),
+        )
+        .await);
+    assert!(message.contains("new_source is required"), "{message}");
+    assert_eq!(parsed(&f)["cells"][0]["source"][0], "rows = load()\n");
 }
 
 #[tokio::test]
