@@ -297,8 +297,9 @@ impl Policy {
         {
             return Outcome::DeniedByRule(rule);
         }
-        // edit_file reads the file to find its old string (an oracle): `Read` denials hold.
-        if call.tool == "edit_file" {
+        // edit_file reads the file to find its old string, notebook_edit its cell ids (an
+        // oracle): `Read` denials hold.
+        if matches!(call.tool, "edit_file" | "notebook_edit") {
             if let Some(rule) = named_paths::read_rules(&self.rules.deny)
                 .into_iter()
                 .find(|rule| subject.restricted_by(rule))

@@ -17,7 +17,7 @@ const RULE_FLAGS: [&str; 4] = [
 ];
 
 /// Tool names a bare rule may carry: Claude Code's tools and troupe's own names for them.
-const TOOL_NAMES: [&str; 29] = [
+const TOOL_NAMES: [&str; 30] = [
     "Bash",
     "Read",
     "Edit",
@@ -43,6 +43,7 @@ const TOOL_NAMES: [&str; 29] = [
     "read_file",
     "write_file",
     "edit_file",
+    "notebook_edit",
     "glob",
     "grep",
     "web_fetch",

@@ -36,6 +36,20 @@ pub enum ModelError {
         /// The provider's error message.
         message: String,
     },
+    /// The server refused an image in the conversation (a model without vision, an image too
+    /// large or of a kind it does not take).
+    #[error(
+        "{url} refused an image in the conversation (HTTP {status}): {message}. The model may not \
+         take images, or not this one; use a model that does, or work without reading image files"
+    )]
+    ImageRefused {
+        /// Endpoint called.
+        url: String,
+        /// HTTP status code.
+        status: u16,
+        /// The provider's error message.
+        message: String,
+    },
     /// Every attempt failed transiently.
     #[error("{url} kept failing after {attempts} attempts; last error: {last_error}")]
     RetriesExhausted {
@@ -165,6 +179,12 @@ pub(crate) fn mentions_prompt_too_long(message: &str) -> bool {
     ];
     let lower = message.to_lowercase();
     NEEDLES.iter().any(|needle| lower.contains(needle))
+}
+
+/// Whether a refusal's message is about an image (`image_url` not supported, image too large,
+/// invalid image).
+pub(crate) fn mentions_image(message: &str) -> bool {
+    message.to_lowercase().contains("image")
 }
 
 /// The human-readable message of a provider error body (`{"error":{"message":…}}` in both

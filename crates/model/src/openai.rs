@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use troupe_protocol::{ChatMessage, ContentBlock, Role, Usage};
+use troupe_protocol::{ChatMessage, ContentBlock, ImageData, Role, Usage};
 
 /// The public OpenAI endpoint (with `/v1`).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -304,7 +304,9 @@ fn prompt_cache_key(tools: &[u8], system: &str, marks: crate::CacheMarks) -> Str
 
 /// Maps the conversation to Chat Completions messages: the system prompt first; each
 /// tool_result its own `tool` message (placed before any text of the same user message, as
-/// tool messages must directly follow the assistant's calls); thinking dropped.
+/// tool messages must directly follow the assistant's calls); images tool results returned in
+/// a user message after them, as `image_url` parts with data URLs (tool messages carry text
+/// only); thinking dropped.
 pub(crate) fn map_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     if !system.is_empty() {
@@ -313,6 +315,7 @@ pub(crate) fn map_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value>
     for message in messages {
         let mut texts: Vec<&str> = Vec::new();
         let mut tool_calls: Vec<Value> = Vec::new();
+        let mut image_parts: Vec<Value> = Vec::new();
         for block in &message.content {
             match block {
                 ContentBlock::Text { text } => texts.push(text),
@@ -333,16 +336,16 @@ pub(crate) fn map_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value>
                     } else {
                         content.clone()
                     };
-                    // Tool messages carry text only (and many local servers take no images at
-                    // all), so the model at least learns the images exist.
                     if !images.is_empty() {
-                        let kinds: Vec<&str> =
-                            images.iter().map(|i| i.media_type.as_str()).collect();
                         content.push_str(&format!(
-                            "\n[{} image(s) returned ({}); not shown: this provider takes text only in tool results]",
-                            images.len(),
-                            kinds.join(", ")
+                            "\n[{} image(s) returned; shown in the next message]",
+                            images.len()
                         ));
+                        image_parts.push(json!({
+                            "type": "text",
+                            "text": format!("Image(s) returned by tool call {tool_use_id}:"),
+                        }));
+                        image_parts.extend(images.iter().map(image_url_part));
                     }
                     out.push(
                         json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}),
@@ -353,6 +356,12 @@ pub(crate) fn map_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value>
         }
         let text = texts.join("\n\n");
         match message.role {
+            Role::User if !image_parts.is_empty() => {
+                if !text.is_empty() {
+                    image_parts.push(json!({"type": "text", "text": text}));
+                }
+                out.push(json!({"role": "user", "content": image_parts}));
+            }
             Role::User => {
                 if !text.is_empty() {
                     out.push(json!({"role": "user", "content": text}));
@@ -369,6 +378,14 @@ pub(crate) fn map_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value>
         }
     }
     out
+}
+
+/// An image as a Chat Completions content part: a `data:` URL.
+fn image_url_part(image: &ImageData) -> Value {
+    json!({
+        "type": "image_url",
+        "image_url": {"url": format!("data:{};base64,{}", image.media_type, image.data)},
+    })
 }
 
 /// A tool call while its fragments stream in.

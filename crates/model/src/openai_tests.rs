@@ -402,23 +402,38 @@ fn a_required_tool_choice_is_sent_with_the_tools_only() {
 }
 
 #[test]
-fn tool_result_images_are_named_in_the_text() {
+fn tool_result_images_follow_the_tool_messages_as_image_url_parts() {
+    let image = troupe_protocol::ImageData {
+        media_type: "image/png".into(),
+        data: "AAAA".into(),
+    };
     let messages = [ChatMessage {
         role: Role::User,
-        content: vec![ContentBlock::ToolResult {
-            tool_use_id: "call_1".into(),
-            content: "shot".into(),
-            is_error: false,
-            images: vec![troupe_protocol::ImageData {
-                media_type: "image/png".into(),
-                data: "AAAA".into(),
-            }],
-        }],
+        content: vec![
+            ContentBlock::ToolResult {
+                tool_use_id: "call_1".into(),
+                content: "shot".into(),
+                is_error: false,
+                images: vec![image],
+            },
+            ContentBlock::tool_result("call_2", "plain", false),
+            ContentBlock::text("and more"),
+        ],
     }];
     let mapped = map_messages("", &messages);
+    assert_eq!(mapped.len(), 3, "{mapped:#?}");
     assert_eq!(
         mapped[0]["content"],
-        "shot\n[1 image(s) returned (image/png); not shown: this provider takes text only in tool results]"
+        "shot\n[1 image(s) returned; shown in the next message]"
+    );
+    assert_eq!(mapped[1]["content"], "plain");
+    assert_eq!(
+        mapped[2],
+        json!({"role": "user", "content": [
+            {"type": "text", "text": "Image(s) returned by tool call call_1:"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            {"type": "text", "text": "and more"},
+        ]})
     );
 }
 

@@ -1,7 +1,7 @@
 //! Which failures are transient; how long to wait before the next try is troupe's one
 //! [`RetryPolicy`].
 
-use crate::error::{error_body_message, mentions_prompt_too_long};
+use crate::error::{error_body_message, mentions_image, mentions_prompt_too_long};
 use crate::ModelError;
 use reqwest::header::HeaderMap;
 use std::time::Duration;
@@ -65,6 +65,13 @@ pub(crate) fn classify_status(
         },
         _ if mentions_prompt_too_long(body) => {
             Failure::Fatal(ModelError::PromptTooLong { message })
+        }
+        400 | 413 | 415 | 422 if mentions_image(&message) => {
+            Failure::Fatal(ModelError::ImageRefused {
+                url: url.to_owned(),
+                status,
+                message,
+            })
         }
         _ => Failure::Fatal(ModelError::Http {
             url: url.to_owned(),
@@ -186,6 +193,19 @@ mod tests {
             classify_status(url, 400, None, "bad", "K"),
             Failure::Fatal(ModelError::Http { status: 400, .. })
         ));
+        let no_vision = r#"{"error":{"message":"image input is not supported by this model"}}"#;
+        let Failure::Fatal(refused) = classify_status(url, 400, None, no_vision, "K") else {
+            panic!("an image refusal is final");
+        };
+        assert!(matches!(
+            refused,
+            ModelError::ImageRefused { status: 400, .. }
+        ));
+        let said = refused.to_string();
+        assert!(
+            said.contains("refused an image") && said.contains("not supported by this model"),
+            "{said}"
+        );
     }
 
     #[test]

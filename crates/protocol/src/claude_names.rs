@@ -9,11 +9,12 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 /// Claude Code's tool names and troupe's, pair by pair.
-const TOOL_NAMES: [(&str, &str); 10] = [
+const TOOL_NAMES: [(&str, &str); 11] = [
     ("Bash", "bash"),
     ("Read", "read_file"),
     ("Edit", "edit_file"),
     ("Write", "write_file"),
+    ("NotebookEdit", "notebook_edit"),
     ("Glob", "glob"),
     ("Grep", "grep"),
     ("TodoWrite", "todo_write"),
@@ -25,8 +26,17 @@ const TOOL_NAMES: [(&str, &str); 10] = [
 /// Claude Code's other spellings of the same tools (`MultiEdit`, the newer `Agent`).
 const ALIASES: [(&str, &str); 2] = [("MultiEdit", "edit_file"), ("Agent", "task")];
 
-/// The file tools, whose `path` Claude Code calls `file_path` (absolute).
-const FILE_TOOLS: [&str; 3] = ["read_file", "write_file", "edit_file"];
+/// The file tools, whose `path` Claude Code calls `file_path` (`notebook_path` for
+/// NotebookEdit), absolute.
+const FILE_TOOLS: [&str; 4] = ["read_file", "write_file", "edit_file", "notebook_edit"];
+
+/// Claude Code's name for a file tool's `path` field.
+fn path_field(tool: &str) -> &'static str {
+    match tool {
+        "notebook_edit" => "notebook_path",
+        _ => "file_path",
+    }
+}
 
 /// Input fields named differently, per tool: (troupe's, Claude Code's).
 fn renamed_fields(tool: &str) -> &'static [(&'static str, &'static str)] {
@@ -79,7 +89,7 @@ pub fn input_to_claude(tool: &str, input: &Value, root: &Path) -> Value {
                 Some(path) => Value::from(root.join(path).display().to_string()),
                 None => value.clone(),
             };
-            out.insert("file_path".into(), absolute);
+            out.insert(path_field(tool).into(), absolute);
             continue;
         }
         let key = renamed_fields(tool)
@@ -92,7 +102,7 @@ pub fn input_to_claude(tool: &str, input: &Value, root: &Path) -> Value {
 }
 
 /// An input written in Claude Code's fields (a hook's or a permission callback's
-/// `updatedInput`) for troupe's tool `tool`: `file_path` becomes `path` (relative to `root`
+/// `updatedInput`) for troupe's tool `tool`: `file_path` (`notebook_path`) becomes `path` (relative to `root`
 /// when inside it), renamed fields get troupe's names. Fields already in troupe's names stay;
 /// where both spellings are present, Claude Code's wins (it is what the answer changed).
 pub fn input_from_claude(tool: &str, input: &Value, root: &Path) -> Value {
@@ -101,7 +111,7 @@ pub fn input_from_claude(tool: &str, input: &Value, root: &Path) -> Value {
     };
     let mut out = map.clone();
     if is_file_tool(tool) {
-        if let Some(file_path) = out.remove("file_path") {
+        if let Some(file_path) = out.remove(path_field(tool)) {
             let path = match file_path.as_str() {
                 Some(p) => {
                     let relative = Path::new(p).strip_prefix(root).ok();
@@ -163,6 +173,13 @@ mod tests {
         let shown = input_to_claude("grep", &grep, root);
         assert_eq!(shown, json!({"pattern": "x", "-C": 2, "-i": true}));
         assert_eq!(input_from_claude("grep", &shown, root), grep);
+        let notebook = json!({"path": "a.ipynb", "cell_id": "c1", "new_source": "x"});
+        let shown = input_to_claude("notebook_edit", &notebook, root);
+        assert_eq!(
+            shown,
+            json!({"notebook_path": "/ws/a.ipynb", "cell_id": "c1", "new_source": "x"})
+        );
+        assert_eq!(input_from_claude("notebook_edit", &shown, root), notebook);
         let mcp = json!({"path": "kept"});
         assert_eq!(input_to_claude("mcp__fs__read", &mcp, root), mcp);
     }

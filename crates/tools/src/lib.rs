@@ -13,6 +13,9 @@ pub mod git_env;
 pub mod glob;
 pub mod grep;
 pub mod guard;
+pub mod image_file;
+pub mod notebook;
+pub mod notebook_edit;
 pub mod output;
 mod parallel_walk;
 pub mod process;
@@ -35,6 +38,7 @@ pub use edit_file::EditFileTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use guard::{GuardError, Workspace};
+pub use notebook_edit::NotebookEditTool;
 pub use output::{truncate_middle, DEFAULT_OUTPUT_BUDGET};
 pub use read_file::ReadFileTool;
 pub use registry::Registry;
@@ -56,7 +60,7 @@ pub use troupe_protocol::ImageData;
 pub enum Effect {
     /// Reads only (read_file, glob, grep, a read-only bash command, team queries).
     ReadOnly,
-    /// Changes files in the workspace (write_file, edit_file).
+    /// Changes files in the workspace (write_file, edit_file, notebook_edit).
     Edit,
     /// Runs arbitrary commands (bash that is not known to be read-only).
     Execute,

@@ -1,8 +1,11 @@
-//! The `read_file` tool: a text file's lines, numbered like `cat -n`, a window at a time.
+//! The `read_file` tool: a text file's lines, numbered like `cat -n`, a window at a time; a
+//! notebook's cells; an image as an image block.
 
 use crate::guard::GuardError;
-use crate::output::{truncate_line, DEFAULT_LINE_LIMIT};
-use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput, Workspace};
+use crate::image_file;
+use crate::notebook::{self, Notebook};
+use crate::output::{truncate_line, truncate_middle, DEFAULT_LINE_LIMIT};
+use crate::{parse_input, schema_of, Effect, ImageData, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -38,7 +41,9 @@ pub struct ReadFileTool;
 const DESCRIPTION: &str = "Reads a text file in the workspace and returns its lines numbered like \
 `cat -n` (number, tab, text). By default up to 2000 lines from the start; use offset (1-based \
 line) and limit to read further in large files. Lines longer than 2000 characters are cut. \
-Binary files and directories are refused. Read a file before editing it.";
+A Jupyter notebook (.ipynb) is shown as its cells (index, id, type, source) with their outputs. \
+A PNG, JPEG, GIF or WebP image is returned as an image you can see. Other binary files and \
+directories are refused. Read a file before editing it.";
 
 #[async_trait]
 impl Tool for ReadFileTool {
@@ -86,9 +91,15 @@ impl Tool for ReadFileTool {
             return ToolOutput::error("limit must be at least 1");
         }
         let workspace = Arc::clone(&ctx.workspace);
-        let read =
-            tokio::task::spawn_blocking(move || read_numbered(&workspace, &path, offset, limit))
-                .await;
+        let read = tokio::task::spawn_blocking(move || {
+            if notebook::is_notebook(&path) {
+                if let Some(cells) = read_notebook(&workspace, &path)? {
+                    return Ok(Listing::Text(cells));
+                }
+            }
+            read_numbered(&workspace, &path, offset, limit)
+        })
+        .await;
         match read {
             Ok(Ok(Listing::Text(text))) => ToolOutput::ok(text),
             Ok(Ok(Listing::Empty)) => ToolOutput::ok(format!("({shown} is empty)")),
@@ -98,8 +109,22 @@ impl Tool for ReadFileTool {
             Ok(Ok(Listing::Directory)) => ToolOutput::error(format!(
                 "{shown} is a directory, not a file; use glob to list files in it"
             )),
+            Ok(Ok(Listing::Image(image, size))) => ToolOutput::ok(format!(
+                "Image {shown} ({}, {}), attached below.",
+                image.media_type,
+                image_file::human_size(size)
+            ))
+            .with_images(vec![image]),
+            Ok(Ok(Listing::ImageTooLarge { size })) => ToolOutput::error(format!(
+                "{shown} is an image of {}; images over {} (5 MB once encoded) cannot be sent to \
+                 the model, and troupe does not resize them. Make a \
+                 smaller copy (for example `convert {shown} -resize 50% small.png`) and read that.",
+                image_file::human_size(size),
+                image_file::human_size(image_file::MAX_IMAGE_BYTES as u64)
+            )),
             Ok(Ok(Listing::Binary)) => ToolOutput::error(format!(
-                "{shown} looks like a binary file (it contains NUL bytes); read_file shows text only"
+                "{shown} looks like a binary file (it contains NUL bytes); read_file shows text, \
+                 notebooks and PNG, JPEG, GIF or WebP images only"
             )),
             Ok(Err(err)) => ToolOutput::error(format!("Cannot read {shown}: {err}")),
             Err(err) => ToolOutput::error(format!("Reading {shown} failed: {err}")),
@@ -128,6 +153,10 @@ enum Listing {
     Directory,
     /// The file contains NUL bytes near its start.
     Binary,
+    /// An image the model can see, and its size in bytes.
+    Image(ImageData, u64),
+    /// An image too large to send.
+    ImageTooLarge { size: u64 },
 }
 
 /// Reads lines `offset..offset+limit` of a file, numbered, within the byte budget; the file is
@@ -143,10 +172,26 @@ fn read_numbered(
         Err(err) if err.kind() == io::ErrorKind::IsADirectory => return Ok(Listing::Directory),
         Err(err) => return Err(err),
     };
+    let size = file.metadata()?.len();
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let start = reader.fill_buf()?;
     if start.is_empty() {
         return Ok(Listing::Empty);
+    }
+    if let Some(media_type) = image_file::sniff(start) {
+        if size > image_file::MAX_IMAGE_BYTES as u64 {
+            return Ok(Listing::ImageTooLarge { size });
+        }
+        let mut bytes = Vec::with_capacity(size as usize);
+        reader
+            .take(image_file::MAX_IMAGE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)?;
+        if bytes.len() > image_file::MAX_IMAGE_BYTES {
+            return Ok(Listing::ImageTooLarge {
+                size: bytes.len() as u64,
+            });
+        }
+        return Ok(Listing::Image(image_file::encode(media_type, &bytes), size));
     }
     if start[..start.len().min(BINARY_SNIFF)].contains(&0) {
         return Ok(Listing::Binary);
@@ -195,6 +240,22 @@ fn read_numbered(
         "... {remaining} more lines (file has {total}); continue with offset={next}\n"
     ));
     Ok(Listing::Text(out))
+}
+
+/// A notebook's cells as text; `None` when the file does not parse as one (it is then shown
+/// as plain text).
+fn read_notebook(workspace: &Workspace, path: &Path) -> io::Result<Option<String>> {
+    let mut text = String::new();
+    if workspace
+        .open_read(path)?
+        .read_to_string(&mut text)
+        .is_err()
+    {
+        return Ok(None);
+    }
+    Ok(Notebook::parse(&text)
+        .ok()
+        .map(|notebook| truncate_middle(&notebook.render(), READ_BUDGET)))
 }
 
 /// Counts the lines left in a reader (a last line without a newline counts).

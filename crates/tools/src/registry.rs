@@ -1,8 +1,8 @@
 //! The tool registry: the ordered set of tools an agent offers the model, looked up by name.
 
 use crate::{
-    BashTool, DynTool, EditFileTool, GlobTool, GrepTool, ReadFileTool, WebFetchTool, WebSearchTool,
-    WriteFileTool,
+    BashTool, DynTool, EditFileTool, GlobTool, GrepTool, NotebookEditTool, ReadFileTool,
+    WebFetchTool, WebSearchTool, WriteFileTool,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -19,14 +19,15 @@ impl Registry {
         Registry::default()
     }
 
-    /// A registry holding the built-in tools: bash, read_file, write_file, edit_file, glob,
-    /// grep, web_fetch, web_search.
+    /// A registry holding the built-in tools: bash, read_file, write_file, edit_file,
+    /// notebook_edit, glob, grep, web_fetch, web_search.
     pub fn with_builtins() -> Self {
         let mut registry = Registry::new();
         registry.register(Arc::new(BashTool));
         registry.register(Arc::new(ReadFileTool));
         registry.register(Arc::new(WriteFileTool));
         registry.register(Arc::new(EditFileTool));
+        registry.register(Arc::new(NotebookEditTool));
         registry.register(Arc::new(GlobTool));
         registry.register(Arc::new(GrepTool));
         registry.register(Arc::new(WebFetchTool::default()));

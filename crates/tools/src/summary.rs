@@ -12,7 +12,7 @@ pub fn summarize_input(tool: &str, input: &Value) -> String {
     }
     let key = match tool {
         "bash" => "command",
-        "read_file" | "write_file" | "edit_file" => "path",
+        "read_file" | "write_file" | "edit_file" | "notebook_edit" => "path",
         "glob" | "grep" => "pattern",
         "web_fetch" => "url",
         "web_search" => "query",

@@ -265,3 +265,60 @@ async fn edit_file_hints_at_crlf_and_refuses_non_utf8() {
         .await);
     assert!(message.contains("UTF-8"), "{message}");
 }
+
+/// A 1×1 PNG.
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\0\x05\0\x01\xff\x89\x99=\x1d\0\0\0\0IEND\xaeB`\x82";
+
+#[tokio::test]
+async fn read_file_returns_an_image_block_for_png_jpeg_gif_and_webp() {
+    use base64::Engine;
+    let f = Fixture::new();
+    let webp = b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0\x2f\0\0\0\x10\x07\x10\x11\x11\x88\x88\xfe\x07\0";
+    let jpeg = [
+        0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, b'J', b'F', b'I', b'F', 0, 0xFF, 0xD9,
+    ];
+    let gif = b"GIF89a\x01\0\x01\0\0\0\0;";
+    let files: [(&str, &[u8], &str); 4] = [
+        ("shot.png", PNG, "image/png"),
+        ("photo.jpg", &jpeg, "image/jpeg"),
+        ("anim.gif", gif, "image/gif"),
+        // The kind comes from the bytes, not the name.
+        ("misnamed.bin", webp, "image/webp"),
+    ];
+    for (name, bytes, media_type) in files {
+        f.write(name, bytes);
+        let output = f.call("read_file", json!({"path": name})).await;
+        assert!(!output.is_error, "{name}: {}", output.content);
+        assert!(
+            output.content.contains(name) && output.content.contains(media_type),
+            "{}",
+            output.content
+        );
+        assert_eq!(output.images.len(), 1, "{name}");
+        assert_eq!(output.images[0].media_type, media_type);
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(&output.images[0].data)
+            .unwrap();
+        assert_eq!(decoded, bytes, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn read_file_refuses_an_image_too_large_to_send_and_other_binaries() {
+    let f = Fixture::new();
+    let mut big = PNG.to_vec();
+    big.resize(troupe_tools::image_file::MAX_IMAGE_BYTES + 100_000, 0);
+    f.write("huge.png", &big);
+    let output = f.call("read_file", json!({"path": "huge.png"})).await;
+    assert!(output.is_error && output.images.is_empty());
+    assert!(
+        output.content.contains("huge.png is an image of 3.85 MB")
+            && output.content.contains("over 3.75 MB")
+            && output.content.contains("smaller copy"),
+        "{}",
+        output.content
+    );
+    f.write("data.bin", b"\0\x01\x02 not an image");
+    let message = err(f.call("read_file", json!({"path": "data.bin"})).await);
+    assert!(message.contains("binary file"), "{message}");
+}

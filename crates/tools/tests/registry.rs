@@ -38,13 +38,14 @@ fn builtins_are_registered_in_order() {
             "read_file",
             "write_file",
             "edit_file",
+            "notebook_edit",
             "glob",
             "grep",
             "web_fetch",
             "web_search"
         ]
     );
-    assert_eq!(registry.len(), 8);
+    assert_eq!(registry.len(), 9);
     assert!(registry.get("nope").is_none());
     assert!(Registry::new().is_empty());
 }
@@ -54,9 +55,9 @@ fn register_replaces_a_same_named_tool_in_place() {
     let mut registry = Registry::with_builtins();
     let old = registry.register(Arc::new(Named("glob", "mine")));
     assert!(old.unwrap().description().starts_with("Finds files"));
-    assert_eq!(registry.names()[4], "glob");
+    assert_eq!(registry.names()[5], "glob");
     assert_eq!(registry.get("glob").unwrap().description(), "mine");
-    assert_eq!(registry.len(), 8);
+    assert_eq!(registry.len(), 9);
     assert!(registry.register(Arc::new(Named("extra", "x"))).is_none());
     assert_eq!(registry.names().last(), Some(&"extra"));
 }

@@ -47,6 +47,14 @@ impl Policy {
 fn is_file_tool(tool: &str) -> bool {
     matches!(
         tool,
-        "read_file" | "write_file" | "edit_file" | "Read" | "Write" | "Edit" | "MultiEdit"
+        "read_file"
+            | "write_file"
+            | "edit_file"
+            | "notebook_edit"
+            | "Read"
+            | "Write"
+            | "Edit"
+            | "MultiEdit"
+            | "NotebookEdit"
     )
 }

@@ -66,12 +66,15 @@ pub enum RuleError {
 /// Maps a troupe tool name to the name rules use (`bash` → `Bash`, `write_file` → `Edit`, …).
 ///
 /// Names that are already rule names, MCP tools and unknown tools come back unchanged; Claude
-/// Code's `Write` and `MultiEdit` map to `Edit` so its settings carry over.
+/// Code's `Write`, `MultiEdit` and `NotebookEdit` map to `Edit` so its settings carry over, and
+/// `Edit(...)` rules cover notebook edits as Claude Code's do.
 pub fn rule_name(tool: &str) -> &str {
     match tool {
         "bash" => "Bash",
         "read_file" => "Read",
-        "write_file" | "edit_file" | "Write" | "MultiEdit" => "Edit",
+        "write_file" | "edit_file" | "notebook_edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
+            "Edit"
+        }
         "glob" => "Glob",
         "grep" => "Grep",
         "web_fetch" => "WebFetch",

@@ -140,7 +140,9 @@ fn question_text(
             format!("({} lines above)", lines.len())
         }
         ("bash", Some(command), _) => format!("\"{}\"", terminal(command.trim())),
-        ("edit_file" | "write_file", _, Some(path)) => format!("\"{}\"", terminal(path)),
+        ("edit_file" | "write_file" | "notebook_edit", _, Some(path)) => {
+            format!("\"{}\"", terminal(path))
+        }
         _ => terminal(&troupe_tools::summarize_input(q.tool, q.input)).into_owned(),
     };
     // The usual reason ("bash needs permission in default mode") says nothing the question

@@ -128,3 +128,20 @@ fn coordination_tools_run_in_every_mode_unless_denied() {
         );
     }
 }
+
+#[test]
+fn edit_rules_protected_files_and_read_denials_cover_notebook_edits() {
+    let notebook = |policy: &Policy, path: &str| file(policy, "notebook_edit", Effect::Edit, path);
+    let scoped = policy(PermissionMode::Default, &["Edit(docs/**)"], &[], &[]);
+    assert_eq!(notebook(&scoped, "docs/a.ipynb"), Kind::Allow);
+    assert_eq!(notebook(&scoped, "src/a.ipynb"), Kind::Ask);
+    let claude_named = policy(PermissionMode::Default, &["NotebookEdit"], &[], &[]);
+    assert_eq!(notebook(&claude_named, "src/a.ipynb"), Kind::Allow);
+    let denied = policy_with_deny("Edit(secret/**)");
+    assert_eq!(notebook(&denied, "secret/a.ipynb"), Kind::Deny);
+    let unreadable = policy_with_deny("Read(secret/**)");
+    assert_eq!(notebook(&unreadable, "secret/a.ipynb"), Kind::Deny);
+    let accept = policy(PermissionMode::AcceptEdits, &[], &[], &[]);
+    assert_eq!(notebook(&accept, "a.ipynb"), Kind::Allow);
+    assert_eq!(notebook(&accept, ".claude/a.ipynb"), Kind::Ask);
+}
