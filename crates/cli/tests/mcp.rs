@@ -140,8 +140,17 @@ fn streamable_http_server_answers_calls_with_an_openai_model() {
         Step::dynamic(|req| {
             let text = req.all_text();
             assert!(text.contains("42"), "{text}");
-            // OpenAI tool messages take text only: the image is named, not sent.
-            assert!(text.contains("1 image(s) returned (image/png)"), "{text}");
+            // OpenAI tool messages take text only: the tool message names the image, and a
+            // user message after it carries it as an `image_url` part.
+            assert!(
+                text.contains("1 image(s) returned; shown in the next message"),
+                "{text}"
+            );
+            assert!(
+                req.body.to_string().contains("data:image/png;base64,"),
+                "{}",
+                req.body
+            );
             Reply::text("sum done")
         }),
     ]);
