@@ -76,22 +76,34 @@ where
     (found, stopped.into_inner())
 }
 
-/// The directory one thread is looking into, opened beneath the workspace's root handle: the
-/// last one only, so a thread holds one descriptor however many directories it visits.
+/// The directories one thread is looking into, opened beneath the workspace's root handle: the
+/// last few only (the walker interleaves a directory's files with other work), so a thread holds
+/// a handful of descriptors however many directories it visits.
 #[derive(Default)]
 pub(crate) struct DirHandle {
-    open: Option<(PathBuf, Option<OwnedFd>)>,
+    open: Vec<(PathBuf, Option<OwnedFd>)>,
 }
 
+/// How many directory handles one thread keeps.
+const KEPT_DIRS: usize = 8;
+
 impl DirHandle {
-    /// The handle of `dir` (opened now unless it is the last one), or `None` when it cannot be
-    /// opened beneath the root (it left the workspace, or is gone).
+    /// The handle of `dir` (opened now unless it is kept), or `None` when it cannot be opened
+    /// beneath the root (it left the workspace, or is gone).
     pub(crate) fn open(&mut self, workspace: &Workspace, dir: &Path) -> Option<&OwnedFd> {
-        let stale = self.open.as_ref().is_none_or(|(path, _)| path != dir);
-        if stale {
-            self.open = Some((dir.to_path_buf(), workspace.open_dir_beneath(dir).ok()));
+        match self.open.iter().position(|(path, _)| path == dir) {
+            Some(0) => {}
+            Some(at) => {
+                let kept = self.open.remove(at);
+                self.open.insert(0, kept);
+            }
+            None => {
+                self.open.truncate(KEPT_DIRS - 1);
+                let handle = workspace.open_dir_beneath(dir).ok();
+                self.open.insert(0, (dir.to_path_buf(), handle));
+            }
         }
-        self.open.as_ref().and_then(|(_, fd)| fd.as_ref())
+        self.open.first().and_then(|(_, fd)| fd.as_ref())
     }
 }
 
