@@ -19,9 +19,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use troupe_testkit::{FakeServer, TempWorkspace};
 
+/// The pages whose commands run, in the order a reader meets them: the README, then the docs
+/// pages that show commands, read as one session.
+const PAGES: [&str; 3] = ["README.md", "docs/guide.md", "docs/claude-code.md"];
+
 fn readme() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    PAGES
+        .iter()
+        .map(|page| {
+            let path = root.join(page);
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// One command of the session and what it did.
