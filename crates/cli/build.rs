@@ -1,4 +1,4 @@
-//! Link options of the `troupe` binary (issue 30: the start-up and memory floor).
+//! Link options of the `troupe` binary (the start-up and memory floor).
 //!
 //! - Packed relative relocations (`-z pack-relative-relocs`, DT_RELR). The position-independent
 //!   binary carries ~47,000 relative relocations; as `Elf64_Rela` entries they are 1.1 MB that

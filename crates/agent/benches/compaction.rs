@@ -1,4 +1,4 @@
-//! The compaction pipeline's cost per model call (issue 10, item 7): on a 200-round
+//! The compaction pipeline's cost per model call: on a 200-round
 //! conversation (each round a short text, a tool call and a 2 KB result), what the loop pays
 //! before every model call when nothing needs compacting — target < 1 ms — in the steady state
 //! (the provider counted the conversation at the last reply, one round came since) and cold

@@ -13,7 +13,7 @@ static INTERNED: Mutex<Vec<Weak<[ToolSpec]>>> = Mutex::new(Vec::new());
 
 /// One agent's specs. They tell the tools they were built from (each spec carries its tool's
 /// name and description), so no copy of those is kept beside them: a thousand teammates held
-/// 6 MiB of them (issue 27).
+/// 6 MiB of them.
 #[derive(Debug, Default)]
 pub(crate) struct SpecCache {
     specs: Option<Arc<[ToolSpec]>>,

@@ -1,4 +1,4 @@
-//! What a session costs with prompt caching (issue 25, item 5): the real binary against the
+//! What a session costs with prompt caching: the real binary against the
 //! fake model, which prices Anthropic's prompt caching as documented (`troupe_testkit::cache`),
 //! at Sonnet 4.5 list prices ($3/M input, $15/M output, $3.75/M cache writes, $0.30/M reads).
 //!

@@ -1,4 +1,4 @@
-//! Headless round trip (issue 2, item 11): `troupe -p "list files"` against the fake model
+//! Headless round trip: `troupe -p "list files"` against the fake model
 //! server — one bash round trip, two model calls — run many times; prints median and p90 wall
 //! time and peak RSS of the release binary. Targets: median < 50 ms, peak RSS < 20 MiB.
 //!

@@ -1,4 +1,4 @@
-//! What hooks cost (issue 11, item 10): the headless two-call loop (`troupe -p "list files"`:
+//! What hooks cost: the headless two-call loop (`troupe -p "list files"`:
 //! bash `ls` + 2 model calls against the fake server) run in three Claude Code projects, the
 //! runs interleaved so machine drift hits all three alike:
 //! - bare: no settings;

@@ -1,5 +1,5 @@
 //! The headless two-call loop with three configured MCP servers against the same loop without
-//! them (issue 12, item 9; target: within 2 ms, since start-up waits for none of them).
+//! them (target: within 2 ms, since start-up waits for none of them).
 //!
 //! Each run is `troupe -p "list files"` (one bash round trip, two model calls, fake model server)
 //! in a fresh workspace; the MCP runs also have a `.mcp.json` with server-everything and

@@ -1,4 +1,4 @@
-//! The REPL's figures (issue 13, item 9), measured on the release `troupe` in a real
+//! The REPL's figures, measured on the release `troupe` in a real
 //! pseudo-terminal whose output is parsed by a terminal emulator:
 //!
 //! - start-up: from spawning the REPL to its prompt on screen, p50/p99 over fresh workspaces

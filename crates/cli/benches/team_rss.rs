@@ -1,4 +1,4 @@
-//! 100 teammates in one process (issue 3, item 11): the lead spawns N in-process teammates in
+//! 100 teammates in one process: the lead spawns N in-process teammates in
 //! one response; each does one tool round (`bash ls` or `glob`, alternating) then reports with
 //! a final text; the headless run ends when the team has settled. Prints the troupe process's
 //! peak RSS (target < 100 MiB), wall time and CPU time (user + system, bash children included).

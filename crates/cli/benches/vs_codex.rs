@@ -1,4 +1,4 @@
-//! troupe against Codex CLI on the same two-call loop (issue 30): "list the files", one shell
+//! troupe against Codex CLI on the same two-call loop: "list the files", one shell
 //! call (`ls`), then an answer naming what it printed, both against the same fake model server
 //! (troupe on the Anthropic wire, Codex on the OpenAI Responses API it speaks), each run in a
 //! fresh workspace and home. Prints p50 wall time and peak RSS of each and the ratio of the

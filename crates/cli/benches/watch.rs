@@ -1,4 +1,4 @@
-//! The dashboard's figures (issue 15, item 5), measured on the release `troupe team watch` in a
+//! The dashboard's figures, measured on the release `troupe team watch` in a
 //! real pseudo-terminal whose output is parsed by a terminal emulator:
 //!
 //! - latency from an event written (the append returned) to it drawn on screen, on a quiet

@@ -57,7 +57,7 @@ use clap::Parser;
 
 fn main() {
     // `troupe --version` (or `-V`) alone is answered before anything else: clap's whole command
-    // tree, signals and logging cost more than the answer (issue 30: under 3 ms).
+    // tree, signals and logging cost more than the answer (under 3 ms).
     if version_only(std::env::args_os()) {
         use std::io::Write;
         // A closed pipe is no error here: nothing else is left to do.

@@ -208,7 +208,7 @@ pub struct Lead {
 impl Lead {
     /// Ends a lead whose run is over ([`crate::headless::end_run`] done, the result printed),
     /// just before the process exits: everything is dropped in the usual order, but the
-    /// runtime is shut down without waiting for its threads to wind down (issue 30: joining
+    /// runtime is shut down without waiting for its threads to wind down (joining
     /// them cost the exit path ~0.5 ms). Nothing is left running on it by then — the session
     /// ended, teammates stopped, MCP servers and tool processes ended — and the process exit
     /// that follows ends those threads anyway.

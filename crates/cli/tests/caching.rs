@@ -1,4 +1,4 @@
-//! Prompt caching through the binary (issue 25) against the fake model, which prices
+//! Prompt caching through the binary against the fake model, which prices
 //! Anthropic's caching as documented (`troupe_testkit::cache`): a session's rounds read their
 //! prefix from cache; the bytes before the first breakpoint stay identical across rounds,
 //! `--continue` and a compaction; never more than four breakpoints; a tool list that changes

@@ -1,4 +1,4 @@
-//! Context compaction through the binary (issue 10, items 1, 2 and 6): a long session whose
+//! Context compaction through the binary: a long session whose
 //! tool outputs add up to several windows stays under the window with every tool call paired
 //! with its result, for the lead and for a teammate (who is reminded who it is); the provider's
 //! prompt-too-long refusal compacts and retries once, then fails clearly; `--continue` resumes

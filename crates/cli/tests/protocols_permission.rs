@@ -1,4 +1,4 @@
-//! Team protocols end to end (issue 4), permission escalation: a teammate's tool call waits for
+//! Team protocols end to end, permission escalation: a teammate's tool call waits for
 //! the lead's (or the user's) answer, through the real binary with scripted models. Every agent's
 //! script is reactive — it decides from the conversation it is sent — so the tests do not depend
 //! on how the agents' turns interleave.

@@ -1,4 +1,4 @@
-//! Team protocols end to end (issue 4), plan approval gate: rejected and approved plans, and a
+//! Team protocols end to end, plan approval gate: rejected and approved plans, and a
 //! pending plan surviving a restart, through the real binary with scripted models. Every agent's
 //! script is reactive — it decides from the conversation it is sent — so the tests do not depend
 //! on how the agents' turns interleave.

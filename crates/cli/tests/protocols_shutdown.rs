@@ -1,4 +1,4 @@
-//! Team protocols end to end (issue 4), shutdown handshake: approval, rejection, correlation,
+//! Team protocols end to end, shutdown handshake: approval, rejection, correlation,
 //! stale incarnations, protocol errors and `team stop`, through the real binary with scripted
 //! models. Every agent's script is reactive — it decides from the conversation it is sent — so
 //! the tests do not depend on how the agents' turns interleave.

@@ -1,4 +1,4 @@
-//! The regression guard of the headless loop's cost (issue 30): one `troupe -p` run of the
+//! The regression guard of the headless loop's cost: one `troupe -p` run of the
 //! two-call loop ("list the files": one bash call, then an answer) against the fake model server,
 //! counted with `strace -f` and, for its heap allocations, under valgrind's memcheck, compared
 //! with the committed baselines (`tests/fixtures/syscall_baseline.json`, `alloc_baseline.json`).
@@ -172,7 +172,7 @@ fn the_headless_loop_stays_within_its_syscall_budget() {
     // in two by a slow writer) is taken at its floor, like the baseline was.
     let runs: Vec<Counts> = (0..3).map(|_| traced_run()).collect();
     let measured = Counts::floor(&runs);
-    // Not a budget but a rule (issue 30): the run syncs its transcript once at the end of each
+    // Not a budget but a rule: the run syncs its transcript once at the end of each
     // of its two model rounds, and nothing else (the session team's first roster is left in
     // the page cache; the next open writes it again).
     assert!(

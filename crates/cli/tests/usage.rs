@@ -1,4 +1,4 @@
-//! Token and cost accounting per agent through the binary (issue 10, item 5): a teammate's
+//! Token and cost accounting per agent through the binary: a teammate's
 //! tokens reach the roster after each of its model replies, not only when its work phase ends;
 //! `troupe team status` and the json result show every agent with its cost.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture

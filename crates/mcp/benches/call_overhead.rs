@@ -1,5 +1,5 @@
-//! What one MCP tool call costs through troupe beyond the server's own time (issue 12, item 9;
-//! target < 1 ms on stdio).
+//! What one MCP tool call costs through troupe beyond the server's own time (target
+//! < 1 ms on stdio).
 //!
 //! The same server (the fixture on the official TypeScript SDK, its `echo` tool) is called two
 //! ways, in alternating blocks so drift hits both alike:

@@ -1,4 +1,4 @@
-//! The team store's figures on both backends, side by side (issue 14, item 7): mail throughput
+//! The team store's figures on both backends, side by side: mail throughput
 //! one message at a time and batched, send → idle recipient's wake across processes, and task
 //! claim latency with 10 claimer processes. The NATS server is a loopback one
 //! (`TROUPE_TEST_NATS_URL`, else one started from the installed `nats-server`); the file store

@@ -1,4 +1,4 @@
-//! Cross-process wake latency (issue 3, item 11): process A appends a message to B's mailbox;
+//! Cross-process wake latency: process A appends a message to B's mailbox;
 //! B, idle and blocked on its wake socket (`wake_listener`), wakes, fetches and acks. Prints
 //! p50/p90/p99/max of the time from the start of A's `append` to B's wake, to B holding the
 //! message (fetched) and to B's ack. Targets: wake p50 < 5 ms, p99 < 50 ms.

@@ -1,4 +1,4 @@
-//! The task board's benchmarks (issue 9, item 9), with fsync on (the default durability):
+//! The task board's benchmarks, with fsync on (the default durability):
 //!
 //! 1. Claims across processes: `--claimers` processes (default 10) race for `--tasks` ready
 //!    tasks (default 400) the way an idle teammate does — list, try the first ready task, on a

@@ -285,7 +285,7 @@ async fn phases_of(
                 let outcome = {
                     // Boxed, as the other phases' calls below: the member's task then holds
                     // only the phase it is in, not room for the largest (a turn's state is
-                    // kilobytes, and a thousand idle teammates held it all; issue 27).
+                    // kilobytes, and a thousand idle teammates held it all).
                     let mut turn = Box::pin(agent.run_turn(input, &mut observe));
                     tokio::select! {
                         outcome = &mut turn => outcome,

@@ -1,4 +1,4 @@
-//! Read-only calls side by side (issue 27, item 6): one response asking for five read-only
+//! Read-only calls side by side: one response asking for five read-only
 //! bash calls of 200 ms each (`sleep 0.2`, which the shell analysis calls read-only) completes
 //! its tool phase — from the first call starting to the round's results — in under 500 ms
 //! (one after another it takes over 1 s). A response of five `read_file` calls shows the cost

@@ -1,4 +1,4 @@
-//! The compaction pipeline in process (issue 10, item 2): thinking blocks survive compaction
+//! The compaction pipeline in process: thinking blocks survive compaction
 //! as the provider sent them, a PreCompact hook runs with the trigger and adds to the
 //! summary's instructions, a compacted conversation starts a new session for the hooks, and a
 //! summary's tokens count as the agent's.

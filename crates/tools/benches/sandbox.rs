@@ -1,4 +1,4 @@
-//! What the OS sandbox adds to one bash call (issue 7, item 8; issue 24): `true` run through the
+//! What the OS sandbox adds to one bash call: `true` run through the
 //! bash tool unsandboxed, in the read-only sandbox and in the workspace-write sandbox, many times
 //! each — in an empty directory (Landlock and seccomp only) and in a repository with every
 //! protected file and a Read-denied tree (a private mount namespace with its mounts too); prints

@@ -323,7 +323,7 @@ fn call_command(
 }
 
 /// Starts the call's process with stdout and stderr on one pipe, marked as `live`'s and
-/// confined as `confinement` says: a plain command in place of bash (issue 30: bash's start-up
+/// confined as `confinement` says: a plain command in place of bash (bash's start-up
 /// is most of a short call), else bash, falling back to sh. A plain command that cannot start
 /// so (not found, not executable, an environment bash acts on) goes to bash, which runs it or
 /// says why not in its own words.

@@ -1,4 +1,4 @@
-//! A plain command runs without bash, and nothing it can see tells the difference (issue 30).
+//! A plain command runs without bash, and nothing it can see tells the difference.
 //!
 //! One test in its own binary: it puts a recording `bash` first on troupe's `PATH`, which no
 //! other test in the process may see.

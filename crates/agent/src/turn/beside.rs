@@ -1,4 +1,4 @@
-//! A round's transcript sync, waited for beside the next model call (issue 30). When a round
+//! A round's transcript sync, waited for beside the next model call. When a round
 //! ends with its tool results, its lines are handed to the group commit (`run_tools`); the
 //! sync then runs while the next request is on its way, so it adds nothing to the loop's time.
 //! Everything that relies on the lines still waits for them: acknowledging mail and ending

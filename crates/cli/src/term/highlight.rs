@@ -2,7 +2,7 @@
 //! numbers and comments coloured. Per-line on purpose — the text streams — so a string or
 //! comment spanning lines is coloured on its first line only.
 //!
-//! A maintained highlighter was measured (issue 27, item 3; branch `i27-highlight-syntect`,
+//! A maintained highlighter was measured (branch `i27-highlight-syntect`,
 //! bench `cli/benches/highlight.rs` there): syntect 5.3, bundled grammars, pure-Rust
 //! `fancy-regex`, one stateful `HighlightLines` per block, grammars loaded lazily so start-up
 //! and `-p` never pay. In the dev profile (dependencies at opt-level 1, two shared cores) the

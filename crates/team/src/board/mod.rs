@@ -116,7 +116,7 @@ pub fn claim_for_idle(
     name: &str,
     epoch: u64,
 ) -> Result<Option<Task>, StoreError> {
-    // One member, not a copy of the whole roster per idle member (issue 27).
+    // One member, not a copy of the whole roster per idle member.
     match store.member(name)? {
         Some(m) if m.epoch == epoch && claims_work(&m) => claim_next(store, name),
         _ => Ok(None),

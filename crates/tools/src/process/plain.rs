@@ -1,4 +1,4 @@
-//! A plain command run without the shell, exactly as `bash -c COMMAND` would run it (issue 30).
+//! A plain command run without the shell, exactly as `bash -c COMMAND` would run it.
 //!
 //! When the command line is one simple command of plain words (`ls`, `cargo test -p x`,
 //! `git status --short`), bash parses it, finds the program on `PATH` and, since it is the last
