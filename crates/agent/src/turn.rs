@@ -23,6 +23,7 @@ mod beside;
 mod calls;
 mod compaction;
 mod control;
+mod error;
 mod moments;
 mod report;
 mod session;
@@ -31,6 +32,7 @@ mod wire;
 
 pub use batch::MAX_READS_AT_ONCE;
 pub use calls::PermissionDenial;
+pub use error::AgentError;
 pub use report::{AgentEvent, TurnEnd, TurnOutcome};
 pub use wire::wire_messages;
 
@@ -39,33 +41,6 @@ const MAX_CONTINUATIONS: u32 = 3;
 /// The nudge sent when a reply was cut off at the output limit.
 const CONTINUE_PROMPT: &str =
     "Your previous reply was cut off at the output token limit. Continue exactly where it stopped, without repeating anything.";
-
-/// Why a turn failed.
-#[derive(Debug, thiserror::Error)]
-pub enum AgentError {
-    /// The model call failed after retries, or could not be made.
-    #[error(transparent)]
-    Model(#[from] ModelError),
-    /// The transcript could not be written; the turn stops rather than lose history.
-    #[error(transparent)]
-    Transcript(#[from] TranscriptError),
-    /// The inbox could not be read or acknowledged.
-    #[error("inbox: {0}")]
-    Inbox(#[from] crate::extension::InboxError),
-    /// The provider refused the conversation as too long for the model's context window,
-    /// and compacting it did not help (or there was nothing left to compact).
-    #[error("{}", compaction::context_full(*.compacted, *.tokens, *.window, .message))]
-    ContextFull {
-        /// Whether the conversation was compacted before the refusal that ended the turn.
-        compacted: bool,
-        /// Tokens of the refused request (the provider's figure, else the estimate).
-        tokens: u64,
-        /// The context window in force.
-        window: u64,
-        /// The provider's message.
-        message: String,
-    },
-}
 
 /// Fixed settings of an agent.
 #[derive(Debug, Clone)]

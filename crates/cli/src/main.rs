@@ -38,6 +38,7 @@ mod render;
 mod repl;
 mod repl_input;
 mod repl_lists;
+mod run_report;
 mod secrets;
 mod settings;
 mod setup;
