@@ -36,8 +36,3 @@ impl BudgetWatch {
         }
     }
 }
-
-/// Whether the lead was asked to stop (the budget ran out): no further turn starts.
-pub(crate) fn stopped(stop: &AtomicBool) -> bool {
-    stop.load(Ordering::SeqCst)
-}

@@ -5,21 +5,20 @@
 use crate::args::{Cli, OutputFormat, RunArgs};
 use crate::args_contract::InputFormat;
 use crate::cost::cost_usd;
+use crate::lead_wakes::LeadWakes;
 use crate::render::sanitize::terminal;
 use crate::render::stream_json::Stream;
 use crate::render::{stream_json, text};
-use crate::setup::{lead, Lead};
+use crate::script_front::Script;
+use crate::setup::{lead, Crew, Lead};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Read, Write};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
-use troupe_agent::{
-    Agent, AgentError, AgentEvent, Approver, RefuseApprover, SessionEndReason, TurnEnd,
-};
-use troupe_team::wake::WakeListener;
-use troupe_team::{Notice, NoticeSink, SettleState, Team, LEAD};
-use troupe_tools::background::Jobs;
+use troupe_agent::{Agent, AgentError, AgentEvent, Approver, RefuseApprover, SessionEndReason};
+use troupe_driver::{Driver, Event, Failure, Flow, Policy};
+use troupe_team::{Notice, NoticeSink, LEAD};
 
 /// How long exit waits for in-process teammates to finish their round before aborting them.
 pub(crate) use crate::run_report::{init_event, run_result};
@@ -111,12 +110,7 @@ fn stdin_ends_at_once() -> bool {
             && std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == meta.rdev()))
 }
 
-/// How the lead's work went, across the first turn and the turns mail woke it for.
-pub(crate) struct Progress {
-    pub(crate) text: String,
-    pub(crate) model_calls: u32,
-    pub(crate) end: TurnEnd,
-}
+pub(crate) use troupe_driver::Progress;
 
 /// Why a headless run failed.
 pub(crate) enum RunFailure {
@@ -129,6 +123,16 @@ pub(crate) enum RunFailure {
     },
     /// The controlling process interrupted the turn (stream-json input).
     Interrupted,
+}
+
+impl From<Failure> for RunFailure {
+    fn from(failure: Failure) -> RunFailure {
+        match failure {
+            Failure::Agent(e) => RunFailure::Agent(e),
+            Failure::Interrupted => RunFailure::Interrupted,
+            Failure::Wakes(why) => RunFailure::Team(why),
+        }
+    }
 }
 
 /// Where team notices go; the session id is filled in once setup has resolved it.
@@ -171,95 +175,6 @@ pub(crate) fn notice_sink(
         })),
         OutputFormat::Text | OutputFormat::Json => None,
     }
-}
-
-/// Runs one prompt (none: answers the conversation as it stands, after a failed call) and the
-/// turns the team's mail asks for, until the team settles.
-pub(crate) async fn work(
-    agent: &mut Agent,
-    team: &Team,
-    prompt: Option<String>,
-    timeout: Duration,
-    observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
-) -> Result<Progress, RunFailure> {
-    let mut wake = WakeListener::bind(&team.shared().store, LEAD)
-        .map_err(|e| RunFailure::Team(format!("lead wake socket: {e}")))?;
-    let jobs = agent.background().cloned();
-    let mut job_changes = jobs.as_ref().map(Jobs::subscribe);
-    let first = agent
-        .run_turn(prompt, observe)
-        .await
-        .map_err(RunFailure::Agent)?;
-    let mut progress = Progress {
-        text: first.text,
-        model_calls: first.model_calls,
-        end: first.end,
-    };
-    let deadline = Instant::now() + timeout;
-    let mut overdue = crate::waiting::Overdue::new();
-    let stop = agent.stop_flag();
-    while progress.end != TurnEnd::MaxTurns && !crate::budget::stopped(&stop) {
-        // A finished background command wakes the lead the way mail does.
-        let notified = jobs.as_ref().is_some_and(Jobs::has_pending);
-        let state = match notified {
-            true => SettleState::LeadHasMail,
-            false => team
-                .settle_state()
-                .map_err(|e| RunFailure::Team(e.to_string()))?,
-        };
-        // The lead's own background commands keep the run going like a working teammate.
-        let mut busy = match state {
-            SettleState::LeadHasMail => {
-                let turn = agent
-                    .run_turn(None, observe)
-                    .await
-                    .map_err(RunFailure::Agent)?;
-                progress.model_calls += turn.model_calls;
-                if turn.end != TurnEnd::Nothing {
-                    progress.text = turn.text;
-                    progress.end = turn.end;
-                }
-                continue;
-            }
-            SettleState::Settled => Vec::new(),
-            SettleState::Busy(names) => names,
-        };
-        if let Some(jobs) = &jobs {
-            busy.extend(
-                jobs.running()
-                    .into_iter()
-                    .map(|j| format!("the lead's background command {} ({})", j.id, j.command)),
-            );
-        }
-        if busy.is_empty() {
-            break;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return Err(RunFailure::Team(format!(
-                "the team did not settle within --team-timeout {}s; still working: {}",
-                timeout.as_secs(),
-                busy.join(", ")
-            )));
-        }
-        let job_change = async {
-            let changed = match job_changes.as_mut() {
-                Some(changes) => changes.changed().await.is_ok(),
-                None => false,
-            };
-            if !changed {
-                std::future::pending::<()>().await;
-            }
-        };
-        tokio::select! {
-            () = team.wait_for_change(&mut wake, (deadline - now).min(overdue.interval())) => {}
-            () = job_change => {}
-        }
-        for line in overdue.check(team.shared().store.as_ref()) {
-            crate::render::sanitize::errln!("troupe: {line}");
-        }
-    }
-    Ok(progress)
 }
 
 /// Where a run's events go: stream-json prints them as they happen, `json --verbose`
@@ -355,12 +270,12 @@ pub fn run(cli: &Cli) -> Result<i32> {
         notice_sink(format, args.verbose, session_cell.clone()),
         crate::trust::Asking::Script,
     )?;
-    crate::mcp::warn_unusable(&lead.mcp);
-    crate::mcp::wait_for_first_call(&lead.mcp, lead.agent.settings(), &lead.runtime);
+    crate::mcp::warn_unusable(&lead.crew.mcp);
+    crate::mcp::wait_for_first_call(&lead.crew.mcp, lead.agent.settings(), &lead.runtime);
     let _ = session_cell.set(lead.run.session_id.clone());
     let events = Events::new(format, args.verbose);
     if events.wanted() {
-        events.push(init_event(&lead));
+        events.push(init_event(&lead.agent, &lead.run, &lead.crew));
     }
     let verbose = args.verbose;
     let stream = Arc::new(Mutex::new(Stream::new(
@@ -394,76 +309,79 @@ pub fn run(cli: &Cli) -> Result<i32> {
             }
         }
     };
-    let timeout = Duration::from_secs(args.team_timeout);
     let budget = args.contract.max_budget_usd;
-    let custom = lead.custom.clone();
+    let custom = lead.crew.custom.clone();
     let (prompt, command) = lead
         .runtime
         .block_on(crate::slash::begin(
             &mut lead.agent,
             prompt,
             &custom.commands,
-            &lead.mcp,
+            &lead.crew.mcp,
         ))
         .map_err(anyhow::Error::msg)?;
-    let mut outcome = lead.runtime.block_on(work(
-        &mut lead.agent,
-        &lead.team,
-        Some(prompt),
-        timeout,
-        &mut observe,
-    ));
-    if let (Some(fallback), Err(RunFailure::Agent(error))) =
-        (&args.contract.fallback_model, &outcome)
-    {
-        if crate::fallback::worth_falling_back(error) {
-            let failed = lead.agent.config().model.clone();
-            lead.run.model.model = lead
-                .run
-                .model
-                .named(fallback, &troupe_tools::child_env::var);
-            crate::render::sanitize::errln!(
-                "troupe: {failed} failed ({error}); trying the turn again with --fallback-model {}",
-                lead.run.model.model
-            );
-            let client = lead.agent.model_client();
-            crate::control::switch_model(&mut lead, client);
-            outcome = lead.runtime.block_on(work(
-                &mut lead.agent,
-                &lead.team,
-                None,
-                timeout,
-                &mut observe,
-            ));
-        }
-    }
-    command.end(&mut lead.agent);
-    let (outcome, structured) = match &schema {
-        Some(schema) => {
-            let Lead {
-                agent,
-                team,
-                runtime,
-                ..
-            } = &mut lead;
-            runtime.block_on(structured(
-                schema,
-                outcome,
-                agent,
-                team,
-                timeout,
-                &mut observe,
-            ))
-        }
-        None => (outcome, None),
+    // Ctrl-C's first press interrupts the turn and the run still reports; a second ends
+    // troupe at once.
+    let interrupt = Arc::new(tokio::sync::Notify::new());
+    crate::signals::on_first_interrupt({
+        let interrupt = interrupt.clone();
+        move || interrupt.notify_one()
+    });
+    let policy = Policy {
+        settle: Some(Duration::from_secs(args.team_timeout)),
+        who: "the lead".to_string(),
     };
-    let outcome = over_budget(&lead, budget, outcome);
+    let (outcome, structured) = {
+        let Lead {
+            agent,
+            run,
+            crew,
+            runtime,
+            ..
+        } = &mut lead;
+        let mut front = Script::new(run, &crew.team, interrupt, command);
+        front.fallback = args.contract.fallback_model.clone();
+        front.schema = schema.as_ref();
+        let mut sink = |event: Event<'_>| match event {
+            Event::Agent(event) => observe(event),
+            Event::Note(line) => crate::render::sanitize::errln!("troupe: {line}"),
+            Event::Error(line) => crate::render::sanitize::errln!("troupe: error: {line}"),
+            Event::TurnStarted(_) | Event::TurnEnded(_) => {}
+        };
+        runtime.block_on(async {
+            match LeadWakes::bind(&crew.team) {
+                Ok(wakes) => {
+                    let mut driver = Driver::new(agent, Box::new(wakes), policy);
+                    driver
+                        .run(Flow::Prompt(prompt), &mut front, &mut sink)
+                        .await;
+                }
+                Err(why) => front.outcome = Some((Err(RunFailure::Team(why)), None)),
+            }
+        });
+        front.outcome.take().unwrap_or_else(|| {
+            (
+                Err(RunFailure::Team("the run ended without a result".into())),
+                None,
+            )
+        })
+    };
+    let interrupted = matches!(outcome, Err(RunFailure::Interrupted));
+    let outcome = over_budget(&lead.agent, &lead.crew, budget, outcome);
     end_run(&mut lead);
     let (stop_reason, ttft) = {
         let mut stream = stream.lock().unwrap_or_else(PoisonError::into_inner);
         (stream.last_stop_reason.clone(), stream.take_ttft(started))
     };
-    let mut report = run_result(&lead, outcome, started, stop_reason, ttft);
+    let mut report = run_result(
+        &lead.agent,
+        &lead.run,
+        &lead.crew,
+        outcome,
+        started,
+        stop_reason,
+        ttft,
+    );
     report.structured_output = structured;
     match format {
         OutputFormat::Text => {
@@ -478,48 +396,11 @@ pub fn run(cli: &Cli) -> Result<i32> {
         OutputFormat::Json | OutputFormat::StreamJson => events.finish(report.to_json()),
     }
     lead.close();
-    Ok(if report.subtype.is_error() { 1 } else { 0 })
-}
-
-/// `--json-schema`: the final answer checked against the schema; one more turn telling the
-/// lead what is wrong when it does not fit, then an error naming the fault.
-async fn structured(
-    schema: &Value,
-    mut outcome: Result<Progress, RunFailure>,
-    agent: &mut Agent,
-    team: &Team,
-    timeout: Duration,
-    observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
-) -> (Result<Progress, RunFailure>, Option<Value>) {
-    use crate::structured_output::{check, retry_prompt};
-    let mut retried = false;
-    loop {
-        let progress = match outcome {
-            Ok(progress) if progress.end != TurnEnd::MaxTurns => progress,
-            other => return (other, None),
-        };
-        match check(schema, &progress.text) {
-            Ok(value) => return (Ok(progress), Some(value)),
-            Err(why) if !retried => {
-                retried = true;
-                let earlier = progress.model_calls;
-                outcome = work(agent, team, Some(retry_prompt(&why)), timeout, observe)
-                    .await
-                    .map(|mut again| {
-                        again.model_calls += earlier;
-                        again
-                    });
-            }
-            Err(why) => {
-                return (
-                    Err(RunFailure::Team(format!(
-                        "--json-schema: the final answer does not satisfy the schema: {why}"
-                    ))),
-                    None,
-                )
-            }
-        }
-    }
+    Ok(match (interrupted, report.subtype.is_error()) {
+        (true, _) => 130,
+        (false, true) => 1,
+        (false, false) => 0,
+    })
 }
 
 /// Ends a headless run: the session hooks, the teammates at their round boundary, the MCP
@@ -527,29 +408,30 @@ async fn structured(
 pub(crate) fn end_run(lead: &mut Lead) {
     lead.runtime
         .block_on(lead.agent.end_session(SessionEndReason::Exit));
-    lead.runtime.block_on(lead.team.stop_all(STOP_LIMIT));
-    lead.mcp.shutdown();
+    lead.runtime.block_on(lead.crew.team.stop_all(STOP_LIMIT));
+    lead.crew.mcp.shutdown();
     troupe_tools::process::end_all();
 }
 
 /// What the lead and its subagents have spent so far, in US dollars.
-pub(crate) fn spent_usd(lead: &Lead) -> f64 {
-    let model = &lead.agent.config().model;
-    crate::cost::priced_usd(model, &lead.agent.usage(), lead.agent.usage_by_model())
-        + cost_usd(model, &lead.subagents.usage())
+pub(crate) fn spent_usd(agent: &Agent, crew: &Crew) -> f64 {
+    let model = &agent.config().model;
+    crate::cost::priced_usd(model, &agent.usage(), agent.usage_by_model())
+        + cost_usd(model, &crew.subagents.usage())
 }
 
 /// `--max-budget-usd`: a run whose cost passed the budget is reported as an error (Claude
 /// Code's `error_max_budget_usd`), with what it spent.
 pub(crate) fn over_budget(
-    lead: &Lead,
+    agent: &Agent,
+    crew: &Crew,
     budget: Option<f64>,
     outcome: Result<Progress, RunFailure>,
 ) -> Result<Progress, RunFailure> {
     let Some(budget) = budget else {
         return outcome;
     };
-    let spent = spent_usd(lead);
+    let spent = spent_usd(agent, crew);
     match outcome {
         Ok(progress) if spent > budget => Err(RunFailure::Budget {
             reason: format!("the run cost ${spent:.4}, over --max-budget-usd {budget}"),

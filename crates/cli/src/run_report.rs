@@ -4,16 +4,17 @@
 use crate::headless::{Progress, RunFailure};
 use crate::render::json::{RunResult, Subtype};
 use crate::render::stream_json;
-use crate::setup::Lead;
+use crate::setup::{Crew, RunContext};
 use serde_json::{json, Value};
 use std::time::Instant;
+use troupe_agent::Agent;
 use troupe_agent::{AgentError, TurnEnd};
 use troupe_model::{ModelError, Provider};
 
 /// Which variable the model's credentials come from, as `system/init` reports it.
-fn api_key_source(lead: &Lead) -> &'static str {
+fn api_key_source(run: &RunContext) -> &'static str {
     let set = |name: &str| troupe_tools::child_env::var(name).is_some_and(|v| !v.is_empty());
-    match lead.run.model.provider {
+    match run.model.provider {
         Provider::Anthropic if set("ANTHROPIC_API_KEY") => "ANTHROPIC_API_KEY",
         Provider::Anthropic if set("ANTHROPIC_AUTH_TOKEN") => "ANTHROPIC_AUTH_TOKEN",
         Provider::OpenAi if set("OPENAI_API_KEY") => "OPENAI_API_KEY",
@@ -22,32 +23,33 @@ fn api_key_source(lead: &Lead) -> &'static str {
 }
 
 /// The `system/init` event of the lead's session.
-pub(crate) fn init_event(lead: &Lead) -> Value {
-    let tools: Vec<String> = lead
-        .agent
+pub(crate) fn init_event(agent: &Agent, run: &RunContext, crew: &Crew) -> Value {
+    let tools: Vec<String> = agent
         .tools()
         .names()
         .into_iter()
         .map(str::to_string)
         .collect();
     stream_json::init(&stream_json::Init {
-        session_id: &lead.run.session_id,
-        model: &lead.agent.config().model,
-        cwd: &lead.run.workspace.display().to_string(),
+        session_id: &run.session_id,
+        model: &agent.config().model,
+        cwd: &run.workspace.display().to_string(),
         tools: &tools,
-        permission_mode: lead.agent.policy().mode.as_str(),
-        mcp_servers: crate::mcp::init_servers(&lead.mcp),
-        api_key_source: api_key_source(lead),
-        agents: lead.subagents.agent_names(),
-        skills: lead.skills.names(),
-        slash_commands: lead.custom.all_names(&lead.mcp),
-        output_style: lead.custom.style_name(),
+        permission_mode: agent.policy().mode.as_str(),
+        mcp_servers: crate::mcp::init_servers(&crew.mcp),
+        api_key_source: api_key_source(run),
+        agents: crew.subagents.agent_names(),
+        skills: crew.skills.names(),
+        slash_commands: crew.custom.all_names(&crew.mcp),
+        output_style: crew.custom.style_name(),
     })
 }
 
 /// The result object of a run (or, with stream-json input, of one prompt).
 pub(crate) fn run_result(
-    lead: &Lead,
+    agent: &Agent,
+    run: &RunContext,
+    crew: &Crew,
     outcome: Result<Progress, RunFailure>,
     started: Instant,
     stop_reason: Option<String>,
@@ -86,10 +88,10 @@ pub(crate) fn run_result(
         }
     };
     // Subagents work for the lead: their tokens are the lead's, shown on a row of their own.
-    let roster = lead.team.roster().ok();
+    let roster = crew.team.roster().ok();
     let agents = crate::cost::breakdown(
-        &crate::repl::lead_usage(&lead.agent),
-        lead.subagents.usage(),
+        &crate::repl::lead_usage(agent),
+        crew.subagents.usage(),
         roster.as_ref(),
     );
     let (usage, total_cost_usd) = crate::cost::totals(&agents);
@@ -107,21 +109,21 @@ pub(crate) fn run_result(
         result,
         num_turns,
         duration_ms: started.elapsed().as_millis() as u64,
-        duration_api_ms: lead.agent.api_ms(),
-        session_id: lead.run.session_id.clone(),
-        model: lead.agent.config().model.clone(),
-        context_window: lead.agent.context().window,
+        duration_api_ms: agent.api_ms(),
+        session_id: run.session_id.clone(),
+        model: agent.config().model.clone(),
+        context_window: agent.context().window,
         usage,
         stop_reason,
         permission_denials: crate::render::json::claude_denials(
-            lead.agent.permission_denials(),
-            &lead.run.workspace,
+            agent.permission_denials(),
+            &run.workspace,
         ),
         api_error_status,
         total_cost_usd,
         agents,
         teammates,
-        todos: lead.agent.todos(),
+        todos: agent.todos(),
         terminal_reason,
         ttft_ms,
         structured_output: None,

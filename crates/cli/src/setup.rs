@@ -189,10 +189,19 @@ pub struct Lead {
     pub agent: Agent,
     /// Paths, session and model.
     pub run: RunContext,
-    /// The lead's team.
-    pub team: Team,
+    /// Everything around the agent that front ends read.
+    pub crew: Crew,
     /// The async runtime.
     pub runtime: tokio::runtime::Runtime,
+    /// `--no-session-persistence`: the folder holding the transcript, removed with the lead.
+    pub _ephemeral: Option<tempfile::TempDir>,
+}
+
+/// What surrounds the lead agent: its run, its team and what its tools share. Front ends
+/// hold it while the session driver holds the agent.
+pub struct Crew {
+    /// The lead's team.
+    pub team: Team,
     /// The lead's `task` tool, which adds up its subagents' usage.
     pub subagents: Arc<troupe_catalog::subagent::SubagentExtension>,
     /// The MCP servers every agent of this process shares.
@@ -201,8 +210,6 @@ pub struct Lead {
     pub skills: Arc<SkillsExtension>,
     /// The custom slash commands and the output style.
     pub custom: Arc<crate::slash::Custom>,
-    /// `--no-session-persistence`: the folder holding the transcript, removed with the lead.
-    pub _ephemeral: Option<tempfile::TempDir>,
 }
 
 impl Lead {
@@ -217,14 +224,17 @@ impl Lead {
             lease,
             agent,
             run,
-            team,
+            crew,
             runtime,
+            _ephemeral,
+        } = self;
+        let Crew {
+            team,
             subagents,
             mcp,
             skills,
             custom,
-            _ephemeral,
-        } = self;
+        } = crew;
         drop((lease, agent, run, team));
         drop((subagents, mcp, skills, custom, _ephemeral));
         runtime.shutdown_background();
@@ -423,7 +433,6 @@ pub fn lead(
     }
     Ok(Lead {
         lease,
-        subagents,
         agent,
         run: RunContext {
             workspace,
@@ -431,11 +440,14 @@ pub fn lead(
             session_id,
             model,
         },
-        team,
+        crew: Crew {
+            team,
+            subagents,
+            mcp,
+            skills,
+            custom,
+        },
         runtime,
-        mcp,
-        skills,
-        custom,
         _ephemeral: ephemeral,
     })
 }

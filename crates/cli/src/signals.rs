@@ -44,6 +44,18 @@ pub fn on_first_signal(end: impl FnOnce() + Send + 'static) {
     }
 }
 
+/// What the first Ctrl-C does instead of ending troupe, when a run asked for it
+/// ([`on_first_interrupt`]).
+static INTERRUPT: Mutex<Option<Graceful>> = Mutex::new(None);
+
+/// Makes the first SIGINT call `interrupt` instead of exiting: `-p` then interrupts its turn
+/// and still prints its result. A second SIGINT (or any other signal) ends troupe at once.
+pub fn on_first_interrupt(interrupt: impl FnOnce() + Send + 'static) {
+    if let Ok(mut slot) = INTERRUPT.lock() {
+        *slot = Some(Box::new(interrupt));
+    }
+}
+
 /// Takes over SIGTERM and SIGHUP (and SIGINT when it `Ends` the run): on one, every tool call's
 /// processes are ended, the terminal is put back as it was, and troupe exits. Call before any
 /// other thread is started, so they all inherit the blocked mask.
@@ -60,6 +72,14 @@ pub fn install(ctrl_c: CtrlC) -> Result<()> {
             let mut signo: libc::c_int = 0;
             // SAFETY: `set` is an initialised signal set and `signo` a valid out pointer.
             if unsafe { libc::sigwait(&set, &mut signo) } != 0 {
+                continue;
+            }
+            let first_interrupt = match signo {
+                libc::SIGINT => INTERRUPT.lock().ok().and_then(|mut i| i.take()),
+                _ => None,
+            };
+            if let Some(interrupt) = first_interrupt {
+                interrupt();
                 continue;
             }
             if let Some(end) = GRACEFUL.lock().ok().and_then(|mut g| g.take()) {

@@ -15,6 +15,7 @@ pub mod request;
 pub mod retry;
 pub mod roster;
 pub mod schema;
+pub mod session;
 pub mod status;
 pub mod task;
 pub mod usage;

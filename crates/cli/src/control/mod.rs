@@ -6,36 +6,28 @@
 //! `can_use_tool` requests. The session ends when stdin closes.
 
 pub mod approver;
+mod front;
 pub mod hooks;
 pub mod initialize;
 pub mod input;
 pub mod mcp;
 
 use crate::args::{Cli, OutputFormat};
-use crate::headless::{
-    end_run, init_event, notice_sink, over_budget, run_result, work, Events, RunFailure,
-};
+use crate::headless::{end_run, init_event, notice_sink, Events};
+use crate::lead_wakes::LeadWakes;
 use crate::render::stream_json::{self, Stream};
-use crate::setup::{lead, Lead};
+use crate::setup::{lead, Crew, Lead, RunContext};
 use anyhow::{bail, Result};
 use input::Incoming;
 use serde_json::{json, Value};
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use troupe_agent::permissions::PermissionMode;
-use troupe_agent::{AgentEvent, Approver, RefuseApprover};
+use troupe_agent::{Agent, Approver, RefuseApprover};
+use troupe_driver::{Driver, Event, Flow, Op, Policy};
 use troupe_hooks::Callbacks;
 use troupe_model::Thinking;
 use troupe_team::LEAD;
-
-/// A change the controlling process asked for, applied between turns.
-enum Change {
-    Mode(PermissionMode),
-    Model(String),
-    /// `set_max_thinking_tokens`: a budget, 0 for none, `None` for the session's default.
-    Thinking(Option<u32>),
-}
 
 /// Runs the session and returns the exit code: 0 when stdin closed after the last result,
 /// 1 when the last prompt failed.
@@ -73,7 +65,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
     // first line is `initialize`, whose fields shape the lead, so it is read before the lead
     // is built and answered after.
     let mut incoming = input::spawn_reader(pending);
-    let mut first = incoming.blocking_recv();
+    let first = incoming.blocking_recv();
     let mut shaped = args.clone();
     if let Some(Incoming::Control { request, .. }) = &first {
         if request.get("subtype").and_then(Value::as_str) == Some("initialize") {
@@ -89,8 +81,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         crate::trust::Asking::Script,
     )?;
     let _ = session_cell.set(lead.run.session_id.clone());
-    crate::mcp::warn_unusable(&lead.mcp);
-    crate::mcp::wait_for_first_call(&lead.mcp, lead.agent.settings(), &lead.runtime);
+    crate::mcp::warn_unusable(&lead.crew.mcp);
+    crate::mcp::wait_for_first_call(&lead.crew.mcp, lead.agent.settings(), &lead.runtime);
     let events = Events::new(OutputFormat::StreamJson, false);
     let stream = Arc::new(Mutex::new(Stream::new(
         &lead.run.session_id,
@@ -98,63 +90,19 @@ pub fn run(cli: &Cli) -> Result<i32> {
         args.contract.include_partial_messages,
         &lead.run.workspace,
     )));
-    let mut initialized = false;
-    let mut queued: VecDeque<String> = VecDeque::new();
-    let mut changes: Vec<Change> = Vec::new();
-    let mut last_failed = false;
-    let timeout = Duration::from_secs(args.team_timeout);
-    loop {
-        let prompt = match queued.pop_front() {
-            Some(prompt) => prompt,
-            None => match first
-                .take()
-                .or_else(|| lead.runtime.block_on(incoming.recv()))
-            {
-                None => break,
-                Some(Incoming::User(text)) => text,
-                Some(Incoming::Control { id, request }) => {
-                    let answer =
-                        control(&lead, &callbacks, &request, &mut changes, &mut initialized);
-                    apply(&mut lead, &mut changes);
-                    respond(&id, answer);
-                    continue;
-                }
-            },
-        };
-        if !initialized {
-            // A client that skipped `initialize` still gets the session's description first.
-            events.push(init_event(&lead));
-            initialized = true;
-        }
-        if args.sdk.replay_user_messages {
-            events.push(replayed(&lead.run.session_id, &prompt));
-        }
-        let started = Instant::now();
-        let custom = lead.custom.clone();
-        let begun = lead.runtime.block_on(crate::slash::begin(
-            &mut lead.agent,
-            prompt,
-            &custom.commands,
-            &lead.mcp,
-        ));
-        let (prompt, command) = match begun {
-            Ok(begun) => begun,
-            Err(why) => {
-                let report = run_result(&lead, Err(RunFailure::Team(why)), started, None, None);
-                last_failed = true;
-                events.push(report.to_json());
-                continue;
-            }
-        };
-        let mut watch = crate::budget::BudgetWatch::new(
-            args.contract.max_budget_usd,
-            crate::headless::spent_usd(&lead),
-            lead.agent.stop_flag(),
-        );
-        let mut observe = {
-            let (events, stream) = (events.clone(), stream.clone());
-            move |event: AgentEvent<'_>| {
-                watch.observe(&event);
+    let watch = Arc::new(Mutex::new(crate::budget::BudgetWatch::new(
+        None,
+        0.0,
+        lead.agent.stop_flag(),
+    )));
+    let mut sink = {
+        let (events, stream, watch) = (events.clone(), stream.clone(), watch.clone());
+        move |event: Event<'_>| match event {
+            Event::Agent(event) => {
+                watch
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .observe(&event);
                 let lines = stream
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -163,53 +111,50 @@ pub fn run(cli: &Cli) -> Result<i32> {
                     events.push(line);
                 }
             }
-        };
-        let outcome = {
-            let Lead {
-                agent,
-                team,
-                runtime,
-                ..
-            } = &mut lead;
-            runtime.block_on(async {
-                let turn = work(agent, team, Some(prompt), timeout, &mut observe);
-                tokio::pin!(turn);
-                loop {
-                    tokio::select! {
-                        outcome = &mut turn => break outcome,
-                        next = incoming.recv() => match next {
-                            Some(Incoming::User(text)) => queued.push_back(text),
-                            Some(Incoming::Control { id, request }) => {
-                                if request.get("subtype").and_then(Value::as_str) == Some("interrupt") {
-                                    respond(&id, Ok(json!({})));
-                                    break Err(RunFailure::Interrupted);
-                                }
-                                let answer = busy_control(&request, &mut changes);
-                                respond(&id, answer);
-                            }
-                            // Stdin closed mid-turn: the turn finishes, then the session ends.
-                            None => break (&mut turn).await,
-                        },
-                    }
-                }
-            })
-        };
-        command.end(&mut lead.agent);
-        if matches!(outcome, Err(RunFailure::Interrupted)) {
-            if let Err(e) = lead.agent.repair() {
-                eprintln!("troupe: error: after the interrupt: {e}");
-            }
+            Event::Note(line) => crate::render::sanitize::errln!("troupe: {line}"),
+            Event::Error(line) => crate::render::sanitize::errln!("troupe: error: {line}"),
+            Event::TurnStarted(_) | Event::TurnEnded(_) => {}
         }
-        let outcome = over_budget(&lead, args.contract.max_budget_usd, outcome);
-        let (stop_reason, ttft) = {
-            let mut stream = stream.lock().unwrap_or_else(PoisonError::into_inner);
-            (stream.last_stop_reason.take(), stream.take_ttft(started))
+    };
+    let policy = Policy {
+        settle: Some(Duration::from_secs(args.team_timeout)),
+        who: "the lead".to_string(),
+    };
+    let last_failed = {
+        let Lead {
+            agent,
+            run,
+            crew,
+            runtime,
+            ..
+        } = &mut lead;
+        let crew = &*crew;
+        let mut front = front::Sdk {
+            run,
+            crew,
+            args,
+            callbacks: &callbacks,
+            incoming,
+            first,
+            events,
+            stream,
+            watch,
+            initialized: false,
+            command: None,
+            started: Instant::now(),
+            last_failed: false,
         };
-        let report = run_result(&lead, outcome, started, stop_reason, ttft);
-        last_failed = report.subtype.is_error();
-        events.push(report.to_json());
-        apply(&mut lead, &mut changes);
-    }
+        runtime.block_on(async {
+            match LeadWakes::bind(&crew.team) {
+                Ok(wakes) => {
+                    let mut driver = Driver::new(agent, Box::new(wakes), policy);
+                    driver.run(Flow::Continue, &mut front, &mut sink).await;
+                }
+                Err(why) => eprintln!("troupe: error: {why}"),
+            }
+        });
+        front.last_failed
+    };
     end_run(&mut lead);
     lead.close();
     Ok(if last_failed { 1 } else { 0 })
@@ -224,57 +169,77 @@ fn respond(id: &str, answer: Result<Value, String>) {
     stream_json::emit(&json!({"type": "control_response", "response": response}));
 }
 
-/// Answers a control request between turns.
+/// Answers a control request between turns; a change it asks for comes back as an operation
+/// to apply now.
 fn control(
-    lead: &Lead,
+    agent: &Agent,
+    run: &RunContext,
+    crew: &Crew,
     callbacks: &Callbacks,
     request: &Value,
-    changes: &mut Vec<Change>,
     initialized: &mut bool,
-) -> Result<Value, String> {
+) -> (Result<Value, String>, Option<Op>) {
     match request.get("subtype").and_then(Value::as_str) {
         Some("initialize") => {
             // A callback that cannot be registered must not leave its guard off silently: the
             // SDK sees the error and the session does not start.
-            let registered = callbacks
-                .register(request.get("hooks").unwrap_or(&Value::Null))
-                .map_err(|why| format!("the hooks of initialize cannot be used: {why}"))?;
+            let registered = match callbacks.register(request.get("hooks").unwrap_or(&Value::Null))
+            {
+                Ok(registered) => registered,
+                Err(why) => {
+                    return (
+                        Err(format!("the hooks of initialize cannot be used: {why}")),
+                        None,
+                    )
+                }
+            };
             *initialized = true;
-            stream_json::emit(&init_event(lead));
-            Ok(json!({
-                "commands": lead.custom.described(&lead.mcp),
-                "agents": lead.subagents.agent_names(),
-                "output_style": lead.custom.style_name(),
-                "available_output_styles": lead.custom.style_names,
+            stream_json::emit(&init_event(agent, run, crew));
+            let answer = json!({
+                "commands": crew.custom.described(&crew.mcp),
+                "agents": crew.subagents.agent_names(),
+                "output_style": crew.custom.style_name(),
+                "available_output_styles": crew.custom.style_names,
                 "models": [],
                 "account": {},
                 "hooks_applied": registered > 0,
                 "hook_on_failure_supported": true,
                 "pid": std::process::id(),
-            }))
+            });
+            (Ok(answer), None)
         }
-        Some("interrupt") => Ok(json!({})),
-        Some("mcp_status") => Ok(json!({"mcpServers": crate::mcp::init_servers(&lead.mcp)})),
-        _ => busy_control(request, changes),
+        Some("interrupt") => (Ok(json!({})), None),
+        Some("mcp_status") => (
+            Ok(json!({"mcpServers": crate::mcp::init_servers(&crew.mcp)})),
+            None,
+        ),
+        _ => busy_control(request),
     }
 }
 
-/// Answers a control request that does not need the agent (also while a turn runs).
-fn busy_control(request: &Value, changes: &mut Vec<Change>) -> Result<Value, String> {
+/// Answers a control request that does not need the agent (also while a turn runs); a change
+/// it asks for comes back as an operation, applied between turns.
+fn busy_control(request: &Value) -> (Result<Value, String>, Option<Op>) {
+    match busy_change(request) {
+        Ok(Some(op)) => (Ok(json!({})), Some(op)),
+        Ok(None) => (Ok(json!({"mcpServers": []})), None),
+        Err(why) => (Err(why), None),
+    }
+}
+
+/// The change a control request asks for (`None`: `mcp_status`, which changes nothing).
+fn busy_change(request: &Value) -> Result<Option<Op>, String> {
     let field = |key: &str| request.get(key).and_then(Value::as_str);
     match field("subtype") {
         Some("set_permission_mode") => {
-            let mode: PermissionMode = field("mode")
-                .ok_or("set_permission_mode without a mode")?
-                .parse()
+            let mode = field("mode").ok_or("set_permission_mode without a mode")?;
+            mode.parse::<PermissionMode>()
                 .map_err(|e: troupe_agent::permissions::ModeError| e.to_string())?;
-            changes.push(Change::Mode(mode));
-            Ok(json!({}))
+            Ok(Some(Op::SetMode(mode.to_string())))
         }
         Some("set_model") => {
             let model = field("model").ok_or("set_model without a model")?;
-            changes.push(Change::Model(model.to_string()));
-            Ok(json!({}))
+            Ok(Some(Op::SetModel(model.to_string())))
         }
         Some("set_max_thinking_tokens") => {
             let budget = match request.get("max_thinking_tokens") {
@@ -286,11 +251,10 @@ fn busy_control(request: &Value, changes: &mut Vec<Change>) -> Result<Value, Str
                         .ok_or("max_thinking_tokens must be a whole number of tokens or null")?,
                 ),
             };
-            changes.push(Change::Thinking(budget));
-            Ok(json!({}))
+            Ok(Some(Op::SetThinking(budget)))
         }
         Some("initialize") => Err("already initialized".to_string()),
-        Some("mcp_status") => Ok(json!({"mcpServers": []})),
+        Some("mcp_status") => Ok(None),
         Some(other) => Err(format!(
             "troupe does not support the control request `{other}`"
         )),
@@ -310,36 +274,43 @@ fn replayed(session_id: &str, prompt: &str) -> Value {
     })
 }
 
-/// Applies the changes asked for, now that no turn runs.
-fn apply(lead: &mut Lead, changes: &mut Vec<Change>) {
-    for change in changes.drain(..) {
-        match change {
-            Change::Mode(mode) => lead.agent.set_permission_mode(mode),
-            Change::Model(name) => {
-                lead.run.model.model = lead.run.model.named(&name, &troupe_tools::child_env::var);
-                // The same client (its bound, its shared prefixes): the name goes with each
-                // request.
-                let client = lead.agent.model_client();
-                switch_model(lead, client);
-            }
-            Change::Thinking(budget) => {
-                lead.run.model.reasoning.thinking = match budget {
-                    None => Thinking::Unset,
-                    Some(0) => Thinking::Off,
-                    Some(budget) => Thinking::Budget(budget),
-                };
-                // The reasoning is the client's: a new one, bounded as the run's.
-                let client = crate::compose::model_client(&lead.run.model, lead.agent.settings());
-                switch_model(lead, client);
+/// Applies a change asked for, now that no turn runs.
+fn apply_change(agent: &mut Agent, run: &mut RunContext, crew: &Crew, op: Op) {
+    match op {
+        Op::SetMode(mode) => {
+            if let Ok(mode) = mode.parse() {
+                agent.set_permission_mode(mode)
             }
         }
+        Op::SetModel(name) => {
+            run.model.model = run.model.named(&name, &troupe_tools::child_env::var);
+            // The same client (its bound, its shared prefixes): the name goes with each
+            // request.
+            let client = agent.model_client();
+            switch_model(agent, &run.model, &crew.team, client);
+        }
+        Op::SetThinking(budget) => {
+            run.model.reasoning.thinking = match budget {
+                None => Thinking::Unset,
+                Some(0) => Thinking::Off,
+                Some(budget) => Thinking::Budget(budget),
+            };
+            // The reasoning is the client's: a new one, bounded as the run's.
+            let client = crate::compose::model_client(&run.model, agent.settings());
+            switch_model(agent, &run.model, &crew.team, client);
+        }
+        _ => {}
     }
 }
 
-/// Puts `lead.run.model` in force through `client`: for the lead, and for every teammate and
+/// Puts `model` in force through `client`: for the lead, and for every teammate and
 /// subagent made from now on.
-pub(crate) fn switch_model(lead: &mut Lead, client: Arc<dyn troupe_model::Model>) {
-    let config = lead.run.model.clone();
-    lead.agent.set_model(client.clone(), config.model.clone());
-    lead.team.shared().config.recipe.set_model(config, client);
+pub(crate) fn switch_model(
+    agent: &mut Agent,
+    model: &troupe_model::ModelConfig,
+    team: &troupe_team::Team,
+    client: Arc<dyn troupe_model::Model>,
+) {
+    agent.set_model(client.clone(), model.model.clone());
+    team.shared().config.recipe.set_model(model.clone(), client);
 }

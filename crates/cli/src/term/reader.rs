@@ -174,17 +174,29 @@ impl LineReader {
     /// The answer to a question just printed: typed fresh at a prompt of its own on a
     /// terminal (type-ahead stays queued for the next prompt), the next line otherwise.
     pub async fn answer(&mut self) -> Input {
+        if !self.ask_answer() {
+            return Input::Eof;
+        }
+        self.answered().await
+    }
+
+    /// Asks for the answer to a question just printed; `false` when input is gone.
+    pub fn ask_answer(&mut self) -> bool {
         match &self.kind {
-            Kind::Terminal { tx, .. } => {
-                if tx.send(Msg::Request(Want::Answer)).is_err() {
-                    return Input::Eof;
-                }
-                self.answers.recv().await.unwrap_or(Input::Eof)
-            }
+            Kind::Terminal { tx, .. } => tx.send(Msg::Request(Want::Answer)).is_ok(),
             Kind::Plain { .. } => {
                 self.request();
-                self.next().await
+                true
             }
+        }
+    }
+
+    /// The answer [`LineReader::ask_answer`] asked for. Cancel-safe: dropped before it
+    /// resolves, the next call still gets that answer.
+    pub async fn answered(&mut self) -> Input {
+        match &self.kind {
+            Kind::Terminal { .. } => self.answers.recv().await.unwrap_or(Input::Eof),
+            Kind::Plain { .. } => self.next().await,
         }
     }
 
