@@ -21,7 +21,24 @@ use troupe_testkit::{FakeServer, TempWorkspace};
 
 /// The pages whose commands run, in the order a reader meets them: the README, then the docs
 /// pages that show commands, read as one session.
-const PAGES: [&str; 3] = ["README.md", "docs/guide.md", "docs/claude-code.md"];
+const PAGES: [&str; 16] = [
+    "README.md",
+    "docs/guide/models.md",
+    "docs/guide/repl.md",
+    "docs/guide/headless.md",
+    "docs/guide/tools.md",
+    "docs/guide/permissions.md",
+    "docs/guide/settings-and-hooks.md",
+    "docs/guide/skills-agents-memory.md",
+    "docs/guide/teams.md",
+    "docs/guide/tasks-and-worktrees.md",
+    "docs/guide/nats.md",
+    "docs/guide/mcp.md",
+    "docs/guide/background-and-cron.md",
+    "docs/guide/cost-and-caching.md",
+    "docs/guide/troubleshooting.md",
+    "docs/claude-code.md",
+];
 
 fn readme() -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -68,7 +68,7 @@ pub const VARIABLES: &[Variable] = &[
     var("TROUPE_REQUIRE_TRUST", Troupe, "`1`: a script run (`-p`, the SDK) in a folder not trusted is refused with exit 3 instead of running the folder's hooks and servers."),
     var("TROUPE_WORKSPACE_TRUST", Set, "The lead's trust decision handed to teammate processes (`untrusted`, or `trusted:<hash>`, honoured only for the same hash)."),
     var("TROUPE_HOST_NAME", Troupe, "Names this machine for NATS leases instead of its host name (containers that all call themselves `localhost`)."),
-    var("TROUPE_WEB_SEARCH_URL", Troupe, "The search endpoint `web_search` calls (docs/web.md)."),
+    var("TROUPE_WEB_SEARCH_URL", Troupe, "The search endpoint `web_search` calls (docs/guide/tools.md)."),
     var("TROUPE_LOG", Troupe, "The log filter (`debug`, `troupe_team=trace`, …) for `.troupe/logs/troupe.log`; `--debug` shows it on stderr."),
     var("TROUPE_WAIT_NOTICE_MS", Troupe, "How long a pending request waits before the headless run mentions it, in milliseconds."),
     var("TROUPE_AGENT_HEADER", Tests, "`1` sends the `x-troupe-agent` header naming the agent on every model call (the fake model routes its scripts by it; a real provider never learns agent names)."),
