@@ -23,20 +23,22 @@ pub fn markdown() -> String {
     page.push_str("\n## Commands\n\n");
     let mut all = Vec::new();
     collect(&cmd, "troupe", &[], &mut all);
-    for entry in &all {
-        let about = one_line(
-            entry
-                .cmd
-                .get_about()
-                .map(|a| a.to_string())
-                .unwrap_or_default(),
-        );
-        let _ = writeln!(
-            page,
-            "- [`{}`](#{}): {about}",
-            entry.path,
-            anchor(&entry.path)
-        );
+    // One line per command of `troupe`, its subcommands linked beside it.
+    for entry in all.iter().filter(|e| e.path.matches(' ').count() <= 1) {
+        let subs: Vec<String> = all
+            .iter()
+            .filter(|e| e.path.starts_with(&format!("{} ", entry.path)))
+            .filter(|e| entry.path != "troupe" && e.path.matches(' ').count() == 2)
+            .map(|e| {
+                let name = e.path.rsplit(' ').next().unwrap_or_default();
+                format!("[{name}](#{})", anchor(&e.path))
+            })
+            .collect();
+        let subs = match subs.is_empty() {
+            true => String::new(),
+            false => format!(": {}", subs.join(", ")),
+        };
+        let _ = writeln!(page, "- [`{}`](#{}){subs}", entry.path, anchor(&entry.path));
     }
     for entry in &all {
         section(&mut page, entry);
