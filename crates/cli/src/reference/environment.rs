@@ -70,7 +70,7 @@ pub const VARIABLES: &[Variable] = &[
     var("TROUPE_HOST_NAME", Troupe, "Names this machine for NATS leases instead of its host name (containers that all call themselves `localhost`)."),
     var("TROUPE_WEB_SEARCH_URL", Troupe, "The search endpoint `web_search` calls (docs/guide/tools.md)."),
     var("TROUPE_LOG", Troupe, "The log filter (`debug`, `troupe_team=trace`, …) for `.troupe/logs/troupe.log`; `--debug` shows it on stderr."),
-    var("TROUPE_WAIT_NOTICE_MS", Troupe, "How long a pending request waits before the headless run mentions it, in milliseconds."),
+    var("TROUPE_WAIT_NOTICE_MS", Troupe, "How long a pending request (a plan, a permission) waits before the lead's run mentions it, in milliseconds."),
     var("TROUPE_AGENT_HEADER", Tests, "`1` sends the `x-troupe-agent` header naming the agent on every model call (the fake model routes its scripts by it; a real provider never learns agent names)."),
     var("TROUPE_PROJECT_DIR", Set, "The workspace, for hooks (beside Claude Code's `CLAUDE_PROJECT_DIR`)."),
     var("TROUPE_TOOL_CALL", Set, "The marker every process of a tool call carries, by which troupe finds and ends them all."),
