@@ -53,7 +53,7 @@ const OTHERS: &[Row] = &[
 
 /// Control requests troupe reads on stdin (`--input-format stream-json`).
 const INBOUND: &[(&str, &str)] = &[
-    ("initialize", "First: the SDK's hooks, agents, `systemPrompt`, `appendSystemPrompt` and `sdkMcpServers`, read before the lead is built; answered with the commands, output style and models."),
+    ("initialize", "First: the SDK's hooks, agents, `systemPrompt`, `appendSystemPrompt` and `sdkMcpServers`, read before the lead is built; answered with the commands, agents and output styles (and `system/init` is written)."),
     ("interrupt", "Ends the running turn; the session goes on."),
     ("set_permission_mode", "`mode`: the lead's permission mode from the next call on."),
     ("set_model", "`model`: the lead's model, and that of teammates and subagents started afterwards."),
