@@ -35,6 +35,8 @@ mod mcp_json_choice;
 mod mcp_prompt;
 mod person_guard;
 mod plugins;
+#[cfg(test)]
+mod reference;
 mod render;
 mod repl;
 mod repl_input;

@@ -146,28 +146,3 @@ pub fn added_dirs(
     }
     Ok(dirs)
 }
-
-#[cfg(test)]
-mod compatibility {
-    /// docs/compatibility.md is what `troupe_settings::compatibility` renders for the hook
-    /// events and types troupe has.
-    #[test]
-    fn the_compatibility_page_is_up_to_date() {
-        let page = troupe_settings::compatibility::markdown(
-            &|event| troupe_hooks::HookEvent::parse(event).is_some(),
-            &|kind| crate::hooks::RUNNABLE_TYPES.contains(&kind),
-        );
-        assert!(!page.contains("**unlisted**"), "{page}");
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/compatibility.md");
-        if std::env::var_os("TROUPE_REGENERATE_DOCS").is_some() {
-            std::fs::write(&path, &page).expect("docs/compatibility.md is writable");
-        }
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == page,
-            "docs/compatibility.md is out of date; regenerate it with \
-             TROUPE_REGENERATE_DOCS=1 cargo test -p troupe-cli --bin troupe compatibility"
-        );
-    }
-}

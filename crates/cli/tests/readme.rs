@@ -21,18 +21,53 @@ use troupe_testkit::{FakeServer, TempWorkspace};
 
 /// The pages whose commands run, in the order a reader meets them: the README, then the docs
 /// pages that show commands, read as one session.
-const PAGES: [&str; 3] = ["README.md", "docs/guide.md", "docs/claude-code.md"];
+const PAGES: [&str; 16] = [
+    "README.md",
+    "docs/guide/models.md",
+    "docs/guide/repl.md",
+    "docs/guide/headless.md",
+    "docs/guide/tools.md",
+    "docs/guide/permissions.md",
+    "docs/guide/settings-and-hooks.md",
+    "docs/guide/skills-agents-memory.md",
+    "docs/guide/teams.md",
+    "docs/guide/tasks-and-worktrees.md",
+    "docs/guide/nats.md",
+    "docs/guide/mcp.md",
+    "docs/guide/background-and-cron.md",
+    "docs/guide/cost-and-caching.md",
+    "docs/guide/troubleshooting.md",
+    "docs/claude-code.md",
+];
+
+/// The line of the joined text each page starts on, set by [`readme`].
+static PAGE_STARTS: std::sync::OnceLock<Vec<(usize, &'static str)>> = std::sync::OnceLock::new();
 
 fn readme() -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    PAGES
-        .iter()
-        .map(|page| {
-            let path = root.join(page);
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    let mut text = String::new();
+    let mut starts = Vec::new();
+    for page in PAGES {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        starts.push((text.matches('\n').count() + 1, page));
+        let path = root.join(page);
+        let body =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        text.push_str(&body);
+    }
+    let _ = PAGE_STARTS.set(starts);
+    text
+}
+
+/// Where line `line` of the joined text is: the page and the line in it.
+fn place(line: usize) -> String {
+    let starts = PAGE_STARTS.get().map(Vec::as_slice).unwrap_or_default();
+    match starts.iter().rev().find(|(start, _)| *start <= line) {
+        Some((start, page)) => format!("{page} line {}", line - start + 1),
+        None => format!("README line {line}"),
+    }
 }
 
 /// One command of the session and what it did.
@@ -197,8 +232,8 @@ fn block_steps(block: &Block, steps: &mut Vec<(usize, String)>) {
     for prefix in &skip {
         assert!(
             cmds.iter().any(|c| c.starts_with(prefix.as_str())),
-            "README line {}: `skip \"{prefix}\"` matches no command of the block",
-            block.line
+            "{}: `skip \"{prefix}\"` matches no command of the block",
+            place(block.line)
         );
     }
     for c in cmds {
@@ -217,22 +252,26 @@ fn snapshot_lines_shown(block: &Block, reason: &str) {
         .join("../..")
         .join(path);
     let snap = std::fs::read_to_string(&file)
-        .unwrap_or_else(|e| panic!("README line {}: {}: {e}", block.line, file.display()));
+        .unwrap_or_else(|e| panic!("{}: {}: {e}", place(block.line), file.display()));
     // The snapshot's body follows its second `---` line.
     let body = snap.splitn(3, "---\n").nth(2).unwrap_or_default();
     for line in body.lines().filter(|l| !l.trim().is_empty()) {
         assert!(
             block.body.lines().any(|b| b == line),
-            "README line {}: the rendering {path} snapshots is not shown as it is:\n  {line}",
-            block.line
+            "{}: the rendering {path} snapshots is not shown as it is:\n  {line}",
+            place(block.line)
         );
     }
 }
 
 fn failure(ran: &Ran) -> String {
     format!(
-        "README line {}: `{}` exited {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        ran.line, ran.command, ran.code, ran.stdout, ran.stderr
+        "{}: `{}` exited {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        place(ran.line),
+        ran.command,
+        ran.code,
+        ran.stdout,
+        ran.stderr
     )
 }
 
@@ -269,15 +308,15 @@ fn every_readme_command_runs_as_shown() {
                     .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok());
                 assert!(
                     whole || each,
-                    "README line {}: the JSON does not parse",
-                    block.line
+                    "{}: the JSON does not parse",
+                    place(block.line)
                 );
             }
             (Directive::Default, "python") => python.push(block.clone()),
             (directive, lang) => panic!(
-                "README line {}: a `{lang}` block with {directive:?} is neither run nor checked; \
+                "{}: a `{lang}` block with {directive:?} is neither run nor checked; \
                  give it a readme-check directive (crates/cli/tests/readme_support)",
-                block.line
+                place(block.line)
             ),
         }
     }
@@ -305,12 +344,16 @@ fn every_readme_command_runs_as_shown() {
     let by_command: HashMap<String, &Ran> = ran.iter().map(|r| (bare(&r.command), r)).collect();
     for (line, command, shown) in shown_outputs {
         let ran = by_command.get(&command).unwrap_or_else(|| {
-            panic!("README line {line}: the output of `{command}`, which no block runs")
+            panic!(
+                "{}: the output of `{command}`, which no block runs",
+                place(line)
+            )
         });
         let shown = rewrite(&shown, &rewrites(&server, &world));
         if let Some(missing) = unmatched(&shown, &ran.stdout) {
             panic!(
-                "README line {line}: `{command}` did not print\n  {missing}\n--- it printed\n{}",
+                "{}: `{command}` did not print\n  {missing}\n--- it printed\n{}",
+                place(line),
                 ran.stdout
             );
         }
@@ -335,9 +378,9 @@ fn every_readme_command_runs_as_shown() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success() && stdout.contains("ResultMessage"),
-            "README line {}: the Python snippet failed (scripts/test-deps.sh installs the SDK)\n\
+            "{}: the Python snippet failed (scripts/test-deps.sh installs the SDK)\n\
              --- stdout\n{stdout}\n--- stderr\n{}",
-            block.line,
+            place(block.line),
             String::from_utf8_lossy(&out.stderr)
         );
     }

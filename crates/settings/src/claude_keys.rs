@@ -62,7 +62,7 @@ impl Unhonoured {
     }
 }
 
-/// Claude Code keys troupe honours, with how (for docs/compatibility.md).
+/// Claude Code keys troupe honours, with how (for docs/reference/settings.md).
 pub const HONOURED: &[(&str, &str)] = &[
     ("$schema", "nothing to do"),
     ("alwaysThinkingEnabled", "turns extended thinking on, as `--thinking enabled` does"),
@@ -95,7 +95,7 @@ pub const HONOURED: &[(&str, &str)] = &[
     ("sandbox.enabled", "`false` turns troupe's sandbox off"),
 ];
 
-/// What each of troupe's permission modes means, as docs/compatibility.md says it.
+/// What each of troupe's permission modes means, as docs/reference/settings.md says it.
 pub const MODES: &[(&str, &str)] = &[
     ("default", "edits and commands ask (headless: refused unless a rule allows them)"),
     ("acceptEdits", "file edits run without asking; commands ask"),
@@ -132,7 +132,7 @@ const IDE: &str = "troupe does not connect to an IDE";
 const MCP_POLICY: &str = "every configured MCP server is used (after workspace trust)";
 
 /// The keys troupe knows and does not honour: the one table the warnings and
-/// docs/compatibility.md come from.
+/// docs/reference/settings.md come from.
 pub const UNHONOURED: &[Unhonoured] = &[
     not_yet("advisorModel", "troupe has no advisor tool"),
     ignored("agentPushNotifEnabled", ACCOUNT),

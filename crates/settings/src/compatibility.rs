@@ -1,4 +1,4 @@
-//! docs/compatibility.md, rendered from the tables of `claude_keys` and the schema's key
+//! docs/reference/settings.md, rendered from the tables of `claude_keys` and the schema's key
 //! names: which of Claude Code's settings troupe honours, ignores or does not honour yet.
 
 use crate::claude_keys::{
@@ -14,7 +14,7 @@ pub fn markdown(fires: &dyn Fn(&str) -> bool, runs: &dyn Fn(&str) -> bool) -> St
         "# Claude Code settings in troupe\n\n\
          Generated from `crates/settings/src/claude_keys.rs` and the key names of Claude Code's\n\
          settings schema (`crates/settings/schema/`); do not edit by hand. Regenerate with\n\
-         `TROUPE_REGENERATE_DOCS=1 cargo test -p troupe-cli --bin troupe compatibility`.\n\n\
+         `TROUPE_REGENERATE_DOCS=1 cargo test -p troupe-cli --bin troupe reference`.\n\n\
          Every key below loads. A key troupe ignores or does not honour yet is one warning when a\n\
          settings file sets it (on stderr with `-p`, above the REPL's first prompt, and in\n\
          `troupe doctor`); a key that is neither Claude Code's nor troupe's is a warning naming\n\
