@@ -8,6 +8,7 @@ use crate::render::text::{notice_line, render, Sink};
 use crate::setup::{lead, Crew, Lead};
 
 mod front;
+mod more;
 use crate::term::{Interrupts, LineReader, Printer};
 use anyhow::{Context, Result};
 use std::sync::Arc;
@@ -27,6 +28,11 @@ Commands:
   /compact [focus]  summarize the conversation so far and keep the recent steps
   /context how full the context window is, and when compaction steps in
   /cost    tokens used and approximate cost this session, per agent
+  /status  version, model, workspace, session, team, mode, MCP servers, settings files
+  /init    ask the lead to write a CLAUDE.md for this repository
+  /config  the settings in force and the file each comes from
+  /doctor  check the setup: settings, model, sandbox, store
+  /msg <teammate> <text>  send a message to one teammate (replies arrive as mail)
   /model [name]  the lead's model; with a name, switch to it from the next request on
   /memory  the memory files read at start (AGENTS.md, CLAUDE.md, imports, MEMORY.md)
   /mcp     the MCP servers: status, transport, tools, last error
@@ -87,6 +93,11 @@ pub fn run(cli: &Cli) -> Result<i32> {
         "agents",
         "hooks",
         "resume",
+        "status",
+        "init",
+        "config",
+        "doctor",
+        "msg",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -18,9 +18,11 @@ fn hanging_run(ws: &TempWorkspace, server: &FakeServer, args: &[&str]) -> Child 
         .stderr(Stdio::piped())
         .spawn()
         .expect("troupe binary runs");
-    troupe_testkit::wait_until("the lead calling the model", Duration::from_secs(30), || {
-        !server.requests_for("lead").is_empty()
-    });
+    troupe_testkit::wait_until(
+        "the lead calling the model",
+        Duration::from_secs(30),
+        || !server.requests_for("lead").is_empty(),
+    );
     child
 }
 
@@ -41,7 +43,11 @@ fn hanging_server() -> FakeServer {
 fn ctrl_c_on_json_output_prints_an_error_result_and_exits_130() {
     let ws = TempWorkspace::new();
     let server = hanging_server();
-    let child = hanging_run(&ws, &server, &["-p", "work slowly", "--output-format", "json"]);
+    let child = hanging_run(
+        &ws,
+        &server,
+        &["-p", "work slowly", "--output-format", "json"],
+    );
     interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{out:?}");
@@ -59,7 +65,13 @@ fn ctrl_c_on_stream_json_output_ends_the_stream_with_the_result() {
     let child = hanging_run(
         &ws,
         &server,
-        &["-p", "work slowly", "--output-format", "stream-json", "--verbose"],
+        &[
+            "-p",
+            "work slowly",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
     );
     interrupt(&child);
     let out = child.wait_with_output().unwrap();

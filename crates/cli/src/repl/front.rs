@@ -2,6 +2,7 @@
 //! questions are answered while a turn runs, and the driver's events are drawn above the
 //! prompt.
 
+use super::more;
 use super::{bashes_table, compact, costs, custom_help, print_cost, Io, Session, HELP};
 use crate::ask::Ask;
 use crate::lead_wakes::LeadWakes;
@@ -200,6 +201,11 @@ pub(crate) async fn handle_line(
         ),
         "/clear" => crate::commands::sessions::clear(agent, &session.troupe_dir).await,
         "/cost" => print_cost(agent, session),
+        "/init" => return Flow::Prompt(more::INIT_PROMPT.to_string()),
+        "/status" => out!("{}", more::status(agent, session, io.mode.get().as_str())),
+        "/doctor" => more::report(session, more::Report::Doctor).await,
+        "/config" => more::report(session, more::Report::Config).await,
+        msg if msg.starts_with("/msg ") || msg == "/msg" => more::msg(session, &msg[4..]),
         cmd if cmd == "/model" || cmd.starts_with("/model ") => {
             let name = cmd.trim_start_matches("/model").trim();
             let recipe = &team.shared().config.recipe;
@@ -301,10 +307,17 @@ pub(crate) async fn handle_line(
             crate::repl_lists::resume(agent, &session.troupe_dir, arg, &mut io.reader, &io.printer)
                 .await;
         }
-        "/permissions" => out!(
-            "{}",
-            crate::repl_input::permissions(agent.policy(), &session.approver.session_rules())
-        ),
+        "/permissions" => {
+            // The mode Shift-Tab chose is the one in force from the next turn on.
+            let mode = io.mode.get();
+            if mode != agent.policy().mode {
+                agent.set_permission_mode(mode);
+            }
+            out!(
+                "{}",
+                crate::repl_input::permissions(agent.policy(), &session.approver.session_rules())
+            )
+        }
         bang if bang.starts_with('!') => {
             let command = bang.trim_start_matches('!').trim();
             if command.is_empty() {

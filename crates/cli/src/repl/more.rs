@@ -1,0 +1,131 @@
+//! The REPL commands a Claude Code user reaches for in the first hour: `/init`, `/status`,
+//! `/config`, `/doctor`, and `/msg` to talk to one teammate.
+
+use super::Session;
+use crate::render::sanitize::{errln, outln};
+use troupe_agent::Agent;
+use troupe_protocol::{Envelope, MailKind};
+
+/// What `/init` asks the lead to do: write the project's memory file from the repository.
+pub(super) const INIT_PROMPT: &str = "\
+Look through this repository and write a CLAUDE.md at its root for the coding agents that will \
+work here. Cover, briefly: what the project is; the commands to build, lint and test it \
+(including how to run a single test); the layout of the code and how its main parts fit \
+together; and conventions a newcomer would not guess (style, naming, error handling, where \
+tests live). Read the README, the build files and any existing agent or editor rules \
+(.cursorrules, .github/copilot-instructions.md, AGENTS.md) first and keep what matters from \
+them. If a CLAUDE.md already exists, improve it rather than starting over. Keep it short: \
+facts that save time, no generic advice.";
+
+/// `/status`: the session at a glance.
+pub(super) fn status(agent: &Agent, session: &Session<'_>, mode: &str) -> String {
+    let config = &session.team.shared().config;
+    let mcp = session.mcp.statuses();
+    let connected = mcp
+        .iter()
+        .filter(|s| s.status == troupe_mcp::Status::Connected)
+        .count();
+    let layers = crate::settings::load(&config.workspace, session.settings_arg.as_deref())
+        .map(|l| {
+            l.layers
+                .iter()
+                .map(|layer| layer.origin.clone())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let mut out = String::new();
+    let mut line = |key: &str, value: String| out.push_str(&format!("  {key:<16}{value}\n"));
+    line("version", env!("CARGO_PKG_VERSION").to_string());
+    line(
+        "model",
+        format!(
+            "{} ({})",
+            agent.config().model,
+            session.model_config.provider
+        ),
+    );
+    line("workspace", config.workspace.display().to_string());
+    let session_id = agent
+        .transcript_path()
+        .and_then(|p| p.file_stem())
+        .map_or_else(|| "-".to_string(), |s| s.to_string_lossy().into_owned());
+    line("session", session_id);
+    line("team", session.team.name().to_string());
+    line("permission mode", mode.to_string());
+    line(
+        "mcp servers",
+        format!("{connected} of {} connected", mcp.len()),
+    );
+    line(
+        "settings",
+        match layers.is_empty() {
+            true => "(none)".to_string(),
+            false => layers.join(", "),
+        },
+    );
+    line("messages", agent.messages().len().to_string());
+    format!("Status\n{out}")
+}
+
+/// `/msg <teammate> <text>`: the person's message to one teammate, as `troupe team send`
+/// sends it; the reply comes back as mail does.
+pub(super) fn msg(session: &Session<'_>, rest: &str) {
+    let (name, text) = match rest.trim().split_once(char::is_whitespace) {
+        Some((name, text)) if !text.trim().is_empty() => (name, text.trim()),
+        _ => {
+            outln!("(usage: /msg <teammate> <message>; /team lists the teammates)");
+            return;
+        }
+    };
+    let shared = session.team.shared();
+    if let Err(why) = crate::commands::team_names::teammate(&*shared.store, name) {
+        errln!("error: {why}");
+        return;
+    }
+    let env = Envelope::new(
+        MailKind::Message,
+        crate::commands::team::person(),
+        name.to_string(),
+        text.to_string(),
+        troupe_agent::transcript::now_ms(),
+    );
+    match shared.send(env) {
+        Ok(_) => outln!("(sent to {name}; the reply arrives as mail)"),
+        Err(e) => errln!("error: could not send to {name}: {e}"),
+    }
+}
+
+/// `/doctor` and `/config`: the subcommand's report for this workspace, made on a thread of
+/// its own (the checks block, and may start a runtime of their own).
+pub(super) async fn report(session: &Session<'_>, which: Report) {
+    let workspace = session.team.shared().config.workspace.clone();
+    let settings = session.settings_arg.clone();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let result = match which {
+            Report::Doctor => crate::commands::doctor::run(&crate::args::DoctorArgs {
+                json: false,
+                cwd: Some(workspace),
+                provider: None,
+                model: None,
+            }),
+            Report::Config => crate::commands::config::run(&crate::args::ConfigArgs {
+                json: false,
+                cwd: Some(workspace),
+                settings,
+            }),
+        };
+        let _ = tx.send(result.map_err(|e| format!("{e:#}")));
+    });
+    match rx.await {
+        Ok(Ok(_)) => {}
+        Ok(Err(why)) => errln!("error: {why}"),
+        Err(_) => errln!("error: the report stopped before it finished"),
+    }
+}
+
+/// Which subcommand's report.
+pub(super) enum Report {
+    Doctor,
+    Config,
+}
