@@ -10,6 +10,7 @@ mod repl_support;
 use common::subcommand;
 use pty_support::Pty;
 use repl_support::{leave, prompt_row, repl_in_pty, user_text, wait_requests, LIMIT};
+use serde_json::json;
 use std::time::Duration;
 use troupe_testkit::{FakeServer, Step, TempWorkspace};
 
@@ -225,5 +226,54 @@ fn shift_tab_cycles_the_permission_mode() {
     pty.wait_for_text("permission mode plan", LIMIT);
     pty.send("\u{1b}[Z");
     pty.wait_for_text("permission mode default", LIMIT);
+    leave(pty);
+}
+
+/// Waits until a question's menu shows with `row` highlighted.
+fn wait_menu(pty: &Pty, row: &str) -> String {
+    pty.wait_for(&format!("the menu at {row:?}"), LIMIT, |s| {
+        s.lines().any(|l| l.trim_end() == row)
+    })
+}
+
+#[test]
+fn a_permission_menu_answers_by_number_and_a_refusal_says_what_to_do_instead() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "touch one.txt"})),
+        Step::tool("bash", json!({"command": "rm -r src"})),
+        Step::text("understood"),
+    ]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("tidy up\r");
+    let screen = wait_menu(&pty, "❯ 1. Yes");
+    assert!(
+        screen.contains("Allow bash \"touch one.txt\"?\n"),
+        "{screen}"
+    );
+    assert!(!screen.contains("[y]es"), "{screen}");
+    // A number answers at once, without Enter.
+    pty.send("1");
+    pty.wait_for_text("Allow bash \"rm -r src\"", LIMIT);
+    wait_menu(&pty, "❯ 1. Yes");
+    assert!(ws.path().join("one.txt").exists());
+    // 3 asks what to do instead; that text goes back with the refusal.
+    pty.send("3");
+    pty.wait_for("the line for what to do instead", LIMIT, |s| {
+        s.contains("what should the agent do instead?") && s.lines().any(|l| l.starts_with("↳"))
+    });
+    pty.send("keep src, delete only target\r");
+    let screen = pty.wait_for_text("understood", LIMIT);
+    assert!(
+        screen.contains("❯ 3. No: keep src, delete only target"),
+        "{screen}"
+    );
+    let (refusal, is_error) = server.requests_for("lead")[2].last_tool_result().unwrap();
+    assert!(is_error, "{refusal}");
+    assert!(refusal.contains("refused"), "{refusal}");
+    assert!(
+        refusal.contains("keep src, delete only target"),
+        "{refusal}"
+    );
     leave(pty);
 }

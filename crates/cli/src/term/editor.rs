@@ -9,6 +9,7 @@
 //! entered then is queued and submitted, echoed, at the next prompt. Ctrl-C then interrupts.
 
 use super::line::{window, History, Line};
+use super::menu::{Asking, Menu, Step};
 use super::Input;
 use crossterm::cursor::{MoveRight, MoveUp};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -54,6 +55,8 @@ pub enum Msg {
     Status(Option<String>),
     /// Tidy the screen, save the history and stop; the sender hears when that is done.
     Finish(mpsc::Sender<()>),
+    /// Choices to offer in place of the `?` prompt once this question text is printed.
+    Menu(String, Menu),
 }
 
 /// Where the editor sends what the person did.
@@ -87,7 +90,16 @@ pub struct Editor {
     escaped: bool,
     /// Colour for the status line.
     colour: bool,
+    /// Menus offered for questions not printed yet: the question's text and its menu.
+    menus: Vec<(String, Menu)>,
+    /// The menu of the question just printed, for the answer asked for next.
+    armed: Option<Menu>,
+    /// The menu being answered.
+    asking: Option<Asking>,
 }
+
+/// Menus kept for questions not printed yet (one whose question never comes is dropped).
+const MENUS_KEPT: usize = 16;
 
 impl Editor {
     /// An editor with the history at `history_path`.
@@ -106,6 +118,9 @@ impl Editor {
             out,
             escaped: false,
             colour,
+            menus: Vec::new(),
+            armed: None,
+            asking: None,
         }
     }
 
@@ -122,6 +137,9 @@ impl Editor {
                     self.answer_or_queue(Input::Eof, &mut buf);
                 }
                 Msg::Print(text) => {
+                    if let Some(i) = self.menus.iter().position(|(q, _)| *q == text) {
+                        self.armed = Some(self.menus.remove(i).1);
+                    }
                     self.clear(&mut buf);
                     buf.push_str(&text);
                     if !text.ends_with('\n') {
@@ -130,6 +148,12 @@ impl Editor {
                 }
                 Msg::Request(want) => self.request(want, &mut buf),
                 Msg::Status(status) => self.status = status,
+                Msg::Menu(question, menu) => {
+                    if self.menus.len() == MENUS_KEPT {
+                        self.menus.remove(0);
+                    }
+                    self.menus.push((question, menu));
+                }
                 Msg::Finish(done) => {
                     self.clear(&mut buf);
                     flush(&buf);
@@ -151,9 +175,12 @@ impl Editor {
                 let _ = self.out.lines.send(input);
                 return;
             }
-        } else if self.want != Some(Want::Answer) {
-            self.stash = Some(std::mem::take(&mut self.line));
-            self.resume = self.want;
+        } else {
+            if self.want != Some(Want::Answer) {
+                self.stash = Some(std::mem::take(&mut self.line));
+                self.resume = self.want;
+            }
+            self.asking = self.armed.take().map(Asking::new);
         }
         self.want = Some(want);
     }
@@ -168,6 +195,9 @@ impl Editor {
     }
 
     fn key(&mut self, key: KeyEvent, buf: &mut String) {
+        if self.menu_key(key, buf) {
+            return;
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let escaped = std::mem::take(&mut self.escaped);
         let line = &mut self.line;
@@ -214,6 +244,32 @@ impl Editor {
             KeyCode::Up => self.history.up(line),
             KeyCode::Down => self.history.down(line),
             _ => {}
+        }
+    }
+
+    /// A key for the menu being answered; whether it took it.
+    fn menu_key(&mut self, key: KeyEvent, buf: &mut String) -> bool {
+        let Some(asking) = self
+            .asking
+            .as_mut()
+            .filter(|_| self.want == Some(Want::Answer))
+        else {
+            return false;
+        };
+        match asking.key(key, &self.line.text()) {
+            Step::Pass => false,
+            Step::Stay => true,
+            Step::Tell => {
+                self.line.take();
+                true
+            }
+            Step::Answer { answer, echo } => {
+                self.clear(buf);
+                buf.push_str(&crate::render::sanitize::terminal(&echo));
+                buf.push('\n');
+                self.finish_answer(Input::Line(answer));
+                true
+            }
         }
     }
 
@@ -270,6 +326,7 @@ impl Editor {
     fn finish_answer(&mut self, input: Input) {
         match self.want.take() {
             Some(Want::Answer) => {
+                self.asking = None;
                 self.want = self.resume.take();
                 if let Some(draft) = self.stash.take() {
                     self.line = draft;
@@ -324,10 +381,27 @@ impl Editor {
             }
         }
         if let Some(want) = self.want {
+            let mut prompt = want.prompt();
+            if let (Want::Answer, Some(asking)) = (want, &self.asking) {
+                let (menu_rows, tell) = asking.rows(self.colour, cols - 1);
+                for row in menu_rows {
+                    if rows > 0 {
+                        buf.push_str("\r\n");
+                    }
+                    buf.push_str(&row);
+                    rows += 1;
+                }
+                match tell {
+                    Some(tell) => prompt = tell,
+                    None => {
+                        self.drawn = (rows, rows.saturating_sub(1));
+                        return;
+                    }
+                }
+            }
             if rows > 0 {
                 buf.push_str("\r\n");
             }
-            let prompt = want.prompt();
             let (text, col) = window(&self.line, cols - prompt.width() - 1);
             buf.push_str(prompt);
             buf.push_str(&text);
@@ -339,7 +413,7 @@ impl Editor {
 }
 
 /// `text` cut to `cols` columns (with `…` when cut).
-fn fit(text: &str, cols: usize) -> String {
+pub(super) fn fit(text: &str, cols: usize) -> String {
     if text.width() <= cols {
         return text.to_string();
     }
