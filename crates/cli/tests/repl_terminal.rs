@@ -277,3 +277,74 @@ fn a_permission_menu_answers_by_number_and_a_refusal_says_what_to_do_instead() {
     );
     leave(pty);
 }
+
+/// The prompt row while a Ctrl-R search shows.
+fn search_row(screen: &str) -> Option<String> {
+    screen
+        .lines()
+        .rfind(|l| l.contains("reverse-i-search)"))
+        .map(|l| l.trim_end().to_string())
+}
+
+#[test]
+fn ctrl_r_searches_the_history_and_ctrl_g_gives_the_line_back() {
+    let ws = TempWorkspace::new();
+    ws.write(
+        ".troupe/history",
+        "#V2\nfirst about zebras\nsecond thing\nthird zebra crossing\n",
+    );
+    let server = common::lead_server([Step::text("found it")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("draft");
+    pty.wait_for("the draft", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> draft")
+    });
+    pty.send("\u{12}sec");
+    pty.wait_for("the match", LIMIT, |s| {
+        search_row(s).as_deref() == Some("(reverse-i-search)'sec': second thing")
+    });
+    // Ctrl-G cancels: the draft is back.
+    pty.send("\u{7}");
+    pty.wait_for("the draft back", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> draft") && search_row(s).is_none()
+    });
+    pty.send("\u{15}\u{12}ZEB");
+    pty.wait_for("the newest match", LIMIT, |s| {
+        search_row(s).as_deref() == Some("(reverse-i-search)'ZEB': third zebra crossing")
+    });
+    // Ctrl-R again: the older match; Enter puts it on the line, a second Enter sends it.
+    pty.send("\u{12}");
+    pty.wait_for("the older match", LIMIT, |s| {
+        search_row(s).as_deref() == Some("(reverse-i-search)'ZEB': first about zebras")
+    });
+    pty.send("\r");
+    pty.wait_for("the match on the line", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> first about zebras")
+    });
+    assert!(server.requests_for("lead").is_empty());
+    pty.send("\r");
+    pty.wait_for_text("found it", LIMIT);
+    assert_eq!(user_text(&server, 0), "first about zebras");
+    leave(pty);
+}
+
+#[test]
+fn backslash_enter_and_shift_enter_add_a_line_instead_of_sending() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([Step::text("three lines read")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("one\\\r");
+    pty.wait_for("a new line", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> one↵")
+    });
+    // Shift-Enter as the kitty keyboard protocol reports it.
+    pty.send("two\u{1b}[13;2u");
+    pty.wait_for("another new line", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> one↵two↵")
+    });
+    assert!(server.requests_for("lead").is_empty());
+    pty.send("three\r");
+    pty.wait_for_text("three lines read", LIMIT);
+    assert_eq!(user_text(&server, 0), "one\ntwo\nthree");
+    leave(pty);
+}

@@ -10,6 +10,7 @@
 
 use super::line::{window, History, Line};
 use super::menu::{Asking, Menu, Step};
+use super::search::{self, Search};
 use super::Input;
 use crossterm::cursor::{MoveRight, MoveUp};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -96,6 +97,8 @@ pub struct Editor {
     armed: Option<Menu>,
     /// The menu being answered.
     asking: Option<Asking>,
+    /// The Ctrl-R search in progress.
+    search: Option<Search>,
 }
 
 /// Menus kept for questions not printed yet (one whose question never comes is dropped).
@@ -121,6 +124,7 @@ impl Editor {
             menus: Vec::new(),
             armed: None,
             asking: None,
+            search: None,
         }
     }
 
@@ -176,6 +180,9 @@ impl Editor {
                 return;
             }
         } else {
+            if let Some(search) = self.search.take() {
+                self.line = search.cancel();
+            }
             if self.want != Some(Want::Answer) {
                 self.stash = Some(std::mem::take(&mut self.line));
                 self.resume = self.want;
@@ -195,7 +202,7 @@ impl Editor {
     }
 
     fn key(&mut self, key: KeyEvent, buf: &mut String) {
-        if self.menu_key(key, buf) {
+        if self.menu_key(key, buf) || self.search_key(key) {
             return;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
@@ -228,12 +235,27 @@ impl Editor {
             KeyCode::Char('e') if ctrl => line.end(),
             KeyCode::Char('b') if ctrl => line.left(),
             KeyCode::Char('f') if ctrl => line.right(),
+            KeyCode::Char('r') if ctrl && self.want == Some(Want::Prompt) => {
+                self.search = Some(Search::new(line.clone(), self.history.entries()));
+            }
             KeyCode::Char('p') if ctrl => self.history.up(line),
             KeyCode::Char('n') if ctrl => self.history.down(line),
             KeyCode::Char(_) if ctrl => {}
             KeyCode::Char(c) => line.insert(c.encode_utf8(&mut [0; 4])),
             KeyCode::Tab => super::complete::tab(line),
-            KeyCode::Enter if key.modifiers.contains(KeyModifiers::ALT) => line.insert("\n"),
+            // Alt-Enter, Shift-Enter (where the terminal tells it apart) and `\` + Enter: a
+            // new line in the prompt, not the end of it.
+            KeyCode::Enter
+                if key
+                    .modifiers
+                    .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) =>
+            {
+                line.insert("\n")
+            }
+            KeyCode::Enter if line.cursor() > 0 && line.chars()[line.cursor() - 1] == '\\' => {
+                line.backspace();
+                line.insert("\n");
+            }
             KeyCode::Enter => self.submit(buf),
             KeyCode::Backspace => line.backspace(),
             KeyCode::Delete => line.delete(),
@@ -245,6 +267,22 @@ impl Editor {
             KeyCode::Down => self.history.down(line),
             _ => {}
         }
+    }
+
+    /// A key for the Ctrl-R search; whether it took it.
+    fn search_key(&mut self, key: KeyEvent) -> bool {
+        let Some(search) = self.search.as_mut() else {
+            return false;
+        };
+        let (line, took) = match search.key(key, self.history.entries()) {
+            search::Step::Searching => return true,
+            search::Step::Done(line) => (line, true),
+            search::Step::DoneThenKey(line) => (line, false),
+        };
+        self.line = line;
+        self.search = None;
+        self.history.reset();
+        took
     }
 
     /// A key for the menu being answered; whether it took it.
@@ -402,8 +440,21 @@ impl Editor {
             if rows > 0 {
                 buf.push_str("\r\n");
             }
-            let (text, col) = window(&self.line, cols - prompt.width() - 1);
-            buf.push_str(prompt);
+            let searched = match (&self.search, want) {
+                (Some(search), Want::Prompt) => Some(search.shown(self.history.entries())),
+                _ => None,
+            };
+            let (prompt, line) = match &searched {
+                Some((prompt, line)) => (prompt.as_str(), line),
+                None => (prompt, &self.line),
+            };
+            // A long search query is cut so that the prompt stays on one row.
+            let prompt = match prompt.width() > cols / 2 {
+                true => fit(prompt, cols / 2),
+                false => prompt.to_string(),
+            };
+            let (text, col) = window(line, cols - prompt.width() - 1);
+            buf.push_str(&prompt);
             buf.push_str(&text);
             let _ = write!(buf, "\r{}", MoveRight(saturating_u16(prompt.width() + col)));
             rows += 1;

@@ -13,6 +13,7 @@ pub mod menu;
 pub mod mode;
 pub mod raw;
 pub mod reader;
+pub mod search;
 pub mod view;
 
 pub use reader::{Interrupts, LineReader, Printer};
