@@ -171,6 +171,46 @@ pub fn attachment(name: &str, path: &Path) -> Option<String> {
     Some(format!("<file path=\"{name}\">\n{text}{note}\n</file>"))
 }
 
+/// A prompt is estimated at a token per this many bytes.
+const BYTES_PER_TOKEN: u64 = 4;
+
+/// Whether `prompt` is refused before its request because it cannot fit the model's context
+/// window (the reason, with what to do, printed); the REPL asks before each prompt's turn.
+#[allow(dead_code)] // until the REPL's loop calls it before each prompt's turn
+pub fn refuse_oversized(agent: &troupe_agent::Agent, prompt: &str) -> bool {
+    let report = agent.context();
+    match oversized(prompt.len(), report.window, report.used, report.fixed) {
+        Some(why) => {
+            crate::render::sanitize::errln!("{why}");
+            true
+        }
+        None => false,
+    }
+}
+
+/// Why a prompt of `bytes` does not fit a window of `window` tokens of which the next request
+/// already takes `used` (`fixed` of them the system prompt and tools); `None` when it fits, or
+/// when the conversation alone is past the window (compaction's business, not the prompt's).
+fn oversized(bytes: usize, window: u64, used: u64, fixed: u64) -> Option<String> {
+    let tokens = (bytes as u64).div_ceil(BYTES_PER_TOKEN);
+    if used >= window || used + tokens <= window {
+        return None;
+    }
+    let what = format!(
+        "error: this prompt is about {tokens} tokens and the model's context window holds {window}"
+    );
+    Some(match fixed + tokens > window {
+        true => format!(
+            "{what}, even with an empty conversation: attach less (fewer or smaller @files, a \
+             shorter paste) or send it in parts. Nothing was sent."
+        ),
+        false => format!(
+            "{what}, of which the conversation takes {used}: /compact (or /clear) to make \
+             room, or attach less. Nothing was sent."
+        ),
+    })
+}
+
 /// `/permissions`: the mode, the rules in force and the ones this session added.
 pub fn permissions(policy: &Policy, session: &[troupe_agent::permissions::Rule]) -> String {
     let mut out = format!(
@@ -223,6 +263,18 @@ mod tests {
         );
         assert!(!out.contains("example.com\">"), "{out}");
         assert_eq!(attach("no attachments", dir.path()), "no attachments");
+    }
+
+    #[test]
+    fn a_prompt_past_the_window_is_refused_with_what_to_do() {
+        assert_eq!(oversized(4000, 10_000, 2_000, 1_000), None);
+        let room = oversized(32_000, 10_000, 3_000, 1_000).unwrap_or_default();
+        assert!(room.contains("about 8000 tokens"), "{room}");
+        assert!(room.contains("/compact"), "{room}");
+        let never = oversized(40_000, 10_000, 1_500, 1_500).unwrap_or_default();
+        assert!(never.contains("attach less"), "{never}");
+        assert!(!never.contains("/compact"), "{never}");
+        assert_eq!(oversized(100, 10_000, 12_000, 1_000), None);
     }
 
     #[tokio::test]

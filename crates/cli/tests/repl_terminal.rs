@@ -348,3 +348,61 @@ fn backslash_enter_and_shift_enter_add_a_line_instead_of_sending() {
     assert_eq!(user_text(&server, 0), "one\ntwo\nthree");
     leave(pty);
 }
+
+#[test]
+fn a_large_paste_shows_as_a_placeholder_and_sends_its_text() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([Step::text("read the log"), Step::text("read it again")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    let rows: Vec<String> = (1..=15).map(|i| format!("log row {i}")).collect();
+    pty.send(&format!(
+        "look: \u{1b}[200~{}\u{1b}[201~",
+        rows.join("\r\n")
+    ));
+    pty.wait_for("the placeholder", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> look: [Pasted text #1 +15 lines]")
+    });
+    pty.send("\r");
+    let screen = pty.wait_for_text("read the log", LIMIT);
+    assert!(
+        !screen.contains("log row 7"),
+        "the echo keeps the placeholder: {screen}"
+    );
+    assert_eq!(user_text(&server, 0), format!("look: {}", rows.join("\n")));
+    // Recalled from the history, it sends the paste again.
+    pty.wait_for("the next prompt", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    pty.send("\u{1b}[A");
+    pty.wait_for("the recalled placeholder", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> look: [Pasted text #1 +15 lines]")
+    });
+    pty.send("\r");
+    pty.wait_for_text("read it again", LIMIT);
+    assert_eq!(user_text(&server, 1), format!("look: {}", rows.join("\n")));
+    leave(pty);
+    let history = ws.read(".troupe/history");
+    assert!(
+        history.contains("look: [Pasted text #1 +15 lines]"),
+        "{history}"
+    );
+    assert!(!history.contains("log row 7"), "{history}");
+}
+
+#[test]
+#[ignore = "runs once the REPL's loop calls repl_input::refuse_oversized before a prompt's turn"]
+fn a_prompt_past_the_context_window_is_refused_before_the_request() {
+    let ws = TempWorkspace::new();
+    // About 63,000 tokens, attached to a prompt for a window of 50,000.
+    ws.write("big.txt", "all work and no play\n".repeat(12_000));
+    let server = common::lead_server([Step::text("the small one answered")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &["--context-window", "50000"], &[]);
+    pty.send("read @big.txt\r");
+    let screen = pty.wait_for_text("Nothing was sent.", LIMIT);
+    assert!(screen.contains("attach less"), "{screen}");
+    assert!(server.requests_for("lead").is_empty());
+    pty.send("a small one\r");
+    pty.wait_for_text("the small one answered", LIMIT);
+    assert_eq!(user_text(&server, 0), "a small one");
+    leave(pty);
+}

@@ -99,6 +99,8 @@ pub struct Editor {
     asking: Option<Asking>,
     /// The Ctrl-R search in progress.
     search: Option<Search>,
+    /// The large pastes the line's placeholders stand for.
+    pastes: super::paste::Pastes,
 }
 
 /// Menus kept for questions not printed yet (one whose question never comes is dropped).
@@ -108,6 +110,7 @@ impl Editor {
     /// An editor with the history at `history_path`.
     pub fn new(history_path: PathBuf, out: Outlets, colour: bool) -> Editor {
         let history = History::new(super::history_file::load(&history_path));
+        let pastes = super::paste::Pastes::new(history.entries());
         Editor {
             line: Line::default(),
             history,
@@ -125,6 +128,7 @@ impl Editor {
             armed: None,
             asking: None,
             search: None,
+            pastes,
         }
     }
 
@@ -172,9 +176,10 @@ impl Editor {
 
     fn request(&mut self, want: Want, buf: &mut String) {
         if want == Want::Prompt {
-            if let Some(input) = self.queued.pop_front() {
-                if let Input::Line(text) = &input {
+            if let Some(mut input) = self.queued.pop_front() {
+                if let Input::Line(text) = &mut input {
                     self.echo(Want::Prompt, text, buf);
+                    *text = self.pastes.expand(text);
                 }
                 let _ = self.out.lines.send(input);
                 return;
@@ -195,7 +200,10 @@ impl Editor {
     fn event(&mut self, event: Event, buf: &mut String) {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key, buf),
-            Event::Paste(text) => self.line.insert(&text),
+            Event::Paste(text) => {
+                let pasted = self.pastes.insert(&text);
+                self.line.insert(&pasted);
+            }
             // Resizes and the rest: the redraw after every message is all they need.
             _ => {}
         }
@@ -294,7 +302,7 @@ impl Editor {
         else {
             return false;
         };
-        match asking.key(key, &self.line.text()) {
+        match asking.key(key, &self.pastes.expand(&self.line.text())) {
             Step::Pass => false,
             Step::Stay => true,
             Step::Tell => {
@@ -344,8 +352,9 @@ impl Editor {
         match self.want {
             Some(want) => {
                 self.echo(want, &text, buf);
-                self.finish_answer(Input::Line(text));
+                self.finish_answer(Input::Line(self.pastes.expand(&text)));
             }
+            // Expanded when it is sent, so that its echo shows the placeholders.
             None => self.queued.push_back(Input::Line(text)),
         }
     }

@@ -11,6 +11,7 @@ pub mod mail;
 pub mod markdown;
 pub mod menu;
 pub mod mode;
+pub mod paste;
 pub mod raw;
 pub mod reader;
 pub mod search;
