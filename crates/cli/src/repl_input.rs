@@ -94,19 +94,17 @@ pub async fn shell(command: &str, dir: &Path) -> ShellRun {
     ShellRun { shown, for_model }
 }
 
-/// The prompt with each `@path` that names a file or folder (relative to `dir`, or absolute)
-/// attached after it; other `@words` (an e-mail address, a path that does not exist) stay text.
+/// The prompt with each `@path` that names a file or folder (relative to `dir`, or absolute;
+/// `@"with spaces"` and `@with\ spaces` too) attached after it; other `@words` (a path that
+/// does not exist) stay text.
 pub fn attach(prompt: &str, dir: &Path) -> String {
     let mut attached = Vec::new();
-    for word in prompt.split_whitespace() {
-        let Some(name) = word.strip_prefix('@') else {
-            continue;
-        };
-        let name = name.trim_end_matches([',', '.', ';', ':', ')', '?', '!']);
+    for mention in crate::term::mention::mentions(prompt) {
+        let name = mention.name();
         if name.is_empty() || attached.iter().any(|(n, _): &(String, String)| n == name) {
             continue;
         }
-        let path = resolve(name, dir);
+        let path = crate::term::mention::resolve(name, dir);
         if let Some(block) = attachment(name, &path) {
             attached.push((name.to_string(), block));
         }
@@ -120,15 +118,6 @@ pub fn attach(prompt: &str, dir: &Path) -> String {
         out.push_str(&block);
     }
     out
-}
-
-fn resolve(name: &str, dir: &Path) -> PathBuf {
-    let path = Path::new(name);
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        dir.join(path)
-    }
 }
 
 /// The attachment of one path shown as `name`: a file's text, or a folder's entries; `None`
@@ -263,6 +252,14 @@ mod tests {
         );
         assert!(!out.contains("example.com\">"), "{out}");
         assert_eq!(attach("no attachments", dir.path()), "no attachments");
+        std::fs::write(dir.path().join("with spaces.md"), "spaced\n").unwrap_or_default();
+        for prompt in [r#"read @"with spaces.md""#, r"read @with\ spaces.md"] {
+            let out = attach(prompt, dir.path());
+            assert!(
+                out.contains("<file path=\"with spaces.md\">\nspaced\n"),
+                "{out}"
+            );
+        }
     }
 
     #[test]

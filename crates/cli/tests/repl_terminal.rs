@@ -406,3 +406,42 @@ fn a_prompt_past_the_context_window_is_refused_before_the_request() {
     assert_eq!(user_text(&server, 0), "a small one");
     leave(pty);
 }
+
+#[test]
+fn at_paths_with_spaces_are_completed_in_quotes_and_attached() {
+    let ws = TempWorkspace::new();
+    ws.write("notes with spaces.md", "spaced content\n");
+    let server = common::lead_server([Step::text("read the notes"), Step::text("read again")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("summarise @notes\t");
+    pty.wait_for("the quoted completion", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> summarise @\"notes with spaces.md\"")
+    });
+    pty.send("and @nowhere.md\r");
+    let screen = pty.wait_for_text("read the notes", LIMIT);
+    assert!(
+        screen.contains("@nowhere.md names no file or folder here"),
+        "{screen}"
+    );
+    assert!(!screen.contains("@notes with spaces.md names"), "{screen}");
+    let sent = user_text(&server, 0);
+    assert!(
+        sent.contains("<file path=\"notes with spaces.md\">\nspaced content\n"),
+        "{sent}"
+    );
+    assert!(
+        sent.starts_with("summarise @\"notes with spaces.md\" and @nowhere.md"),
+        "{sent}"
+    );
+    pty.wait_for("the next prompt", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    pty.send("again @notes\\ with\\ spaces.md\r");
+    pty.wait_for_text("read again", LIMIT);
+    let sent = user_text(&server, 1);
+    assert!(
+        sent.contains("<file path=\"notes with spaces.md\">\nspaced content\n"),
+        "{sent}"
+    );
+    leave(pty);
+}

@@ -389,8 +389,32 @@ impl Editor {
     /// Prints the submitted line above, where the prompt was.
     fn echo(&mut self, want: Want, text: &str, buf: &mut String) {
         self.clear(buf);
-        let text = crate::render::sanitize::terminal(text);
-        let _ = writeln!(buf, "{}{}", want.prompt(), text.replace('\n', "\n  "));
+        let shown = crate::render::sanitize::terminal(text);
+        let _ = writeln!(buf, "{}{}", want.prompt(), shown.replace('\n', "\n  "));
+        if want == Want::Prompt && !text.starts_with(['/', '!', '#']) {
+            self.note_missing(text, buf);
+        }
+    }
+
+    /// A note under a prompt for each `@` mention that names nothing (sent as text).
+    fn note_missing(&self, text: &str, buf: &mut String) {
+        let Some(base) = super::complete::path_base() else {
+            return;
+        };
+        for name in super::mention::missing(text, base) {
+            let note = format!(
+                "  ⎿ @{} names no file or folder here: it stays in the prompt as text",
+                crate::render::sanitize::terminal(&name)
+            );
+            match self.colour {
+                true => {
+                    let _ = writeln!(buf, "{}", note.dim());
+                }
+                false => {
+                    let _ = writeln!(buf, "{note}");
+                }
+            }
+        }
     }
 
     /// Erases the bottom rows; the cursor ends where they started.

@@ -9,6 +9,7 @@ pub mod history_file;
 pub mod line;
 pub mod mail;
 pub mod markdown;
+pub mod mention;
 pub mod menu;
 pub mod mode;
 pub mod paste;
