@@ -223,8 +223,8 @@ pub fn permissions(policy: &Policy, session: &[troupe_agent::permissions::Rule])
     out.push_str(&format!("allowed this session: {}\n", list(session)));
     out.push_str(
         "Rules come from the settings files (`troupe config` lists them) and --allowedTools / \
-         --disallowedTools; [a]lways at a question adds one for the session, [r]emember writes \
-         it to .troupe/settings.local.json.\n",
+         --disallowedTools; \"don't ask again\" (2, or a) at a question adds one for the \
+         session, r writes it to .troupe/settings.local.json too.\n",
     );
     out
 }

@@ -60,7 +60,11 @@ pub(super) fn menu(scope: Option<&Scope>) -> Menu {
     let no = "No, and tell the agent what to do differently".to_string();
     choices.push(choice(no, "n", 'n', true));
     let hidden = match scope {
-        Some(_) => vec![('r', "r".to_string())],
+        Some(_) => vec![(
+            'r',
+            "r".to_string(),
+            "yes, and remember it in .troupe/settings.local.json".to_string(),
+        )],
         None => Vec::new(),
     };
     Menu {

@@ -7,6 +7,11 @@
 //!
 //! Keys typed while no prompt is showing (the agent is busy) go into the line unseen; a line
 //! entered then is queued and submitted, echoed, at the next prompt. Ctrl-C then interrupts.
+//!
+//! Besides a shell prompt's edits: a question offered with a menu is answered from it
+//! ([`super::menu`]), Ctrl-R searches the history ([`super::search`]), a large paste stands in
+//! the line as a placeholder ([`super::paste`]), `\` + Enter or Shift-Enter adds a line, and
+//! an `@` mention that names nothing gets a note when the prompt is sent.
 
 use super::line::{window, History, Line};
 use super::menu::{Asking, Menu, Step};

@@ -31,8 +31,9 @@ pub struct Menu {
     pub choices: Vec<Choice>,
     /// The choice Esc takes (without asking for text).
     pub escape: usize,
-    /// Letters that answer without being shown: letter and answer (`r` for remember).
-    pub hidden: Vec<(char, String)>,
+    /// Letters that answer without being shown: letter, answer, and what the echo calls it
+    /// (`r` for remember).
+    pub hidden: Vec<(char, String, String)>,
     /// What the line for the text says (`what should the agent do instead?`).
     pub tell_label: String,
 }
@@ -98,10 +99,10 @@ impl Asking {
                 if let Some(i) = self.menu.choices.iter().position(|ch| ch.letter == Some(c)) {
                     return self.take(i);
                 }
-                if let Some((_, answer)) = self.menu.hidden.iter().find(|(l, _)| *l == c) {
+                if let Some((_, answer, label)) = self.menu.hidden.iter().find(|h| h.0 == c) {
                     return Step::Answer {
                         answer: answer.clone(),
-                        echo: format!("  ❯ {c}"),
+                        echo: format!("  ❯ {c}: {label}"),
                     };
                 }
             }
@@ -189,7 +190,7 @@ mod tests {
                 ),
             ],
             escape: 2,
-            hidden: vec![('r', "r".into())],
+            hidden: vec![('r', "r".into(), "remember".into())],
             tell_label: "— what should it do instead?".into(),
         }
     }
