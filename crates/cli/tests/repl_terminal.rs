@@ -262,6 +262,15 @@ fn a_permission_menu_answers_by_number_and_a_refusal_says_what_to_do_instead() {
     pty.send("tidy up\r");
     let screen = wait_menu(&pty, "❯ 1. Yes");
     insta::assert_snapshot!("permission_menu", screen_from(&screen, "Allow bash"));
+    // A word typed as the question appears answers nothing until Enter (its first letter
+    // least of all); Ctrl-U takes it back.
+    pty.send("about");
+    pty.wait_for("the typed word", LIMIT, |s| {
+        s.lines().any(|l| l.trim_end() == "? about")
+    });
+    assert!(!ws.path().join("one.txt").exists());
+    pty.send("\u{15}");
+    wait_menu(&pty, "❯ 1. Yes");
     // A number answers at once, without Enter.
     pty.send("1");
     pty.wait_for_text("Allow bash \"rm -r src\"", LIMIT);

@@ -142,7 +142,7 @@ fn permission_questions_show_the_diff_and_always_is_scoped() {
         ws.path().join("b.txt").exists(),
         "the second touch ran unasked"
     );
-    answer(&mut pty, "r");
+    answer(&mut pty, "r\r");
     pty.wait_for_text("Allow bash \"rm a.txt\"", LIMIT);
     // Esc means no.
     answer(&mut pty, "\u{1b}");

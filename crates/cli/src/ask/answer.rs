@@ -43,34 +43,24 @@ impl Answer {
 /// The menu of a permission question: yes, "always" for `scope` when there is one, and no
 /// with what to do instead.
 pub(super) fn menu(scope: Option<&Scope>) -> Menu {
-    let choice = |label: String, answer: &str, letter: char, tell: bool| Choice {
+    let choice = |label: String, answer: &str, tell: bool| Choice {
         label,
         answer: answer.to_string(),
-        letter: Some(letter),
         tell,
     };
-    let mut choices = vec![choice("Yes".into(), "y", 'y', false)];
+    let mut choices = vec![choice("Yes".into(), "y", false)];
     if let Some(scope) = scope {
         let label = format!(
             "Yes, and don't ask again this session for {}",
             terminal(&scope.label)
         );
-        choices.push(choice(label, "a", 'a', false));
+        choices.push(choice(label, "a", false));
     }
     let no = "No, and tell the agent what to do differently".to_string();
-    choices.push(choice(no, "n", 'n', true));
-    let hidden = match scope {
-        Some(_) => vec![(
-            'r',
-            "r".to_string(),
-            "yes, and remember it in .troupe/settings.local.json".to_string(),
-        )],
-        None => Vec::new(),
-    };
+    choices.push(choice(no, "n", true));
     Menu {
         escape: choices.len() - 1,
         choices,
-        hidden,
         tell_label: "— what should the agent do instead? (Enter sends, Esc refuses without a word)"
             .to_string(),
     }

@@ -1,8 +1,9 @@
 //! Permission questions in the REPL — with the diff above them for `edit_file` and
-//! `write_file`. On a terminal, Claude Code's menu under `Allow bash "cargo test"?`:
-//! `1. Yes`, `2. Yes, and don't ask again for "cargo test:*"`, `3. No, and tell the agent what
-//! to do differently` (arrows and Enter, a number, `y`/`a`/`n`/`r`, or Esc for no); without
-//! one, a line: `… ? [y]es / [N]o / [a]lways "cargo test:*" / [r]emember` where Enter means no.
+//! `write_file`. On a terminal, Claude Code's menu under `Allow bash "cargo test"?`: `1. Yes`,
+//! `2. Yes, and don't ask again this session for "cargo test:*"`, `3. No, and tell the agent
+//! what to do differently` (arrows and Enter, or a number at once; `y`/`a`/`n`/`r` and Enter
+//! as before the menu; Esc for no). Without a terminal, a line:
+//! `… ? [y]es / [N]o / [a]lways "cargo test:*" / [r]emember` where Enter means no.
 //! "always" allows that command prefix, that file or that tool for the rest of the session;
 //! "remember" also writes the rule to `.troupe/settings.local.json`; a refusal may carry what
 //! to do instead, for the model. The approver hands each question to the REPL loop, which

@@ -359,6 +359,9 @@ impl Editor {
                 self.echo(want, &text, buf);
                 self.finish_answer(Input::Line(self.pastes.expand(&text)));
             }
+            // Enter on nothing while the agent works (after a question answered by its
+            // number, say) leaves nothing to send.
+            None if text.trim().is_empty() => {}
             // Expanded when it is sent, so that its echo shows the placeholders.
             None => self.queued.push_back(Input::Line(text)),
         }
@@ -459,7 +462,8 @@ impl Editor {
         if let Some(want) = self.want {
             let mut prompt = want.prompt();
             if let (Want::Answer, Some(asking)) = (want, &self.asking) {
-                let (menu_rows, tell) = asking.rows(self.colour, cols - 1);
+                let typed = !self.line.is_empty();
+                let (menu_rows, tell) = asking.rows(self.colour, cols - 1, typed);
                 for row in menu_rows {
                     if rows > 0 {
                         buf.push_str("\r\n");

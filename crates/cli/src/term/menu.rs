@@ -1,7 +1,9 @@
 //! A question answered from a short numbered list, as Claude Code asks for permission: Up and
-//! Down move the highlight, Enter takes it, a choice's number (or its letter) answers at once,
-//! Esc takes the refusal. A choice may ask for a few words more (what to do instead), typed on
-//! a line of its own before the answer goes.
+//! Down move the highlight, Enter takes it, a choice's number answers at once, Esc takes the
+//! refusal. A choice may ask for a few words more (what to do instead), typed on a line of its
+//! own before the answer goes. Letters are typed on a `?` line under the list and Enter sends
+//! them as the answer (`y`, `n`…, as before the list): a word typed when the question appeared
+//! never answers it by its first letter.
 //!
 //! Whoever asks offers the menu with the question's text ([`super::Printer::offer`]); the
 //! editor shows it in place of the `?` prompt when that text is printed and an answer asked
@@ -18,8 +20,6 @@ pub struct Choice {
     pub label: String,
     /// The answer it sends.
     pub answer: String,
-    /// A letter that takes it too (`y`, `n`, `a`).
-    pub letter: Option<char>,
     /// Whether taking it asks for a line of text, sent after the answer and a newline.
     pub tell: bool,
 }
@@ -31,9 +31,6 @@ pub struct Menu {
     pub choices: Vec<Choice>,
     /// The choice Esc takes (without asking for text).
     pub escape: usize,
-    /// Letters that answer without being shown: letter, answer, and what the echo calls it
-    /// (`r` for remember).
-    pub hidden: Vec<(char, String, String)>,
     /// What the line for the text says (`what should the agent do instead?`).
     pub tell_label: String,
 }
@@ -47,7 +44,7 @@ pub enum Step {
     Answer { answer: String, echo: String },
     /// The choice asks for text: the line now takes it.
     Tell,
-    /// Not the menu's key (Ctrl-C, or an edit of the text being told).
+    /// Not the menu's key (Ctrl-C, or an edit of the text typed).
     Pass,
 }
 
@@ -70,7 +67,7 @@ impl Asking {
         }
     }
 
-    /// Handles `key`; `line` is the text typed for a choice that asks for it.
+    /// Handles `key`; `line` is the text typed (an answer, or what a choice asks for).
     pub fn key(&mut self, key: KeyEvent, line: &str) -> Step {
         if key.modifiers.contains(KeyModifiers::CONTROL) {
             return Step::Pass;
@@ -87,25 +84,22 @@ impl Asking {
             KeyCode::Up => self.highlight = (self.highlight + count - 1) % count,
             KeyCode::Down | KeyCode::Tab => self.highlight = (self.highlight + 1) % count,
             KeyCode::BackTab => self.highlight = (self.highlight + count - 1) % count,
-            KeyCode::Enter => return self.take(self.highlight),
-            KeyCode::Esc => return self.answer(self.menu.escape, ""),
-            KeyCode::Char(c) => {
-                if let Some(i) = c.to_digit(10).and_then(|d| (d as usize).checked_sub(1)) {
-                    if i < count {
-                        return self.take(i);
-                    }
-                }
-                let c = c.to_ascii_lowercase();
-                if let Some(i) = self.menu.choices.iter().position(|ch| ch.letter == Some(c)) {
-                    return self.take(i);
-                }
-                if let Some((_, answer, label)) = self.menu.hidden.iter().find(|h| h.0 == c) {
-                    return Step::Answer {
-                        answer: answer.clone(),
-                        echo: format!("  ❯ {c}: {label}"),
-                    };
+            KeyCode::Enter if !line.trim().is_empty() => {
+                return Step::Answer {
+                    answer: line.trim().to_string(),
+                    echo: format!("  ❯ {}", line.trim()),
                 }
             }
+            KeyCode::Enter => return self.take(self.highlight),
+            KeyCode::Esc => return self.answer(self.menu.escape, ""),
+            KeyCode::Char(c) if line.is_empty() && c.is_ascii_digit() => {
+                match (c as usize).checked_sub('1' as usize) {
+                    Some(i) if i < count => return self.take(i),
+                    _ => {}
+                }
+            }
+            KeyCode::Char(_) | KeyCode::Backspace | KeyCode::Delete => return Step::Pass,
+            KeyCode::Left | KeyCode::Right | KeyCode::Home | KeyCode::End => return Step::Pass,
             _ => {}
         }
         Step::Stay
@@ -132,9 +126,14 @@ impl Asking {
         Step::Answer { answer, echo }
     }
 
-    /// The rows to draw, cut to `cols` columns; while a choice's text is typed, the prompt of
-    /// the line it is typed on (drawn below them).
-    pub fn rows(&self, colour: bool, cols: usize) -> (Vec<String>, Option<&'static str>) {
+    /// The rows to draw, cut to `cols` columns; when text is typed (`typed`) or a choice asks
+    /// for it, the prompt of the line it is typed on (drawn below them).
+    pub fn rows(
+        &self,
+        colour: bool,
+        cols: usize,
+        typed: bool,
+    ) -> (Vec<String>, Option<&'static str>) {
         if let Some(i) = self.telling {
             let choice = short(&self.menu.choices[i].label);
             let label = format!("  {}. {choice} {}", i + 1, self.menu.tell_label);
@@ -155,7 +154,7 @@ impl Asking {
                 }
             })
             .collect();
-        (rows, None)
+        (rows, typed.then_some("? "))
     }
 }
 
@@ -172,25 +171,18 @@ mod tests {
     use super::*;
 
     fn menu() -> Menu {
-        let choice = |label: &str, answer: &str, letter, tell| Choice {
+        let choice = |label: &str, answer: &str, tell| Choice {
             label: label.into(),
             answer: answer.into(),
-            letter: Some(letter),
             tell,
         };
         Menu {
             choices: vec![
-                choice("Yes", "y", 'y', false),
-                choice("Yes, and don't ask again for \"ls:*\"", "a", 'a', false),
-                choice(
-                    "No, and tell the agent what to do differently",
-                    "n",
-                    'n',
-                    true,
-                ),
+                choice("Yes", "y", false),
+                choice("Yes, and don't ask again for \"ls:*\"", "a", false),
+                choice("No, and tell the agent what to do differently", "n", true),
             ],
             escape: 2,
-            hidden: vec![('r', "r".into(), "remember".into())],
             tell_label: "— what should it do instead?".into(),
         }
     }
@@ -211,29 +203,36 @@ mod tests {
         let mut m = Asking::new(menu());
         assert_eq!(answer(m.clone().key(key(KeyCode::Enter), "")), "y");
         assert_eq!(m.key(key(KeyCode::Down), ""), Step::Stay);
-        assert!(m.rows(false, 80).0[1].starts_with("❯ 2. Yes, and don't ask again"));
+        assert!(m.rows(false, 80, false).0[1].starts_with("❯ 2. Yes, and don't ask again"));
         assert_eq!(answer(m.clone().key(key(KeyCode::Enter), "")), "a");
         m.key(key(KeyCode::Up), "");
         m.key(key(KeyCode::Up), "");
-        assert!(m.rows(false, 80).0[2].starts_with("❯ 3. No"), "wraps round");
+        assert!(
+            m.rows(false, 80, false).0[2].starts_with("❯ 3. No"),
+            "wraps round"
+        );
     }
 
     #[test]
-    fn numbers_and_letters_answer_at_once_and_esc_refuses() {
+    fn numbers_answer_at_once_letters_wait_for_enter_and_esc_refuses() {
         let m = Asking::new(menu());
         assert_eq!(answer(m.clone().key(key(KeyCode::Char('1')), "")), "y");
         assert_eq!(answer(m.clone().key(key(KeyCode::Char('2')), "")), "a");
-        assert_eq!(answer(m.clone().key(key(KeyCode::Char('Y')), "")), "y");
-        assert_eq!(answer(m.clone().key(key(KeyCode::Char('r')), "")), "r");
         assert_eq!(answer(m.clone().key(key(KeyCode::Esc), "")), "n");
         assert_eq!(m.clone().key(key(KeyCode::Char('9')), ""), Step::Stay);
+        // A letter is typed on the line; Enter sends what is typed.
+        assert_eq!(m.clone().key(key(KeyCode::Char('a')), ""), Step::Pass);
+        assert_eq!(m.clone().key(key(KeyCode::Char('1')), "a"), Step::Pass);
+        assert_eq!(answer(m.clone().key(key(KeyCode::Enter), " r ")), "r");
+        assert_eq!(m.rows(false, 80, true).1, Some("? "));
+        assert_eq!(m.rows(false, 80, false).1, None);
     }
 
     #[test]
     fn the_refusal_takes_what_to_do_instead() {
         let mut m = Asking::new(menu());
         assert_eq!(m.key(key(KeyCode::Char('3')), ""), Step::Tell);
-        assert_eq!(m.rows(false, 80).1, Some(TELL_PROMPT));
+        assert_eq!(m.rows(false, 80, false).1, Some(TELL_PROMPT));
         assert_eq!(m.key(key(KeyCode::Char('x')), ""), Step::Pass);
         match m.clone().key(key(KeyCode::Enter), " use rg ") {
             Step::Answer { answer, echo } => {
