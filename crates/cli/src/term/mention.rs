@@ -103,7 +103,7 @@ pub fn missing(prompt: &str, dir: &Path) -> Vec<String> {
         if name.is_empty() || out.iter().any(|n| n == name) {
             continue;
         }
-        if std::fs::symlink_metadata(resolve(name, dir)).is_err() {
+        if std::fs::metadata(resolve(name, dir)).is_err() {
             out.push(name.to_string());
         }
     }
