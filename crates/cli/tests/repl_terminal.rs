@@ -311,7 +311,7 @@ fn search_row(screen: &str) -> Option<String> {
 }
 
 #[test]
-fn ctrl_r_searches_the_history_and_ctrl_g_gives_the_line_back() {
+fn ctrl_r_searches_the_history_and_ctrl_g_or_esc_gives_the_line_back() {
     let ws = TempWorkspace::new();
     ws.write(
         ".troupe/history",
@@ -330,6 +330,16 @@ fn ctrl_r_searches_the_history_and_ctrl_g_gives_the_line_back() {
     // Ctrl-G cancels: the draft is back.
     pty.send("\u{7}");
     pty.wait_for("the draft back", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> draft") && search_row(s).is_none()
+    });
+    // So does Esc (a lone one: a pause tells it apart from a key sequence).
+    pty.send("\u{12}thing");
+    pty.wait_for("the match again", LIMIT, |s| {
+        search_row(s).as_deref() == Some("(reverse-i-search)'thing': second thing")
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    pty.send("\u{1b}");
+    pty.wait_for("the draft back after Esc", LIMIT, |s| {
         prompt_row(s).as_deref() == Some("> draft") && search_row(s).is_none()
     });
     pty.send("\u{15}\u{12}ZEB");
