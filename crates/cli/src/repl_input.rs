@@ -94,19 +94,17 @@ pub async fn shell(command: &str, dir: &Path) -> ShellRun {
     ShellRun { shown, for_model }
 }
 
-/// The prompt with each `@path` that names a file or folder (relative to `dir`, or absolute)
-/// attached after it; other `@words` (an e-mail address, a path that does not exist) stay text.
+/// The prompt with each `@path` that names a file or folder (relative to `dir`, or absolute;
+/// `@"with spaces"` and `@with\ spaces` too) attached after it; other `@words` (a path that
+/// does not exist) stay text.
 pub fn attach(prompt: &str, dir: &Path) -> String {
     let mut attached = Vec::new();
-    for word in prompt.split_whitespace() {
-        let Some(name) = word.strip_prefix('@') else {
-            continue;
-        };
-        let name = name.trim_end_matches([',', '.', ';', ':', ')', '?', '!']);
+    for mention in crate::term::mention::mentions(prompt) {
+        let name = mention.name();
         if name.is_empty() || attached.iter().any(|(n, _): &(String, String)| n == name) {
             continue;
         }
-        let path = resolve(name, dir);
+        let path = crate::term::mention::resolve(name, dir);
         if let Some(block) = attachment(name, &path) {
             attached.push((name.to_string(), block));
         }
@@ -120,15 +118,6 @@ pub fn attach(prompt: &str, dir: &Path) -> String {
         out.push_str(&block);
     }
     out
-}
-
-fn resolve(name: &str, dir: &Path) -> PathBuf {
-    let path = Path::new(name);
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        dir.join(path)
-    }
 }
 
 /// The attachment of one path shown as `name`: a file's text, or a folder's entries; `None`
@@ -171,6 +160,46 @@ pub fn attachment(name: &str, path: &Path) -> Option<String> {
     Some(format!("<file path=\"{name}\">\n{text}{note}\n</file>"))
 }
 
+/// A prompt is estimated at a token per this many bytes.
+const BYTES_PER_TOKEN: u64 = 4;
+
+/// Whether `prompt` is refused before its request because it cannot fit the model's context
+/// window (the reason, with what to do, printed); the REPL asks before each prompt's turn.
+#[allow(dead_code)] // until the REPL's loop calls it before each prompt's turn
+pub fn refuse_oversized(agent: &troupe_agent::Agent, prompt: &str) -> bool {
+    let report = agent.context();
+    match oversized(prompt.len(), report.window, report.used, report.fixed) {
+        Some(why) => {
+            crate::render::sanitize::errln!("{why}");
+            true
+        }
+        None => false,
+    }
+}
+
+/// Why a prompt of `bytes` does not fit a window of `window` tokens of which the next request
+/// already takes `used` (`fixed` of them the system prompt and tools); `None` when it fits, or
+/// when the conversation alone is past the window (compaction's business, not the prompt's).
+fn oversized(bytes: usize, window: u64, used: u64, fixed: u64) -> Option<String> {
+    let tokens = (bytes as u64).div_ceil(BYTES_PER_TOKEN);
+    if used >= window || used + tokens <= window {
+        return None;
+    }
+    let what = format!(
+        "error: this prompt is about {tokens} tokens and the model's context window holds {window}"
+    );
+    Some(match fixed + tokens > window {
+        true => format!(
+            "{what}, even with an empty conversation: attach less (fewer or smaller @files, a \
+             shorter paste) or send it in parts. Nothing was sent."
+        ),
+        false => format!(
+            "{what}, of which the conversation takes {used}: /compact (or /clear) to make \
+             room, or attach less. Nothing was sent."
+        ),
+    })
+}
+
 /// `/permissions`: the mode, the rules in force and the ones this session added.
 pub fn permissions(policy: &Policy, session: &[troupe_agent::permissions::Rule]) -> String {
     let mut out = format!(
@@ -194,8 +223,8 @@ pub fn permissions(policy: &Policy, session: &[troupe_agent::permissions::Rule])
     out.push_str(&format!("allowed this session: {}\n", list(session)));
     out.push_str(
         "Rules come from the settings files (`troupe config` lists them) and --allowedTools / \
-         --disallowedTools; [a]lways at a question adds one for the session, [r]emember writes \
-         it to .troupe/settings.local.json.\n",
+         --disallowedTools; \"don't ask again\" (2, or a) at a question adds one for the \
+         session, r writes it to .troupe/settings.local.json too.\n",
     );
     out
 }
@@ -223,6 +252,26 @@ mod tests {
         );
         assert!(!out.contains("example.com\">"), "{out}");
         assert_eq!(attach("no attachments", dir.path()), "no attachments");
+        std::fs::write(dir.path().join("with spaces.md"), "spaced\n").unwrap_or_default();
+        for prompt in [r#"read @"with spaces.md""#, r"read @with\ spaces.md"] {
+            let out = attach(prompt, dir.path());
+            assert!(
+                out.contains("<file path=\"with spaces.md\">\nspaced\n"),
+                "{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_prompt_past_the_window_is_refused_with_what_to_do() {
+        assert_eq!(oversized(4000, 10_000, 2_000, 1_000), None);
+        let room = oversized(32_000, 10_000, 3_000, 1_000).unwrap_or_default();
+        assert!(room.contains("about 8000 tokens"), "{room}");
+        assert!(room.contains("/compact"), "{room}");
+        let never = oversized(40_000, 10_000, 1_500, 1_500).unwrap_or_default();
+        assert!(never.contains("attach less"), "{never}");
+        assert!(!never.contains("/compact"), "{never}");
+        assert_eq!(oversized(100, 10_000, 12_000, 1_000), None);
     }
 
     #[tokio::test]

@@ -10,6 +10,7 @@ mod repl_support;
 use common::subcommand;
 use pty_support::Pty;
 use repl_support::{leave, prompt_row, repl_in_pty, user_text, wait_requests, LIMIT};
+use serde_json::json;
 use std::time::Duration;
 use troupe_testkit::{FakeServer, Step, TempWorkspace};
 
@@ -225,5 +226,256 @@ fn shift_tab_cycles_the_permission_mode() {
     pty.wait_for_text("permission mode plan", LIMIT);
     pty.send("\u{1b}[Z");
     pty.wait_for_text("permission mode default", LIMIT);
+    leave(pty);
+}
+
+/// The screen from the last row starting with `from` on, without the status line (its
+/// spinner frame and clock change from run to run) and trailing blanks: what a snapshot holds.
+fn screen_from(screen: &str, from: &str) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    let start = lines.iter().rposition(|l| l.starts_with(from)).unwrap_or(0);
+    let spinner = |l: &str| l.starts_with(|c| ('\u{2800}'..='\u{28ff}').contains(&c));
+    let kept: Vec<&str> = lines[start..]
+        .iter()
+        .map(|l| l.trim_end())
+        .filter(|l| !spinner(l))
+        .collect();
+    kept.join("\n").trim_end().to_string()
+}
+
+/// Waits until a question's whole menu shows with `row` highlighted.
+fn wait_menu(pty: &Pty, row: &str) -> String {
+    pty.wait_for(&format!("the menu at {row:?}"), LIMIT, |s| {
+        s.lines().any(|l| l.trim_end() == row) && s.trim_end().ends_with("(esc)")
+    })
+}
+
+#[test]
+fn a_permission_menu_answers_by_number_and_a_refusal_says_what_to_do_instead() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "touch one.txt"})),
+        Step::tool("bash", json!({"command": "rm -r src"})),
+        Step::text("understood"),
+    ]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("tidy up\r");
+    let screen = wait_menu(&pty, "❯ 1. Yes");
+    insta::assert_snapshot!("permission_menu", screen_from(&screen, "Allow bash"));
+    // A word typed as the question appears answers nothing until Enter (its first letter
+    // least of all); Ctrl-U takes it back.
+    pty.send("about");
+    pty.wait_for("the typed word", LIMIT, |s| {
+        s.lines().any(|l| l.trim_end() == "? about")
+    });
+    assert!(!ws.path().join("one.txt").exists());
+    pty.send("\u{15}");
+    wait_menu(&pty, "❯ 1. Yes");
+    // A number answers at once, without Enter.
+    pty.send("1");
+    pty.wait_for_text("Allow bash \"rm -r src\"", LIMIT);
+    wait_menu(&pty, "❯ 1. Yes");
+    assert!(ws.path().join("one.txt").exists());
+    // 3 asks what to do instead; that text goes back with the refusal.
+    pty.send("3");
+    pty.send("keep src");
+    let screen = pty.wait_for("the line for what to do instead", LIMIT, |s| {
+        s.lines().any(|l| l.trim_end() == "↳ keep src")
+    });
+    insta::assert_snapshot!(
+        "permission_menu_what_instead",
+        screen_from(&screen, "Allow bash")
+    );
+    pty.send(", delete only target\r");
+    let screen = pty.wait_for_text("understood", LIMIT);
+    assert!(
+        screen.contains("❯ 3. No: keep src, delete only target"),
+        "{screen}"
+    );
+    let (refusal, is_error) = server.requests_for("lead")[2].last_tool_result().unwrap();
+    assert!(is_error, "{refusal}");
+    assert!(refusal.contains("refused"), "{refusal}");
+    assert!(
+        refusal.contains("keep src, delete only target"),
+        "{refusal}"
+    );
+    leave(pty);
+}
+
+/// The prompt row while a Ctrl-R search shows.
+fn search_row(screen: &str) -> Option<String> {
+    screen
+        .lines()
+        .rfind(|l| l.contains("reverse-i-search)"))
+        .map(|l| l.trim_end().to_string())
+}
+
+#[test]
+fn ctrl_r_searches_the_history_and_ctrl_g_or_esc_gives_the_line_back() {
+    let ws = TempWorkspace::new();
+    ws.write(
+        ".troupe/history",
+        "#V2\nfirst about zebras\nsecond thing\nthird zebra crossing\n",
+    );
+    let server = common::lead_server([Step::text("found it")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("draft");
+    pty.wait_for("the draft", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> draft")
+    });
+    pty.send("\u{12}sec");
+    pty.wait_for("the match", LIMIT, |s| {
+        search_row(s).as_deref() == Some("(reverse-i-search)'sec': second thing")
+    });
+    // Ctrl-G cancels: the draft is back.
+    pty.send("\u{7}");
+    pty.wait_for("the draft back", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> draft") && search_row(s).is_none()
+    });
+    // So does Esc (a lone one: a pause tells it apart from a key sequence).
+    pty.send("\u{12}thing");
+    pty.wait_for("the match again", LIMIT, |s| {
+        search_row(s).as_deref() == Some("(reverse-i-search)'thing': second thing")
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    pty.send("\u{1b}");
+    pty.wait_for("the draft back after Esc", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> draft") && search_row(s).is_none()
+    });
+    pty.send("\u{15}\u{12}ZEB");
+    pty.wait_for("the newest match", LIMIT, |s| {
+        search_row(s).as_deref() == Some("(reverse-i-search)'ZEB': third zebra crossing")
+    });
+    // Ctrl-R again: the older match; Enter puts it on the line, a second Enter sends it.
+    pty.send("\u{12}");
+    pty.wait_for("the older match", LIMIT, |s| {
+        search_row(s).as_deref() == Some("(reverse-i-search)'ZEB': first about zebras")
+    });
+    pty.send("\r");
+    pty.wait_for("the match on the line", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> first about zebras")
+    });
+    assert!(server.requests_for("lead").is_empty());
+    pty.send("\r");
+    pty.wait_for_text("found it", LIMIT);
+    assert_eq!(user_text(&server, 0), "first about zebras");
+    leave(pty);
+}
+
+#[test]
+fn backslash_enter_and_shift_enter_add_a_line_instead_of_sending() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([Step::text("three lines read")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("one\\\r");
+    pty.wait_for("a new line", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> one↵")
+    });
+    // Shift-Enter as the kitty keyboard protocol reports it.
+    pty.send("two\u{1b}[13;2u");
+    pty.wait_for("another new line", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> one↵two↵")
+    });
+    assert!(server.requests_for("lead").is_empty());
+    pty.send("three\r");
+    pty.wait_for_text("three lines read", LIMIT);
+    assert_eq!(user_text(&server, 0), "one\ntwo\nthree");
+    leave(pty);
+}
+
+#[test]
+fn a_large_paste_shows_as_a_placeholder_and_sends_its_text() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([Step::text("read the log"), Step::text("read it again")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    let rows: Vec<String> = (1..=15).map(|i| format!("log row {i}")).collect();
+    pty.send(&format!(
+        "look: \u{1b}[200~{}\u{1b}[201~",
+        rows.join("\r\n")
+    ));
+    pty.wait_for("the placeholder", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> look: [Pasted text #1 +15 lines]")
+    });
+    pty.send("\r");
+    let screen = pty.wait_for("the answer and the next prompt", LIMIT, |s| {
+        s.contains("read the log") && prompt_row(s).as_deref() == Some(">")
+    });
+    insta::assert_snapshot!("large_paste_sent", screen_from(&screen, "> look:"));
+    assert_eq!(user_text(&server, 0), format!("look: {}", rows.join("\n")));
+    // Recalled from the history, it sends the paste again.
+    pty.wait_for("the next prompt", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    pty.send("\u{1b}[A");
+    pty.wait_for("the recalled placeholder", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> look: [Pasted text #1 +15 lines]")
+    });
+    pty.send("\r");
+    pty.wait_for_text("read it again", LIMIT);
+    assert_eq!(user_text(&server, 1), format!("look: {}", rows.join("\n")));
+    leave(pty);
+    let history = ws.read(".troupe/history");
+    assert!(
+        history.contains("look: [Pasted text #1 +15 lines]"),
+        "{history}"
+    );
+    assert!(!history.contains("log row 7"), "{history}");
+}
+
+#[test]
+#[ignore = "runs once the REPL's loop calls repl_input::refuse_oversized before a prompt's turn"]
+fn a_prompt_past_the_context_window_is_refused_before_the_request() {
+    let ws = TempWorkspace::new();
+    // About 63,000 tokens, attached to a prompt for a window of 50,000.
+    ws.write("big.txt", "all work and no play\n".repeat(12_000));
+    let server = common::lead_server([Step::text("the small one answered")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &["--context-window", "50000"], &[]);
+    pty.send("read @big.txt\r");
+    let screen = pty.wait_for_text("Nothing was sent.", LIMIT);
+    assert!(screen.contains("attach less"), "{screen}");
+    assert!(server.requests_for("lead").is_empty());
+    pty.send("a small one\r");
+    pty.wait_for_text("the small one answered", LIMIT);
+    assert_eq!(user_text(&server, 0), "a small one");
+    leave(pty);
+}
+
+#[test]
+fn at_paths_with_spaces_are_completed_in_quotes_and_attached() {
+    let ws = TempWorkspace::new();
+    ws.write("notes with spaces.md", "spaced content\n");
+    let server = common::lead_server([Step::text("read the notes"), Step::text("read again")]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("summarise @notes\t");
+    pty.wait_for("the quoted completion", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> summarise @\"notes with spaces.md\"")
+    });
+    pty.send("and @nowhere.md\r");
+    let screen = pty.wait_for("the answer and the next prompt", LIMIT, |s| {
+        s.contains("read the notes") && prompt_row(s).as_deref() == Some(">")
+    });
+    insta::assert_snapshot!(
+        "at_path_naming_nothing",
+        screen_from(&screen, "> summarise")
+    );
+    let sent = user_text(&server, 0);
+    assert!(
+        sent.contains("<file path=\"notes with spaces.md\">\nspaced content\n"),
+        "{sent}"
+    );
+    assert!(
+        sent.starts_with("summarise @\"notes with spaces.md\" and @nowhere.md"),
+        "{sent}"
+    );
+    pty.wait_for("the next prompt", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    pty.send("again @notes\\ with\\ spaces.md\r");
+    pty.wait_for_text("read again", LIMIT);
+    let sent = user_text(&server, 1);
+    assert!(
+        sent.contains("<file path=\"notes with spaces.md\">\nspaced content\n"),
+        "{sent}"
+    );
     leave(pty);
 }

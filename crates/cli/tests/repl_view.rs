@@ -28,10 +28,10 @@ fn has_sgr(bytes: &[u8]) -> bool {
     })
 }
 
-/// Types `keys` once the answer prompt (`?`) shows.
+/// Types `keys` once the menu of a question shows.
 fn answer(pty: &mut pty_support::Pty, keys: &str) {
-    pty.wait_for("the answer prompt", LIMIT, |s| {
-        s.lines().any(|l| l.trim_end() == "?")
+    pty.wait_for("the menu", LIMIT, |s| {
+        s.lines().any(|l| l.trim_end() == "❯ 1. Yes")
     });
     pty.send(keys);
 }
@@ -117,16 +117,25 @@ fn permission_questions_show_the_diff_and_always_is_scoped() {
         screen.contains("  1 - old line") && screen.contains(" 1 + new line"),
         "{screen}"
     );
-    assert!(
-        screen.contains(
-            "Allow write_file \"notes.txt\"? [y]es / [N]o / [a]lways \"notes.txt\" / [r]emember"
-        ),
-        "{screen}"
+    let screen = pty.wait_for_text("(esc)", LIMIT);
+    common::assert_contains(&screen, "Allow write_file \"notes.txt\"?\n");
+    common::assert_contains(
+        &screen,
+        "❯ 1. Yes\n  2. Yes, and don't ask again this session for \"notes.txt\"\n  3. No, and tell the agent what to do differently (esc)",
     );
-    answer(&mut pty, "y\r");
-    let screen = pty.wait_for_text("Allow bash \"touch a.txt\"", LIMIT);
-    common::assert_contains(&screen, "[y]es / [N]o / [a]lways \"touch:*\" / [r]emember");
-    answer(&mut pty, "a\r");
+    // Enter takes the highlighted choice: Yes.
+    answer(&mut pty, "\r");
+    pty.wait_for_text("❯ 1. Yes\n", LIMIT);
+    pty.wait_for_text("Allow bash \"touch a.txt\"", LIMIT);
+    let screen = pty.wait_for_text("(esc)", LIMIT);
+    common::assert_contains(
+        &screen,
+        "2. Yes, and don't ask again this session for \"touch:*\"",
+    );
+    // Down, then Enter: "always".
+    answer(&mut pty, "\u{1b}[B");
+    pty.wait_for_text("❯ 2. Yes, and don't ask again", LIMIT);
+    pty.send("\r");
     // touch b.txt is covered; mkdir is a different command and is asked about.
     pty.wait_for_text("Allow bash \"mkdir newdir\"", LIMIT);
     assert!(
@@ -135,12 +144,12 @@ fn permission_questions_show_the_diff_and_always_is_scoped() {
     );
     answer(&mut pty, "r\r");
     pty.wait_for_text("Allow bash \"rm a.txt\"", LIMIT);
-    // Enter means no.
-    answer(&mut pty, "\r");
+    // Esc means no.
+    answer(&mut pty, "\u{1b}");
     pty.wait_for_text("all asked", LIMIT);
     assert_eq!(ws.read("notes.txt"), "new line\nkept\n");
     assert!(ws.path().join("newdir").is_dir());
-    assert!(ws.path().join("a.txt").exists(), "Enter refused the rm");
+    assert!(ws.path().join("a.txt").exists(), "Esc refused the rm");
     let local = ws.read(".troupe/settings.local.json");
     let settings: serde_json::Value = serde_json::from_str(&local).unwrap();
     assert_eq!(settings["permissions"]["allow"], json!(["Bash(mkdir:*)"]));

@@ -1,17 +1,23 @@
-//! Permission questions in the REPL, in one line:
-//! `Allow bash "cargo test"? [y]es / [N]o / [a]lways "cargo test:*" / [r]emember` — with the
-//! diff above it for `edit_file` and `write_file`. Enter means no. "always" allows that
-//! command prefix, that file or that tool for the rest of the session; "remember" also writes
-//! the rule to `.troupe/settings.local.json`. The approver hands each question to the REPL
-//! loop, which prints it and takes the person's next answer, so a question never competes with
-//! the line editor for the terminal.
+//! Permission questions in the REPL — with the diff above them for `edit_file` and
+//! `write_file`. On a terminal, Claude Code's menu under `Allow bash "cargo test"?`: `1. Yes`,
+//! `2. Yes, and don't ask again this session for "cargo test:*"`, `3. No, and tell the agent
+//! what to do differently` (arrows and Enter, or a number at once; `y`/`a`/`n`/`r` and Enter
+//! as before the menu; Esc for no). Without a terminal, a line:
+//! `… ? [y]es / [N]o / [a]lways "cargo test:*" / [r]emember` where Enter means no.
+//! "always" allows that command prefix, that file or that tool for the rest of the session;
+//! "remember" also writes the rule to `.troupe/settings.local.json`; a refusal may carry what
+//! to do instead, for the model. The approver hands each question to the REPL loop, which
+//! prints it and takes the person's next answer, so a question never competes with the line
+//! editor for the terminal.
 
+mod answer;
 pub mod diff;
 pub mod remember;
 pub mod scope;
 
 use crate::render::sanitize::terminal;
 use crate::term::Printer;
+use answer::Answer;
 use async_trait::async_trait;
 use crossterm::style::{ContentStyle, Stylize};
 use std::path::{Path, PathBuf};
@@ -36,26 +42,6 @@ pub struct ReplApprover {
     colour: bool,
     asks: mpsc::UnboundedSender<Ask>,
     printer: Printer,
-}
-
-/// What the person answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answer {
-    Yes,
-    No,
-    Always,
-    Remember,
-}
-
-impl Answer {
-    fn parse(text: &str) -> Answer {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "y" | "yes" => Answer::Yes,
-            "a" | "always" => Answer::Always,
-            "r" | "remember" => Answer::Remember,
-            _ => Answer::No,
-        }
-    }
 }
 
 impl ReplApprover {
@@ -127,6 +113,7 @@ fn question_text(
     scope: Option<&scope::Scope>,
     ws: &Path,
     colour: bool,
+    menu: bool,
 ) -> String {
     let mut above: Vec<String> = Vec::new();
     if let Some(diff) = diff::preview(q.tool, q.input, ws, colour) {
@@ -159,14 +146,16 @@ fn question_text(
         (name, None) => format!("{}: ", terminal(name)),
         (name, Some(id)) => format!("{} [{}]: ", terminal(name), terminal(id)),
     };
-    let mut options = "[y]es / [N]o".to_string();
-    if let Some(scope) = scope {
-        options.push_str(&format!(
-            " / [a]lways {} / [r]emember",
-            terminal(&scope.label)
-        ));
+    let mut question = format!("{who}Allow {} {detail}?", terminal(q.tool));
+    if !menu {
+        question.push_str(" [y]es / [N]o");
+        if let Some(scope) = scope {
+            question.push_str(&format!(
+                " / [a]lways {} / [r]emember",
+                terminal(&scope.label)
+            ));
+        }
     }
-    let question = format!("{who}Allow {} {detail}? {options}", terminal(q.tool));
     above.push(diff::paint(colour, ContentStyle::new().bold(), &question));
     above.join("\n")
 }
@@ -180,12 +169,25 @@ impl Approver for ReplApprover {
             return Approval::Allow;
         }
         let scope = scope::of(tool, question.input, &workspace);
-        let text = question_text(&question, scope.as_ref(), &workspace, self.colour);
+        let menu = self.printer.is_live();
+        let text = question_text(&question, scope.as_ref(), &workspace, self.colour, menu);
+        if menu {
+            self.printer.offer(&text, answer::menu(scope.as_ref()));
+        }
         let (reply, answer) = oneshot::channel();
         if self.asks.send(Ask { text, reply }).is_err() {
             return Approval::Deny(format!("nobody is at the prompt to allow this {tool} call"));
         }
-        let answer = answer.await.map_or(Answer::No, |a| Answer::parse(&a));
+        let (answer, instead) = match answer.await {
+            Ok(text) => Answer::parse(&text, scope.is_some()),
+            Err(_) => (Answer::No, None),
+        };
+        let refused = match instead {
+            Some(instead) => {
+                format!("the user refused this {tool} call and said what to do instead: {instead}")
+            }
+            None => format!("the user refused this {tool} call"),
+        };
         match (answer, scope) {
             (Answer::Yes, _) => Approval::Allow,
             (Answer::Always | Answer::Remember, Some(scope)) => {
@@ -195,9 +197,9 @@ impl Approver for ReplApprover {
             (Answer::Always | Answer::Remember, None) => {
                 self.printer
                     .line("(no rule narrower than the whole tool covers this call: answered no)");
-                Approval::Deny(format!("the user refused this {tool} call"))
+                Approval::Deny(refused)
             }
-            (Answer::No, _) => Approval::Deny(format!("the user refused this {tool} call")),
+            (Answer::No, _) => Approval::Deny(refused),
         }
     }
 }

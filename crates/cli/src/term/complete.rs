@@ -23,6 +23,11 @@ pub fn set_path_base(dir: PathBuf) {
     let _ = BASE.set(dir);
 }
 
+/// The folder `@path` words are found in, once registered.
+pub fn path_base() -> Option<&'static Path> {
+    BASE.get().map(PathBuf::as_path)
+}
+
 /// Tab on `line`.
 pub fn tab(line: &mut Line) {
     let text = line.text();
@@ -40,14 +45,17 @@ pub fn tab(line: &mut Line) {
     }
 }
 
-/// The completed line, when the cursor ends an `@path` word and some entry of its folder
-/// starts with what is typed (hidden ones only when a `.` is typed).
+/// The completed line, when the cursor ends an `@path` mention (plain, escaped, or in quotes
+/// not yet closed) and some entry of its folder starts with what is typed (hidden ones only
+/// when a `.` is typed). A path with a blank is written in quotes: `@"notes with spaces.md" `.
 fn complete_path(text: &str, at_end: bool, base: &Path) -> Option<String> {
     if !at_end {
         return None;
     }
-    let start = text.rfind(char::is_whitespace).map_or(0, |i| i + 1);
-    let typed = text[start..].strip_prefix('@')?;
+    let mention = super::mention::mentions(text)
+        .into_iter()
+        .rfind(|m| m.end == text.len() && !m.closed)?;
+    let typed = mention.raw.as_str();
     let (dir, prefix) = match typed.rfind('/') {
         Some(i) => (&typed[..=i], &typed[i + 1..]),
         None => ("", typed),
@@ -63,16 +71,23 @@ fn complete_path(text: &str, at_end: bool, base: &Path) -> Option<String> {
         })
         .collect();
     matches.sort();
-    let end = match matches.as_slice() {
+    let (path, whole) = match matches.as_slice() {
         [] => return None,
-        [(name, true)] => format!("{name}/"),
-        [(name, false)] => format!("{name} "),
+        [(name, true)] => (format!("{dir}{name}/"), false),
+        [(name, false)] => (format!("{dir}{name}"), true),
         many => {
             let names: Vec<&str> = many.iter().map(|(n, _)| n.as_str()).collect();
-            shared_prefix(&names).to_string()
+            (format!("{dir}{}", shared_prefix(&names)), false)
         }
     };
-    Some(format!("{}@{dir}{end}", &text[..start]))
+    let quoted = mention.quoted || path.contains(char::is_whitespace);
+    let word = match (quoted, whole) {
+        (true, true) => format!("@\"{path}\" "),
+        (true, false) => format!("@\"{path}"),
+        (false, true) => format!("@{path} "),
+        (false, false) => format!("@{path}"),
+    };
+    Some(format!("{}{word}", &text[..mention.start]))
 }
 
 /// The longest prefix every name starts with.
@@ -155,5 +170,30 @@ mod tests {
         assert_eq!(complete_path("@RE", false, base), None);
         // Hidden entries are offered only when a dot is typed.
         assert_eq!(c("@").as_deref(), Some("@"));
+    }
+
+    #[test]
+    fn a_path_with_blanks_is_completed_in_quotes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("my notes")).unwrap();
+        std::fs::write(dir.path().join("my notes/day one.md"), "").unwrap();
+        std::fs::write(dir.path().join("notes with spaces.md"), "").unwrap();
+        std::fs::write(dir.path().join("notes with tabs.md"), "").unwrap();
+        let c = |text: &str| complete_path(text, true, dir.path());
+        assert_eq!(c("read @no").as_deref(), Some("read @\"notes with "));
+        assert_eq!(
+            c("read @\"notes with s").as_deref(),
+            Some("read @\"notes with spaces.md\" ")
+        );
+        assert_eq!(
+            c(r"read @notes\ with\ t").as_deref(),
+            Some("read @\"notes with tabs.md\" ")
+        );
+        assert_eq!(c("@my").as_deref(), Some("@\"my notes/"));
+        assert_eq!(
+            c("@\"my notes/d").as_deref(),
+            Some("@\"my notes/day one.md\" ")
+        );
+        assert_eq!(c("@\"notes with spaces.md\""), None);
     }
 }

@@ -7,8 +7,15 @@
 //!
 //! Keys typed while no prompt is showing (the agent is busy) go into the line unseen; a line
 //! entered then is queued and submitted, echoed, at the next prompt. Ctrl-C then interrupts.
+//!
+//! Besides a shell prompt's edits: a question offered with a menu is answered from it
+//! ([`super::menu`]), Ctrl-R searches the history ([`super::search`]), a large paste stands in
+//! the line as a placeholder ([`super::paste`]), `\` + Enter or Shift-Enter adds a line, and
+//! an `@` mention that names nothing gets a note when the prompt is sent.
 
 use super::line::{window, History, Line};
+use super::menu::{Asking, Menu, Step};
+use super::search::{self, Search};
 use super::Input;
 use crossterm::cursor::{MoveRight, MoveUp};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -54,6 +61,8 @@ pub enum Msg {
     Status(Option<String>),
     /// Tidy the screen, save the history and stop; the sender hears when that is done.
     Finish(mpsc::Sender<()>),
+    /// Choices to offer in place of the `?` prompt once this question text is printed.
+    Menu(String, Menu),
 }
 
 /// Where the editor sends what the person did.
@@ -87,12 +96,26 @@ pub struct Editor {
     escaped: bool,
     /// Colour for the status line.
     colour: bool,
+    /// Menus offered for questions not printed yet: the question's text and its menu.
+    menus: Vec<(String, Menu)>,
+    /// The menu of the question just printed, for the answer asked for next.
+    armed: Option<Menu>,
+    /// The menu being answered.
+    asking: Option<Asking>,
+    /// The Ctrl-R search in progress.
+    search: Option<Search>,
+    /// The large pastes the line's placeholders stand for.
+    pastes: super::paste::Pastes,
 }
+
+/// Menus kept for questions not printed yet (one whose question never comes is dropped).
+const MENUS_KEPT: usize = 16;
 
 impl Editor {
     /// An editor with the history at `history_path`.
     pub fn new(history_path: PathBuf, out: Outlets, colour: bool) -> Editor {
         let history = History::new(super::history_file::load(&history_path));
+        let pastes = super::paste::Pastes::new(history.entries());
         Editor {
             line: Line::default(),
             history,
@@ -106,6 +129,11 @@ impl Editor {
             out,
             escaped: false,
             colour,
+            menus: Vec::new(),
+            armed: None,
+            asking: None,
+            search: None,
+            pastes,
         }
     }
 
@@ -122,6 +150,9 @@ impl Editor {
                     self.answer_or_queue(Input::Eof, &mut buf);
                 }
                 Msg::Print(text) => {
+                    if let Some(i) = self.menus.iter().position(|(q, _)| *q == text) {
+                        self.armed = Some(self.menus.remove(i).1);
+                    }
                     self.clear(&mut buf);
                     buf.push_str(&text);
                     if !text.ends_with('\n') {
@@ -130,6 +161,12 @@ impl Editor {
                 }
                 Msg::Request(want) => self.request(want, &mut buf),
                 Msg::Status(status) => self.status = status,
+                Msg::Menu(question, menu) => {
+                    if self.menus.len() == MENUS_KEPT {
+                        self.menus.remove(0);
+                    }
+                    self.menus.push((question, menu));
+                }
                 Msg::Finish(done) => {
                     self.clear(&mut buf);
                     flush(&buf);
@@ -144,16 +181,23 @@ impl Editor {
 
     fn request(&mut self, want: Want, buf: &mut String) {
         if want == Want::Prompt {
-            if let Some(input) = self.queued.pop_front() {
-                if let Input::Line(text) = &input {
+            if let Some(mut input) = self.queued.pop_front() {
+                if let Input::Line(text) = &mut input {
                     self.echo(Want::Prompt, text, buf);
+                    *text = self.pastes.expand(text);
                 }
                 let _ = self.out.lines.send(input);
                 return;
             }
-        } else if self.want != Some(Want::Answer) {
-            self.stash = Some(std::mem::take(&mut self.line));
-            self.resume = self.want;
+        } else {
+            if let Some(search) = self.search.take() {
+                self.line = search.cancel();
+            }
+            if self.want != Some(Want::Answer) {
+                self.stash = Some(std::mem::take(&mut self.line));
+                self.resume = self.want;
+            }
+            self.asking = self.armed.take().map(Asking::new);
         }
         self.want = Some(want);
     }
@@ -161,13 +205,19 @@ impl Editor {
     fn event(&mut self, event: Event, buf: &mut String) {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key, buf),
-            Event::Paste(text) => self.line.insert(&text),
+            Event::Paste(text) => {
+                let pasted = self.pastes.insert(&text);
+                self.line.insert(&pasted);
+            }
             // Resizes and the rest: the redraw after every message is all they need.
             _ => {}
         }
     }
 
     fn key(&mut self, key: KeyEvent, buf: &mut String) {
+        if self.menu_key(key, buf) || self.search_key(key) {
+            return;
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let escaped = std::mem::take(&mut self.escaped);
         let line = &mut self.line;
@@ -198,12 +248,27 @@ impl Editor {
             KeyCode::Char('e') if ctrl => line.end(),
             KeyCode::Char('b') if ctrl => line.left(),
             KeyCode::Char('f') if ctrl => line.right(),
+            KeyCode::Char('r') if ctrl && self.want == Some(Want::Prompt) => {
+                self.search = Some(Search::new(line.clone(), self.history.entries()));
+            }
             KeyCode::Char('p') if ctrl => self.history.up(line),
             KeyCode::Char('n') if ctrl => self.history.down(line),
             KeyCode::Char(_) if ctrl => {}
             KeyCode::Char(c) => line.insert(c.encode_utf8(&mut [0; 4])),
             KeyCode::Tab => super::complete::tab(line),
-            KeyCode::Enter if key.modifiers.contains(KeyModifiers::ALT) => line.insert("\n"),
+            // Alt-Enter, Shift-Enter (where the terminal tells it apart) and `\` + Enter: a
+            // new line in the prompt, not the end of it.
+            KeyCode::Enter
+                if key
+                    .modifiers
+                    .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) =>
+            {
+                line.insert("\n")
+            }
+            KeyCode::Enter if line.cursor() > 0 && line.chars()[line.cursor() - 1] == '\\' => {
+                line.backspace();
+                line.insert("\n");
+            }
             KeyCode::Enter => self.submit(buf),
             KeyCode::Backspace => line.backspace(),
             KeyCode::Delete => line.delete(),
@@ -214,6 +279,48 @@ impl Editor {
             KeyCode::Up => self.history.up(line),
             KeyCode::Down => self.history.down(line),
             _ => {}
+        }
+    }
+
+    /// A key for the Ctrl-R search; whether it took it.
+    fn search_key(&mut self, key: KeyEvent) -> bool {
+        let Some(search) = self.search.as_mut() else {
+            return false;
+        };
+        let (line, took) = match search.key(key, self.history.entries()) {
+            search::Step::Searching => return true,
+            search::Step::Done(line) => (line, true),
+            search::Step::DoneThenKey(line) => (line, false),
+        };
+        self.line = line;
+        self.search = None;
+        self.history.reset();
+        took
+    }
+
+    /// A key for the menu being answered; whether it took it.
+    fn menu_key(&mut self, key: KeyEvent, buf: &mut String) -> bool {
+        let Some(asking) = self
+            .asking
+            .as_mut()
+            .filter(|_| self.want == Some(Want::Answer))
+        else {
+            return false;
+        };
+        match asking.key(key, &self.pastes.expand(&self.line.text())) {
+            Step::Pass => false,
+            Step::Stay => true,
+            Step::Tell => {
+                self.line.take();
+                true
+            }
+            Step::Answer { answer, echo } => {
+                self.clear(buf);
+                buf.push_str(&crate::render::sanitize::terminal(&echo));
+                buf.push('\n');
+                self.finish_answer(Input::Line(answer));
+                true
+            }
         }
     }
 
@@ -250,8 +357,12 @@ impl Editor {
         match self.want {
             Some(want) => {
                 self.echo(want, &text, buf);
-                self.finish_answer(Input::Line(text));
+                self.finish_answer(Input::Line(self.pastes.expand(&text)));
             }
+            // Enter on nothing while the agent works (after a question answered by its
+            // number, say) leaves nothing to send.
+            None if text.trim().is_empty() => {}
+            // Expanded when it is sent, so that its echo shows the placeholders.
             None => self.queued.push_back(Input::Line(text)),
         }
     }
@@ -270,6 +381,7 @@ impl Editor {
     fn finish_answer(&mut self, input: Input) {
         match self.want.take() {
             Some(Want::Answer) => {
+                self.asking = None;
                 self.want = self.resume.take();
                 if let Some(draft) = self.stash.take() {
                     self.line = draft;
@@ -285,8 +397,32 @@ impl Editor {
     /// Prints the submitted line above, where the prompt was.
     fn echo(&mut self, want: Want, text: &str, buf: &mut String) {
         self.clear(buf);
-        let text = crate::render::sanitize::terminal(text);
-        let _ = writeln!(buf, "{}{}", want.prompt(), text.replace('\n', "\n  "));
+        let shown = crate::render::sanitize::terminal(text);
+        let _ = writeln!(buf, "{}{}", want.prompt(), shown.replace('\n', "\n  "));
+        if want == Want::Prompt && !text.starts_with(['/', '!', '#']) {
+            self.note_missing(text, buf);
+        }
+    }
+
+    /// A note under a prompt for each `@` mention that names nothing (sent as text).
+    fn note_missing(&self, text: &str, buf: &mut String) {
+        let Some(base) = super::complete::path_base() else {
+            return;
+        };
+        for name in super::mention::missing(text, base) {
+            let note = format!(
+                "  ⎿ @{} names no file or folder here: it stays in the prompt as text",
+                crate::render::sanitize::terminal(&name)
+            );
+            match self.colour {
+                true => {
+                    let _ = writeln!(buf, "{}", note.dim());
+                }
+                false => {
+                    let _ = writeln!(buf, "{note}");
+                }
+            }
+        }
     }
 
     /// Erases the bottom rows; the cursor ends where they started.
@@ -324,12 +460,43 @@ impl Editor {
             }
         }
         if let Some(want) = self.want {
+            let mut prompt = want.prompt();
+            if let (Want::Answer, Some(asking)) = (want, &self.asking) {
+                let typed = !self.line.is_empty();
+                let (menu_rows, tell) = asking.rows(self.colour, cols - 1, typed);
+                for row in menu_rows {
+                    if rows > 0 {
+                        buf.push_str("\r\n");
+                    }
+                    buf.push_str(&row);
+                    rows += 1;
+                }
+                match tell {
+                    Some(tell) => prompt = tell,
+                    None => {
+                        self.drawn = (rows, rows.saturating_sub(1));
+                        return;
+                    }
+                }
+            }
             if rows > 0 {
                 buf.push_str("\r\n");
             }
-            let prompt = want.prompt();
-            let (text, col) = window(&self.line, cols - prompt.width() - 1);
-            buf.push_str(prompt);
+            let searched = match (&self.search, want) {
+                (Some(search), Want::Prompt) => Some(search.shown(self.history.entries())),
+                _ => None,
+            };
+            let (prompt, line) = match &searched {
+                Some((prompt, line)) => (prompt.as_str(), line),
+                None => (prompt, &self.line),
+            };
+            // A long search query is cut so that the prompt stays on one row.
+            let prompt = match prompt.width() > cols / 2 {
+                true => fit(prompt, cols / 2),
+                false => prompt.to_string(),
+            };
+            let (text, col) = window(line, cols - prompt.width() - 1);
+            buf.push_str(&prompt);
             buf.push_str(&text);
             let _ = write!(buf, "\r{}", MoveRight(saturating_u16(prompt.width() + col)));
             rows += 1;
@@ -339,7 +506,7 @@ impl Editor {
 }
 
 /// `text` cut to `cols` columns (with `…` when cut).
-fn fit(text: &str, cols: usize) -> String {
+pub(super) fn fit(text: &str, cols: usize) -> String {
     if text.width() <= cols {
         return text.to_string();
     }

@@ -9,9 +9,13 @@ pub mod history_file;
 pub mod line;
 pub mod mail;
 pub mod markdown;
+pub mod mention;
+pub mod menu;
 pub mod mode;
+pub mod paste;
 pub mod raw;
 pub mod reader;
+pub mod search;
 pub mod view;
 
 pub use reader::{Interrupts, LineReader, Printer};

@@ -43,6 +43,13 @@ impl Printer {
         let _ = self.send(Msg::Status(status));
     }
 
+    /// Offers `menu` for the question whose text is `question`: once that text is printed, the
+    /// next answer asked for is taken from the menu (without an editor, nothing changes: the
+    /// answer is the next line).
+    pub fn offer(&self, question: &str, menu: super::menu::Menu) {
+        let _ = self.send(Msg::Menu(question.to_string(), menu));
+    }
+
     /// Whether an editor owns the terminal (so a status line can be shown).
     pub fn is_live(&self) -> bool {
         self.editor.lock().map(|e| e.is_some()).unwrap_or(false)
