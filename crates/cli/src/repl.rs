@@ -42,8 +42,11 @@ Commands:
   /resume [n|id]  go on with a past session of this workspace (a numbered list to pick from)
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
   !cmd     run a shell command yourself; its output goes to the model with your next prompt
-  @path    in a prompt: attach that file (or a folder's listing)
+  @path    in a prompt: attach that file (or a folder's listing); @\"a b.md\" or @a\\ b.md
+           for a path with spaces (Tab quotes it)
   /exit    leave (Ctrl-D works too)
+Ctrl-R searches the prompt history (Ctrl-R again: older; Enter takes it; Esc gives the line
+back). \\ + Enter or Shift-Enter adds a new line instead of sending.
 Ctrl-C or Esc interrupts the agent's current turn; the session stays. Esc Esc clears the line;
 Shift-Tab cycles the permission mode (default → acceptEdits → plan).
 Mail from teammates, scheduled prompts and finished background commands wake the lead when it

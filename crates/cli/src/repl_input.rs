@@ -165,7 +165,6 @@ const BYTES_PER_TOKEN: u64 = 4;
 
 /// Whether `prompt` is refused before its request because it cannot fit the model's context
 /// window (the reason, with what to do, printed); the REPL asks before each prompt's turn.
-#[allow(dead_code)] // until the REPL's loop calls it before each prompt's turn
 pub fn refuse_oversized(agent: &troupe_agent::Agent, prompt: &str) -> bool {
     let report = agent.context();
     match oversized(prompt.len(), report.window, report.used, report.fixed) {

@@ -423,7 +423,6 @@ fn a_large_paste_shows_as_a_placeholder_and_sends_its_text() {
 }
 
 #[test]
-#[ignore = "runs once the REPL's loop calls repl_input::refuse_oversized before a prompt's turn"]
 fn a_prompt_past_the_context_window_is_refused_before_the_request() {
     let ws = TempWorkspace::new();
     // About 63,000 tokens, attached to a prompt for a window of 50,000.

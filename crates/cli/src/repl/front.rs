@@ -346,6 +346,9 @@ pub(crate) async fn handle_line(
         }
         _ => {
             let mut prompt = crate::repl_input::attach(line, &io.cwd);
+            if crate::repl_input::refuse_oversized(agent, &prompt) {
+                return Flow::Continue;
+            }
             if !io.context.is_empty() {
                 prompt = format!("{}\n\n{prompt}", io.context.join("\n"));
                 io.context.clear();
