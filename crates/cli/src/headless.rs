@@ -395,7 +395,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
         }
         OutputFormat::Json | OutputFormat::StreamJson => events.finish(report.to_json()),
     }
+    let unused = crate::team_leftover::unused_folder(&lead.crew.team, args.team.is_some());
     lead.close();
+    crate::team_leftover::remove(unused);
     Ok(match (interrupted, report.subtype.is_error()) {
         (true, _) => 130,
         (false, true) => 1,

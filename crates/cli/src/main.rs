@@ -52,6 +52,7 @@ mod slash_body;
 mod store;
 mod structured_output;
 mod subagents;
+mod team_leftover;
 mod team_pick;
 mod term;
 mod trust;

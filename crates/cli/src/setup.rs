@@ -250,6 +250,7 @@ pub fn lead(
     asking: crate::trust::Asking,
 ) -> Result<Lead> {
     let workspace = workspace_root(&args.agent)?;
+    crate::workspace::announce_troupe_dir(&workspace);
     let notes = args.contract.notes().into_iter().chain(args.sdk.notes());
     for note in notes.chain(args.claude.notes()) {
         eprintln!("troupe: note: {note}");

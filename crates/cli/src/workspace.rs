@@ -26,8 +26,24 @@ pub fn root(explicit: Option<&Path>) -> Result<PathBuf> {
 /// it exists already (whoever made it did this) or outside git.
 pub fn before_creating_troupe_dir(root: &Path) {
     if !root.join(".troupe").exists() {
+        announce_troupe_dir(root);
         crate::setup::exclude_troupe_dir(root);
     }
+}
+
+/// Before `<root>/.troupe/` is first made outside any git repository, says where troupe keeps
+/// its state (a folder that is not a project is easy to start in by mistake). Inside a
+/// repository, or once the folder exists, it says nothing.
+pub fn announce_troupe_dir(root: &Path) {
+    let troupe = root.join(".troupe");
+    if troupe.exists() || root.ancestors().any(|dir| dir.join(".git").exists()) {
+        return;
+    }
+    crate::render::sanitize::errln!(
+        "troupe: note: {} is not in a git repository; troupe keeps this folder's sessions and teams in {} (start troupe in a project's root to keep them there)",
+        root.display(),
+        troupe.display()
+    );
 }
 
 /// Whether keeping `<root>/.troupe/` out of `git status` is known, without running git, to need

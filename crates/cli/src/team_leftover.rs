@@ -1,0 +1,38 @@
+//! A plain `-p` run that made no teammates, tasks, requests or mail leaves no team folder
+//! behind: its session's own team is removed once the run is over.
+
+use std::path::PathBuf;
+use troupe_store::{RequestFilter, TaskFilter};
+use troupe_team::{Team, LEAD};
+
+/// The folder to remove once the lead has let go of its team, when the team is the session's
+/// own (not named with `--team`), lives in the file store, and holds nothing.
+pub fn unused_folder(team: &Team, named: bool) -> Option<PathBuf> {
+    let shared = team.shared();
+    let (troupe_dir, name) = (&shared.config.troupe_dir, team.name());
+    if named
+        || !name.starts_with(crate::team_pick::SESSION_PREFIX)
+        || !troupe_store::file::has_roster(troupe_dir, name)
+    {
+        return None;
+    }
+    let store = &shared.store;
+    let empty = team.roster().is_ok_and(|r| r.members.is_empty())
+        && store
+            .list_tasks(&TaskFilter::default())
+            .is_ok_and(|l| l.tasks.is_empty() && l.corrupt.is_empty())
+        && store
+            .list_requests(&RequestFilter::default())
+            .is_ok_and(|r| r.is_empty())
+        && store.peek(LEAD).is_ok_and(|b| b.is_empty());
+    empty.then(|| troupe_store::file::team_dir(troupe_dir, name))
+}
+
+/// Removes `folder` (a failure is only logged: the run's result is what matters).
+pub fn remove(folder: Option<PathBuf>) {
+    if let Some(folder) = folder {
+        if let Err(e) = std::fs::remove_dir_all(&folder) {
+            tracing::debug!(folder = %folder.display(), error = %e, "could not remove an unused team folder");
+        }
+    }
+}
