@@ -135,6 +135,25 @@ impl From<Failure> for RunFailure {
     }
 }
 
+/// How a script's session is driven: each prompt settles with the team's work, within
+/// `--team-timeout`.
+pub(crate) fn settling(args: &RunArgs) -> Policy {
+    Policy {
+        settle: Some(Duration::from_secs(args.team_timeout)),
+        who: "the lead".to_string(),
+    }
+}
+
+/// What a script's run says on stderr between turns (notes and errors); turn boundaries are
+/// the result's business.
+pub(crate) fn between_turns(event: &Event<'_>) {
+    match event {
+        Event::Note(line) => crate::render::sanitize::errln!("troupe: {line}"),
+        Event::Error(line) => crate::render::sanitize::errln!("troupe: error: {line}"),
+        Event::Agent(_) | Event::TurnStarted(_) | Event::TurnEnded(_) => {}
+    }
+}
+
 /// Where team notices go; the session id is filled in once setup has resolved it.
 pub(crate) fn notice_sink(
     format: OutputFormat,
@@ -327,10 +346,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         let interrupt = interrupt.clone();
         move || interrupt.notify_one()
     });
-    let policy = Policy {
-        settle: Some(Duration::from_secs(args.team_timeout)),
-        who: "the lead".to_string(),
-    };
+    let policy = settling(args);
     let (outcome, structured) = {
         let Lead {
             agent,
@@ -344,9 +360,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         front.schema = schema.as_ref();
         let mut sink = |event: Event<'_>| match event {
             Event::Agent(event) => observe(event),
-            Event::Note(line) => crate::render::sanitize::errln!("troupe: {line}"),
-            Event::Error(line) => crate::render::sanitize::errln!("troupe: error: {line}"),
-            Event::TurnStarted(_) | Event::TurnEnded(_) => {}
+            other => between_turns(&other),
         };
         runtime.block_on(async {
             match LeadWakes::bind(&crew.team) {

@@ -1,21 +1,17 @@
 //! The Anthropic Messages API client (streaming).
 
 use crate::anthropic_body::{request_body, EXTENDED_TTL_BETA};
-use crate::body::ToolsJson;
 use crate::cache::{CacheTtl, PromptCache};
-use crate::http::{build_client, call_with_retries, Assembler, Call, Emit, Fault, Flow};
-use crate::reasoning::Reasoning;
-use crate::retry::RetryPolicy;
+use crate::endpoint::{Configure, Endpoint};
+use crate::http::{call_with_retries, Assembler, Call, Emit, Fault, Flow};
 use crate::sse::SseEvent;
 use crate::{
     parse_tool_input, Model, ModelError, ModelRequest, ModelResponse, StopReason, StreamEvent,
-    AGENT_HEADER, DEFAULT_STREAM_IDLE_TIMEOUT,
+    AGENT_HEADER,
 };
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
 use troupe_protocol::{ContentBlock, Usage};
 
 /// The public Anthropic endpoint.
@@ -28,56 +24,31 @@ pub const KEY_VAR: &str = "ANTHROPIC_API_KEY";
 /// A streaming client for `POST {base_url}/v1/messages`.
 #[derive(Debug, Clone)]
 pub struct AnthropicClient {
-    http: reqwest::Client,
-    base_url: String,
-    api_key: Option<String>,
+    endpoint: Endpoint,
     bearer: bool,
     /// Sent as both `x-api-key` and `Authorization: Bearer` (an `apiKeyHelper`'s key).
     both: bool,
     /// `ANTHROPIC_CUSTOM_HEADERS`: added to every request.
     custom_headers: Vec<(String, String)>,
-    retry: RetryPolicy,
-    idle_timeout: Duration,
-    /// Shared by the client's clones, like its connection pool.
-    tools_json: Arc<ToolsJson>,
     prompt_cache: PromptCache,
-    /// Whether calls name their agent in [`AGENT_HEADER`] (only for a test server).
-    agent_header: bool,
-    /// Extended thinking and effort asked for every call.
-    reasoning: Reasoning,
+}
+
+impl Configure for AnthropicClient {
+    fn endpoint_mut(&mut self) -> &mut Endpoint {
+        &mut self.endpoint
+    }
 }
 
 impl AnthropicClient {
     /// A client for `base_url` (without `/v1`); no key is allowed for local proxies.
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Result<Self, ModelError> {
-        let base_url = base_url.into().trim_end_matches('/').to_owned();
         Ok(AnthropicClient {
-            http: build_client(&base_url)?,
-            base_url,
-            api_key,
+            endpoint: Endpoint::new(base_url, api_key)?,
             bearer: false,
             both: false,
             custom_headers: Vec::new(),
-            retry: RetryPolicy::default(),
-            idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
-            tools_json: Arc::default(),
             prompt_cache: PromptCache::default(),
-            agent_header: false,
-            reasoning: Reasoning::default(),
         })
-    }
-
-    /// The same client asking for extended thinking and effort as `reasoning` says.
-    pub fn with_reasoning(mut self, reasoning: Reasoning) -> Self {
-        self.reasoning = reasoning;
-        self
-    }
-
-    /// The same client naming each call's agent in [`AGENT_HEADER`] — for a test server that
-    /// routes scripts per agent ([`crate::AGENT_HEADER_VAR`]); never for a real provider.
-    pub fn with_agent_header(mut self, send: bool) -> Self {
-        self.agent_header = send;
-        self
     }
 
     /// The same client with prompt caching set (on by default, 5-minute entries).
@@ -106,22 +77,9 @@ impl AnthropicClient {
         self
     }
 
-    /// The same client with another retry policy.
-    pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// The same client with another stream idle deadline: an attempt that receives no content
-    /// event (pings do not count) for this long is abandoned and retried.
-    pub fn with_stream_idle_timeout(mut self, idle: Duration) -> Self {
-        self.idle_timeout = idle;
-        self
-    }
-
     /// The endpoint this client posts to.
     pub fn url(&self) -> String {
-        format!("{}/v1/messages", self.base_url)
+        format!("{}/v1/messages", self.endpoint.base_url)
     }
 }
 
@@ -136,15 +94,20 @@ impl Model for AnthropicClient {
         request: &ModelRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError> {
-        let body = request_body(request, &self.tools_json, self.prompt_cache, self.reasoning)
-            .map_err(|e| ModelError::Client {
-                message: format!("could not encode the request: {e}"),
-            })?;
+        let body = request_body(
+            request,
+            &self.endpoint.tools_json,
+            self.prompt_cache,
+            self.endpoint.reasoning,
+        )
+        .map_err(|e| ModelError::Client {
+            message: format!("could not encode the request: {e}"),
+        })?;
         let mut headers = vec![
             ("anthropic-version", API_VERSION.to_owned()),
             ("accept", "text/event-stream".to_owned()),
         ];
-        if self.agent_header {
+        if self.endpoint.agent_header {
             headers.push((AGENT_HEADER, request.agent.clone()));
         }
         let mut betas: Vec<&str> = Vec::new();
@@ -157,7 +120,7 @@ impl Model for AnthropicClient {
         if !betas.is_empty() {
             headers.push(("anthropic-beta", betas.join(",")));
         }
-        match (&self.api_key, self.bearer, self.both) {
+        match (&self.endpoint.api_key, self.bearer, self.both) {
             (Some(key), _, true) => {
                 headers.push(("x-api-key", key.clone()));
                 headers.push(("authorization", format!("Bearer {key}")));
@@ -174,14 +137,14 @@ impl Model for AnthropicClient {
             custom_headers: self.custom_headers.clone(),
             body,
             key_var: KEY_VAR,
-            idle_timeout: self.idle_timeout,
+            idle_timeout: self.endpoint.idle_timeout,
             // The API answers with message_start at once and pings while it reads the prompt.
-            first_content_timeout: self.idle_timeout,
+            first_content_timeout: self.endpoint.idle_timeout,
             reading: crate::http::Reading::Stream,
         };
         call_with_retries(
-            &self.http,
-            &self.retry,
+            &self.endpoint.http,
+            &self.endpoint.retry,
             &call,
             AnthropicAssembler::default,
             on_event,

@@ -1,7 +1,9 @@
 //! Unit tests of the Anthropic request body and stream assembly (no HTTP).
 
 use super::*;
+use crate::body::ToolsJson;
 use crate::http::assemble;
+use crate::Reasoning;
 use crate::{ToolSpec, INVALID_TOOL_INPUT_KEY};
 use serde_json::json;
 use troupe_protocol::ChatMessage;

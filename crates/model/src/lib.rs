@@ -9,6 +9,7 @@ pub mod anthropic;
 mod anthropic_body;
 mod body;
 pub mod cache;
+pub mod endpoint;
 pub mod error;
 pub mod estimate;
 mod http;
@@ -28,6 +29,7 @@ pub mod window;
 
 pub use anthropic::AnthropicClient;
 pub use cache::{CacheMarks, CacheTtl, PromptCache};
+pub use endpoint::Configure;
 pub use error::{ModelError, PromptSizes};
 pub use limit::{Limited, DEFAULT_MAX_CONCURRENT_CALLS};
 pub use openai::OpenAiClient;

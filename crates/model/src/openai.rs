@@ -2,18 +2,16 @@
 //! servers such as Ollama, vLLM, llama.cpp and LM Studio.
 
 use crate::body::{object_with, ToolsJson};
+use crate::endpoint::{Configure, Endpoint};
 use crate::http::{
-    build_client, call_with_retries, first_content_deadline, Assembler, Call, Emit, Fault, Flow,
-    Reading,
+    call_with_retries, first_content_deadline, Assembler, Call, Emit, Fault, Flow, Reading,
 };
-use crate::reasoning::Reasoning;
-use crate::retry::RetryPolicy;
 use crate::schema::clean_schema;
 use crate::sse::SseEvent;
 use crate::tool_choice::ToolChoice;
 use crate::{
     parse_tool_input, Model, ModelError, ModelRequest, ModelResponse, StopReason, StreamEvent,
-    AGENT_HEADER, DEFAULT_STREAM_IDLE_TIMEOUT,
+    AGENT_HEADER,
 };
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -21,7 +19,6 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 use troupe_protocol::{ChatMessage, ContentBlock, ImageData, Role, Usage};
 
 /// The public OpenAI endpoint (with `/v1`).
@@ -34,51 +31,32 @@ pub const KEY_VAR: &str = "OPENAI_API_KEY";
 /// showed it; clones share that knowledge.
 #[derive(Debug, Clone)]
 pub struct OpenAiClient {
-    http: reqwest::Client,
-    base_url: String,
-    api_key: Option<String>,
-    retry: RetryPolicy,
-    idle_timeout: Duration,
+    endpoint: Endpoint,
     /// Set once the server failed to stream a request with tools: such requests then go
     /// non-streaming at once.
     whole_with_tools: Arc<AtomicBool>,
-    /// Shared by the client's clones, like its connection pool.
-    tools_json: Arc<ToolsJson>,
     /// Whether requests name their cache (`prompt_cache_key`): only OpenAI's own endpoint
     /// with prompt caching on.
     cache_key: bool,
-    /// Whether calls name their agent in [`AGENT_HEADER`] (only for a test server).
-    agent_header: bool,
-    /// The effort asked for every call (`reasoning_effort`).
-    reasoning: Reasoning,
     /// The `tool_choice` of requests with tools.
     tool_choice: ToolChoice,
+}
+
+impl Configure for OpenAiClient {
+    fn endpoint_mut(&mut self) -> &mut Endpoint {
+        &mut self.endpoint
+    }
 }
 
 impl OpenAiClient {
     /// A client for `base_url` (including `/v1`); local servers need no key.
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Result<Self, ModelError> {
-        let base_url = base_url.into().trim_end_matches('/').to_owned();
         Ok(OpenAiClient {
-            http: build_client(&base_url)?,
-            base_url,
-            api_key,
-            retry: RetryPolicy::default(),
-            idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
+            endpoint: Endpoint::new(base_url, api_key)?,
             whole_with_tools: Arc::new(AtomicBool::new(false)),
-            tools_json: Arc::default(),
             cache_key: false,
-            agent_header: false,
-            reasoning: Reasoning::default(),
             tool_choice: ToolChoice::default(),
         })
-    }
-
-    /// The same client asking for the reasoning effort `reasoning` stands for
-    /// (`reasoning_effort`; servers without reasoning models ignore it).
-    pub fn with_reasoning(mut self, reasoning: Reasoning) -> Self {
-        self.reasoning = reasoning;
-        self
     }
 
     /// The same client sending `tool_choice` with tools ([`crate::tool_choice::TOOL_CHOICE_VAR`]).
@@ -87,38 +65,18 @@ impl OpenAiClient {
         self
     }
 
-    /// The same client naming each call's agent in [`AGENT_HEADER`] — for a test server that
-    /// routes scripts per agent ([`crate::AGENT_HEADER_VAR`]); never for a real provider.
-    pub fn with_agent_header(mut self, send: bool) -> Self {
-        self.agent_header = send;
-        self
-    }
-
     /// The same client with prompt caching set: on OpenAI's own endpoint each request then
     /// names its cache (`prompt_cache_key`, a hash of the tools and the shared part of the
     /// system prompt), so agents of one tool set land on the same cache. OpenAI caches
     /// prefixes by itself; other servers get nothing they might refuse.
     pub fn with_prompt_cache(mut self, cache: crate::PromptCache) -> Self {
-        self.cache_key = cache.enabled && is_openai(&self.base_url);
-        self
-    }
-
-    /// The same client with another retry policy.
-    pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// The same client with another stream idle deadline: an attempt that receives no content
-    /// chunk (SSE comments do not count) for this long is abandoned and retried.
-    pub fn with_stream_idle_timeout(mut self, idle: Duration) -> Self {
-        self.idle_timeout = idle;
+        self.cache_key = cache.enabled && is_openai(&self.endpoint.base_url);
         self
     }
 
     /// The endpoint this client posts to.
     pub fn url(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
+        format!("{}/chat/completions", self.endpoint.base_url)
     }
 }
 
@@ -172,9 +130,9 @@ impl OpenAiClient {
         let body = request_body(
             request,
             reading,
-            &self.tools_json,
+            &self.endpoint.tools_json,
             self.cache_key,
-            self.reasoning.openai_effort(),
+            self.endpoint.reasoning.openai_effort(),
             self.tool_choice,
         )
         .map_err(|e| ModelError::Client {
@@ -185,28 +143,31 @@ impl OpenAiClient {
             Reading::Whole => "application/json",
         };
         let mut headers = vec![("accept", accept.to_owned())];
-        if self.agent_header {
+        if self.endpoint.agent_header {
             headers.push((AGENT_HEADER, request.agent.clone()));
         }
-        if let Some(key) = &self.api_key {
+        if let Some(key) = &self.endpoint.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
         // A local server reads the whole prompt before its first token, slowly on a CPU.
-        let first_content_timeout =
-            first_content_deadline(self.idle_timeout, body.len(), !is_openai(&self.base_url));
+        let first_content_timeout = first_content_deadline(
+            self.endpoint.idle_timeout,
+            body.len(),
+            !is_openai(&self.endpoint.base_url),
+        );
         let call = Call {
             url: self.url(),
             headers,
             custom_headers: Vec::new(),
             body,
             key_var: KEY_VAR,
-            idle_timeout: self.idle_timeout,
+            idle_timeout: self.endpoint.idle_timeout,
             first_content_timeout,
             reading,
         };
         call_with_retries(
-            &self.http,
-            &self.retry,
+            &self.endpoint.http,
+            &self.endpoint.retry,
             &call,
             // Asked without streaming, an unfinished answer is only a transient failure.
             || match reading {

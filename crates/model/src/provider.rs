@@ -1,6 +1,7 @@
 //! Choosing a provider, model, endpoint and key from flags and environment variables.
 
 use crate::anthropic::{self, AnthropicClient};
+use crate::endpoint::Configure;
 use crate::openai::{self, OpenAiClient};
 use crate::retry::RetryPolicy;
 use crate::{Model, ModelError, ModelRequest, ModelResponse, StreamEvent};

@@ -7,6 +7,7 @@ mod support;
 use serde_json::json;
 use std::time::Duration;
 use support::{closed_port_url, Reply, Server};
+use troupe_model::Configure;
 use troupe_model::{
     AnthropicClient, Model, ModelError, ModelRequest, OpenAiClient, RetryPolicy, StopReason,
     StreamEvent, ToolSpec,

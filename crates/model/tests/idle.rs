@@ -8,6 +8,7 @@
 mod support;
 
 use std::time::Duration;
+use troupe_model::Configure;
 use troupe_model::{
     AnthropicClient, Model, ModelError, ModelRequest, OpenAiClient, RetryPolicy, StreamEvent,
 };

@@ -7,6 +7,7 @@
 
 use serde_json::json;
 use std::time::Duration;
+use troupe_model::Configure;
 use troupe_model::{
     Model, ModelRequest, OpenAiClient, RetryPolicy, StopReason, StreamEvent, ToolSpec,
 };

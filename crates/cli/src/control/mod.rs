@@ -13,7 +13,7 @@ pub mod input;
 pub mod mcp;
 
 use crate::args::{Cli, OutputFormat};
-use crate::headless::{end_run, init_event, notice_sink, Events};
+use crate::headless::{between_turns, end_run, init_event, notice_sink, Events};
 use crate::lead_wakes::LeadWakes;
 use crate::render::stream_json::{self, Stream};
 use crate::setup::{lead, Crew, Lead, RunContext};
@@ -21,10 +21,10 @@ use anyhow::{bail, Result};
 use input::Incoming;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use troupe_agent::permissions::PermissionMode;
 use troupe_agent::{Agent, Approver, RefuseApprover};
-use troupe_driver::{Driver, Event, Flow, Op, Policy};
+use troupe_driver::{Driver, Event, Flow, Op};
 use troupe_hooks::Callbacks;
 use troupe_model::Thinking;
 use troupe_team::LEAD;
@@ -111,15 +111,10 @@ pub fn run(cli: &Cli) -> Result<i32> {
                     events.push(line);
                 }
             }
-            Event::Note(line) => crate::render::sanitize::errln!("troupe: {line}"),
-            Event::Error(line) => crate::render::sanitize::errln!("troupe: error: {line}"),
-            Event::TurnStarted(_) | Event::TurnEnded(_) => {}
+            other => between_turns(&other),
         }
     };
-    let policy = Policy {
-        settle: Some(Duration::from_secs(args.team_timeout)),
-        who: "the lead".to_string(),
-    };
+    let policy = crate::headless::settling(args);
     let last_failed = {
         let Lead {
             agent,
