@@ -33,6 +33,7 @@ mod mcp;
 mod mcp_files;
 mod mcp_json_choice;
 mod mcp_prompt;
+mod mode;
 mod person_guard;
 mod plugins;
 #[cfg(test)]
@@ -93,71 +94,25 @@ fn main() {
     // The Agent SDK starts Claude Code with `--input-format stream-json` and no `-p`: that
     // input format is a headless session whatever the other flags say.
     cli.print |= cli.run.contract.input_format == args_contract::InputFormat::StreamJson;
-    let ctrl_c = match &cli.command {
-        None if cli.print => Some(signals::CtrlC::Ends),
-        None => Some(signals::CtrlC::Interrupts),
-        Some(args::Command::Teammate(_)) => Some(signals::CtrlC::Ends),
-        Some(
-            args::Command::Team(_)
-            | args::Command::Sandbox(_)
-            | args::Command::Config(_)
-            | args::Command::Task(_)
-            | args::Command::Worktree(_)
-            | args::Command::Cron(_)
-            | args::Command::Sessions(_)
-            | args::Command::Doctor(_)
-            | args::Command::Trust(_)
-            | args::Command::Plugin(_),
-        ) => None,
-        // Ctrl-C ends it, and the servers it started end with it.
-        Some(args::Command::Mcp(_)) => Some(signals::CtrlC::Ends),
-    };
-    if matches!(
-        &cli.command,
-        None | Some(args::Command::Teammate(_) | args::Command::Mcp(_))
-    ) {
+    let mode = mode::Mode::of(&cli);
+    if mode.owns_tool_processes() {
         signals::pipe_ends_quietly(false);
     }
     // First, while troupe has one thread: the others inherit the blocked signals.
-    if let Some(ctrl_c) = ctrl_c {
+    if let Some(ctrl_c) = mode.ctrl_c() {
         if let Err(e) = signals::install(ctrl_c) {
             eprintln!("troupe: error: {e:#}");
             std::process::exit(1);
         }
     }
-    // A full-screen dashboard owns the terminal: log lines would tear it (TROUPE_LOG still
-    // turns them on, for stderr redirected elsewhere).
-    let quiet = matches!(
-        &cli.command,
-        Some(args::Command::Team(args::TeamArgs {
-            command: args::TeamCommand::Watch,
-            ..
-        }))
-    );
-    let debug = match &cli.command {
-        None => cli
-            .run
-            .contract
-            .debug
-            .as_deref()
-            .or(cli.run.sdk.debug())
-            .or(cli.run.claude.mcp_debug.then_some("debug")),
-        Some(_) => None,
-    };
     // `--debug-file`: the log goes there from the first line on.
-    let debug_file = match &cli.command {
-        None => cli.run.sdk.debug_file.as_deref(),
-        Some(_) => None,
-    };
-    if let Some(path) = debug_file {
+    if let Some(path) = mode.debug_file() {
         if let Err(e) = logfile::open(path) {
             eprintln!("troupe: error: --debug-file {}: {e}", path.display());
             std::process::exit(2);
         }
     }
-    // The REPL's prompt owns the terminal: its log lines go to a file unless --debug asks.
-    let to_file = debug_file.is_some() || (cli.command.is_none() && !cli.print && debug.is_none());
-    init_logging(debug, quiet, to_file);
+    init_logging(mode.debug(), mode.quiet(), mode.logs_to_file());
     // Same-user processes (a tool call among them) may not read troupe's memory, environment
     // or descriptors through /proc or ptrace.
     if let Err(err) = troupe_tools::process::become_undumpable() {
@@ -167,22 +122,7 @@ fn main() {
     if let Err(err) = troupe_tools::process::become_subreaper() {
         tracing::warn!(error = %err, "cannot become the child subreaper; detached tool processes may outlive their call");
     }
-    let result = match &cli.command {
-        Some(args::Command::Team(team)) => commands::team::run(team),
-        Some(args::Command::Teammate(mate)) => commands::teammate::run(mate),
-        Some(args::Command::Sandbox(sandbox)) => commands::sandbox::run(sandbox),
-        Some(args::Command::Config(config)) => commands::config::run(config),
-        Some(args::Command::Worktree(w)) => commands::worktree::run(w),
-        Some(args::Command::Task(task)) => commands::task::run(task),
-        Some(args::Command::Mcp(mcp)) => commands::mcp::run(mcp),
-        Some(args::Command::Cron(cron)) => commands::cron::run(cron),
-        Some(args::Command::Sessions(s)) => commands::sessions::run(s),
-        Some(args::Command::Doctor(d)) => commands::doctor::run(d),
-        Some(args::Command::Trust(t)) => commands::trust::run(t),
-        Some(args::Command::Plugin(p)) => commands::plugin::run(p),
-        None if cli.print => headless::run(&cli),
-        None => repl::run(&cli),
-    };
+    let result = mode.run();
     match result {
         Ok(code) => signals::exit(code),
         Err(e) => {
