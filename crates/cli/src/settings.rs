@@ -6,15 +6,30 @@ use anyhow::Result;
 use std::path::{Path, PathBuf};
 use troupe_settings::{Loaded, Scope, Settings};
 
-/// Reads and merges the settings of `workspace`; a malformed file is an error naming the file
-/// and the line.
+/// Settings read by this process, by workspace and `--settings`: they are read once per
+/// process, whoever asks (the run, `/hooks`, `/status`, `doctor`).
+type Cache = Vec<((PathBuf, Option<String>), Loaded)>;
+static READ: std::sync::Mutex<Cache> = std::sync::Mutex::new(Vec::new());
+
+/// Reads and merges the settings of `workspace` (once per process: later calls get the same
+/// answer); a malformed file is an error naming the file and the line.
 pub fn load(workspace: &Path, command_line: Option<&str>) -> Result<Loaded> {
+    let key = (workspace.to_path_buf(), command_line.map(str::to_string));
+    let mut read = READ.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, loaded)) = read.iter().find(|(k, _)| *k == key) {
+        return Ok(loaded.clone());
+    }
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    Ok(troupe_settings::load(
-        workspace,
-        home.as_deref(),
-        command_line,
-    )?)
+    let loaded = troupe_settings::load(workspace, home.as_deref(), command_line)?;
+    read.push((key, loaded.clone()));
+    Ok(loaded)
+}
+
+/// Forgets what was read, after troupe itself changed a settings file.
+pub fn forget_read() {
+    READ.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clear();
 }
 
 /// Like [`load`], reading only the scopes `sources` names (`--setting-sources

@@ -56,7 +56,9 @@ pub fn allow(path: &Path, rules: &[String]) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     troupe_durable::atomic::write_atomic(path, text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))
+        .with_context(|| format!("writing {}", path.display()))?;
+    crate::settings::forget_read();
+    Ok(())
 }
 
 #[cfg(test)]

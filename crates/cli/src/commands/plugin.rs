@@ -168,6 +168,7 @@ fn set(
     text.push('\n');
     troupe_durable::atomic::write_atomic(&file, text.as_bytes())
         .with_context(|| format!("writing {}", file.display()))?;
+    crate::settings::forget_read();
     println!(
         "{} {} in {}",
         if on { "Enabled" } else { "Disabled" },
