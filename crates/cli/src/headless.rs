@@ -3,27 +3,23 @@
 //! the team has settled, or when `--team-timeout` runs out.
 
 use crate::args::{Cli, OutputFormat, RunArgs};
-use crate::args_contract::InputFormat;
-use crate::cost::cost_usd;
+use crate::lead_run::{between_turns, end_run, over_budget, settling, RunFailure};
 use crate::lead_wakes::LeadWakes;
 use crate::render::sanitize::terminal;
+use crate::render::script::{notice_sink, Events};
 use crate::render::stream_json::Stream;
-use crate::render::{stream_json, text};
+use crate::render::text;
 use crate::script_front::Script;
-use crate::setup::{lead, Crew, Lead};
+use crate::setup::{lead, Lead};
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
 use std::io::{IsTerminal, Read, Write};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
-use troupe_agent::{Agent, AgentError, AgentEvent, Approver, RefuseApprover, SessionEndReason};
-use troupe_driver::{Driver, Event, Failure, Flow, Policy};
-use troupe_team::{Notice, NoticeSink, LEAD};
+use troupe_agent::{AgentEvent, Approver, RefuseApprover};
+use troupe_driver::{Driver, Event, Flow};
+use troupe_team::LEAD;
 
-/// How long exit waits for in-process teammates to finish their round before aborting them.
 pub(crate) use crate::run_report::{init_event, run_result};
-
-pub const STOP_LIMIT: Duration = Duration::from_secs(30);
 
 /// How long a prompt argument waits for piped stdin to finish before going without it.
 const STDIN_WAIT: Duration = Duration::from_secs(3);
@@ -110,137 +106,6 @@ fn stdin_ends_at_once() -> bool {
             && std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == meta.rdev()))
 }
 
-pub(crate) use troupe_driver::Progress;
-
-/// Why a headless run failed.
-pub(crate) enum RunFailure {
-    Agent(AgentError),
-    Team(String),
-    /// `--max-budget-usd` ran out after this many model calls.
-    Budget {
-        reason: String,
-        model_calls: u32,
-    },
-    /// The controlling process interrupted the turn (stream-json input).
-    Interrupted,
-}
-
-impl From<Failure> for RunFailure {
-    fn from(failure: Failure) -> RunFailure {
-        match failure {
-            Failure::Agent(e) => RunFailure::Agent(e),
-            Failure::Interrupted => RunFailure::Interrupted,
-            Failure::Wakes(why) => RunFailure::Team(why),
-        }
-    }
-}
-
-/// How a script's session is driven: each prompt settles with the team's work, within
-/// `--team-timeout`.
-pub(crate) fn settling(args: &RunArgs) -> Policy {
-    Policy {
-        settle: Some(Duration::from_secs(args.team_timeout)),
-        who: "the lead".to_string(),
-    }
-}
-
-/// What a script's run says on stderr between turns (notes and errors); turn boundaries are
-/// the result's business.
-pub(crate) fn between_turns(event: &Event<'_>) {
-    match event {
-        Event::Note(line) => crate::render::sanitize::errln!("troupe: {line}"),
-        Event::Error(line) => crate::render::sanitize::errln!("troupe: error: {line}"),
-        Event::Agent(_) | Event::TurnStarted(_) | Event::TurnEnded(_) => {}
-    }
-}
-
-/// Where team notices go; the session id is filled in once setup has resolved it.
-pub(crate) fn notice_sink(
-    format: OutputFormat,
-    verbose: bool,
-    session: Arc<OnceLock<String>>,
-) -> NoticeSink {
-    match format {
-        OutputFormat::StreamJson => Some(Arc::new(move |notice: Notice| {
-            let session_id = session.get().map(String::as_str).unwrap_or("");
-            let value = match notice {
-                Notice::Status {
-                    name,
-                    status,
-                    detail,
-                } => {
-                    json!({"type": "system", "subtype": "teammate_status", "agent": name, "status": status, "detail": detail, "session_id": session_id, "uuid": stream_json::uuid()})
-                }
-                Notice::Tool {
-                    agent,
-                    tool,
-                    summary,
-                } => {
-                    json!({"type": "system", "subtype": "teammate_tool", "agent": agent, "tool": tool, "summary": summary, "session_id": session_id, "uuid": stream_json::uuid()})
-                }
-                Notice::Mail {
-                    from,
-                    to,
-                    kind,
-                    content,
-                } => {
-                    json!({"type": "system", "subtype": "mail", "from": from, "to": to, "kind": kind, "content": content, "session_id": session_id, "uuid": stream_json::uuid()})
-                }
-            };
-            stream_json::emit(&value);
-        })),
-        OutputFormat::Text if verbose => Some(Arc::new(|notice: Notice| {
-            eprintln!("{}", terminal(&text::notice_line(&notice)))
-        })),
-        OutputFormat::Text | OutputFormat::Json => None,
-    }
-}
-
-/// Where a run's events go: stream-json prints them as they happen, `json --verbose`
-/// collects them for the array it prints at the end, the rest drop them.
-#[derive(Clone)]
-pub(crate) struct Events {
-    format: OutputFormat,
-    collected: Option<Arc<Mutex<Vec<Value>>>>,
-}
-
-impl Events {
-    pub(crate) fn new(format: OutputFormat, verbose: bool) -> Events {
-        let collected =
-            (format == OutputFormat::Json && verbose).then(|| Arc::new(Mutex::new(Vec::new())));
-        Events { format, collected }
-    }
-
-    /// Whether events are wanted at all.
-    pub(crate) fn wanted(&self) -> bool {
-        self.format == OutputFormat::StreamJson || self.collected.is_some()
-    }
-
-    pub(crate) fn push(&self, value: Value) {
-        match &self.collected {
-            Some(all) => all
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(value),
-            None if self.format == OutputFormat::StreamJson => stream_json::emit(&value),
-            None => {}
-        }
-    }
-
-    /// Prints the result: one object, or with `json --verbose` the whole array ending in it.
-    pub(crate) fn finish(&self, result: Value) {
-        match &self.collected {
-            Some(all) => {
-                let mut all =
-                    std::mem::take(&mut *all.lock().unwrap_or_else(PoisonError::into_inner));
-                all.push(result);
-                stream_json::emit(&Value::Array(all));
-            }
-            None => stream_json::emit(&result),
-        }
-    }
-}
-
 /// The approver of a headless run whose input is the prompt: nobody can answer, so what the
 /// rules would ask about is refused (saying how to allow it).
 fn text_approver(args: &RunArgs) -> Result<Arc<dyn Approver>> {
@@ -253,9 +118,6 @@ fn text_approver(args: &RunArgs) -> Result<Arc<dyn Approver>> {
 
 /// Runs headless and returns the process exit code.
 pub fn run(cli: &Cli) -> Result<i32> {
-    if cli.run.contract.input_format == InputFormat::StreamJson {
-        return crate::control::run(cli);
-    }
     let started = Instant::now();
     let cwd = std::env::current_dir().context("finding the current directory")?;
     let files = crate::file_flag::blocks(&cli.run.claude.file, &cwd)?;
@@ -417,42 +279,4 @@ pub fn run(cli: &Cli) -> Result<i32> {
         (false, true) => 1,
         (false, false) => 0,
     })
-}
-
-/// Ends a headless run: the session hooks, the teammates at their round boundary, the MCP
-/// servers, and whatever any tool started (even what left its call behind).
-pub(crate) fn end_run(lead: &mut Lead) {
-    lead.runtime
-        .block_on(lead.agent.end_session(SessionEndReason::Exit));
-    lead.runtime.block_on(lead.crew.team.stop_all(STOP_LIMIT));
-    lead.crew.mcp.shutdown();
-    troupe_tools::process::end_all();
-}
-
-/// What the lead and its subagents have spent so far, in US dollars.
-pub(crate) fn spent_usd(agent: &Agent, crew: &Crew) -> f64 {
-    let model = &agent.config().model;
-    crate::cost::priced_usd(model, &agent.usage(), agent.usage_by_model())
-        + cost_usd(model, &crew.subagents.usage())
-}
-
-/// `--max-budget-usd`: a run whose cost passed the budget is reported as an error (Claude
-/// Code's `error_max_budget_usd`), with what it spent.
-pub(crate) fn over_budget(
-    agent: &Agent,
-    crew: &Crew,
-    budget: Option<f64>,
-    outcome: Result<Progress, RunFailure>,
-) -> Result<Progress, RunFailure> {
-    let Some(budget) = budget else {
-        return outcome;
-    };
-    let spent = spent_usd(agent, crew);
-    match outcome {
-        Ok(progress) if spent > budget => Err(RunFailure::Budget {
-            reason: format!("the run cost ${spent:.4}, over --max-budget-usd {budget}"),
-            model_calls: progress.model_calls,
-        }),
-        other => other,
-    }
 }

@@ -27,6 +27,7 @@ mod hook_events;
 mod hook_services;
 mod hooks;
 mod lead_agent;
+mod lead_run;
 mod lead_wakes;
 mod logfile;
 mod mcp;

@@ -93,6 +93,13 @@ impl<'a> Mode<'a> {
         use crate::commands;
         match self {
             Mode::Repl(cli) => crate::repl::run(cli),
+            // The Agent SDK's session: headless, driven over stdin.
+            Mode::Print(cli)
+                if cli.run.contract.input_format
+                    == crate::args_contract::InputFormat::StreamJson =>
+            {
+                crate::control::run(cli)
+            }
             Mode::Print(cli) => crate::headless::run(cli),
             Mode::Teammate(mate) => commands::teammate::run(mate),
             Mode::Mcp(mcp) => commands::mcp::run(mcp),

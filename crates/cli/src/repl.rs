@@ -167,7 +167,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
     };
     let result = runtime.block_on(front::drive(&mut agent, &session, io, first));
     runtime.block_on(agent.end_session(SessionEndReason::Exit));
-    runtime.block_on(team.stop_all(crate::headless::STOP_LIMIT));
+    runtime.block_on(team.stop_all(crate::lead_run::STOP_LIMIT));
     mcp.shutdown();
     troupe_tools::process::end_all();
     result.map(|_| 0)
@@ -260,16 +260,11 @@ fn costs(
     roster: Option<&troupe_protocol::Roster>,
 ) -> Vec<crate::cost::AgentCost> {
     // Each call at the model it used (`/model` switches only the calls after it).
-    crate::cost::breakdown(&lead_usage(agent), session.subagents.usage(), roster)
-}
-
-/// The lead's model now, its tokens, and its tokens per model called.
-pub fn lead_usage(agent: &Agent) -> troupe_protocol::AgentUsage {
-    troupe_protocol::AgentUsage {
-        model: agent.config().model.clone(),
-        usage: agent.usage(),
-        by_model: agent.usage_by_model().clone(),
-    }
+    crate::cost::breakdown(
+        &crate::lead_run::lead_usage(agent),
+        session.subagents.usage(),
+        roster,
+    )
 }
 
 fn print_cost(agent: &Agent, session: &Session<'_>) {

@@ -1,7 +1,7 @@
 //! What a headless run reports about itself: the `system/init` event of its session and the
 //! result object of a run (or, with stream-json input, of one prompt).
 
-use crate::headless::{Progress, RunFailure};
+use crate::lead_run::{Progress, RunFailure};
 use crate::render::json::{RunResult, Subtype};
 use crate::render::stream_json;
 use crate::setup::{Crew, RunContext};
@@ -90,7 +90,7 @@ pub(crate) fn run_result(
     // Subagents work for the lead: their tokens are the lead's, shown on a row of their own.
     let roster = crew.team.roster().ok();
     let agents = crate::cost::breakdown(
-        &crate::repl::lead_usage(agent),
+        &crate::lead_run::lead_usage(agent),
         crew.subagents.usage(),
         roster.as_ref(),
     );

@@ -2,7 +2,7 @@
 //! `--fallback-model` and `--json-schema` as Claude Code applies them; Ctrl-C interrupts the
 //! turn and the run still reports (exit 130).
 
-use crate::headless::{Progress, RunFailure};
+use crate::lead_run::{Progress, RunFailure};
 use crate::setup::RunContext;
 use crate::slash::CommandTurn;
 use serde_json::Value;
@@ -87,7 +87,7 @@ impl Frontend for Script<'_> {
                     self.run.model.model
                 );
                 let client = agent.model_client();
-                crate::control::switch_model(agent, &self.run.model, self.team, client);
+                crate::lead_run::switch_model(agent, &self.run.model, self.team, client);
                 return Flow::Retry;
             }
         }

@@ -15,7 +15,9 @@ static READ: std::sync::Mutex<Cache> = std::sync::Mutex::new(Vec::new());
 /// answer); a malformed file is an error naming the file and the line.
 pub fn load(workspace: &Path, command_line: Option<&str>) -> Result<Loaded> {
     let key = (workspace.to_path_buf(), command_line.map(str::to_string));
-    let mut read = READ.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut read = READ
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((_, loaded)) = read.iter().find(|(k, _)| *k == key) {
         return Ok(loaded.clone());
     }

@@ -169,17 +169,6 @@ fn lead_lease(team: &Team) -> Result<Lease> {
     }
 }
 
-/// Keeps the `.troupe` directory troupe just made out of the user's `git status` (through the
-/// repository's `info/exclude`, never the user's `.gitignore`); outside git there is nothing to do.
-pub fn exclude_troupe_dir(workspace: &std::path::Path) {
-    if crate::workspace::exclude_is_settled(workspace) {
-        return;
-    }
-    if let Err(e) = troupe_team::worktree::ensure_troupe_excluded(workspace) {
-        tracing::warn!(error = %e, "could not add .troupe/ to the repository's info/exclude");
-    }
-}
-
 /// A lead ready to run: its agent, its team, and the runtime they run on.
 pub struct Lead {
     /// The lead's lease on its team: held for the life of the process, so a second lead on
@@ -213,7 +202,7 @@ pub struct Crew {
 }
 
 impl Lead {
-    /// Ends a lead whose run is over ([`crate::headless::end_run`] done, the result printed),
+    /// Ends a lead whose run is over (its session ended and the result printed),
     /// just before the process exits: everything is dropped in the usual order, but the
     /// runtime is shut down without waiting for its threads to wind down (joining
     /// them cost the exit path ~0.5 ms). Nothing is left running on it by then — the session
@@ -363,7 +352,7 @@ pub fn lead(
     // Before anything that writes the session or starts teammates: two leads on one team would
     // race on its mailboxes, roster and requests.
     let lease = lead_lease(&team)?;
-    exclude_troupe_dir(&workspace);
+    crate::workspace::exclude_troupe_dir(&workspace);
     if answerer == Answerer::User {
         // The approver that asks the person for the lead's own calls answers for teammates too.
         team.shared().protocols.answer_with(approver.clone());

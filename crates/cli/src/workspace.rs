@@ -27,7 +27,7 @@ pub fn root(explicit: Option<&Path>) -> Result<PathBuf> {
 pub fn before_creating_troupe_dir(root: &Path) {
     if !root.join(".troupe").exists() {
         announce_troupe_dir(root);
-        crate::setup::exclude_troupe_dir(root);
+        exclude_troupe_dir(root);
     }
 }
 
@@ -44,6 +44,17 @@ pub fn announce_troupe_dir(root: &Path) {
         root.display(),
         troupe.display()
     );
+}
+
+/// Keeps the `.troupe` directory troupe just made out of the user's `git status` (through the
+/// repository's `info/exclude`, never the user's `.gitignore`); outside git there is nothing to do.
+pub fn exclude_troupe_dir(workspace: &std::path::Path) {
+    if exclude_is_settled(workspace) {
+        return;
+    }
+    if let Err(e) = troupe_team::worktree::ensure_troupe_excluded(workspace) {
+        tracing::warn!(error = %e, "could not add .troupe/ to the repository's info/exclude");
+    }
 }
 
 /// Whether keeping `<root>/.troupe/` out of `git status` is known, without running git, to need

@@ -16,7 +16,7 @@ use troupe_team::{liveness, member, Team, TeamConfig, TeammateMode};
 
 /// How long the member may take to finish its round after SIGTERM before the process ends
 /// anyway (the lead waits as long for its in-process teammates).
-const STOP_LIMIT: Duration = crate::headless::STOP_LIMIT;
+const STOP_LIMIT: Duration = crate::lead_run::STOP_LIMIT;
 
 /// Exit code when the round did not finish within [`STOP_LIMIT`] after SIGTERM.
 const EXIT_TERMINATED: i32 = 128 + libc::SIGTERM;
@@ -69,7 +69,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         process_options: serde_json::Value::Null,
     };
     let mcp = run.mcp.clone();
-    crate::setup::exclude_troupe_dir(&config.workspace);
+    crate::workspace::exclude_troupe_dir(&config.workspace);
     // What it does, one line each, on stderr (a terminal, or the log the lead gives it).
     let sink: troupe_team::NoticeSink = Some(Arc::new(|n: troupe_team::Notice| {
         eprintln!(

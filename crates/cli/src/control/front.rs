@@ -5,7 +5,9 @@
 use super::input::Incoming;
 use super::{apply_change, busy_control, control, replayed, respond};
 use crate::budget::BudgetWatch;
-use crate::headless::{init_event, over_budget, run_result, spent_usd, Events, RunFailure};
+use crate::headless::{init_event, run_result};
+use crate::lead_run::{over_budget, spent_usd, RunFailure};
+use crate::render::script::Events;
 use crate::render::stream_json::Stream;
 use crate::setup::{Crew, RunContext};
 use crate::slash::CommandTurn;

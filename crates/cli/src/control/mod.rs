@@ -13,8 +13,10 @@ pub mod input;
 pub mod mcp;
 
 use crate::args::{Cli, OutputFormat};
-use crate::headless::{between_turns, end_run, init_event, notice_sink, Events};
+use crate::headless::init_event;
+use crate::lead_run::{between_turns, end_run, switch_model};
 use crate::lead_wakes::LeadWakes;
+use crate::render::script::{notice_sink, Events};
 use crate::render::stream_json::{self, Stream};
 use crate::setup::{lead, Crew, Lead, RunContext};
 use anyhow::{bail, Result};
@@ -114,7 +116,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
             other => between_turns(&other),
         }
     };
-    let policy = crate::headless::settling(args);
+    let policy = crate::lead_run::settling(args);
     let last_failed = {
         let Lead {
             agent,
@@ -296,16 +298,4 @@ fn apply_change(agent: &mut Agent, run: &mut RunContext, crew: &Crew, op: Op) {
         }
         _ => {}
     }
-}
-
-/// Puts `model` in force through `client`: for the lead, and for every teammate and
-/// subagent made from now on.
-pub(crate) fn switch_model(
-    agent: &mut Agent,
-    model: &troupe_model::ModelConfig,
-    team: &troupe_team::Team,
-    client: Arc<dyn troupe_model::Model>,
-) {
-    agent.set_model(client.clone(), model.model.clone());
-    team.shared().config.recipe.set_model(model.clone(), client);
 }

@@ -2,5 +2,6 @@
 
 pub mod json;
 pub mod sanitize;
+pub mod script;
 pub mod stream_json;
 pub mod text;
