@@ -144,7 +144,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
         })?;
     let (mcp, unconfigured) =
         crate::mcp::manager(&workspace, &loaded, &mcp_flags, &policy, workspace_servers)?;
-    let mut warnings = crate::settings::warnings(&loaded);
+    let mut warnings = crate::settings_warnings::warnings(&loaded);
     warnings.extend(unconfigured);
     let mut settings = loaded.settings;
     crate::settings::apply_flags(&mut settings, sources.context_window);
@@ -226,7 +226,7 @@ impl Resolved {
         recipe.added_dirs = self.added_dirs.clone();
         recipe.shared = Arc::new(shared);
         recipe.tool_filter = tool_list::filter(self.tools.as_deref());
-        recipe.summarizer = Some(crate::hook_services::summarizer(self));
+        recipe.summarizer = Some(crate::hook_services::summarizer(&self.model, &self.client));
         recipe
     }
 

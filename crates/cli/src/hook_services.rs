@@ -2,13 +2,13 @@
 //! hooks crate's [`HookModel`] and [`HookTools`]; the same small, fast model answers web_fetch's
 //! prompts (the tools crate's [`Summarizer`]).
 
-use crate::compose::Resolved;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 use troupe_hooks::{HookModel, HookTools};
 use troupe_mcp::McpManager;
+use troupe_model::ModelConfig;
 use troupe_model::{Model, ModelRequest, Provider};
 use troupe_protocol::{ChatMessage, Role};
 use troupe_tools::Summarizer;
@@ -29,33 +29,41 @@ pub struct ToolsForHooks {
     workspace: PathBuf,
 }
 
-/// Both, for the run `run` resolved.
-pub fn of(run: &Resolved) -> (Arc<dyn HookModel>, Arc<dyn HookTools>) {
+/// Both, for a run on `model` through `client`, with `mcp`'s servers in `workspace`.
+pub fn of(
+    model: &ModelConfig,
+    client: &Arc<dyn troupe_model::Model>,
+    mcp: &Arc<McpManager>,
+    workspace: &std::path::Path,
+) -> (Arc<dyn HookModel>, Arc<dyn HookTools>) {
     (
-        Arc::new(small_fast(run)),
+        Arc::new(small_fast(model, client)),
         Arc::new(ToolsForHooks {
-            mcp: run.mcp.clone(),
-            workspace: run.workspace.clone(),
+            mcp: mcp.clone(),
+            workspace: workspace.to_path_buf(),
         }),
     )
 }
 
 /// The run's small, fast model, answering web_fetch's prompts.
-pub fn summarizer(run: &Resolved) -> Arc<dyn Summarizer> {
-    Arc::new(small_fast(run))
+pub fn summarizer(
+    model: &ModelConfig,
+    client: &Arc<dyn troupe_model::Model>,
+) -> Arc<dyn Summarizer> {
+    Arc::new(small_fast(model, client))
 }
 
 /// The small, fast model: `ANTHROPIC_SMALL_FAST_MODEL`, else haiku from Anthropic; another
 /// provider's server may know no haiku, so the session's model stands in.
-fn small_fast(run: &Resolved) -> ModelForHooks {
+fn small_fast(model: &ModelConfig, client: &Arc<dyn troupe_model::Model>) -> ModelForHooks {
     let env = |name: &str| std::env::var(name).ok();
     let small_fast =
-        env(troupe_model::alias::SMALL_FAST_VAR).unwrap_or_else(|| match run.model.provider {
+        env(troupe_model::alias::SMALL_FAST_VAR).unwrap_or_else(|| match model.provider {
             Provider::Anthropic => troupe_model::alias::resolve("haiku", &env),
-            Provider::OpenAi => run.model.model.clone(),
+            Provider::OpenAi => model.model.clone(),
         });
     ModelForHooks {
-        client: run.client.clone(),
+        client: client.clone(),
         small_fast,
     }
 }

@@ -42,10 +42,14 @@ pub fn warnings(loaded: &troupe_settings::Loaded) -> Vec<troupe_settings::Warnin
         .collect()
 }
 
-/// The hooks of `settings` troupe runs, run in `workspace` (`prompt` hooks asking `run`'s model,
-/// `mcp_tool` hooks calling its MCP servers), each run recorded in `store`'s event log.
+/// The hooks of `settings` troupe runs, run in `workspace` (`prompt` hooks asking the run's
+/// model, `mcp_tool` hooks calling its MCP servers: `services`, from
+/// [`crate::hook_services::of`]), each run recorded in `store`'s event log.
 pub fn extension(
-    run: &crate::compose::Resolved,
+    services: (
+        Arc<dyn troupe_hooks::HookModel>,
+        Arc<dyn troupe_hooks::HookTools>,
+    ),
     settings: &Settings,
     workspace: &Path,
     mode: PermissionMode,
@@ -62,7 +66,7 @@ pub fn extension(
         hooks,
         ..settings.clone()
     };
-    let (model, tools) = crate::hook_services::of(run);
+    let (model, tools) = services;
     let mut hooks = Hooks::new(&runnable, workspace)
         .context("reading the settings' hooks")?
         .with_model(model)

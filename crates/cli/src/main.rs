@@ -47,6 +47,7 @@ mod run_report;
 mod script_front;
 mod secrets;
 mod settings;
+mod settings_warnings;
 mod setup;
 mod signals;
 mod slash;

@@ -3,9 +3,11 @@
 //! token, and the credentials a `TROUPE_STORE` URL carries (held as `NATS_USER` and
 //! `NATS_PASSWORD` or `NATS_TOKEN`; the variable keeps the URL without them).
 
-use crate::store::STORE_VAR;
 use troupe_store_nats::url::{without_credentials, Auth, NatsUrl};
 use troupe_tools::{child_env, secrets};
+
+/// The variable teammate processes read their store from (set for them by the lead).
+pub const STORE_VAR: &str = "TROUPE_STORE";
 
 /// Takes the credentials out of the environment. Call it first in `main`, before any thread.
 pub fn take_from_environment() {

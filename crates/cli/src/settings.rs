@@ -64,21 +64,6 @@ pub fn load_sources(
     )?)
 }
 
-/// Everything the settings say that troupe does not do as written, one line each, each once:
-/// keys it does not honour or know, hooks it does not run, rules it leaves out.
-pub fn warnings(loaded: &Loaded) -> Vec<String> {
-    let keys = loaded.warnings.iter().map(|w| w.text.clone());
-    let hooks = crate::hooks::warnings(loaded).into_iter().map(|w| w.text);
-    let rules = troupe_agent::policy_warnings(&loaded.settings.permissions);
-    let mut all: Vec<String> = Vec::new();
-    for warning in keys.chain(hooks).chain(rules) {
-        if !all.contains(&warning) {
-            all.push(warning);
-        }
-    }
-    all
-}
-
 /// The memory files `--setting-sources` lets in (Claude Code: the sources govern CLAUDE.md
 /// too): `user` the user's, `project` the project's, `local` `CLAUDE.local.md`; no flag, all.
 pub fn memory_sources(sources: Option<&str>) -> troupe_agent::memory::MemorySources {

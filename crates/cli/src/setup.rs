@@ -317,8 +317,13 @@ pub fn lead(
             run.store.describe(&troupe_dir)
         )
     })?;
-    let hooks =
-        crate::hooks::extension(&run, &settings, &workspace, run.policy.mode, store.clone())?;
+    let hooks = crate::hooks::extension(
+        crate::hook_services::of(&run.model, &run.client, &run.mcp, &run.workspace),
+        &settings,
+        &workspace,
+        run.policy.mode,
+        store.clone(),
+    )?;
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &team_name);
     let recipe = run.recipe(hooks, cron);
     let mut custom = crate::slash::Custom::load(

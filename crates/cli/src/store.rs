@@ -10,8 +10,7 @@ use troupe_settings::Settings;
 use troupe_store::SharedStore;
 use troupe_store_nats::NatsUrl;
 
-/// The variable teammate processes read their store from (set for them by the lead).
-pub const STORE_VAR: &str = "TROUPE_STORE";
+pub use crate::secrets::STORE_VAR;
 
 /// Where a team's state lives.
 #[derive(Debug, Clone)]

@@ -2,9 +2,9 @@
 //! under the exclusive flock of `.troupe/cron.lock`, so processes never lose each other's
 //! changes and a due job is claimed by exactly one of them.
 
+use crate::deliver::Deliver;
 use crate::job::{CronJob, Firing, ScheduleKind};
 use crate::schedule::ScheduleError;
-use crate::scheduler::Deliver;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use troupe_durable::atomic::write_atomic;

@@ -12,6 +12,7 @@
 //! Must not know: the agent loop's internals or the team runtime. Delivery goes through the
 //! [`Deliver`] trait its caller implements.
 
+mod deliver;
 mod file;
 mod job;
 mod schedule;

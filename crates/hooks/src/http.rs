@@ -5,7 +5,7 @@
 //! (and a PreToolUse hook that cannot run refuses the call, as a command hook's does).
 
 use crate::config::HttpTarget;
-use crate::run::Ending;
+use crate::ending::Ending;
 use std::time::Duration;
 
 /// The most of a response body kept.

@@ -16,6 +16,7 @@ mod callback;
 mod condition;
 mod config;
 mod decide;
+mod ending;
 mod env_file;
 mod event;
 mod extension;

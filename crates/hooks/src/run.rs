@@ -16,18 +16,7 @@ const OUTPUT_LIMIT: usize = 1 << 20;
 /// How long output is still read after the hook and its group were ended.
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
 
-/// How a hook's process ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ending {
-    /// It exited with this code.
-    Exited(i32),
-    /// A signal ended it.
-    Signalled(i32),
-    /// Its timeout passed; it and its process group were killed.
-    TimedOut(Duration),
-    /// It could not be started.
-    NotStarted(String),
-}
+pub use crate::ending::Ending;
 
 /// What one hook run produced.
 #[derive(Debug, Clone)]

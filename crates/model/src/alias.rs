@@ -7,6 +7,9 @@
 //! troupe carries (as Claude Code shows it), the window is 1,000,000 tokens, and the Anthropic
 //! client sends the name without it and the [`CONTEXT_1M_BETA`] header.
 
+/// Default Anthropic model.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+
 /// The suffix asking for the 1M-token context window (`sonnet[1m]`).
 pub const CONTEXT_1M_SUFFIX: &str = "[1m]";
 
@@ -43,7 +46,7 @@ pub const SMALL_FAST_VAR: &str = "ANTHROPIC_SMALL_FAST_MODEL";
 pub const ALIASES: &[Alias] = &[
     Alias {
         name: "sonnet",
-        id: crate::provider::DEFAULT_ANTHROPIC_MODEL,
+        id: DEFAULT_ANTHROPIC_MODEL,
         overrides: &[SONNET_VAR],
     },
     Alias {
@@ -63,7 +66,7 @@ pub const ALIASES: &[Alias] = &[
     },
     Alias {
         name: "default",
-        id: crate::provider::DEFAULT_ANTHROPIC_MODEL,
+        id: DEFAULT_ANTHROPIC_MODEL,
         overrides: &[SONNET_VAR],
     },
 ];

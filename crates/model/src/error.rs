@@ -1,6 +1,6 @@
 //! Errors a model call can end with, worded so the CLI can print them as they are.
 
-use crate::provider::ConfigError;
+use crate::kind::ConfigError;
 use thiserror::Error;
 
 /// Why a model call failed (after any retries).

@@ -339,13 +339,13 @@ impl Stall {
         let reason = match self {
             Stall::FirstContent(first) => format!(
                 "the stream sent no content for {} after the request (first-content deadline: the stream idle deadline, longer for a local server's long prompt; only keep-alives or nothing arrived; {} sets the idle deadline in milliseconds)",
-                crate::provider::human_duration(first),
-                crate::provider::STREAM_IDLE_VAR,
+                crate::kind::human_duration(first),
+                crate::kind::STREAM_IDLE_VAR,
             ),
             Stall::BetweenChunks(idle) => format!(
                 "the stream sent no content for {} between chunks (stream idle deadline; only keep-alives or nothing arrived; {} sets it in milliseconds)",
-                crate::provider::human_duration(idle),
-                crate::provider::STREAM_IDLE_VAR,
+                crate::kind::human_duration(idle),
+                crate::kind::STREAM_IDLE_VAR,
             ),
         };
         Failure::Transient {
@@ -360,9 +360,9 @@ fn whole_failure(limit: Duration) -> Failure {
     Failure::Transient {
         reason: format!(
             "the whole response did not arrive within {} (first-content deadline plus {} to generate it; {} sets the idle deadline in milliseconds)",
-            crate::provider::human_duration(limit),
-            crate::provider::human_duration(WHOLE_GENERATION),
-            crate::provider::STREAM_IDLE_VAR,
+            crate::kind::human_duration(limit),
+            crate::kind::human_duration(WHOLE_GENERATION),
+            crate::kind::STREAM_IDLE_VAR,
         ),
         retry_after: None,
     }

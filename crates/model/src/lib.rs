@@ -13,6 +13,7 @@ pub mod endpoint;
 pub mod error;
 pub mod estimate;
 mod http;
+mod kind;
 pub mod limit;
 pub mod openai;
 mod prefix_gate;

@@ -1,7 +1,7 @@
 //! What the environment says about the provider, checked: a base URL troupe can call, and a
 //! note when both providers' variables are set.
 
-use crate::provider::{ConfigError, Provider, AUTH_TOKEN_VAR};
+use crate::kind::{ConfigError, Provider, AUTH_TOKEN_VAR};
 
 /// Refuses a base URL without an `http://` or `https://` scheme and a host.
 pub(crate) fn check_base_url(var: &'static str, url: &str) -> Result<(), ConfigError> {

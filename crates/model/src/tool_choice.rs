@@ -4,11 +4,10 @@
 //! its own accord, and for tests against a real server; the run then ends only at
 //! `--max-turns`, as every answer is a call).
 
-use crate::provider::ConfigError;
+use crate::kind::ConfigError;
 use std::str::FromStr;
 
-/// Environment variable choosing the `tool_choice` sent to an OpenAI-compatible server.
-pub const TOOL_CHOICE_VAR: &str = "TROUPE_OPENAI_TOOL_CHOICE";
+pub use crate::kind::TOOL_CHOICE_VAR;
 
 /// The `tool_choice` of requests with tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

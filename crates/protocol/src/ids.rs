@@ -81,6 +81,12 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_'
 }
 
+/// Owners that are people, not agents, are spelled `user:<name>`; no teammate takes their tasks.
+pub const USER_OWNER_PREFIX: &str = "user:";
+
+/// The actor named in transitions the harness makes on its own (expiry).
+pub const SYSTEM_ACTOR: &str = "troupe";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,8 +12,7 @@ use thiserror::Error;
 
 use crate::ids::new_id;
 
-/// The actor named in transitions the harness makes on its own (expiry).
-pub const SYSTEM_ACTOR: &str = "troupe";
+pub use crate::ids::SYSTEM_ACTOR;
 
 /// Which protocol a request belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -300,7 +299,7 @@ impl Request {
         reason: Option<String>,
         now: u64,
     ) -> Result<RequestStatus, RequestError> {
-        let name = person.strip_prefix(crate::task::USER_OWNER_PREFIX);
+        let name = person.strip_prefix(crate::ids::USER_OWNER_PREFIX);
         if name.is_none_or(|n| n.trim().is_empty()) {
             return Err(RequestError::NotAPerson {
                 request_id: self.id.clone(),
@@ -315,7 +314,7 @@ impl Request {
     pub fn answered_by_person(&self) -> bool {
         self.response
             .as_ref()
-            .is_some_and(|r| r.by != self.to && r.by.starts_with(crate::task::USER_OWNER_PREFIX))
+            .is_some_and(|r| r.by != self.to && r.by.starts_with(crate::ids::USER_OWNER_PREFIX))
     }
 
     /// Records an answer whose author has been checked: refused when the request is resolved,

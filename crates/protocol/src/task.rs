@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::request::SYSTEM_ACTOR;
+use crate::ids::SYSTEM_ACTOR;
 
 /// A task's small integer id ("task 3"), allocated by the store.
 pub type TaskId = u64;
@@ -24,8 +24,7 @@ pub type TaskId = u64;
 /// The name of the lead, who may complete, fail, release or cancel any task.
 pub const TASK_LEAD: &str = "lead";
 
-/// Owners that are people, not agents, are spelled `user:<name>`; no teammate takes their tasks.
-pub const USER_OWNER_PREFIX: &str = "user:";
+pub use crate::ids::USER_OWNER_PREFIX;
 
 /// The statuses of a task's blockers, as read by the store under its lock: an id that is
 /// missing here (unknown, unreadable) counts as not completed.

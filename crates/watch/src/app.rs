@@ -6,9 +6,9 @@
 use troupe_protocol::{Event, TaskId};
 use troupe_team::protocols::answer::Verdict;
 
+use crate::colours::Colours;
 use crate::history::History;
 use crate::model::{self, MemberRow, Pricing, TeamState};
-use crate::ui::Colours;
 
 /// The panes that take the focus, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

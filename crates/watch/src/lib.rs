@@ -13,6 +13,7 @@
 //! Must not know: the agent loop or a store backend: it reads a `dyn TeamStore` and draws.
 
 pub mod app;
+mod colours;
 pub mod history;
 mod keys;
 pub mod model;
@@ -20,6 +21,7 @@ pub mod panes;
 pub mod run;
 pub mod source;
 pub mod text;
+mod transcript_view;
 pub mod ui;
 
 pub use app::{App, Command, Focus, Overlay, Target};

@@ -12,7 +12,7 @@ use troupe_team::protocols::StoreCourier;
 use troupe_team::LEAD;
 
 use crate::model::TeamState;
-use crate::panes::detail::{transcript_lines, TRANSCRIPT_LINES};
+use crate::transcript_view::{transcript_lines, TRANSCRIPT_LINES};
 
 /// Fresh reads of the parts of the state that changed; `None` parts did not change.
 #[derive(Debug, Clone, Default, PartialEq)]

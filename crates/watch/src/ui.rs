@@ -15,25 +15,7 @@ use crate::model::{self, MemberRow, Shown};
 use crate::panes;
 use crate::text::clean;
 
-/// Whether the dashboard draws in colour (`NO_COLOR` turns it off).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Colours {
-    /// Statuses and event kinds in colour.
-    #[default]
-    On,
-    /// Attributes (bold, reversed) only.
-    Off,
-}
-
-impl Colours {
-    /// `style` with `colour` as its foreground, unless colours are off.
-    pub fn fg(self, style: Style, colour: Color) -> Style {
-        match self {
-            Colours::On => style.fg(colour),
-            Colours::Off => style,
-        }
-    }
-}
+pub use crate::colours::Colours;
 
 /// The style of a member's status.
 pub fn status_style(colours: Colours, shown: &Shown) -> Style {

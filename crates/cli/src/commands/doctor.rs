@@ -130,7 +130,7 @@ fn configuration(workspace: &Path) -> (Check, Option<troupe_settings::Settings>)
     match crate::settings::load(workspace, None) {
         Ok(loaded) => {
             let files: Vec<&str> = loaded.layers.iter().map(|l| l.origin.as_str()).collect();
-            let warnings = crate::settings::warnings(&loaded);
+            let warnings = crate::settings_warnings::warnings(&loaded);
             let noted = match warnings.len() {
                 0 => String::new(),
                 1 => " (1 warning)".to_string(),

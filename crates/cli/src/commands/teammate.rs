@@ -50,7 +50,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     let team = crate::team_pick::pick(args.team.as_deref(), &run.store, &troupe_dir)?;
     let store = crate::commands::teammate_start::open_store(&run.store, &troupe_dir, &team)?;
     let hooks = crate::hooks::extension(
-        &run,
+        crate::hook_services::of(&run.model, &run.client, &run.mcp, &run.workspace),
         &run.settings,
         &run.workspace,
         run.policy.mode,

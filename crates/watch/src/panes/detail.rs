@@ -9,15 +9,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 use serde_json::Value;
-use troupe_protocol::{ChatMessage, ContentBlock, Request, RequestKind, RequestStatus, Role};
+use troupe_protocol::{Request, RequestKind, RequestStatus};
 use troupe_team::protocols::answer::Verdict;
 
 use crate::app::{App, Purpose, Target};
-use crate::text::{age, clean, clock, lines, money, one_line, tokens};
+use crate::text::{age, clean, clock, lines, money, tokens};
 use crate::ui::{centered, clear, status_style};
 
-/// How many transcript lines a member's detail shows.
-pub const TRANSCRIPT_LINES: usize = 60;
+pub use crate::transcript_view::{transcript_lines, TRANSCRIPT_LINES};
 
 fn bold(text: impl Into<String>) -> Span<'static> {
     Span::styled(text.into(), Style::default().add_modifier(Modifier::BOLD))
@@ -31,45 +30,6 @@ fn text_lines(out: &mut Vec<Line<'static>>, text: &str, indent: &str) {
     for l in lines(text) {
         out.push(Line::from(format!("{indent}{l}")));
     }
-}
-
-/// A teammate's transcript entries (JSON lines) as short display lines, the last `max`.
-pub fn transcript_lines(entries: &[Value], max: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    for entry in entries {
-        let Some(message) = entry.get("message") else {
-            continue; // meta and boundary lines
-        };
-        let Ok(message) = serde_json::from_value::<ChatMessage>(message.clone()) else {
-            continue;
-        };
-        let who = match message.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        for block in &message.content {
-            match block {
-                ContentBlock::Text { text } if !text.trim().is_empty() => {
-                    out.push(format!("{who}: {}", one_line(text.trim(), 200)));
-                }
-                ContentBlock::ToolUse { name, input, .. } => out.push(format!(
-                    "  ⏺ {name}({})",
-                    troupe_tools::summarize_input(name, input)
-                )),
-                ContentBlock::ToolResult {
-                    content, is_error, ..
-                } => out.push(format!(
-                    "    ⎿ {}{}",
-                    if *is_error { "error: " } else { "" },
-                    one_line(content.trim(), 160)
-                )),
-                _ => {}
-            }
-        }
-    }
-    let skip = out.len().saturating_sub(max);
-    out.drain(..skip);
-    out
 }
 
 fn member_lines(app: &App, name: &str) -> Vec<Line<'static>> {
