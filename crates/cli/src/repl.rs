@@ -9,6 +9,7 @@ use crate::setup::{lead, Crew, Lead};
 
 mod front;
 mod more;
+mod rewind;
 use crate::term::{Interrupts, LineReader, Printer};
 use anyhow::{Context, Result};
 use std::sync::Arc;
@@ -39,6 +40,8 @@ Commands:
   /permissions  the permission mode and rules in force
   /agents  the agent definitions (subagents, teammates' profiles) and where each comes from
   /hooks   the hooks in force, by event, with the settings file of each
+  /rewind  go back to before a prompt: its files, the conversation, or both (Esc Esc on an
+           empty line too)
   /resume [n|id]  go on with a past session of this workspace (a numbered list to pick from)
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
   !cmd     run a shell command yourself; its output goes to the model with your next prompt
@@ -101,6 +104,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         "config",
         "doctor",
         "msg",
+        "rewind",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -392,6 +392,10 @@ pub fn lead(
         .extension(subagents.clone())
         .extension(Arc::new(LeadExtension::new(team.clone())))
         .transcript(&path);
+    if asking == crate::trust::Asking::Person {
+        // `/rewind` is the REPL's: a headless run keeps no checkpoints.
+        role = role.extension(Arc::new(crate::checkpoint::CheckpointExtension));
+    }
     match system_prompt(args)? {
         Some(identity) => role = role.identity(identity),
         None if custom.drops_coding_identity() => {

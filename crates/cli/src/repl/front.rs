@@ -201,6 +201,7 @@ pub(crate) async fn handle_line(
         ),
         "/clear" => crate::commands::sessions::clear(agent, &session.troupe_dir).await,
         "/cost" => print_cost(agent, session),
+        "/rewind" => super::rewind::rewind(agent, session, io).await,
         "/init" => return Flow::Prompt(more::INIT_PROMPT.to_string()),
         "/status" => out!("{}", more::status(agent, session, io.mode.get().as_str())),
         "/doctor" => more::report(session, more::Report::Doctor).await,

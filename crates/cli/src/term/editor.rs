@@ -63,6 +63,8 @@ pub enum Msg {
     Finish(mpsc::Sender<()>),
     /// Choices to offer in place of the `?` prompt once this question text is printed.
     Menu(String, Menu),
+    /// Text to put on the prompt line, in place of what is typed (a rewound prompt).
+    Prefill(String),
 }
 
 /// Where the editor sends what the person did.
@@ -161,6 +163,10 @@ impl Editor {
                 }
                 Msg::Request(want) => self.request(want, &mut buf),
                 Msg::Status(status) => self.status = status,
+                Msg::Prefill(text) => {
+                    self.line.take();
+                    self.line.insert(&text);
+                }
                 Msg::Menu(question, menu) => {
                     if self.menus.len() == MENUS_KEPT {
                         self.menus.remove(0);
@@ -222,9 +228,14 @@ impl Editor {
         let escaped = std::mem::take(&mut self.escaped);
         let line = &mut self.line;
         match key.code {
-            // Esc interrupts a running turn; Esc Esc clears the line.
+            // Esc interrupts a running turn; Esc Esc clears the line, or on an empty prompt
+            // line offers to rewind.
             KeyCode::Esc if self.want.is_none() => {
                 let _ = self.out.interrupts.send(());
+            }
+            KeyCode::Esc if escaped && line.is_empty() && self.want == Some(Want::Prompt) => {
+                self.line.insert("/rewind");
+                self.submit(buf);
             }
             KeyCode::Esc if escaped => {
                 line.take();

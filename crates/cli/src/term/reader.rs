@@ -50,6 +50,11 @@ impl Printer {
         let _ = self.send(Msg::Menu(question.to_string(), menu));
     }
 
+    /// Puts `text` on the prompt line, to be edited and sent (nothing without an editor).
+    pub fn prefill(&self, text: &str) {
+        let _ = self.send(Msg::Prefill(text.to_string()));
+    }
+
     /// Whether an editor owns the terminal (so a status line can be shown).
     pub fn is_live(&self) -> bool {
         self.editor.lock().map(|e| e.is_some()).unwrap_or(false)

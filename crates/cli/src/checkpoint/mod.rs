@@ -1,0 +1,162 @@
+//! Checkpoints for `/rewind`: each file a tool changes is saved, as it was before the prompt's
+//! first change to it, in the session's own store beside its transcript ([`store`]). The
+//! lead's lifecycle hooks see every call: `edit_file`, `write_file` and `notebook_edit` name
+//! their file; a bash call is bracketed by `git status` ([`git_snap`]). Only the REPL's lead
+//! installs it, so a headless run pays nothing; a call that changes nothing writes nothing.
+
+pub mod git_snap;
+pub mod store;
+
+use async_trait::async_trait;
+use git_snap::Snapshot;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use store::Store;
+use troupe_agent::{BeforeTool, Extension, ExtensionContext, LifecycleHooks, ToolCall, Verdict};
+use troupe_tools::{ToolOutput, Workspace};
+
+/// The tools that change one file named by their `path`.
+const FILE_TOOLS: [&str; 3] = ["edit_file", "write_file", "notebook_edit"];
+
+/// Installs the checkpoint hooks on the agent it is registered on.
+pub struct CheckpointExtension;
+
+impl Extension for CheckpointExtension {
+    fn name(&self) -> &str {
+        "checkpoints"
+    }
+
+    fn lifecycle(&self, cx: &ExtensionContext<'_>) -> Option<Arc<dyn LifecycleHooks>> {
+        let store = Store::of_transcript(cx.transcript?);
+        let workspace = Workspace::new(cx.workspace).ok()?;
+        Some(Arc::new(Checkpoints {
+            store,
+            workspace,
+            state: Mutex::new(State::default()),
+        }))
+    }
+}
+
+/// What a file tool's call found before it ran.
+enum Pending {
+    File(PathBuf, Option<Vec<u8>>),
+    Bash(Snapshot),
+}
+
+#[derive(Default)]
+struct State {
+    /// The prompt running, by its number in the store.
+    prompt: Option<u64>,
+    /// Files already saved for it: their first change is what counts.
+    saved: HashSet<PathBuf>,
+    /// Calls under way, by tool_use id.
+    pending: HashMap<String, Pending>,
+    /// The last `git status` snapshot, whose contents the next one reuses.
+    last: Option<Snapshot>,
+}
+
+struct Checkpoints {
+    store: Store,
+    workspace: Workspace,
+    state: Mutex<State>,
+}
+
+impl Checkpoints {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Saves `path`'s content before the running prompt changed it, once per prompt.
+    fn save(&self, path: &Path, before: Option<&[u8]>) {
+        let mut state = self.state();
+        let Some(seq) = state.prompt else { return };
+        if !state.saved.insert(path.to_path_buf()) {
+            return;
+        }
+        if let Err(e) = self.store.save_before(seq, path, before) {
+            tracing::warn!(error = %e, path = %path.display(), "could not save a checkpoint");
+        }
+    }
+
+    fn file_path(&self, call: &ToolCall<'_>) -> Option<PathBuf> {
+        if !FILE_TOOLS.contains(&call.name) {
+            return None;
+        }
+        let path = call.input.get("path")?.as_str()?;
+        self.workspace.resolve_for_write(path).ok()
+    }
+}
+
+#[async_trait]
+impl LifecycleHooks for Checkpoints {
+    async fn prompt(&self, prompt: &str) -> Verdict {
+        let seq = self.store.begin_prompt(prompt);
+        let mut state = self.state();
+        state.saved.clear();
+        state.pending.clear();
+        state.prompt = match seq {
+            Ok(seq) => Some(seq),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not record the prompt's checkpoint");
+                None
+            }
+        };
+        Verdict::default()
+    }
+
+    async fn before_tool(&self, call: ToolCall<'_>) -> BeforeTool {
+        if self.state().prompt.is_none() {
+            return BeforeTool::default();
+        }
+        if let Some(path) = self.file_path(&call) {
+            if !self.state().saved.contains(&path) {
+                let before = std::fs::read(&path).ok();
+                let pending = Pending::File(path, before);
+                self.state().pending.insert(call.id.to_string(), pending);
+            }
+        } else if call.name == "bash" {
+            let root = self.workspace.root().to_path_buf();
+            let last = self.state().last.take();
+            let snap = tokio::task::spawn_blocking(move || Snapshot::take(&root, last.as_ref()))
+                .await
+                .ok()
+                .flatten();
+            if let Some(snap) = snap {
+                let mut state = self.state();
+                state.last = Some(snap.clone());
+                state
+                    .pending
+                    .insert(call.id.to_string(), Pending::Bash(snap));
+            }
+        }
+        BeforeTool::default()
+    }
+
+    async fn after_tool(&self, call: ToolCall<'_>, _output: &ToolOutput) -> Verdict {
+        let pending = self.state().pending.remove(call.id);
+        match pending {
+            Some(Pending::File(path, before)) if std::fs::read(&path).ok() != before => {
+                self.save(&path, before.as_deref());
+            }
+            Some(Pending::Bash(snap)) => {
+                let root = self.workspace.root().to_path_buf();
+                let found = tokio::task::spawn_blocking(move || {
+                    let after = Snapshot::take(&root, Some(&snap))?;
+                    Some((snap.changes(&after), after))
+                })
+                .await
+                .ok()
+                .flatten();
+                if let Some((changes, after)) = found {
+                    for (path, before) in changes {
+                        self.save(&path, before.as_deref());
+                    }
+                    self.state().last = Some(after);
+                }
+            }
+            Some(Pending::File(..)) | None => {}
+        }
+        Verdict::default()
+    }
+}
