@@ -7,6 +7,7 @@ use crate::render::sanitize::{errln, out, outln};
 use crate::render::text::{notice_line, render, Sink};
 use crate::setup::{lead, Crew, Lead};
 
+mod export;
 mod front;
 mod more;
 mod rewind;
@@ -42,6 +43,8 @@ Commands:
   /hooks   the hooks in force, by event, with the settings file of each
   /rewind  go back to before a prompt: its files, the conversation, or both (Esc Esc on an
            empty line too)
+  /export [file|--clipboard]  the conversation as Markdown: to a file (default
+           conversation-<date>.md in the workspace) or the clipboard
   /resume [n|id]  go on with a past session of this workspace (a numbered list to pick from)
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
   !cmd     run a shell command yourself; its output goes to the model with your next prompt
@@ -105,6 +108,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         "doctor",
         "msg",
         "rewind",
+        "export",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -137,3 +137,81 @@ fn headless_keeps_no_checkpoints() {
         .join("checkpoints");
     assert!(!store.exists());
 }
+
+#[test]
+fn export_writes_the_conversation_as_markdown() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "echo from-the-tool"})),
+        Step::text("**all** done"),
+    ]);
+    let input = "/export\nrun it\n/export notes/out.md\n/export\n/exit\n";
+    std::fs::create_dir_all(ws.path().join("notes")).unwrap();
+    let out = common::repl(ws.path(), &server, &BYPASS, input);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("nothing to export"), "{text}");
+    assert!(text.contains("exported to"), "{text}");
+    let md = ws.read("notes/out.md");
+    assert!(md.contains("## You\n\nrun it"), "{md}");
+    assert!(md.contains("**⏺ bash**(`echo from-the-tool`)"), "{md}");
+    assert!(md.contains("```\nfrom-the-tool\n"), "{md}");
+    assert!(md.contains("\n\n**all** done\n"), "{md}");
+    assert!(!md.contains("\n\n\n"), "{md}");
+    let dated: Vec<_> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("conversation-"))
+        .collect();
+    assert_eq!(dated.len(), 1);
+}
+
+#[test]
+fn export_to_the_clipboard_uses_a_clipboard_program_or_says_there_is_none() {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([Step::text("answered")]);
+    let bin = ws.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let copied = ws.path().join("copied.md");
+    let script = bin.join("wl-copy");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ncat > '{}'\n", copied.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = |path: String| {
+        let mut child = common::troupe(ws.path(), &server, troupe_testkit::Wire::Anthropic)
+            .args(BYPASS)
+            .env("PATH", path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = "hi\n/export --clipboard\n/exit\n";
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let path = std::env::var("PATH").unwrap_or_default();
+    let text = run(format!("{}:{path}", bin.display()));
+    assert!(
+        text.contains("copied to the clipboard with wl-copy"),
+        "{text}"
+    );
+    assert!(std::fs::read_to_string(&copied)
+        .unwrap()
+        .contains("## You\n\nhi"));
+    std::fs::remove_file(&script).unwrap();
+    let text = run(bin.display().to_string());
+    assert!(text.contains("no clipboard program found"), "{text}");
+}

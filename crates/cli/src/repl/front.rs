@@ -202,6 +202,11 @@ pub(crate) async fn handle_line(
         "/clear" => crate::commands::sessions::clear(agent, &session.troupe_dir).await,
         "/cost" => print_cost(agent, session),
         "/rewind" => super::rewind::rewind(agent, session, io).await,
+        cmd if cmd == "/export" || cmd.starts_with("/export ") => {
+            let workspace = &team.shared().config.workspace;
+            let arg = cmd.trim_start_matches("/export").trim();
+            super::export::export(agent.messages(), arg, &io.cwd, workspace);
+        }
         "/init" => return Flow::Prompt(more::INIT_PROMPT.to_string()),
         "/status" => out!("{}", more::status(agent, session, io.mode.get().as_str())),
         "/doctor" => more::report(session, more::Report::Doctor).await,
