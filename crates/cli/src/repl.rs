@@ -11,6 +11,7 @@ mod export;
 mod front;
 mod more;
 mod rewind;
+mod status_line;
 use crate::term::{Interrupts, LineReader, Printer};
 use anyhow::{Context, Result};
 use std::sync::Arc;
@@ -147,6 +148,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
     if printer.is_live() {
         agent.watch_tool_output(view.progress_sink());
     }
+    let status_line = status_line::StatusLine::of(agent.settings(), &printer);
     let io = Io {
         reader,
         interrupts,
@@ -162,6 +164,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         reading: false,
         entered: false,
         ticks: None,
+        status_line,
     };
     let session = Session {
         approver: approver.clone(),
@@ -219,6 +222,8 @@ struct Io {
     entered: bool,
     /// The progress line's clock while a turn runs (made on the runtime).
     ticks: Option<tokio::time::Interval>,
+    /// The settings' `statusLine`, drawn under the prompt.
+    status_line: Option<status_line::StatusLine>,
 }
 
 /// The project's and the user's commands, for `/help`.

@@ -83,6 +83,7 @@ pub const HONOURED: &[(&str, &str)] = &[
     ("disabledMcpjsonServers", "these `.mcp.json` servers never start"),
     ("enableAllProjectMcpServers", "`true`: every `.mcp.json` server starts, whatever `enabledMcpjsonServers` lists (after workspace trust, as always)"),
     ("language", "every agent's prompt ends its own section with \"Respond in <language>.\""),
+    ("statusLine", "`type: command`: run with the session as JSON on stdin; its first lines are drawn under the REPL's prompt, after each turn and every 300 ms while working (2 s at most per run); `padding` indents them; from a project's settings only once the workspace is trusted"),
     ("outputStyle", "the styles of `.claude/output-styles/`; an unknown one is a warning"),
     ("permissions", "see the `permissions` table"),
     ("sandbox", "see the `sandbox` table; troupe's own `\"auto\"`/`\"off\"` spelling works too"),
@@ -277,10 +278,12 @@ pub const UNHONOURED: &[Unhonoured] = &[
     ignored("spinnerVerbs", UI),
     ignored("sshConfigs", MANAGED),
     ignored("sshHostAllowlist", MANAGED),
-    not_yet("statusLine", "troupe's REPL shows no status line"),
     ignored("strictKnownMarketplaces", MANAGED),
     ignored("strictPluginOnlyCustomization", MANAGED),
-    not_yet("subagentStatusLine", "troupe's REPL shows no status line"),
+    not_yet(
+        "subagentStatusLine",
+        "troupe's REPL draws no status line per subagent",
+    ),
     ignored("syntaxHighlightingDisabled", UI),
     not_yet(
         "teammateDefaultModel",

@@ -65,6 +65,8 @@ pub enum Msg {
     Menu(String, Menu),
     /// Text to put on the prompt line, in place of what is typed (a rewound prompt).
     Prefill(String),
+    /// Lines to show under the prompt (the settings' `statusLine`), or none.
+    Footer(Option<String>),
 }
 
 /// Where the editor sends what the person did.
@@ -91,6 +93,8 @@ pub struct Editor {
     resume: Option<Want>,
     queued: VecDeque<Input>,
     status: Option<String>,
+    /// The lines under the prompt.
+    footer: Option<String>,
     /// Bottom rows drawn, and the row (from the first of them) the cursor is on.
     drawn: (usize, usize),
     out: Outlets,
@@ -127,6 +131,7 @@ impl Editor {
             resume: None,
             queued: VecDeque::new(),
             status: None,
+            footer: None,
             drawn: (0, 0),
             out,
             escaped: false,
@@ -163,6 +168,7 @@ impl Editor {
                 }
                 Msg::Request(want) => self.request(want, &mut buf),
                 Msg::Status(status) => self.status = status,
+                Msg::Footer(footer) => self.footer = footer,
                 Msg::Prefill(text) => {
                     self.line.take();
                     self.line.insert(&text);
@@ -509,10 +515,32 @@ impl Editor {
             let (text, col) = window(line, cols - prompt.width() - 1);
             buf.push_str(&prompt);
             buf.push_str(&text);
+            let below = self.draw_footer(true, cols, buf);
+            if below > 0 {
+                let _ = write!(buf, "{}", MoveUp(saturating_u16(below)));
+            }
             let _ = write!(buf, "\r{}", MoveRight(saturating_u16(prompt.width() + col)));
-            rows += 1;
+            self.drawn = (rows + 1 + below, rows);
+            return;
         }
-        self.drawn = (rows, rows.saturating_sub(1));
+        let below = self.draw_footer(rows > 0, cols, buf);
+        self.drawn = (rows + below, (rows + below).saturating_sub(1));
+    }
+
+    /// Draws the footer's lines below what is drawn (`after`: on new rows); how many.
+    fn draw_footer(&self, after: bool, cols: usize, buf: &mut String) -> usize {
+        let Some(footer) = &self.footer else {
+            return 0;
+        };
+        let mut drawn = 0;
+        for line in footer.lines() {
+            if after || drawn > 0 {
+                buf.push_str("\r\n");
+            }
+            buf.push_str(&super::footer::fit(line, cols - 1));
+            drawn += 1;
+        }
+        drawn
     }
 }
 

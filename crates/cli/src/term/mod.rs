@@ -4,6 +4,7 @@
 
 pub mod complete;
 pub mod editor;
+mod footer;
 mod highlight;
 pub mod history_file;
 pub mod line;

@@ -50,6 +50,11 @@ impl Printer {
         let _ = self.send(Msg::Menu(question.to_string(), menu));
     }
 
+    /// Shows `lines` under the prompt (the settings' `statusLine`), or removes them.
+    pub fn footer(&self, lines: Option<String>) {
+        let _ = self.send(Msg::Footer(lines));
+    }
+
     /// Puts `text` on the prompt line, to be edited and sent (nothing without an editor).
     pub fn prefill(&self, text: &str) {
         let _ = self.send(Msg::Prefill(text.to_string()));
