@@ -33,6 +33,8 @@ Commands:
   /cost    tokens used and approximate cost this session, per agent
   /status  version, model, workspace, session, team, mode, MCP servers, settings files
   /init    ask the lead to write a CLAUDE.md for this repository
+  /review [focus]  ask the lead to review the current branch's changes (git diff)
+  /security-review [focus]  ask the lead for a security review of the pending changes
   /config  the settings in force and the file each comes from
   /doctor  check the setup: settings, model, sandbox, store
   /msg <teammate> <text>  send a message to one teammate (replies arrive as mail)
@@ -110,6 +112,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         "msg",
         "rewind",
         "export",
+        "review",
+        "security-review",
     ]
     .iter()
     .map(|s| s.to_string())
