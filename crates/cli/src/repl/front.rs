@@ -228,13 +228,8 @@ pub(crate) async fn handle_line(
             super::export::export(agent.messages(), arg, &io.cwd, workspace);
         }
         "/init" => return Flow::Prompt(more::INIT_PROMPT.to_string()),
-        cmd if cmd == "/review" || cmd.starts_with("/review ") => {
-            let extra = cmd.trim_start_matches("/review");
-            return Flow::Prompt(more::bundled(more::REVIEW_PROMPT, extra));
-        }
-        cmd if cmd == "/security-review" || cmd.starts_with("/security-review ") => {
-            let extra = cmd.trim_start_matches("/security-review");
-            return Flow::Prompt(more::bundled(more::SECURITY_REVIEW_PROMPT, extra));
+        cmd if more::bundled(session, cmd).is_some() => {
+            return Flow::Prompt(more::bundled(session, cmd).unwrap_or_default());
         }
         "/status" => out!("{}", more::status(agent, session, io.mode.get().as_str())),
         "/doctor" => more::report(session, more::Report::Doctor).await,

@@ -43,12 +43,24 @@ confident are real and exploitable, each with its file and line, its severity (h
 low), how it could be exploited and how to fix it; say plainly when you find none. Do not change \
 any file.";
 
-/// A bundled prompt, with what the person wrote after the command as a further instruction.
-pub(super) fn bundled(prompt: &str, extra: &str) -> String {
-    match extra.trim() {
+/// The prompt a bundled command (`/review`, `/security-review`) on `line` stands for, with
+/// what follows the command as a further instruction; `None` when the line is no such
+/// command, or the project or the user has a command of that name (theirs wins).
+pub(super) fn bundled(session: &Session<'_>, line: &str) -> Option<String> {
+    let (name, extra) = line.split_once(' ').unwrap_or((line, ""));
+    let prompt = match name {
+        "/review" => REVIEW_PROMPT,
+        "/security-review" => SECURITY_REVIEW_PROMPT,
+        _ => return None,
+    };
+    let custom = session.custom.commands.lookup(line);
+    if !matches!(custom, troupe_catalog::commands::Lookup::Unknown) {
+        return None;
+    }
+    Some(match extra.trim() {
         "" => prompt.to_string(),
         extra => format!("{prompt}\n\nAlso: {extra}"),
-    }
+    })
 }
 
 /// `/status`: the session at a glance.
