@@ -53,6 +53,7 @@ Commands:
   !cmd     run a shell command yourself; its output goes to the model with your next prompt
   @path    in a prompt: attach that file (or a folder's listing); @\"a b.md\" or @a\\ b.md
            for a path with spaces (Tab quotes it)
+  /vim     vim keys at the prompt on or off (settings: \"editorMode\": \"vim\")
   /exit    leave (Ctrl-D works too)
 Ctrl-R searches the prompt history (Ctrl-R again: older; Enter takes it; Esc gives the line
 back). \\ + Enter or Shift-Enter adds a new line instead of sending.
@@ -114,6 +115,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         "export",
         "review",
         "security-review",
+        "vim",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -153,6 +155,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         agent.watch_tool_output(view.progress_sink());
     }
     let status_line = status_line::StatusLine::of(agent.settings(), &printer);
+    let vim = agent.settings().other.get("editorMode");
+    crate::term::vim::set(vim.and_then(|v| v.as_str()) == Some("vim"));
     let io = Io {
         reader,
         interrupts,

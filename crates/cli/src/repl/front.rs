@@ -222,6 +222,12 @@ pub(crate) async fn handle_line(
         "/clear" => crate::commands::sessions::clear(agent, &session.troupe_dir).await,
         "/cost" => print_cost(agent, session),
         "/rewind" => super::rewind::rewind(agent, session, io).await,
+        "/vim" => match crate::term::vim::toggle() {
+            true => {
+                outln!("(vim keys on: Esc for normal mode, i to insert; /vim again turns them off)")
+            }
+            false => outln!("(vim keys off)"),
+        },
         cmd if cmd == "/export" || cmd.starts_with("/export ") => {
             let workspace = &team.shared().config.workspace;
             let arg = cmd.trim_start_matches("/export").trim();

@@ -112,6 +112,8 @@ pub struct Editor {
     search: Option<Search>,
     /// The large pastes the line's placeholders stand for.
     pastes: super::paste::Pastes,
+    /// Vim keys' mode, when they are on.
+    vim: super::vim::Vim,
 }
 
 /// Menus kept for questions not printed yet (one whose question never comes is dropped).
@@ -141,6 +143,7 @@ impl Editor {
             asking: None,
             search: None,
             pastes,
+            vim: super::vim::Vim::default(),
         }
     }
 
@@ -228,6 +231,10 @@ impl Editor {
 
     fn key(&mut self, key: KeyEvent, buf: &mut String) {
         if self.menu_key(key, buf) || self.search_key(key) {
+            return;
+        }
+        if self.want == Some(Want::Prompt) && self.vim.key(key, &mut self.line) {
+            self.escaped = false;
             return;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);

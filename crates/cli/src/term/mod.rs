@@ -18,6 +18,7 @@ pub mod raw;
 pub mod reader;
 pub mod search;
 pub mod view;
+pub mod vim;
 
 pub use reader::{Interrupts, LineReader, Printer};
 
