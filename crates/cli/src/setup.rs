@@ -375,11 +375,17 @@ pub fn lead(
         Some(dir) => dir.path().join(format!("{session_id}.jsonl")),
         None => session_path(&troupe_dir, &session_id),
     };
+    // `/rewind` is the REPL's: a headless run keeps no checkpoints.
+    let checkpoints = (asking == crate::trust::Asking::Person)
+        .then(|| Arc::new(crate::checkpoint::CheckpointExtension::default()));
     let subagents = crate::subagents::extension(
         agents,
         crate::subagents::Factory {
             recipe: recipe.clone(),
             approver: approver.clone(),
+            checkpoints: checkpoints
+                .as_ref()
+                .map(|c| Arc::new(c.for_subagents()) as Arc<dyn troupe_agent::Extension>),
         },
     );
     let place = Place::Root {
@@ -392,9 +398,8 @@ pub fn lead(
         .extension(subagents.clone())
         .extension(Arc::new(LeadExtension::new(team.clone())))
         .transcript(&path);
-    if asking == crate::trust::Asking::Person {
-        // `/rewind` is the REPL's: a headless run keeps no checkpoints.
-        role = role.extension(Arc::new(crate::checkpoint::CheckpointExtension));
+    if let Some(checkpoints) = checkpoints {
+        role = role.extension(checkpoints);
     }
     match system_prompt(args)? {
         Some(identity) => role = role.identity(identity),

@@ -215,3 +215,32 @@ fn export_to_the_clipboard_uses_a_clipboard_program_or_says_there_is_none() {
     let text = run(bin.display().to_string());
     assert!(text.contains("no clipboard program found"), "{text}");
 }
+
+#[test]
+fn a_subagents_changes_are_the_prompts_and_rewind_with_it() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([
+        Step::tool(
+            "task",
+            json!({"description": "write it", "prompt": "write sub.txt"}),
+        ),
+        Step::text("delegated"),
+    ]);
+    server.script(
+        "subagent",
+        [
+            Step::tool(
+                "write_file",
+                json!({"path": "sub.txt", "content": "by the subagent\n"}),
+            ),
+            Step::text("written"),
+        ],
+    );
+    let input = "delegate\n/rewind\n1\n3\n/exit\n";
+    let out = common::repl(ws.path(), &server, &BYPASS, input);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(server.requests_for("subagent").len(), 2, "{text}");
+    assert!(text.contains("put back 1 file"), "{text}");
+    assert!(!ws.exists("sub.txt"));
+}

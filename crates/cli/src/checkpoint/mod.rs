@@ -19,8 +19,25 @@ use troupe_tools::{ToolOutput, Workspace};
 /// The tools that change one file named by their `path`.
 const FILE_TOOLS: [&str; 3] = ["edit_file", "write_file", "notebook_edit"];
 
-/// Installs the checkpoint hooks on the agent it is registered on.
-pub struct CheckpointExtension;
+/// Installs the checkpoint hooks on the lead; [`CheckpointExtension::for_subagents`] gives its
+/// subagents hooks that save into the lead's checkpoints (their changes are the prompt's).
+#[derive(Default)]
+pub struct CheckpointExtension {
+    /// The lead's hooks for its session now (rebuilt by `/clear` and `/resume`).
+    lead: Arc<Mutex<Option<Arc<Checkpoints>>>>,
+    /// Whether this is the subagents' side.
+    follower: bool,
+}
+
+impl CheckpointExtension {
+    /// The extension for the lead's subagents.
+    pub fn for_subagents(&self) -> CheckpointExtension {
+        CheckpointExtension {
+            lead: self.lead.clone(),
+            follower: true,
+        }
+    }
+}
 
 impl Extension for CheckpointExtension {
     fn name(&self) -> &str {
@@ -28,13 +45,31 @@ impl Extension for CheckpointExtension {
     }
 
     fn lifecycle(&self, cx: &ExtensionContext<'_>) -> Option<Arc<dyn LifecycleHooks>> {
-        let store = Store::of_transcript(cx.transcript?);
-        let workspace = Workspace::new(cx.workspace).ok()?;
-        Some(Arc::new(Checkpoints {
-            store,
-            workspace,
+        let mut lead = self.lead.lock().unwrap_or_else(|e| e.into_inner());
+        if self.follower {
+            return Some(Arc::new(Follower(lead.clone()?)));
+        }
+        let hooks = Arc::new(Checkpoints {
+            store: Store::of_transcript(cx.transcript?),
+            workspace: Workspace::new(cx.workspace).ok()?,
             state: Mutex::new(State::default()),
-        }))
+        });
+        *lead = Some(hooks.clone());
+        Some(hooks)
+    }
+}
+
+/// A subagent's hooks: its calls saved into the lead's checkpoints, under the lead's prompt.
+struct Follower(Arc<Checkpoints>);
+
+#[async_trait]
+impl LifecycleHooks for Follower {
+    async fn before_tool(&self, call: ToolCall<'_>) -> BeforeTool {
+        self.0.before_tool(call).await
+    }
+
+    async fn after_tool(&self, call: ToolCall<'_>, output: &ToolOutput) -> Verdict {
+        self.0.after_tool(call, output).await
     }
 }
 
