@@ -17,12 +17,12 @@ fn vim_keys_edit_the_prompt_and_slash_vim_turns_them_off() {
     let server = common::lead_server([Step::text("got it"), Step::text("again")]);
     let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
     pty.send("hello big world");
-    pty.wait_for("the typed text", LIMIT, |s| {
-        prompt_row(s).as_deref() == Some("> hello big world")
+    pty.wait_for("the typed text in insert mode", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> hello big world") && s.contains("-- INSERT --")
     });
     // Esc: normal mode (a pause tells a lone Esc from a key sequence); then motions and edits.
     pty.send("\u{1b}");
-    std::thread::sleep(Duration::from_millis(100));
+    pty.wait_for("normal mode", LIMIT, |s| s.contains("-- NORMAL --"));
     pty.send("bx0wdw$xIX");
     std::thread::sleep(Duration::from_millis(100));
     pty.send("\u{1b}");
@@ -38,9 +38,10 @@ fn vim_keys_edit_the_prompt_and_slash_vim_turns_them_off() {
         prompt_row(s).as_deref() == Some(">")
     });
     pty.send("/vim\r");
-    pty.wait_for_text("(vim keys off)", LIMIT);
-    pty.wait_for("the next prompt", LIMIT, |s| {
-        prompt_row(s).as_deref() == Some(">")
+    pty.wait_for("the next prompt without a mode", LIMIT, |s| {
+        s.contains("(vim keys off)")
+            && prompt_row(s).as_deref() == Some(">")
+            && !s.contains("-- INSERT --")
     });
     pty.send("abc");
     std::thread::sleep(Duration::from_millis(100));

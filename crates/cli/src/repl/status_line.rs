@@ -103,6 +103,8 @@ impl StatusLine {
             self.running.clone(),
             self.printer.clone(),
         );
+        // The clock goes on while a turn runs; the rest is as of the turn's start.
+        self.input["cost"]["total_duration_ms"] = json!(self.started.elapsed().as_millis() as u64);
         let input = self.input.to_string();
         let pad = " ".repeat(self.padding);
         tokio::spawn(async move {

@@ -522,7 +522,8 @@ impl Editor {
             let (text, col) = window(line, cols - prompt.width() - 1);
             buf.push_str(&prompt);
             buf.push_str(&text);
-            let below = self.draw_footer(true, cols, buf);
+            let vim = self.vim.label().filter(|_| want == Want::Prompt);
+            let below = super::footer::draw(vim, self.footer.as_deref(), true, cols, buf);
             if below > 0 {
                 let _ = write!(buf, "{}", MoveUp(saturating_u16(below)));
             }
@@ -530,24 +531,8 @@ impl Editor {
             self.drawn = (rows + 1 + below, rows);
             return;
         }
-        let below = self.draw_footer(rows > 0, cols, buf);
+        let below = super::footer::draw(None, self.footer.as_deref(), rows > 0, cols, buf);
         self.drawn = (rows + below, (rows + below).saturating_sub(1));
-    }
-
-    /// Draws the footer's lines below what is drawn (`after`: on new rows); how many.
-    fn draw_footer(&self, after: bool, cols: usize, buf: &mut String) -> usize {
-        let Some(footer) = &self.footer else {
-            return 0;
-        };
-        let mut drawn = 0;
-        for line in footer.lines() {
-            if after || drawn > 0 {
-                buf.push_str("\r\n");
-            }
-            buf.push_str(&super::footer::fit(line, cols - 1));
-            drawn += 1;
-        }
-        drawn
     }
 }
 

@@ -3,6 +3,29 @@
 
 use unicode_width::UnicodeWidthChar;
 
+/// Draws `mode` (vim's) and the footer's lines below what is drawn (`after`: on new rows);
+/// how many rows.
+pub fn draw(
+    mode: Option<&str>,
+    footer: Option<&str>,
+    after: bool,
+    cols: usize,
+    buf: &mut String,
+) -> usize {
+    let mut drawn = 0;
+    for line in mode
+        .into_iter()
+        .chain(footer.into_iter().flat_map(str::lines))
+    {
+        if after || drawn > 0 {
+            buf.push_str("\r\n");
+        }
+        buf.push_str(&fit(line, cols - 1));
+        drawn += 1;
+    }
+    drawn
+}
+
 /// `line` with only its colours for control sequences, cut to `cols` visible columns.
 pub fn fit(line: &str, cols: usize) -> String {
     let mut out = String::new();

@@ -29,6 +29,15 @@ pub struct Vim {
 }
 
 impl Vim {
+    /// What the prompt shows of the mode (`-- INSERT --`), when vim keys are on.
+    pub fn label(&self) -> Option<&'static str> {
+        match (ENABLED.load(Ordering::SeqCst), self.normal) {
+            (false, _) => None,
+            (true, false) => Some("-- INSERT --"),
+            (true, true) => Some("-- NORMAL --"),
+        }
+    }
+
     /// Handles `key` on `line`; whether it took it (otherwise the editor handles it).
     pub fn key(&mut self, key: KeyEvent, line: &mut Line) -> bool {
         if !ENABLED.load(Ordering::SeqCst) || key.modifiers.contains(KeyModifiers::CONTROL) {
