@@ -376,8 +376,9 @@ pub fn lead(
         None => session_path(&troupe_dir, &session_id),
     };
     // `/rewind` is the REPL's: a headless run keeps no checkpoints.
+    let files = settings.other.get("fileCheckpointingEnabled") != Some(&false.into());
     let checkpoints = (asking == crate::trust::Asking::Person)
-        .then(|| Arc::new(crate::checkpoint::CheckpointExtension::default()));
+        .then(|| Arc::new(crate::checkpoint::CheckpointExtension::new(files)));
     let subagents = crate::subagents::extension(
         agents,
         crate::subagents::Factory {

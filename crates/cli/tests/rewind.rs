@@ -244,3 +244,26 @@ fn a_subagents_changes_are_the_prompts_and_rewind_with_it() {
     assert!(text.contains("put back 1 file"), "{text}");
     assert!(!ws.exists("sub.txt"));
 }
+
+#[test]
+fn without_file_checkpointing_only_the_conversation_rewinds() {
+    let ws = TempWorkspace::new();
+    ws.write(
+        ".home/.claude/settings.json",
+        r#"{"fileCheckpointingEnabled": false}"#,
+    );
+    let server = common::lead_server([
+        Step::tool("write_file", json!({"path": "a.txt", "content": "new\n"})),
+        Step::text("done"),
+        Step::text("again"),
+    ]);
+    let input = "change it\n/rewind\n1\n1\nonce more\n/exit\n";
+    let out = common::repl(ws.path(), &server, &BYPASS, input);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no file to put back"), "{text}");
+    assert!(ws.exists("a.txt"));
+    assert_eq!(last_user_texts(&server), ["once more"]);
+    let store = ws.path().join(".troupe/sessions").join(session_id(&ws));
+    assert!(!store.join("checkpoints/blobs").exists());
+}

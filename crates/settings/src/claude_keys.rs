@@ -84,6 +84,7 @@ pub const HONOURED: &[(&str, &str)] = &[
     ("enableAllProjectMcpServers", "`true`: every `.mcp.json` server starts, whatever `enabledMcpjsonServers` lists (after workspace trust, as always)"),
     ("language", "every agent's prompt ends its own section with \"Respond in <language>.\""),
     ("editorMode", "`\"vim\"`: vim keys at the REPL's prompt (normal and insert modes, `h l w b 0 $ x dd dw i a A I`); `/vim` toggles them"),
+    ("fileCheckpointingEnabled", "`false`: the REPL saves no file for `/rewind`, which can then rewind only the conversation"),
     ("statusLine", "`type: command`: run with the session as JSON on stdin; its first lines are drawn under the REPL's prompt, after each turn and every 300 ms while working (2 s at most per run); `padding` indents them; from a project's settings only once the workspace is trusted"),
     ("outputStyle", "the styles of `.claude/output-styles/`; an unknown one is a warning"),
     ("permissions", "see the `permissions` table"),
@@ -210,7 +211,6 @@ pub const UNHONOURED: &[Unhonoured] = &[
     not_yet("fastMode", "troupe has no fast mode"),
     not_yet("fastModePerSessionOptIn", "troupe has no fast mode"),
     ignored("feedbackSurveyRate", UI),
-    not_yet("fileCheckpointingEnabled", "troupe has no /rewind"),
     ignored(
         "fileSuggestion",
         "`@` completion lists the workspace's files",

@@ -21,20 +21,32 @@ const FILE_TOOLS: [&str; 3] = ["edit_file", "write_file", "notebook_edit"];
 
 /// Installs the checkpoint hooks on the lead; [`CheckpointExtension::for_subagents`] gives its
 /// subagents hooks that save into the lead's checkpoints (their changes are the prompt's).
-#[derive(Default)]
 pub struct CheckpointExtension {
     /// The lead's hooks for its session now (rebuilt by `/clear` and `/resume`).
     lead: Arc<Mutex<Option<Arc<Checkpoints>>>>,
     /// Whether this is the subagents' side.
     follower: bool,
+    /// Whether files are saved (settings `fileCheckpointingEnabled`); without, only the
+    /// prompts are recorded, for rewinding the conversation.
+    files: bool,
 }
 
 impl CheckpointExtension {
+    /// The lead's extension; `files`: whether files are saved.
+    pub fn new(files: bool) -> CheckpointExtension {
+        CheckpointExtension {
+            lead: Arc::default(),
+            follower: false,
+            files,
+        }
+    }
+
     /// The extension for the lead's subagents.
     pub fn for_subagents(&self) -> CheckpointExtension {
         CheckpointExtension {
             lead: self.lead.clone(),
             follower: true,
+            files: self.files,
         }
     }
 }
@@ -52,6 +64,7 @@ impl Extension for CheckpointExtension {
         let hooks = Arc::new(Checkpoints {
             store: Store::of_transcript(cx.transcript?),
             workspace: Workspace::new(cx.workspace).ok()?,
+            files: self.files,
             state: Mutex::new(State::default()),
         });
         *lead = Some(hooks.clone());
@@ -94,6 +107,7 @@ struct State {
 struct Checkpoints {
     store: Store,
     workspace: Workspace,
+    files: bool,
     state: Mutex<State>,
 }
 
@@ -141,7 +155,7 @@ impl LifecycleHooks for Checkpoints {
     }
 
     async fn before_tool(&self, call: ToolCall<'_>) -> BeforeTool {
-        if self.state().prompt.is_none() {
+        if !self.files || self.state().prompt.is_none() {
             return BeforeTool::default();
         }
         if let Some(path) = self.file_path(&call) {
