@@ -173,6 +173,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         entered: false,
         ticks: None,
         status_line,
+        typed: None,
     };
     let session = Session {
         approver: approver.clone(),
@@ -232,6 +233,8 @@ struct Io {
     ticks: Option<tokio::time::Interval>,
     /// The settings' `statusLine`, drawn under the prompt.
     status_line: Option<status_line::StatusLine>,
+    /// The prompt running and the line the person typed for it, for `/rewind`'s list.
+    typed: Option<(String, String)>,
 }
 
 /// The project's and the user's commands, for `/help`.

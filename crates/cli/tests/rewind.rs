@@ -267,3 +267,20 @@ fn without_file_checkpointing_only_the_conversation_rewinds() {
     let store = ws.path().join(".troupe/sessions").join(session_id(&ws));
     assert!(!store.join("checkpoints/blobs").exists());
 }
+
+#[test]
+fn the_list_shows_what_was_typed_not_what_was_attached() {
+    let ws = TempWorkspace::new();
+    ws.write("notes.md", "attached text\n");
+    let server = common::lead_server([Step::text("seen")]);
+    let input = "!echo context\nread @notes.md please\n/rewind\nq\n/exit\n";
+    let out = common::repl(ws.path(), &server, &BYPASS, input);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("  1. read @notes.md please ·"), "{text}");
+    let sent = server.requests_for("lead")[0].all_text();
+    assert!(
+        sent.contains("attached text") && sent.contains("context"),
+        "{sent}"
+    );
+}

@@ -23,6 +23,9 @@ enum Entry {
     },
     /// The conversation was rewound to before prompt `from`: it and later ones are gone from it.
     Dropped { from: u64 },
+    /// What the person typed for prompt `seq`, when the model got more (attachments, `!`
+    /// output) or something else (a command's expansion).
+    Typed { seq: u64, text: String },
 }
 
 /// A prompt the session ran, as the rewind menu lists it.
@@ -32,6 +35,8 @@ pub struct PromptMark {
     pub seq: u64,
     /// The prompt's text as the model got it.
     pub text: String,
+    /// What the person typed for it, when that differs.
+    pub typed: Option<String>,
     /// When it started (ms since the epoch).
     pub ts: u64,
     /// Files changed from this prompt on (as far as the checkpoints know).
@@ -116,6 +121,21 @@ impl Store {
         })
     }
 
+    /// Records that the person typed `typed` for the latest prompt, when the model got `sent`.
+    pub fn name_latest(&self, sent: &str, typed: &str) -> std::io::Result<()> {
+        let latest = self.entries().into_iter().rev().find_map(|e| match e {
+            Entry::Prompt { seq, text, .. } => Some((seq, text)),
+            _ => None,
+        });
+        match latest {
+            Some((seq, text)) if text == sent && typed != sent => self.append(&Entry::Typed {
+                seq,
+                text: typed.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Records that the conversation no longer holds prompt `from` and those after it.
     pub fn drop_from(&self, from: u64) -> std::io::Result<()> {
         self.append(&Entry::Dropped { from })
@@ -130,9 +150,15 @@ impl Store {
                 Entry::Prompt { seq, text, ts } => prompts.push(PromptMark {
                     seq: *seq,
                     text: text.clone(),
+                    typed: None,
                     ts: *ts,
                     changed_since: 0,
                 }),
+                Entry::Typed { seq, text } => {
+                    if let Some(p) = prompts.iter_mut().find(|p| p.seq == *seq) {
+                        p.typed = Some(text.clone());
+                    }
+                }
                 Entry::Dropped { from } => prompts.retain(|p| p.seq < *from),
                 Entry::File { .. } => {}
             }
@@ -232,6 +258,9 @@ mod tests {
         assert!(!b.exists());
         store.restore(one);
         assert_eq!(fs::read_to_string(&a).unwrap(), "a0");
+        store.name_latest("two", "typed two").unwrap();
+        store.name_latest("not sent", "ignored").unwrap();
+        assert_eq!(store.prompts()[0].typed.as_deref(), Some("typed two"));
         store.drop_from(two).unwrap();
         assert_eq!(store.prompts().len(), 1);
         assert_eq!(store.begin_prompt("three").unwrap(), 3);

@@ -174,6 +174,9 @@ impl Frontend for Repl<'_, '_> {
         match op {
             Op::Command(line) => {
                 let flow = handle_line(agent, self.session, &line, &mut self.io).await;
+                if let Flow::Prompt(sent) = &flow {
+                    self.io.typed = Some((sent.clone(), line.trim().to_string()));
+                }
                 self.status_line(agent, true);
                 flow
             }
@@ -196,6 +199,12 @@ impl Frontend for Repl<'_, '_> {
     async fn finished(&mut self, agent: &mut Agent, _result: Result<Progress, Failure>) -> Flow {
         if let Some(command) = self.io.command.take() {
             command.end(agent);
+        }
+        if let (Some((sent, typed)), Some(path)) = (self.io.typed.take(), agent.transcript_path()) {
+            let store = crate::checkpoint::store::Store::of_transcript(path);
+            if let Err(e) = store.name_latest(&sent, &typed) {
+                tracing::debug!(error = %e, "could not name the prompt among the checkpoints");
+            }
         }
         self.status_line(agent, true);
         Flow::Continue

@@ -106,9 +106,10 @@ async fn ask(io: &mut Io, question: &str, choices: &[(String, String)]) -> Strin
 
 /// How a prompt is listed: its first line, and the files changed since.
 fn label(p: &PromptMark) -> String {
-    let first = p.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let shown = p.typed.as_deref().unwrap_or(&p.text);
+    let first = shown.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let mut text: String = first.chars().take(60).collect();
-    if first.chars().count() > 60 || p.text.lines().count() > 1 {
+    if first.chars().count() > 60 || shown.lines().count() > 1 {
         text.push('…');
     }
     let age =
@@ -167,7 +168,8 @@ fn restore_conversation(
         index
     );
     if io.printer.is_live() {
-        io.printer.prefill(&chosen.text);
+        io.printer
+            .prefill(chosen.typed.as_deref().unwrap_or(&chosen.text));
     }
 }
 
