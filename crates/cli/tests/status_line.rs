@@ -43,10 +43,9 @@ fn the_status_line_shows_under_the_prompt_with_the_session_on_its_stdin() {
     let ws = workspace("cat > sl-input.json; n=$(cat sl-count 2>/dev/null || echo 0); n=$((n+1)); echo $n > sl-count; echo \"SL run $n\"; echo second line");
     let server = common::lead_server([Step::text("answered")]);
     let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
-    let screen = pty.wait_for("the status line", LIMIT, |s| {
-        under_prompt(s).is_some_and(|l| l.starts_with(" SL run "))
+    pty.wait_for("the status line's two lines", LIMIT, |s| {
+        under_prompt(s).is_some_and(|l| l.starts_with(" SL run ")) && s.contains(" second line")
     });
-    assert!(screen.contains(" second line"), "{screen}");
     let input: Value = serde_json::from_str(&ws.read("sl-input.json")).unwrap();
     assert_eq!(input["model"]["id"], "claude-sonnet-4-5", "{input}");
     assert!(input["session_id"].as_str().is_some_and(|s| !s.is_empty()));
@@ -85,5 +84,31 @@ fn a_status_line_that_hangs_shows_nothing_and_never_holds_the_prompt() {
     assert!(!screen.contains("never"), "{screen}");
     std::thread::sleep(std::time::Duration::from_millis(2500));
     assert!(!pty.contents().contains("never"));
+    leave(pty);
+}
+
+#[test]
+fn a_folder_answered_no_runs_no_status_line() {
+    let ws = TempWorkspace::new();
+    let settings = json!({"statusLine": {"type": "command", "command": "touch sl-ran; echo SL"}});
+    ws.write(".claude/settings.json", settings.to_string());
+    let server = common::lead_server([]);
+    let mut cmd = common::troupe(ws.path(), &server, troupe_testkit::Wire::Anthropic);
+    cmd.env("TERM", "xterm-256color").env_remove("NO_COLOR");
+    let mut pty = pty_support::Pty::spawn(cmd, 30, 100);
+    let screen = pty.wait_for_text("[y/N]", LIMIT);
+    assert!(
+        screen.contains("statusLine: touch sl-ran; echo SL"),
+        "{screen}"
+    );
+    pty.send("n\r");
+    pty.wait_for("the prompt", LIMIT, |s| {
+        s.contains("/help for commands") && prompt_row(s).is_some()
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        !ws.exists("sl-ran"),
+        "the status line ran in a folder answered no"
+    );
     leave(pty);
 }
