@@ -377,8 +377,16 @@ pub fn lead(
     };
     // `/rewind` is the REPL's: a headless run keeps no checkpoints.
     let files = settings.other.get("fileCheckpointingEnabled") != Some(&false.into());
-    let checkpoints = (asking == crate::trust::Asking::Person)
-        .then(|| Arc::new(crate::checkpoint::CheckpointExtension::new(files)));
+    let checkpoints = (asking == crate::trust::Asking::Person).then(|| {
+        // The lead's tools move to a task's worktree while it owns one: so do its checkpoints.
+        let source =
+            troupe_team::worktree::bind::WorktreeSource::new(team.shared().clone(), LEAD, None);
+        let source: Arc<dyn troupe_agent::WorkspaceSource> = Arc::new(source);
+        Arc::new(crate::checkpoint::CheckpointExtension::new(
+            files,
+            Some(source),
+        ))
+    });
     let subagents = crate::subagents::extension(
         agents,
         crate::subagents::Factory {

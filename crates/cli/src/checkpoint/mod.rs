@@ -13,7 +13,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use store::Store;
-use troupe_agent::{BeforeTool, Extension, ExtensionContext, LifecycleHooks, ToolCall, Verdict};
+use troupe_agent::{
+    BeforeTool, Extension, ExtensionContext, LifecycleHooks, ToolCall, Verdict, WorkspaceSource,
+};
 use troupe_tools::{ToolOutput, Workspace};
 
 /// The tools that change one file named by their `path`.
@@ -29,15 +31,19 @@ pub struct CheckpointExtension {
     /// Whether files are saved (settings `fileCheckpointingEnabled`); without, only the
     /// prompts are recorded, for rewinding the conversation.
     files: bool,
+    /// Where the lead's tools work when not in its workspace (a task's worktree).
+    source: Option<Arc<dyn WorkspaceSource>>,
 }
 
 impl CheckpointExtension {
-    /// The lead's extension; `files`: whether files are saved.
-    pub fn new(files: bool) -> CheckpointExtension {
+    /// The lead's extension; `files`: whether files are saved; `source`: where the lead's tools
+    /// work, when it may move them.
+    pub fn new(files: bool, source: Option<Arc<dyn WorkspaceSource>>) -> CheckpointExtension {
         CheckpointExtension {
             lead: Arc::default(),
             follower: false,
             files,
+            source,
         }
     }
 
@@ -47,6 +53,7 @@ impl CheckpointExtension {
             lead: self.lead.clone(),
             follower: true,
             files: self.files,
+            source: self.source.clone(),
         }
     }
 }
@@ -63,7 +70,8 @@ impl Extension for CheckpointExtension {
         }
         let hooks = Arc::new(Checkpoints {
             store: Store::of_transcript(cx.transcript?),
-            workspace: Workspace::new(cx.workspace).ok()?,
+            workspace: Arc::new(Workspace::new(cx.workspace).ok()?),
+            source: self.source.clone(),
             files: self.files,
             state: Mutex::new(State::default()),
         });
@@ -89,7 +97,7 @@ impl LifecycleHooks for Follower {
 /// What a file tool's call found before it ran.
 enum Pending {
     File(PathBuf, Option<Vec<u8>>),
-    Bash(Snapshot),
+    Bash(PathBuf, Snapshot),
 }
 
 #[derive(Default)]
@@ -106,7 +114,8 @@ struct State {
 
 struct Checkpoints {
     store: Store,
-    workspace: Workspace,
+    workspace: Arc<Workspace>,
+    source: Option<Arc<dyn WorkspaceSource>>,
     files: bool,
     state: Mutex<State>,
 }
@@ -128,12 +137,15 @@ impl Checkpoints {
         }
     }
 
-    fn file_path(&self, call: &ToolCall<'_>) -> Option<PathBuf> {
-        if !FILE_TOOLS.contains(&call.name) {
-            return None;
+    /// Where the tools work now: the workspace, or the worktree the lead is bound to.
+    async fn workspace_now(&self) -> Arc<Workspace> {
+        match &self.source {
+            Some(source) => match source.binding().await {
+                Ok(Some(binding)) => binding.workspace,
+                _ => self.workspace.clone(),
+            },
+            None => self.workspace.clone(),
         }
-        let path = call.input.get("path")?.as_str()?;
-        self.workspace.resolve_for_write(path).ok()
     }
 }
 
@@ -158,16 +170,23 @@ impl LifecycleHooks for Checkpoints {
         if !self.files || self.state().prompt.is_none() {
             return BeforeTool::default();
         }
-        if let Some(path) = self.file_path(&call) {
+        let named = call.input.get("path").and_then(|p| p.as_str());
+        let file = named.filter(|_| FILE_TOOLS.contains(&call.name));
+        if call.name != "bash" && file.is_none() {
+            return BeforeTool::default();
+        }
+        let workspace = self.workspace_now().await;
+        if let Some(path) = file.and_then(|p| workspace.resolve_for_write(p).ok()) {
             if !self.state().saved.contains(&path) {
                 let before = std::fs::read(&path).ok();
                 let pending = Pending::File(path, before);
                 self.state().pending.insert(call.id.to_string(), pending);
             }
         } else if call.name == "bash" {
-            let root = self.workspace.root().to_path_buf();
+            let root = workspace.root().to_path_buf();
             let last = self.state().last.take();
-            let snap = tokio::task::spawn_blocking(move || Snapshot::take(&root, last.as_ref()))
+            let at = root.clone();
+            let snap = tokio::task::spawn_blocking(move || Snapshot::take(&at, last.as_ref()))
                 .await
                 .ok()
                 .flatten();
@@ -176,7 +195,7 @@ impl LifecycleHooks for Checkpoints {
                 state.last = Some(snap.clone());
                 state
                     .pending
-                    .insert(call.id.to_string(), Pending::Bash(snap));
+                    .insert(call.id.to_string(), Pending::Bash(root, snap));
             }
         }
         BeforeTool::default()
@@ -188,8 +207,7 @@ impl LifecycleHooks for Checkpoints {
             Some(Pending::File(path, before)) if std::fs::read(&path).ok() != before => {
                 self.save(&path, before.as_deref());
             }
-            Some(Pending::Bash(snap)) => {
-                let root = self.workspace.root().to_path_buf();
+            Some(Pending::Bash(root, snap)) => {
                 let found = tokio::task::spawn_blocking(move || {
                     let after = Snapshot::take(&root, Some(&snap))?;
                     Some((snap.changes(&after), after))
