@@ -4,6 +4,8 @@
 //! files git lists are ever read, and only around bash calls.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::SystemTime;
@@ -35,7 +37,7 @@ fn stamp(path: &Path) -> Option<(u64, SystemTime)> {
     Some((meta.len(), meta.modified().ok()?))
 }
 
-fn git(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
+fn git<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> Option<Vec<u8>> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -50,7 +52,7 @@ fn git(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
 /// The files `git status` lists under `workspace` (paths from the repository's top).
 fn listed(workspace: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
     let top = git(workspace, &["rev-parse", "--show-toplevel"])?;
-    let top = PathBuf::from(String::from_utf8_lossy(&top).trim());
+    let top = PathBuf::from(OsStr::from_bytes(top.trim_ascii_end()));
     let out = git(
         workspace,
         &[
@@ -68,12 +70,11 @@ fn listed(workspace: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
         if entry.len() < 4 {
             continue;
         }
-        let rel = String::from_utf8_lossy(&entry[3..]).into_owned();
-        files.push(top.join(rel));
+        files.push(top.join(OsStr::from_bytes(&entry[3..])));
         // A rename or copy names its source next; it is listed too.
         if matches!(entry[0], b'R' | b'C') {
             if let Some(from) = parts.next() {
-                files.push(top.join(String::from_utf8_lossy(from).into_owned()));
+                files.push(top.join(OsStr::from_bytes(from)));
             }
         }
     }
@@ -135,7 +136,9 @@ impl Snapshot {
     /// The index's content of a file git called clean (`None` when it is not tracked).
     fn index_content(&self, path: &Path) -> Option<Vec<u8>> {
         let rel = path.strip_prefix(&self.top).ok()?;
-        git(&self.top, &["show", &format!(":{}", rel.to_string_lossy())])
+        let mut spec = std::ffi::OsString::from(":");
+        spec.push(rel.as_os_str());
+        git(&self.top, &[std::ffi::OsString::from("show"), spec])
     }
 }
 
