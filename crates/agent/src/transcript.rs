@@ -86,6 +86,8 @@ pub enum Boundary {
     Clear,
     /// The conversation was compacted: what follows is the summary and the recent rounds.
     Compact,
+    /// `/rewind`: what follows is the conversation as it was before a prompt.
+    Rewind,
 }
 
 /// Errors reading or writing a transcript.

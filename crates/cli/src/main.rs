@@ -14,6 +14,7 @@ mod args_sdk;
 mod args_team;
 mod ask;
 mod budget;
+mod checkpoint;
 mod claude_subcommands;
 mod commands;
 mod compose;

@@ -7,8 +7,11 @@ use crate::render::sanitize::{errln, out, outln};
 use crate::render::text::{notice_line, render, Sink};
 use crate::setup::{lead, Crew, Lead};
 
+mod export;
 mod front;
 mod more;
+mod rewind;
+mod status_line;
 use crate::term::{Interrupts, LineReader, Printer};
 use anyhow::{Context, Result};
 use std::sync::Arc;
@@ -30,6 +33,8 @@ Commands:
   /cost    tokens used and approximate cost this session, per agent
   /status  version, model, workspace, session, team, mode, MCP servers, settings files
   /init    ask the lead to write a CLAUDE.md for this repository
+  /review [focus]  ask the lead to review the current branch's changes (git diff)
+  /security-review [focus]  ask the lead for a security review of the pending changes
   /config  the settings in force and the file each comes from
   /doctor  check the setup: settings, model, sandbox, store
   /msg <teammate> <text>  send a message to one teammate (replies arrive as mail)
@@ -39,11 +44,16 @@ Commands:
   /permissions  the permission mode and rules in force
   /agents  the agent definitions (subagents, teammates' profiles) and where each comes from
   /hooks   the hooks in force, by event, with the settings file of each
+  /rewind  go back to before a prompt: its files, the conversation, or both (Esc Esc on an
+           empty line too)
+  /export [file|--clipboard]  the conversation as Markdown: to a file (default
+           conversation-<date>.md in the workspace) or the clipboard
   /resume [n|id]  go on with a past session of this workspace (a numbered list to pick from)
   # note   append a note to the project memory file (AGENTS.md or CLAUDE.md)
   !cmd     run a shell command yourself; its output goes to the model with your next prompt
   @path    in a prompt: attach that file (or a folder's listing); @\"a b.md\" or @a\\ b.md
            for a path with spaces (Tab quotes it)
+  /vim     vim keys at the prompt on or off (settings: \"editorMode\": \"vim\")
   /exit    leave (Ctrl-D works too)
 Ctrl-R searches the prompt history (Ctrl-R again: older; Enter takes it; Esc gives the line
 back). \\ + Enter or Shift-Enter adds a new line instead of sending.
@@ -101,6 +111,11 @@ pub fn run(cli: &Cli) -> Result<i32> {
         "config",
         "doctor",
         "msg",
+        "rewind",
+        "export",
+        "review",
+        "security-review",
+        "vim",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -139,6 +154,9 @@ pub fn run(cli: &Cli) -> Result<i32> {
     if printer.is_live() {
         agent.watch_tool_output(view.progress_sink());
     }
+    let status_line = status_line::StatusLine::of(agent.settings(), &printer);
+    let vim = agent.settings().other.get("editorMode");
+    crate::term::vim::set(vim.and_then(|v| v.as_str()) == Some("vim"));
     let io = Io {
         reader,
         interrupts,
@@ -154,6 +172,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         reading: false,
         entered: false,
         ticks: None,
+        status_line,
+        typed: None,
     };
     let session = Session {
         approver: approver.clone(),
@@ -211,6 +231,10 @@ struct Io {
     entered: bool,
     /// The progress line's clock while a turn runs (made on the runtime).
     ticks: Option<tokio::time::Interval>,
+    /// The settings' `statusLine`, drawn under the prompt.
+    status_line: Option<status_line::StatusLine>,
+    /// The prompt running and the line the person typed for it, for `/rewind`'s list.
+    typed: Option<(String, String)>,
 }
 
 /// The project's and the user's commands, for `/help`.

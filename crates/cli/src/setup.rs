@@ -370,11 +370,26 @@ pub fn lead(
         Some(dir) => dir.path().join(format!("{session_id}.jsonl")),
         None => session_path(&troupe_dir, &session_id),
     };
+    // `/rewind` is the REPL's: a headless run keeps no checkpoints.
+    let files = settings.other.get("fileCheckpointingEnabled") != Some(&false.into());
+    let checkpoints = (asking == crate::trust::Asking::Person).then(|| {
+        // The lead's tools move to a task's worktree while it owns one: so do its checkpoints.
+        let source =
+            troupe_team::worktree::bind::WorktreeSource::new(team.shared().clone(), LEAD, None);
+        let source: Arc<dyn troupe_agent::WorkspaceSource> = Arc::new(source);
+        Arc::new(crate::checkpoint::CheckpointExtension::new(
+            files,
+            Some(source),
+        ))
+    });
     let subagents = crate::subagents::extension(
         agents,
         crate::subagents::Factory {
             recipe: recipe.clone(),
             approver: approver.clone(),
+            checkpoints: checkpoints
+                .as_ref()
+                .map(|c| Arc::new(c.for_subagents()) as Arc<dyn troupe_agent::Extension>),
         },
     );
     let place = Place::Root {
@@ -387,6 +402,9 @@ pub fn lead(
         .extension(subagents.clone())
         .extension(Arc::new(LeadExtension::new(team.clone())))
         .transcript(&path);
+    if let Some(checkpoints) = checkpoints {
+        role = role.extension(checkpoints);
+    }
     match system_prompt(args)? {
         Some(identity) => role = role.identity(identity),
         None if custom.drops_coding_identity() => {

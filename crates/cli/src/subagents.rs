@@ -30,6 +30,8 @@ pub struct Factory {
     pub recipe: Recipe,
     /// Who answers permission questions.
     pub approver: Arc<dyn Approver>,
+    /// The lead's checkpoints, which a subagent's file changes join (the REPL's lead only).
+    pub checkpoints: Option<Arc<dyn troupe_agent::Extension>>,
 }
 
 impl SubagentFactory for Factory {
@@ -64,6 +66,9 @@ impl SubagentFactory for Factory {
             }))
             .approver(self.approver.clone())
             .max_rounds(Some(MAX_ROUNDS));
+        if let Some(checkpoints) = &self.checkpoints {
+            role = role.extension(checkpoints.clone());
+        }
         if let Some(tools) = definition.and_then(|d| d.tools.as_ref()) {
             let mut registry = Registry::with_builtins();
             registry.retain(|t| tools.iter().any(|name| name == t.name()));

@@ -15,9 +15,8 @@ use troupe_testkit::{FakeServer, Step, TempWorkspace, Wire};
 const FIXTURE: &str = include_str!("fixtures/real_settings/settings.json");
 
 /// The warnings the fixture gets, each a piece of its one line.
-const WARNINGS: [&str; 8] = [
+const WARNINGS: [&str; 7] = [
     "settings `includeCoAuthoredBy` is not honoured yet",
-    "settings `statusLine` is not honoured yet",
     "extraKnownMarketplaces.example-plugins: a github source cannot be fetched by troupe",
     "settings `spinnerTipsEnabled` is ignored",
     "settings `sandbox.autoAllowBashIfSandboxed` is not honoured yet",

@@ -54,6 +54,31 @@ fn init_asks_the_lead_to_write_claude_md() {
 }
 
 #[test]
+fn review_and_security_review_are_bundled_prompts_listed_in_help() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([Step::text("looks fine"), Step::text("no findings")]);
+    let input = "/help\n/review mind the error paths\n/security-review\n/exit\n";
+    let out = common::repl(ws.path(), &server, &[], input);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("/review") && text.contains("/security-review"),
+        "{text}"
+    );
+    let requests = server.requests_for("lead");
+    assert_eq!(requests.len(), 2);
+    let review = requests[0].all_text();
+    assert!(
+        review.contains("git diff") && review.contains("current branch"),
+        "{review}"
+    );
+    assert!(review.contains("Also: mind the error paths"), "{review}");
+    let security = requests[1].all_text();
+    assert!(security.contains("security review") && security.contains("git diff"));
+    assert!(security.contains("injection"), "{security}");
+}
+
+#[test]
 fn doctor_and_config_report_inside_the_repl() {
     let ws = TempWorkspace::new();
     let server = common::lead_server([]);

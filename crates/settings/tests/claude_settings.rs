@@ -110,7 +110,6 @@ fn a_real_claude_code_settings_file_loads_with_one_warning_per_unhonoured_key() 
     let texts = texts(&warnings);
     let expected = [
         "settings `includeCoAuthoredBy` is not honoured yet: troupe adds no co-author line to commits",
-        "settings `statusLine` is not honoured yet: troupe's REPL shows no status line",
         "settings `spinnerTipsEnabled` is ignored: troupe's terminal has no such option",
         "settings `sandbox.autoAllowBashIfSandboxed` is not honoured yet: sandboxed commands still follow the permission rules",
     ];

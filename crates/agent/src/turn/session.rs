@@ -3,7 +3,7 @@
 
 use super::Agent;
 use crate::lifecycle::SessionSource;
-use crate::transcript::{now_ms, Line, Transcript, TranscriptError};
+use crate::transcript::{now_ms, Boundary, Line, Transcript, TranscriptError};
 use crate::ExtensionContext;
 use std::path::Path;
 use troupe_protocol::{ChatMessage, Usage};
@@ -62,6 +62,25 @@ impl Agent {
         self.session = Some(SessionSource::Resume);
         self.rebind_lifecycle(path);
         Ok(restored)
+    }
+
+    /// Goes back to the conversation's first `keep` messages (`/rewind`): the transcript
+    /// gains a rewind boundary followed by those messages, so a later `--resume` finds the
+    /// conversation as it is now. On error the conversation in memory is unchanged.
+    pub fn rewind_to(&mut self, keep: usize) -> Result<(), TranscriptError> {
+        if keep >= self.messages.len() {
+            return Ok(());
+        }
+        if let Some(t) = self.transcript.as_mut() {
+            t.append_boundary(Boundary::Rewind)?;
+            for message in &self.messages[..keep] {
+                t.append_message(message, &[])?;
+            }
+            t.sync()?;
+        }
+        self.messages.truncate(keep);
+        self.compactor.replaced();
+        Ok(())
     }
 
     /// Rebuilds the extensions' lifecycle hooks for the session whose transcript is `path`, so

@@ -72,6 +72,7 @@ fn render(name: &str, line: &Line) -> Vec<String> {
             match kind {
                 Boundary::Clear => "conversation cleared",
                 Boundary::Compact => "conversation compacted",
+                Boundary::Rewind => "conversation rewound",
             }
         )],
         Line::Message { message, ts, .. } => {

@@ -48,6 +48,7 @@ pub(super) async fn drive(
     let mut io = io;
     io.ticks = Some(tokio::time::interval(std::time::Duration::from_millis(100)));
     let mut front = Repl { session, io };
+    front.status_line(agent, true);
     // A line given on the command line is handled as if typed.
     let flow = match first {
         Some(line) => front.apply(agent, Op::Command(line)).await,
@@ -110,6 +111,14 @@ impl Repl<'_, '_> {
     fn take_ask(&mut self, ask: Ask) {
         self.io.answering = Some(ask);
     }
+
+    /// Runs the status line again with the session as it is now.
+    fn status_line(&mut self, agent: &Agent, now: bool) {
+        if let Some(line) = self.io.status_line.as_mut() {
+            line.update(agent, self.session);
+            line.refresh(now);
+        }
+    }
 }
 
 #[async_trait::async_trait]
@@ -135,7 +144,12 @@ impl Frontend for Repl<'_, '_> {
             };
             let reading = self.io.reading && !self.io.entered;
             tokio::select! {
-                _ = tick(self.io.ticks.as_mut()), if live => self.io.view.tick(),
+                _ = tick(self.io.ticks.as_mut()), if live => {
+                    self.io.view.tick();
+                    if let Some(line) = self.io.status_line.as_mut() {
+                        line.refresh(false);
+                    }
+                }
                 _ = tokio::signal::ctrl_c() => return Some(Op::Interrupt),
                 () = self.io.interrupts.next() => return Some(Op::Interrupt),
                 Some(ask) = self.io.asks.recv() => self.take_ask(ask),
@@ -158,7 +172,14 @@ impl Frontend for Repl<'_, '_> {
 
     async fn apply(&mut self, agent: &mut Agent, op: Op) -> Flow {
         match op {
-            Op::Command(line) => handle_line(agent, self.session, &line, &mut self.io).await,
+            Op::Command(line) => {
+                let flow = handle_line(agent, self.session, &line, &mut self.io).await;
+                if let Flow::Prompt(sent) = &flow {
+                    self.io.typed = Some((sent.clone(), line.trim().to_string()));
+                }
+                self.status_line(agent, true);
+                flow
+            }
             _ => Flow::Continue,
         }
     }
@@ -172,12 +193,20 @@ impl Frontend for Repl<'_, '_> {
         self.io.interrupts.forget();
         self.io.reading = !cause.has_input();
         self.io.entered = false;
+        self.status_line(agent, true);
     }
 
     async fn finished(&mut self, agent: &mut Agent, _result: Result<Progress, Failure>) -> Flow {
         if let Some(command) = self.io.command.take() {
             command.end(agent);
         }
+        if let (Some((sent, typed)), Some(path)) = (self.io.typed.take(), agent.transcript_path()) {
+            let store = crate::checkpoint::store::Store::of_transcript(path);
+            if let Err(e) = store.name_latest(&sent, &typed) {
+                tracing::debug!(error = %e, "could not name the prompt among the checkpoints");
+            }
+        }
+        self.status_line(agent, true);
         Flow::Continue
     }
 }
@@ -201,7 +230,22 @@ pub(crate) async fn handle_line(
         ),
         "/clear" => crate::commands::sessions::clear(agent, &session.troupe_dir).await,
         "/cost" => print_cost(agent, session),
+        "/rewind" => super::rewind::rewind(agent, session, io).await,
+        "/vim" => match crate::term::vim::toggle() {
+            true => {
+                outln!("(vim keys on: Esc for normal mode, i to insert; /vim again turns them off)")
+            }
+            false => outln!("(vim keys off)"),
+        },
+        cmd if cmd == "/export" || cmd.starts_with("/export ") => {
+            let workspace = &team.shared().config.workspace;
+            let arg = cmd.trim_start_matches("/export").trim();
+            super::export::export(agent.messages(), arg, &io.cwd, workspace);
+        }
         "/init" => return Flow::Prompt(more::INIT_PROMPT.to_string()),
+        cmd if more::bundled(session, cmd).is_some() => {
+            return Flow::Prompt(more::bundled(session, cmd).unwrap_or_default());
+        }
         "/status" => out!("{}", more::status(agent, session, io.mode.get().as_str())),
         "/doctor" => more::report(session, more::Report::Doctor).await,
         "/config" => more::report(session, more::Report::Config).await,

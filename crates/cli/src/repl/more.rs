@@ -17,6 +17,52 @@ tests live). Read the README, the build files and any existing agent or editor r
 them. If a CLAUDE.md already exists, improve it rather than starting over. Keep it short: \
 facts that save time, no generic advice.";
 
+/// What `/review` asks the lead to do: review the current branch's changes.
+pub(super) const REVIEW_PROMPT: &str = "\
+Review the changes on the current branch as a careful senior reviewer would. Find what changed: \
+run `git status`, then `git diff` against the branch this one started from (try `git merge-base \
+HEAD origin/HEAD`, else `main` or `master`; with no such branch, the uncommitted changes with \
+`git diff HEAD`), and `git log` for the commits in between. Read the changed code in context, \
+not only the diff. Then report, most important first: bugs and wrong behaviour, missing error \
+handling or edge cases, tests that are missing or do not test what they claim, performance \
+problems, and code that is hard to follow or breaks the project's conventions. Name each issue's \
+file and line, say why it matters and suggest a fix. End with a short overall verdict. Do not \
+change any file: this is a review.";
+
+/// What `/security-review` asks the lead to do: a security review of the pending changes.
+pub(super) const SECURITY_REVIEW_PROMPT: &str = "\
+Do a security review of the pending changes on this branch. Find them with `git status`, `git \
+diff HEAD` (uncommitted work) and `git diff` against the branch this one started from (`git \
+merge-base HEAD origin/HEAD`, else `main` or `master`), and read the changed code in context. \
+Look for vulnerabilities the changes introduce: injection (SQL, shell commands, paths, \
+templates), missing or broken authentication and authorization, secrets or credentials in the \
+code, unsafe deserialization, cross-site scripting and request forgery, server-side request \
+forgery, path traversal, insecure defaults and cryptography, unvalidated input reaching \
+something dangerous, and sensitive data in logs or errors. Report only findings you are \
+confident are real and exploitable, each with its file and line, its severity (high, medium, \
+low), how it could be exploited and how to fix it; say plainly when you find none. Do not change \
+any file.";
+
+/// The prompt a bundled command (`/review`, `/security-review`) on `line` stands for, with
+/// what follows the command as a further instruction; `None` when the line is no such
+/// command, or the project or the user has a command of that name (theirs wins).
+pub(super) fn bundled(session: &Session<'_>, line: &str) -> Option<String> {
+    let (name, extra) = line.split_once(' ').unwrap_or((line, ""));
+    let prompt = match name {
+        "/review" => REVIEW_PROMPT,
+        "/security-review" => SECURITY_REVIEW_PROMPT,
+        _ => return None,
+    };
+    let custom = session.custom.commands.lookup(line);
+    if !matches!(custom, troupe_catalog::commands::Lookup::Unknown) {
+        return None;
+    }
+    Some(match extra.trim() {
+        "" => prompt.to_string(),
+        extra => format!("{prompt}\n\nAlso: {extra}"),
+    })
+}
+
 /// `/status`: the session at a glance.
 pub(super) fn status(agent: &Agent, session: &Session<'_>, mode: &str) -> String {
     let config = &session.team.shared().config;

@@ -63,6 +63,10 @@ pub enum Msg {
     Finish(mpsc::Sender<()>),
     /// Choices to offer in place of the `?` prompt once this question text is printed.
     Menu(String, Menu),
+    /// Text to put on the prompt line, in place of what is typed (a rewound prompt).
+    Prefill(String),
+    /// Lines to show under the prompt (the settings' `statusLine`), or none.
+    Footer(Option<String>),
 }
 
 /// Where the editor sends what the person did.
@@ -89,6 +93,8 @@ pub struct Editor {
     resume: Option<Want>,
     queued: VecDeque<Input>,
     status: Option<String>,
+    /// The lines under the prompt.
+    footer: Option<String>,
     /// Bottom rows drawn, and the row (from the first of them) the cursor is on.
     drawn: (usize, usize),
     out: Outlets,
@@ -106,6 +112,8 @@ pub struct Editor {
     search: Option<Search>,
     /// The large pastes the line's placeholders stand for.
     pastes: super::paste::Pastes,
+    /// Vim keys' mode, when they are on.
+    vim: super::vim::Vim,
 }
 
 /// Menus kept for questions not printed yet (one whose question never comes is dropped).
@@ -125,6 +133,7 @@ impl Editor {
             resume: None,
             queued: VecDeque::new(),
             status: None,
+            footer: None,
             drawn: (0, 0),
             out,
             escaped: false,
@@ -134,6 +143,7 @@ impl Editor {
             asking: None,
             search: None,
             pastes,
+            vim: super::vim::Vim::default(),
         }
     }
 
@@ -161,6 +171,11 @@ impl Editor {
                 }
                 Msg::Request(want) => self.request(want, &mut buf),
                 Msg::Status(status) => self.status = status,
+                Msg::Footer(footer) => self.footer = footer,
+                Msg::Prefill(text) => {
+                    self.line.take();
+                    self.line.insert(&text);
+                }
                 Msg::Menu(question, menu) => {
                     if self.menus.len() == MENUS_KEPT {
                         self.menus.remove(0);
@@ -218,13 +233,22 @@ impl Editor {
         if self.menu_key(key, buf) || self.search_key(key) {
             return;
         }
+        if self.want == Some(Want::Prompt) && self.vim.key(key, &mut self.line) {
+            self.escaped = false;
+            return;
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let escaped = std::mem::take(&mut self.escaped);
         let line = &mut self.line;
         match key.code {
-            // Esc interrupts a running turn; Esc Esc clears the line.
+            // Esc interrupts a running turn; Esc Esc clears the line, or on an empty prompt
+            // line offers to rewind.
             KeyCode::Esc if self.want.is_none() => {
                 let _ = self.out.interrupts.send(());
+            }
+            KeyCode::Esc if escaped && line.is_empty() && self.want == Some(Want::Prompt) => {
+                self.line.insert("/rewind");
+                self.submit(buf);
             }
             KeyCode::Esc if escaped => {
                 line.take();
@@ -498,10 +522,17 @@ impl Editor {
             let (text, col) = window(line, cols - prompt.width() - 1);
             buf.push_str(&prompt);
             buf.push_str(&text);
+            let vim = self.vim.label().filter(|_| want == Want::Prompt);
+            let below = super::footer::draw(vim, self.footer.as_deref(), true, cols, buf);
+            if below > 0 {
+                let _ = write!(buf, "{}", MoveUp(saturating_u16(below)));
+            }
             let _ = write!(buf, "\r{}", MoveRight(saturating_u16(prompt.width() + col)));
-            rows += 1;
+            self.drawn = (rows + 1 + below, rows);
+            return;
         }
-        self.drawn = (rows, rows.saturating_sub(1));
+        let below = super::footer::draw(None, self.footer.as_deref(), rows > 0, cols, buf);
+        self.drawn = (rows + below, (rows + below).saturating_sub(1));
     }
 }
 

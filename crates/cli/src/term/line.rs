@@ -88,6 +88,11 @@ impl Line {
         self.cursor = self.chars.len();
     }
 
+    /// Puts the cursor at `at` (at most the end).
+    pub fn move_to(&mut self, at: usize) {
+        self.cursor = at.min(self.chars.len());
+    }
+
     /// Ctrl-U: deletes from the start of the line to the cursor.
     pub fn kill_to_start(&mut self) {
         self.chars.drain(..self.cursor);

@@ -4,6 +4,7 @@
 
 pub mod complete;
 pub mod editor;
+mod footer;
 mod highlight;
 pub mod history_file;
 pub mod line;
@@ -17,6 +18,7 @@ pub mod raw;
 pub mod reader;
 pub mod search;
 pub mod view;
+pub mod vim;
 
 pub use reader::{Interrupts, LineReader, Printer};
 

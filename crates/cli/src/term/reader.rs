@@ -50,6 +50,16 @@ impl Printer {
         let _ = self.send(Msg::Menu(question.to_string(), menu));
     }
 
+    /// Shows `lines` under the prompt (the settings' `statusLine`), or removes them.
+    pub fn footer(&self, lines: Option<String>) {
+        let _ = self.send(Msg::Footer(lines));
+    }
+
+    /// Puts `text` on the prompt line, to be edited and sent (nothing without an editor).
+    pub fn prefill(&self, text: &str) {
+        let _ = self.send(Msg::Prefill(text.to_string()));
+    }
+
     /// Whether an editor owns the terminal (so a status line can be shown).
     pub fn is_live(&self) -> bool {
         self.editor.lock().map(|e| e.is_some()).unwrap_or(false)

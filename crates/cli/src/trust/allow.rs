@@ -34,9 +34,9 @@ use troupe_settings::{Permissions, SandboxMode, SandboxNetwork, SandboxSettings,
 
 /// Keys of the unparsed part (`other`) a folder may set without trust: Claude Code's
 /// presentation settings (`$schema`, `includeCoAuthoredBy`, `cleanupPeriodDays`, `language`,
-/// `outputStyle`, `alwaysThinkingEnabled`, `spinnerTipsEnabled`), and `requireTrust` and
+/// `outputStyle`, `alwaysThinkingEnabled`, `spinnerTipsEnabled`, `editorMode`, `fileCheckpointingEnabled`), and `requireTrust` and
 /// `commandEnv`, which troupe honours from the user's own settings and `--settings` only.
-pub const SAFE_KEYS: [&str; 9] = [
+pub const SAFE_KEYS: [&str; 11] = [
     "$schema",
     "includeCoAuthoredBy",
     "cleanupPeriodDays",
@@ -44,6 +44,8 @@ pub const SAFE_KEYS: [&str; 9] = [
     "outputStyle",
     "alwaysThinkingEnabled",
     "spinnerTipsEnabled",
+    "editorMode",
+    "fileCheckpointingEnabled",
     "requireTrust",
     "commandEnv",
 ];
