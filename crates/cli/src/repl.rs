@@ -126,7 +126,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
     crate::term::complete::set_commands(completions);
     crate::term::complete::set_path_base(crate::repl_input::start_folder(&run.workspace));
     crate::logfile::redirect(&run.troupe_dir.join("logs"));
-    let mode = crate::term::mode::ModeCell::new(agent.policy().mode);
+    let mode = crate::term::mode::ModeCell::new(agent.policy().mode, team.name());
     let (reader, interrupts) = LineReader::start(
         run.troupe_dir.join("history"),
         printer.clone(),

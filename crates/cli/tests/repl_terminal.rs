@@ -215,8 +215,11 @@ fn shift_tab_cycles_the_permission_mode() {
         Step::text("wrote it"),
     ]);
     let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    // The footer under the prompt always shows the mode and the team.
+    pty.wait_for_text("⏵ default mode (shift+tab to cycle) · team default", LIMIT);
     pty.send("\u{1b}[Z");
     pty.wait_for_text("permission mode acceptEdits", LIMIT);
+    pty.wait_for_text("⏵⏵ accept edits on (shift+tab to cycle)", LIMIT);
     // acceptEdits: the edit runs without a question.
     pty.send("write the notes\r");
     let screen = pty.wait_for_text("wrote it", LIMIT);
@@ -224,6 +227,7 @@ fn shift_tab_cycles_the_permission_mode() {
     assert_eq!(ws.read("notes.txt"), "written");
     pty.send("\u{1b}[Z");
     pty.wait_for_text("permission mode plan", LIMIT);
+    pty.wait_for_text("⏸ plan mode on", LIMIT);
     pty.send("\u{1b}[Z");
     pty.wait_for_text("permission mode default", LIMIT);
     leave(pty);

@@ -522,8 +522,15 @@ impl Editor {
             let (text, col) = window(line, cols - prompt.width() - 1);
             buf.push_str(&prompt);
             buf.push_str(&text);
+            // Under the prompt: vim's mode, the status line, then — always — the permission
+            // mode and the team.
             let vim = self.vim.label().filter(|_| want == Want::Prompt);
-            let below = super::footer::draw(vim, self.footer.as_deref(), true, cols, buf);
+            let footer = match (&self.footer, want == Want::Prompt) {
+                (Some(lines), true) => Some(format!("{lines}\n{}", self.out.mode.footer())),
+                (None, true) => Some(self.out.mode.footer()),
+                (lines, false) => lines.clone(),
+            };
+            let below = super::footer::draw(vim, footer.as_deref(), true, cols, buf);
             if below > 0 {
                 let _ = write!(buf, "{}", MoveUp(saturating_u16(below)));
             }

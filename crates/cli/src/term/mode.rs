@@ -4,14 +4,15 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use troupe_agent::permissions::PermissionMode;
 
-/// The mode the person chose, shared by the editor and the REPL.
+/// The mode the person chose, shared by the editor and the REPL, with the team the footer
+/// names.
 #[derive(Debug, Clone)]
-pub struct ModeCell(Arc<Mutex<PermissionMode>>);
+pub struct ModeCell(Arc<Mutex<PermissionMode>>, Arc<str>);
 
 impl ModeCell {
-    /// A cell holding `mode` (the session's mode at start).
-    pub fn new(mode: PermissionMode) -> ModeCell {
-        ModeCell(Arc::new(Mutex::new(mode)))
+    /// A cell holding `mode` (the session's mode at start), on `team` (empty: none shown).
+    pub fn new(mode: PermissionMode, team: &str) -> ModeCell {
+        ModeCell(Arc::new(Mutex::new(mode)), Arc::from(team))
     }
 
     /// The mode chosen now.
@@ -24,6 +25,20 @@ impl ModeCell {
         let mut mode = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         *mode = next(*mode);
         *mode
+    }
+
+    /// The footer under the prompt: the mode in force from the next turn on, and the team.
+    pub fn footer(&self) -> String {
+        let mode = match self.get() {
+            PermissionMode::Default => "⏵ default mode".to_string(),
+            PermissionMode::AcceptEdits => "⏵⏵ accept edits on".to_string(),
+            PermissionMode::Plan => "⏸ plan mode on".to_string(),
+            other => format!("⏵⏵ {other} on"),
+        };
+        match self.1.is_empty() {
+            true => format!("{mode} (shift+tab to cycle)"),
+            false => format!("{mode} (shift+tab to cycle) · team {}", self.1),
+        }
     }
 }
 
@@ -53,7 +68,8 @@ mod tests {
 
     #[test]
     fn shift_tab_cycles_default_accept_edits_plan() {
-        let cell = ModeCell::new(PermissionMode::Default);
+        let cell = ModeCell::new(PermissionMode::Default, "t");
+        assert!(cell.footer().contains("default mode") && cell.footer().contains("team t"));
         assert_eq!(cell.cycle(), PermissionMode::AcceptEdits);
         assert_eq!(cell.cycle(), PermissionMode::Plan);
         assert_eq!(cell.cycle(), PermissionMode::Default);
