@@ -37,7 +37,7 @@ pub use conceal::Concealed;
 pub use edit_file::EditFileTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
-pub use guard::{GuardError, Workspace};
+pub use guard::{CwdChange, GuardError, Workspace};
 pub use notebook_edit::NotebookEditTool;
 pub use output::{truncate_middle, DEFAULT_OUTPUT_BUDGET};
 pub use read_file::ReadFileTool;
