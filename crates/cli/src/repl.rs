@@ -154,6 +154,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         reading: false,
         entered: false,
         ticks: None,
+        turn_mode: None,
     };
     let session = Session {
         approver: approver.clone(),
@@ -211,6 +212,9 @@ struct Io {
     entered: bool,
     /// The progress line's clock while a turn runs (made on the runtime).
     ticks: Option<tokio::time::Interval>,
+    /// The lead's mode when the running turn began; a turn that ends in another one switched
+    /// it itself (enter_plan_mode, exit_plan_mode).
+    turn_mode: Option<troupe_agent::permissions::PermissionMode>,
 }
 
 /// The project's and the user's commands, for `/help`.

@@ -19,6 +19,11 @@ impl ModeCell {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Records `mode` as the one in force (the agent switched to it itself).
+    pub fn set(&self, mode: PermissionMode) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = mode;
+    }
+
     /// Moves to the next mode of the cycle and returns it.
     pub fn cycle(&self) -> PermissionMode {
         let mut mode = self.0.lock().unwrap_or_else(PoisonError::into_inner);
