@@ -280,3 +280,54 @@ fn the_sdk_approves_a_plan_through_can_use_tool() {
     assert!(!is_error && text.contains("acceptEdits"), "{text}");
     assert!(ws.path().join("note.txt").exists());
 }
+
+#[test]
+fn create_worktree_moves_the_session_in_and_exit_worktree_brings_it_back() {
+    let ws = TempWorkspace::new();
+    ws.git_init();
+    ws.write("README.md", "main\n");
+    ws.git_commit_all("first");
+    let root = ws.path().canonicalize().unwrap();
+    let tree = root.join(".troupe/worktrees/feat");
+    let server = common::lead_server([
+        Step::tool("exit_worktree", json!({})),
+        Step::tool("create_worktree", json!({"name": "feat"})),
+        Step::tool("bash", json!({"command": "pwd"})),
+        Step::tool("write_file", json!({"path": "inside.txt", "content": "x"})),
+        Step::tool("exit_worktree", json!({"action": "keep"})),
+        Step::tool("bash", json!({"command": "pwd"})),
+        Step::text("done"),
+    ]);
+    let out = headless_bypass(ws.path(), &server, "go", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (text, is_error) = last_result(&server, 1);
+    assert!(
+        !is_error && text.contains("No worktree session is active"),
+        "{text}"
+    );
+    let (text, _) = last_result(&server, 2);
+    assert!(text.contains("Your session now works in it"), "{text}");
+    let (text, _) = last_result(&server, 3);
+    assert!(text.starts_with(&format!("{}\n", tree.display())), "{text}");
+    assert!(tree.join("inside.txt").exists());
+    assert!(!root.join("inside.txt").exists());
+    let (text, is_error) = last_result(&server, 5);
+    assert!(!is_error && text.contains("kept at"), "{text}");
+    assert!(
+        text.contains(&format!("back in {}", root.display())),
+        "{text}"
+    );
+    let (text, _) = last_result(&server, 6);
+    assert!(text.starts_with(&format!("{}\n", root.display())), "{text}");
+    // A task's worktree is for its owner: creating one does not move the session.
+    let server = common::lead_server([
+        Step::tool("create_task", json!({"subject": "s"})),
+        Step::tool("create_worktree", json!({"name": "t", "task_id": 1})),
+        Step::tool("bash", json!({"command": "pwd"})),
+        Step::text("done"),
+    ]);
+    let out = headless_bypass(ws.path(), &server, "go", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (text, _) = last_result(&server, 3);
+    assert!(text.starts_with(&format!("{}\n", root.display())), "{text}");
+}
