@@ -350,7 +350,9 @@ fn spawn_shell(
     }
     let mut last_err = None;
     // The trap joins the command's first line, so bash's line numbers stay the command's own.
-    let script = format!("trap 'pwd -P 2>/dev/null >&{CWD_FD}' EXIT; {command}");
+    // Nobody reads the report of a call moved to the background: the write must not kill the
+    // shell with SIGPIPE then.
+    let script = format!("trap 'trap \"\" PIPE; pwd -P 2>/dev/null >&{CWD_FD}' EXIT; {command}");
     for shell in ["bash", "sh"] {
         let mut marked = call_command(shell, command, cwd, confinement, live);
         marked.command().arg("-c").arg(&script);

@@ -54,18 +54,6 @@ impl Workspace {
         }
     }
 
-    /// Moves the next call's start to `dir` (a worktree the session entered), or back to the
-    /// start with `None`. A folder outside the workspace and its added directories is refused.
-    pub fn enter_dir(&self, dir: Option<&Path>) -> bool {
-        match dir {
-            Some(dir) => self.set_cwd(dir) == CwdChange::Kept,
-            None => {
-                *self.cwd.0.lock().unwrap_or_else(PoisonError::into_inner) = None;
-                true
-            }
-        }
-    }
-
     /// Whether the canonical `dir` lies inside the root or an added directory.
     fn holds(&self, dir: &Path) -> bool {
         dir.starts_with(&self.root) || self.added_dirs().any(|added| dir.starts_with(added))
