@@ -8,7 +8,7 @@ use crate::render::sanitize::terminal;
 use crate::term::menu::{Choice, Menu};
 use crossterm::style::{ContentStyle, Stylize};
 use serde_json::{json, Map, Value};
-use troupe_agent::session_tools::{questions_of, UserQuestion};
+use troupe_agent::session_tools::{questions_of, QuestionOption, UserQuestion};
 use troupe_agent::{Approval, Question};
 
 /// The answer a menu's "Other" choice sends before the words typed.
@@ -61,17 +61,9 @@ impl ReplApprover {
             terminal(&q.header),
             terminal(&q.question)
         ))];
-        for (i, option) in q.options.iter().enumerate() {
-            if !option.description.is_empty() {
-                lines.push(format!(
-                    "  {}. {} — {}",
-                    i + 1,
-                    terminal(&option.label),
-                    terminal(&option.description)
-                ));
-            } else if !menu {
-                lines.push(format!("  {}. {}", i + 1, terminal(&option.label)));
-            }
+        // On a terminal the menu lists the options.
+        for (i, option) in q.options.iter().enumerate().filter(|_| !menu) {
+            lines.push(format!("  {}. {}", i + 1, labelled(option)));
         }
         if !menu || q.multi_select {
             let several = match q.multi_select {
@@ -129,7 +121,7 @@ fn question_menu(q: &UserQuestion) -> Menu {
         .iter()
         .enumerate()
         .map(|(i, option)| Choice {
-            label: terminal(&option.label).into_owned(),
+            label: labelled(option),
             answer: (i + 1).to_string(),
             tell: false,
         })
@@ -143,6 +135,18 @@ fn question_menu(q: &UserQuestion) -> Menu {
         escape: choices.len() - 1,
         choices,
         tell_label: "— type your answer (Enter sends, Esc declines)".to_string(),
+    }
+}
+
+/// An option as shown: its label, and what it means when it says.
+fn labelled(option: &QuestionOption) -> String {
+    match option.description.is_empty() {
+        true => terminal(&option.label).into_owned(),
+        false => format!(
+            "{} — {}",
+            terminal(&option.label),
+            terminal(&option.description)
+        ),
     }
 }
 
