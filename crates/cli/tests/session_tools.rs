@@ -331,3 +331,30 @@ fn create_worktree_moves_the_session_in_and_exit_worktree_brings_it_back() {
     let (text, _) = last_result(&server, 3);
     assert!(text.starts_with(&format!("{}\n", root.display())), "{text}");
 }
+
+#[test]
+fn the_repl_says_the_agent_entered_plan_mode_and_the_next_turn_stays_in_it() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([
+        Step::tool("enter_plan_mode", json!({})),
+        Step::text("planning"),
+        Step::tool("write_file", json!({"path": "note.txt", "content": "x"})),
+        Step::text("refused"),
+    ]);
+    let out = common::repl(
+        ws.path(),
+        &server,
+        &[],
+        "plan\n/permissions\nwrite it\n/exit\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("the agent switched to permission mode plan"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("permission mode: plan"), "{stdout}");
+    let (text, is_error) = last_result(&server, 3);
+    assert!(is_error && text.contains("plan mode"), "{text}");
+    assert!(!ws.path().join("note.txt").exists());
+}
