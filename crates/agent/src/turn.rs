@@ -485,7 +485,7 @@ impl Agent {
     }
 
     /// Takes up a mode the agent's own tools switched to (enter_plan_mode, exit_plan_mode).
-    pub fn follow_mode(&mut self) {
+    fn follow_mode(&mut self) {
         self.policy.mode = self.live_mode.get();
     }
 

@@ -181,11 +181,7 @@ impl Frontend for Repl<'_, '_> {
             self.io.mode.set(now);
             self.io
                 .printer
-                .line(&crate::term::mode::announce(now).replacen(
-                    "⏵ permission mode",
-                    "⏵ the agent switched to permission mode",
-                    1,
-                ));
+                .line(&crate::term::mode::announce_switch(now));
         }
         if let Some(command) = self.io.command.take() {
             command.end(agent);

@@ -42,6 +42,15 @@ pub fn next(mode: PermissionMode) -> PermissionMode {
     }
 }
 
+/// The line shown when the agent changed the mode itself (entering or leaving plan mode).
+pub fn announce_switch(mode: PermissionMode) -> String {
+    announce(mode).replacen(
+        "⏵ permission mode",
+        "⏵ the agent switched to permission mode",
+        1,
+    )
+}
+
 /// The line shown when the mode changes.
 pub fn announce(mode: PermissionMode) -> String {
     let what = match mode {
