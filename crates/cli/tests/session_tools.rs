@@ -63,6 +63,8 @@ fn headless_ask_user_question_says_nobody_can_answer() {
     assert!(out.status.success(), "{}", stderr(&out));
     let (text, is_error) = last_result(&server, 1);
     assert!(is_error && text.contains("non-interactive"), "{text}");
+    let denials = common::result_json(&out)["permission_denials"].clone();
+    assert_eq!(denials[0]["tool_name"], "AskUserQuestion", "{denials}");
 }
 
 #[test]
