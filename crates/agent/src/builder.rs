@@ -74,10 +74,13 @@ pub struct AgentBuilder {
 
 /// The built-in tools that come from extensions rather than the base registry; `--tools`
 /// restricts them too.
-const BUILT_IN_EXTENSION_TOOLS: [&str; 3] = [
+const BUILT_IN_EXTENSION_TOOLS: [&str; 6] = [
     crate::todo::TOOL_NAME,
     crate::compact::tool::TOOL_NAME,
     "task",
+    crate::session_tools::ASK_USER_QUESTION,
+    crate::session_tools::ENTER_PLAN_MODE,
+    crate::session_tools::EXIT_PLAN_MODE,
 ];
 
 impl AgentBuilder {

@@ -24,6 +24,7 @@ pub mod permissions;
 pub mod prompt;
 pub mod recipe;
 pub mod session;
+pub mod session_tools;
 mod specs;
 pub mod todo;
 pub mod tool_filter;

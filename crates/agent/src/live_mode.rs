@@ -24,6 +24,13 @@ impl LiveMode {
         }
     }
 
+    /// Switches the agent to `mode` from its next call on: its own tool's doing (entering or
+    /// leaving plan mode); the loop takes it up, and front ends see it in the agent's policy
+    /// once the turn ends.
+    pub fn switch(&self, mode: PermissionMode) {
+        self.set(mode);
+    }
+
     /// Records that the agent is now in `mode`.
     pub(crate) fn set(&self, mode: PermissionMode) {
         match self.0.write() {

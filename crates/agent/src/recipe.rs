@@ -170,7 +170,16 @@ impl Recipe {
         if let Some(tools) = role.tools {
             builder = builder.tools(tools);
         }
-        let extensions = (self.shared)(&role.kind).into_iter().chain(role.extensions);
+        // The person's agent asks them questions and plans with them; a later extension's
+        // tool of the same name (a teammate's exit_plan_mode) would replace these.
+        let own: Option<Arc<dyn Extension>> = match role.kind {
+            AgentKind::Main => Some(Arc::new(crate::session_tools::SessionToolsExtension)),
+            AgentKind::Member { .. } | AgentKind::Subagent => None,
+        };
+        let extensions = own
+            .into_iter()
+            .chain((self.shared)(&role.kind))
+            .chain(role.extensions);
         builder = extensions.fold(builder, AgentBuilder::extension);
         if let Some(path) = role.transcript {
             builder = builder.transcript(path);

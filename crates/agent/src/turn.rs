@@ -328,6 +328,7 @@ impl Agent {
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<TurnOutcome, AgentError> {
         let outcome = self.run_rounds(input, observe).await;
+        self.follow_mode();
         if let Err(error) = &outcome {
             self.turn_failed(error).await;
         }
@@ -380,6 +381,7 @@ impl Agent {
             self.compact_if_needed(observe).await?;
             self.start_session().await?;
             self.follow_workspace().await?;
+            self.follow_mode();
             let reply = self.call_model_beside_sync(observe).await?;
             outcome.model_calls += 1;
             outcome.usage.add(&reply.usage);
@@ -480,6 +482,11 @@ impl Agent {
             });
         }
         Ok(inbox.ack(&batch).await?)
+    }
+
+    /// Takes up a mode the agent's own tools switched to (enter_plan_mode, exit_plan_mode).
+    fn follow_mode(&mut self) {
+        self.policy.mode = self.live_mode.get();
     }
 
     /// Moves the tools to where the extensions bind them for this round, telling the model

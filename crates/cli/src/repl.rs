@@ -174,6 +174,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         ticks: None,
         status_line,
         typed: None,
+        turn_mode: None,
     };
     let session = Session {
         approver: approver.clone(),
@@ -235,6 +236,9 @@ struct Io {
     status_line: Option<status_line::StatusLine>,
     /// The prompt running and the line the person typed for it, for `/rewind`'s list.
     typed: Option<(String, String)>,
+    /// The lead's mode when the running turn began; a turn that ends in another one switched
+    /// it itself (enter_plan_mode, exit_plan_mode).
+    turn_mode: Option<troupe_agent::permissions::PermissionMode>,
 }
 
 /// The project's and the user's commands, for `/help`.

@@ -77,9 +77,18 @@ fn bob_in_plan_mode_cannot_write_and_a_rejected_plan_changes_nothing() {
 
 #[test]
 fn charlie_plan_approved_then_his_change_is_on_disk() {
+    charlie_plans_with("submit_plan");
+}
+
+#[test]
+fn a_teammates_exit_plan_mode_is_its_plan_request_to_the_lead() {
+    charlie_plans_with("exit_plan_mode");
+}
+
+fn charlie_plans_with(tool: &'static str) {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
-    server.set_fallback(|rec| {
+    server.set_fallback(move |rec| {
         let step = match rec.agent.as_str() {
             "lead" if calls(rec, "spawn_teammate").is_empty() => Reply::tool(
                 "spawn_teammate",
@@ -89,8 +98,8 @@ fn charlie_plan_approved_then_his_change_is_on_disk() {
                 Some(id) => Reply::tool("review_plan", json!({"request_id": id, "approve": true})),
                 None => Reply::text("ok"),
             },
-            "charlie" if calls(rec, "submit_plan").is_empty() => Reply::tool(
-                "submit_plan",
+            "charlie" if calls(rec, tool).is_empty() => Reply::tool(
+                tool,
                 json!({"plan": "Create greeting.txt containing hello."}),
             ),
             "charlie"

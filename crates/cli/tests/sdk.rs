@@ -266,3 +266,17 @@ fn set_model_switches_the_lead_and_the_teammates_spawned_afterwards() {
     );
     assert!(helper.iter().all(|m| m == "claude-opus-4-1"), "{helper:?}");
 }
+
+#[test]
+fn can_use_tool_answers_ask_user_question() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let seen = drive(ws.path(), &server, "ask");
+    let asked = of_kind(&seen, "asked");
+    assert_eq!(asked.len(), 1, "{seen:?}");
+    assert_eq!(asked[0]["tool"], "AskUserQuestion");
+    assert_eq!(asked[0]["input"]["questions"][0]["header"], "Colour");
+    let result = of_kind(&seen, "result");
+    let text = result[0]["result"].as_str().unwrap();
+    assert!(text.contains(r#""Which colour?"="Blue""#), "{text}");
+}

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 /// Claude Code's tool names and troupe's, pair by pair.
-const TOOL_NAMES: [(&str, &str); 11] = [
+const TOOL_NAMES: [(&str, &str); 15] = [
     ("Bash", "bash"),
     ("Read", "read_file"),
     ("Edit", "edit_file"),
@@ -21,6 +21,10 @@ const TOOL_NAMES: [(&str, &str); 11] = [
     ("Task", "task"),
     ("WebFetch", "web_fetch"),
     ("WebSearch", "web_search"),
+    ("AskUserQuestion", "ask_user_question"),
+    ("EnterPlanMode", "enter_plan_mode"),
+    ("ExitPlanMode", "exit_plan_mode"),
+    ("ExitWorktree", "exit_worktree"),
 ];
 
 /// Claude Code's other spellings of the same tools (`MultiEdit`, the newer `Agent`).

@@ -145,9 +145,9 @@ pub const UNHONOURED: &[Unhonoured] = &[
     ignored("allowManagedPermissionRulesOnly", MANAGED),
     ignored("allowedChannelPlugins", MANAGED),
     not_yet("allowedMcpServers", MCP_POLICY),
-    ignored(
+    not_yet(
         "askUserQuestionTimeout",
-        "troupe has no AskUserQuestion dialog",
+        "ask_user_question waits for the answer without a time limit",
     ),
     not_yet(
         "attribution",

@@ -55,6 +55,7 @@ impl Team {
                 wakes: Mutex::new(HashMap::new()),
                 doing: Mutex::new(HashMap::new()),
                 live_usage: Mutex::new(HashMap::new()),
+                entered: Mutex::new(HashMap::new()),
                 children: Mutex::new(Vec::new()),
                 changed: tokio::sync::Notify::new(),
                 notices,

@@ -51,6 +51,9 @@ pub struct TeamShared {
     pub(crate) live_usage: Mutex<HashMap<String, AgentUsage>>,
     /// Teammate processes started by this process, as (member name, pid).
     pub(crate) children: Mutex<Vec<(String, u32)>>,
+    /// The worktree each agent running here entered with create_worktree (its session works
+    /// there until exit_worktree), by agent name.
+    pub(crate) entered: Mutex<HashMap<String, String>>,
     /// Signalled whenever a member's status changes in this process.
     pub changed: tokio::sync::Notify,
     pub(crate) notices: NoticeSink,

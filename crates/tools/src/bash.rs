@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
@@ -29,11 +30,16 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 /// both the group and the call's environment marker while holding the output pipe makes this wait.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
+/// The descriptor a foreground call's shell reports its final directory on (`pwd -P`, from an
+/// EXIT trap): high enough that a command's own redirections (3 to 9) leave it alone.
+const CWD_FD: libc::c_int = 63;
+
 /// Input of the `bash` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct BashInput {
-    /// The command to run with `bash -c`, in the working directory (the workspace root, or the
-    /// folder inside it troupe was started from).
+    /// The command to run with `bash -c`, in the working directory: where the previous call
+    /// ended (a `cd` persists) inside the workspace, at first the workspace root or the folder
+    /// inside it troupe was started from.
     pub command: String,
     /// Timeout in milliseconds (default 120000, at most 600000).
     pub timeout_ms: Option<u64>,
@@ -49,7 +55,9 @@ pub struct BashTool;
 
 const DESCRIPTION: &str =
     "Runs a shell command with `bash -c` in the working directory and returns its \
-combined stdout and stderr, then `exit code: N`. Stdin is closed. Timeout 120000 ms by default \
+combined stdout and stderr, then `exit code: N`. The working directory persists between calls \
+(`cd sub && make` leaves the next call in sub) inside the workspace; a call that ends outside \
+it resets it to the start, and the result says so. Stdin is closed. Timeout 120000 ms by default \
 (max 600000); on timeout, or when the call ends, every process it started is killed, detached \
 ones included. The command may run in a sandbox: read-only commands can write only to $TMPDIR; \
 explicitly allowed ones also to the workspace. Long output keeps its beginning and end. Prefer \
@@ -332,6 +340,7 @@ fn spawn_shell(
     cwd: &Path,
     confinement: &Confinement,
     live: &LiveCall,
+    report: &OwnedFd,
 ) -> io::Result<(MarkedChild, pipe::Receiver)> {
     if let Some(words) = plain_words(command) {
         match spawn_piped(plain_command(&words, command, cwd, confinement, live)) {
@@ -340,8 +349,15 @@ fn spawn_shell(
         }
     }
     let mut last_err = None;
+    // The trap joins the command's first line, so bash's line numbers stay the command's own.
+    // Nobody reads the report of a call moved to the background: the write must not kill the
+    // shell with SIGPIPE then.
+    let script = format!("trap 'trap \"\" PIPE; pwd -P 2>/dev/null >&{CWD_FD}' EXIT; {command}");
     for shell in ["bash", "sh"] {
-        match spawn_piped(shell_command(shell, command, cwd, confinement, live)) {
+        let mut marked = call_command(shell, command, cwd, confinement, live);
+        marked.command().arg("-c").arg(&script);
+        marked.side(report.try_clone()?, CWD_FD);
+        match spawn_piped(marked) {
             Ok(spawned) => return Ok(spawned),
             Err(err) if err.kind() == io::ErrorKind::NotFound => last_err = Some(err),
             Err(err) => return Err(err),
@@ -384,10 +400,13 @@ async fn run(
     let started_ms = crate::background::now_ms();
     let root = ctx.workspace.root();
     let confinement = Confinement::prepare(ctx.sandbox, root, &ctx.sandbox_config)?;
-    let start = ctx.workspace.start_dir();
+    let start = ctx.workspace.cwd();
     let sandbox = confinement.level();
     let mut live = LiveCall::start().map_err(io::Error::other)?;
-    let spawned = spawn_shell(command, &start, &confinement, &live);
+    let (report, reported) = io::pipe()?;
+    let reported = OwnedFd::from(reported);
+    let spawned = spawn_shell(command, &start, &confinement, &live, &reported);
+    drop(reported);
     let protected = confinement.protected().clone();
     let scratch = confinement.into_scratch();
     if let Ok((child, _)) = &spawned {
@@ -485,12 +504,39 @@ async fn run(
     if let Some(note) = removed {
         output.push_str(&note);
     }
+    if matches!(ending, Ending::Exited(_)) {
+        if let Some(note) = follow_cwd(report, ctx) {
+            if !output.is_empty() && !output.ends_with('\n') {
+                output.push('\n');
+            }
+            output.push_str(&note);
+        }
+    }
     Ok(Finished::Ran(Run {
         ending,
         output,
         pipe_held_open: drained.is_err(),
         sandbox,
     }))
+}
+
+/// Takes the directory the shell reported at its exit as the next call's start; what to tell
+/// the model when it lay outside the workspace and the start was reset.
+fn follow_cwd(report: io::PipeReader, ctx: &ToolContext) -> Option<String> {
+    use std::io::Read;
+    let fd = OwnedFd::from(report);
+    rustix::io::ioctl_fionbio(&fd, true).ok()?;
+    let mut text = String::new();
+    // Written before the shell exited; what is not there now never comes.
+    let _ = std::fs::File::from(fd).read_to_string(&mut text);
+    let dir = text.lines().next().filter(|l| !l.is_empty())?;
+    match ctx.workspace.set_cwd(Path::new(dir)) {
+        crate::CwdChange::Kept => None,
+        crate::CwdChange::Reset(start) => Some(format!(
+            "Shell cwd was reset to {} (the command ended in {dir}, outside the workspace)\n",
+            start.display()
+        )),
+    }
 }
 
 /// What a failed command is told about its sandbox, so a refused write is not a mystery.

@@ -11,6 +11,9 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+mod cwd;
+pub use cwd::CwdChange;
+
 /// Why a path was refused or could not be resolved.
 #[derive(Debug, thiserror::Error)]
 pub enum GuardError {
@@ -120,6 +123,9 @@ pub struct Workspace {
     added: Arc<Vec<AddedDir>>,
     /// Where commands start, relative to the root (empty: the root).
     start: PathBuf,
+    /// Where the last bash call ended (`cd` persists), shared by the clones of one agent's
+    /// workspace; `None`: the start.
+    cwd: cwd::Cell,
 }
 
 /// A directory added to a workspace: its canonical path and the handle paths in it are opened
@@ -160,6 +166,7 @@ impl Workspace {
             handle: Arc::new(handle),
             added: Arc::new(Vec::new()),
             start: PathBuf::new(),
+            cwd: cwd::Cell::default(),
         })
     }
 
@@ -217,6 +224,7 @@ impl Workspace {
     /// The same workspace with its commands starting in `dir` when that is a folder inside the
     /// root (as Claude Code starts bash where it was started); anywhere else leaves the root.
     pub fn with_start(mut self, dir: &Path) -> Workspace {
+        self.cwd = cwd::Cell::default();
         if dir == self.root {
             self.start = PathBuf::new();
             return self;

@@ -37,7 +37,7 @@ pub use conceal::Concealed;
 pub use edit_file::EditFileTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
-pub use guard::{GuardError, Workspace};
+pub use guard::{CwdChange, GuardError, Workspace};
 pub use notebook_edit::NotebookEditTool;
 pub use output::{truncate_middle, DEFAULT_OUTPUT_BUDGET};
 pub use read_file::ReadFileTool;
@@ -223,8 +223,25 @@ pub trait Tool: Send + Sync {
     fn reads_only(&self, _input: &Value) -> bool {
         false
     }
+    /// The question this call puts to the person, when it is one (a question for the user, a
+    /// plan to approve): whatever the permission mode, it goes to whoever answers permission
+    /// questions, and the answer comes back in the input's `answer_fields`.
+    fn asks_person(&self, _input: &Value) -> Option<PersonQuestion> {
+        None
+    }
     /// Runs the call. Malformed input is an error output, never a panic.
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
+}
+
+/// A call that is a question to the person (see [`Tool::asks_person`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersonQuestion {
+    /// Why it is asked, shown with the question.
+    pub reason: String,
+    /// The error result when nobody can answer (a headless run).
+    pub unanswered: String,
+    /// The input fields only the answer may fill: removed from the model's input before asking.
+    pub answer_fields: &'static [&'static str],
 }
 
 /// A shared, dynamically typed tool.

@@ -130,3 +130,34 @@ async fn long_output_keeps_head_and_tail_and_states_total_size() {
     assert!(text.contains("bytes omitted"));
     assert!(text.len() < 31_000, "{}", text.len());
 }
+
+#[tokio::test]
+async fn a_cd_holds_for_the_next_call_inside_the_workspace_only() {
+    use troupe_tools::Sandbox;
+    for level in [Sandbox::Unsandboxed, Sandbox::ReadOnly] {
+        let f = Fixture::new().sandboxed(level);
+        std::fs::create_dir_all(f.root().join("sub/deeper")).unwrap();
+        let root = f.root().canonicalize().unwrap();
+        ok(f.call("bash", json!({"command": "cd sub && echo moved"}))
+            .await);
+        let text = ok(f.call("bash", json!({"command": "pwd"})).await);
+        assert_eq!(
+            text,
+            format!("{}\nexit code: 0", root.join("sub").display())
+        );
+        // A failing call still keeps where it ended; a plain command does not move.
+        err(f.call("bash", json!({"command": "cd deeper; false"})).await);
+        let text = ok(f.call("bash", json!({"command": "pwd"})).await);
+        assert_eq!(
+            text,
+            format!("{}\nexit code: 0", root.join("sub/deeper").display())
+        );
+        let text = ok(f.call("bash", json!({"command": "cd / && echo out"})).await);
+        assert!(
+            text.contains(&format!("Shell cwd was reset to {}", root.display())),
+            "{text}"
+        );
+        let text = ok(f.call("bash", json!({"command": "pwd"})).await);
+        assert_eq!(text, format!("{}\nexit code: 0", root.display()));
+    }
+}

@@ -203,3 +203,25 @@ fn commands_start_where_troupe_was_started_inside_the_root() {
     std::fs::create_dir_all(tree_root.join("crates/app")).unwrap();
     assert_eq!(bound.start_dir(), tree_root.join("crates/app"));
 }
+
+#[test]
+fn the_working_folder_is_shared_by_clones_and_each_opened_workspace_has_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    let ws = Workspace::new(&root).unwrap();
+    let clone = ws.clone();
+    assert_eq!(ws.set_cwd(&root.join("a/b")), troupe_tools::CwdChange::Kept);
+    assert_eq!(clone.cwd(), root.join("a/b"), "a subagent's clone follows");
+    // Another agent opened at the same root (a teammate) starts where it started.
+    assert_eq!(Workspace::new(&root).unwrap().cwd(), root);
+    assert_eq!(ws.clone().with_start(&root.join("a")).cwd(), root.join("a"));
+    // Gone, or outside: back at the start.
+    std::fs::remove_dir(root.join("a/b")).unwrap();
+    assert_eq!(ws.cwd(), root);
+    assert_eq!(
+        ws.set_cwd(Path::new("/")),
+        troupe_tools::CwdChange::Reset(root.clone())
+    );
+    assert_eq!(clone.cwd(), root);
+}

@@ -125,14 +125,26 @@ impl Agent {
             false => None,
         };
         let cannot_confine = unconfinable.is_some();
-        let question = question(asked, unconfinable, || match hook_asks {
-            Some(why) => format!("{why}; a headless run cannot ask"),
-            None => self.policy.headless_refusal(&call),
-        });
+        let mut input = input.clone();
+        let question = match tool.asks_person(&input) {
+            Some(person) => {
+                // Only the answer fills these; the model cannot answer its own question.
+                if let Some(fields) = input.as_object_mut() {
+                    for field in person.answer_fields {
+                        fields.remove(*field);
+                    }
+                }
+                Some((person.reason, person.unanswered))
+            }
+            None => question(asked, unconfinable, || match hook_asks {
+                Some(why) => format!("{why}; a headless run cannot ask"),
+                None => self.policy.headless_refusal(&call),
+            }),
+        };
         Ok(Admitted {
             tool,
             name: name.to_string(),
-            input: input.clone(),
+            input,
             sandbox,
             question,
             cannot_confine,

@@ -92,7 +92,17 @@ impl Agent {
         call: &CallInfo<'_>,
         hook: Option<&'h CallDecision>,
     ) -> Result<(Grant, Option<String>, Option<&'h String>), String> {
-        match (self.policy.decide(call), hook) {
+        // A tool of the agent's own may have changed the mode during this round (plan mode).
+        let live = self.live_mode.get();
+        let decision = match live == self.policy.mode {
+            true => self.policy.decide(call),
+            false => {
+                let mut policy = self.policy.clone();
+                policy.mode = live;
+                policy.decide(call)
+            }
+        };
+        match (decision, hook) {
             (Decision::Deny { reason }, _) => Err(reason),
             (Decision::Allow(grant), Some(CallDecision::Ask(why))) => {
                 Ok((grant, Some(why.clone()), Some(why)))

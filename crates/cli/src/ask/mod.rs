@@ -12,6 +12,7 @@
 
 mod answer;
 pub mod diff;
+mod person;
 pub mod remember;
 pub mod scope;
 
@@ -164,6 +165,15 @@ fn question_text(
 impl Approver for ReplApprover {
     async fn approve(&self, question: Question<'_>) -> Approval {
         let tool = question.tool;
+        match tool {
+            troupe_agent::session_tools::ASK_USER_QUESTION => {
+                return self.ask_questions(&question).await
+            }
+            troupe_agent::session_tools::EXIT_PLAN_MODE => {
+                return self.approve_plan(&question).await
+            }
+            _ => {}
+        }
         let workspace = self.workspace();
         if scope::covers(&self.session_rules(), tool, question.input, &workspace) {
             return Approval::Allow;

@@ -45,7 +45,13 @@ impl Approver for ControlApprover {
             },
         }));
         match answer.await {
-            Ok(Ok(response)) => decide(&response, question.tool, &self.root),
+            Ok(Ok(response)) => {
+                let approval = decide(&response, question.tool, &self.root);
+                match question.tool == troupe_agent::session_tools::EXIT_PLAN_MODE {
+                    true => with_mode(approval, &response, question.input),
+                    false => approval,
+                }
+            }
             Ok(Err(error)) => Approval::Deny(format!("the permission callback failed: {error}")),
             Err(_) => Approval::Deny(
                 "the controlling process closed stdin before answering the permission request"
@@ -77,6 +83,26 @@ pub fn decide(response: &Value, tool: &str, root: &Path) -> Approval {
             "the permission callback answered without a behavior (allow or deny): {response}"
         )),
     }
+}
+
+/// An approved plan with the mode the answer set next (`setMode` in `updatedPermissions`).
+fn with_mode(approval: Approval, response: &Value, asked: &Value) -> Approval {
+    let mode = response
+        .get("updatedPermissions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|p| p.get("type").and_then(Value::as_str) == Some("setMode"))
+        .and_then(|p| p.get("mode").cloned());
+    let (mut input, mode) = match (approval, mode) {
+        (Approval::Allow, Some(mode)) => (asked.clone(), mode),
+        (Approval::AllowWith(input), Some(mode)) => (input, mode),
+        (approval, _) => return approval,
+    };
+    if let Some(fields) = input.as_object_mut() {
+        fields.insert("mode".to_string(), mode);
+    }
+    Approval::AllowWith(input)
 }
 
 #[cfg(test)]

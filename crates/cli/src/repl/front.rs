@@ -189,6 +189,7 @@ impl Frontend for Repl<'_, '_> {
         if mode != agent.policy().mode {
             agent.set_permission_mode(mode);
         }
+        self.io.turn_mode = Some(mode);
         self.io.view.begin();
         self.io.interrupts.forget();
         self.io.reading = !cause.has_input();
@@ -197,6 +198,13 @@ impl Frontend for Repl<'_, '_> {
     }
 
     async fn finished(&mut self, agent: &mut Agent, _result: Result<Progress, Failure>) -> Flow {
+        let now = agent.policy().mode;
+        if self.io.turn_mode.take().is_some_and(|began| began != now) {
+            self.io.mode.set(now);
+            self.io
+                .printer
+                .line(&crate::term::mode::announce_switch(now));
+        }
         if let Some(command) = self.io.command.take() {
             command.end(agent);
         }

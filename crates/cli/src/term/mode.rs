@@ -20,6 +20,11 @@ impl ModeCell {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Records `mode` as the one in force (the agent switched to it itself).
+    pub fn set(&self, mode: PermissionMode) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = mode;
+    }
+
     /// Moves to the next mode of the cycle and returns it.
     pub fn cycle(&self) -> PermissionMode {
         let mut mode = self.0.lock().unwrap_or_else(PoisonError::into_inner);
@@ -50,6 +55,15 @@ pub fn next(mode: PermissionMode) -> PermissionMode {
         PermissionMode::AcceptEdits => PermissionMode::Plan,
         _ => PermissionMode::Default,
     }
+}
+
+/// The line shown when the agent changed the mode itself (entering or leaving plan mode).
+pub fn announce_switch(mode: PermissionMode) -> String {
+    announce(mode).replacen(
+        "⏵ permission mode",
+        "⏵ the agent switched to permission mode",
+        1,
+    )
 }
 
 /// The line shown when the mode changes.

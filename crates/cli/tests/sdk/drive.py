@@ -8,7 +8,8 @@ denies another), interrupt (ClaudeSDKClient interrupts a slow turn, then asks ag
 hook_deny (a PreToolUse hook callback denies `rm -rf build`), hook_error (a PreToolUse hook
 callback raises: the call must not run), hook_unknown (a PreToolUse hook callback answers a
 decision troupe does not know: the call must not run), rewrite (can_use_tool sees Claude Code's Write with
-file_path and answers with an updatedInput that moves the file), sdk_mcp (an in-process server
+file_path and answers with an updatedInput that moves the file), ask (can_use_tool answers
+AskUserQuestion with updatedInput carrying the answers), sdk_mcp (an in-process server
 from create_sdk_mcp_server whose tool the model calls, over mcp_message), agents (agents
 given in options arrive with initialize and are listed in init), set_model (ClaudeSDKClient
 switches the model between two turns; the second spawns a teammate).
@@ -171,6 +172,20 @@ async def scenario_rewrite(binary, workspace):
         describe(message)
 
 
+async def scenario_ask(binary, workspace):
+    async def can_use_tool(tool_name, tool_input, context):
+        say(kind="asked", tool=tool_name, input=tool_input)
+        question = tool_input["questions"][0]["question"]
+        return PermissionResultAllow(updated_input=dict(tool_input, answers={question: "Blue"}))
+
+    async def prompts():
+        yield {"type": "user", "message": {"role": "user", "content": "ask me"}}
+
+    options = ClaudeAgentOptions(cli_path=binary, cwd=workspace, can_use_tool=can_use_tool)
+    async for message in query(prompt=prompts(), options=options):
+        describe(message)
+
+
 async def scenario_sdk_mcp(binary, workspace):
     @tool("add", "Add two numbers", {"a": float, "b": float})
     async def add(args):
@@ -223,6 +238,7 @@ async def main():
         "hook_error": scenario_hook_error,
         "hook_unknown": scenario_hook_unknown,
         "rewrite": scenario_rewrite,
+        "ask": scenario_ask,
         "sdk_mcp": scenario_sdk_mcp,
         "agents": scenario_agents,
         "set_model": scenario_set_model,

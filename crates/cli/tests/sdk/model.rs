@@ -48,6 +48,13 @@ pub fn model() -> FakeServer {
                 "write_file",
                 json!({"path": "notes/draft.txt", "content": "hello"}),
             )
+        } else if last.contains("ask me") {
+            Step::tool(
+                "ask_user_question",
+                json!({"questions": [{"question": "Which colour?", "header": "Colour",
+                    "multiSelect": false, "options": [{"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "cool"}]}]}),
+            )
         } else if last.contains("remove build") {
             Step::tool("bash", json!({"command": "rm -rf build"}))
         } else if last.contains("slow") {

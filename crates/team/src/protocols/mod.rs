@@ -171,6 +171,7 @@ pub fn teammate_tools(
             stop.clone(),
         )),
         Arc::new(plan::SubmitPlan::new(shared.clone(), spec.epoch)),
+        Arc::new(plan::SubmitPlan::exit_plan_mode(shared.clone(), spec.epoch)),
     ]
 }
 

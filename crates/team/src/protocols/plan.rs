@@ -306,19 +306,33 @@ pub struct SubmitPlanInput {
 pub struct SubmitPlan {
     shared: Arc<TeamShared>,
     epoch: u64,
+    name: &'static str,
 }
 
 impl SubmitPlan {
     /// The tool for one incarnation.
     pub fn new(shared: Arc<TeamShared>, epoch: u64) -> SubmitPlan {
-        SubmitPlan { shared, epoch }
+        SubmitPlan {
+            shared,
+            epoch,
+            name: "submit_plan",
+        }
+    }
+
+    /// The same tool under Claude Code's name for it, `exit_plan_mode` (`ExitPlanMode`): a
+    /// teammate's plan goes to the lead.
+    pub fn exit_plan_mode(shared: Arc<TeamShared>, epoch: u64) -> SubmitPlan {
+        SubmitPlan {
+            name: "exit_plan_mode",
+            ..SubmitPlan::new(shared, epoch)
+        }
     }
 }
 
 #[async_trait]
 impl Tool for SubmitPlan {
     fn name(&self) -> &str {
-        "submit_plan"
+        self.name
     }
     fn description(&self) -> &str {
         "Submit your plan to the lead for approval. The verdict arrives as a plan_approval_response in your inbox; a revised plan replaces a pending one."

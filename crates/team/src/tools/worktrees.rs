@@ -1,5 +1,6 @@
-//! The worktree tools, for the lead and every teammate: create_worktree, remove_worktree,
-//! keep_worktree, list_worktrees. The work is done by [`Worktrees`], off the async workers.
+//! The worktree tools, for the lead and every teammate: create_worktree (which moves the
+//! session into a worktree made without a task, as Claude Code's EnterWorktree does),
+//! exit_worktree, remove_worktree, keep_worktree, list_worktrees. The work is done by [`Worktrees`], off the async workers.
 
 use crate::shared::TeamShared;
 use crate::worktree::table::{bound_text, state_text, worktrees_table};
@@ -8,7 +9,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use troupe_protocol::TaskId;
 use troupe_tools::{parse_input, schema_of, DynTool, Effect, Tool, ToolContext, ToolOutput};
 
@@ -45,6 +46,10 @@ pub struct CreateWorktreeInput {
     /// Branch or commit to start from (default: the current HEAD).
     #[serde(default)]
     pub base: Option<String>,
+    /// Move this session into it (bash and the file tools work there until exit_worktree).
+    /// Default: true without a task_id, false with one.
+    #[serde(default)]
+    pub enter: Option<bool>,
 }
 
 /// `create_worktree{name, task_id?, base?}`.
@@ -59,7 +64,8 @@ impl Tool for CreateWorktree {
     }
     fn description(&self) -> &str {
         "Create a git worktree at .troupe/worktrees/<name> on a new branch wt/<name> (from base, default HEAD), \
-optionally bound to a task: whoever owns that task then works inside it. Merge the branch when done, then remove_worktree."
+optionally bound to a task: whoever owns that task then works inside it. Without a task_id (or with enter: true) your \
+session moves into it: bash and the file tools work there until exit_worktree. Merge the branch when done, then remove_worktree."
     }
     fn input_schema(&self) -> Value {
         schema_of::<CreateWorktreeInput>()
@@ -73,6 +79,7 @@ optionally bound to a task: whoever owns that task then works inside it. Merge t
             Err(e) => return e,
         };
         let by = ctx.agent.clone();
+        let enter = input.enter.unwrap_or(input.task_id.is_none());
         let result = with_manager(&self.shared, move |m| {
             m.create(&NewWorktree {
                 name: &input.name,
@@ -92,8 +99,15 @@ optionally bound to a task: whoever owns that task then works inside it. Merge t
                     None => String::new(),
                 };
                 let commit: String = r.base_commit.chars().take(8).collect();
+                let entered = match enter {
+                    true => {
+                        enter_worktree(&self.shared, &ctx.agent, Some(&r.name));
+                        " Your session now works in it: from your next step bash runs there and file paths resolve inside it; exit_worktree returns to the main tree."
+                    }
+                    false => "",
+                };
                 ToolOutput::ok(format!(
-                    "Created worktree '{}' at {} on branch {} from {} ({commit}).{bound} When its work is done, merge {} and remove_worktree; keep_worktree leaves it in place.",
+                    "Created worktree '{}' at {} on branch {} from {} ({commit}).{bound}{entered} When its work is done, merge {} and remove_worktree; keep_worktree leaves it in place.",
                     r.name,
                     r.path.display(),
                     r.branch,
@@ -102,6 +116,105 @@ optionally bound to a task: whoever owns that task then works inside it. Merge t
                 ))
             }
             Err(e) => refusal(&e),
+        }
+    }
+}
+
+/// Records that `agent`'s session works in worktree `name` (`None`: back in the main tree);
+/// returns the worktree it was in.
+fn enter_worktree(shared: &TeamShared, agent: &str, name: Option<&str>) -> Option<String> {
+    let mut entered = shared
+        .entered
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    match name {
+        Some(name) => entered.insert(agent.to_string(), name.to_string()),
+        None => entered.remove(agent),
+    }
+}
+
+/// Input of `exit_worktree`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExitWorktreeInput {
+    /// "keep" leaves the worktree and its branch on disk (the default); "remove" deletes both.
+    #[serde(default)]
+    pub action: Option<String>,
+    /// With "remove": throw away uncommitted changes and unmerged commits (otherwise removal
+    /// is refused while anything would be lost).
+    #[serde(default)]
+    pub discard_changes: bool,
+}
+
+/// `exit_worktree{action?, discard_changes?}`: Claude Code's ExitWorktree.
+pub struct ExitWorktree {
+    shared: Arc<TeamShared>,
+}
+
+#[async_trait]
+impl Tool for ExitWorktree {
+    fn name(&self) -> &str {
+        "exit_worktree"
+    }
+    fn description(&self) -> &str {
+        "Leave the worktree your session entered with create_worktree and return to the main tree. \
+action \"keep\" (default) leaves it and its branch on disk; \"remove\" deletes both, refused while it holds \
+uncommitted changes or unmerged commits unless discard_changes: true. Outside such a worktree it does nothing."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<ExitWorktreeInput>()
+    }
+    fn effect(&self, input: &Value) -> Effect {
+        match input.get("discard_changes").and_then(Value::as_bool) {
+            Some(true) => Effect::Execute,
+            _ => Effect::Coordinate,
+        }
+    }
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let input: ExitWorktreeInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let remove = match input.action.as_deref() {
+            None | Some("keep") => false,
+            Some("remove") => true,
+            Some(other) => {
+                return ToolOutput::error(format!(
+                    "action is \"keep\" or \"remove\", not \"{other}\""
+                ))
+            }
+        };
+        let Some(name) = enter_worktree(&self.shared, &ctx.agent, None) else {
+            return ToolOutput::ok(
+                "No worktree session is active (none was entered with create_worktree): nothing to exit.",
+            );
+        };
+        let by = ctx.agent.clone();
+        let n = name.clone();
+        let removal = match input.discard_changes {
+            true => Removal::Discard,
+            false => Removal::KeepWork,
+        };
+        let done = with_manager(&self.shared, move |m| match remove {
+            true => m.remove(&n, removal, &by).map(|r| r.record),
+            false => m.keep(&n, &by),
+        })
+        .await;
+        let root = self.shared.config.workspace.display().to_string();
+        match done {
+            Ok(r) if remove => ToolOutput::ok(format!(
+                "Removed worktree '{}' and branch {}. Your session is back in {root}: from your next step bash runs there and file paths resolve inside it.",
+                r.name, r.branch
+            )),
+            Ok(r) => ToolOutput::ok(format!(
+                "Left worktree '{}', kept at {} on branch {}. Your session is back in {root}: from your next step bash runs there and file paths resolve inside it.",
+                r.name,
+                r.path.display(),
+                r.branch
+            )),
+            Err(e) => {
+                enter_worktree(&self.shared, &ctx.agent, Some(&name));
+                ToolOutput::error(format!("{e} Your session stays in worktree '{name}'."))
+            }
         }
     }
 }
@@ -151,7 +264,17 @@ impl Tool for RemoveWorktree {
             false => Removal::KeepWork,
         };
         let name = input.name.clone();
-        match with_manager(&self.shared, move |m| m.remove(&name, removal, &by)).await {
+        let removed = with_manager(&self.shared, move |m| m.remove(&name, removal, &by)).await;
+        if removed.is_ok() {
+            // Whoever had entered it is back in the main tree.
+            let mut entered = self
+                .shared
+                .entered
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            entered.retain(|_, n| *n != input.name);
+        }
+        match removed {
             Ok(r) if removal == Removal::Discard => ToolOutput::ok(format!(
                 "Removed worktree '{}' and branch {}, discarding {} (recorded in the team's event log).",
                 r.record.name,
@@ -248,7 +371,7 @@ impl Tool for ListWorktrees {
     }
 }
 
-/// The four worktree tools, bound to a team.
+/// The worktree tools, bound to a team.
 pub fn worktree_tools(shared: &Arc<TeamShared>) -> Vec<DynTool> {
     vec![
         Arc::new(CreateWorktree {
@@ -261,6 +384,9 @@ pub fn worktree_tools(shared: &Arc<TeamShared>) -> Vec<DynTool> {
             shared: shared.clone(),
         }),
         Arc::new(ListWorktrees {
+            shared: shared.clone(),
+        }),
+        Arc::new(ExitWorktree {
             shared: shared.clone(),
         }),
     ]

@@ -55,6 +55,21 @@ impl WorktreeSource {
         cache.get(name).filter(|o| o.dir.is_dir()).cloned()
     }
 
+    /// The worktree the agent entered with create_worktree, while it is still there.
+    fn entered(&self) -> Option<String> {
+        let entered = self.shared.entered.lock().ok()?;
+        entered.get(&self.agent).cloned()
+    }
+
+    /// Forgets that the agent entered worktree `name`.
+    fn leave(&self, name: &str) {
+        if let Ok(mut entered) = self.shared.entered.lock() {
+            if entered.get(&self.agent).is_some_and(|n| n == name) {
+                entered.remove(&self.agent);
+            }
+        }
+    }
+
     fn remember(&self, opened: &Opened) {
         if let Ok(mut cache) = self.cache.lock() {
             cache.insert(opened.record.name.clone(), opened.clone());
@@ -84,6 +99,27 @@ impl WorkspaceSource for WorktreeSource {
                 workspace: opened.workspace,
                 writable_roots: opened.writable_roots,
             }));
+        }
+        if let Some(name) = self.entered() {
+            let opened = match self.cached(&name) {
+                Some(o) => Some(o),
+                None => {
+                    let n = name.clone();
+                    let opened = self.shared.offload(move |s| open(s, &n)).await;
+                    opened.inspect(|o| self.remember(o)).ok()
+                }
+            };
+            match opened {
+                Some(opened) => {
+                    return Ok(Some(WorkspaceBinding {
+                        note: entered_note(&opened),
+                        workspace: opened.workspace,
+                        writable_roots: opened.writable_roots,
+                    }))
+                }
+                // Removed from under the session: it is back in the main tree.
+                None => self.leave(&name),
+            }
         }
         let agent = self.agent.clone();
         let task = self
@@ -186,6 +222,16 @@ pub fn git_write_roots(worktree: &Path, branch: &str) -> Result<Vec<PathBuf>, Wo
         common.join("refs/heads").join(&branch_dir),
         common.join("logs/refs/heads").join(&branch_dir),
     ])
+}
+
+fn entered_note(opened: &Opened) -> String {
+    format!(
+        "Your session works in git worktree '{}' at {} (branch {}): bash runs there and file \
+         paths resolve inside it. exit_worktree returns to the main tree.",
+        opened.record.name,
+        opened.dir.display(),
+        opened.record.branch
+    )
 }
 
 fn own_note(opened: &Opened) -> String {

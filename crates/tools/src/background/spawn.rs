@@ -32,7 +32,7 @@ pub(super) struct Started {
 pub(super) fn spawn(command: &str, ctx: &ToolContext, log: &Path) -> Result<Started, JobError> {
     let root = ctx.workspace.root();
     let confinement = Confinement::prepare(ctx.sandbox, root, &ctx.sandbox_config)?;
-    let start = ctx.workspace.start_dir();
+    let start = ctx.workspace.cwd();
     let mut live = LiveCall::start()?;
     let file = std::fs::OpenOptions::new()
         .create_new(true)

@@ -39,6 +39,8 @@ pub(super) struct Prepared {
     pub(super) cwd: Option<CString>,
     /// The descriptors that become the child's stdin, stdout and stderr (each above 2).
     pub(super) stdio: [RawFd; 3],
+    /// A descriptor the child also gets, and the number it gets it as (a side channel).
+    pub(super) side: Option<(RawFd, RawFd)>,
     /// The child leads a process group of its own.
     pub(super) own_group: bool,
     /// troupe's pid, to check the parent-death signal was armed in time.
@@ -93,6 +95,7 @@ impl Prepared {
             envp,
             cwd,
             stdio,
+            side: None,
             own_group,
             // SAFETY: getpid(2) has no preconditions.
             parent: unsafe { libc::getpid() },
@@ -250,6 +253,12 @@ fn set_up_and_exec(p: &Prepared, entered: libc::c_int) -> io::Result<()> {
         }
         for (target, &source) in p.stdio.iter().enumerate() {
             check(libc::dup2(source, target as libc::c_int))?;
+        }
+        if let Some((source, target)) = p.side {
+            match source == target {
+                true => check(libc::fcntl(target, libc::F_SETFD, 0))?,
+                false => check(libc::dup2(source, target))?,
+            };
         }
         if let Some(cwd) = &p.cwd {
             check(libc::chdir(cwd.as_ptr()))?;

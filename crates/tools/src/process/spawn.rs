@@ -14,7 +14,7 @@ use crate::sandbox::Confinement;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use tokio::net::unix::pipe;
@@ -40,6 +40,8 @@ pub struct MarkedCommand {
     confinement: Option<std::sync::Arc<crate::sandbox::ChildPlan>>,
     /// The program stands in for `bash -c` running it: the environment gets bash's changes.
     in_place_of_bash: bool,
+    /// A descriptor the child also gets, as this number.
+    side: Option<(OwnedFd, RawFd)>,
 }
 
 impl MarkedCommand {
@@ -54,6 +56,7 @@ impl MarkedCommand {
             stdio: [ChildIo::Null, ChildIo::Null, ChildIo::Null],
             confinement: None,
             in_place_of_bash: false,
+            side: None,
         }
     }
 
@@ -85,6 +88,12 @@ impl MarkedCommand {
         self
     }
 
+    /// Gives the child `fd` as descriptor `target` (above 2) besides its standard streams.
+    pub fn side(&mut self, fd: OwnedFd, target: RawFd) -> &mut MarkedCommand {
+        self.side = Some((fd, target));
+        self
+    }
+
     /// Confines the child as `confinement` says (nothing for an unconfined call).
     pub fn confine(&mut self, confinement: &Confinement) -> &mut MarkedCommand {
         self.confinement = confinement.child_plan();
@@ -98,6 +107,7 @@ impl MarkedCommand {
             stdio,
             confinement,
             in_place_of_bash,
+            side,
         } = self;
         let mut env = environment(&command);
         let path = find_program(command.get_program(), env.get(OsStr::new("PATH")))?;
@@ -152,7 +162,9 @@ impl MarkedCommand {
             child_ends[1].as_raw_fd(),
             child_ends[2].as_raw_fd(),
         ];
-        let prepared = Prepared::new(
+        let side = side.map(|(fd, target)| above_stdio(fd).map(|fd| (fd, target)));
+        let side = side.transpose()?;
+        let mut prepared = Prepared::new(
             c_string(path.as_os_str())?,
             args,
             env,
@@ -161,8 +173,10 @@ impl MarkedCommand {
             true,
             confinement,
         );
+        prepared.side = side.as_ref().map(|(fd, target)| (fd.as_raw_fd(), *target));
         let pid = spawn(&prepared)?;
         drop(child_ends);
+        drop(side);
         // From here on a failure drops the child, which reaps it.
         let mut child = MarkedChild::new(pid);
         let [stdin, stdout, stderr] = ours;
