@@ -183,6 +183,7 @@ pub(crate) async fn work(
     observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
 ) -> Result<Progress, RunFailure> {
     let mut wake = WakeListener::bind(&team.shared().store, LEAD)
+        .await
         .map_err(|e| RunFailure::Team(format!("lead wake socket: {e}")))?;
     let jobs = agent.background().cloned();
     let mut job_changes = jobs.as_ref().map(Jobs::subscribe);
@@ -205,6 +206,7 @@ pub(crate) async fn work(
             true => SettleState::LeadHasMail,
             false => team
                 .settle_state()
+                .await
                 .map_err(|e| RunFailure::Team(e.to_string()))?,
         };
         // The lead's own background commands keep the run going like a working teammate.
@@ -255,7 +257,7 @@ pub(crate) async fn work(
             () = team.wait_for_change(&mut wake, (deadline - now).min(overdue.interval())) => {}
             () = job_change => {}
         }
-        for line in overdue.check(team.shared().store.as_ref()) {
+        for line in overdue.check(team.shared().store.as_ref()).await {
             crate::render::sanitize::errln!("troupe: {line}");
         }
     }

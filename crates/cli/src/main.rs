@@ -56,6 +56,13 @@ mod workspace;
 
 use clap::Parser;
 
+/// Runs `fut` to completion on a small current-thread runtime of its own: how a command that
+/// is synchronous by nature (`troupe task list`, `doctor`, `team status`) reaches the async
+/// team store. Never called from inside a runtime.
+pub(crate) fn block_on<F: std::future::Future>(fut: F) -> anyhow::Result<F::Output> {
+    Ok(commands::current_thread_runtime()?.block_on(fut))
+}
+
 fn main() {
     // `troupe --version` (or `-V`) alone is answered before anything else: clap's whole command
     // tree, signals and logging cost more than the answer (under 3 ms).
@@ -167,8 +174,8 @@ fn main() {
         Some(args::Command::Teammate(mate)) => commands::teammate::run(mate),
         Some(args::Command::Sandbox(sandbox)) => commands::sandbox::run(sandbox),
         Some(args::Command::Config(config)) => commands::config::run(config),
-        Some(args::Command::Worktree(w)) => commands::worktree::run(w),
-        Some(args::Command::Task(task)) => commands::task::run(task),
+        Some(args::Command::Worktree(w)) => block_on(commands::worktree::run(w)).and_then(|r| r),
+        Some(args::Command::Task(task)) => block_on(commands::task::run(task)).and_then(|r| r),
         Some(args::Command::Mcp(mcp)) => commands::mcp::run(mcp),
         Some(args::Command::Cron(cron)) => commands::cron::run(cron),
         Some(args::Command::Sessions(s)) => commands::sessions::run(s),

@@ -199,15 +199,16 @@ async fn repl_loop(
     first: Option<String>,
 ) -> Result<()> {
     let team = session.team;
-    let mut wake =
-        WakeListener::bind(&team.shared().store, LEAD).context("binding the lead's wake socket")?;
+    let mut wake = WakeListener::bind(&team.shared().store, LEAD)
+        .await
+        .context("binding the lead's wake socket")?;
     let mut queued: Vec<String> = first.into_iter().collect();
     let jobs = agent.background().cloned();
     let mut overdue = crate::waiting::Overdue::new();
     let mut overdue_ticks = tokio::time::interval(overdue.interval());
     // Mail that came before the wake socket was bound (a scheduled prompt that fired at start,
     // teammates' reports left from the session being continued) wakes the lead now.
-    if queued.is_empty() && has_unread(team) {
+    if queued.is_empty() && has_unread(team).await {
         if let Some(line) = drive(agent, None, &mut io).await {
             queued.push(line);
         }
@@ -229,7 +230,7 @@ async fn repl_loop(
             },
             Some(ask) = io.asks.recv() => io.answer(ask).await,
             _ = overdue_ticks.tick() => {
-                for line in overdue.check(team.shared().store.as_ref()) {
+                for line in overdue.check(team.shared().store.as_ref()).await {
                     io.printer.line(&format!("⏳ {line}"));
                 }
             }
@@ -240,7 +241,7 @@ async fn repl_loop(
                 }
             }
             _ = wake.wait() => {
-                if has_unread(team) {
+                if has_unread(team).await {
                     // The prompt stays active; output goes above it, and Ctrl-C arrives as input.
                     if let Some(line) = drive(agent, None, &mut io).await {
                         queued.push(line);
@@ -254,10 +255,11 @@ async fn repl_loop(
 }
 
 /// Whether the lead has mail it has not read.
-fn has_unread(team: &Team) -> bool {
+async fn has_unread(team: &Team) -> bool {
     team.shared()
         .store
         .peek(LEAD)
+        .await
         .is_ok_and(|b| !b.messages.is_empty())
 }
 
@@ -282,7 +284,7 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
             crate::mcp_prompt::help(session.mcp)
         ),
         "/clear" => crate::commands::sessions::clear(agent, &session.troupe_dir).await,
-        "/cost" => print_cost(agent, session),
+        "/cost" => print_cost(agent, session).await,
         cmd if cmd == "/model" || cmd.starts_with("/model ") => {
             let name = cmd.trim_start_matches("/model").trim();
             let recipe = &team.shared().config.recipe;
@@ -309,7 +311,7 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
             "{}",
             crate::mcp::status_table(&mcp.statuses(), mcp.problems())
         ),
-        "/team" => match crate::commands::team_status::repl_view(&*team.shared().store) {
+        "/team" => match crate::commands::team_status::repl_view(&*team.shared().store).await {
             // The view `troupe team status` shows (made safe cell by cell, colour kept).
             Ok((view, r)) => {
                 crate::render::sanitize::write_stdout(&view);
@@ -318,7 +320,7 @@ async fn handle_line(agent: &mut Agent, session: &Session<'_>, line: &str, io: &
             }
             Err(e) => errln!("error: {e}"),
         },
-        "/inbox" => match team.shared().store.peek(LEAD) {
+        "/inbox" => match team.shared().store.peek(LEAD).await {
             Ok(b) if b.messages.is_empty() => {
                 outln!("no unread mail (mail is shown as it arrives)")
             }
@@ -494,8 +496,8 @@ pub fn lead_usage(agent: &Agent) -> troupe_protocol::AgentUsage {
     }
 }
 
-fn print_cost(agent: &Agent, session: &Session<'_>) {
-    let roster = session.team.roster().ok();
+async fn print_cost(agent: &Agent, session: &Session<'_>) {
+    let roster = session.team.roster().await.ok();
     let rows = costs(agent, session, roster.as_ref());
     let (u, cost) = crate::cost::totals(&rows);
     outln!(

@@ -86,7 +86,7 @@ pub(crate) fn run_result(
         }
     };
     // Subagents work for the lead: their tokens are the lead's, shown on a row of their own.
-    let roster = lead.team.roster().ok();
+    let roster = lead.runtime.block_on(lead.team.roster()).ok();
     let agents = crate::cost::breakdown(
         &crate::repl::lead_usage(&lead.agent),
         lead.subagents.usage(),

@@ -20,12 +20,14 @@
 //!
 //! Everything outside this crate opens it with [`open`] and sees only `dyn TeamStore`.
 
+mod adapter;
 mod changes;
 mod events;
 mod mailbox;
 mod presence;
 mod requests;
 mod roster;
+mod sync;
 mod tasks;
 mod transcripts;
 mod wake;
@@ -40,7 +42,7 @@ use troupe_protocol::now_ms;
 use troupe_protocol::validate_agent_name;
 
 use crate::error::StoreError;
-use crate::{ChangeWatch, Durability, LivenessStore, SharedStore, TeamStore};
+use crate::{ChangeWatch, Durability, SharedStore, TeamStore};
 
 pub use changes::{wait_for_team, FileChangeWatch};
 use troupe_durable::commit::{self, SyncKind};
@@ -217,27 +219,18 @@ impl FileStore {
     }
 }
 
+#[async_trait::async_trait]
 impl TeamStore for FileStore {
     fn team(&self) -> &str {
         &self.inner.team
     }
 
-    fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
-        Ok(Box::new(self.watch_dir_changes()?))
-    }
-}
-
-impl LivenessStore for FileStore {
-    fn acquire_lease(&self, agent: &str) -> Result<crate::Lease, StoreError> {
-        crate::live::acquire_lease(&self.inner.dir, agent)
-    }
-
-    fn adopt_lease(&self, agent: &str, handoff: &str) -> Result<crate::Lease, StoreError> {
-        crate::live::adopt_lease(&self.inner.dir, agent, handoff)
-    }
-
-    fn probe_lease(&self, agent: &str) -> Result<crate::LeaseState, StoreError> {
-        crate::live::probe_lease(&self.inner.dir, agent)
+    async fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
+        let store = self.clone();
+        // Setting up inotify reads the directory tree: on the blocking pool.
+        Ok(Box::new(
+            adapter::on_blocking_pool(move || store.watch_dir_changes()).await?,
+        ))
     }
 }
 

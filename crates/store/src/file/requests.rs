@@ -9,9 +9,10 @@ use std::path::PathBuf;
 
 use troupe_protocol::{Event, Request, RequestError};
 
+use super::sync::{SyncEvents, SyncRequests};
 use super::FileStore;
 use crate::error::StoreError;
-use crate::{EventLog, RequestFilter, RequestStore};
+use crate::RequestFilter;
 use troupe_durable::lock::LockFile;
 
 /// Lock files requests are spread over.
@@ -113,7 +114,7 @@ impl FileStore {
     }
 }
 
-impl RequestStore for FileStore {
+impl SyncRequests for FileStore {
     fn create_request(&self, request: &Request) -> Result<(), StoreError> {
         let path = self.request_path(&request.id)?;
         let _lock = self.lock_request(&request.id)?;
