@@ -127,31 +127,6 @@ impl RequestStore for NatsStore {
         all.retain(|r| filter.matches(r));
         Ok(all)
     }
-
-    async fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError> {
-        let mut expired = Vec::new();
-        for request in self.all_requests().await? {
-            if !request.is_overdue(now) {
-                continue;
-            }
-            // Decided again on the current record: someone may have answered meanwhile.
-            let mut expired_now = false;
-            let r = self
-                .update_request(&request.id, &mut |r| {
-                    expired_now = r.is_overdue(now);
-                    if expired_now {
-                        r.expire(now)
-                    } else {
-                        Ok(())
-                    }
-                })
-                .await?;
-            if expired_now {
-                expired.push(r);
-            }
-        }
-        Ok(expired)
-    }
 }
 
 /// A request record's bytes, read back; what does not parse is corrupt at `place`.

@@ -25,6 +25,7 @@ pub mod live;
 mod pending;
 pub mod proc_stamp;
 pub mod record;
+pub mod rules;
 pub mod tasks;
 
 use std::collections::BTreeMap;
@@ -40,9 +41,8 @@ use troupe_protocol::{
 pub use error::{check_agent, StoreError};
 pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState};
 pub use pending::PendingAreas;
-pub use tasks::{
-    release_owned_where, CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate,
-};
+pub use rules::release_owned_where;
+pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
 pub use troupe_durable::{CorruptLine, Durability};
 
 /// Acknowledges one fetched batch: opaque, meaningful only to the store that issued it (the
@@ -428,8 +428,11 @@ pub trait RequestStore: Send + Sync {
     /// Requests matching the filter, oldest first.
     async fn list_requests(&self, filter: &RequestFilter) -> Result<Vec<Request>, StoreError>;
 
-    /// Moves every overdue pending request to expired and returns them.
-    async fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError>;
+    /// Moves every overdue pending request to expired and returns them ([`rules::sweep_expired`]:
+    /// the same rule on every backend).
+    async fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError> {
+        rules::sweep_expired(self, now).await
+    }
 }
 
 /// Volatile per-member state ("what it is doing now"): cheap to write, readable from other

@@ -266,10 +266,6 @@ impl crate::RequestStore for FileStore {
         self.off(move |s| SyncRequests::list_requests(s, &filter))
             .await
     }
-
-    async fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError> {
-        self.off(move |s| SyncRequests::sweep_expired(s, now)).await
-    }
 }
 
 #[async_trait]

@@ -166,27 +166,4 @@ impl SyncRequests for FileStore {
         all.retain(|r| filter.matches(r));
         Ok(all)
     }
-
-    fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError> {
-        let mut expired = Vec::new();
-        for listed in self.all_requests()? {
-            if !listed.is_overdue(now) {
-                continue;
-            }
-            // Read again under its lock: it may have been answered since it was listed.
-            let _lock = self.lock_request(&listed.id)?;
-            let Some(mut request) = self.load_request(&listed.id)? else {
-                continue;
-            };
-            if !request.is_overdue(now) {
-                continue;
-            }
-            let seen = request.history.len();
-            request.expire(now)?;
-            self.save_request(&request)?;
-            self.record_changes(seen, &request);
-            expired.push(request);
-        }
-        Ok(expired)
-    }
 }

@@ -62,7 +62,6 @@ pub(crate) trait SyncRequests {
         f: &mut dyn FnMut(&mut Request) -> Result<(), RequestError>,
     ) -> Result<Request, StoreError>;
     fn list_requests(&self, filter: &RequestFilter) -> Result<Vec<Request>, StoreError>;
-    fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError>;
 }
 
 /// Presence files (volatile).

@@ -18,6 +18,9 @@ use troupe_agent::transcript::now_ms;
 use troupe_protocol::{Event, EventKind, TaskId};
 use troupe_store::TeamStore;
 
+/// What a manager operation comes to.
+type Outcome<T> = Result<T, WorktreeError>;
+
 /// How many files or commits an error or event lists before "and N more".
 pub(super) const SHOWN: usize = 8;
 
@@ -217,11 +220,7 @@ impl<'a> Worktrees<'a> {
     }
 
     /// The teammate's own worktree (named after it): the one it already has, or a new one.
-    pub async fn ensure_member(
-        &self,
-        member: &str,
-        by: &str,
-    ) -> Result<WorktreeRecord, WorktreeError> {
+    pub async fn ensure_member(&self, member: &str, by: &str) -> Outcome<WorktreeRecord> {
         let index = index::read(self.troupe_dir)?;
         if let Some(existing) = index.present(member) {
             if existing.member.as_deref() == Some(member) && existing.path.is_dir() {
@@ -245,12 +244,7 @@ impl<'a> Worktrees<'a> {
 
     /// Removes the worktree and its branch — only when nothing would be lost, unless `removal`
     /// is [`Removal::Discard`]. Unbinds its task and records the removal.
-    pub async fn remove(
-        &self,
-        name: &str,
-        removal: Removal,
-        by: &str,
-    ) -> Result<Removed, WorktreeError> {
+    pub async fn remove(&self, name: &str, removal: Removal, by: &str) -> Outcome<Removed> {
         let repo = self.repo()?;
         let mut locked = Locked::open(self.troupe_dir)?;
         let Some(record) = locked.index.present(name).cloned() else {
@@ -482,12 +476,7 @@ impl<'a> Worktrees<'a> {
         Ok((branch, commit))
     }
 
-    async fn check_bindable(
-        &self,
-        id: TaskId,
-        name: &str,
-        locked: &Locked,
-    ) -> Result<(), WorktreeError> {
+    async fn check_bindable(&self, id: TaskId, name: &str, locked: &Locked) -> Outcome<()> {
         let task = self.store.get_task(id).await?;
         if task.status.is_terminal() {
             return Err(WorktreeError::TaskUnbindable {
