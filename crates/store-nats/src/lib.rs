@@ -145,8 +145,6 @@ struct Inner {
     lease_ttl: Duration,
     /// True when the server is one of a cluster (see [`watch::send`]).
     cluster: bool,
-    /// The local caches of transcripts, on this machine.
-    local: FileStore,
     /// Where each agent's transcript ends on the server, for the agents this process appends to.
     transcript_tails: Mutex<HashMap<String, transcripts::Tail>>,
     /// Each agent's mailbox as this process consumes it.
@@ -258,7 +256,8 @@ impl NatsStore {
             replicas,
         )
         .await?;
-        let local = FileStore::open_transcripts(troupe_dir, team, Durability::Fsync)?;
+        // The folder of the agents' local transcript caches on this machine.
+        FileStore::open_transcripts(troupe_dir, team, Durability::Fsync)?;
         Ok(Some(NatsStore {
             inner: Arc::new(Inner {
                 team: team.to_string(),
@@ -274,7 +273,6 @@ impl NatsStore {
                 live,
                 lease_ttl,
                 cluster: servers > 1,
-                local,
                 transcript_tails: Mutex::new(HashMap::new()),
                 mailboxes: Mutex::new(HashMap::new()),
                 acked: Mutex::new(HashMap::new()),

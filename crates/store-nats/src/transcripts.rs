@@ -6,11 +6,10 @@
 //! leaves a torn line, which readers skip and count, and the next append starts with a newline
 //! so that its own lines stay whole.
 //!
-//! The agent loop writes a local file of this machine ([`TranscriptStore::transcript_file`],
-//! a [`troupe_store::file::FileStore`] of the workspace); that file is a cache, which the team
-//! keeps in step with the server.
+//! The agent loop writes a local file of this machine ([`troupe_store::file::transcript_path`],
+//! where a [`troupe_store::file::FileStore`] of the workspace keeps it); that file is a cache,
+//! which the team keeps in step with the server.
 
-use std::path::PathBuf;
 use std::sync::PoisonError;
 
 use crate::reads::{read, At};
@@ -187,10 +186,6 @@ impl NatsStore {
 
 #[async_trait::async_trait]
 impl TranscriptStore for NatsStore {
-    async fn transcript_file(&self, agent: &str) -> Result<PathBuf, StoreError> {
-        self.inner.local.transcript_file(agent).await
-    }
-
     fn transcript_is_cached(&self) -> bool {
         true
     }

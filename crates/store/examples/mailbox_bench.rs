@@ -30,11 +30,7 @@ async fn run(
     let store = FileStore::open_with(root, team, durability)?;
     let wake = store.wake_socket("sink")?;
     wake.set_read_timeout(Some(Duration::from_millis(50)))
-        .map_err(|e| StoreError::Io {
-            action: "configure",
-            path: root.into(),
-            source: e,
-        })?;
+        .map_err(StoreError::io("configure", root))?;
     let started = Instant::now();
     let producers: Vec<_> = (0..senders)
         .map(|p| {

@@ -32,11 +32,7 @@ struct Outcome {
 }
 
 fn io_err(root: &Path) -> impl Fn(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
-        action: "configure",
-        path: root.into(),
-        source,
-    }
+    move |source| StoreError::io("configure", root)(source)
 }
 
 async fn teammate(

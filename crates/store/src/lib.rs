@@ -29,7 +29,6 @@ pub mod rules;
 pub mod tasks;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -333,8 +332,8 @@ pub trait ChangeWatch: Send {
 }
 
 /// Each teammate's conversation log, kept for resume: team state, like mail. The agent loop
-/// writes a local file ([`TranscriptStore::transcript_file`]); on the file backend that file is
-/// the transcript itself, on a remote backend it is this machine's cache of it
+/// writes a log of its own on this machine; for some backends that log is the transcript
+/// itself, for others it is this machine's cache of it
 /// ([`TranscriptStore::transcript_is_cached`]), and the team appends what the agent synced there
 /// with [`TranscriptStore::append_transcript_lines`] and restores the cache from the store when
 /// an agent rejoins on another machine.
@@ -343,12 +342,9 @@ pub trait ChangeWatch: Send {
 /// is skipped and counted when read, and the next append starts a line of its own.
 #[async_trait]
 pub trait TranscriptStore: Send + Sync {
-    /// The local file the agent loop keeps this agent's transcript in.
-    async fn transcript_file(&self, agent: &str) -> Result<PathBuf, StoreError>;
-
-    /// True when [`TranscriptStore::transcript_file`] is only this machine's cache of a
-    /// transcript the store keeps elsewhere (what the agent writes there must be appended to
-    /// the store too); false when the file is the transcript itself.
+    /// True when the agent loop's own log on this machine is only a cache of a transcript the
+    /// store keeps elsewhere (what the agent writes there must be appended to the store too);
+    /// false when that log is the transcript itself.
     fn transcript_is_cached(&self) -> bool {
         false
     }

@@ -45,7 +45,11 @@ async fn transcripts_round_trip_skipping_corrupt_lines() {
         s.append_transcript("alice", &json!({"role": "user", "content": "hi"}))
             .await,
     );
-    let path = ok(s.transcript_file("alice").await);
+    let path = ok(troupe_store::file::transcript_path(
+        dir.path(),
+        "team",
+        "alice",
+    ));
     assert!(path.ends_with("teams/team/transcripts/alice.jsonl"));
     std::fs::OpenOptions::new()
         .append(true)
@@ -90,7 +94,11 @@ async fn torn_multibyte_characters_do_not_stop_event_and_transcript_reads() {
 
     ok(s.append_transcript("alice", &json!({"content": "café"}))
         .await);
-    let path = ok(s.transcript_file("alice").await);
+    let path = ok(troupe_store::file::transcript_path(
+        dir.path(),
+        "team",
+        "alice",
+    ));
     append_raw(&path, b"{\"content\":\"caf\xc3");
     // The torn last line is skipped on read; the next append starts a line of its own.
     let read = ok(s.read_transcript("alice").await);

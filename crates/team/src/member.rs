@@ -87,9 +87,11 @@ pub async fn build_agent(
 ) -> Result<Agent, MemberError> {
     // What the store holds first (awaited), then the files the agent is built from, read on
     // the blocking pool.
-    let transcript = shared.store.transcript_file(&spec.name).await?;
+    let config = &shared.config;
+    let transcript =
+        troupe_store::file::transcript_path(&config.troupe_dir, &config.team, &spec.name)?;
     // A rejoin on another machine finds its conversation in the store, not in this file.
-    let mirror = crate::transcript_cache::prepare(&shared.store, &spec.name).await?;
+    let mirror = crate::transcript_cache::prepare(&shared.store, &spec.name, &transcript).await?;
     let extension = TeammateExtension::new(shared.clone(), spec.clone()).await?;
     let (shared, spec) = (shared.clone(), spec.clone());
     let built = tokio::task::spawn_blocking(move || {

@@ -20,16 +20,19 @@ use troupe_store::{SharedStore, StoreError};
 /// Makes `agent`'s local transcript file hold exactly what the store holds, and returns the
 /// mirror that keeps it so; `None` when the file is the store's own (nothing to mirror).
 /// Blocking: call it off the async workers.
-pub async fn prepare(store: &SharedStore, agent: &str) -> Result<Option<StoreMirror>, StoreError> {
+pub async fn prepare(
+    store: &SharedStore,
+    agent: &str,
+    path: &Path,
+) -> Result<Option<StoreMirror>, StoreError> {
     if !store.transcript_is_cached() {
         return Ok(None);
     }
-    let path = store.transcript_file(agent).await?;
     // Ends a line torn by a writer that died on another machine, and tells the length.
     let mut end = store.append_transcript_lines(agent, b"").await?;
-    let local_len = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let local_len = std::fs::metadata(path).map_or(0, |m| m.len());
     if end != local_len {
-        end = reconcile(store, agent, &path).await?;
+        end = reconcile(store, agent, path).await?;
     }
     Ok(Some(StoreMirror {
         store: store.clone(),

@@ -30,7 +30,11 @@ async fn transcripts_round_trip_through_any_handle(b: Backend) {
     assert!(ok(s.has_transcript("alice").await));
     assert!(!ok(s.has_transcript("bob").await));
     // The agent loop's file is on this machine, whatever the backend.
-    let path = ok(s.transcript_file("alice").await);
+    let path = ok(troupe_store::file::transcript_path(
+        f.dir.path(),
+        &f.team,
+        "alice",
+    ));
     assert!(path.starts_with(f.dir.path()), "{}", path.display());
     assert_eq!(s.transcript_is_cached(), b != Backend::File);
     // Another machine of the team reads the same transcript from the store.

@@ -193,10 +193,6 @@ impl crate::EventLog for FileStore {
 
 #[async_trait]
 impl crate::TranscriptStore for FileStore {
-    async fn transcript_file(&self, agent: &str) -> Result<std::path::PathBuf, StoreError> {
-        SyncTranscripts::transcript_file(self, agent)
-    }
-
     async fn transcript_len(&self, agent: &str) -> Result<u64, StoreError> {
         let agent = agent.to_string();
         self.off(move |s| SyncTranscripts::transcript_len(s, &agent))
