@@ -38,7 +38,7 @@ fn mate(i: usize) -> String {
 
 /// A team of `MEMBERS` teammates, every one of them (and the lead) alive: this process holds
 /// their leases, as a lead running them in process would.
-fn team(ws: &Path) -> (SharedStore, Vec<Lease>) {
+async fn team(ws: &Path) -> (SharedStore, Vec<Lease>) {
     let s = troupe_store::file::open_with(&ws.join(".troupe"), "default", Durability::OsBuffered)
         .unwrap();
     s.update_roster(&mut |r| {
@@ -53,9 +53,12 @@ fn team(ws: &Path) -> (SharedStore, Vec<Lease>) {
             })
             .collect();
     })
+    .await
     .unwrap();
-    let mut leases = vec![s.acquire_lease("lead").unwrap()];
-    leases.extend((0..MEMBERS).map(|i| s.acquire_lease(&mate(i)).unwrap()));
+    let mut leases = vec![s.acquire_lease("lead").await.unwrap()];
+    for i in 0..MEMBERS {
+        leases.push(s.acquire_lease(&mate(i)).await.unwrap());
+    }
     (s, leases)
 }
 
@@ -99,8 +102,9 @@ fn vm_mib(pid: u32, key: &str) -> f64 {
 }
 
 /// Writes `marker` as an event and times until the screen shows it.
-fn marker_latency(s: &SharedStore, dash: &Pty, marker: &str) -> Duration {
+async fn marker_latency(s: &SharedStore, dash: &Pty, marker: &str) -> Duration {
     s.record(&event("lead", format!("message → mate-000: {marker}")))
+        .await
         .unwrap();
     let written = Instant::now();
     dash.wait_for_text(marker, LIMIT);
@@ -121,17 +125,26 @@ fn summary(name: &str, samples: &mut [Duration]) -> f64 {
 }
 
 fn main() {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(bench());
+}
+
+async fn bench() {
     let markers = arg_value("--markers").unwrap_or(200);
     let load_secs = arg_value("--load-secs").unwrap_or(10) as u64;
 
     let ws = TempWorkspace::new();
-    let (s, _leases) = team(ws.path());
+    let (s, _leases) = team(ws.path()).await;
     let mut dash = dashboard(ws.path(), 120);
 
     // 1. A quiet team: one event at a time, at irregular gaps (so some land right after a frame).
     let mut quiet = Vec::new();
     for i in 0..markers {
-        quiet.push(marker_latency(&s, &dash, &format!("quiet-mark-{i:05}")));
+        quiet.push(marker_latency(&s, &dash, &format!("quiet-mark-{i:05}")).await);
         std::thread::sleep(Duration::from_millis(3 + (i as u64 * 7) % 23));
     }
     let quiet_p99 = summary("event → screen, quiet team", &mut quiet);
@@ -140,13 +153,13 @@ fn main() {
     let stop = Arc::new(AtomicBool::new(false));
     let writer = {
         let (s, stop) = (s.clone(), stop.clone());
-        std::thread::spawn(move || {
+        tokio::spawn(async move {
             let start = Instant::now();
             let mut n: u64 = 0;
             while !stop.load(Ordering::SeqCst) {
                 let due = start + Duration::from_micros(n * 1_000);
                 if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                    std::thread::sleep(wait);
+                    tokio::time::sleep(wait).await;
                 }
                 let who = mate(n as usize % MEMBERS);
                 let to = mate((n as usize + 1) % MEMBERS);
@@ -154,9 +167,11 @@ fn main() {
                     &who,
                     format!("message → {to}: chunk {n} of the work"),
                 ))
+                .await
                 .unwrap();
                 if n.is_multiple_of(10) {
                     s.set_doing(&who, Some(&format!("bash(cargo test -p part-{n})")))
+                        .await
                         .unwrap();
                 }
                 n += 1;
@@ -169,17 +184,22 @@ fn main() {
     let mut loaded = Vec::new();
     let mut i = 0;
     while load_started.elapsed() < Duration::from_secs(load_secs) {
-        loaded.push(marker_latency(&s, &dash, &format!("load-mark-{i:05}")));
+        loaded.push(marker_latency(&s, &dash, &format!("load-mark-{i:05}")).await);
         i += 1;
         std::thread::sleep(Duration::from_millis(50));
     }
     stop.store(true, Ordering::SeqCst);
-    let background = writer.join().unwrap();
+    let background = writer.await.unwrap();
     let load_wall = load_started.elapsed().as_secs_f64();
     let load_cpu = (cpu_secs(dash.pid()) - cpu_before) / load_wall * 100.0;
     let loaded_p99 = summary("event → screen, 1,000 events/s", &mut loaded);
     // Every event written was read: the dashboard's count catches up with the log.
-    let total = s.read_events(EventCursor::START).unwrap().events.len();
+    let total = s
+        .read_events(EventCursor::START)
+        .await
+        .unwrap()
+        .events
+        .len();
     let caught_up = Instant::now();
     dash.wait_for_text(&format!(" {total} events seen"), LIMIT);
     let lag = caught_up.elapsed();
@@ -204,16 +224,18 @@ fn main() {
 
     // 4. 100 members and 100,000 events already in the log.
     let big = TempWorkspace::new();
-    let (s, _big_leases) = team(big.path());
+    let (s, _big_leases) = team(big.path()).await;
     for n in 0..100_000u64 {
         let who = mate(n as usize % MEMBERS);
         s.record(&event(
             &who,
             format!("message → lead: report {n} of a long day's work, with some detail"),
         ))
+        .await
         .unwrap();
     }
     s.record(&event("lead", "message → mate-000: the-last-event".into()))
+        .await
         .unwrap();
     let log_mib = std::fs::metadata(big.path().join(".troupe/teams/default/events.jsonl"))
         .unwrap()

@@ -42,11 +42,31 @@ impl TeamDelivery {
     }
 }
 
+/// Waits for a store call from the cron file's locked, synchronous delivery (run on the
+/// blocking pool, or on the main thread before the first turn): on the runtime the thread
+/// belongs to, else on a small one of its own.
+fn wait<T>(fut: impl std::future::Future<Output = T>) -> Result<T, String> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => Ok(tokio::task::block_in_place(|| handle.block_on(fut))),
+        Err(_) => crate::block_on(fut).map_err(|e| e.to_string()),
+    }
+}
+
 impl Deliver for TeamDelivery {
     fn deliver(&self, job: &CronJob, message: &str) -> Result<(), String> {
+        wait(self.deliver_now(job, message))?
+    }
+
+    fn check(&self, team: &str, to: &str) -> Result<(), String> {
+        wait(self.check_now(team, to))?
+    }
+}
+
+impl TeamDelivery {
+    async fn deliver_now(&self, job: &CronJob, message: &str) -> Result<(), String> {
         let store = self.store(&job.team)?;
         let env = Envelope::new(MailKind::Message, SENDER, &job.to, message, now_ms());
-        match deliver(&*store, &env) {
+        match deliver(&*store, &env).await {
             Ok(()) => Ok(()),
             Err(troupe_team::TeamError::UnknownRecipient { .. }) => {
                 // Its target left the team since: the lead hears of it rather than nobody.
@@ -55,18 +75,18 @@ impl Deliver for TeamDelivery {
                     job.to
                 );
                 let env = Envelope::new(MailKind::Message, SENDER, LEAD, text, now_ms());
-                deliver(&*store, &env).map_err(|e| e.to_string())
+                deliver(&*store, &env).await.map_err(|e| e.to_string())
             }
             Err(e) => Err(e.to_string()),
         }
     }
 
-    fn check(&self, team: &str, to: &str) -> Result<(), String> {
+    async fn check_now(&self, team: &str, to: &str) -> Result<(), String> {
         if to == LEAD {
             return Ok(());
         }
         let store = self.store(team)?;
-        let roster = store.roster().map_err(|e| e.to_string())?;
+        let roster = store.roster().await.map_err(|e| e.to_string())?;
         match roster.get(to) {
             Some(_) => Ok(()),
             None => Err(format!(

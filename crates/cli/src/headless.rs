@@ -225,7 +225,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
             other => between_turns(&other),
         };
         runtime.block_on(async {
-            match LeadWakes::bind(&crew.team) {
+            match LeadWakes::bind(&crew.team).await {
                 Ok(wakes) => {
                     let mut driver = Driver::new(agent, Box::new(wakes), policy);
                     driver
@@ -249,7 +249,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         let mut stream = stream.lock().unwrap_or_else(PoisonError::into_inner);
         (stream.last_stop_reason.clone(), stream.take_ttft(started))
     };
-    let mut report = run_result(
+    let mut report = lead.runtime.block_on(run_result(
         &lead.agent,
         &lead.run,
         &lead.crew,
@@ -257,7 +257,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
         started,
         stop_reason,
         ttft,
-    );
+    ));
     report.structured_output = structured;
     match format {
         OutputFormat::Text => {
@@ -271,7 +271,10 @@ pub fn run(cli: &Cli) -> Result<i32> {
         }
         OutputFormat::Json | OutputFormat::StreamJson => events.finish(report.to_json()),
     }
-    let unused = crate::team_leftover::unused_folder(&lead.crew.team, args.team.is_some());
+    let unused = lead.runtime.block_on(crate::team_leftover::unused_folder(
+        &lead.crew.team,
+        args.team.is_some(),
+    ));
     lead.close();
     crate::team_leftover::remove(unused);
     Ok(match (interrupted, report.subtype.is_error()) {

@@ -45,7 +45,7 @@ pub fn warnings(loaded: &troupe_settings::Loaded) -> Vec<troupe_settings::Warnin
 /// The hooks of `settings` troupe runs, run in `workspace` (`prompt` hooks asking the run's
 /// model, `mcp_tool` hooks calling its MCP servers: `services`, from
 /// [`crate::hook_services::of`]), each run recorded in `store`'s event log.
-pub fn extension(
+pub async fn extension(
     services: (
         Arc<dyn troupe_hooks::HookModel>,
         Arc<dyn troupe_hooks::HookTools>,
@@ -76,8 +76,21 @@ pub fn extension(
     }
     let record = move |report: &HookReport<'_>| {
         crate::hook_events::forward(report);
-        if let Err(e) = store.record(&event(report)) {
-            tracing::warn!(error = %e, "could not record a hook run in the team's event log");
+        let (store, event) = (store.clone(), event(report));
+        let write = async move {
+            if let Err(e) = store.record(&event).await {
+                tracing::warn!(error = %e, "could not record a hook run in the team's event log");
+            }
+        };
+        // Hooks report from the agent's tasks: the event is written beside them, in order of
+        // the reports on a backend that appends in order.
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(write);
+            }
+            Err(_) => {
+                let _ = crate::block_on(write);
+            }
         }
     };
     Ok(HooksExtension::new(

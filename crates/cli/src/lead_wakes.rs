@@ -16,8 +16,9 @@ pub struct LeadWakes<'t> {
 
 impl<'t> LeadWakes<'t> {
     /// Binds the lead's wake socket: no wake sent after this is missed.
-    pub fn bind(team: &'t Team) -> Result<LeadWakes<'t>, String> {
+    pub async fn bind(team: &'t Team) -> Result<LeadWakes<'t>, String> {
         let wake = WakeListener::bind(&team.shared().store, LEAD)
+            .await
             .map_err(|e| format!("lead wake socket: {e}"))?;
         Ok(LeadWakes {
             team,
@@ -30,11 +31,13 @@ impl<'t> LeadWakes<'t> {
 #[async_trait::async_trait]
 impl Wakes for LeadWakes<'_> {
     async fn check(&mut self) -> Result<Readiness, String> {
-        Ok(match self.team.settle_state().map_err(|e| e.to_string())? {
-            SettleState::LeadHasMail => Readiness::Ready(Wake::Turn(Cause::Mail)),
-            SettleState::Settled => Readiness::Quiet,
-            SettleState::Busy(names) => Readiness::Busy(names),
-        })
+        Ok(
+            match self.team.settle_state().await.map_err(|e| e.to_string())? {
+                SettleState::LeadHasMail => Readiness::Ready(Wake::Turn(Cause::Mail)),
+                SettleState::Settled => Readiness::Quiet,
+                SettleState::Busy(names) => Readiness::Busy(names),
+            },
+        )
     }
 
     async fn changed(&mut self, limit: Duration) {
@@ -42,7 +45,7 @@ impl Wakes for LeadWakes<'_> {
         self.team.wait_for_change(&mut self.wake, limit).await
     }
 
-    fn notes(&mut self) -> Vec<String> {
-        self.overdue.check(self.team.shared().store.as_ref())
+    async fn notes(&mut self) -> Vec<String> {
+        self.overdue.check(self.team.shared().store.as_ref()).await
     }
 }

@@ -65,6 +65,13 @@ mod workspace;
 
 use clap::Parser;
 
+/// Runs `fut` to completion on a small current-thread runtime of its own: how a command that
+/// is synchronous by nature (`troupe task list`, `doctor`, `team status`) reaches the async
+/// team store. Never called from inside a runtime.
+pub(crate) fn block_on<F: std::future::Future>(fut: F) -> anyhow::Result<F::Output> {
+    Ok(commands::current_thread_runtime()?.block_on(fut))
+}
+
 fn main() {
     // `troupe --version` (or `-V`) alone is answered before anything else: clap's whole command
     // tree, signals and logging cost more than the answer (under 3 ms).

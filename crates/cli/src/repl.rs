@@ -295,8 +295,8 @@ fn costs(
     )
 }
 
-fn print_cost(agent: &Agent, session: &Session<'_>) {
-    let roster = session.team.roster().ok();
+async fn print_cost(agent: &Agent, session: &Session<'_>) {
+    let roster = session.team.roster().await.ok();
     let rows = costs(agent, session, roster.as_ref());
     let (u, cost) = crate::cost::totals(&rows);
     outln!(

@@ -46,7 +46,7 @@ pub(crate) fn init_event(agent: &Agent, run: &RunContext, crew: &Crew) -> Value 
 }
 
 /// The result object of a run (or, with stream-json input, of one prompt).
-pub(crate) fn run_result(
+pub(crate) async fn run_result(
     agent: &Agent,
     run: &RunContext,
     crew: &Crew,
@@ -88,7 +88,7 @@ pub(crate) fn run_result(
         }
     };
     // Subagents work for the lead: their tokens are the lead's, shown on a row of their own.
-    let roster = crew.team.roster().ok();
+    let roster = crew.team.roster().await.ok();
     let agents = crate::cost::breakdown(
         &crate::lead_run::lead_usage(agent),
         crew.subagents.usage(),

@@ -154,8 +154,8 @@ fn system_prompt(args: &RunArgs) -> Result<Option<String>> {
 }
 
 /// Takes the lead's lease on its team, or explains who already leads it.
-fn lead_lease(team: &Team) -> Result<Lease> {
-    match team.shared().store.acquire_lease(LEAD) {
+async fn lead_lease(team: &Team) -> Result<Lease> {
+    match team.shared().store.acquire_lease(LEAD).await {
         Ok(lease) => Ok(lease),
         Err(StoreError::LeaseHeld { holder, place, .. }) => {
             let who = holder.map_or_else(|| "it is just starting".to_string(), |h| h.to_string());
@@ -310,20 +310,24 @@ pub fn lead(
         })
         .parse()
         .map_err(|e: String| anyhow::anyhow!("teammate permissions: {e}"))?;
-    let store = crate::store::open(&run.store, &troupe_dir, &team_name).with_context(|| {
-        format!(
-            "opening team '{}' ({})",
-            team_name,
-            run.store.describe(&troupe_dir)
-        )
-    })?;
-    let hooks = crate::hooks::extension(
+    // The lead's runtime, from the start: its store is opened and its lease taken on it.
+    let runtime = agent_runtime()?;
+    let store = runtime
+        .block_on(crate::store::open(&run.store, &troupe_dir, &team_name))
+        .with_context(|| {
+            format!(
+                "opening team '{}' ({})",
+                team_name,
+                run.store.describe(&troupe_dir)
+            )
+        })?;
+    let hooks = runtime.block_on(crate::hooks::extension(
         crate::hook_services::of(&run.model, &run.client, &run.mcp, &run.workspace),
         &settings,
         &workspace,
         run.policy.mode,
         store.clone(),
-    )?;
+    ))?;
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &team_name);
     let recipe = run.recipe(hooks, cron);
     let mut custom = crate::slash::Custom::load(
@@ -338,25 +342,26 @@ pub fn lead(
     }
     let custom = Arc::new(custom);
     let agents = run.agents.clone();
-    let team = Team::open(
-        TeamConfig {
-            team: team_name.clone(),
-            workspace: workspace.clone(),
-            troupe_dir: troupe_dir.clone(),
-            recipe: recipe.clone(),
-            mode: teammate_mode,
-            exe: None,
-            agents: agents.clone(),
-            mcp_servers: run.mcp.names().into_iter().map(str::to_string).collect(),
-            process_options: sources.to_value(),
-        },
-        store,
-        notices,
-    )
-    .with_context(|| format!("opening team '{team_name}'"))?;
+    let team = runtime
+        .block_on(Team::open(
+            TeamConfig {
+                team: team_name.clone(),
+                workspace: workspace.clone(),
+                troupe_dir: troupe_dir.clone(),
+                recipe: recipe.clone(),
+                mode: teammate_mode,
+                exe: None,
+                agents: agents.clone(),
+                mcp_servers: run.mcp.names().into_iter().map(str::to_string).collect(),
+                process_options: sources.to_value(),
+            },
+            store,
+            notices,
+        ))
+        .with_context(|| format!("opening team '{team_name}'"))?;
     // Before anything that writes the session or starts teammates: two leads on one team would
     // race on its mailboxes, roster and requests.
-    let lease = lead_lease(&team)?;
+    let lease = runtime.block_on(lead_lease(&team))?;
     crate::workspace::exclude_troupe_dir(&workspace);
     if answerer == Answerer::User {
         // The approver that asks the person for the lead's own calls answers for teammates too.
@@ -429,7 +434,6 @@ pub fn lead(
         .build(role)
         .with_context(|| format!("opening session {}", path.display()))?;
     let (mcp, skills, model) = (run.mcp, run.skills, run.model);
-    let runtime = agent_runtime()?;
     // In the background; a script (`-p`, the SDK) waits for them before its first model call
     // (`mcp::wait_for_first_call`), the REPL does not.
     mcp.start(runtime.handle());
@@ -438,8 +442,7 @@ pub fn lead(
     scheduler.fire_now();
     runtime.spawn(scheduler.run());
     if args.continue_latest || args.resume.is_some() {
-        let _guard = runtime.enter();
-        let resumed = team.resume_members()?;
+        let resumed = runtime.block_on(team.resume_members())?;
         if !resumed.is_empty() {
             tracing::info!(teammates = ?resumed, "respawned teammates");
         }

@@ -60,16 +60,16 @@ pub fn choose(flag: Option<&str>, settings: Option<&Settings>) -> Result<StoreCh
 }
 
 /// Opens (creating as needed) `team`'s store; `troupe_dir` is the workspace's `.troupe`.
-pub fn open(choice: &StoreChoice, troupe_dir: &Path, team: &str) -> Result<SharedStore> {
+pub async fn open(choice: &StoreChoice, troupe_dir: &Path, team: &str) -> Result<SharedStore> {
     let store = match choice {
         StoreChoice::File => troupe_store::file::open(troupe_dir, team)?,
-        StoreChoice::Nats(_, url) => troupe_store_nats::open(url, troupe_dir, team)?,
+        StoreChoice::Nats(_, url) => troupe_store_nats::open(url, troupe_dir, team).await?,
     };
     Ok(store)
 }
 
 /// Opens `team`'s store only if a lead (or `troupe task create`) started it; `None` otherwise.
-pub fn open_existing(
+pub async fn open_existing(
     choice: &StoreChoice,
     troupe_dir: &Path,
     team: &str,
@@ -78,7 +78,9 @@ pub fn open_existing(
         StoreChoice::File => Ok(troupe_store::file::exists(troupe_dir, team)
             .then(|| troupe_store::file::open(troupe_dir, team))
             .transpose()?),
-        StoreChoice::Nats(_, url) => Ok(troupe_store_nats::open_existing(url, troupe_dir, team)?),
+        StoreChoice::Nats(_, url) => {
+            Ok(troupe_store_nats::open_existing(url, troupe_dir, team).await?)
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use troupe_team::{Team, LEAD};
 
 /// The folder to remove once the lead has let go of its team, when the team is the session's
 /// own (not named with `--team`), lives in the file store, and holds nothing.
-pub fn unused_folder(team: &Team, named: bool) -> Option<PathBuf> {
+pub async fn unused_folder(team: &Team, named: bool) -> Option<PathBuf> {
     let shared = team.shared();
     let (troupe_dir, name) = (&shared.config.troupe_dir, team.name());
     if named
@@ -17,14 +17,16 @@ pub fn unused_folder(team: &Team, named: bool) -> Option<PathBuf> {
         return None;
     }
     let store = &shared.store;
-    let empty = team.roster().is_ok_and(|r| r.members.is_empty())
+    let empty = team.roster().await.is_ok_and(|r| r.members.is_empty())
         && store
             .list_tasks(&TaskFilter::default())
+            .await
             .is_ok_and(|l| l.tasks.is_empty() && l.corrupt.is_empty())
         && store
             .list_requests(&RequestFilter::default())
+            .await
             .is_ok_and(|r| r.is_empty())
-        && store.peek(LEAD).is_ok_and(|b| b.is_empty());
+        && store.peek(LEAD).await.is_ok_and(|b| b.is_empty());
     empty.then(|| troupe_store::file::team_dir(troupe_dir, name))
 }
 

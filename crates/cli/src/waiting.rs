@@ -41,12 +41,12 @@ impl Overdue {
     }
 
     /// One line for each request pending longer than the limit and not mentioned before.
-    pub fn check(&mut self, store: &dyn TeamStore) -> Vec<String> {
+    pub async fn check(&mut self, store: &dyn TeamStore) -> Vec<String> {
         let filter = RequestFilter {
             status: Some(RequestStatus::Pending),
             ..RequestFilter::default()
         };
-        let Ok(pending) = store.list_requests(&filter) else {
+        let Ok(pending) = store.list_requests(&filter).await else {
             return Vec::new();
         };
         let now = troupe_agent::transcript::now_ms();
@@ -59,7 +59,7 @@ impl Overdue {
             return Vec::new();
         }
         // A request whose party ended (a forced stop) waits for nobody: the sweep cancels it.
-        let Ok(roster) = store.roster() else {
+        let Ok(roster) = store.roster().await else {
             return Vec::new();
         };
         overdue
@@ -92,8 +92,8 @@ mod tests {
     use super::*;
     use troupe_protocol::{AgentStatus, Member, RequestKind};
 
-    #[test]
-    fn a_request_to_a_stopped_teammate_is_not_mentioned() {
+    #[tokio::test]
+    async fn a_request_to_a_stopped_teammate_is_not_mentioned() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let store = troupe_store::file::open(dir.path(), "t").unwrap_or_else(|e| panic!("{e}"));
         store
@@ -102,6 +102,7 @@ mod tests {
                     r.members.push(Member::new(name, "coder", 1, 0));
                 }
             })
+            .await
             .unwrap_or_else(|e| panic!("{e}"));
         for name in ["alice", "bob"] {
             let request = Request::open(
@@ -115,17 +116,19 @@ mod tests {
             );
             store
                 .create_request(&request)
+                .await
                 .unwrap_or_else(|e| panic!("{e}"));
         }
         // alice was force-stopped while her shutdown request waited; bob still works.
         store
             .update_member("alice", &mut |m| m.status = AgentStatus::Stopped)
+            .await
             .unwrap_or_else(|e| panic!("{e}"));
         let mut overdue = Overdue {
             seen: HashSet::new(),
             after: Duration::ZERO,
         };
-        let lines = overdue.check(&*store);
+        let lines = overdue.check(&*store).await;
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].contains("addressed to bob"), "{lines:?}");
     }

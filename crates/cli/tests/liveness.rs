@@ -26,6 +26,11 @@ fn wait_for(what: &str, done: impl FnMut() -> bool) {
     troupe_testkit::wait_until(what, BOUND, done)
 }
 
+/// [`wait_for`] for a check that reads the store.
+async fn wait_for_async(what: &str, done: impl AsyncFnMut() -> bool) {
+    troupe_testkit::wait_until_async(what, BOUND, done).await
+}
+
 fn wait_exit(child: &mut Child) -> ExitStatus {
     let mut status = None;
     wait_for("the process to exit", || {
@@ -62,24 +67,26 @@ fn teammate(ws: &Path, server: &FakeServer, name: &str) -> Child {
 }
 
 /// The pid recorded by whoever holds `name`'s lease, if it is held.
-fn holder(store: &SharedStore, name: &str) -> Option<u32> {
-    match store.probe_lease(name).unwrap() {
+async fn holder(store: &SharedStore, name: &str) -> Option<u32> {
+    match store.probe_lease(name).await.unwrap() {
         LeaseState::Held(h) => h.map(|h| h.pid),
         LeaseState::Free => None,
     }
 }
 
 /// Starts `name` and waits until that process holds its lease and is on the roster.
-fn started(ws: &Path, server: &FakeServer, name: &str) -> Child {
+async fn started(ws: &Path, server: &FakeServer, name: &str) -> Child {
     let child = teammate(ws, server, name);
     let s = store(ws);
-    wait_for("the teammate to hold its lease and join", || {
-        holder(&s, name) == Some(child.id())
+    wait_for_async("the teammate to hold its lease and join", async || {
+        holder(&s, name).await == Some(child.id())
             && s.roster()
+                .await
                 .unwrap()
                 .get(name)
                 .is_some_and(|m| m.pid == Some(child.id()))
-    });
+    })
+    .await;
     child
 }
 
@@ -88,10 +95,10 @@ fn delivered(ws: &Path, name: &str) -> (HashSet<String>, usize) {
     common::delivered_mail(&ws.join(format!(".troupe/teams/default/transcripts/{name}.jsonl")))
 }
 
-fn send(store: &SharedStore, sent: &mut HashSet<String>, tag: &str, count: usize) {
+async fn send(store: &SharedStore, sent: &mut HashSet<String>, tag: &str, count: usize) {
     for k in 0..count {
         let env = Envelope::new(MailKind::Message, "lead", "bob", format!("{tag}-{k}"), 0);
-        store.append(&env).unwrap();
+        store.append(&env).await.unwrap();
         sent.insert(env.id);
     }
 }
@@ -100,13 +107,14 @@ fn now() -> u64 {
     troupe_agent::transcript::now_ms()
 }
 
-fn new_task(store: &SharedStore, subject: &str) -> TaskId {
+async fn new_task(store: &SharedStore, subject: &str) -> TaskId {
     let task = store
         .create_task(&NewTask {
             subject: subject.into(),
             created_by: "lead".into(),
             ..NewTask::default()
         })
+        .await
         .unwrap();
     task.id
 }
@@ -121,20 +129,19 @@ fn last_note(task: &Task) -> String {
 
 /// Asserts the task is back on the board (pending, unowned) with a note containing `why`,
 /// that the release is an event, and that the lead was told by mail.
-#[track_caller]
 /// Makes `owner` hold the task: claims it for them, unless they (an auto-claiming teammate that
 /// went idle first) already took it themselves.
-fn held_by(store: &SharedStore, id: TaskId, owner: &str) {
-    match store.claim_task(id, owner, now()) {
+async fn held_by(store: &SharedStore, id: TaskId, owner: &str) {
+    match store.claim_task(id, owner, now()).await {
         Ok(_) => {}
         Err(troupe_store::StoreError::Task(_))
-            if store.get_task(id).unwrap().owner.as_deref() == Some(owner) => {}
+            if store.get_task(id).await.unwrap().owner.as_deref() == Some(owner) => {}
         Err(e) => panic!("claiming task {id} for {owner}: {e}"),
     }
 }
 
-fn assert_released(store: &SharedStore, id: TaskId, why: &str) -> Task {
-    let task = store.get_task(id).unwrap();
+async fn assert_released(store: &SharedStore, id: TaskId, why: &str) -> Task {
+    let task = store.get_task(id).await.unwrap();
     assert_eq!(task.status, TaskStatus::Pending, "{task:?}");
     assert_eq!(task.owner, None, "{task:?}");
     assert!(
@@ -142,13 +149,13 @@ fn assert_released(store: &SharedStore, id: TaskId, why: &str) -> Task {
         "note: {:?}",
         last_note(&task)
     );
-    assert!(release_recorded(store, id), "the release is an event");
+    assert!(release_recorded(store, id).await, "the release is an event");
     task
 }
 
 /// Whether the event log holds the task's return from in progress to pending.
-fn release_recorded(store: &SharedStore, id: TaskId) -> bool {
-    let events = store.read_events(EventCursor::START).unwrap().events;
+async fn release_recorded(store: &SharedStore, id: TaskId) -> bool {
+    let events = store.read_events(EventCursor::START).await.unwrap().events;
     events.iter().any(|e| {
         e.kind == EventKind::TaskTransitioned
             && e.detail.contains(&format!("task {id} "))
@@ -158,10 +165,11 @@ fn release_recorded(store: &SharedStore, id: TaskId) -> bool {
 
 /// Whether any mail the lead has (unread) or was shown (by the fake model) names the task as
 /// back on the board.
-fn lead_told(store: &SharedStore, server: Option<&FakeServer>, id: TaskId) -> bool {
+async fn lead_told(store: &SharedStore, server: Option<&FakeServer>, id: TaskId) -> bool {
     let needle = format!("task {id} \"");
     let unread = store
         .peek("lead")
+        .await
         .unwrap()
         .messages
         .iter()
@@ -175,15 +183,15 @@ fn lead_told(store: &SharedStore, server: Option<&FakeServer>, id: TaskId) -> bo
     unread || shown
 }
 
-#[test]
-fn a_sigkilled_teammate_restarted_at_once_rejoins_and_gets_every_message_exactly_once() {
+#[tokio::test]
+async fn a_sigkilled_teammate_restarted_at_once_rejoins_and_gets_every_message_exactly_once() {
     let ws = TempWorkspace::new();
     let server = ok_server();
     let s = store(ws.path());
-    let mut first = started(ws.path(), &server, "bob");
+    let mut first = started(ws.path(), &server, "bob").await;
     let first_pid = first.id();
     let mut sent = HashSet::new();
-    send(&s, &mut sent, "before", 20);
+    send(&s, &mut sent, "before", 20).await;
     wait_for("some mail delivered", || {
         !delivered(ws.path(), "bob").0.is_empty()
     });
@@ -192,26 +200,28 @@ fn a_sigkilled_teammate_restarted_at_once_rejoins_and_gets_every_message_exactly
                            // Not reaped yet: the old process stays a zombie while its successor starts, which
                            // `kill(pid, 0)` would have taken for alive.
     wait_for("the killed process to be gone", || !alive(first_pid));
-    send(&s, &mut sent, "while-dead", 20);
+    send(&s, &mut sent, "while-dead", 20).await;
     let mut second = teammate(ws.path(), &server, "bob");
     let second_pid = second.id();
-    wait_for("the restarted bob to hold the lease", || {
-        holder(&s, "bob") == Some(second_pid)
-    });
+    wait_for_async("the restarted bob to hold the lease", async || {
+        holder(&s, "bob").await == Some(second_pid)
+    })
+    .await;
     first.wait().unwrap();
-    send(&s, &mut sent, "after", 20);
+    send(&s, &mut sent, "after", 20).await;
 
-    wait_for("every message delivered and acknowledged", || {
-        delivered(ws.path(), "bob").0.len() == sent.len() && s.peek("bob").unwrap().is_empty()
-    });
+    wait_for_async("every message delivered and acknowledged", async || {
+        delivered(ws.path(), "bob").0.len() == sent.len() && s.peek("bob").await.unwrap().is_empty()
+    })
+    .await;
     let (ids, total) = delivered(ws.path(), "bob");
     assert_eq!(ids, sent, "every message, and only those");
     assert_eq!(total, sent.len(), "none delivered twice");
     // A rejoin, not a refusal and not a new member: same epoch, the new pid.
-    let bob = member(ws.path(), "bob");
+    let bob = member(ws.path(), "bob").await;
     assert_eq!((bob.epoch, bob.pid), (1, Some(second_pid)));
     assert!(!bob.status.is_ended(), "{bob:?}");
-    let events = s.read_events(EventCursor::START).unwrap().events;
+    let events = s.read_events(EventCursor::START).await.unwrap().events;
     assert!(events.iter().any(|e| e
         .detail
         .contains(&format!("rejoined (epoch 1, pid {second_pid})"))));
@@ -219,12 +229,12 @@ fn a_sigkilled_teammate_restarted_at_once_rejoins_and_gets_every_message_exactly
     second.wait().unwrap();
 }
 
-#[test]
-fn a_second_live_teammate_of_one_name_is_refused_naming_the_first() {
+#[tokio::test]
+async fn a_second_live_teammate_of_one_name_is_refused_naming_the_first() {
     let ws = TempWorkspace::new();
     let server = ok_server();
     let s = store(ws.path());
-    let mut bob = started(ws.path(), &server, "bob");
+    let mut bob = started(ws.path(), &server, "bob").await;
     let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
         "teammate",
         "--name",
@@ -243,8 +253,8 @@ fn a_second_live_teammate_of_one_name_is_refused_naming_the_first() {
         "{err}"
     );
     // The first is untouched: it still holds the lease and the roster entry.
-    assert_eq!(holder(&s, "bob"), Some(bob.id()));
-    assert_eq!(member(ws.path(), "bob").pid, Some(bob.id()));
+    assert_eq!(holder(&s, "bob").await, Some(bob.id()));
+    assert_eq!(member(ws.path(), "bob").await.pid, Some(bob.id()));
     assert!(
         !server
             .requests_for("bob")
@@ -256,52 +266,56 @@ fn a_second_live_teammate_of_one_name_is_refused_naming_the_first() {
     bob.wait().unwrap();
 }
 
-#[test]
-fn a_task_of_a_sigkilled_teammate_goes_back_when_status_looks_and_another_can_claim_it() {
+#[tokio::test]
+async fn a_task_of_a_sigkilled_teammate_goes_back_when_status_looks_and_another_can_claim_it() {
     let ws = TempWorkspace::new();
     let server = ok_server();
     let s = store(ws.path());
-    let id = new_task(&s, "write the parser");
-    let mut bob = started(ws.path(), &server, "bob");
-    held_by(&s, id, "bob");
+    let id = new_task(&s, "write the parser").await;
+    let mut bob = started(ws.path(), &server, "bob").await;
+    held_by(&s, id, "bob").await;
     bob.kill().unwrap();
     bob.wait().unwrap();
     // Nobody has looked yet: the board still names bob.
-    assert_eq!(s.get_task(id).unwrap().owner.as_deref(), Some("bob"));
+    assert_eq!(s.get_task(id).await.unwrap().owner.as_deref(), Some("bob"));
 
     let out = subcommand(ws.path(), &["team", "status"]);
     assert!(out.status.success(), "{}", stderr(&out));
     common::assert_stderr_has(&out, &format!("task {id} went back to the board"));
-    assert_released(&s, id, "its owner bob is not running");
-    assert!(lead_told(&s, None, id), "the lead is told by mail");
+    assert_released(&s, id, "its owner bob is not running").await;
+    assert!(lead_told(&s, None, id).await, "the lead is told by mail");
     // Carol is alive (this process holds her lease, as her own process would) and claims it.
-    let _carol = s.acquire_lease("carol").unwrap();
-    let claimed = s.claim_task(id, "carol", now()).unwrap();
+    let _carol = s.acquire_lease("carol").await.unwrap();
+    let claimed = s.claim_task(id, "carol", now()).await.unwrap();
     assert_eq!(claimed.owner.as_deref(), Some("carol"));
     // Looking again changes nothing: carol's claim is not bob's.
     let again = subcommand(ws.path(), &["team", "status"]);
     assert!(again.status.success());
-    assert_eq!(s.get_task(id).unwrap().owner.as_deref(), Some("carol"));
+    assert_eq!(
+        s.get_task(id).await.unwrap().owner.as_deref(),
+        Some("carol")
+    );
 }
 
-#[test]
-fn a_sigkilled_teammate_that_rejoins_gives_back_what_its_dead_process_held() {
+#[tokio::test]
+async fn a_sigkilled_teammate_that_rejoins_gives_back_what_its_dead_process_held() {
     let ws = TempWorkspace::new();
     let server = ok_server();
     let s = store(ws.path());
-    let id = new_task(&s, "write the lexer");
-    let mut bob = started(ws.path(), &server, "bob");
-    held_by(&s, id, "bob");
+    let id = new_task(&s, "write the lexer").await;
+    let mut bob = started(ws.path(), &server, "bob").await;
+    held_by(&s, id, "bob").await;
     bob.kill().unwrap();
     bob.wait().unwrap();
-    let mut again = started(ws.path(), &server, "bob");
+    let mut again = started(ws.path(), &server, "bob").await;
     // The rejoining process gives it back as it joins; the lead's mail comes last.
-    wait_for("the task to go back and the lead to be told", || {
-        lead_told(&s, None, id)
-    });
+    wait_for_async("the task to go back and the lead to be told", async || {
+        lead_told(&s, None, id).await
+    })
+    .await;
     // The new bob, idle and auto-claiming, may take the task straight back: what matters is
     // that the dead process's claim was given back first, with its reason, as an event.
-    let task = s.get_task(id).unwrap();
+    let task = s.get_task(id).await.unwrap();
     let release = task
         .history
         .iter()
@@ -314,13 +328,14 @@ fn a_sigkilled_teammate_that_rejoins_gives_back_what_its_dead_process_held() {
             .is_some_and(|n| n.contains("previous process ended (bob rejoined")),
         "{task:?}"
     );
-    assert!(release_recorded(&s, id), "the release is an event");
+    assert!(release_recorded(&s, id).await, "the release is an event");
     again.kill().unwrap();
     again.wait().unwrap();
 }
 
-#[test]
-fn a_working_process_teammate_killed_owning_a_task_is_failed_by_the_lead_and_the_task_returns() {
+#[tokio::test]
+async fn a_working_process_teammate_killed_owning_a_task_is_failed_by_the_lead_and_the_task_returns(
+) {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     common::ack_fallback(&server);
@@ -334,7 +349,7 @@ fn a_working_process_teammate_killed_owning_a_task_is_failed_by_the_lead_and_the
         [Step::delay(Duration::from_secs(600), Step::text("never"))],
     );
     let s = store(ws.path());
-    let id = new_task(&s, "parse the input");
+    let id = new_task(&s, "parse the input").await;
     let lead = troupe(ws.path(), &server, Wire::Anthropic)
         .args([
             "-p",
@@ -354,39 +369,44 @@ fn a_working_process_teammate_killed_owning_a_task_is_failed_by_the_lead_and_the
         .unwrap();
     // Her own process holds her lease (handed to it by the lead) and she is at work.
     let mut pid = 0;
-    wait_for("alice's process to work", || {
-        let Some(m) = s.roster().unwrap().get("alice").cloned() else {
+    wait_for_async("alice's process to work", async || {
+        let Some(m) = s.roster().await.unwrap().get("alice").cloned() else {
             return false;
         };
         pid = m.pid.unwrap_or(0);
         m.status == AgentStatus::Working
-            && holder(&s, "alice") == m.pid
+            && holder(&s, "alice").await == m.pid
             && !server.requests_for("alice").is_empty()
-    });
+    })
+    .await;
     assert_ne!(pid, std::process::id());
-    s.claim_task(id, "alice", now()).unwrap();
+    s.claim_task(id, "alice", now()).await.unwrap();
     let alice = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
     rustix::process::kill_process(alice, rustix::process::Signal::KILL).unwrap();
 
     let out = lead.wait_with_output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    assert_eq!(member(ws.path(), "alice").status, AgentStatus::Failed);
-    assert_released(&s, id, "its owner alice died");
-    assert!(lead_told(&s, Some(&server), id));
+    assert_eq!(member(ws.path(), "alice").await.status, AgentStatus::Failed);
+    assert_released(&s, id, "its owner alice died").await;
+    assert!(lead_told(&s, Some(&server), id).await);
     let lead_saw = server.requests_for("lead").pop().unwrap().all_text();
     assert!(lead_saw.contains("teammate 'alice' failed"), "{lead_saw}");
     assert_eq!(
-        s.claim_task(id, "bob", now()).unwrap().owner.as_deref(),
+        s.claim_task(id, "bob", now())
+            .await
+            .unwrap()
+            .owner
+            .as_deref(),
         Some("bob")
     );
 }
 
-#[test]
-fn an_approved_shutdown_gives_the_members_tasks_back() {
+#[tokio::test]
+async fn an_approved_shutdown_gives_the_members_tasks_back() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     let s = store(ws.path());
-    let task_id = new_task(&s, "review the design");
+    let task_id = new_task(&s, "review the design").await;
     let claimer = s.clone();
     server.set_fallback(move |rec| {
         let step = match rec.agent.as_str() {
@@ -406,7 +426,7 @@ fn an_approved_shutdown_gives_the_members_tasks_back() {
                 ),
                 None => {
                     // Alice takes the task as she starts (the board's own claim).
-                    let _ = claimer.claim_task(task_id, "alice", now());
+                    let _ = troupe_testkit::block_on(claimer.claim_task(task_id, "alice", now()));
                     Reply::text("ready")
                 }
             },
@@ -415,36 +435,39 @@ fn an_approved_shutdown_gives_the_members_tasks_back() {
         Step::reply(step)
     });
     headless(&ws, &server, "acceptEdits", &[]);
-    assert_eq!(member(ws.path(), "alice").status, AgentStatus::Shutdown);
-    let task = assert_released(&s, task_id, "its owner alice shut down");
+    assert_eq!(
+        member(ws.path(), "alice").await.status,
+        AgentStatus::Shutdown
+    );
+    let task = assert_released(&s, task_id, "its owner alice shut down").await;
     assert!(
         task.history.iter().any(|t| t.by == "alice"),
         "alice had claimed it: {task:?}"
     );
-    assert!(lead_told(&s, Some(&server), task_id));
+    assert!(lead_told(&s, Some(&server), task_id).await);
 }
 
-#[test]
-fn a_force_stop_gives_the_tasks_back_and_the_process_ends_cleanly() {
+#[tokio::test]
+async fn a_force_stop_gives_the_tasks_back_and_the_process_ends_cleanly() {
     let ws = TempWorkspace::new();
     let server = ok_server();
     let s = store(ws.path());
-    let id = new_task(&s, "fix the build");
-    let mut bob = started(ws.path(), &server, "bob");
-    held_by(&s, id, "bob");
+    let id = new_task(&s, "fix the build").await;
+    let mut bob = started(ws.path(), &server, "bob").await;
+    held_by(&s, id, "bob").await;
     let out = subcommand(ws.path(), &["team", "stop", "bob", "--force"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_released(&s, id, "its owner bob was force-stopped by user:");
-    assert!(lead_told(&s, None, id));
+    assert_released(&s, id, "its owner bob was force-stopped by user:").await;
+    assert!(lead_told(&s, None, id).await);
     // SIGTERM from the force-stop: it ends by itself, cleanly.
     let status = wait_exit(&mut bob);
     assert_eq!(status.code(), Some(0), "{status:?}");
-    assert_eq!(member(ws.path(), "bob").status, AgentStatus::Stopped);
-    assert_eq!(holder(&s, "bob"), None, "its lease went with it");
+    assert_eq!(member(ws.path(), "bob").await.status, AgentStatus::Stopped);
+    assert_eq!(holder(&s, "bob").await, None, "its lease went with it");
 }
 
-#[test]
-fn sigterm_ends_a_teammate_process_at_its_round_boundary_leaving_it_resumable() {
+#[tokio::test]
+async fn sigterm_ends_a_teammate_process_at_its_round_boundary_leaving_it_resumable() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     // One round: a bash call that blocks until the test lets it go, then writes a marker.
@@ -496,7 +519,7 @@ fn sigterm_ends_a_teammate_process_at_its_round_boundary_leaving_it_resumable() 
         1,
         "no model call after the round"
     );
-    let m = member(ws.path(), "bob");
+    let m = member(ws.path(), "bob").await;
     assert_eq!((m.status, m.epoch), (AgentStatus::Idle, 1), "resumable");
-    assert_eq!(holder(&store(ws.path()), "bob"), None);
+    assert_eq!(holder(&store(ws.path()), "bob").await, None);
 }

@@ -112,8 +112,8 @@ fn the_1m_suffix_sends_the_beta_and_widens_the_window() {
     assert!(!beta.contains("context-1m"), "{beta}");
 }
 
-#[test]
-fn an_agent_definitions_and_a_spawns_alias_resolve() {
+#[tokio::test]
+async fn an_agent_definitions_and_a_spawns_alias_resolve() {
     let ws = TempWorkspace::new();
     ws.write(
         ".claude/agents/reviewer.md",
@@ -139,7 +139,7 @@ fn an_agent_definitions_and_a_spawns_alias_resolve() {
     ok(&out);
     assert_eq!(server.requests_for("rev")[0].model(), "claude-haiku-4-5");
     assert_eq!(server.requests_for("big")[0].model(), "claude-opus-4-1");
-    let roster = common::team_roster(ws.path()).unwrap();
+    let roster = common::team_roster(ws.path()).await.unwrap();
     let rev = roster["members"]
         .as_array()
         .unwrap()

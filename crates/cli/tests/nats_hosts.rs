@@ -9,7 +9,7 @@ mod nats_support;
 mod protocol_support;
 
 use common::{result_json, run, stderr, troupe};
-use nats_support::{kill_and_lapse, wait_for, Team};
+use nats_support::{kill_and_lapse, wait_for, wait_for_async, Team};
 use protocol_support::{calls, has_mail, spawn, unanswered};
 use serde_json::json;
 use std::process::{Child, Command, Stdio};
@@ -51,8 +51,8 @@ fn end(mut child: Child) {
     let _ = child.wait();
 }
 
-#[test]
-fn the_s09_session_across_three_workspaces() {
+#[tokio::test]
+async fn the_s09_session_across_three_workspaces() {
     let (a, b, c) = (
         TempWorkspace::new(),
         TempWorkspace::new(),
@@ -84,18 +84,22 @@ fn the_s09_session_across_three_workspaces() {
         ],
     );
     // bob on host C first, so alice on host B finds him on the roster.
-    let bob = team.started(
-        c.path(),
-        &server,
-        "bob",
-        &["--prompt", "Wait for alice, then test."],
-    );
-    let alice = team.started(
-        b.path(),
-        &server,
-        "alice",
-        &["--prompt", "Write the code, then tell bob it is ready."],
-    );
+    let bob = team
+        .started(
+            c.path(),
+            &server,
+            "bob",
+            &["--prompt", "Wait for alice, then test."],
+        )
+        .await;
+    let alice = team
+        .started(
+            b.path(),
+            &server,
+            "alice",
+            &["--prompt", "Write the code, then tell bob it is ready."],
+        )
+        .await;
     lead(&a, &server, &team, &[]);
 
     // alice's message and the broadcast reached bob; the broadcast reached alice.
@@ -136,8 +140,8 @@ fn the_s09_session_across_three_workspaces() {
     end(bob);
 }
 
-#[test]
-fn shutdown_handshake_and_plan_approval_across_hosts() {
+#[tokio::test]
+async fn shutdown_handshake_and_plan_approval_across_hosts() {
     let (a, b) = (TempWorkspace::new(), TempWorkspace::new());
     let team = Team::new();
     let server = FakeServer::start();
@@ -180,7 +184,9 @@ fn shutdown_handshake_and_plan_approval_across_hosts() {
         };
         Step::reply(step)
     });
-    let mut bob = team.started(b.path(), &server, "bob", &["--prompt", "Stand by."]);
+    let mut bob = team
+        .started(b.path(), &server, "bob", &["--prompt", "Stand by."])
+        .await;
     lead(&a, &server, &team, &["--teammate-mode", "process"]);
 
     // bob approved and his process on host B ended by itself, cleanly.
@@ -188,14 +194,14 @@ fn shutdown_handshake_and_plan_approval_across_hosts() {
         bob.try_wait().unwrap().is_some()
     });
     assert!(bob.wait().unwrap().success());
-    let s = team.store(&a.path().join(".probe"));
-    let roster = s.roster().unwrap();
+    let s = team.store(&a.path().join(".probe")).await;
+    let roster = s.roster().await.unwrap();
     assert_eq!(roster.get("bob").unwrap().status, AgentStatus::Shutdown);
     let all = |kind| {
-        s.list_requests(&RequestFilter {
+        troupe_testkit::block_on(s.list_requests(&RequestFilter {
             kind: Some(kind),
             ..RequestFilter::default()
-        })
+        }))
         .unwrap()
     };
     let shutdowns = all(RequestKind::Shutdown);
@@ -211,8 +217,8 @@ fn shutdown_handshake_and_plan_approval_across_hosts() {
     assert!(charlie.pid.is_some_and(|p| p != std::process::id()));
 }
 
-#[test]
-fn a_task_whose_owners_host_vanishes_goes_back_after_the_ttl_and_another_claims_it() {
+#[tokio::test]
+async fn a_task_whose_owners_host_vanishes_goes_back_after_the_ttl_and_another_claims_it() {
     let (b, c, d) = (
         TempWorkspace::new(),
         TempWorkspace::new(),
@@ -221,39 +227,49 @@ fn a_task_whose_owners_host_vanishes_goes_back_after_the_ttl_and_another_claims_
     let team = Team::new();
     let server = FakeServer::start();
     server.set_fallback(|_| Step::reply(Reply::text("ok")));
-    let s = team.store(&d.path().join(".probe"));
+    let s = team.store(&d.path().join(".probe")).await;
     let id = s
         .create_task(&NewTask {
             subject: "write the parser".into(),
             created_by: "lead".into(),
             ..NewTask::default()
         })
+        .await
         .unwrap()
         .id;
     // alice on host B, idle and auto-claiming, takes the task.
-    let mut alice = team.started(b.path(), &server, "alice", &["--prompt", "Work the board."]);
-    wait_for("alice to claim the task", || {
-        s.get_task(id).unwrap().owner.as_deref() == Some("alice")
-    });
+    let mut alice = team
+        .started(b.path(), &server, "alice", &["--prompt", "Work the board."])
+        .await;
+    wait_for_async("alice to claim the task", async || {
+        s.get_task(id).await.unwrap().owner.as_deref() == Some("alice")
+    })
+    .await;
     // Host B vanishes: nothing says goodbye; the lease lapses after the TTL.
-    kill_and_lapse(&mut alice, &s, "alice");
-    assert_eq!(s.get_task(id).unwrap().owner.as_deref(), Some("alice"));
+    kill_and_lapse(&mut alice, &s, "alice").await;
+    assert_eq!(
+        s.get_task(id).await.unwrap().owner.as_deref(),
+        Some("alice")
+    );
     // Anyone looking at the team (here from host D) gives the task back to the board...
     let out = team.subcommand(d.path(), &["team", "status"]);
     assert!(out.status.success(), "{}", stderr(&out));
     common::assert_stderr_has(&out, &format!("task {id} went back to the board"));
-    let task = s.get_task(id).unwrap();
+    let task = s.get_task(id).await.unwrap();
     assert_eq!(
         (task.status, task.owner.clone()),
         (TaskStatus::Pending, None),
         "{task:?}"
     );
     // ...and bob on host C, woken through the server, claims it.
-    let bob = team.started(c.path(), &server, "bob", &["--prompt", "Work the board."]);
-    wait_for("bob to claim the released task", || {
-        s.get_task(id).unwrap().owner.as_deref() == Some("bob")
-    });
-    let task = s.get_task(id).unwrap();
+    let bob = team
+        .started(c.path(), &server, "bob", &["--prompt", "Work the board."])
+        .await;
+    wait_for_async("bob to claim the released task", async || {
+        s.get_task(id).await.unwrap().owner.as_deref() == Some("bob")
+    })
+    .await;
+    let task = s.get_task(id).await.unwrap();
     assert_eq!(task.status, TaskStatus::InProgress);
     assert!(task.history.iter().any(|t| t
         .note
@@ -262,14 +278,16 @@ fn a_task_whose_owners_host_vanishes_goes_back_after_the_ttl_and_another_claims_
     end(bob);
 }
 
-#[test]
-fn four_workspaces_racing_for_one_task_200_times_claim_it_once_each_time() {
+#[tokio::test]
+async fn four_workspaces_racing_for_one_task_200_times_claim_it_once_each_time() {
     const TRIALS: usize = 200;
     let team = Team::new();
     let hosts: Vec<TempWorkspace> = (0..4).map(|_| TempWorkspace::new()).collect();
-    let s = team.store(&hosts[0].path().join(".probe"));
+    let s = team.store(&hosts[0].path().join(".probe")).await;
     // A lead started the team (the `task` commands refuse a team nobody started).
-    s.update_roster(&mut |r| r.lead = "lead".into()).unwrap();
+    s.update_roster(&mut |r| r.lead = "lead".into())
+        .await
+        .unwrap();
     for trial in 0..TRIALS {
         let id = s
             .create_task(&NewTask {
@@ -277,6 +295,7 @@ fn four_workspaces_racing_for_one_task_200_times_claim_it_once_each_time() {
                 created_by: "lead".into(),
                 ..NewTask::default()
             })
+            .await
             .unwrap()
             .id
             .to_string();
@@ -301,7 +320,7 @@ fn four_workspaces_racing_for_one_task_200_times_claim_it_once_each_time() {
             .filter(|status| status.success())
             .count();
         assert_eq!(won, 1, "trial {trial}: {won} claims succeeded");
-        let task = s.get_task(id.parse().unwrap()).unwrap();
+        let task = s.get_task(id.parse().unwrap()).await.unwrap();
         assert_eq!(task.history.len(), 1, "trial {trial}: claimed once");
     }
 }
@@ -353,8 +372,8 @@ fn bob_on_host(
     cmd.spawn().unwrap()
 }
 
-#[test]
-fn a_sigkilled_teammate_restarted_at_once_on_its_host_takes_its_lease_over_without_waiting() {
+#[tokio::test]
+async fn a_sigkilled_teammate_restarted_at_once_on_its_host_takes_its_lease_over_without_waiting() {
     // A TTL far longer than the test's bound: only the /proc check can let the restart through.
     let team = Team {
         url: format!("{}?lease_ttl=600", troupe_testkit::nats::url()),
@@ -363,36 +382,40 @@ fn a_sigkilled_teammate_restarted_at_once_on_its_host_takes_its_lease_over_witho
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|_| Step::reply(Reply::text("ok")));
-    let s = team.store(&ws.path().join(".probe"));
+    let s = team.store(&ws.path().join(".probe")).await;
     let log = ws.path().join("bob.log");
     let mut first = bob_on_host(&team, ws.path(), &server, None, &[], &log);
     let first_pid = first.id();
-    wait_for("bob to hold his lease", || {
-        nats_support::holder(&s, "bob") == Some(first_pid)
-    });
+    wait_for_async("bob to hold his lease", async || {
+        nats_support::holder(&s, "bob").await == Some(first_pid)
+    })
+    .await;
     first.kill().unwrap(); // SIGKILL: the key stays on the server for its TTL
     first.wait().unwrap();
     let second = bob_on_host(&team, ws.path(), &server, None, &["--no-wait"], &log);
     let second_pid = second.id();
-    wait_for("the restarted bob to take the lease over", || {
-        nats_support::holder(&s, "bob") == Some(second_pid)
-    });
-    wait_for("the restarted bob to rejoin", || {
+    wait_for_async("the restarted bob to take the lease over", async || {
+        nats_support::holder(&s, "bob").await == Some(second_pid)
+    })
+    .await;
+    wait_for_async("the restarted bob to rejoin", async || {
         s.roster()
+            .await
             .unwrap()
             .get("bob")
             .is_some_and(|m| m.pid == Some(second_pid))
-    });
+    })
+    .await;
     end(second);
 }
 
-#[test]
-fn a_teammate_whose_lease_another_host_holds_waits_for_it_to_lapse_unless_told_not_to() {
+#[tokio::test]
+async fn a_teammate_whose_lease_another_host_holds_waits_for_it_to_lapse_unless_told_not_to() {
     let team = Team::new(); // lease TTL: nats_support::TTL_SECS
     let (b, c) = (TempWorkspace::new(), TempWorkspace::new());
     let server = FakeServer::start();
     server.set_fallback(|_| Step::reply(Reply::text("ok")));
-    let s = team.store(&c.path().join(".probe"));
+    let s = team.store(&c.path().join(".probe")).await;
     let mut on_b = bob_on_host(
         &team,
         b.path(),
@@ -402,9 +425,10 @@ fn a_teammate_whose_lease_another_host_holds_waits_for_it_to_lapse_unless_told_n
         &b.path().join("bob.log"),
     );
     let b_pid = on_b.id();
-    wait_for("bob on host-b to hold his lease", || {
-        nats_support::holder(&s, "bob") == Some(b_pid)
-    });
+    wait_for_async("bob on host-b to hold his lease", async || {
+        nats_support::holder(&s, "bob").await == Some(b_pid)
+    })
+    .await;
     // --no-wait: refused at once, naming the holder's host and how to wait instead.
     let refused_log = c.path().join("refused.log");
     let mut refused = bob_on_host(
@@ -432,17 +456,18 @@ fn a_teammate_whose_lease_another_host_holds_waits_for_it_to_lapse_unless_told_n
             .unwrap_or_default()
             .contains("waiting for bob's lease on host host-b to lapse (")
     });
-    assert_eq!(nats_support::holder(&s, "bob"), Some(b_pid));
+    assert_eq!(nats_support::holder(&s, "bob").await, Some(b_pid));
     on_b.kill().unwrap();
     on_b.wait().unwrap();
-    wait_for("bob on host-c to take the lapsed lease", || {
-        nats_support::holder(&s, "bob") == Some(c_pid)
-    });
+    wait_for_async("bob on host-c to take the lapsed lease", async || {
+        nats_support::holder(&s, "bob").await == Some(c_pid)
+    })
+    .await;
     end(waiting);
 }
 
-#[test]
-fn a_teammate_started_before_its_server_retries_saying_so_and_joins_once_it_is_up() {
+#[tokio::test]
+async fn a_teammate_started_before_its_server_retries_saying_so_and_joins_once_it_is_up() {
     let mut nats = troupe_testkit::nats::NatsServer::start();
     let team = Team::on(&nats.url());
     nats.kill(); // down when the teammate starts
@@ -456,10 +481,11 @@ fn a_teammate_started_before_its_server_retries_saying_so_and_joins_once_it_is_u
         text.contains("cannot reach the team store") && text.contains("retrying in")
     });
     nats.restart(); // up again on the same port
-    let s = team.store(&ws.path().join(".probe"));
+    let s = team.store(&ws.path().join(".probe")).await;
     let pid = bob.id();
-    wait_for("bob to join once the server is up", || {
-        nats_support::holder(&s, "bob") == Some(pid)
-    });
+    wait_for_async("bob to join once the server is up", async || {
+        nats_support::holder(&s, "bob").await == Some(pid)
+    })
+    .await;
     end(bob);
 }

@@ -7,7 +7,7 @@ mod common;
 mod nats_support;
 
 use common::{run, stderr, troupe};
-use nats_support::{kill_and_lapse, wait_for, Team};
+use nats_support::{kill_and_lapse, wait_for, wait_for_async, Team};
 use serde_json::json;
 use troupe_protocol::{Envelope, MailKind};
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
@@ -22,34 +22,38 @@ fn requests_with(server: &FakeServer, agent: &str, text: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn a_teammate_killed_on_one_host_rejoins_on_another_with_its_conversation() {
+#[tokio::test]
+async fn a_teammate_killed_on_one_host_rejoins_on_another_with_its_conversation() {
     let (b, c) = (TempWorkspace::new(), TempWorkspace::new());
     let team = Team::new();
     let server = FakeServer::start();
     server.set_fallback(|_| Step::reply(Reply::text("ok")));
     server.script("bob", [Step::text("noted: the word is pelican")]);
-    let s = team.store(&c.path().join(".probe"));
-    let mut on_b = team.started(
-        b.path(),
-        &server,
-        "bob",
-        &["--prompt", "Remember the word pelican."],
-    );
+    let s = team.store(&c.path().join(".probe")).await;
+    let mut on_b = team
+        .started(
+            b.path(),
+            &server,
+            "bob",
+            &["--prompt", "Remember the word pelican."],
+        )
+        .await;
     // bob's answer is in the team's copy of his transcript, not only in host B's file.
-    wait_for("bob's answer to reach the store", || {
+    wait_for_async("bob's answer to reach the store", async || {
         s.read_transcript("bob")
+            .await
             .unwrap()
             .entries
             .iter()
             .any(|e| e.to_string().contains("noted: the word is pelican"))
-    });
+    })
+    .await;
     // Host B vanishes.
-    kill_and_lapse(&mut on_b, &s, "bob");
+    kill_and_lapse(&mut on_b, &s, "bob").await;
     assert!(!team.transcript(c.path(), "bob").exists());
 
     // bob rejoins on host C, with no prompt: he continues from his transcript, and mail wakes him.
-    let on_c = team.started(c.path(), &server, "bob", &[]);
+    let on_c = team.started(c.path(), &server, "bob", &[]).await;
     s.append(&Envelope::new(
         MailKind::Message,
         "lead",
@@ -57,6 +61,7 @@ fn a_teammate_killed_on_one_host_rejoins_on_another_with_its_conversation() {
         "what was the word?",
         troupe_agent::transcript::now_ms(),
     ))
+    .await
     .unwrap();
     wait_for("bob on host C to be asked about the word", || {
         !requests_with(&server, "bob", "what was the word?").is_empty()
@@ -71,20 +76,22 @@ fn a_teammate_killed_on_one_host_rejoins_on_another_with_its_conversation() {
     // Host C's cache holds it all, and the store the new round too.
     let cached = std::fs::read_to_string(team.transcript(c.path(), "bob")).unwrap();
     assert!(cached.contains("noted: the word is pelican"), "{cached}");
-    wait_for("host C's round to reach the store", || {
+    wait_for_async("host C's round to reach the store", async || {
         s.read_transcript("bob")
+            .await
             .unwrap()
             .entries
             .iter()
             .any(|e| e.to_string().contains("what was the word?"))
-    });
+    })
+    .await;
     let mut on_c = on_c;
     let _ = on_c.kill();
     let _ = on_c.wait();
 }
 
-#[test]
-fn a_process_teammate_continued_by_a_lead_keeps_its_conversation_without_the_local_cache() {
+#[tokio::test]
+async fn a_process_teammate_continued_by_a_lead_keeps_its_conversation_without_the_local_cache() {
     let ws = TempWorkspace::new();
     let team = Team::new();
     let server = FakeServer::start();
@@ -104,9 +111,10 @@ fn a_process_teammate_continued_by_a_lead_keeps_its_conversation_without_the_loc
         assert!(out.status.success(), "stderr: {}", stderr(&out));
     };
     lead(&[]);
-    let s = team.store(&ws.path().join(".probe"));
+    let s = team.store(&ws.path().join(".probe")).await;
     assert!(s
         .read_transcript("alice")
+        .await
         .unwrap()
         .entries
         .iter()
@@ -125,6 +133,7 @@ fn a_process_teammate_continued_by_a_lead_keeps_its_conversation_without_the_loc
         "what was the word?",
         troupe_agent::transcript::now_ms(),
     ))
+    .await
     .unwrap();
     server.script(
         "alice",

@@ -8,7 +8,7 @@
 mod common;
 mod nats_support;
 
-use nats_support::{kill_and_lapse, wait_for, Team};
+use nats_support::{kill_and_lapse, wait_for, wait_for_async, Team};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use troupe_protocol::{Envelope, MailKind};
@@ -19,8 +19,8 @@ const WRITER_VAR: &str = "TROUPE_TEST_NATS_WRITER";
 
 /// Not a test on its own: the body of a writer process (this binary re-executed) on a host of
 /// its own: `url|team|dir|writer|count`.
-#[test]
-fn nats_writer_process() {
+#[tokio::test]
+async fn nats_writer_process() {
     let Ok(spec) = std::env::var(WRITER_VAR) else {
         return;
     };
@@ -29,7 +29,7 @@ fn nats_writer_process() {
         url: parts[0].to_string(),
         name: parts[1].to_string(),
     };
-    let store = team.store(Path::new(parts[2]));
+    let store = team.store(Path::new(parts[2])).await;
     let (writer, count) = (parts[3], parts[4].parse::<usize>().unwrap());
     for k in 0..count {
         let env = Envelope::new(
@@ -39,7 +39,7 @@ fn nats_writer_process() {
             format!("{writer}-{k}"),
             0,
         );
-        store.append(&env).unwrap();
+        store.append(&env).await.unwrap();
     }
 }
 
@@ -80,16 +80,17 @@ fn server() -> FakeServer {
 
 const SINK: [&str; 2] = ["--prompt", "consume your mail"];
 
-#[test]
-fn four_writer_hosts_times_2000_to_a_teammate_killed_and_restarted_twice_arrive_exactly_once() {
+#[tokio::test]
+async fn four_writer_hosts_times_2000_to_a_teammate_killed_and_restarted_twice_arrive_exactly_once()
+{
     const WRITERS: usize = 4;
     const PER_WRITER: usize = 2_000;
     let team = Team::new();
     let sink_host = TempWorkspace::new();
     let writer_hosts: Vec<TempWorkspace> = (0..WRITERS).map(|_| TempWorkspace::new()).collect();
     let server = server();
-    let probe = team.store(&sink_host.path().join(".probe"));
-    let mut sink = team.started(sink_host.path(), &server, "sink", &SINK);
+    let probe = team.store(&sink_host.path().join(".probe")).await;
+    let mut sink = team.started(sink_host.path(), &server, "sink", &SINK).await;
     let writers = spawn_writers(&team, &writer_hosts, PER_WRITER);
     // Kill the consumer twice while mail is flowing; each time its host is gone until its
     // lease lapses, then it is started again and takes its mailbox over.
@@ -102,16 +103,17 @@ fn four_writer_hosts_times_2000_to_a_teammate_killed_and_restarted_twice_arrive_
             let now = team.delivered(sink_host.path(), "sink").0.len();
             now > before || now == expected
         });
-        kill_and_lapse(&mut sink, &probe, "sink");
-        sink = team.started(sink_host.path(), &server, "sink", &SINK);
+        kill_and_lapse(&mut sink, &probe, "sink").await;
+        sink = team.started(sink_host.path(), &server, "sink", &SINK).await;
     }
     for mut w in writers {
         assert!(w.wait().unwrap().success());
     }
-    wait_for("every message in the transcript and acked", || {
+    wait_for_async("every message in the transcript and acked", async || {
         team.delivered(sink_host.path(), "sink").0.len() == expected
-            && probe.peek("sink").unwrap().is_empty()
-    });
+            && probe.peek("sink").await.unwrap().is_empty()
+    })
+    .await;
     let (ids, total) = team.delivered(sink_host.path(), "sink");
     sink.kill().unwrap();
     sink.wait().unwrap();
@@ -122,15 +124,15 @@ fn four_writer_hosts_times_2000_to_a_teammate_killed_and_restarted_twice_arrive_
     );
 }
 
-#[test]
-fn the_server_restarted_mid_stream_loses_nothing() {
+#[tokio::test]
+async fn the_server_restarted_mid_stream_loses_nothing() {
     const PER_WRITER: usize = 1_000;
     let mut nats = NatsServer::start();
     let team = Team::on(&nats.url());
     let sink_host = TempWorkspace::new();
     let writer_hosts: Vec<TempWorkspace> = (0..2).map(|_| TempWorkspace::new()).collect();
     let server = server();
-    let sink = team.started(sink_host.path(), &server, "sink", &SINK);
+    let sink = team.started(sink_host.path(), &server, "sink", &SINK).await;
     let writers = spawn_writers(&team, &writer_hosts, PER_WRITER);
     wait_for("some progress", || {
         team.delivered(sink_host.path(), "sink").0.len() > 100
@@ -144,11 +146,12 @@ fn the_server_restarted_mid_stream_loses_nothing() {
         );
     }
     let expected = 2 * PER_WRITER;
-    let probe = team.store(&sink_host.path().join(".probe"));
-    wait_for("every message in the transcript and acked", || {
+    let probe = team.store(&sink_host.path().join(".probe")).await;
+    wait_for_async("every message in the transcript and acked", async || {
         team.delivered(sink_host.path(), "sink").0.len() == expected
-            && probe.peek("sink").unwrap().is_empty()
-    });
+            && probe.peek("sink").await.unwrap().is_empty()
+    })
+    .await;
     let (ids, total) = team.delivered(sink_host.path(), "sink");
     let mut sink = sink;
     sink.kill().unwrap();

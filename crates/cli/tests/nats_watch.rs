@@ -32,31 +32,33 @@ fn troupe_cmd(ws: &Path, team: &Team, args: &[&str]) -> Command {
 }
 
 /// What a lead does first: the roster (the team exists from then on).
-fn create_team(store: &SharedStore) {
+async fn create_team(store: &SharedStore) {
     store
         .update_roster(&mut |r| r.lead = "lead".into())
+        .await
         .unwrap();
 }
 
-fn event(store: &SharedStore, detail: &str) {
+async fn event(store: &SharedStore, detail: &str) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as u64;
     store
         .record(&Event::new(EventKind::Error, Some("lead"), detail, now))
+        .await
         .unwrap();
 }
 
-#[test]
-fn the_dashboard_waits_for_a_team_on_the_server_then_follows_it() {
+#[tokio::test]
+async fn the_dashboard_waits_for_a_team_on_the_server_then_follows_it() {
     let ws = TempWorkspace::new();
     let team = Team::new();
     let mut dash = Pty::spawn(troupe_cmd(ws.path(), &team, &["team", "watch"]), 40, 140);
     dash.wait_for_text(&format!("Waiting for team '{}'", team.name), BOUND);
 
-    let store = team.store(&ws.path().join(".troupe"));
-    create_team(&store);
+    let store = team.store(&ws.path().join(".troupe")).await;
+    create_team(&store).await;
     store
         .create_task(&NewTask {
             subject: "write the docs".into(),
@@ -64,24 +66,25 @@ fn the_dashboard_waits_for_a_team_on_the_server_then_follows_it() {
             blocked_by: Vec::new(),
             created_by: "lead".into(),
         })
+        .await
         .unwrap();
     dash.wait_for("the board with the new task", BOUND, |s| {
         s.contains("3 Board · 1 tasks") && s.contains("write the docs")
     });
-    event(&store, "seen-through-the-server");
+    event(&store, "seen-through-the-server").await;
     dash.wait_for_text("seen-through-the-server", BOUND);
 
     dash.send("q");
     assert!(dash.wait_exit(BOUND).expect("q ends it").success());
 }
 
-#[test]
-fn log_follow_prints_each_event_appended_on_the_server() {
+#[tokio::test]
+async fn log_follow_prints_each_event_appended_on_the_server() {
     let ws = TempWorkspace::new();
     let team = Team::new();
-    let store = team.store(&ws.path().join(".troupe"));
-    create_team(&store);
-    event(&store, "before-following");
+    let store = team.store(&ws.path().join(".troupe")).await;
+    create_team(&store).await;
+    event(&store, "before-following").await;
     let mut child = troupe_cmd(ws.path(), &team, &["team", "log", "--follow"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -91,7 +94,7 @@ fn log_follow_prints_each_event_appended_on_the_server() {
     lines.wait_for("before-following", BOUND);
     for i in 0..3 {
         let detail = format!("follow-me-{i}");
-        event(&store, &detail);
+        event(&store, &detail).await;
         assert!(lines.wait_for(&detail, BOUND).contains("lead error"));
     }
     child.kill().unwrap();

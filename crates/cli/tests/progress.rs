@@ -31,8 +31,8 @@ fn verbose_shows_each_call_with_its_result_under_it_on_stderr() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "all done");
 }
 
-#[test]
-fn a_team_waiting_on_an_unanswered_request_says_so_on_stderr() {
+#[tokio::test]
+async fn a_team_waiting_on_an_unanswered_request_says_so_on_stderr() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     // The lead never reviews alice's plan; alice waits for an answer.
@@ -62,6 +62,7 @@ fn a_team_waiting_on_an_unanswered_request_says_so_on_stderr() {
         .env("TROUPE_WAIT_NOTICE_MS", "300"));
     let err = stderr(&out);
     let id = protocol_support::requests(ws.path(), troupe_protocol::RequestKind::Plan)
+        .await
         .into_iter()
         .next()
         .map(|r| r.id)

@@ -12,8 +12,8 @@ use serde_json::json;
 use troupe_protocol::{RequestKind, RequestStatus};
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace};
 
-#[test]
-fn teammate_tool_call_waits_for_the_leads_permission() {
+#[tokio::test]
+async fn teammate_tool_call_waits_for_the_leads_permission() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -59,14 +59,14 @@ fn teammate_tool_call_waits_for_the_leads_permission() {
         "{:?}",
         bash[1]
     );
-    let perms = requests(ws.path(), RequestKind::Permission);
+    let perms = requests(ws.path(), RequestKind::Permission).await;
     let statuses: Vec<RequestStatus> = perms.iter().map(|r| r.status).collect();
     assert_eq!(statuses, [RequestStatus::Approved, RequestStatus::Rejected]);
     assert!(perms.iter().all(|r| r.from == "alice" && r.to == "lead"));
 }
 
-#[test]
-fn user_answers_teammate_permissions_when_configured_and_headless_has_no_user() {
+#[tokio::test]
+async fn user_answers_teammate_permissions_when_configured_and_headless_has_no_user() {
     let ws = TempWorkspace::new();
     ws.write(
         ".troupe/settings.json",
@@ -93,7 +93,7 @@ fn user_answers_teammate_permissions_when_configured_and_headless_has_no_user() 
         .requests_for("lead")
         .iter()
         .all(|r| !mails(r).iter().any(|m| m.kind == "permission_request")));
-    let perms = requests(ws.path(), RequestKind::Permission);
+    let perms = requests(ws.path(), RequestKind::Permission).await;
     assert_eq!(perms.len(), 1);
     assert_eq!(perms[0].status, RequestStatus::Rejected);
 }

@@ -18,8 +18,8 @@ use troupe_protocol::{Request, RequestKind, RequestStatus};
 use troupe_store::RequestFilter;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
-#[test]
-fn bob_in_plan_mode_cannot_write_and_a_rejected_plan_changes_nothing() {
+#[tokio::test]
+async fn bob_in_plan_mode_cannot_write_and_a_rejected_plan_changes_nothing() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -67,25 +67,25 @@ fn bob_in_plan_mode_cannot_write_and_a_rejected_plan_changes_nothing() {
         assert!(*is_error && text.contains("submit_plan"), "{text}");
     }
     assert!(last.all_text().contains("too risky: keep the public API"));
-    let plans = requests(ws.path(), RequestKind::Plan);
+    let plans = requests(ws.path(), RequestKind::Plan).await;
     assert_eq!(plans.len(), 1);
     assert_eq!(plans[0].status, RequestStatus::Rejected);
     assert_eq!(plans[0].from, "bob");
-    let bob = member(ws.path(), "bob");
+    let bob = member(ws.path(), "bob").await;
     assert!(bob.require_plan && !bob.plan_approved);
 }
 
-#[test]
-fn charlie_plan_approved_then_his_change_is_on_disk() {
-    charlie_plans_with("submit_plan");
+#[tokio::test]
+async fn charlie_plan_approved_then_his_change_is_on_disk() {
+    charlie_plans_with("submit_plan").await;
 }
 
-#[test]
-fn a_teammates_exit_plan_mode_is_its_plan_request_to_the_lead() {
-    charlie_plans_with("exit_plan_mode");
+#[tokio::test]
+async fn a_teammates_exit_plan_mode_is_its_plan_request_to_the_lead() {
+    charlie_plans_with("exit_plan_mode").await;
 }
 
-fn charlie_plans_with(tool: &'static str) {
+async fn charlie_plans_with(tool: &'static str) {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(move |rec| {
@@ -118,9 +118,9 @@ fn charlie_plans_with(tool: &'static str) {
     headless(&ws, &server, "acceptEdits", &[]);
 
     assert_eq!(ws.read("greeting.txt"), "hello");
-    let charlie = member(ws.path(), "charlie");
+    let charlie = member(ws.path(), "charlie").await;
     assert!(charlie.require_plan && charlie.plan_approved);
-    let plans = requests(ws.path(), RequestKind::Plan);
+    let plans = requests(ws.path(), RequestKind::Plan).await;
     assert_eq!(plans.len(), 1);
     assert_eq!(plans[0].status, RequestStatus::Approved);
     let last = server.requests_for("charlie").pop().unwrap();
@@ -128,26 +128,28 @@ fn charlie_plans_with(tool: &'static str) {
 }
 
 /// Waits (polling the store, not timing anything) until a plan request is pending.
-fn wait_for_pending_plan(ws: &Path) -> Request {
-    troupe_testkit::wait_for(
+async fn wait_for_pending_plan(ws: &Path) -> Request {
+    troupe_testkit::wait_for_async(
         "a plan request to be opened",
         Duration::from_secs(60),
-        || {
+        async || {
             let s = troupe_store::file::open(&ws.join(".troupe"), "default").ok()?;
             s.list_requests(&RequestFilter {
                 status: Some(RequestStatus::Pending),
                 kind: Some(RequestKind::Plan),
                 agent: None,
             })
+            .await
             .unwrap_or_default()
             .into_iter()
             .next()
         },
     )
+    .await
 }
 
-#[test]
-fn pending_plan_survives_a_restart_and_can_then_be_approved() {
+#[tokio::test]
+async fn pending_plan_survives_a_restart_and_can_then_be_approved() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -190,7 +192,7 @@ fn pending_plan_survives_a_restart_and_can_then_be_approved() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pending = wait_for_pending_plan(ws.path());
+    let pending = wait_for_pending_plan(ws.path()).await;
     child.kill().unwrap();
     child.wait().unwrap();
 
@@ -217,8 +219,12 @@ fn pending_plan_survives_a_restart_and_can_then_be_approved() {
         "120",
     ]));
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    let after = store(ws.path()).get_request(&pending.id).unwrap().unwrap();
+    let after = store(ws.path())
+        .get_request(&pending.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(after.status, RequestStatus::Approved);
     assert_eq!(ws.read("plan.txt"), "done");
-    assert!(member(ws.path(), "bob").plan_approved);
+    assert!(member(ws.path(), "bob").await.plan_approved);
 }

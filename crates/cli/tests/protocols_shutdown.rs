@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use troupe_protocol::{AgentStatus, RequestKind, RequestStatus};
 use troupe_testkit::{FakeServer, Fault, Reply, Step, TempWorkspace, Wire};
 
-#[test]
-fn alice_approves_shutdown_and_her_loop_ends() {
+#[tokio::test]
+async fn alice_approves_shutdown_and_her_loop_ends() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -48,13 +48,13 @@ fn alice_approves_shutdown_and_her_loop_ends() {
     });
     headless(&ws, &server, "acceptEdits", &[]);
 
-    let alice = member(ws.path(), "alice");
+    let alice = member(ws.path(), "alice").await;
     assert_eq!(alice.status, AgentStatus::Shutdown);
     // Her loop ended: "ready", then the approving call, and no model call after it.
     let calls_made = server.requests_for("alice");
     assert_eq!(calls_made.len(), 2);
     assert!(calls_made[1].all_text().contains("work is done"));
-    let shutdowns = requests(ws.path(), RequestKind::Shutdown);
+    let shutdowns = requests(ws.path(), RequestKind::Shutdown).await;
     assert_eq!(shutdowns.len(), 1);
     let r = &shutdowns[0];
     assert_eq!(r.status, RequestStatus::Approved);
@@ -73,6 +73,7 @@ fn alice_approves_shutdown_and_her_loop_ends() {
     // Every transition is an event.
     let events = store(ws.path())
         .read_events(troupe_store::EventCursor::START)
+        .await
         .unwrap()
         .events;
     let kinds: Vec<String> = events
@@ -84,8 +85,8 @@ fn alice_approves_shutdown_and_her_loop_ends() {
     assert!(kinds.contains(&"request_resolved".to_string()), "{kinds:?}");
 }
 
-#[test]
-fn busy_teammate_rejects_shutdown_then_approves_when_asked_again() {
+#[tokio::test]
+async fn busy_teammate_rejects_shutdown_then_approves_when_asked_again() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -126,7 +127,7 @@ fn busy_teammate_rejects_shutdown_then_approves_when_asked_again() {
     });
     headless(&ws, &server, "acceptEdits", &[]);
 
-    let shutdowns = requests(ws.path(), RequestKind::Shutdown);
+    let shutdowns = requests(ws.path(), RequestKind::Shutdown).await;
     assert_eq!(shutdowns.len(), 2);
     assert_eq!(shutdowns[0].status, RequestStatus::Rejected);
     assert_eq!(
@@ -137,7 +138,10 @@ fn busy_teammate_rejects_shutdown_then_approves_when_asked_again() {
         Some("busy: halfway through the migration")
     );
     assert_eq!(shutdowns[1].status, RequestStatus::Approved);
-    assert_eq!(member(ws.path(), "alice").status, AgentStatus::Shutdown);
+    assert_eq!(
+        member(ws.path(), "alice").await.status,
+        AgentStatus::Shutdown
+    );
     let lead_text: String = server
         .requests_for("lead")
         .iter()
@@ -146,8 +150,8 @@ fn busy_teammate_rejects_shutdown_then_approves_when_asked_again() {
     assert!(lead_text.contains("busy: halfway through the migration"));
 }
 
-#[test]
-fn two_shutdowns_answered_in_reverse_order_correlate() {
+#[tokio::test]
+async fn two_shutdowns_answered_in_reverse_order_correlate() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -186,7 +190,7 @@ fn two_shutdowns_answered_in_reverse_order_correlate() {
     });
     headless(&ws, &server, "acceptEdits", &[]);
 
-    let shutdowns = requests(ws.path(), RequestKind::Shutdown);
+    let shutdowns = requests(ws.path(), RequestKind::Shutdown).await;
     assert_eq!(shutdowns.len(), 2);
     let to_alice = shutdowns.iter().find(|r| r.to == "alice").unwrap();
     let to_bob = shutdowns.iter().find(|r| r.to == "bob").unwrap();
@@ -221,12 +225,15 @@ fn two_shutdowns_answered_in_reverse_order_correlate() {
         };
         assert_eq!(m.request_id.as_ref(), Some(expected), "{m:?}");
     }
-    assert_eq!(member(ws.path(), "alice").status, AgentStatus::Shutdown);
-    assert_eq!(member(ws.path(), "bob").status, AgentStatus::Shutdown);
+    assert_eq!(
+        member(ws.path(), "alice").await.status,
+        AgentStatus::Shutdown
+    );
+    assert_eq!(member(ws.path(), "bob").await.status, AgentStatus::Shutdown);
 }
 
-#[test]
-fn a_request_to_alices_previous_incarnation_does_not_stop_the_new_alice() {
+#[tokio::test]
+async fn a_request_to_alices_previous_incarnation_does_not_stop_the_new_alice() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -269,7 +276,7 @@ fn a_request_to_alices_previous_incarnation_does_not_stop_the_new_alice() {
     });
     headless(&ws, &server, "acceptEdits", &[]);
 
-    let alice = member(ws.path(), "alice");
+    let alice = member(ws.path(), "alice").await;
     assert_eq!(alice.epoch, 2);
     assert_eq!(
         alice.status,
@@ -279,7 +286,7 @@ fn a_request_to_alices_previous_incarnation_does_not_stop_the_new_alice() {
     let last = server.requests_for("alice").pop().unwrap();
     let (text, is_error) = results_of(&last, "shutdown_response").pop().unwrap();
     assert!(is_error && text.contains("incarnation 1"), "{text}");
-    let shutdowns = requests(ws.path(), RequestKind::Shutdown);
+    let shutdowns = requests(ws.path(), RequestKind::Shutdown).await;
     assert_eq!(shutdowns.len(), 1);
     assert_eq!(shutdowns[0].to_epoch, 1);
     assert_ne!(shutdowns[0].status, RequestStatus::Approved);
@@ -295,8 +302,8 @@ fn backdate(ws: &Path, id: &str) {
     std::fs::rename(tmp, path).unwrap();
 }
 
-#[test]
-fn protocol_errors_are_results_the_model_can_act_on() {
+#[tokio::test]
+async fn protocol_errors_are_results_the_model_can_act_on() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     let root = ws.path().to_path_buf();
@@ -326,7 +333,7 @@ fn protocol_errors_are_results_the_model_can_act_on() {
             },
             "bob" => match unanswered(rec, "shutdown_request", "shutdown_response") {
                 Some(mine) => {
-                    let alices = requests(&root, RequestKind::Shutdown)
+                    let alices = troupe_testkit::block_on(requests(&root, RequestKind::Shutdown))
                         .into_iter()
                         .find(|r| r.to == "alice")
                         .unwrap()
@@ -374,16 +381,16 @@ fn protocol_errors_are_results_the_model_can_act_on() {
     let (expired, is_error) = results_of(&alice_last, "shutdown_response").pop().unwrap();
     assert!(is_error && expired.contains("expired"), "{expired}");
     // Neither refusal stopped anyone.
-    assert_eq!(member(ws.path(), "alice").status, AgentStatus::Idle);
-    assert_eq!(member(ws.path(), "bob").status, AgentStatus::Idle);
-    let shutdowns = requests(ws.path(), RequestKind::Shutdown);
+    assert_eq!(member(ws.path(), "alice").await.status, AgentStatus::Idle);
+    assert_eq!(member(ws.path(), "bob").await.status, AgentStatus::Idle);
+    let shutdowns = requests(ws.path(), RequestKind::Shutdown).await;
     let status_of = |who: &str| shutdowns.iter().find(|r| r.to == who).unwrap().status;
     assert_eq!(status_of("alice"), RequestStatus::Expired);
     assert_eq!(status_of("bob"), RequestStatus::Rejected);
 }
 
-#[test]
-fn team_stop_asks_then_forces_and_requests_lists_them() {
+#[tokio::test]
+async fn team_stop_asks_then_forces_and_requests_lists_them() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -422,7 +429,10 @@ fn team_stop_asks_then_forces_and_requests_lists_them() {
 
     let forced = team(&["stop", "alice", "--force"]);
     assert!(forced.contains("stopped"), "{forced}");
-    assert_eq!(member(ws.path(), "alice").status, AgentStatus::Stopped);
+    assert_eq!(
+        member(ws.path(), "alice").await.status,
+        AgentStatus::Stopped
+    );
     // The request to the stopped incarnation is void now.
     let json_list: Value = serde_json::from_str(&team(&["requests", "--json"])).unwrap();
     assert_eq!(json_list[0]["status"], "cancelled");

@@ -117,8 +117,8 @@ fn a_hash_line_is_remembered_and_memory_lists_what_was_read() {
 
 /// At the REPL the person answers a teammate's permission question by default, asked with the
 /// teammate's name and the request's id (which `troupe team approve` would take too).
-#[test]
-fn the_person_answers_a_teammates_question_at_the_repl_by_default() {
+#[tokio::test]
+async fn the_person_answers_a_teammates_question_at_the_repl_by_default() {
     use std::io::Write;
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
@@ -165,6 +165,7 @@ fn the_person_answers_a_teammates_question_at_the_repl_by_default() {
     let store = troupe_store::file::open(&ws.path().join(".troupe"), "default").unwrap();
     let perms = store
         .list_requests(&troupe_store::RequestFilter::default())
+        .await
         .unwrap();
     assert_eq!(perms.len(), 1, "{perms:?}");
     assert!(

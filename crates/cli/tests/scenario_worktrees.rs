@@ -68,8 +68,8 @@ fn teammate(rec: &Recorded, name: &str, id: u64, file: &str) -> Reply {
     Reply::tool("bash", json!({ "command": command }))
 }
 
-#[test]
-fn s20_scenario_3_two_tasks_two_worktrees_alice_and_bob_plan_then_work_in_their_own() {
+#[tokio::test]
+async fn s20_scenario_3_two_tasks_two_worktrees_alice_and_bob_plan_then_work_in_their_own() {
     let ws = TempWorkspace::new();
     ws.git_init();
     ws.write("README.md", "the main tree\n");
@@ -98,7 +98,7 @@ fn s20_scenario_3_two_tasks_two_worktrees_alice_and_bob_plan_then_work_in_their_
     );
 
     // Both plans were submitted and approved before any work.
-    let plans = requests(ws.path(), RequestKind::Plan);
+    let plans = requests(ws.path(), RequestKind::Plan).await;
     assert_eq!(plans.len(), 2);
     assert!(
         plans.iter().all(|p| p.status == RequestStatus::Approved),
@@ -106,8 +106,8 @@ fn s20_scenario_3_two_tasks_two_worktrees_alice_and_bob_plan_then_work_in_their_
     );
     let store = store(ws.path());
     for (name, id, file) in WORK {
-        assert!(member(ws.path(), name).plan_approved, "{name}");
-        let task = store.get_task(id).unwrap();
+        assert!(member(ws.path(), name).await.plan_approved, "{name}");
+        let task = store.get_task(id).await.unwrap();
         assert_eq!(task.status, TaskStatus::Completed, "{name}: {task:?}");
         assert_eq!(task.owner.as_deref(), Some(name));
         // Each commit is on its own task's branch, in its own worktree, and nowhere else.

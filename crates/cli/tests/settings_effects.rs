@@ -131,8 +131,8 @@ fn started(settings: serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn mcp_json_servers_start_as_the_enabled_and_disabled_lists_say() {
+#[tokio::test]
+async fn mcp_json_servers_start_as_the_enabled_and_disabled_lists_say() {
     assert_eq!(started(json!({})), ["a", "b", "c"]);
     assert_eq!(
         started(json!({"enabledMcpjsonServers": ["a", "b"], "disabledMcpjsonServers": ["b"]})),

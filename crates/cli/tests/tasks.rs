@@ -70,8 +70,8 @@ fn complete_given(result: &'static str) -> Step {
     })
 }
 
-#[test]
-fn task_tools_round_trip_and_idle_teammates_take_ready_work() {
+#[tokio::test]
+async fn task_tools_round_trip_and_idle_teammates_take_ready_work() {
     for mode in ["in-process", "process"] {
         let ws = TempWorkspace::new();
         let server = FakeServer::start();
@@ -169,12 +169,15 @@ fn task_tools_round_trip_and_idle_teammates_take_ready_work() {
         // Both tasks were done by alice, in dependency order, without her claiming any.
         let board = store(ws.path());
         for (id, result) in [(1, "parser written"), (2, "tests written")] {
-            let t = board.get_task(id).unwrap();
+            let t = board.get_task(id).await.unwrap();
             assert_eq!(t.status, TaskStatus::Completed, "{mode}: task {id}");
             assert_eq!(t.owner.as_deref(), Some("alice"), "{mode}: task {id}");
             assert_eq!(t.result.as_deref(), Some(result), "{mode}: task {id}");
         }
-        assert_eq!(board.get_task(2).unwrap().description, "test the parser");
+        assert_eq!(
+            board.get_task(2).await.unwrap().description,
+            "test the parser"
+        );
         let alice = server.requests_for("alice");
         assert!(
             calls(alice.last().unwrap(), "claim_task").is_empty(),
@@ -184,8 +187,8 @@ fn task_tools_round_trip_and_idle_teammates_take_ready_work() {
         assert!(alice[3].all_text().contains("Subject: tests"), "{mode}");
         // Carol opted out: she took nothing, and the roster keeps her choice for a respawn.
         assert_eq!(server.requests_for("carol").len(), 1, "{mode}");
-        assert!(!member(ws.path(), "carol").auto_claim, "{mode}");
-        assert!(member(ws.path(), "alice").auto_claim, "{mode}");
+        assert!(!member(ws.path(), "carol").await.auto_claim, "{mode}");
+        assert!(member(ws.path(), "alice").await.auto_claim, "{mode}");
         let prompt = server.requests_for("carol")[0].system();
         assert!(
             prompt.contains("not given tasks automatically"),
@@ -194,8 +197,8 @@ fn task_tools_round_trip_and_idle_teammates_take_ready_work() {
     }
 }
 
-#[test]
-fn a_blocker_completed_from_another_terminal_wakes_an_idle_teammate_process() {
+#[tokio::test]
+async fn a_blocker_completed_from_another_terminal_wakes_an_idle_teammate_process() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     common::ack_fallback(&server);
@@ -229,7 +232,7 @@ fn a_blocker_completed_from_another_terminal_wakes_an_idle_teammate_process() {
         .unwrap();
     let idle_with = |n: usize| {
         server.requests_for("bob").len() >= n
-            && member(ws.path(), "bob").status == AgentStatus::Idle
+            && troupe_testkit::block_on(member(ws.path(), "bob")).status == AgentStatus::Idle
     };
     until("bob is idle after his first phase", || idle_with(1));
     // Idle, but nothing is his to take: task 1 is a person's, task 2 waits on it.
@@ -241,7 +244,12 @@ fn a_blocker_completed_from_another_terminal_wakes_an_idle_teammate_process() {
     );
     assert!(done.status.success(), "{}", stderr(&done));
     until("bob took task 2, finished it, and was given task 3", || {
-        idle_with(4) && store(ws.path()).get_task(3).unwrap().owner.as_deref() == Some("bob")
+        idle_with(4)
+            && troupe_testkit::block_on(store(ws.path()).get_task(3))
+                .unwrap()
+                .owner
+                .as_deref()
+                == Some("bob")
     });
     let two = task_json(ws.path(), &["show", "2"]);
     assert_eq!(two["status"], "completed");
@@ -309,7 +317,7 @@ fn a_blocker_completed_from_another_terminal_wakes_an_idle_teammate_process() {
         })
     });
     assert_eq!(
-        store(ws.path()).get_task(4).unwrap().owner.as_deref(),
+        store(ws.path()).get_task(4).await.unwrap().owner.as_deref(),
         Some("user:sam")
     );
     bob.kill().unwrap();
@@ -416,8 +424,9 @@ fn troupe_task_commands_for_people_and_scripts() {
     assert!(stderr(&corrupt).contains("corrupt"), "{}", stderr(&corrupt));
 }
 
-#[test]
-fn a_teammate_cannot_rewrite_a_task_it_neither_owns_nor_created_and_every_edit_is_in_history() {
+#[tokio::test]
+async fn a_teammate_cannot_rewrite_a_task_it_neither_owns_nor_created_and_every_edit_is_in_history()
+{
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -458,10 +467,10 @@ fn a_teammate_cannot_rewrite_a_task_it_neither_owns_nor_created_and_every_edit_i
     assert!(!is_error, "{own}");
 
     let store = store(ws.path());
-    let lead_task = store.get_task(1).unwrap();
+    let lead_task = store.get_task(1).await.unwrap();
     assert_eq!(lead_task.description, "", "the lead's task is untouched");
     assert!(lead_task.history.iter().all(|h| h.by != "bob"));
-    let bobs = store.get_task(2).unwrap();
+    let bobs = store.get_task(2).await.unwrap();
     assert_eq!(bobs.description, "bob's details");
     let edits: Vec<String> = bobs
         .history

@@ -19,8 +19,10 @@ fn saw(server: &FakeServer, agent: &str, text: &str) -> bool {
         .any(|r| r.all_text().contains(text))
 }
 
-fn roster(ws: &TempWorkspace) -> Value {
-    common::team_roster(ws.path()).expect("the team has a roster")
+async fn roster(ws: &TempWorkspace) -> Value {
+    common::team_roster(ws.path())
+        .await
+        .expect("the team has a roster")
 }
 
 fn member<'a>(roster: &'a Value, name: &str) -> &'a Value {
@@ -32,8 +34,8 @@ fn member<'a>(roster: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{name} not on roster: {roster}"))
 }
 
-#[test]
-fn s09_try_it_session() {
+#[tokio::test]
+async fn s09_try_it_session() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     ack_fallback(&server);
@@ -82,7 +84,7 @@ fn s09_try_it_session() {
         .system()
         .contains("You are 'alice', a coder"));
 
-    let roster = roster(&ws);
+    let roster = roster(&ws).await;
     for (name, role) in [("alice", "coder"), ("bob", "tester")] {
         let m = member(&roster, name);
         assert_eq!(m["role"], role);
@@ -184,8 +186,8 @@ fn unknown_recipient_is_an_error_listing_the_members() {
         .exists());
 }
 
-#[test]
-fn a_failing_teammate_is_reported_and_the_others_finish() {
+#[tokio::test]
+async fn a_failing_teammate_is_reported_and_the_others_finish() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     ack_fallback(&server);
@@ -222,7 +224,7 @@ fn a_failing_teammate_is_reported_and_the_others_finish() {
     );
     let out = headless_bypass(ws.path(), &server, "x", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    let roster = roster(&ws);
+    let roster = roster(&ws).await;
     assert_eq!(member(&roster, "carol")["status"], "failed");
     assert_eq!(member(&roster, "dave")["status"], "idle");
     assert_eq!(ws.read("dave.txt"), "done");
@@ -282,8 +284,8 @@ fn continue_respawns_teammates_with_their_transcripts_and_unread_mail() {
     common::assert_stderr_has(&bad, "alice");
 }
 
-#[test]
-fn teammates_can_run_as_their_own_processes() {
+#[tokio::test]
+async fn teammates_can_run_as_their_own_processes() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     ack_fallback(&server);
@@ -305,7 +307,7 @@ fn teammates_can_run_as_their_own_processes() {
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(ws.read("from-process.txt"), "hi");
     assert!(saw(&server, "lead", "alice wrote the file"));
-    let roster = roster(&ws);
+    let roster = roster(&ws).await;
     let alice = member(&roster, "alice");
     let pid = alice["pid"]
         .as_u64()
@@ -394,8 +396,8 @@ fn interactive_lead_is_woken_by_mail_while_waiting_at_the_prompt() {
     );
 }
 
-#[test]
-fn every_teammate_obeys_the_deny_rules_of_the_lead_that_spawned_it() {
+#[tokio::test]
+async fn every_teammate_obeys_the_deny_rules_of_the_lead_that_spawned_it() {
     for mode in ["process", "in-process"] {
         let ws = TempWorkspace::new();
         ws.write("victim.txt", "keep me");
@@ -439,6 +441,10 @@ fn every_teammate_obeys_the_deny_rules_of_the_lead_that_spawned_it() {
             is_error && content.contains("Bash(rm:*)"),
             "{mode}: the refusal names the rule: {content}"
         );
-        assert_eq!(member(&roster(&ws), "bob")["role"], "-x tidier", "{mode}");
+        assert_eq!(
+            member(&roster(&ws).await, "bob")["role"],
+            "-x tidier",
+            "{mode}"
+        );
     }
 }

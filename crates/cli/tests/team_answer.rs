@@ -29,23 +29,25 @@ fn team(ws: &Path, args: &[&str]) -> Output {
 }
 
 /// Waits (bounded, polling the store) for a pending request of `kind` other than `not`.
-fn pending(ws: &Path, kind: RequestKind, not: &[String]) -> Request {
+async fn pending(ws: &Path, kind: RequestKind, not: &[String]) -> Request {
     let what = format!("a pending {kind} request");
-    troupe_testkit::wait_for(&what, Duration::from_secs(90), || {
+    troupe_testkit::wait_for_async(&what, Duration::from_secs(90), async || {
         let s = troupe_store::file::open(&ws.join(".troupe"), "default").ok()?;
         s.list_requests(&RequestFilter {
             status: Some(RequestStatus::Pending),
             kind: Some(kind),
             agent: None,
         })
+        .await
         .unwrap_or_default()
         .into_iter()
         .find(|r| !not.contains(&r.id))
     })
+    .await
 }
 
-#[test]
-fn a_plan_rejected_then_approved_from_another_terminal() {
+#[tokio::test]
+async fn a_plan_rejected_then_approved_from_another_terminal() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -98,7 +100,7 @@ fn a_plan_rejected_then_approved_from_another_terminal() {
         .spawn()
         .unwrap();
 
-    let first = pending(ws.path(), RequestKind::Plan, &[]);
+    let first = pending(ws.path(), RequestKind::Plan, &[]).await;
     let out = team(ws.path(), &["reject", &first.id, "--reason", "add a test"]);
     assert!(
         out.status.success(),
@@ -106,6 +108,7 @@ fn a_plan_rejected_then_approved_from_another_terminal() {
         stderr(&out),
         store(ws.path())
             .list_requests(&RequestFilter::default())
+            .await
             .unwrap_or_default(),
         server
             .journal()
@@ -138,7 +141,8 @@ fn a_plan_rejected_then_approved_from_another_terminal() {
         ws.path(),
         RequestKind::Plan,
         std::slice::from_ref(&first.id),
-    );
+    )
+    .await;
     let out = team(ws.path(), &["approve", &second.id]);
     assert!(out.status.success(), "{}", stderr(&out));
     let finished = lead.wait_with_output().unwrap();
@@ -146,7 +150,7 @@ fn a_plan_rejected_then_approved_from_another_terminal() {
 
     assert_eq!(ws.read("greeting.txt"), "hi");
     let s = store(ws.path());
-    let first = s.get_request(&first.id).unwrap().unwrap();
+    let first = s.get_request(&first.id).await.unwrap().unwrap();
     assert_eq!(first.status, RequestStatus::Rejected);
     let no = first.response.unwrap();
     assert_eq!(
@@ -154,10 +158,10 @@ fn a_plan_rejected_then_approved_from_another_terminal() {
         ("user:tester", Some("add a test"))
     );
     assert_eq!(first.history[0].by, "user:tester");
-    let second = s.get_request(&second.id).unwrap().unwrap();
+    let second = s.get_request(&second.id).await.unwrap().unwrap();
     assert_eq!(second.status, RequestStatus::Approved);
     assert_eq!(second.response.unwrap().by, "user:tester");
-    assert!(s.roster().unwrap().get("bob").unwrap().plan_approved);
+    assert!(s.roster().await.unwrap().get("bob").unwrap().plan_approved);
     // Bob read the feedback; the lead was told both times that the person answered for it.
     let bob = server.requests_for("bob").pop().unwrap();
     assert!(
@@ -170,8 +174,8 @@ fn a_plan_rejected_then_approved_from_another_terminal() {
     common::assert_contains(&lead_saw, "user:tester approved bob's plan");
 }
 
-#[test]
-fn a_permission_request_refused_in_the_leads_place() {
+#[tokio::test]
+async fn a_permission_request_refused_in_the_leads_place() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -202,7 +206,7 @@ fn a_permission_request_refused_in_the_leads_place() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let asked = pending(ws.path(), RequestKind::Permission, &[]);
+    let asked = pending(ws.path(), RequestKind::Permission, &[]).await;
     let out = team(
         ws.path(),
         &["reject", &asked.id, "--reason", "not in this repo"],
@@ -216,7 +220,11 @@ fn a_permission_request_refused_in_the_leads_place() {
     let (text, is_error) = results_of(&carol, "write_file").pop().unwrap();
     assert!(is_error && text.contains("not in this repo"), "{text}");
     assert!(has_mail(&carol, "permission_response", "user:tester"));
-    let r = store(ws.path()).get_request(&asked.id).unwrap().unwrap();
+    let r = store(ws.path())
+        .get_request(&asked.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(r.status, RequestStatus::Rejected);
     assert_eq!(r.response.unwrap().by, "user:tester");
 }
@@ -231,8 +239,8 @@ fn an_unknown_request_id_is_an_error() {
     common::assert_stderr_has(&out, "unknown request id");
 }
 
-#[test]
-fn a_shutdown_approved_in_the_teammates_place_ends_it() {
+#[tokio::test]
+async fn a_shutdown_approved_in_the_teammates_place_ends_it() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.set_fallback(|rec| {
@@ -263,16 +271,16 @@ fn a_shutdown_approved_in_the_teammates_place_ends_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let asked = pending(ws.path(), RequestKind::Shutdown, &[]);
+    let asked = pending(ws.path(), RequestKind::Shutdown, &[]).await;
     let out = team(ws.path(), &["approve", &asked.id]);
     assert!(out.status.success(), "{}", stderr(&out));
     let finished = lead.wait_with_output().unwrap();
     assert!(finished.status.success(), "{}", stderr(&finished));
 
     let s = store(ws.path());
-    let bob = s.roster().unwrap().get("bob").cloned().unwrap();
+    let bob = s.roster().await.unwrap().get("bob").cloned().unwrap();
     assert_eq!(bob.status, troupe_protocol::AgentStatus::Shutdown);
-    let r = s.get_request(&asked.id).unwrap().unwrap();
+    let r = s.get_request(&asked.id).await.unwrap().unwrap();
     assert_eq!(r.status, RequestStatus::Approved);
     assert_eq!(r.response.unwrap().by, "user:tester");
     let lead_saw = server.requests_for("lead").pop().unwrap().all_text();

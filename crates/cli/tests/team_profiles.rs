@@ -20,8 +20,10 @@ fn define(ws: &std::path::Path, name: &str, extra: &str) {
     .unwrap();
 }
 
-fn roster_member(ws: &TempWorkspace, name: &str) -> Value {
-    let roster: Value = common::team_roster(ws.path()).expect("the team has a roster");
+async fn roster_member(ws: &TempWorkspace, name: &str) -> Value {
+    let roster: Value = common::team_roster(ws.path())
+        .await
+        .expect("the team has a roster");
     roster["members"]
         .as_array()
         .unwrap()
@@ -67,8 +69,8 @@ const BUILT_INS: [&str; 8] = [
     "load_skill",
 ];
 
-#[test]
-fn a_teammate_from_an_agent_definition_has_its_prompt_tools_and_model_after_continue_too() {
+#[tokio::test]
+async fn a_teammate_from_an_agent_definition_has_its_prompt_tools_and_model_after_continue_too() {
     let ws = TempWorkspace::new();
     define(
         ws.path(),
@@ -100,7 +102,7 @@ fn a_teammate_from_an_agent_definition_has_its_prompt_tools_and_model_after_cont
     offered_only(&rev[0], &["read_file", "grep"], &BUILT_INS);
     let (text, is_error) = rev[1].last_tool_result().unwrap();
     assert!(is_error && text.contains("unknown tool 'bash'"), "{text}");
-    let member = roster_member(&ws, "rev");
+    let member = roster_member(&ws, "rev").await;
     assert_eq!(member["agent"], "reviewer", "{member}");
     assert_eq!(member["model"], "review-model", "{member}");
     // The spawn tool lists the definitions it can make teammates from.
@@ -230,8 +232,8 @@ fn unknown_definitions_and_servers_are_errors_listing_the_known_ones() {
     assert!(server.requests_for("a").is_empty() && server.requests_for("b").is_empty());
 }
 
-#[test]
-fn tool_and_server_restrictions_hold_for_mcp_tools_in_process_and_after_continue() {
+#[tokio::test]
+async fn tool_and_server_restrictions_hold_for_mcp_tools_in_process_and_after_continue() {
     let ws = TempWorkspace::new();
     mcp::write_mcp_json(
         ws.path(),
@@ -311,7 +313,7 @@ fn tool_and_server_restrictions_hold_for_mcp_tools_in_process_and_after_continue
     );
     let (text, is_error) = echoer[2].last_tool_result().unwrap();
     assert!(!is_error && text.contains("hi there"), "{text}");
-    let member = roster_member(&ws, "echoer");
+    let member = roster_member(&ws, "echoer").await;
     assert_eq!(
         member["tools"],
         json!(["read_file", "mcp__everything__echo"]),
@@ -351,8 +353,8 @@ fn tool_and_server_restrictions_hold_for_mcp_tools_in_process_and_after_continue
     );
 }
 
-#[test]
-fn a_process_mode_teammate_keeps_its_definition_and_server_restriction() {
+#[tokio::test]
+async fn a_process_mode_teammate_keeps_its_definition_and_server_restriction() {
     let ws = TempWorkspace::new();
     define(
         ws.path(),
@@ -383,7 +385,7 @@ fn a_process_mode_teammate_keeps_its_definition_and_server_restriction() {
     );
     let out = headless_bypass(ws.path(), &server, "go", &["--teammate-mode", "process"]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    assert!(roster_member(&ws, "rev")["pid"].as_u64().is_some());
+    assert!(roster_member(&ws, "rev").await["pid"].as_u64().is_some());
     let rev = server.requests_for("rev");
     assert!(rev[0].system().contains("You are the reviewer specialist."));
     offered_only(

@@ -21,7 +21,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 /// A team made through the store: bob (planner, sonnet, waiting for his plan), carol
 /// (failed), a pending plan request and one task.
-fn team(ws: &Path) -> (SharedStore, Request) {
+async fn team(ws: &Path) -> (SharedStore, Request) {
     let created = subcommand(ws, &["task", "create", "write the parser"]);
     assert!(created.status.success(), "{}", stderr(&created));
     let s = troupe_store::file::open(&ws.join(".troupe"), "default").unwrap();
@@ -39,6 +39,7 @@ fn team(ws: &Path) -> (SharedStore, Request) {
         carol.usage.input_tokens = 500;
         r.members = vec![bob, carol];
     })
+    .await
     .unwrap();
     let plan = Request::open(
         RequestKind::Plan,
@@ -49,7 +50,7 @@ fn team(ws: &Path) -> (SharedStore, Request) {
         1,
         None,
     );
-    s.create_request(&plan).unwrap();
+    s.create_request(&plan).await.unwrap();
     (s, plan)
 }
 
@@ -59,10 +60,10 @@ fn status_json(ws: &Path) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-#[test]
-fn status_json_has_the_roster_pending_requests_board_and_usage() {
+#[tokio::test]
+async fn status_json_has_the_roster_pending_requests_board_and_usage() {
     let ws = TempWorkspace::new();
-    let (s, plan) = team(ws.path());
+    let (s, plan) = team(ws.path()).await;
     let v = status_json(ws.path());
     assert_eq!(v["lead_alive"], false);
     let bob = &v["members"][0];
@@ -88,7 +89,7 @@ fn status_json_has_the_roster_pending_requests_board_and_usage() {
     );
 
     // While a live process holds his lease, bob is waiting for his plan.
-    let lease = s.acquire_lease("bob").unwrap();
+    let lease = s.acquire_lease("bob").await.unwrap();
     let v = status_json(ws.path());
     assert_eq!(v["members"][0]["live_status"], "waiting");
     assert_eq!(
@@ -99,10 +100,10 @@ fn status_json_has_the_roster_pending_requests_board_and_usage() {
     drop(lease);
 }
 
-#[test]
-fn status_prices_with_the_workspace_pricing_setting_like_the_lead() {
+#[tokio::test]
+async fn status_prices_with_the_workspace_pricing_setting_like_the_lead() {
     let ws = TempWorkspace::new();
-    team(ws.path());
+    team(ws.path()).await;
     ws.write(
         ".troupe/settings.json",
         r#"{"pricing": {"claude-sonnet-4-5": {"input": 1, "output": 10}}}"#,
@@ -116,11 +117,11 @@ fn status_prices_with_the_workspace_pricing_setting_like_the_lead() {
     );
 }
 
-#[test]
-fn human_status_is_plain_when_piped_and_coloured_in_a_terminal() {
+#[tokio::test]
+async fn human_status_is_plain_when_piped_and_coloured_in_a_terminal() {
     let ws = TempWorkspace::new();
-    let (s, plan) = team(ws.path());
-    let _lease = s.acquire_lease("bob").unwrap();
+    let (s, plan) = team(ws.path()).await;
+    let _lease = s.acquire_lease("bob").await.unwrap();
 
     let out = subcommand(ws.path(), &["team", "status"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -192,10 +193,10 @@ fn style_of(raw: &[u8], needle: &str) -> Option<(vt100::Color, bool)> {
     Some((cell.fgcolor(), cell.bold()))
 }
 
-#[test]
-fn log_follow_prints_each_append_as_it_happens() {
+#[tokio::test]
+async fn log_follow_prints_each_append_as_it_happens() {
     let ws = TempWorkspace::new();
-    let (s, _) = team(ws.path());
+    let (s, _) = team(ws.path()).await;
     let mut child = Command::new(env!("CARGO_BIN_EXE_troupe"))
         .current_dir(ws.path())
         .args(["team", "log", "--follow"])
@@ -209,6 +210,7 @@ fn log_follow_prints_each_append_as_it_happens() {
     for i in 0..3 {
         let detail = format!("follow-me-{i}");
         s.record(&Event::new(EventKind::Error, Some("lead"), &detail, 1))
+            .await
             .unwrap();
         assert!(lines.wait_for(&detail, LIMIT).contains("lead error"));
     }

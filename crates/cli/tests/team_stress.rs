@@ -14,8 +14,8 @@ use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 const WRITER_VAR: &str = "TROUPE_TEST_MAIL_WRITER";
 
 /// Not a test on its own: the body of a writer process (this binary re-executed).
-#[test]
-fn mail_writer_process() {
+#[tokio::test]
+async fn mail_writer_process() {
     let Ok(spec) = std::env::var(WRITER_VAR) else {
         return;
     };
@@ -30,7 +30,7 @@ fn mail_writer_process() {
             format!("{writer}-{k}"),
             0,
         );
-        store.append(&env).unwrap();
+        store.append(&env).await.unwrap();
     }
 }
 
@@ -80,14 +80,18 @@ fn delivered(ws: &Path) -> (usize, usize) {
 
 use troupe_testkit::wait_until as wait_for;
 
-fn joined(ws: &Path) -> bool {
-    common::team_roster(ws).is_some_and(|r| r.to_string().contains("\"sink\""))
+async fn joined(ws: &Path) -> bool {
+    common::team_roster(ws)
+        .await
+        .is_some_and(|r| r.to_string().contains("\"sink\""))
 }
 
 /// Starts the sink teammate process and waits until it is on the roster.
-fn start_joined_sink(ws: &Path, server: &FakeServer) -> Child {
+async fn start_joined_sink(ws: &Path, server: &FakeServer) -> Child {
     let sink = spawn_sink(ws, server);
-    wait_for("the sink to join", Duration::from_secs(30), || joined(ws));
+    wait_for("the sink to join", Duration::from_secs(30), || {
+        troupe_testkit::block_on(joined(ws))
+    });
     sink
 }
 
@@ -110,11 +114,11 @@ fn server() -> FakeServer {
     server
 }
 
-#[test]
-fn four_writer_processes_times_2000_messages_reach_the_transcript_exactly_once() {
+#[tokio::test]
+async fn four_writer_processes_times_2000_messages_reach_the_transcript_exactly_once() {
     let ws = TempWorkspace::new();
     let server = server();
-    let sink = start_joined_sink(ws.path(), &server);
+    let sink = start_joined_sink(ws.path(), &server).await;
     for mut w in spawn_writers(ws.path(), 4, 2000) {
         assert!(w.wait().unwrap().success());
     }
@@ -126,11 +130,11 @@ fn four_writer_processes_times_2000_messages_reach_the_transcript_exactly_once()
     );
 }
 
-#[test]
-fn sigkill_of_the_consuming_teammate_loses_and_duplicates_nothing() {
+#[tokio::test]
+async fn sigkill_of_the_consuming_teammate_loses_and_duplicates_nothing() {
     let ws = TempWorkspace::new();
     let server = server();
-    let mut sink = start_joined_sink(ws.path(), &server);
+    let mut sink = start_joined_sink(ws.path(), &server).await;
     let writers = spawn_writers(ws.path(), 4, 500);
     // Kill the consumer twice while mail is flowing, restarting it each time.
     for _ in 0..2 {
@@ -153,7 +157,7 @@ fn sigkill_of_the_consuming_teammate_loses_and_duplicates_nothing() {
     );
     let store = open_store(&ws.path().join(".troupe"), "default").unwrap();
     assert!(
-        store.peek("sink").unwrap().messages.is_empty(),
+        store.peek("sink").await.unwrap().messages.is_empty(),
         "the inbox is drained"
     );
 }

@@ -25,8 +25,8 @@ fn member<'a>(status: &'a Value, name: &str) -> Option<&'a Value> {
         .find(|m| m["name"] == name)
 }
 
-#[test]
-fn a_teammates_tokens_show_after_each_reply_and_every_agent_is_priced() {
+#[tokio::test]
+async fn a_teammates_tokens_show_after_each_reply_and_every_agent_is_priced() {
     let ws = TempWorkspace::new();
     let server = common::lead_server([
         Step::reply(

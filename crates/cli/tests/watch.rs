@@ -51,8 +51,8 @@ fn mkfifo(path: &Path) {
     .unwrap();
 }
 
-#[test]
-fn the_dashboard_follows_bob_and_his_plan_is_approved_from_it() {
+#[tokio::test]
+async fn the_dashboard_follows_bob_and_his_plan_is_approved_from_it() {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     // Bob's first step reads a FIFO, so he stays "working" until the test lets him go on.
@@ -144,6 +144,7 @@ fn the_dashboard_follows_bob_and_his_plan_is_approved_from_it() {
             kind: Some(RequestKind::Plan),
             ..RequestFilter::default()
         })
+        .await
         .unwrap();
     assert_eq!(plans.len(), 1);
     assert_eq!(plans[0].status, RequestStatus::Approved);
@@ -155,6 +156,7 @@ fn the_dashboard_follows_bob_and_his_plan_is_approved_from_it() {
     assert!(
         store(ws.path())
             .roster()
+            .await
             .unwrap()
             .get("bob")
             .unwrap()
@@ -173,8 +175,8 @@ fn the_dashboard_follows_bob_and_his_plan_is_approved_from_it() {
     lead.wait().unwrap();
 }
 
-#[test]
-fn the_dashboard_waits_for_a_missing_team_and_survives_a_corrupt_event_line() {
+#[tokio::test]
+async fn the_dashboard_waits_for_a_missing_team_and_survives_a_corrupt_event_line() {
     let ws = TempWorkspace::new();
     let mut dash = watch(ws.path());
     dash.wait_for_text("Waiting for team 'default' to exist", LIMIT);
@@ -206,6 +208,7 @@ fn the_dashboard_waits_for_a_missing_team_and_survives_a_corrupt_event_line() {
             "after the corrupt line",
             now,
         ))
+        .await
         .unwrap();
     let screen = dash.wait_for("the event after the corrupt line", LIMIT, |s| {
         s.contains("after the corrupt line") && s.contains("1 corrupt event line(s) skipped")

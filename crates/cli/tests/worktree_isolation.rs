@@ -84,7 +84,11 @@ fn isolated_teammate(mode: &str) {
         "{mode}: {text}"
     );
 
-    assert_eq!(member(&roster(&ws), "bob")["worktree"], "bob", "{mode}");
+    assert_eq!(
+        member(&troupe_testkit::block_on(roster(&ws)), "bob")["worktree"],
+        "bob",
+        "{mode}"
+    );
     assert_eq!(ws.read(".troupe/worktrees/bob/bob.txt"), "bob's work\n");
     assert!(!ws.exists("bob.txt"), "{mode}: the main tree is untouched");
     assert_eq!(ws.git(&["show", "wt/bob:bob.txt"]), "bob's work\n");
@@ -169,13 +173,12 @@ fn a_resumed_teammate_keeps_its_own_worktree() {
 fn a_subagent_works_where_its_parent_is_bound() {
     let ws = repo();
     let store = troupe_store::file::open(&ws.join(".troupe"), "default").unwrap();
-    let task = store
-        .create_task(&NewTask {
-            subject: "the lead's own task".into(),
-            created_by: "lead".into(),
-            ..NewTask::default()
-        })
-        .unwrap();
+    let task = troupe_testkit::block_on(store.create_task(&NewTask {
+        subject: "the lead's own task".into(),
+        created_by: "lead".into(),
+        ..NewTask::default()
+    }))
+    .unwrap();
     ok(&wt(
         &ws,
         &["create", "mine", "--task", &task.id.to_string()],
@@ -188,7 +191,7 @@ fn a_subagent_works_where_its_parent_is_bound() {
         [
             Step::dynamic(move |_| {
                 let store = troupe_store::file::open(&ws_path.join(".troupe"), "default").unwrap();
-                store.claim_task(id, "lead", 1).unwrap();
+                troupe_testkit::block_on(store.claim_task(id, "lead", 1)).unwrap();
                 Reply::tool("list_worktrees", json!({}))
             }),
             Step::tool(

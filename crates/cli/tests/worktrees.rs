@@ -157,8 +157,8 @@ fn bad_names_are_refused_before_git_runs() {
     assert!(!ws.exists(".troupe/worktrees/t9"));
 }
 
-#[test]
-fn a_workspace_outside_git_gets_a_clear_error_and_the_board_still_works() {
+#[tokio::test]
+async fn a_workspace_outside_git_gets_a_clear_error_and_the_board_still_works() {
     let ws = TempWorkspace::new(); // no git init
     let why = refused(&wt(&ws, &["list"]));
     assert!(why.contains("not inside a git repository"), "{why}");
@@ -196,12 +196,12 @@ fn a_workspace_outside_git_gets_a_clear_error_and_the_board_still_works() {
         assert!(!is_error && text.contains("write docs"), "{text}");
     }
     let store = troupe_store::file::open(&ws.join(".troupe"), "default").unwrap();
-    assert_eq!(store.get_task(1).unwrap().subject, "write docs");
-    assert!(store.get_task(1).unwrap().worktree.is_none());
+    assert_eq!(store.get_task(1).await.unwrap().subject, "write docs");
+    assert!(store.get_task(1).await.unwrap().worktree.is_none());
 }
 
-#[test]
-fn the_owner_of_a_task_with_a_worktree_writes_and_commits_inside_it() {
+#[tokio::test]
+async fn the_owner_of_a_task_with_a_worktree_writes_and_commits_inside_it() {
     let ws = repo();
     let store = troupe_store::file::open(&ws.join(".troupe"), "default").unwrap();
     let task = store
@@ -210,13 +210,14 @@ fn the_owner_of_a_task_with_a_worktree_writes_and_commits_inside_it() {
             created_by: "lead".into(),
             ..NewTask::default()
         })
+        .await
         .unwrap();
     ok(&wt(
         &ws,
         &["create", "feature", "--task", &task.id.to_string()],
     ));
     assert_eq!(
-        store.get_task(task.id).unwrap().worktree.as_deref(),
+        store.get_task(task.id).await.unwrap().worktree.as_deref(),
         Some("feature")
     );
     let main_root = ws.path().canonicalize().unwrap();
@@ -243,7 +244,7 @@ fn the_owner_of_a_task_with_a_worktree_writes_and_commits_inside_it() {
             // next round her tools are in its worktree.
             Step::dynamic(move |_| {
                 let store = troupe_store::file::open(&ws_path.join(".troupe"), "default").unwrap();
-                store.claim_task(id, "alice", 1).unwrap();
+                troupe_testkit::block_on(store.claim_task(id, "alice", 1)).unwrap();
                 Reply::tool("list_worktrees", json!({}))
             }),
             Step::tool(
@@ -310,7 +311,7 @@ fn the_owner_of_a_task_with_a_worktree_writes_and_commits_inside_it() {
     // board — still bound to its worktree, where its next owner will work.
     let status = ok(&subcommand(ws.path(), &["team", "status"]));
     assert!(status.contains("WORKTREE"), "{status}");
-    let task = store.get_task(task.id).unwrap();
+    let task = store.get_task(task.id).await.unwrap();
     assert_eq!(
         task.status,
         troupe_protocol::TaskStatus::Pending,

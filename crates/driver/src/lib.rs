@@ -228,7 +228,7 @@ impl<'a> Driver<'a> {
                 () = self.wakes.changed(Duration::from_secs(3600)), if wakes => {}
                 () = wakes::job_notification(jobs.as_ref()), if wakes => {}
             }
-            for note in self.wakes.notes() {
+            for note in self.wakes.notes().await {
                 sink(Event::Note(&note));
             }
         }

@@ -90,7 +90,7 @@ impl Driver<'_> {
                     Some(op) => self.queued.push_back(op),
                 },
             }
-            for note in self.wakes.notes() {
+            for note in self.wakes.notes().await {
                 sink(Event::Note(&note));
             }
         }

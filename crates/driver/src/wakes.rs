@@ -48,7 +48,7 @@ pub trait Wakes: Send {
     /// Waits until something may have changed, at most `limit`.
     async fn changed(&mut self, limit: Duration);
     /// Lines to tell the person now (requests that wait too long); each said once.
-    fn notes(&mut self) -> Vec<String> {
+    async fn notes(&mut self) -> Vec<String> {
         Vec::new()
     }
 }

@@ -89,9 +89,6 @@ impl Wakes for ScriptedWakes {
     async fn changed(&mut self, limit: Duration) {
         tokio::time::sleep(limit.min(Duration::from_millis(20))).await
     }
-    fn notes(&mut self) -> Vec<String> {
-        Vec::new()
-    }
 }
 
 fn agent(ws: &TempWorkspace, server: &FakeServer) -> Agent {

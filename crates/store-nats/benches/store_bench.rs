@@ -29,7 +29,7 @@ fn now_ns() -> u128 {
 }
 
 /// `file|<dir>|<team>` or `nats|<url>|<dir>|<team>`.
-fn open(spec: &str) -> SharedStore {
+async fn open(spec: &str) -> SharedStore {
     let parts: Vec<&str> = spec.split('|').collect();
     match parts[0] {
         "file" => {
@@ -40,6 +40,7 @@ fn open(spec: &str) -> SharedStore {
             Path::new(parts[2]),
             parts[3],
         )
+        .await
         .unwrap(),
     }
 }
@@ -64,11 +65,11 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Messages per second from the first append until the consumer has acked them all.
-fn throughput(store: &SharedStore, consumer: &SharedStore, n: usize, chunk: usize) -> f64 {
+async fn throughput(store: &SharedStore, consumer: &SharedStore, n: usize, chunk: usize) -> f64 {
     let started = Instant::now();
     let producer = {
         let store = store.clone();
-        std::thread::spawn(move || {
+        tokio::spawn(async move {
             let mut batch = Vec::with_capacity(chunk);
             for i in 0..n {
                 batch.push(Envelope::new(
@@ -80,44 +81,44 @@ fn throughput(store: &SharedStore, consumer: &SharedStore, n: usize, chunk: usiz
                 ));
                 if batch.len() == chunk {
                     if chunk == 1 {
-                        store.append(&batch[0]).unwrap();
+                        store.append(&batch[0]).await.unwrap();
                     } else {
-                        store.append_many(&batch).unwrap();
+                        store.append_many(&batch).await.unwrap();
                     }
                     batch.clear();
                 }
             }
             if !batch.is_empty() {
-                store.append_many(&batch).unwrap();
+                store.append_many(&batch).await.unwrap();
             }
         })
     };
     let mut got = 0;
     while got < n {
-        let b = consumer.fetch("sink").unwrap();
+        let b = consumer.fetch("sink").await.unwrap();
         got += b.messages.len();
         if let Some(t) = b.ack {
-            consumer.ack("sink", t).unwrap();
+            consumer.ack("sink", t).await.unwrap();
         }
         if b.messages.is_empty() {
-            std::thread::sleep(Duration::from_millis(1));
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
-    producer.join().unwrap();
+    producer.await.unwrap();
     n as f64 / started.elapsed().as_secs_f64()
 }
 
 /// Child: idles on its watch; for each wake fetches, prints `sent wake fetched` per message,
 /// acks; ends on a message saying "stop".
 fn waiter(spec: &str) {
-    let store = open(spec);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async move {
-        let mut watch = store.watch("bob").unwrap();
+        let store = open(spec).await;
+        let mut watch = store.watch("bob").await.unwrap();
         let mut out = std::io::stdout().lock();
         writeln!(out, "READY").unwrap();
         out.flush().unwrap();
@@ -128,11 +129,7 @@ fn waiter(spec: &str) {
             if debug {
                 eprintln!("waiter: woke");
             }
-            let s = store.clone();
-            let batch = tokio::task::spawn_blocking(move || s.fetch("bob"))
-                .await
-                .unwrap()
-                .unwrap();
+            let batch = store.fetch("bob").await.unwrap();
             let fetched = now_ns();
             if debug {
                 eprintln!("waiter: fetched {}", batch.messages.len());
@@ -147,11 +144,7 @@ fn waiter(spec: &str) {
             }
             out.flush().unwrap();
             if let Some(t) = batch.ack {
-                let s = store.clone();
-                tokio::task::spawn_blocking(move || s.ack("bob", t))
-                    .await
-                    .unwrap()
-                    .unwrap();
+                store.ack("bob", t).await.unwrap();
             }
             if stop {
                 return;
@@ -162,7 +155,7 @@ fn waiter(spec: &str) {
 
 /// (p50, p99) milliseconds from the start of an append to the idle recipient's wake, and to
 /// the message in its hands.
-fn wake_latency(spec: &str, store: &SharedStore, n: usize) -> ((f64, f64), (f64, f64)) {
+async fn wake_latency(spec: &str, store: &SharedStore, n: usize) -> ((f64, f64), (f64, f64)) {
     let mut c = child("waiter", spec);
     let mut lines = BufReader::new(c.stdout.take().unwrap()).lines();
     while lines.next().unwrap().unwrap() != "READY" {}
@@ -179,6 +172,7 @@ fn wake_latency(spec: &str, store: &SharedStore, n: usize) -> ((f64, f64), (f64,
                 sent.to_string(),
                 0,
             ))
+            .await
             .unwrap();
         let line = lines.next().unwrap().unwrap();
         let f: Vec<u128> = line
@@ -191,6 +185,7 @@ fn wake_latency(spec: &str, store: &SharedStore, n: usize) -> ((f64, f64), (f64,
     }
     store
         .append(&Envelope::new(MailKind::Message, "a", "bob", "stop", 0))
+        .await
         .unwrap();
     c.wait().unwrap();
     wake.sort_by(f64::total_cmp);
@@ -203,8 +198,8 @@ fn wake_latency(spec: &str, store: &SharedStore, n: usize) -> ((f64, f64), (f64,
 
 /// Child: waits for the go, then claims tasks 1..=n in order; prints `C <id> <won> <ns>` per
 /// `claim_task` call.
-fn claimer(spec: &str, name: &str, n: u64) {
-    let store = open(spec);
+async fn claimer(spec: &str, name: &str, n: u64) {
+    let store = open(spec).await;
     let mut out = std::io::stdout().lock();
     writeln!(out, "READY").unwrap();
     out.flush().unwrap();
@@ -212,7 +207,7 @@ fn claimer(spec: &str, name: &str, n: u64) {
     std::io::stdin().read_line(&mut go).unwrap();
     for id in 1..=n {
         let t = Instant::now();
-        let won = store.claim_task(id, name, 1).is_ok();
+        let won = store.claim_task(id, name, 1).await.is_ok();
         writeln!(out, "C {id} {} {}", u8::from(won), t.elapsed().as_nanos()).unwrap();
     }
     out.flush().unwrap();
@@ -220,7 +215,7 @@ fn claimer(spec: &str, name: &str, n: u64) {
 
 /// (p50, p99) milliseconds of a `claim_task` call with `claimers` processes racing for every
 /// one of `tasks` tasks, and the number of double claims (must be 0).
-fn claims(spec: &str, store: &SharedStore, claimers: usize, tasks: u64) -> (f64, f64, usize) {
+async fn claims(spec: &str, store: &SharedStore, claimers: usize, tasks: u64) -> (f64, f64, usize) {
     for i in 0..tasks {
         store
             .create_task(&NewTask {
@@ -228,6 +223,7 @@ fn claims(spec: &str, store: &SharedStore, claimers: usize, tasks: u64) -> (f64,
                 created_by: "lead".into(),
                 ..NewTask::default()
             })
+            .await
             .unwrap();
     }
     let mut kids: Vec<Child> = (0..claimers)
@@ -270,10 +266,22 @@ fn main() {
             waiter(&spec);
         } else if let Some(rest) = role.strip_prefix("claimer:") {
             let (name, n) = rest.split_once(':').unwrap();
-            claimer(&spec, name, n.parse().unwrap());
+            runtime().block_on(claimer(&spec, name, n.parse().unwrap()));
         }
         return;
     }
+    runtime().block_on(bench());
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn bench() {
     let quick = std::env::args().any(|a| a == "--quick");
     let (single, batched, wakes, tasks) = if quick {
         (500, 5_000, 100, 50)
@@ -307,16 +315,16 @@ fn main() {
                 std::process::id()
             ),
         };
-        let s1 = open(&spec("one"));
-        let c1 = open(&spec("one"));
-        let one = throughput(&s1, &c1, single, 1);
-        let s2 = open(&spec("many"));
-        let c2 = open(&spec("many"));
-        let many = throughput(&s2, &c2, batched, 500);
+        let s1 = open(&spec("one")).await;
+        let c1 = open(&spec("one")).await;
+        let one = throughput(&s1, &c1, single, 1).await;
+        let s2 = open(&spec("many")).await;
+        let c2 = open(&spec("many")).await;
+        let many = throughput(&s2, &c2, batched, 500).await;
         let w = spec("wake");
-        let ((wake50, wake99), (hand50, hand99)) = wake_latency(&w, &open(&w), wakes);
+        let ((wake50, wake99), (hand50, hand99)) = wake_latency(&w, &open(&w).await, wakes).await;
         let c = spec("claim");
-        let (claim50, claim99, doubles) = claims(&c, &open(&c), 10, tasks);
+        let (claim50, claim99, doubles) = claims(&c, &open(&c).await, 10, tasks).await;
         println!(
             "{backend:<8} {one:>12.0}  {many:>13.0}  {wake50:>6.2} / {wake99:<6.2}  {hand50:>8.2} / {hand99:<8.2}  {claim50:>10.2} / {claim99:<10.2}  {doubles}"
         );
@@ -328,13 +336,13 @@ fn main() {
         for n in [30usize, 100, 300] {
             let dir = tempfile::tempdir().unwrap();
             let file = format!("file|{}|round{n}", dir.path().display());
-            let (file_ms, _) = roster_round(&file, n);
+            let (file_ms, _) = roster_round(&file, n).await;
             let nats = format!(
                 "nats|{nats_url}|{}|round{n}x{}",
                 dir.path().display(),
                 std::process::id()
             );
-            let (nats_ms, bytes) = roster_round(&nats, n);
+            let (nats_ms, bytes) = roster_round(&nats, n).await;
             println!("             {n:<4} {file_ms:>7.0}   {nats_ms:>7.0}   {bytes:>8}");
         }
     }
@@ -344,7 +352,8 @@ fn main() {
         &cluster_url,
         dir.path(),
         if quick { 600 } else { 3_000 },
-    );
+    )
+    .await;
     println!(
         "cluster of 3, mail stream leader SIGKILLed mid-run: longest send stall {gap:.0} ms (time to recover), send p99 {p99:.2} ms, lost or repeated {lost}"
     );
@@ -353,7 +362,7 @@ fn main() {
 /// Sends `n` messages one at a time to a consumer on a three-server cluster and kills the mail
 /// stream's leader a third of the way in: the longest a send waited (the time to recover), the
 /// p99 of a send, and how many messages were lost or repeated (must be 0).
-fn recovery(
+async fn recovery(
     cluster: &mut troupe_testkit::nats::NatsCluster,
     url: &str,
     dir: &Path,
@@ -361,9 +370,11 @@ fn recovery(
 ) -> (f64, f64, usize) {
     let team = format!("recover{}", std::process::id());
     let spec = format!("nats|{url}|{}|{team}", dir.display());
-    let sender = open(&spec);
-    let receiver = open(&spec);
-    let report = troupe_store_nats::inspect(&NatsUrl::parse(url).unwrap(), &team).unwrap();
+    let sender = open(&spec).await;
+    let receiver = open(&spec).await;
+    let report = troupe_store_nats::inspect(&NatsUrl::parse(url).unwrap(), &team)
+        .await
+        .unwrap();
     let leader = report
         .team
         .and_then(|(_, _, peers)| {
@@ -372,15 +383,15 @@ fn recovery(
                 .find_map(|p| p.strip_suffix(" (leader)").map(str::to_string))
         })
         .unwrap();
-    let consumer = std::thread::spawn(move || {
+    let consumer = tokio::spawn(async move {
         let mut seen = std::collections::BTreeMap::<usize, usize>::new();
         while seen.len() < n {
-            let batch = receiver.fetch("sink").unwrap();
+            let batch = receiver.fetch("sink").await.unwrap();
             for m in &batch.messages {
                 *seen.entry(m.content.parse().unwrap()).or_default() += 1;
             }
             if let Some(t) = batch.ack {
-                receiver.ack("sink", t).unwrap();
+                receiver.ack("sink", t).await.unwrap();
             }
         }
         (0..n).filter(|i| seen.get(i) != Some(&1)).count()
@@ -399,10 +410,11 @@ fn recovery(
                 i.to_string(),
                 0,
             ))
+            .await
             .unwrap();
         lat.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let lost = consumer.join().unwrap();
+    let lost = consumer.await.unwrap();
     cluster.restart(&leader);
     let gap = lat.iter().copied().fold(0.0, f64::max);
     lat.sort_by(f64::total_cmp);
@@ -411,37 +423,38 @@ fn recovery(
 
 /// Wall milliseconds of a round of `n` teammates (three member updates each, one thread and
 /// one store handle per teammate) and, on NATS, the bytes on the wire per teammate.
-fn roster_round(spec: &str, n: usize) -> (f64, u64) {
+async fn roster_round(spec: &str, n: usize) -> (f64, u64) {
     use troupe_protocol::{AgentStatus, Member};
-    let lead = open(spec);
+    let lead = open(spec).await;
     lead.update_roster(&mut |r| {
         r.lead = "lead".into();
         r.members = (0..n)
             .map(|i| Member::new(format!("m{i}"), "worker", 0, 0))
             .collect();
     })
+    .await
     .unwrap();
-    let handles: Vec<(SharedStore, Option<troupe_store_nats::NatsStore>)> = (0..n)
-        .map(|_| {
-            let parts: Vec<&str> = spec.split('|').collect();
-            if parts[0] == "nats" {
-                let store = troupe_store_nats::NatsStore::open(
-                    &NatsUrl::parse(parts[1]).unwrap(),
-                    Path::new(parts[2]),
-                    parts[3],
-                    troupe_store_nats::OpenMode::Create,
-                )
-                .unwrap()
-                .unwrap();
-                (
-                    std::sync::Arc::new(store.clone()) as SharedStore,
-                    Some(store),
-                )
-            } else {
-                (open(spec), None)
-            }
-        })
-        .collect();
+    let mut handles: Vec<(SharedStore, Option<troupe_store_nats::NatsStore>)> = Vec::new();
+    for _ in 0..n {
+        let parts: Vec<&str> = spec.split('|').collect();
+        handles.push(if parts[0] == "nats" {
+            let store = troupe_store_nats::NatsStore::open(
+                &NatsUrl::parse(parts[1]).unwrap(),
+                Path::new(parts[2]),
+                parts[3],
+                troupe_store_nats::OpenMode::Create,
+            )
+            .await
+            .unwrap()
+            .unwrap();
+            (
+                std::sync::Arc::new(store.clone()) as SharedStore,
+                Some(store),
+            )
+        } else {
+            (open(spec).await, None)
+        });
+    }
     let before: u64 = handles
         .iter()
         .filter_map(|(_, n)| n.as_ref().map(|s| s.traffic().0 + s.traffic().1))
@@ -452,22 +465,25 @@ fn roster_round(spec: &str, n: usize) -> (f64, u64) {
         .enumerate()
         .map(|(i, (store, _))| {
             let store = store.clone();
-            std::thread::spawn(move || {
+            tokio::spawn(async move {
                 let name = format!("m{i}");
                 store
                     .update_member(&name, &mut |m| m.status = AgentStatus::Working)
+                    .await
                     .unwrap();
                 store
                     .update_member(&name, &mut |m| m.usage.output_tokens += 100)
+                    .await
                     .unwrap();
                 store
                     .update_member(&name, &mut |m| m.status = AgentStatus::Idle)
+                    .await
                     .unwrap();
             })
         })
         .collect();
     for t in threads {
-        t.join().unwrap();
+        t.await.unwrap();
     }
     let ms = started.elapsed().as_secs_f64() * 1e3;
     let after: u64 = handles

@@ -58,7 +58,7 @@ fn area_of(team: &str, subject: &str) -> Areas {
 impl NatsChangeWatch {
     /// Subscribes (and makes sure the server has the subscriptions before returning, so no
     /// write made after this call is missed).
-    pub(crate) fn start(store: &NatsStore) -> Result<NatsChangeWatch, StoreError> {
+    pub(crate) async fn start(store: &NatsStore) -> Result<NatsChangeWatch, StoreError> {
         let inner = &store.inner;
         let team = inner.team.clone();
         let client = inner.conn.client.clone();
@@ -68,17 +68,20 @@ impl NatsChangeWatch {
                 .iter()
                 .map(|(what, _)| format!("$KV.{}.>", inner.names.bucket(what))),
         );
-        let subs = inner.conn.retry("watch the team for changes", move || {
-            let (client, subjects) = (client.clone(), subjects.clone());
-            async move {
-                let mut subs = Vec::with_capacity(subjects.len());
-                for subject in subjects {
-                    subs.push(client.subscribe(Subject::from(subject)).await?);
+        let subs = inner
+            .conn
+            .retry("watch the team for changes", move || {
+                let (client, subjects) = (client.clone(), subjects.clone());
+                async move {
+                    let mut subs = Vec::with_capacity(subjects.len());
+                    for subject in subjects {
+                        subs.push(client.subscribe(Subject::from(subject)).await?);
+                    }
+                    client.flush().await?;
+                    Ok(subs)
                 }
-                client.flush().await?;
-                Ok(subs)
-            }
-        })?;
+            })
+            .await?;
         let pending = Arc::new(PendingAreas::default());
         let mut connections = inner.conn.connections.clone();
         connections.mark_unchanged();

@@ -53,7 +53,7 @@ fn too_few_servers(detail: &str) -> bool {
 
 /// The stream `config` describes: the existing one, or created now with `replicas` (several
 /// processes may race to create it; the loser finds it).
-pub fn ensure_stream(
+pub async fn ensure_stream(
     conn: &Conn,
     mut config: stream::Config,
     replicas: Replicas,
@@ -61,26 +61,28 @@ pub fn ensure_stream(
     let action = format!("open stream {}", config.name);
     config.num_replicas = replicas.count;
     loop {
-        let created = conn.retry(&action, {
-            let (js, config) = (conn.js.clone(), config.clone());
-            move || {
-                let (js, config) = (js.clone(), config.clone());
-                async move {
-                    match js.get_stream(&config.name).await {
-                        Ok(s) => return Ok(Ok(s)),
-                        Err(e) if !e.to_string().contains("not found") => {
-                            return Err(Fail::Transient(e.to_string()))
+        let created = conn
+            .retry(&action, {
+                let (js, config) = (conn.js.clone(), config.clone());
+                move || {
+                    let (js, config) = (js.clone(), config.clone());
+                    async move {
+                        match js.get_stream(&config.name).await {
+                            Ok(s) => return Ok(Ok(s)),
+                            Err(e) if !e.to_string().contains("not found") => {
+                                return Err(Fail::Transient(e.to_string()))
+                            }
+                            Err(_) => {}
                         }
-                        Err(_) => {}
-                    }
-                    match js.create_stream(config.clone()).await {
-                        Ok(s) => Ok(Ok(s)),
-                        Err(e) if too_few_servers(&e.to_string()) => Ok(Err(e.to_string())),
-                        Err(_) => Ok(Ok(js.get_stream(&config.name).await?)),
+                        match js.create_stream(config.clone()).await {
+                            Ok(s) => Ok(Ok(s)),
+                            Err(e) if too_few_servers(&e.to_string()) => Ok(Err(e.to_string())),
+                            Err(_) => Ok(Ok(js.get_stream(&config.name).await?)),
+                        }
                     }
                 }
-            }
-        })?;
+            })
+            .await?;
         match created {
             Ok(s) => return Ok(s),
             Err(detail) => {
@@ -91,7 +93,7 @@ pub fn ensure_stream(
 }
 
 /// The bucket `config` describes: the existing one, or created now with `replicas`.
-pub fn ensure_bucket(
+pub async fn ensure_bucket(
     conn: &Conn,
     mut config: KvConfig,
     replicas: Replicas,
@@ -100,26 +102,28 @@ pub fn ensure_bucket(
     let name = config.bucket.clone();
     config.num_replicas = replicas.count;
     loop {
-        let created = conn.retry(&action, {
-            let (js, config) = (conn.js.clone(), config.clone());
-            move || {
-                let (js, config) = (js.clone(), config.clone());
-                async move {
-                    match js.get_key_value(&config.bucket).await {
-                        Ok(kv) => return Ok(Ok(kv)),
-                        Err(e) if !e.to_string().contains("not found") => {
-                            return Err(Fail::Transient(e.to_string()))
+        let created = conn
+            .retry(&action, {
+                let (js, config) = (conn.js.clone(), config.clone());
+                move || {
+                    let (js, config) = (js.clone(), config.clone());
+                    async move {
+                        match js.get_key_value(&config.bucket).await {
+                            Ok(kv) => return Ok(Ok(kv)),
+                            Err(e) if !e.to_string().contains("not found") => {
+                                return Err(Fail::Transient(e.to_string()))
+                            }
+                            Err(_) => {}
                         }
-                        Err(_) => {}
-                    }
-                    match js.create_key_value(config.clone()).await {
-                        Ok(kv) => Ok(Ok(kv)),
-                        Err(e) if too_few_servers(&e.to_string()) => Ok(Err(e.to_string())),
-                        Err(_) => Ok(Ok(js.get_key_value(&config.bucket).await?)),
+                        match js.create_key_value(config.clone()).await {
+                            Ok(kv) => Ok(Ok(kv)),
+                            Err(e) if too_few_servers(&e.to_string()) => Ok(Err(e.to_string())),
+                            Err(_) => Ok(Ok(js.get_key_value(&config.bucket).await?)),
+                        }
                     }
                 }
-            }
-        })?;
+            })
+            .await?;
         match created {
             Ok(kv) => return Ok(Bucket { kv, name }),
             Err(detail) => {
@@ -182,40 +186,46 @@ impl std::fmt::Display for ClusterReport {
 }
 
 /// Asks the server what it would give a new team and what `team` has, if it exists.
-pub fn inspect(conn: &Conn, asked: Option<usize>, team: &str) -> Result<ClusterReport, StoreError> {
+pub async fn inspect(
+    conn: &Conn,
+    asked: Option<usize>,
+    team: &str,
+) -> Result<ClusterReport, StoreError> {
     let info = conn.client.server_info();
     let mut servers = info.connect_urls.clone();
     servers.sort();
     servers.dedup();
     let replicas = Replicas::decide(asked, cluster_size(conn));
     let stream_name = crate::names::Names::new(team).mail_stream();
-    let found = conn.retry(&format!("look at stream {stream_name}"), {
-        let (js, name) = (conn.js.clone(), stream_name.clone());
-        move || {
-            let (js, name) = (js.clone(), name.clone());
-            async move {
-                match js.get_stream(&name).await {
-                    Ok(s) => {
-                        let info = s.get_info().await?;
-                        let mut peers: Vec<String> = Vec::new();
-                        if let Some(c) = &info.cluster {
-                            peers.extend(c.leader.iter().map(|l| format!("{l} (leader)")));
-                            peers.extend(c.replicas.iter().map(|p| {
-                                if p.offline {
-                                    format!("{} (offline)", p.name)
-                                } else {
-                                    p.name.clone()
-                                }
-                            }));
+    let found = conn
+        .retry(&format!("look at stream {stream_name}"), {
+            let (js, name) = (conn.js.clone(), stream_name.clone());
+            move || {
+                let (js, name) = (js.clone(), name.clone());
+                async move {
+                    match js.get_stream(&name).await {
+                        Ok(s) => {
+                            let info = s.get_info().await?;
+                            let mut peers: Vec<String> = Vec::new();
+                            if let Some(c) = &info.cluster {
+                                peers.extend(c.leader.iter().map(|l| format!("{l} (leader)")));
+                                peers.extend(c.replicas.iter().map(|p| {
+                                    if p.offline {
+                                        format!("{} (offline)", p.name)
+                                    } else {
+                                        p.name.clone()
+                                    }
+                                }));
+                            }
+                            Ok(Some((info.config.num_replicas, peers)))
                         }
-                        Ok(Some((info.config.num_replicas, peers)))
+                        Err(e) if e.to_string().contains("not found") => Ok(None),
+                        Err(e) => Err(Fail::Transient(e.to_string())),
                     }
-                    Err(e) if e.to_string().contains("not found") => Ok(None),
-                    Err(e) => Err(Fail::Transient(e.to_string())),
                 }
             }
-        }
-    })?;
+        })
+        .await?;
     Ok(ClusterReport {
         servers,
         cluster: info.cluster.clone().filter(|c| !c.is_empty()),

@@ -83,7 +83,7 @@ impl std::fmt::Debug for Conn {
 impl Conn {
     /// Connects to the server `url` names; a server that is down or refuses is an error
     /// within a few seconds saying what to check.
-    pub fn connect(url: &NatsUrl) -> Result<Conn, StoreError> {
+    pub async fn connect(url: &NatsUrl) -> Result<Conn, StoreError> {
         let server = url.display();
         let fail = |action: &str, detail: String| StoreError::Backend {
             action: action.to_string(),
@@ -100,7 +100,7 @@ impl Conn {
         let handle = runtime.handle().clone();
         let (tx, rx) = watch::channel(0u64);
         let url2 = url.clone();
-        let connected = runtime.block_on(async move {
+        let connecting = handle.spawn(async move {
             let mut options = match &url2.creds {
                 Some(path) => async_nats::ConnectOptions::with_credentials_file(path)
                     .await
@@ -169,8 +169,18 @@ impl Conn {
             }
             Ok::<_, String>((client, js))
         });
-        let (client, js) =
-            connected.map_err(|detail| fail("connect to the NATS server", detail))?;
+        let connected = match connecting.await {
+            Ok(outcome) => outcome,
+            Err(e) => Err(e.to_string()),
+        };
+        let (client, js) = match connected {
+            Ok(both) => both,
+            Err(detail) => {
+                // Dropped in an async context: its threads go in the background.
+                runtime.shutdown_background();
+                return Err(fail("connect to the NATS server", detail));
+            }
+        };
         let link = Link {
             client: client.clone(),
             server: Arc::from(server.as_str()),
@@ -201,8 +211,8 @@ impl Conn {
         }
     }
 
-    /// Runs `fut` on the store's runtime and waits for it from this thread, whatever it is
-    /// (an async worker of another runtime included: only this thread waits).
+    /// Runs `fut` on the store's runtime and waits for it from this thread: only for `Drop`,
+    /// which cannot await (a lease let go waits, briefly, for its key to be deleted).
     pub fn block<F>(&self, fut: F) -> Result<F::Output, StoreError>
     where
         F: Future + Send + 'static,
@@ -216,42 +226,40 @@ impl Conn {
             .map_err(|_| self.error("reach the server", "the store is shutting down"))
     }
 
-    /// Runs `fut` — a whole operation, its retries included — on the store's runtime and
-    /// waits for its outcome from this thread, once.
-    pub fn run<T, F>(&self, fut: F) -> Result<T, StoreError>
+    /// Runs `fut` on the store's runtime and awaits its output: neither a worker of the
+    /// caller's nor any thread waits for the server.
+    pub async fn on_runtime<F>(&self, fut: F) -> Result<F::Output, StoreError>
     where
-        F: Future<Output = Result<T, StoreError>> + Send + 'static,
-        T: Send + 'static,
-    {
-        self.block(fut)?
-    }
-
-    /// Runs `fut` — a whole operation, its retries included — on the store's runtime and
-    /// awaits its outcome: for async callers (the agent loop's mail), so neither a worker of
-    /// theirs nor any thread waits for the server.
-    pub async fn run_async<T, F>(&self, fut: F) -> Result<T, StoreError>
-    where
-        F: Future<Output = Result<T, StoreError>> + Send + 'static,
-        T: Send + 'static,
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
     {
         match self.handle.spawn(fut).await {
-            Ok(outcome) => outcome,
+            Ok(output) => Ok(output),
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => Err(self.error("reach the server", "the store is shutting down")),
         }
     }
 
+    /// Runs `fut` — a whole operation, its retries included — on the store's runtime and
+    /// awaits its outcome.
+    pub async fn run<T, F>(&self, fut: F) -> Result<T, StoreError>
+    where
+        F: Future<Output = Result<T, StoreError>> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.on_runtime(fut).await?
+    }
+
     /// Runs the operation `op` builds on the store's runtime, like [`Conn::run`], for a
     /// caller's closure `f` that cannot go there (the store traits hand a `&mut dyn FnMut`:
-    /// borrowed, not `Send`). The operation asks for `f` through its [`Caller`], and this
-    /// thread, waiting on one channel for the outcome, applies `f` and hands the result back.
-    /// So a compare-and-set loop — read, `f`, write, on a lost race pause and again — is one
-    /// future; this thread sleeps through none of its pauses and wakes only to apply `f`. An
-    /// error from `f` (a refused update) is the operation's outcome at once: this thread
-    /// returns it without a further round trip (the future then finds no answer and ends).
-    pub fn run_applying<A, B, T, Fut>(
+    /// borrowed). The operation asks for `f` through its [`Caller`], and the caller's task,
+    /// awaiting one channel for the outcome, applies `f` and hands the result back. So a
+    /// compare-and-set loop — read, `f`, write, on a lost race pause and again — is one
+    /// future. An error from `f` (a refused update) is the operation's outcome at once: it is
+    /// returned without a further round trip (the future then finds no answer and ends).
+    pub async fn run_applying<A, B, T, Fut>(
         &self,
-        f: &mut dyn FnMut(A) -> Result<B, StoreError>,
+        mut f: impl FnMut(A) -> Result<B, StoreError> + Send,
         op: impl FnOnce(Caller<A, B, T>) -> Fut,
     ) -> Result<T, StoreError>
     where
@@ -260,7 +268,7 @@ impl Conn {
         T: Send + 'static,
         Fut: Future<Output = Result<T, StoreError>> + Send + 'static,
     {
-        let (tx, rx) = std::sync::mpsc::channel();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let done = tx.clone();
         let fut = op(Caller {
             tx,
@@ -270,12 +278,12 @@ impl Conn {
             let _ = done.send(Call::Done(fut.await));
         });
         loop {
-            match rx.recv() {
-                Ok(Call::Apply(value, reply)) => {
+            match rx.recv().await {
+                Some(Call::Apply(value, reply)) => {
                     let _ = reply.send(f(value)?);
                 }
-                Ok(Call::Done(outcome)) => return outcome,
-                Err(_) => {
+                Some(Call::Done(outcome)) => return outcome,
+                None => {
                     return Err(self.error("reach the server", "the store is shutting down"));
                 }
             }
@@ -289,19 +297,19 @@ impl Conn {
 
     /// Runs the attempt `make()` builds until it succeeds or the server has been unreachable
     /// for [`RETRY_FOR`] ([`Link::retry`]): the whole loop is one future on the store's
-    /// runtime, and this thread waits once for its outcome.
-    pub fn retry<T, F, Fut>(&self, action: &str, make: F) -> Result<T, StoreError>
+    /// runtime, awaited once.
+    pub async fn retry<T, F, Fut>(&self, action: &str, make: F) -> Result<T, StoreError>
     where
         F: FnMut() -> Fut + Send + 'static,
         Fut: Future<Output = Result<T, Fail>> + Send + 'static,
         T: Send + 'static,
     {
-        self.retry_within(action, ATTEMPT_LIMIT, make)
+        self.retry_within(action, ATTEMPT_LIMIT, make).await
     }
 
     /// [`Conn::retry`] for an attempt that is many requests (a batch of acks): each attempt
     /// may take up to `attempt` before it counts as unanswered.
-    pub fn retry_within<T, F, Fut>(
+    pub async fn retry_within<T, F, Fut>(
         &self,
         action: &str,
         attempt: Duration,
@@ -314,6 +322,7 @@ impl Conn {
     {
         let (link, action) = (self.link.clone(), action.to_string());
         self.run(async move { link.retry_within(&action, attempt, make).await })
+            .await
     }
 }
 
@@ -327,7 +336,7 @@ enum Call<A, B, T> {
 
 /// An operation's way to the caller's closure ([`Conn::run_applying`]).
 pub struct Caller<A, B, T> {
-    tx: std::sync::mpsc::Sender<Call<A, B, T>>,
+    tx: tokio::sync::mpsc::UnboundedSender<Call<A, B, T>>,
     link: Link,
 }
 

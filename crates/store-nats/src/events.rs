@@ -9,35 +9,43 @@ use troupe_store::{EventCursor, EventLog, EventPage, StoreError};
 use crate::conn::Fail;
 use crate::NatsStore;
 
+#[async_trait::async_trait]
 impl EventLog for NatsStore {
-    fn record(&self, event: &Event) -> Result<(), StoreError> {
+    async fn record(&self, event: &Event) -> Result<(), StoreError> {
         let inner = &self.inner;
         let bytes = crate::to_bytes("event", event)?;
         let subject = inner.names.events_subject();
         // Each attempt carries the same id, so a retry after a lost answer is not logged twice.
         let id = troupe_protocol::ids::new_ulid().to_string();
         let js = inner.conn.js.clone();
-        inner.conn.retry("record an event", move || {
-            let (js, subject, bytes, id) = (js.clone(), subject.clone(), bytes.clone(), id.clone());
-            async move {
-                let publish = async_nats::jetstream::message::PublishMessage::build()
-                    .payload(bytes)
-                    .message_id(id);
-                js.send_publish(subject, publish).await?.await?;
-                Ok(())
-            }
-        })
+        inner
+            .conn
+            .retry("record an event", move || {
+                let (js, subject, bytes, id) =
+                    (js.clone(), subject.clone(), bytes.clone(), id.clone());
+                async move {
+                    let publish = async_nats::jetstream::message::PublishMessage::build()
+                        .payload(bytes)
+                        .message_id(id);
+                    js.send_publish(subject, publish).await?.await?;
+                    Ok(())
+                }
+            })
+            .await
     }
 
-    fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError> {
+    async fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError> {
         let inner = &self.inner;
         let start = from.backend_position();
         let subject = inner.names.events_subject();
         let (stream, client) = (inner.events.clone(), inner.conn.client.clone());
-        let (payloads, last) = inner.conn.retry("read the event log", move || {
-            let (stream, subject, client) = (stream.clone(), subject.clone(), client.clone());
-            async move { read_after(stream, client, subject, start).await }
-        })?;
+        let (payloads, last) = inner
+            .conn
+            .retry("read the event log", move || {
+                let (stream, subject, client) = (stream.clone(), subject.clone(), client.clone());
+                async move { read_after(stream, client, subject, start).await }
+            })
+            .await?;
         let mut page = EventPage {
             events: Vec::with_capacity(payloads.len()),
             next: EventCursor::from_backend(last.max(start)),

@@ -75,19 +75,21 @@ impl Bucket {
     }
 
     /// The key's value and revision; `None` when absent (never written, deleted, expired).
-    pub fn get(&self, conn: &Conn, key: &str) -> Result<Option<Record>, StoreError> {
+    pub async fn get(&self, conn: &Conn, key: &str) -> Result<Option<Record>, StoreError> {
         let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
         conn.run(async move { bucket.get_async(&link, &key).await })
+            .await
     }
 
     /// Writes `value` under `key` if the key is absent.
-    pub fn create(&self, conn: &Conn, key: &str, value: Bytes) -> Result<Cas, StoreError> {
+    pub async fn create(&self, conn: &Conn, key: &str, value: Bytes) -> Result<Cas, StoreError> {
         let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
         conn.run(async move { bucket.create_async(&link, &key, value).await })
+            .await
     }
 
     /// Writes `value` under `key` if its revision is still `revision`.
-    pub fn update(
+    pub async fn update(
         &self,
         conn: &Conn,
         key: &str,
@@ -96,35 +98,48 @@ impl Bucket {
     ) -> Result<Cas, StoreError> {
         let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
         conn.run(async move { bucket.update_async(&link, &key, value, revision).await })
+            .await
     }
 
     /// Writes `value` under `key` whatever is there (volatile records only).
-    pub fn put(&self, conn: &Conn, key: &str, value: Bytes) -> Result<u64, StoreError> {
+    pub async fn put(&self, conn: &Conn, key: &str, value: Bytes) -> Result<u64, StoreError> {
         let action = format!("write {}", self.place(key));
         let (kv, key) = (self.kv.clone(), key.to_string());
         conn.retry(&action, move || {
             let (kv, key, value) = (kv.clone(), key.clone(), value.clone());
             async move { Ok(kv.put(&key, value).await?) }
         })
+        .await
     }
 
     /// Deletes `key`; with `revision`, only if it is still at that revision (a lease another
     /// holder took meanwhile is left alone).
-    pub fn delete(&self, conn: &Conn, key: &str, revision: Option<u64>) -> Result<(), StoreError> {
+    pub async fn delete(
+        &self,
+        conn: &Conn,
+        key: &str,
+        revision: Option<u64>,
+    ) -> Result<(), StoreError> {
         let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
         conn.run(async move { bucket.delete_async(&link, &key, revision).await })
+            .await
     }
 
     /// Every key's current value, in one pass over the bucket (deleted keys left out).
-    pub fn snapshot(&self, conn: &Conn) -> Result<Vec<Record>, StoreError> {
-        self.snapshot_under(conn, "")
+    pub async fn snapshot(&self, conn: &Conn) -> Result<Vec<Record>, StoreError> {
+        self.snapshot_under(conn, "").await
     }
 
     /// The current value of every key starting with `prefix` (a whole token followed by a
     /// dot, `usage.`; empty for all), in one pass, keys returned whole.
-    pub fn snapshot_under(&self, conn: &Conn, prefix: &str) -> Result<Vec<Record>, StoreError> {
+    pub async fn snapshot_under(
+        &self,
+        conn: &Conn,
+        prefix: &str,
+    ) -> Result<Vec<Record>, StoreError> {
         let (bucket, link, prefix) = (self.clone(), conn.link().clone(), prefix.to_string());
         conn.run(async move { bucket.snapshot_under_async(&link, &prefix).await })
+            .await
     }
 
     // The same as futures, for operations that compose several (a compare-and-set loop runs

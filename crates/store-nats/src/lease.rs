@@ -98,9 +98,9 @@ impl NatsStore {
         )
     }
 
-    fn read_lease(&self, agent: &str) -> Result<Option<Current>, StoreError> {
+    async fn read_lease(&self, agent: &str) -> Result<Option<Current>, StoreError> {
         let inner = &self.inner;
-        Ok(inner.live.get(&inner.conn, agent)?.map(|r| Current {
+        Ok(inner.live.get(&inner.conn, agent).await?.map(|r| Current {
             record: serde_json::from_slice(&r.value).ok(),
             revision: r.revision,
             age: r.age,
@@ -109,7 +109,7 @@ impl NatsStore {
 
     /// Takes over the lease at `current` from a holder on this host whose process is gone
     /// (checked against `/proc`), fencing its epoch; `None` when someone wrote the key first.
-    fn take_over(
+    async fn take_over(
         &self,
         agent: &str,
         current: &Current,
@@ -124,7 +124,8 @@ impl NatsStore {
         let bytes = to_bytes("lease", &record)?;
         match inner
             .live
-            .update(&inner.conn, agent, bytes, current.revision)?
+            .update(&inner.conn, agent, bytes, current.revision)
+            .await?
         {
             Cas::Done(revision) => {
                 tracing::info!(agent, old = %old.holder, epoch = record.epoch, "the lease's holder is gone from this host; taken over at once");
@@ -165,8 +166,9 @@ impl NatsStore {
     }
 }
 
+#[async_trait::async_trait]
 impl LivenessStore for NatsStore {
-    fn acquire_lease(&self, agent: &str) -> Result<Lease, StoreError> {
+    async fn acquire_lease(&self, agent: &str) -> Result<Lease, StoreError> {
         check_agent(agent)?;
         let inner = &self.inner;
         let record = LeaseRecord {
@@ -178,14 +180,16 @@ impl LivenessStore for NatsStore {
         // A key that lapses or is taken over between the refused create and the read is tried
         // again.
         for _ in 0..3 {
-            if let Cas::Done(revision) = inner.live.create(&inner.conn, agent, bytes.clone())? {
+            if let Cas::Done(revision) =
+                inner.live.create(&inner.conn, agent, bytes.clone()).await?
+            {
                 return Ok(self.hold(agent, record, revision));
             }
-            let Some(current) = self.read_lease(agent)? else {
+            let Some(current) = self.read_lease(agent).await? else {
                 continue;
             };
             if let Some(old) = current.record.as_ref().filter(|r| r.holder.is_gone()) {
-                match self.take_over(agent, &current, old)? {
+                match self.take_over(agent, &current, old).await? {
                     Some(lease) => return Ok(lease),
                     None => continue,
                 }
@@ -203,7 +207,7 @@ impl LivenessStore for NatsStore {
         ))
     }
 
-    fn adopt_lease(&self, agent: &str, handoff: &str) -> Result<Lease, StoreError> {
+    async fn adopt_lease(&self, agent: &str, handoff: &str) -> Result<Lease, StoreError> {
         check_agent(agent)?;
         let inner = &self.inner;
         let refuse = |reason: String| StoreError::LeaseNotInherited {
@@ -217,7 +221,7 @@ impl LivenessStore for NatsStore {
                 record: current,
                 revision,
                 ..
-            }) = self.read_lease(agent)?
+            }) = self.read_lease(agent).await?
             else {
                 return Err(refuse(format!(
                     "the lease is not held any more (it lapsed before this process took it over; {})",
@@ -236,16 +240,20 @@ impl LivenessStore for NatsStore {
                 epoch: current.epoch,
             };
             let bytes = to_bytes("lease", &record)?;
-            if let Cas::Done(rev) = inner.live.update(&inner.conn, agent, bytes, revision)? {
+            if let Cas::Done(rev) = inner
+                .live
+                .update(&inner.conn, agent, bytes, revision)
+                .await?
+            {
                 return Ok(self.hold(agent, record, rev));
             }
         }
         Err(refuse("it kept changing while being taken over".into()))
     }
 
-    fn probe_lease(&self, agent: &str) -> Result<LeaseState, StoreError> {
+    async fn probe_lease(&self, agent: &str) -> Result<LeaseState, StoreError> {
         check_agent(agent)?;
-        Ok(match self.read_lease(agent)? {
+        Ok(match self.read_lease(agent).await? {
             None => LeaseState::Free,
             // A holder on this host whose process is gone holds nothing, however fresh its key.
             Some(current) if current.record.as_ref().is_some_and(|r| r.holder.is_gone()) => {
@@ -255,9 +263,9 @@ impl LivenessStore for NatsStore {
         })
     }
 
-    fn lease_lapses_in(&self, agent: &str) -> Result<Option<Duration>, StoreError> {
+    async fn lease_lapses_in(&self, agent: &str) -> Result<Option<Duration>, StoreError> {
         check_agent(agent)?;
-        Ok(self.read_lease(agent)?.map(|current| {
+        Ok(self.read_lease(agent).await?.map(|current| {
             let age = current.age.unwrap_or_default();
             self.inner.lease_ttl.saturating_sub(age)
         }))

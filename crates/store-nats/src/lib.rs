@@ -85,8 +85,8 @@ const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 
 /// Opens (creating as needed) `team`'s store on the server `url` names; transcripts go to the
 /// local `.troupe` directory `troupe_dir`.
-pub fn open(url: &NatsUrl, troupe_dir: &Path, team: &str) -> Result<SharedStore, StoreError> {
-    match NatsStore::open(url, troupe_dir, team, OpenMode::Create)? {
+pub async fn open(url: &NatsUrl, troupe_dir: &Path, team: &str) -> Result<SharedStore, StoreError> {
+    match NatsStore::open(url, troupe_dir, team, OpenMode::Create).await? {
         Some(store) => Ok(Arc::new(store)),
         None => Err(StoreError::Backend {
             action: format!("create team '{team}'"),
@@ -98,20 +98,21 @@ pub fn open(url: &NatsUrl, troupe_dir: &Path, team: &str) -> Result<SharedStore,
 }
 
 /// Opens `team`'s store only if a lead created it; `Ok(None)` when the server has no such team.
-pub fn open_existing(
+pub async fn open_existing(
     url: &NatsUrl,
     troupe_dir: &Path,
     team: &str,
 ) -> Result<Option<SharedStore>, StoreError> {
-    Ok(NatsStore::open(url, troupe_dir, team, OpenMode::Existing)?
+    Ok(NatsStore::open(url, troupe_dir, team, OpenMode::Existing)
+        .await?
         .map(|s| Arc::new(s) as SharedStore))
 }
 
 /// What the server (or cluster) `url` names holds for `team`, and what a new team would get
 /// there: for `troupe doctor`.
-pub fn inspect(url: &NatsUrl, team: &str) -> Result<ClusterReport, StoreError> {
-    let conn = Conn::connect(url)?;
-    cluster::inspect(&conn, url.replicas, team)
+pub async fn inspect(url: &NatsUrl, team: &str) -> Result<ClusterReport, StoreError> {
+    let conn = Conn::connect(url).await?;
+    cluster::inspect(&conn, url.replicas, team).await
 }
 
 /// The JetStream-backed team store; cheap to clone, usable from many threads.
@@ -144,8 +145,6 @@ struct Inner {
     lease_ttl: Duration,
     /// True when the server is one of a cluster (see [`watch::send`]).
     cluster: bool,
-    /// The local caches of transcripts, on this machine.
-    local: FileStore,
     /// Where each agent's transcript ends on the server, for the agents this process appends to.
     transcript_tails: Mutex<HashMap<String, transcripts::Tail>>,
     /// Each agent's mailbox as this process consumes it.
@@ -156,33 +155,35 @@ struct Inner {
 
 impl NatsStore {
     /// Connects and opens `team` (see [`OpenMode`]); transcripts go to `troupe_dir`.
-    pub fn open(
+    pub async fn open(
         url: &NatsUrl,
         troupe_dir: &Path,
         team: &str,
         mode: OpenMode,
     ) -> Result<Option<NatsStore>, StoreError> {
         check_name("team", team)?;
-        let conn = Conn::connect(url)?;
+        let conn = Conn::connect(url).await?;
         let names = Names::new(team);
         let lease_ttl = url.lease_ttl;
         let servers = cluster::cluster_size(&conn);
         let replicas = Replicas::decide(url.replicas, servers);
         if mode == OpenMode::Existing {
             let bucket = names.bucket("roster");
-            let found = conn.retry(&format!("look for team '{team}'"), {
-                let (js, bucket) = (conn.js.clone(), bucket.clone());
-                move || {
-                    let (js, bucket) = (js.clone(), bucket.clone());
-                    async move {
-                        match js.get_key_value(&bucket).await {
-                            Ok(kv) => Ok(kv::entry(&kv, "roster").await?.is_some()),
-                            Err(e) if e.to_string().contains("not found") => Ok(false),
-                            Err(e) => Err(Fail::Transient(e.to_string())),
+            let found = conn
+                .retry(&format!("look for team '{team}'"), {
+                    let (js, bucket) = (conn.js.clone(), bucket.clone());
+                    move || {
+                        let (js, bucket) = (js.clone(), bucket.clone());
+                        async move {
+                            match js.get_key_value(&bucket).await {
+                                Ok(kv) => Ok(kv::entry(&kv, "roster").await?.is_some()),
+                                Err(e) if e.to_string().contains("not found") => Ok(false),
+                                Err(e) => Err(Fail::Transient(e.to_string())),
+                            }
                         }
                     }
-                }
-            })?;
+                })
+                .await?;
             if !found {
                 return Ok(None);
             }
@@ -199,7 +200,8 @@ impl NatsStore {
                 ..Default::default()
             },
             replicas,
-        )?;
+        )
+        .await?;
         let events = ensure_stream(
             &conn,
             stream::Config {
@@ -211,7 +213,8 @@ impl NatsStore {
                 ..Default::default()
             },
             replicas,
-        )?;
+        )
+        .await?;
         let transcripts = ensure_stream(
             &conn,
             stream::Config {
@@ -224,16 +227,17 @@ impl NatsStore {
                 ..Default::default()
             },
             replicas,
-        )?;
+        )
+        .await?;
         let durable = |what: &str| KvConfig {
             bucket: names.bucket(what),
             history: 1,
             storage: stream::StorageType::File,
             ..Default::default()
         };
-        let roster = ensure_bucket(&conn, durable("roster"), replicas)?;
-        let requests = ensure_bucket(&conn, durable("requests"), replicas)?;
-        let tasks = ensure_bucket(&conn, durable("tasks"), replicas)?;
+        let roster = ensure_bucket(&conn, durable("roster"), replicas).await?;
+        let requests = ensure_bucket(&conn, durable("requests"), replicas).await?;
+        let tasks = ensure_bucket(&conn, durable("tasks"), replicas).await?;
         let presence = ensure_bucket(
             &conn,
             KvConfig {
@@ -241,7 +245,8 @@ impl NatsStore {
                 ..durable("presence")
             },
             replicas,
-        )?;
+        )
+        .await?;
         let live = ensure_bucket(
             &conn,
             KvConfig {
@@ -249,8 +254,10 @@ impl NatsStore {
                 ..durable("live")
             },
             replicas,
-        )?;
-        let local = FileStore::open_transcripts(troupe_dir, team, Durability::Fsync)?;
+        )
+        .await?;
+        // The folder of the agents' local transcript caches on this machine.
+        FileStore::open_transcripts(troupe_dir, team, Durability::Fsync)?;
         Ok(Some(NatsStore {
             inner: Arc::new(Inner {
                 team: team.to_string(),
@@ -266,7 +273,6 @@ impl NatsStore {
                 live,
                 lease_ttl,
                 cluster: servers > 1,
-                local,
                 transcript_tails: Mutex::new(HashMap::new()),
                 mailboxes: Mutex::new(HashMap::new()),
                 acked: Mutex::new(HashMap::new()),
@@ -296,13 +302,14 @@ impl NatsStore {
     }
 }
 
+#[async_trait::async_trait]
 impl TeamStore for NatsStore {
     fn team(&self) -> &str {
         &self.inner.team
     }
 
-    fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
-        Ok(Box::new(changes::NatsChangeWatch::start(self)?))
+    async fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
+        Ok(Box::new(changes::NatsChangeWatch::start(self).await?))
     }
 }
 

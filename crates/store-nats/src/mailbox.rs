@@ -101,14 +101,10 @@ impl NatsStore {
     }
 
     /// The agent's mailbox in this process, taken over on first use.
-    fn mailbox(&self, agent: &str) -> Result<Arc<Mailbox>, StoreError> {
+    async fn mailbox(&self, agent: &str) -> Result<Arc<Mailbox>, StoreError> {
         let inner = &self.inner;
-        let mut boxes = inner
-            .mailboxes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(mb) = boxes.get(agent) {
-            return Ok(mb.clone());
+        if let Some(mb) = self.taken_over(agent) {
+            return Ok(mb);
         }
         let name = inner.names.mail_consumer(agent);
         let config = pull::Config {
@@ -136,13 +132,19 @@ impl NatsStore {
                         Ok(stream.create_consumer(config).await?)
                     }
                 }
-            })?;
+            })
+            .await?;
         let mb = Arc::new(Mailbox {
             consumer,
             held: Mutex::new(BTreeMap::new()),
         });
-        boxes.insert(agent.to_string(), mb.clone());
-        Ok(mb)
+        // Only the agent's own loop fetches its mail, so no other take-over of this process
+        // raced this one; should one have, the first to get here is kept.
+        let mut boxes = inner
+            .mailboxes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Ok(boxes.entry(agent.to_string()).or_insert(mb).clone())
     }
 
     /// The pulls of one fetch of `mb`, `agent`'s mailbox, as one future for the store's
@@ -234,38 +236,40 @@ impl NatsStore {
     /// What a fetch makes of the deliveries its pulls got: repeats of acknowledged mail left
     /// out (and acked again), the rest held until acked, corrupt ones reported; the batch is
     /// everything held.
-    fn settle_fetch(&self, agent: &str, mb: &Mailbox, fresh: BTreeMap<u64, Held>) -> Batch {
-        let fresh = self.drop_repeats(agent, fresh);
-        let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut newly_corrupt = Vec::new();
-        for (seq, h) in fresh {
-            if let Some(old) = held.get_mut(&seq) {
-                // Redelivered (after the ack wait, or a server restart that lost the consumer's
-                // state): we hold it already, but only the newest delivery's ack counts.
-                old.reply = h.reply;
-                continue;
+    async fn settle_fetch(&self, agent: &str, mb: &Mailbox, fresh: BTreeMap<u64, Held>) -> Batch {
+        let fresh = self.drop_repeats(agent, fresh).await;
+        let (batch, newly_corrupt) = {
+            let mut held = mb.held.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut newly_corrupt = Vec::new();
+            for (seq, h) in fresh {
+                if let Some(old) = held.get_mut(&seq) {
+                    // Redelivered (after the ack wait, or a server restart that lost the consumer's
+                    // state): we hold it already, but only the newest delivery's ack counts.
+                    old.reply = h.reply;
+                    continue;
+                }
+                if let Err(bad) = &h.parsed {
+                    newly_corrupt.push(bad.clone());
+                }
+                held.insert(seq, h);
             }
-            if let Err(bad) = &h.parsed {
-                newly_corrupt.push(bad.clone());
+            let mut batch = Batch::default();
+            for h in held.values() {
+                match &h.parsed {
+                    Ok(env) => batch.messages.push(env.clone()),
+                    Err(bad) => batch.corrupt.push(bad.clone()),
+                }
             }
-            held.insert(seq, h);
-        }
-        let mut batch = Batch::default();
-        for h in held.values() {
-            match &h.parsed {
-                Ok(env) => batch.messages.push(env.clone()),
-                Err(bad) => batch.corrupt.push(bad.clone()),
-            }
-        }
-        batch.ack = held.keys().next_back().map(|s| AckToken::from_backend(*s));
-        drop(held);
+            batch.ack = held.keys().next_back().map(|s| AckToken::from_backend(*s));
+            (batch, newly_corrupt)
+        };
         for bad in &newly_corrupt {
-            self.report_corrupt(agent, bad);
+            self.report_corrupt(agent, bad).await;
         }
         batch
     }
 
-    fn report_corrupt(&self, agent: &str, bad: &CorruptLine) {
+    async fn report_corrupt(&self, agent: &str, bad: &CorruptLine) {
         tracing::warn!(agent, sequence = bad.offset, error = %bad.error, "skipping corrupt mail");
         let place = format!(
             "message {} of stream {}",
@@ -273,7 +277,7 @@ impl NatsStore {
             self.inner.names.mail_stream()
         );
         let event = troupe_store::record::corrupt_mail(agent, &place, bad, now_ms());
-        if let Err(e) = self.record(&event) {
+        if let Err(e) = self.record(&event).await {
             tracing::warn!(error = %e, "could not record corrupt_mail event");
         }
     }
@@ -282,7 +286,7 @@ impl NatsStore {
     /// server before this returns; a retry re-sends them all and the server drops repeats.
     /// Then wakes each recipient once: only after the stream has stored the mail, so a woken
     /// recipient's fetch finds it (a wake from the mail subject itself could outrun the store).
-    fn publish(&self, envelopes: &[Envelope]) -> Result<(), StoreError> {
+    async fn publish(&self, envelopes: &[Envelope]) -> Result<(), StoreError> {
         let inner = &self.inner;
         let mut out = Vec::with_capacity(envelopes.len());
         let mut recipients = std::collections::BTreeSet::new();
@@ -297,43 +301,50 @@ impl NatsStore {
             _ => format!("send {} messages", envelopes.len()),
         };
         let out = Arc::new(out);
-        inner.conn.retry(&action, {
-            let js = inner.conn.js.clone();
-            move || {
-                let (js, out) = (js.clone(), out.clone());
-                async move {
-                    for window in out.chunks(PUBLISH_WINDOW) {
-                        let mut acks = Vec::with_capacity(window.len());
-                        for (subject, id, bytes) in window {
-                            let publish = PublishMessage::build()
-                                .payload(bytes.clone())
-                                .message_id(id);
-                            acks.push(js.send_publish(subject.clone(), publish).await?);
+        inner
+            .conn
+            .retry(&action, {
+                let js = inner.conn.js.clone();
+                move || {
+                    let (js, out) = (js.clone(), out.clone());
+                    async move {
+                        for window in out.chunks(PUBLISH_WINDOW) {
+                            let mut acks = Vec::with_capacity(window.len());
+                            for (subject, id, bytes) in window {
+                                let publish = PublishMessage::build()
+                                    .payload(bytes.clone())
+                                    .message_id(id);
+                                acks.push(js.send_publish(subject.clone(), publish).await?);
+                            }
+                            for ack in acks {
+                                ack.await?;
+                            }
                         }
-                        for ack in acks {
-                            ack.await?;
-                        }
+                        Ok(())
                     }
-                    Ok(())
                 }
-            }
-        })?;
+            })
+            .await?;
         for agent in recipients {
-            self.wake(agent);
+            self.wake(agent).await;
         }
         Ok(())
     }
 
     /// Publishes a wake for `agent` (core NATS, no answer awaited). A wake is a hint: one lost
     /// while the connection is down is covered by the wake every watcher gets on reconnection.
-    fn wake(&self, agent: &str) {
+    async fn wake(&self, agent: &str) {
         let inner = &self.inner;
-        crate::watch::send(&inner.conn, inner.names.wake_subject(agent), inner.cluster);
+        crate::watch::send(&inner.conn, inner.names.wake_subject(agent), inner.cluster).await;
     }
 
     /// Leaves out of `fresh` the messages this process acknowledged already (handed out again
     /// by a server that lost the ack), acknowledging each again so the work queue drops it.
-    fn drop_repeats(&self, agent: &str, mut fresh: BTreeMap<u64, Held>) -> BTreeMap<u64, Held> {
+    async fn drop_repeats(
+        &self,
+        agent: &str,
+        mut fresh: BTreeMap<u64, Held>,
+    ) -> BTreeMap<u64, Held> {
         let repeats: Vec<u64> = {
             let all = self
                 .inner
@@ -362,38 +373,42 @@ impl NatsStore {
             "the server handed out acknowledged mail again; acknowledged again and left out"
         );
         let js = self.inner.conn.js.clone();
-        let again = self.inner.conn.block(async move {
+        let again = self.inner.conn.on_runtime(async move {
             for reply in replies {
                 if let Err(e) = Acker::new(js.clone(), Some(reply)).ack().await {
                     tracing::debug!(error = %e, "repeat not acknowledged again; it comes back and is left out again");
                 }
             }
-        });
+        })
+        .await;
         if let Err(e) = again {
             tracing::debug!(error = %e, "repeats not acknowledged again");
         }
         fresh
     }
 
-    fn read_unacked(&self, agent: &str) -> Result<Batch, StoreError> {
+    async fn read_unacked(&self, agent: &str) -> Result<Batch, StoreError> {
         check_agent(agent)?;
         let inner = &self.inner;
         let subject = inner.names.mail_subject(agent);
-        let found = inner.conn.retry(&format!("read the mailbox of {agent}"), {
-            let stream = inner.mail.clone();
-            move || {
-                let (stream, subject) = (stream.clone(), subject.clone());
-                async move {
-                    let mut found = Vec::new();
-                    let mut next = 1;
-                    while let Some(m) = read(&stream, At::NextFor(&subject, next)).await? {
-                        next = m.sequence + 1;
-                        found.push((m.sequence, m.payload));
+        let found = inner
+            .conn
+            .retry(&format!("read the mailbox of {agent}"), {
+                let stream = inner.mail.clone();
+                move || {
+                    let (stream, subject) = (stream.clone(), subject.clone());
+                    async move {
+                        let mut found = Vec::new();
+                        let mut next = 1;
+                        while let Some(m) = read(&stream, At::NextFor(&subject, next)).await? {
+                            next = m.sequence + 1;
+                            found.push((m.sequence, m.payload));
+                        }
+                        Ok(found)
                     }
-                    Ok(found)
                 }
-            }
-        })?;
+            })
+            .await?;
         let mut batch = Batch::default();
         for (seq, payload) in &found {
             match parse(*seq, payload) {
@@ -408,71 +423,44 @@ impl NatsStore {
 
 #[async_trait::async_trait]
 impl MailboxStore for NatsStore {
-    async fn fetch_async(&self, agent: &str) -> Result<Batch, StoreError> {
-        check_agent(agent)?;
-        let taken_over = self.taken_over(agent);
-        // A mailbox's first fetch in this process takes it over (recreates its consumer): rare,
-        // and done as the synchronous fetch, with the worker handed off.
-        let Some(mb) = taken_over else {
-            return troupe_store::off_worker(|| self.fetch(agent));
-        };
-        let fresh = self.inner.conn.run_async(self.pulls(agent, &mb)).await?;
-        if fresh.is_empty() {
-            return Ok(self.settle_fetch(agent, &mb, fresh));
-        }
-        // New deliveries may be repeats to ack again or corrupt mail to record: store calls
-        // of their own, made with the worker handed off.
-        Ok(troupe_store::off_worker(|| {
-            self.settle_fetch(agent, &mb, fresh)
-        }))
+    async fn append(&self, envelope: &Envelope) -> Result<(), StoreError> {
+        self.publish(std::slice::from_ref(envelope)).await
     }
 
-    async fn ack_async(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
-        let Some(Acking { mb, taken, confirm }) = self.ack_start(agent, token)? else {
-            return Ok(());
-        };
-        let acked = self.inner.conn.run_async(confirm).await;
-        self.ack_end(agent, &mb, taken, acked)
-    }
-
-    fn append(&self, envelope: &Envelope) -> Result<(), StoreError> {
-        self.publish(std::slice::from_ref(envelope))
-    }
-
-    fn append_many(&self, envelopes: &[Envelope]) -> Result<(), StoreError> {
+    async fn append_many(&self, envelopes: &[Envelope]) -> Result<(), StoreError> {
         if envelopes.is_empty() {
             return Ok(());
         }
-        self.publish(envelopes)
+        self.publish(envelopes).await
     }
 
-    fn fetch(&self, agent: &str) -> Result<Batch, StoreError> {
+    async fn fetch(&self, agent: &str) -> Result<Batch, StoreError> {
         check_agent(agent)?;
-        let mb = self.mailbox(agent)?;
-        let fresh = self.inner.conn.run(self.pulls(agent, &mb))?;
-        Ok(self.settle_fetch(agent, &mb, fresh))
+        let mb = self.mailbox(agent).await?;
+        let fresh = self.inner.conn.run(self.pulls(agent, &mb)).await?;
+        Ok(self.settle_fetch(agent, &mb, fresh).await)
     }
 
-    fn peek(&self, agent: &str) -> Result<Batch, StoreError> {
-        self.read_unacked(agent)
+    async fn peek(&self, agent: &str) -> Result<Batch, StoreError> {
+        self.read_unacked(agent).await
     }
 
-    fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
+    async fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
         let Some(Acking { mb, taken, confirm }) = self.ack_start(agent, token)? else {
             return Ok(());
         };
         let acked = self.inner.conn.run(confirm);
-        self.ack_end(agent, &mb, taken, acked)
+        self.ack_end(agent, &mb, taken, acked.await)
     }
 
-    fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError> {
+    async fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError> {
         check_agent(agent)?;
-        Ok(Box::new(crate::watch::NatsWatch::start(self, agent)?))
+        Ok(Box::new(crate::watch::NatsWatch::start(self, agent).await?))
     }
 
-    fn notify(&self, agent: &str) -> Result<(), StoreError> {
+    async fn notify(&self, agent: &str) -> Result<(), StoreError> {
         check_agent(agent)?;
-        self.wake(agent);
+        self.wake(agent).await;
         Ok(())
     }
 }

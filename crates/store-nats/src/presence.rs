@@ -12,46 +12,51 @@ use crate::{check_agent, to_bytes, NatsStore};
 /// The prefix of the usage keys.
 const USAGE: &str = "usage.";
 
+#[async_trait::async_trait]
 impl PresenceStore for NatsStore {
-    fn set_doing(&self, agent: &str, doing: Option<&str>) -> Result<(), StoreError> {
+    async fn set_doing(&self, agent: &str, doing: Option<&str>) -> Result<(), StoreError> {
         check_agent(agent)?;
         let inner = &self.inner;
         match doing {
             Some(text) => inner
                 .presence
                 .put(&inner.conn, agent, bytes::Bytes::from(text.to_string()))
+                .await
                 .map(|_| ()),
-            None => inner.presence.delete(&inner.conn, agent, None),
+            None => inner.presence.delete(&inner.conn, agent, None).await,
         }
     }
 
-    fn doing(&self) -> Result<BTreeMap<String, String>, StoreError> {
+    async fn doing(&self) -> Result<BTreeMap<String, String>, StoreError> {
         let inner = &self.inner;
         Ok(inner
             .presence
-            .snapshot(&inner.conn)?
+            .snapshot(&inner.conn)
+            .await?
             .into_iter()
             .filter(|r| !r.key.contains('.'))
             .map(|r| (r.key, String::from_utf8_lossy(&r.value).into_owned()))
             .collect())
     }
 
-    fn set_usage(&self, agent: &str, usage: &AgentUsage) -> Result<(), StoreError> {
+    async fn set_usage(&self, agent: &str, usage: &AgentUsage) -> Result<(), StoreError> {
         check_agent(agent)?;
         let inner = &self.inner;
         let bytes = to_bytes("token usage", usage)?;
         inner
             .presence
             .put(&inner.conn, &format!("{USAGE}{agent}"), bytes)
+            .await
             .map(|_| ())
     }
 
-    fn usages(&self) -> Result<BTreeMap<String, AgentUsage>, StoreError> {
+    async fn usages(&self) -> Result<BTreeMap<String, AgentUsage>, StoreError> {
         let inner = &self.inner;
         // A value that does not parse (a foreign writer) is skipped.
         Ok(inner
             .presence
-            .snapshot_under(&inner.conn, USAGE)?
+            .snapshot_under(&inner.conn, USAGE)
+            .await?
             .into_iter()
             .filter_map(|r| {
                 let agent = r.key.strip_prefix(USAGE)?.to_string();

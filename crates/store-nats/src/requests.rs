@@ -29,10 +29,10 @@ impl NatsStore {
         self.inner.requests.place(id)
     }
 
-    fn load_request(&self, id: &str) -> Result<Option<(Request, u64)>, StoreError> {
+    async fn load_request(&self, id: &str) -> Result<Option<(Request, u64)>, StoreError> {
         check_id(id)?;
         let inner = &self.inner;
-        let Some(record) = inner.requests.get(&inner.conn, id)? else {
+        let Some(record) = inner.requests.get(&inner.conn, id).await? else {
             return Ok(None);
         };
         let request = decode(&record.value, &self.request_place(id))?;
@@ -41,16 +41,16 @@ impl NatsStore {
 
     /// Records an event; the request record is the source of truth, so a failure here is
     /// logged rather than undoing a committed transition.
-    pub(crate) fn record_quietly(&self, event: Event) {
-        if let Err(e) = self.record(&event) {
+    pub(crate) async fn record_quietly(&self, event: Event) {
+        if let Err(e) = self.record(&event).await {
             tracing::warn!(error = %e, "could not record an event");
         }
     }
 
-    fn all_requests(&self) -> Result<Vec<Request>, StoreError> {
+    async fn all_requests(&self) -> Result<Vec<Request>, StoreError> {
         let inner = &self.inner;
         let mut out = Vec::new();
-        for record in inner.requests.snapshot(&inner.conn)? {
+        for record in inner.requests.snapshot(&inner.conn).await? {
             match serde_json::from_slice::<Request>(&record.value) {
                 Ok(r) => out.push(r),
                 // One bad record must not hide every other request; it is reported instead.
@@ -64,12 +64,17 @@ impl NatsStore {
     }
 }
 
+#[async_trait::async_trait]
 impl RequestStore for NatsStore {
-    fn create_request(&self, request: &Request) -> Result<(), StoreError> {
+    async fn create_request(&self, request: &Request) -> Result<(), StoreError> {
         check_id(&request.id)?;
         let inner = &self.inner;
         let bytes = to_bytes("request", request)?;
-        match inner.requests.create(&inner.conn, &request.id, bytes)? {
+        match inner
+            .requests
+            .create(&inner.conn, &request.id, bytes)
+            .await?
+        {
             Cas::Done(_) => {}
             Cas::Conflict => {
                 return Err(StoreError::DuplicateRequest {
@@ -78,18 +83,19 @@ impl RequestStore for NatsStore {
                 })
             }
         }
-        self.record_quietly(troupe_store::record::request_opened(request));
+        self.record_quietly(troupe_store::record::request_opened(request))
+            .await;
         Ok(())
     }
 
-    fn get_request(&self, id: &str) -> Result<Option<Request>, StoreError> {
-        Ok(self.load_request(id)?.map(|(r, _)| r))
+    async fn get_request(&self, id: &str) -> Result<Option<Request>, StoreError> {
+        Ok(self.load_request(id).await?.map(|(r, _)| r))
     }
 
-    fn update_request(
+    async fn update_request(
         &self,
         id: &str,
-        f: &mut dyn FnMut(&mut Request) -> Result<(), RequestError>,
+        f: troupe_store::RequestUpdate<'_>,
     ) -> Result<Request, StoreError> {
         check_id(id)?;
         // As the roster's updates: the compare-and-set loop is one future on the store's
@@ -100,46 +106,26 @@ impl RequestStore for NatsStore {
         };
         let (bucket, place) = (self.inner.requests.clone(), self.request_place(id));
         let owned = id.to_string();
-        let (before, request, outcome) =
-            self.inner.conn.run_applying(&mut apply, |f| async move {
+        let (before, request, outcome) = self
+            .inner
+            .conn
+            .run_applying(&mut apply, |f| async move {
                 update_loop(bucket, f, owned, place).await
-            })?;
+            })
+            .await?;
         if request != before {
             for event in troupe_store::record::request_changes(before.history.len(), &request) {
-                self.record_quietly(event);
+                self.record_quietly(event).await;
             }
         }
         outcome?;
         Ok(request)
     }
 
-    fn list_requests(&self, filter: &RequestFilter) -> Result<Vec<Request>, StoreError> {
-        let mut all = self.all_requests()?;
+    async fn list_requests(&self, filter: &RequestFilter) -> Result<Vec<Request>, StoreError> {
+        let mut all = self.all_requests().await?;
         all.retain(|r| filter.matches(r));
         Ok(all)
-    }
-
-    fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError> {
-        let mut expired = Vec::new();
-        for request in self.all_requests()? {
-            if !request.is_overdue(now) {
-                continue;
-            }
-            // Decided again on the current record: someone may have answered meanwhile.
-            let mut expired_now = false;
-            let r = self.update_request(&request.id, &mut |r| {
-                expired_now = r.is_overdue(now);
-                if expired_now {
-                    r.expire(now)
-                } else {
-                    Ok(())
-                }
-            })?;
-            if expired_now {
-                expired.push(r);
-            }
-        }
-        Ok(expired)
     }
 }
 

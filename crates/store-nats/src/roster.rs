@@ -316,15 +316,17 @@ impl NatsStore {
     }
 }
 
+#[async_trait::async_trait]
 impl RosterStore for NatsStore {
-    fn roster(&self) -> Result<Roster, StoreError> {
+    async fn roster(&self) -> Result<Roster, StoreError> {
         let io = self.roster_io();
         self.inner
             .conn
             .run(async move { Ok(io.load_roster().await?.roster) })
+            .await
     }
 
-    fn update_roster(&self, f: &mut dyn FnMut(&mut Roster)) -> Result<Roster, StoreError> {
+    async fn update_roster(&self, f: troupe_store::RosterUpdate<'_>) -> Result<Roster, StoreError> {
         // `f` is borrowed and not `Send`, so it cannot go into the future: the loop runs
         // there, and `f` is applied here, on this thread, whenever the loop asks.
         let io = self.roster_io();
@@ -335,30 +337,34 @@ impl RosterStore for NatsStore {
         self.inner
             .conn
             .run_applying(&mut apply, |f| async move { io.update_roster(f).await })
+            .await
     }
 
-    fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
+    async fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
         if crate::check_agent(name).is_err() {
-            return Ok(self.roster()?.get(name).cloned());
+            return Ok(self.roster().await?.get(name).cloned());
         }
         let io = self.roster_io();
         let name = name.to_string();
-        self.inner.conn.run(async move {
-            let key = member_key(&name);
-            match io.bucket.get_async(&io.link, &key).await? {
-                Some(record) => Ok(Some(
-                    serde_json::from_slice(&record.value).map_err(|e| io.corrupt(&key, &e))?,
-                )),
-                // Not split out (an older version's roster), or not a member.
-                None => Ok(io.load_roster().await?.roster.get(&name).cloned()),
-            }
-        })
+        self.inner
+            .conn
+            .run(async move {
+                let key = member_key(&name);
+                match io.bucket.get_async(&io.link, &key).await? {
+                    Some(record) => Ok(Some(
+                        serde_json::from_slice(&record.value).map_err(|e| io.corrupt(&key, &e))?,
+                    )),
+                    // Not split out (an older version's roster), or not a member.
+                    None => Ok(io.load_roster().await?.roster.get(&name).cloned()),
+                }
+            })
+            .await
     }
 
-    fn update_member(
+    async fn update_member(
         &self,
         name: &str,
-        f: &mut dyn FnMut(&mut Member),
+        f: troupe_store::MemberUpdate<'_>,
     ) -> Result<Option<Member>, StoreError> {
         // As `update_roster`: the loop in one future, `f` applied on this thread.
         let io = self.roster_io();
@@ -367,13 +373,18 @@ impl RosterStore for NatsStore {
             f(&mut member);
             Ok(member)
         };
-        let outcome = self.inner.conn.run_applying(&mut apply, |f| async move {
-            io.update_member(&owned, f).await
-        })?;
+        let outcome = self
+            .inner
+            .conn
+            .run_applying(
+                &mut apply,
+                |f| async move { io.update_member(&owned, f).await },
+            )
+            .await?;
         match outcome {
             Some(member) => Ok(Some(member)),
             // Not split out yet, or no such member: the whole-roster path decides.
-            None => troupe_store::update_member_in_roster(self, name, f),
+            None => troupe_store::update_member_in_roster(self, name, f).await,
         }
     }
 }

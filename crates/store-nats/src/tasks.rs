@@ -144,11 +144,12 @@ impl BoardLock<'_> {
     /// Confirms the lock is still this holder's, at the epoch it took, and refreshes it (a
     /// compare-and-set on its revision, which also restarts its lapse); `Fenced` when another
     /// holder's epoch began meanwhile.
-    fn confirm(&mut self) -> Result<Result<(), Fenced>, StoreError> {
+    async fn confirm(&mut self) -> Result<Result<(), Fenced>, StoreError> {
         let inner = &self.store.inner;
         match inner
             .live
-            .update(&inner.conn, BOARD_LOCK, self.holder.clone(), self.revision)?
+            .update(&inner.conn, BOARD_LOCK, self.holder.clone(), self.revision)
+            .await?
         {
             Cas::Done(revision) => {
                 self.revision = revision;
@@ -165,22 +166,86 @@ impl BoardLock<'_> {
     }
 }
 
-impl Drop for BoardLock<'_> {
-    fn drop(&mut self) {
-        if self.revision == 0 {
+impl BoardLock<'_> {
+    /// Lets the lock go (deletes its key at this holder's revision).
+    async fn release(&mut self) {
+        let revision = std::mem::take(&mut self.revision);
+        if revision == 0 {
             return;
         }
         let inner = &self.store.inner;
         if let Err(e) = inner
             .live
-            .delete(&inner.conn, BOARD_LOCK, Some(self.revision))
+            .delete(&inner.conn, BOARD_LOCK, Some(revision))
+            .await
         {
             tracing::warn!(error = %e, "could not release the board lock; it lapses after the lease TTL");
         }
     }
 }
 
+impl Drop for BoardLock<'_> {
+    /// A holder dropped without [`BoardLock::release`] (its caller went away): the key is
+    /// deleted in the background.
+    fn drop(&mut self) {
+        if self.revision == 0 {
+            return;
+        }
+        let inner = &self.store.inner;
+        let (bucket, link, revision) =
+            (inner.live.clone(), inner.conn.link().clone(), self.revision);
+        inner.conn.handle().spawn(async move {
+            if let Err(e) = bucket.delete_async(&link, BOARD_LOCK, Some(revision)).await {
+                tracing::warn!(error = %e, "could not release the board lock; it lapses after the lease TTL");
+            }
+        });
+    }
+}
+
 impl NatsStore {
+    /// One round of a locked update: the task's outcome, or `None` to start over under a new
+    /// lock (this one was fenced, or every compare-and-set round was lost).
+    async fn update_locked(
+        &self,
+        id: TaskId,
+        f: TaskUpdate<'_>,
+        lock: &mut BoardLock<'_>,
+    ) -> Option<Result<Task, StoreError>> {
+        for _ in 0..MAX_CAS_ROUNDS {
+            // The board as the lock holds it still: blockers change only under the lock,
+            // which the confirmation below proves was held from here to the write.
+            let mut board = match self.whole_board().await {
+                Ok(board) => board,
+                Err(e) => return Some(Err(e)),
+            };
+            let (before, task, revision) = match self.apply(id, &mut *f).await {
+                Ok(applied) => applied,
+                Err(e) => return Some(Err(e)),
+            };
+            if task == before {
+                return Some(Ok(task));
+            }
+            if task.blocked_by != before.blocked_by {
+                board.tasks.retain(|t| t.id != task.id);
+                board.tasks.push(task.clone());
+                if let Err(e) = check_dependencies(&board.tasks) {
+                    return Some(Err(e.into()));
+                }
+            }
+            match lock.confirm().await {
+                Ok(Ok(())) => {}
+                Ok(Err(Fenced)) => return None,
+                Err(e) => return Some(Err(e)),
+            }
+            match self.commit(&before, &task, revision).await {
+                Ok(true) => return Some(Ok(task)),
+                Ok(false) => {}
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        None
+    }
+
     fn task_place(&self, id: TaskId) -> String {
         self.inner.tasks.place(&id.to_string())
     }
@@ -190,21 +255,22 @@ impl NatsStore {
     }
 
     /// The task and its revision; `None` when absent.
-    fn load_task(&self, id: TaskId) -> Result<Option<(Task, u64)>, StoreError> {
+    async fn load_task(&self, id: TaskId) -> Result<Option<(Task, u64)>, StoreError> {
         let inner = &self.inner;
-        match inner.tasks.get(&inner.conn, &id.to_string())? {
+        match inner.tasks.get(&inner.conn, &id.to_string()).await? {
             None => Ok(None),
             Some(record) => Ok(Some((self.parse_task(id, &record)?, record.revision))),
         }
     }
 
     /// Every readable task and every unreadable record, by id.
-    fn whole_board(&self) -> Result<TaskList, StoreError> {
+    async fn whole_board(&self) -> Result<TaskList, StoreError> {
         let inner = &self.inner;
         let mut board = TaskList::default();
         let mut records: Vec<(TaskId, Record)> = inner
             .tasks
-            .snapshot(&inner.conn)?
+            .snapshot(&inner.conn)
+            .await?
             .into_iter()
             .filter_map(|r| id_of(&r.key).map(|id| (id, r)))
             .collect();
@@ -228,22 +294,12 @@ impl NatsStore {
     }
 
     /// The statuses of the task's blockers; unreadable or missing ones count as not completed.
-    fn blocker_status(&self, task: &Task) -> BlockerStatus {
-        task.blocked_by
-            .iter()
-            .filter_map(|&b| match self.load_task(b) {
-                Ok(Some((t, _))) => Some((b, t.status)),
-                Ok(None) => None,
-                Err(e) => {
-                    tracing::warn!(task = task.id, blocker = b, error = %e, "cannot read blocker");
-                    None
-                }
-            })
-            .collect()
+    async fn blocker_status(&self, task: &Task) -> BlockerStatus {
+        blocker_status(&self.inner.tasks, self.inner.conn.link(), task).await
     }
 
     /// The next free id: `next` moved on by compare-and-set (never below an id in use).
-    fn allocate_task_id(&self, board: &TaskList) -> Result<TaskId, StoreError> {
+    async fn allocate_task_id(&self, board: &TaskList) -> Result<TaskId, StoreError> {
         let inner = &self.inner;
         let after_last = board
             .tasks
@@ -255,40 +311,43 @@ impl NatsStore {
         let (tasks, link) = (inner.tasks.clone(), inner.conn.link().clone());
         // One future: a lost round (another creator moved `next`) pauses on the runtime's
         // timer, jittered, before it reads again.
-        inner.conn.run(async move {
-            let mut backoff = crate::backoff::Backoff::conflicts();
-            for round in 0..MAX_CAS_ROUNDS {
-                if round > 0 {
-                    tokio::time::sleep(backoff.next_pause()).await;
+        inner
+            .conn
+            .run(async move {
+                let mut backoff = crate::backoff::Backoff::conflicts();
+                for round in 0..MAX_CAS_ROUNDS {
+                    if round > 0 {
+                        tokio::time::sleep(backoff.next_pause()).await;
+                    }
+                    let current = tasks.get_async(&link, NEXT).await?;
+                    let recorded = current
+                        .as_ref()
+                        .and_then(|r| {
+                            std::str::from_utf8(&r.value)
+                                .ok()?
+                                .trim()
+                                .parse::<TaskId>()
+                                .ok()
+                        })
+                        .unwrap_or(1);
+                    let id = recorded.max(after_last).max(1);
+                    let next = bytes::Bytes::from(id.saturating_add(1).to_string());
+                    let written = match current {
+                        Some(r) => tasks.update_async(&link, NEXT, next, r.revision).await?,
+                        None => tasks.create_async(&link, NEXT, next).await?,
+                    };
+                    if let Cas::Done(_) = written {
+                        return Ok(id);
+                    }
                 }
-                let current = tasks.get_async(&link, NEXT).await?;
-                let recorded = current
-                    .as_ref()
-                    .and_then(|r| {
-                        std::str::from_utf8(&r.value)
-                            .ok()?
-                            .trim()
-                            .parse::<TaskId>()
-                            .ok()
-                    })
-                    .unwrap_or(1);
-                let id = recorded.max(after_last).max(1);
-                let next = bytes::Bytes::from(id.saturating_add(1).to_string());
-                let written = match current {
-                    Some(r) => tasks.update_async(&link, NEXT, next, r.revision).await?,
-                    None => tasks.create_async(&link, NEXT, next).await?,
-                };
-                if let Cas::Done(_) = written {
-                    return Ok(id);
-                }
-            }
-            Err(crate::roster::cas_exhausted(&link, "the task id allocator"))
-        })
+                Err(crate::roster::cas_exhausted(&link, "the task id allocator"))
+            })
+            .await
     }
 
     /// Takes the board lock, waiting while another writer holds it (it lapses after the lease
     /// TTL should that writer vanish).
-    fn lock_board(&self) -> Result<BoardLock<'_>, StoreError> {
+    async fn lock_board(&self) -> Result<BoardLock<'_>, StoreError> {
         let inner = &self.inner;
         let holder = to_bytes("lock holder", &LeaseHolder::this_process())?;
         let deadline = Instant::now() + inner.lease_ttl * 2 + Duration::from_secs(5);
@@ -298,24 +357,27 @@ impl NatsStore {
             holder.clone(),
         );
         // The whole wait is one future on the store's runtime, pausing on its timer.
-        let revision = inner.conn.run(async move {
-            let mut backoff = crate::backoff::Backoff::conflicts();
-            loop {
-                if let Cas::Done(revision) =
-                    live.create_async(&link, BOARD_LOCK, wanted.clone()).await?
-                {
-                    return Ok(revision);
+        let revision = inner
+            .conn
+            .run(async move {
+                let mut backoff = crate::backoff::Backoff::conflicts();
+                loop {
+                    if let Cas::Done(revision) =
+                        live.create_async(&link, BOARD_LOCK, wanted.clone()).await?
+                    {
+                        return Ok(revision);
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(link.error(
+                            "lock the task board",
+                            format!("it stayed locked by {}", live.place(BOARD_LOCK)),
+                        ));
+                    }
+                    // Blocker edits are rare and short: a brief backoff is cheaper than a watch.
+                    tokio::time::sleep(backoff.next_pause()).await;
                 }
-                if Instant::now() >= deadline {
-                    return Err(link.error(
-                        "lock the task board",
-                        format!("it stayed locked by {}", live.place(BOARD_LOCK)),
-                    ));
-                }
-                // Blocker edits are rare and short: a brief backoff is cheaper than a watch.
-                tokio::time::sleep(backoff.next_pause()).await;
-            }
-        })?;
+            })
+            .await?;
         Ok(BoardLock {
             store: self,
             revision,
@@ -324,8 +386,8 @@ impl NatsStore {
     }
 
     /// One attempt at applying `f`: the task as it was, as `f` left it, and its revision.
-    fn apply(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<(Task, Task, u64), StoreError> {
-        let Some((before, revision)) = self.load_task(id)? else {
+    async fn apply(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<(Task, Task, u64), StoreError> {
+        let Some((before, revision)) = self.load_task(id).await? else {
             return Err(StoreError::UnknownTask {
                 id,
                 place: self.task_place(id),
@@ -333,36 +395,38 @@ impl NatsStore {
         };
         let blockers = self.blocker_status(&before);
         let mut task = before.clone();
-        f(&mut task, &blockers)?;
+        f(&mut task, &blockers.await)?;
         // The record's key is its id; a closure must not move it.
         task.id = before.id;
         Ok((before, task, revision))
     }
 
     /// Writes a changed task if it is still at `revision`, and records what changed.
-    fn commit(&self, before: &Task, task: &Task, revision: u64) -> Result<bool, StoreError> {
+    async fn commit(&self, before: &Task, task: &Task, revision: u64) -> Result<bool, StoreError> {
         let inner = &self.inner;
         let bytes = to_bytes("task", task)?;
         if inner
             .tasks
-            .update(&inner.conn, &task.id.to_string(), bytes, revision)?
+            .update(&inner.conn, &task.id.to_string(), bytes, revision)
+            .await?
             == Cas::Conflict
         {
             return Ok(false);
         }
         for event in troupe_store::record::task_changes(before, task) {
-            self.record_quietly(event);
+            self.record_quietly(event).await;
         }
         Ok(true)
     }
 }
 
+#[async_trait::async_trait]
 impl TaskStore for NatsStore {
-    fn create_task(&self, new: &NewTask) -> Result<Task, StoreError> {
+    async fn create_task(&self, new: &NewTask) -> Result<Task, StoreError> {
         let inner = &self.inner;
         for _ in 0..MAX_CAS_ROUNDS {
-            let mut board = self.whole_board()?;
-            let id = self.allocate_task_id(&board)?;
+            let mut board = self.whole_board().await?;
+            let id = self.allocate_task_id(&board).await?;
             let task = Task::new(
                 id,
                 new.subject.clone(),
@@ -375,16 +439,22 @@ impl TaskStore for NatsStore {
             // A new task has no dependents yet, so only its own blockers can be wrong.
             check_dependencies(&board.tasks)?;
             let bytes = to_bytes("task", &task)?;
-            if let Cas::Done(_) = inner.tasks.create(&inner.conn, &id.to_string(), bytes)? {
-                self.record_quietly(troupe_store::record::task_created(&task));
+            if let Cas::Done(_) = inner
+                .tasks
+                .create(&inner.conn, &id.to_string(), bytes)
+                .await?
+            {
+                self.record_quietly(troupe_store::record::task_created(&task))
+                    .await;
                 return Ok(task);
             }
         }
         Err(self.cas_exhausted("the task board"))
     }
 
-    fn get_task(&self, id: TaskId) -> Result<Task, StoreError> {
-        self.load_task(id)?
+    async fn get_task(&self, id: TaskId) -> Result<Task, StoreError> {
+        self.load_task(id)
+            .await?
             .map(|(t, _)| t)
             .ok_or_else(|| StoreError::UnknownTask {
                 id,
@@ -392,19 +462,20 @@ impl TaskStore for NatsStore {
             })
     }
 
-    fn list_tasks(&self, filter: &TaskFilter) -> Result<TaskList, StoreError> {
-        let mut board = self.whole_board()?;
+    async fn list_tasks(&self, filter: &TaskFilter) -> Result<TaskList, StoreError> {
+        let mut board = self.whole_board().await?;
         board.tasks.retain(|t| filter.matches(t));
         Ok(board)
     }
 
-    fn claim_task(&self, id: TaskId, by: &str, now: u64) -> Result<Task, StoreError> {
+    async fn claim_task(&self, id: TaskId, by: &str, now: u64) -> Result<Task, StoreError> {
         // No lock to queue for here (the file backend's reason to pre-check): the
         // compare-and-set itself decides, and a refused claim writes nothing.
         self.update_task(id, &mut |t, blockers| t.claim(by, blockers, now))
+            .await
     }
 
-    fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError> {
+    async fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError> {
         // First without the lock: the read-apply-write loop is one future, `f` applied here.
         let inner = &self.inner;
         let (tasks, link) = (inner.tasks.clone(), inner.conn.link().clone());
@@ -413,14 +484,18 @@ impl TaskStore for NatsStore {
             f(&mut task, &blockers)?;
             Ok(task)
         };
-        match inner.conn.run_applying(&mut apply, |caller| {
-            update_unlocked(tasks, link, id, caller)
-        })? {
+        match inner
+            .conn
+            .run_applying(&mut apply, |caller| {
+                update_unlocked(tasks, link, id, caller)
+            })
+            .await?
+        {
             Unlocked::Unchanged(task) => return Ok(*task),
             Unlocked::Committed(both) => {
                 let (before, task) = *both;
                 for event in troupe_store::record::task_changes(&before, &task) {
-                    self.record_quietly(event);
+                    self.record_quietly(event).await;
                 }
                 return Ok(task);
             }
@@ -428,27 +503,12 @@ impl TaskStore for NatsStore {
         }
         // The blockers change: again from the start, with the whole board held still. A
         // holder that stalled past its lock's lapse is fenced out and starts over.
-        'locked: for _ in 0..MAX_CAS_ROUNDS {
-            let mut lock = self.lock_board()?;
-            for _ in 0..MAX_CAS_ROUNDS {
-                // The board as the lock holds it still: blockers change only under the lock,
-                // which the confirmation below proves was held from here to the write.
-                let mut board = self.whole_board()?;
-                let (before, task, revision) = self.apply(id, &mut *f)?;
-                if task == before {
-                    return Ok(task);
-                }
-                if task.blocked_by != before.blocked_by {
-                    board.tasks.retain(|t| t.id != task.id);
-                    board.tasks.push(task.clone());
-                    check_dependencies(&board.tasks)?;
-                }
-                if lock.confirm()?.is_err() {
-                    continue 'locked;
-                }
-                if self.commit(&before, &task, revision)? {
-                    return Ok(task);
-                }
+        for _ in 0..MAX_CAS_ROUNDS {
+            let mut lock = self.lock_board().await?;
+            let outcome = self.update_locked(id, &mut *f, &mut lock).await;
+            lock.release().await;
+            if let Some(outcome) = outcome {
+                return outcome;
             }
         }
         Err(self.cas_exhausted(&format!("task {id}")))

@@ -6,11 +6,10 @@
 //! leaves a torn line, which readers skip and count, and the next append starts with a newline
 //! so that its own lines stay whole.
 //!
-//! The agent loop writes a local file of this machine ([`TranscriptStore::transcript_file`],
-//! a [`troupe_store::file::FileStore`] of the workspace); that file is a cache, which the team
-//! keeps in step with the server.
+//! The agent loop writes a local file of this machine ([`troupe_store::file::transcript_path`],
+//! where a [`troupe_store::file::FileStore`] of the workspace keeps it); that file is a cache,
+//! which the team keeps in step with the server.
 
-use std::path::PathBuf;
 use std::sync::PoisonError;
 
 use crate::reads::{read, At};
@@ -42,7 +41,7 @@ pub(crate) struct Tail {
 
 impl NatsStore {
     /// The transcript's tail as the server has it now.
-    fn fetch_tail(&self, agent: &str) -> Result<Tail, StoreError> {
+    async fn fetch_tail(&self, agent: &str) -> Result<Tail, StoreError> {
         let inner = &self.inner;
         let subject = inner.names.transcript_subject(agent);
         let last = inner
@@ -64,7 +63,8 @@ impl NatsStore {
                         }
                     }
                 }
-            })?;
+            })
+            .await?;
         Ok(match last {
             None => Tail {
                 end: 0,
@@ -76,7 +76,7 @@ impl NatsStore {
                 // A message without the header was not written by troupe: count the bytes.
                 end: match end {
                     Some(end) => end,
-                    None => self.transcript_bytes(agent)?.len() as u64,
+                    None => self.transcript_bytes(agent).await?.len() as u64,
                 },
                 terminated: last_byte.is_none_or(|b| b == b'\n'),
             },
@@ -84,7 +84,7 @@ impl NatsStore {
     }
 
     /// Every byte of the transcript, in order.
-    fn transcript_bytes(&self, agent: &str) -> Result<Vec<u8>, StoreError> {
+    async fn transcript_bytes(&self, agent: &str) -> Result<Vec<u8>, StoreError> {
         let inner = &self.inner;
         let subject = inner.names.transcript_subject(agent);
         let (payloads, _) = inner
@@ -96,7 +96,8 @@ impl NatsStore {
                         (stream.clone(), client.clone(), subject.clone());
                     async move { crate::events::read_after(stream, client, subject, 0).await }
                 }
-            })?;
+            })
+            .await?;
         let mut bytes = Vec::with_capacity(payloads.iter().map(|(_, p)| p.len()).sum());
         for (_, payload) in payloads {
             bytes.extend_from_slice(&payload);
@@ -107,7 +108,7 @@ impl NatsStore {
     /// Publishes `bytes` after `tail` in messages of at most [`CHUNK`] bytes; `tail` follows
     /// each message that the server stored. `Ok(false)`: nothing was stored, because the
     /// transcript no longer ends where `tail` says (another process appended since).
-    fn publish_transcript(
+    async fn publish_transcript(
         &self,
         agent: &str,
         tail: &mut Tail,
@@ -143,7 +144,8 @@ impl NatsStore {
                             }
                         }
                     }
-                })?;
+                })
+                .await?;
             let Some(seq) = stored else {
                 if i == 0 {
                     return Ok(false);
@@ -164,34 +166,36 @@ impl NatsStore {
 
     /// Appends `lines` after `tail`, ending a torn last line first; `Ok(false)` as
     /// [`NatsStore::publish_transcript`].
-    fn append_after(&self, agent: &str, tail: &mut Tail, lines: &[u8]) -> Result<bool, StoreError> {
+    async fn append_after(
+        &self,
+        agent: &str,
+        tail: &mut Tail,
+        lines: &[u8],
+    ) -> Result<bool, StoreError> {
         if tail.terminated {
-            return self.publish_transcript(agent, tail, lines);
+            return self.publish_transcript(agent, tail, lines).await;
         }
         // A writer died in the middle of a line: it stays a (corrupt) line of its own.
         tracing::warn!(agent, "the transcript ends in a torn line; isolating it");
         let mut sealed = Vec::with_capacity(lines.len() + 1);
         sealed.push(b'\n');
         sealed.extend_from_slice(lines);
-        self.publish_transcript(agent, tail, &sealed)
+        self.publish_transcript(agent, tail, &sealed).await
     }
 }
 
+#[async_trait::async_trait]
 impl TranscriptStore for NatsStore {
-    fn transcript_file(&self, agent: &str) -> Result<PathBuf, StoreError> {
-        self.inner.local.transcript_file(agent)
-    }
-
     fn transcript_is_cached(&self) -> bool {
         true
     }
 
-    fn transcript_len(&self, agent: &str) -> Result<u64, StoreError> {
+    async fn transcript_len(&self, agent: &str) -> Result<u64, StoreError> {
         check_agent(agent)?;
-        Ok(self.fetch_tail(agent)?.end)
+        Ok(self.fetch_tail(agent).await?.end)
     }
 
-    fn append_transcript_lines(&self, agent: &str, lines: &[u8]) -> Result<u64, StoreError> {
+    async fn append_transcript_lines(&self, agent: &str, lines: &[u8]) -> Result<u64, StoreError> {
         check_agent(agent)?;
         // Taken out of the map while this append runs: one agent's transcript has one writer
         // (its lease holder), and others' appends need not wait for this one.
@@ -204,13 +208,13 @@ impl TranscriptStore for NatsStore {
         let mut tail = match known {
             // Appending nothing checks nothing against the server: ask it.
             Some(tail) if !lines.is_empty() => tail,
-            _ => self.fetch_tail(agent)?,
+            _ => self.fetch_tail(agent).await?,
         };
-        let mut result = self.append_after(agent, &mut tail, lines);
+        let mut result = self.append_after(agent, &mut tail, lines).await;
         if let Ok(false) = result {
             // Another process appended since this one last did: start from the tail it left.
-            tail = self.fetch_tail(agent)?;
-            result = self.append_after(agent, &mut tail, lines);
+            tail = self.fetch_tail(agent).await?;
+            result = self.append_after(agent, &mut tail, lines).await;
         }
         let result = match result {
             Ok(true) => Ok(()),
@@ -231,9 +235,13 @@ impl TranscriptStore for NatsStore {
         result.map(|()| tail.end)
     }
 
-    fn read_transcript_from(&self, agent: &str, from: u64) -> Result<TranscriptBytes, StoreError> {
+    async fn read_transcript_from(
+        &self,
+        agent: &str,
+        from: u64,
+    ) -> Result<TranscriptBytes, StoreError> {
         check_agent(agent)?;
-        let mut bytes = self.transcript_bytes(agent)?;
+        let mut bytes = self.transcript_bytes(agent).await?;
         let len = bytes.len() as u64;
         let start = usize::try_from(from).unwrap_or(usize::MAX).min(bytes.len());
         bytes.drain(..start);
@@ -246,9 +254,9 @@ impl TranscriptStore for NatsStore {
         })
     }
 
-    fn read_transcript(&self, agent: &str) -> Result<TranscriptRead, StoreError> {
+    async fn read_transcript(&self, agent: &str) -> Result<TranscriptRead, StoreError> {
         check_agent(agent)?;
-        let bytes = self.transcript_bytes(agent)?;
+        let bytes = self.transcript_bytes(agent).await?;
         let source = format!("{} (transcript of {agent})", self.server());
         let log = jsonl::parse_log::<serde_json::Value>(bytes, "transcript", &source);
         Ok(TranscriptRead {

@@ -26,7 +26,7 @@ pub(crate) struct NatsWatch {
 impl NatsWatch {
     /// Subscribes (and makes sure the server has the subscriptions before returning, so no
     /// message published after this call is missed).
-    pub(crate) fn start(store: &NatsStore, agent: &str) -> Result<NatsWatch, StoreError> {
+    pub(crate) async fn start(store: &NatsStore, agent: &str) -> Result<NatsWatch, StoreError> {
         let inner = &store.inner;
         let client = inner.conn.client.clone();
         let wake = inner.names.wake_subject(agent);
@@ -46,7 +46,8 @@ impl NatsWatch {
                     }
                     Ok(sub)
                 }
-            })?;
+            })
+            .await?;
         let wakes = Arc::new(Notify::new());
         let mut connections = inner.conn.connections.clone();
         connections.mark_unchanged();
@@ -103,14 +104,16 @@ const CLUSTER_WAKE_WINDOW: Duration = Duration::from_millis(500);
 /// asks: its wake is a request, which a watcher answers. While the server it published to
 /// knows of no watcher ("no responders"), it sends again, with pauses, for
 /// [`CLUSTER_WAKE_WINDOW`]; nobody watching at all costs those few sends, in the background.
-pub(crate) fn send(conn: &Conn, subject: String, cluster: bool) {
+pub(crate) async fn send(conn: &Conn, subject: String, cluster: bool) {
     let client = conn.client.clone();
     if !cluster {
-        let sent = conn.block(async move {
-            if let Err(e) = client.publish(subject, Bytes::new()).await {
-                tracing::debug!(error = %e, "wake not sent");
-            }
-        });
+        let sent = conn
+            .on_runtime(async move {
+                if let Err(e) = client.publish(subject, Bytes::new()).await {
+                    tracing::debug!(error = %e, "wake not sent");
+                }
+            })
+            .await;
         if let Err(e) = sent {
             tracing::debug!(error = %e, "wake not sent");
         }

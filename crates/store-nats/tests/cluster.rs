@@ -15,13 +15,13 @@ fn ok<T>(r: Result<T, StoreError>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn open(url: &str, dir: &std::path::Path, team: &str) -> SharedStore {
-    ok(troupe_store_nats::open(&ok(NatsUrl::parse(url)), dir, team))
+async fn open(url: &str, dir: &std::path::Path, team: &str) -> SharedStore {
+    ok(troupe_store_nats::open(&ok(NatsUrl::parse(url)), dir, team).await)
 }
 
 /// The server leading `team`'s mail stream, as the store reports it.
-fn leader(url: &str, team: &str) -> String {
-    let report = ok(troupe_store_nats::inspect(&ok(NatsUrl::parse(url)), team));
+async fn leader(url: &str, team: &str) -> String {
+    let report = ok(troupe_store_nats::inspect(&ok(NatsUrl::parse(url)), team).await);
     let (_, _, peers) = report.team.expect("the team's mail stream exists");
     peers
         .iter()
@@ -30,33 +30,35 @@ fn leader(url: &str, team: &str) -> String {
         .to_string()
 }
 
-#[test]
-fn one_server_of_three_dies_and_no_mail_is_lost_or_repeated() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_server_of_three_dies_and_no_mail_is_lost_or_repeated() {
     const TOTAL: usize = 600;
     let mut cluster = NatsCluster::start(3);
     let url = cluster.url();
     let dir = tempfile::tempdir().unwrap();
     let team = fresh_team();
-    let sender = open(&url, dir.path(), &team);
-    let receiver = open(&url, dir.path(), &team);
+    let sender = open(&url, dir.path(), &team).await;
+    let receiver = open(&url, dir.path(), &team).await;
 
     // Every stream and bucket is replicated on all three servers by default.
-    let report = ok(troupe_store_nats::inspect(&ok(NatsUrl::parse(&url)), &team));
+    let report = ok(troupe_store_nats::inspect(&ok(NatsUrl::parse(&url)), &team).await);
     assert_eq!(report.servers.len(), 3, "{report}");
     assert_eq!(report.new_team_replicas, 3, "{report}");
     let (_, replicas, peers) = report.team.clone().unwrap();
     assert_eq!(replicas, 3, "{report}");
     assert_eq!(peers.len(), 3, "{report}");
 
-    let writer = std::thread::spawn(move || {
+    let writer = tokio::spawn(async move {
         for i in 0..TOTAL {
-            ok(sender.append(&Envelope::new(
-                MailKind::Message,
-                "w",
-                "sink",
-                i.to_string(),
-                0,
-            )));
+            ok(sender
+                .append(&Envelope::new(
+                    MailKind::Message,
+                    "w",
+                    "sink",
+                    i.to_string(),
+                    0,
+                ))
+                .await);
         }
     });
     let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
@@ -69,19 +71,19 @@ fn one_server_of_three_dies_and_no_mail_is_lost_or_repeated() {
             seen.len()
         );
         if killed.is_none() && seen.len() >= TOTAL / 3 {
-            let name = leader(&url, &team);
+            let name = leader(&url, &team).await;
             assert!(cluster.kill(&name), "{name} was not running");
             killed = Some(name);
         }
-        let batch = ok(receiver.fetch("sink"));
+        let batch = ok(receiver.fetch("sink").await);
         for m in &batch.messages {
             *seen.entry(m.content.parse().unwrap()).or_default() += 1;
         }
         if let Some(t) = batch.ack {
-            ok(receiver.ack("sink", t));
+            ok(receiver.ack("sink", t).await);
         }
     }
-    writer.join().unwrap();
+    writer.await.unwrap();
     assert!(killed.is_some());
     let lost: Vec<usize> = (0..TOTAL).filter(|i| !seen.contains_key(i)).collect();
     let repeated: Vec<(&usize, &usize)> = seen.iter().filter(|(_, n)| **n > 1).collect();
@@ -94,7 +96,7 @@ fn one_server_of_three_dies_and_no_mail_is_lost_or_repeated() {
     // Reads may be answered by a follower a moment behind the leader: wait for it briefly.
     let settled = Instant::now();
     loop {
-        let left = ok(receiver.peek("sink")).messages.len();
+        let left = ok(receiver.peek("sink").await).messages.len();
         if left == 0 {
             break;
         }
@@ -102,8 +104,10 @@ fn one_server_of_three_dies_and_no_mail_is_lost_or_repeated() {
             settled.elapsed() < Duration::from_secs(10),
             "{left} acknowledged messages are still in the stream"
         );
-        std::thread::sleep(Duration::from_millis(50));
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    ok(receiver.update_roster(&mut |r| r.lead = "lead".into()));
-    assert_eq!(ok(receiver.roster()).lead, "lead");
+    ok(receiver
+        .update_roster(&mut |r| r.lead = "lead".into())
+        .await);
+    assert_eq!(ok(receiver.roster().await).lead, "lead");
 }

@@ -32,14 +32,10 @@ struct Outcome {
 }
 
 fn io_err(root: &Path) -> impl Fn(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
-        action: "configure",
-        path: root.into(),
-        source,
-    }
+    move |source| StoreError::io("configure", root)(source)
 }
 
-fn teammate(
+async fn teammate(
     store: FileStore,
     name: String,
     expected: usize,
@@ -52,7 +48,7 @@ fn teammate(
     let mut latencies = Vec::with_capacity(expected);
     let mut buf = [0u8; 16];
     while latencies.len() < expected {
-        let batch = store.fetch(&name)?;
+        let batch = store.fetch(&name).await?;
         if batch.is_empty() {
             // Blocks until the next append wakes us (or the short timeout passes).
             let _ = wake.recv(&mut buf);
@@ -63,22 +59,24 @@ fn teammate(
                 continue;
             };
             let now = now_ms();
-            store.update_request(id, &mut |r| {
-                r.respond(&name, 1, true, None, now).map(|_| ())
-            })?;
+            store
+                .update_request(id, &mut |r| {
+                    r.respond(&name, 1, true, None, now).map(|_| ())
+                })
+                .await?;
             let started = opened.lock().ok().and_then(|m| m.get(id).copied());
             if let Some(started) = started {
                 latencies.push(started.elapsed().as_secs_f64() * 1000.0);
             }
         }
         if let Some(token) = batch.ack {
-            store.ack(&name, token)?;
+            store.ack(&name, token).await?;
         }
     }
     Ok(latencies)
 }
 
-fn run(root: &Path, durability: Durability, n: usize) -> Result<Outcome, StoreError> {
+async fn run(root: &Path, durability: Durability, n: usize) -> Result<Outcome, StoreError> {
     let store = FileStore::open_with(root, "bench", durability)?;
     let opened: Arc<Mutex<HashMap<String, Instant>>> = Arc::new(Mutex::new(HashMap::new()));
     let names: Vec<String> = (0..TEAMMATES).map(|i| format!("mate{i}")).collect();
@@ -92,7 +90,7 @@ fn run(root: &Path, durability: Durability, n: usize) -> Result<Outcome, StoreEr
             root.to_path_buf(),
         );
         workers.push(std::thread::spawn(move || {
-            teammate(store, name, expected, opened, &root)
+            block_on(teammate(store, name, expected, opened, &root))
         }));
     }
     // Give every teammate time to bind its wake socket before the first append.
@@ -113,11 +111,13 @@ fn run(root: &Path, durability: Durability, n: usize) -> Result<Outcome, StoreEr
         if let Ok(mut m) = opened.lock() {
             m.insert(request.id.clone(), Instant::now());
         }
-        store.create_request(&request)?;
-        store.append(
-            &Envelope::new(MailKind::ShutdownRequest, "lead", to, "please stop", now)
-                .with_request(&request.id),
-        )?;
+        store.create_request(&request).await?;
+        store
+            .append(
+                &Envelope::new(MailKind::ShutdownRequest, "lead", to, "please stop", now)
+                    .with_request(&request.id),
+            )
+            .await?;
     }
     let mut latencies_ms = Vec::with_capacity(n);
     for w in workers {
@@ -130,6 +130,15 @@ fn run(root: &Path, durability: Durability, n: usize) -> Result<Outcome, StoreEr
         secs: started.elapsed().as_secs_f64(),
         latencies_ms,
     })
+}
+
+/// Runs `f` to completion on a runtime of this thread's own.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+        .block_on(f)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -153,7 +162,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // `TROUPE_BENCH_DIR` picks the file system (tmpfs against ext4); else the temp dir.
         let base = std::env::var_os("TROUPE_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
         let dir = tempfile::tempdir_in(base)?;
-        let mut out = run(dir.path(), durability, n)?;
+        let mut out = block_on(run(dir.path(), durability, n))?;
         out.latencies_ms.sort_by(|a, b| a.total_cmp(b));
         println!(
             "{label:>12}: {:>8.0} requests/s ({:.2}s total, {} resolved); open→resolved p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",

@@ -55,6 +55,7 @@ fn parse_durability(s: &str) -> Result<Durability, BoxError> {
 /// Process B: binds the wake socket, says "ready", then for every wake fetches and acks its
 /// mail and prints `sent_ns wake_ns fetched_ns acked_ns` per message, until a "stop" message.
 fn recipient(dir: &Path, team: &str, durability: Durability) -> Result<(), BoxError> {
+    let rt = runtime()?;
     let store = FileStore::open_with(dir, team, durability)?;
     let wake = store.wake_socket(RECIPIENT)?;
     let stdout = std::io::stdout();
@@ -65,13 +66,13 @@ fn recipient(dir: &Path, team: &str, durability: Durability) -> Result<(), BoxEr
     loop {
         wake.recv(&mut buf)?;
         let woke = now_ns();
-        let batch = store.fetch(RECIPIENT)?;
+        let batch = rt.block_on(store.fetch(RECIPIENT))?;
         let fetched = now_ns();
         if batch.is_empty() {
             continue; // a wake whose mail an earlier fetch already took
         }
         if let Some(token) = batch.ack {
-            store.ack(RECIPIENT, token)?;
+            rt.block_on(store.ack(RECIPIENT, token))?;
         }
         let acked = now_ns();
         for m in &batch.messages {
@@ -134,6 +135,7 @@ impl Recipient {
 
 fn run(root: &Path, durability: Durability, n: usize) -> Result<Vec<Sample>, BoxError> {
     let team = format!("wake-{}", durability_name(durability));
+    let rt = runtime()?;
     let store = FileStore::open_with(root, &team, durability)?;
     let mut b = Recipient::start(root, &team, durability)?;
     let mut samples = Vec::with_capacity(n);
@@ -141,7 +143,7 @@ fn run(root: &Path, durability: Durability, n: usize) -> Result<Vec<Sample>, Box
         std::thread::sleep(GAP);
         let sent = now_ns();
         let env = Envelope::new(MailKind::Message, SENDER, RECIPIENT, sent.to_string(), 0);
-        store.append(&env)?;
+        rt.block_on(store.append(&env))?;
         let appended = now_ns();
         let line = b.line()?;
         let fields: Vec<u128> = line
@@ -162,18 +164,25 @@ fn run(root: &Path, durability: Durability, n: usize) -> Result<Vec<Sample>, Box
             acked: ms(acked),
         });
     }
-    store.append(&Envelope::new(
+    rt.block_on(store.append(&Envelope::new(
         MailKind::Message,
         SENDER,
         RECIPIENT,
         STOP,
         0,
-    ))?;
+    )))?;
     let status = b.child.wait()?;
     if !status.success() {
         return Err(format!("recipient exited with {status}").into());
     }
     Ok(samples)
+}
+
+/// A runtime for this thread's store calls: the benchmark waits on its sockets itself.
+fn runtime() -> Result<tokio::runtime::Runtime, BoxError> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {

@@ -1,24 +1,23 @@
 //! The store's one error type, in backend-neutral terms: every variant says what failed and what
 //! to do; where a record lives (a file, a bucket's key) is a `place` for people to read.
 
-use std::path::PathBuf;
-
 use thiserror::Error;
 use troupe_protocol::{validate_agent_name, NameError, RequestError, TaskError, TaskId};
 
 /// Everything that can go wrong in a team store.
 #[derive(Debug, Error)]
 pub enum StoreError {
-    /// A file-system operation failed.
-    #[error("could not {action} {}: {source} (check that the directory exists and is writable)", path.display())]
-    Io {
+    /// The backend's own storage failed (what it keeps its records in, the disk under it).
+    #[error("could not {action} {place}: {detail} ({hint})")]
+    Storage {
         /// What was being done ("append to", "read", "lock", ...).
         action: &'static str,
-        /// The file or directory involved.
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
+        /// Where, in the backend's terms (a file, a directory), for people.
+        place: String,
+        /// What went wrong.
+        detail: String,
+        /// What to check, in the backend's terms.
+        hint: &'static str,
     },
     /// A whole record (a file, a key) could not be parsed.
     #[error("{place} is corrupt ({detail}); fix it by hand or move it aside — troupe will not overwrite it")]
@@ -138,39 +137,14 @@ pub enum StoreError {
         /// Which backend.
         backend: &'static str,
     },
-    /// Watching the team's files for changes failed (inotify limits, a missing directory).
-    #[error("could not watch {place} for changes: {detail} (on Linux, raise fs.inotify.max_user_watches or max_user_instances if they are exhausted)")]
+    /// Watching the team for changes failed; `detail` says why and what to check.
+    #[error("could not watch {place} for changes: {detail}")]
     Watch {
         /// What was watched, in the backend's terms (a directory).
         place: String,
         /// What the watcher said.
         detail: String,
     },
-}
-
-impl StoreError {
-    /// Wraps an I/O error with the action and path it concerns.
-    pub fn io(
-        action: &'static str,
-        path: impl Into<PathBuf>,
-    ) -> impl FnOnce(std::io::Error) -> StoreError {
-        let path = path.into();
-        move |source| StoreError::Io {
-            action,
-            path,
-            source,
-        }
-    }
-}
-
-impl From<troupe_durable::DurableError> for StoreError {
-    fn from(e: troupe_durable::DurableError) -> StoreError {
-        StoreError::Io {
-            action: e.action,
-            path: e.path,
-            source: e.source,
-        }
-    }
 }
 
 /// Refuses a team or agent name (`what`) that is unsafe as a file name, a subject or a key

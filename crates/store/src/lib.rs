@@ -11,9 +11,10 @@
 //! record in between (compare-and-set). A closure must derive what it does from its argument
 //! and reset whatever it reports on each call.
 //!
-//! The traits are synchronous: a backend may block (the file backend takes `flock`s and
-//! fsyncs). Async code reaches a store only through [`blocking`], which runs the work on
-//! tokio's blocking pool.
+//! The traits are async (the `async-trait` convention, see docs/decisions/0003-async-store.md):
+//! callers await every call, and no call blocks a runtime thread. A backend that must block
+//! (the file backend takes `flock`s and fsyncs) does so on tokio's blocking pool itself.
+//! A closure a store applies runs on the caller's task, never on a blocking thread.
 //!
 //! Must not know: agents, the model or the CLI. It stores records of `troupe_protocol` types and
 //! never interprets a conversation.
@@ -24,10 +25,10 @@ pub mod live;
 mod pending;
 pub mod proc_stamp;
 pub mod record;
+pub mod rules;
 pub mod tasks;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -39,9 +40,8 @@ use troupe_protocol::{
 pub use error::{check_agent, StoreError};
 pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState};
 pub use pending::PendingAreas;
-pub use tasks::{
-    release_owned_where, CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate,
-};
+pub use rules::release_owned_where;
+pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
 pub use troupe_durable::{CorruptLine, Durability};
 
 /// Acknowledges one fetched batch: opaque, meaningful only to the store that issued it (the
@@ -142,20 +142,30 @@ impl RequestFilter {
     }
 }
 
+/// The closure [`RosterStore::update_roster`] applies.
+pub type RosterUpdate<'a> = &'a mut (dyn FnMut(&mut Roster) + Send);
+
+/// The closure [`RosterStore::update_member`] applies.
+pub type MemberUpdate<'a> = &'a mut (dyn FnMut(&mut Member) + Send);
+
+/// The closure [`RequestStore::update_request`] applies.
+pub type RequestUpdate<'a> = &'a mut (dyn FnMut(&mut Request) -> Result<(), RequestError> + Send);
+
 /// The team roster, changed only by locked read-modify-write.
+#[async_trait]
 pub trait RosterStore: Send + Sync {
     /// The current roster; an empty one when none was written yet.
-    fn roster(&self) -> Result<Roster, StoreError>;
+    async fn roster(&self) -> Result<Roster, StoreError>;
 
     /// Reads the roster, lets `f` change it, writes it back if it changed (atomically: under a
     /// lock, or compare-and-set with `f` applied again after a conflict), and returns the
     /// result.
-    fn update_roster(&self, f: &mut dyn FnMut(&mut Roster)) -> Result<Roster, StoreError>;
+    async fn update_roster(&self, f: RosterUpdate<'_>) -> Result<Roster, StoreError>;
 
     /// The member with this name (the first, should a roster hold a name twice), or `None`.
     /// A store that keeps the roster in memory answers without copying the whole roster.
-    fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
-        Ok(self.roster()?.get(name).cloned())
+    async fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
+        Ok(self.roster().await?.get(name).cloned())
     }
 
     /// Lets `f` change the member with this name and writes the change as
@@ -163,30 +173,32 @@ pub trait RosterStore: Send + Sync {
     /// changed); returns the member as written, or `None` (nothing written) when there is no
     /// such member. `f` must not rename the member; a rename is ignored. A store that keeps the
     /// roster in memory writes one member instead of copying the whole roster.
-    fn update_member(
+    async fn update_member(
         &self,
         name: &str,
-        f: &mut dyn FnMut(&mut Member),
+        f: MemberUpdate<'_>,
     ) -> Result<Option<Member>, StoreError> {
-        update_member_in_roster(self, name, f)
+        update_member_in_roster(self, name, f).await
     }
 }
 
 /// [`RosterStore::update_member`] through the whole roster: what the trait does by default,
 /// and what a backend that keeps members apart falls back to for one it has not split out.
-pub fn update_member_in_roster<S: RosterStore + ?Sized>(
+pub async fn update_member_in_roster<S: RosterStore + ?Sized>(
     store: &S,
     name: &str,
-    f: &mut dyn FnMut(&mut Member),
+    f: MemberUpdate<'_>,
 ) -> Result<Option<Member>, StoreError> {
     let mut found = None;
-    store.update_roster(&mut |roster: &mut Roster| {
-        found = roster.get_mut(name).map(|m| {
-            f(m);
-            m.name = name.to_string();
-            m.clone()
-        });
-    })?;
+    store
+        .update_roster(&mut |roster: &mut Roster| {
+            found = roster.get_mut(name).map(|m| {
+                f(m);
+                m.name = name.to_string();
+                m.clone()
+            });
+        })
+        .await?;
     Ok(found)
 }
 
@@ -194,43 +206,30 @@ pub fn update_member_in_roster<S: RosterStore + ?Sized>(
 #[async_trait]
 pub trait MailboxStore: Send + Sync {
     /// Appends one message to the recipient's (`envelope.to`) log and wakes the recipient.
-    fn append(&self, envelope: &Envelope) -> Result<(), StoreError>;
+    async fn append(&self, envelope: &Envelope) -> Result<(), StoreError>;
 
     /// Appends many messages with one locked write and one sync per recipient.
-    fn append_many(&self, envelopes: &[Envelope]) -> Result<(), StoreError>;
+    async fn append_many(&self, envelopes: &[Envelope]) -> Result<(), StoreError>;
 
     /// Reads the agent's unconsumed messages (from its cursor to the last complete line);
     /// corrupt lines are skipped, reported in the batch and recorded as events.
-    fn fetch(&self, agent: &str) -> Result<Batch, StoreError>;
+    async fn fetch(&self, agent: &str) -> Result<Batch, StoreError>;
 
     /// Like `fetch`, without recording anything (for inspection).
-    fn peek(&self, agent: &str) -> Result<Batch, StoreError>;
+    async fn peek(&self, agent: &str) -> Result<Batch, StoreError>;
 
     /// Marks the batch `token` came with (and everything before it) consumed; call only once
     /// the messages are persisted. A repeated ack is harmless.
-    fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError>;
-
-    /// [`MailboxStore::fetch`] for async code (the agent loop fetches every round): no async
-    /// worker waits for it. By default the synchronous call runs with the worker handed off
-    /// ([`off_worker`]); the file backend does its reading on the blocking pool, and NATS
-    /// awaits its client's answers, holding no thread at all.
-    async fn fetch_async(&self, agent: &str) -> Result<Batch, StoreError> {
-        off_worker(|| self.fetch(agent))
-    }
-
-    /// [`MailboxStore::ack`] for async code, as [`MailboxStore::fetch_async`].
-    async fn ack_async(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
-        off_worker(|| self.ack(agent, token))
-    }
+    async fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError>;
 
     /// Starts watching the agent's mailbox: the returned [`Watch`] resolves after each append
     /// to it and each [`MailboxStore::notify`], from any process. One watcher per agent (a new
     /// one replaces the old); create it before checking for mail, so no wake is missed. Must be
     /// called inside a tokio runtime.
-    fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError>;
+    async fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError>;
 
     /// Wakes the agent's watcher without sending mail (a stop, an answered request).
-    fn notify(&self, agent: &str) -> Result<(), StoreError>;
+    async fn notify(&self, agent: &str) -> Result<(), StoreError>;
 }
 
 /// Wake-ups for one agent; see [`MailboxStore::watch`].
@@ -243,18 +242,19 @@ pub trait Watch: Send {
 }
 
 /// The team's append-only event log.
+#[async_trait]
 pub trait EventLog: Send + Sync {
     /// Appends one event.
-    fn record(&self, event: &Event) -> Result<(), StoreError>;
+    async fn record(&self, event: &Event) -> Result<(), StoreError>;
 
     /// Reads the events after `from` ([`EventCursor::START`] for all) that are complete now.
-    fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError>;
+    async fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError>;
 
     /// The last `max` events complete now (fewer when the log is shorter), with the cursor
     /// after them: where a follower of a long log starts without reading all of it. The
     /// default reads the whole log; backends that can read from the end do better.
-    fn read_recent_events(&self, max: usize) -> Result<EventPage, StoreError> {
-        let mut page = self.read_events(EventCursor::START)?;
+    async fn read_recent_events(&self, max: usize) -> Result<EventPage, StoreError> {
+        let mut page = self.read_events(EventCursor::START).await?;
         let skip = page.events.len().saturating_sub(max);
         page.events.drain(..skip);
         Ok(page)
@@ -332,56 +332,58 @@ pub trait ChangeWatch: Send {
 }
 
 /// Each teammate's conversation log, kept for resume: team state, like mail. The agent loop
-/// writes a local file ([`TranscriptStore::transcript_file`]); on the file backend that file is
-/// the transcript itself, on a remote backend it is this machine's cache of it
+/// writes a log of its own on this machine; for some backends that log is the transcript
+/// itself, for others it is this machine's cache of it
 /// ([`TranscriptStore::transcript_is_cached`]), and the team appends what the agent synced there
 /// with [`TranscriptStore::append_transcript_lines`] and restores the cache from the store when
 /// an agent rejoins on another machine.
 ///
 /// The log is JSON lines, with the same rules on every backend: a line torn by a killed writer
 /// is skipped and counted when read, and the next append starts a line of its own.
+#[async_trait]
 pub trait TranscriptStore: Send + Sync {
-    /// The local file the agent loop keeps this agent's transcript in.
-    fn transcript_file(&self, agent: &str) -> Result<PathBuf, StoreError>;
-
-    /// True when [`TranscriptStore::transcript_file`] is only this machine's cache of a
-    /// transcript the store keeps elsewhere (what the agent writes there must be appended to
-    /// the store too); false when the file is the transcript itself.
+    /// True when the agent loop's own log on this machine is only a cache of a transcript the
+    /// store keeps elsewhere (what the agent writes there must be appended to the store too);
+    /// false when that log is the transcript itself.
     fn transcript_is_cached(&self) -> bool {
         false
     }
 
     /// True when the agent has a non-empty transcript (a rejoin continues it).
-    fn has_transcript(&self, agent: &str) -> Result<bool, StoreError> {
-        Ok(self.transcript_len(agent)? > 0)
+    async fn has_transcript(&self, agent: &str) -> Result<bool, StoreError> {
+        Ok(self.transcript_len(agent).await? > 0)
     }
 
     /// The transcript's length in bytes (0 when there is none): cheap, for telling whether a
     /// local cache holds all of it.
-    fn transcript_len(&self, agent: &str) -> Result<u64, StoreError>;
+    async fn transcript_len(&self, agent: &str) -> Result<u64, StoreError>;
 
     /// Appends whole lines (JSON, each ending with a newline) and makes them durable; a torn
     /// last line left by a killed writer is ended first, so it stays a line of its own (empty
     /// `lines` only does that). Returns the transcript's length after the append.
-    fn append_transcript_lines(&self, agent: &str, lines: &[u8]) -> Result<u64, StoreError>;
+    async fn append_transcript_lines(&self, agent: &str, lines: &[u8]) -> Result<u64, StoreError>;
 
     /// Appends one entry (one JSON line) and makes it durable.
-    fn append_transcript(&self, agent: &str, entry: &Value) -> Result<(), StoreError> {
+    async fn append_transcript(&self, agent: &str, entry: &Value) -> Result<(), StoreError> {
         let mut line = serde_json::to_vec(entry).map_err(|source| StoreError::Serialize {
             what: "transcript entry",
             source,
         })?;
         line.push(b'\n');
-        self.append_transcript_lines(agent, &line).map(|_| ())
+        self.append_transcript_lines(agent, &line).await.map(|_| ())
     }
 
     /// The transcript's complete lines from byte `from` on, for a follower (`team tail`):
     /// `from` 0 reads all of it; a torn last line is left out.
-    fn read_transcript_from(&self, agent: &str, from: u64) -> Result<TranscriptBytes, StoreError>;
+    async fn read_transcript_from(
+        &self,
+        agent: &str,
+        from: u64,
+    ) -> Result<TranscriptBytes, StoreError>;
 
     /// Reads every entry back, skipping and counting corrupt lines (a torn last line that
     /// still parses is kept: its writer died right before the newline).
-    fn read_transcript(&self, agent: &str) -> Result<TranscriptRead, StoreError>;
+    async fn read_transcript(&self, agent: &str) -> Result<TranscriptRead, StoreError>;
 }
 
 /// Complete transcript lines read from a byte position on; see
@@ -405,48 +407,49 @@ impl TranscriptBytes {
 }
 
 /// Durable protocol requests; the FSM in `troupe_protocol::request` decides every change.
+#[async_trait]
 pub trait RequestStore: Send + Sync {
     /// Stores a newly opened request; an existing id is an error.
-    fn create_request(&self, request: &Request) -> Result<(), StoreError>;
+    async fn create_request(&self, request: &Request) -> Result<(), StoreError>;
 
     /// The request with this id, if it exists.
-    fn get_request(&self, id: &str) -> Result<Option<Request>, StoreError>;
+    async fn get_request(&self, id: &str) -> Result<Option<Request>, StoreError>;
 
     /// Applies `f` to the request atomically (under a lock, or compare-and-set) and persists
     /// the outcome. A change
     /// `f` made is saved even when it returns an error (a late response still expires the
     /// request); the error is then returned as `StoreError::Request`.
-    fn update_request(
-        &self,
-        id: &str,
-        f: &mut dyn FnMut(&mut Request) -> Result<(), RequestError>,
-    ) -> Result<Request, StoreError>;
+    async fn update_request(&self, id: &str, f: RequestUpdate<'_>) -> Result<Request, StoreError>;
 
     /// Requests matching the filter, oldest first.
-    fn list_requests(&self, filter: &RequestFilter) -> Result<Vec<Request>, StoreError>;
+    async fn list_requests(&self, filter: &RequestFilter) -> Result<Vec<Request>, StoreError>;
 
-    /// Moves every overdue pending request to expired and returns them.
-    fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError>;
+    /// Moves every overdue pending request to expired and returns them ([`rules::sweep_expired`]:
+    /// the same rule on every backend).
+    async fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError> {
+        rules::sweep_expired(self, now).await
+    }
 }
 
 /// Volatile per-member state ("what it is doing now"): cheap to write, readable from other
 /// processes, never synced and never locked against the roster. Losing it in a crash loses
 /// nothing that matters.
+#[async_trait]
 pub trait PresenceStore: Send + Sync {
     /// Sets (or with `None` clears) what `agent` is doing.
-    fn set_doing(&self, agent: &str, doing: Option<&str>) -> Result<(), StoreError>;
+    async fn set_doing(&self, agent: &str, doing: Option<&str>) -> Result<(), StoreError>;
 
     /// What every member is doing right now, by name (members doing nothing are absent).
-    fn doing(&self) -> Result<BTreeMap<String, String>, StoreError>;
+    async fn doing(&self) -> Result<BTreeMap<String, String>, StoreError>;
 
     /// Publishes `agent`'s running token total (after each model reply). A backend without
     /// it keeps only the durable per-phase figure in the roster.
-    fn set_usage(&self, _agent: &str, _usage: &AgentUsage) -> Result<(), StoreError> {
+    async fn set_usage(&self, _agent: &str, _usage: &AgentUsage) -> Result<(), StoreError> {
         Ok(())
     }
 
     /// The running token totals published so far, by agent name (the lead's included).
-    fn usages(&self) -> Result<BTreeMap<String, AgentUsage>, StoreError> {
+    async fn usages(&self) -> Result<BTreeMap<String, AgentUsage>, StoreError> {
         Ok(BTreeMap::new())
     }
 }
@@ -454,35 +457,40 @@ pub trait PresenceStore: Send + Sync {
 /// Liveness, the one rule for every agent: an agent is alive while a live process holds its
 /// lease (its own process, or the lead's for an in-process teammate). Nothing else — no pid,
 /// no roster status — says whether an agent's process is alive.
+#[async_trait]
 pub trait LivenessStore: Send + Sync {
     /// Takes `agent`'s lease without waiting; while another live process holds it the answer
     /// is [`StoreError::LeaseHeld`] naming that process. The lease ends when the returned
     /// guard is dropped or the process ends, however it ends.
-    fn acquire_lease(&self, agent: &str) -> Result<Lease, StoreError>;
+    async fn acquire_lease(&self, agent: &str) -> Result<Lease, StoreError>;
 
     /// Takes over `agent`'s lease that the process which started this one handed down
     /// (`handoff` is what [`Lease::pass_to_child`] returned there), so the agent is alive
     /// without a gap from before this process started.
-    fn adopt_lease(&self, agent: &str, handoff: &str) -> Result<Lease, StoreError>;
+    async fn adopt_lease(&self, agent: &str, handoff: &str) -> Result<Lease, StoreError>;
 
     /// Whether `agent`'s lease is held, and by whom, asked without taking it: a process that
     /// acquires the lease at the same moment is never refused because of a probe.
-    fn probe_lease(&self, agent: &str) -> Result<LeaseState, StoreError>;
+    async fn probe_lease(&self, agent: &str) -> Result<LeaseState, StoreError>;
 
     /// How long until `agent`'s lease lapses if its holder stops refreshing it now: `None`
     /// when it is not held, or when the backend's leases never lapse on their own (the file
     /// backend's end with their process).
-    fn lease_lapses_in(&self, _agent: &str) -> Result<Option<std::time::Duration>, StoreError> {
+    async fn lease_lapses_in(
+        &self,
+        _agent: &str,
+    ) -> Result<Option<std::time::Duration>, StoreError> {
         Ok(None)
     }
 
     /// True while a live process holds `agent`'s lease.
-    fn is_alive(&self, agent: &str) -> Result<bool, StoreError> {
-        Ok(self.probe_lease(agent)?.is_held())
+    async fn is_alive(&self, agent: &str) -> Result<bool, StoreError> {
+        Ok(self.probe_lease(agent).await?.is_held())
     }
 }
 
 /// Everything a team needs from its store, in one object-safe trait.
+#[async_trait]
 pub trait TeamStore:
     RosterStore
     + MailboxStore
@@ -499,7 +507,7 @@ pub trait TeamStore:
     /// Starts watching the whole team for changes made by any process (the live dashboard,
     /// `troupe team log --follow`): no polling, and only what changed is named. Reading the
     /// store never causes a notification. Must be called inside a tokio runtime.
-    fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
+    async fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
         Err(StoreError::Unsupported {
             what: "change notifications",
             backend: "this",
@@ -509,47 +517,3 @@ pub trait TeamStore:
 
 /// A team store shared by every part of a running team.
 pub type SharedStore = Arc<dyn TeamStore>;
-
-/// Runs blocking store work from synchronous code that may be on a tokio worker (a sync trait
-/// the agent loop calls every round): on a multi-threaded runtime's worker the worker is handed
-/// off first (`block_in_place`), so the tasks queued on it move to other workers instead of
-/// waiting behind a lock, an fsync or a network round trip; anywhere else it just runs.
-pub fn off_worker<R>(f: impl FnOnce() -> R) -> R {
-    let on_worker = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-    if on_worker {
-        tokio::task::block_in_place(f)
-    } else {
-        f()
-    }
-}
-
-/// Runs store work on tokio's blocking pool, so no lock wait or fsync stalls an async
-/// worker: the one way async code reaches a store. A panic in `f` is resumed here.
-pub async fn blocking<R, F>(store: &SharedStore, f: F) -> R
-where
-    R: Send + 'static,
-    F: FnOnce(&dyn TeamStore) -> R + Send + 'static,
-{
-    let store = store.clone();
-    off_worker_async(move || f(&*store)).await
-}
-
-/// Runs synchronous work (anything that may wait on a lock, an fsync or the network) on
-/// tokio's blocking pool and awaits it: the one off-worker helper of async code. A panic in
-/// `f` is resumed here.
-pub async fn off_worker_async<R, F>(f: F) -> R
-where
-    R: Send + 'static,
-    F: FnOnce() -> R + Send + 'static,
-{
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r,
-        Err(e) => match e.try_into_panic() {
-            Ok(panic) => std::panic::resume_unwind(panic),
-            // Cancelled only while the runtime shuts down, when nobody polls this any more:
-            // never resolving is the honest answer.
-            Err(_) => std::future::pending().await,
-        },
-    }
-}

@@ -4,6 +4,8 @@
 
 use troupe_protocol::{BlockerStatus, Task, TaskError, TaskId, TaskStatus};
 
+use async_trait::async_trait;
+
 use crate::error::StoreError;
 
 /// What `create_task` needs; the store allocates the id and the timestamps.
@@ -61,34 +63,36 @@ pub struct TaskList {
 
 /// The closure an update applies: the task, and the statuses of its blockers as read under
 /// the same lock.
-pub type TaskUpdate<'a> = &'a mut dyn FnMut(&mut Task, &BlockerStatus) -> Result<(), TaskError>;
+pub type TaskUpdate<'a> =
+    &'a mut (dyn FnMut(&mut Task, &BlockerStatus) -> Result<(), TaskError> + Send);
 
 /// The team's task board.
+#[async_trait]
 pub trait TaskStore: Send + Sync {
     /// Puts a new pending task on the board under the next free id (atomic across processes).
     /// Unknown blockers are refused with [`StoreError::Task`].
-    fn create_task(&self, new: &NewTask) -> Result<Task, StoreError>;
+    async fn create_task(&self, new: &NewTask) -> Result<Task, StoreError>;
 
     /// The task with this id; [`StoreError::UnknownTask`] when there is none, and
     /// [`StoreError::Corrupt`] naming the file when its record cannot be read.
-    fn get_task(&self, id: TaskId) -> Result<Task, StoreError>;
+    async fn get_task(&self, id: TaskId) -> Result<Task, StoreError>;
 
     /// The tasks matching the filter, by id; unreadable records are skipped and reported.
-    fn list_tasks(&self, filter: &TaskFilter) -> Result<TaskList, StoreError>;
+    async fn list_tasks(&self, filter: &TaskFilter) -> Result<TaskList, StoreError>;
 
     /// The compare-and-set primitive: applies `f` to the task under an exclusive lock and
     /// persists the outcome. A refusal (`f` returns an error) saves nothing and is returned as
     /// [`StoreError::Task`]. Changed blockers are checked against the whole board (unknown
     /// ids, cycles) before anything is saved. Each new transition is recorded as an event.
-    fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError>;
+    async fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError>;
 
     /// Claims a ready, unowned, pending task for `by`; exactly one of several racing claimers
     /// wins, the others get an error naming the owner (or the blockers).
-    fn claim_task(&self, id: TaskId, by: &str, now: u64) -> Result<Task, StoreError> {
+    async fn claim_task(&self, id: TaskId, by: &str, now: u64) -> Result<Task, StoreError> {
         // A claim the committed record already refuses (owned, not pending) is refused without
         // queuing for the lock, so the losers of a race do not wait behind the winner's fsync.
         // Blockers are left to the locked check: every one counts as completed here.
-        let seen = self.get_task(id)?;
+        let seen = self.get_task(id).await?;
         let done: BlockerStatus = seen
             .blocked_by
             .iter()
@@ -96,52 +100,19 @@ pub trait TaskStore: Send + Sync {
             .collect();
         seen.clone().claim(by, &done, now)?;
         self.update_task(id, &mut |t, blockers| t.claim(by, blockers, now))
+            .await
     }
 
     /// Gives every in-progress task `owner` holds back to the board (pending, owner cleared,
     /// `why` in the history), as `by`; returns the released tasks. A task that changed hands
     /// meanwhile is left alone.
-    fn release_tasks_of(
+    async fn release_tasks_of(
         &self,
         owner: &str,
         by: &str,
         why: &str,
         now: u64,
     ) -> Result<Vec<Task>, StoreError> {
-        release_owned_where(self, owner, by, why, now, &|| true)
+        crate::rules::release_owned_where(self, owner, by, why, now, || async { true }).await
     }
-}
-
-/// [`TaskStore::release_tasks_of`], releasing a task only when `still()`, asked under the
-/// board's lock for each task, agrees (an owner's liveness, checked again where nobody can
-/// claim meanwhile).
-pub fn release_owned_where<S: TaskStore + ?Sized>(
-    store: &S,
-    owner: &str,
-    by: &str,
-    why: &str,
-    now: u64,
-    still: &dyn Fn() -> bool,
-) -> Result<Vec<Task>, StoreError> {
-    let filter = TaskFilter {
-        status: Some(TaskStatus::InProgress),
-        owner: Some(owner.to_string()),
-    };
-    let mut released = Vec::new();
-    for task in store.list_tasks(&filter)?.tasks {
-        let mut ours = false;
-        let t = store.update_task(task.id, &mut |t, _| {
-            ours =
-                t.status == TaskStatus::InProgress && t.owner.as_deref() == Some(owner) && still();
-            if ours {
-                t.release(by, why, now)
-            } else {
-                Ok(())
-            }
-        })?;
-        if ours {
-            released.push(t);
-        }
-    }
-    Ok(released)
 }

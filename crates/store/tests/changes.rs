@@ -47,33 +47,37 @@ async fn reads_wake_nobody_and_the_next_write_is_named_alone() {
     let s = store(dir.path());
     // Something in every area first, so the reads below have files to open.
     s.update_roster(&mut |r| r.members.push(Member::new("bob", "dev", 1, 1)))
+        .await
         .unwrap();
-    s.record(&event("first")).unwrap();
-    s.set_doing("bob", Some("bash(ls)")).unwrap();
+    s.record(&event("first")).await.unwrap();
+    s.set_doing("bob", Some("bash(ls)")).await.unwrap();
     let r = Request::open(RequestKind::Plan, "bob", "lead", 0, json!({}), 1, None);
-    s.create_request(&r).unwrap();
+    s.create_request(&r).await.unwrap();
     s.create_task(&NewTask {
         subject: "t".into(),
         created_by: "lead".into(),
         ..NewTask::default()
     })
+    .await
     .unwrap();
-    s.append_transcript("bob", &json!({"type": "x"})).unwrap();
+    s.append_transcript("bob", &json!({"type": "x"}))
+        .await
+        .unwrap();
 
-    let mut watch = s.watch_changes().unwrap();
+    let mut watch = s.watch_changes().await.unwrap();
     // Everything a dashboard reads.
-    let _ = s.roster().unwrap();
-    let _ = s.doing().unwrap();
-    let _ = s.list_requests(&RequestFilter::default()).unwrap();
-    let _ = s.get_request(&r.id).unwrap();
-    let _ = s.list_tasks(&Default::default()).unwrap();
-    let _ = s.read_events(EventCursor::START).unwrap();
-    let _ = s.read_recent_events(10).unwrap();
-    let _ = s.read_transcript("bob").unwrap();
-    let _ = s.peek("bob").unwrap();
-    let _ = s.is_alive("bob").unwrap();
+    let _ = s.roster().await.unwrap();
+    let _ = s.doing().await.unwrap();
+    let _ = s.list_requests(&RequestFilter::default()).await.unwrap();
+    let _ = s.get_request(&r.id).await.unwrap();
+    let _ = s.list_tasks(&Default::default()).await.unwrap();
+    let _ = s.read_events(EventCursor::START).await.unwrap();
+    let _ = s.read_recent_events(10).await.unwrap();
+    let _ = s.read_transcript("bob").await.unwrap();
+    let _ = s.peek("bob").await.unwrap();
+    let _ = s.is_alive("bob").await.unwrap();
 
-    s.record(&event("second")).unwrap();
+    s.record(&event("second")).await.unwrap();
     let got = tokio::time::timeout(LIMIT, watch.changed()).await.unwrap();
     assert_eq!(got, Areas::EVENTS, "only the append is a change");
 }
@@ -82,33 +86,37 @@ async fn reads_wake_nobody_and_the_next_write_is_named_alone() {
 async fn each_kind_of_write_names_its_area() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
-    let mut watch = s.watch_changes().unwrap();
+    let mut watch = s.watch_changes().await.unwrap();
 
     s.update_roster(&mut |r| r.members.push(Member::new("bob", "dev", 1, 1)))
+        .await
         .unwrap();
     until(&mut watch, Areas::ROSTER).await;
-    s.set_doing("bob", Some("bash(ls)")).unwrap();
+    s.set_doing("bob", Some("bash(ls)")).await.unwrap();
     until(&mut watch, Areas::PRESENCE).await;
     let r = Request::open(RequestKind::Plan, "bob", "lead", 0, json!({}), 1, None);
-    s.create_request(&r).unwrap();
+    s.create_request(&r).await.unwrap();
     until(&mut watch, Areas::REQUESTS).await;
     s.create_task(&NewTask {
         subject: "t".into(),
         created_by: "lead".into(),
         ..NewTask::default()
     })
+    .await
     .unwrap();
     until(&mut watch, Areas::TASKS).await;
     let env =
         troupe_protocol::Envelope::new(troupe_protocol::MailKind::Message, "lead", "bob", "hi", 1);
-    s.append(&env).unwrap();
+    s.append(&env).await.unwrap();
     until(&mut watch, Areas::MAIL).await;
-    s.append_transcript("bob", &json!({"type": "x"})).unwrap();
+    s.append_transcript("bob", &json!({"type": "x"}))
+        .await
+        .unwrap();
     until(&mut watch, Areas::TRANSCRIPTS).await;
-    let lease = s.acquire_lease("bob").unwrap();
+    let lease = s.acquire_lease("bob").await.unwrap();
     until(&mut watch, Areas::LIVENESS).await;
     drop(lease);
-    s.record(&event("e")).unwrap();
+    s.record(&event("e")).await.unwrap();
     until(&mut watch, Areas::EVENTS).await;
 }
 
@@ -116,15 +124,15 @@ async fn each_kind_of_write_names_its_area() {
 async fn a_burst_of_appends_is_one_wake_and_nothing_is_lost() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
-    let mut watch = s.watch_changes().unwrap();
+    let mut watch = s.watch_changes().await.unwrap();
     let mut cursor = EventCursor::START;
     let mut seen = 0;
     let mut wakes = 0;
     let writer = {
         let s = s.clone();
-        std::thread::spawn(move || {
+        tokio::spawn(async move {
             for i in 0..2_000 {
-                s.record(&event(&format!("e{i}"))).unwrap();
+                s.record(&event(&format!("e{i}"))).await.unwrap();
             }
         })
     };
@@ -132,14 +140,14 @@ async fn a_burst_of_appends_is_one_wake_and_nothing_is_lost() {
         while seen < 2_000 {
             until(&mut watch, Areas::EVENTS).await;
             wakes += 1;
-            let page = s.read_events(cursor).unwrap();
+            let page = s.read_events(cursor).await.unwrap();
             seen += page.events.len();
             cursor = page.next;
         }
     })
     .await
     .unwrap();
-    writer.join().unwrap();
+    writer.await.unwrap();
     assert_eq!(seen, 2_000);
     assert!(wakes <= 2_000, "never more wakes than appends: {wakes}");
 }
@@ -163,18 +171,18 @@ async fn a_team_that_does_not_exist_yet_is_waited_for() {
         .unwrap();
 }
 
-#[test]
-fn a_follower_starts_at_the_end_of_a_long_log() {
+#[tokio::test]
+async fn a_follower_starts_at_the_end_of_a_long_log() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
     for i in 0..1_000 {
-        s.record(&event(&format!("e{i}"))).unwrap();
+        s.record(&event(&format!("e{i}"))).await.unwrap();
     }
-    let recent = s.read_recent_events(3).unwrap();
+    let recent = s.read_recent_events(3).await.unwrap();
     let details: Vec<&str> = recent.events.iter().map(|e| e.detail.as_str()).collect();
     assert_eq!(details, vec!["e997", "e998", "e999"]);
-    s.record(&event("next")).unwrap();
-    let page = s.read_events(recent.next).unwrap();
+    s.record(&event("next")).await.unwrap();
+    let page = s.read_events(recent.next).await.unwrap();
     assert_eq!(page.events.len(), 1);
     assert_eq!(page.events[0].detail, "next");
 }

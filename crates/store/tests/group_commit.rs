@@ -17,6 +17,15 @@ use troupe_store::{Durability, EventCursor, EventLog, MailboxStore, RosterStore}
 /// Set in the child: the directory of the store it writes to.
 const CHILD_ENV: &str = "TROUPE_GROUP_COMMIT_CHILD";
 const THREADS: usize = 6;
+/// Runs `f` to completion on a runtime of this thread's own.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
 /// Ids the parent waits for before it kills the child.
 const KILL_AFTER: usize = 300;
 
@@ -29,34 +38,38 @@ fn child(dir: &Path) -> ! {
             let store = store.clone();
             let out = out.clone();
             std::thread::spawn(move || {
-                for i in 0.. {
-                    let line = match i % 3 {
-                        0 => {
-                            let env = Envelope::new(MailKind::Message, "lead", "bob", "x", 1);
-                            store.append(&env).unwrap();
-                            format!("mail {}", env.id)
-                        }
-                        1 => {
-                            let id = format!("e{t}-{i}");
-                            store
-                                .record(&Event::new(EventKind::TeamSettled, None, &id, 1))
-                                .unwrap();
-                            format!("event {id}")
-                        }
-                        _ => {
-                            let name = format!("m{t}-{i}");
-                            store
-                                .update_roster(&mut |r| {
-                                    r.members.push(Member::new(&name, "r", 1, 1));
-                                })
-                                .unwrap();
-                            format!("member {name}")
-                        }
-                    };
-                    let mut out = out.lock().unwrap();
-                    writeln!(out, "{line}").unwrap();
-                    out.flush().unwrap();
-                }
+                block_on(async move {
+                    for i in 0.. {
+                        let line = match i % 3 {
+                            0 => {
+                                let env = Envelope::new(MailKind::Message, "lead", "bob", "x", 1);
+                                store.append(&env).await.unwrap();
+                                format!("mail {}", env.id)
+                            }
+                            1 => {
+                                let id = format!("e{t}-{i}");
+                                store
+                                    .record(&Event::new(EventKind::TeamSettled, None, &id, 1))
+                                    .await
+                                    .unwrap();
+                                format!("event {id}")
+                            }
+                            _ => {
+                                let name = format!("m{t}-{i}");
+                                store
+                                    .update_roster(&mut |r| {
+                                        r.members.push(Member::new(&name, "r", 1, 1));
+                                    })
+                                    .await
+                                    .unwrap();
+                                format!("member {name}")
+                            }
+                        };
+                        let mut out = out.lock().unwrap();
+                        writeln!(out, "{line}").unwrap();
+                        out.flush().unwrap();
+                    }
+                })
             })
         })
         .collect();
@@ -66,8 +79,8 @@ fn child(dir: &Path) -> ! {
     std::process::exit(0)
 }
 
-#[test]
-fn a_crash_loses_only_writes_no_caller_was_told_about() {
+#[tokio::test]
+async fn a_crash_loses_only_writes_no_caller_was_told_about() {
     if let Ok(dir) = std::env::var(CHILD_ENV) {
         child(Path::new(&dir));
     }
@@ -110,6 +123,7 @@ fn a_crash_loses_only_writes_no_caller_was_told_about() {
     let store = FileStore::open_with(dir.path(), "team", Durability::Fsync).unwrap();
     let mail: HashSet<String> = store
         .peek("bob")
+        .await
         .unwrap()
         .messages
         .into_iter()
@@ -117,12 +131,13 @@ fn a_crash_loses_only_writes_no_caller_was_told_about() {
         .collect();
     let events: HashSet<String> = store
         .read_events(EventCursor::START)
+        .await
         .unwrap()
         .events
         .into_iter()
         .map(|e| e.detail)
         .collect();
-    let roster = store.roster().unwrap();
+    let roster = store.roster().await.unwrap();
     for (kind, id) in &reported {
         let found = match kind.as_str() {
             "mail" => mail.contains(id),
@@ -134,12 +149,13 @@ fn a_crash_loses_only_writes_no_caller_was_told_about() {
     // The store still takes writes after the crash (a torn roster record is cut off).
     store
         .update_roster(&mut |r| r.members.push(Member::new("after", "r", 1, 1)))
+        .await
         .unwrap();
-    assert!(store.roster().unwrap().get("after").is_some());
+    assert!(store.roster().await.unwrap().get("after").is_some());
 }
 
-#[test]
-fn concurrent_senders_to_one_mailbox_keep_each_senders_order() {
+#[tokio::test]
+async fn concurrent_senders_to_one_mailbox_keep_each_senders_order() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let store = FileStore::open_with(dir.path(), "team", Durability::Fsync)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -147,23 +163,25 @@ fn concurrent_senders_to_one_mailbox_keep_each_senders_order() {
         .map(|t| {
             let store = store.clone();
             std::thread::spawn(move || {
-                for i in 0..50 {
-                    let env = Envelope::new(
-                        MailKind::Message,
-                        format!("s{t}"),
-                        "bob",
-                        format!("{t}:{i}"),
-                        0,
-                    );
-                    store.append(&env).unwrap_or_else(|e| panic!("{e}"));
-                }
+                block_on(async move {
+                    for i in 0..50 {
+                        let env = Envelope::new(
+                            MailKind::Message,
+                            format!("s{t}"),
+                            "bob",
+                            format!("{t}:{i}"),
+                            0,
+                        );
+                        store.append(&env).await.unwrap_or_else(|e| panic!("{e}"));
+                    }
+                })
             })
         })
         .collect();
     for s in senders {
         s.join().unwrap_or_else(|_| panic!("sender panicked"));
     }
-    let batch = store.fetch("bob").unwrap_or_else(|e| panic!("{e}"));
+    let batch = store.fetch("bob").await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(batch.messages.len(), 8 * 50);
     let mut next = [0usize; 8];
     for env in &batch.messages {

@@ -12,52 +12,61 @@ use std::thread;
 use troupe_store::file::FileStore;
 use troupe_store::{LeaseState, LivenessStore, StoreError};
 
+/// Runs `f` to completion on a runtime of this thread's own.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
 fn store(dir: &Path) -> FileStore {
     FileStore::open(&dir.join(".troupe"), "blue").unwrap()
 }
 
-#[test]
-fn a_probe_says_free_held_and_free_again_and_creates_nothing() {
+#[tokio::test]
+async fn a_probe_says_free_held_and_free_again_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
-    assert_eq!(s.probe_lease("bob").unwrap(), LeaseState::Free);
+    assert_eq!(s.probe_lease("bob").await.unwrap(), LeaseState::Free);
     assert!(
         !s.dir().join("live/bob.lock").exists(),
         "a probe creates no file"
     );
-    let lease = s.acquire_lease("bob").unwrap();
+    let lease = s.acquire_lease("bob").await.unwrap();
     // Another handle on the store, as another process would have.
     let other = store(dir.path());
     assert_eq!(
-        other.probe_lease("bob").unwrap(),
+        other.probe_lease("bob").await.unwrap(),
         LeaseState::Held(Some(lease.holder().clone()))
     );
-    assert!(other.is_alive("bob").unwrap());
+    assert!(other.is_alive("bob").await.unwrap());
     // Probing many times takes nothing: the holder still holds, nobody else gets in.
     for _ in 0..100 {
-        assert!(other.is_alive("bob").unwrap());
+        assert!(other.is_alive("bob").await.unwrap());
     }
     assert!(matches!(
-        other.acquire_lease("bob"),
+        other.acquire_lease("bob").await,
         Err(StoreError::LeaseHeld { .. })
     ));
     drop(lease);
-    assert_eq!(other.probe_lease("bob").unwrap(), LeaseState::Free);
-    assert!(!other.is_alive("bob").unwrap());
+    assert_eq!(other.probe_lease("bob").await.unwrap(), LeaseState::Free);
+    assert!(!other.is_alive("bob").await.unwrap());
     assert!(matches!(
-        s.probe_lease("../x"),
+        s.probe_lease("../x").await,
         Err(StoreError::BadName { .. })
     ));
 }
 
 /// Probers hammer every lease while acquirers take and drop theirs. A probe that briefly took
 /// the lock (a try-lock) would make the lone acquirer of `bob` see "held" now and then.
-#[test]
-fn probes_never_disturb_concurrent_acquires() {
+#[tokio::test]
+async fn probes_never_disturb_concurrent_acquires() {
     const ROUNDS: usize = 2_000;
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
-    let alice = s.acquire_lease("alice").unwrap();
+    let alice = s.acquire_lease("alice").await.unwrap();
     let alice_holder = alice.holder().clone();
     let stop = Arc::new(AtomicBool::new(false));
     let probes = Arc::new(AtomicUsize::new(0));
@@ -71,17 +80,19 @@ fn probes_never_disturb_concurrent_acquires() {
                 alice_holder.clone(),
             );
             thread::spawn(move || {
-                while !stop.load(Ordering::SeqCst) {
-                    s.probe_lease("bob").unwrap();
-                    s.probe_lease("carol").unwrap();
-                    assert_eq!(
-                        s.probe_lease("alice").unwrap(),
-                        LeaseState::Held(Some(alice_holder.clone())),
-                        "a lease held all along is always seen held"
-                    );
-                    assert_eq!(s.probe_lease("nobody").unwrap(), LeaseState::Free);
-                    probes.fetch_add(1, Ordering::SeqCst);
-                }
+                block_on(async move {
+                    while !stop.load(Ordering::SeqCst) {
+                        s.probe_lease("bob").await.unwrap();
+                        s.probe_lease("carol").await.unwrap();
+                        assert_eq!(
+                            s.probe_lease("alice").await.unwrap(),
+                            LeaseState::Held(Some(alice_holder.clone())),
+                            "a lease held all along is always seen held"
+                        );
+                        assert_eq!(s.probe_lease("nobody").await.unwrap(), LeaseState::Free);
+                        probes.fetch_add(1, Ordering::SeqCst);
+                    }
+                })
             })
         })
         .collect();
@@ -90,12 +101,14 @@ fn probes_never_disturb_concurrent_acquires() {
     let bob = {
         let s = store(dir.path());
         thread::spawn(move || {
-            for round in 0..ROUNDS {
-                match s.acquire_lease("bob") {
-                    Ok(lease) => drop(lease),
-                    Err(e) => panic!("round {round}: a probe disturbed the acquisition: {e}"),
+            block_on(async move {
+                for round in 0..ROUNDS {
+                    match s.acquire_lease("bob").await {
+                        Ok(lease) => drop(lease),
+                        Err(e) => panic!("round {round}: a probe disturbed the acquisition: {e}"),
+                    }
                 }
-            }
+            })
         })
     };
 
@@ -106,21 +119,23 @@ fn probes_never_disturb_concurrent_acquires() {
         .map(|_| {
             let (s, inside) = (store(dir.path()), inside.clone());
             thread::spawn(move || {
-                let mut won = 0;
-                for _ in 0..ROUNDS / 2 {
-                    match s.acquire_lease("carol") {
-                        Ok(lease) => {
-                            assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
-                            assert!(s.is_alive("carol").unwrap());
-                            inside.fetch_sub(1, Ordering::SeqCst);
-                            drop(lease);
-                            won += 1;
+                block_on(async move {
+                    let mut won = 0;
+                    for _ in 0..ROUNDS / 2 {
+                        match s.acquire_lease("carol").await {
+                            Ok(lease) => {
+                                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                                assert!(s.is_alive("carol").await.unwrap());
+                                inside.fetch_sub(1, Ordering::SeqCst);
+                                drop(lease);
+                                won += 1;
+                            }
+                            Err(StoreError::LeaseHeld { .. }) => {}
+                            Err(e) => panic!("{e}"),
                         }
-                        Err(StoreError::LeaseHeld { .. }) => {}
-                        Err(e) => panic!("{e}"),
                     }
-                }
-                won
+                    won
+                })
             })
         })
         .collect();
@@ -134,19 +149,19 @@ fn probes_never_disturb_concurrent_acquires() {
     assert!(won > 0, "carol was taken at least once");
     assert!(probes.load(Ordering::SeqCst) > 0, "the probers ran");
     drop(alice);
-    assert!(!s.is_alive("alice").unwrap());
+    assert!(!s.is_alive("alice").await.unwrap());
 }
 
 /// Not a test on its own: the body of a child process that adopts the lease it inherited,
 /// says so, and holds it until its stdin closes (or it is killed).
-#[test]
-fn adopting_a_descriptor_that_is_not_the_lease_is_refused_and_leaves_it_open() {
+#[tokio::test]
+async fn adopting_a_descriptor_that_is_not_the_lease_is_refused_and_leaves_it_open() {
     use std::os::fd::AsRawFd;
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
-    drop(s.acquire_lease("bob").unwrap()); // the lock file exists, unheld
+    drop(s.acquire_lease("bob").await.unwrap()); // the lock file exists, unheld
     let other = std::fs::File::create(dir.path().join("other")).unwrap();
-    match s.adopt_lease("bob", &other.as_raw_fd().to_string()) {
+    match s.adopt_lease("bob", &other.as_raw_fd().to_string()).await {
         Err(e @ StoreError::LeaseNotInherited { .. }) => {
             assert!(e.to_string().contains("bob.lock"), "{e}");
         }
@@ -155,7 +170,7 @@ fn adopting_a_descriptor_that_is_not_the_lease_is_refused_and_leaves_it_open() {
     // Still ours and open: the refusal did not take or close it.
     assert!(other.metadata().is_ok());
     assert!(matches!(
-        s.adopt_lease("bob", "987654"),
+        s.adopt_lease("bob", "987654").await,
         Err(StoreError::LeaseNotInherited { .. })
     ));
 }

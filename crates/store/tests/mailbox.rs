@@ -47,23 +47,23 @@ fn ok<T>(r: Result<T, StoreError>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-#[test]
-fn crashed_consumer_gets_the_same_messages_and_dedups_by_id() {
+#[tokio::test]
+async fn crashed_consumer_gets_the_same_messages_and_dedups_by_id() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());
     for n in 0..4 {
-        ok(s.append(&mail("alice", n)));
+        ok(s.append(&mail("alice", n)).await);
     }
     // A consumer fetches, "processes" two messages, and crashes before acking.
     let mut processed: HashSet<String> = HashSet::new();
-    let before_crash = ok(s.fetch("alice"));
+    let before_crash = ok(s.fetch("alice").await);
     for m in before_crash.messages.iter().take(2) {
         processed.insert(m.id.clone());
     }
     drop(s);
     // After a restart (a fresh store handle) the whole batch comes back.
     let s = store(dir.path());
-    let after = ok(s.fetch("alice"));
+    let after = ok(s.fetch("alice").await);
     assert_eq!(after.messages, before_crash.messages);
     let new: Vec<_> = after
         .messages
@@ -72,21 +72,21 @@ fn crashed_consumer_gets_the_same_messages_and_dedups_by_id() {
         .map(|m| m.content.clone())
         .collect();
     assert_eq!(new, ["m2", "m3"]);
-    ok(s.ack("alice", token(&after)));
+    ok(s.ack("alice", token(&after)).await);
 
     // A crash inside a full ack, after the cursor was reset to 0 but before the log was
     // truncated, re-delivers messages already processed; the consumer skips them by id.
     for n in 4..6 {
-        ok(s.append(&mail("alice", n)));
+        ok(s.append(&mail("alice", n)).await);
     }
-    let b = ok(s.fetch("alice"));
+    let b = ok(s.fetch("alice").await);
     for m in &b.messages {
         processed.insert(m.id.clone());
     }
-    ok(s.ack("alice", at(first_line_end(dir.path()))));
+    ok(s.ack("alice", at(first_line_end(dir.path()))).await);
     std::fs::write(dir.path().join("teams/team/inbox/alice.cursor"), "0")
         .unwrap_or_else(|e| panic!("{e}"));
-    let replay = ok(s.fetch("alice"));
+    let replay = ok(s.fetch("alice").await);
     assert_eq!(replay.messages, b.messages);
     assert!(replay.messages.iter().all(|m| processed.contains(&m.id)));
 }
@@ -100,11 +100,11 @@ fn first_line_end(dir: &Path) -> u64 {
         .map_or(0, |i| i as u64 + 1)
 }
 
-#[test]
-fn a_message_torn_inside_a_character_is_skipped_and_later_mail_still_arrives() {
+#[tokio::test]
+async fn a_message_torn_inside_a_character_is_skipped_and_later_mail_still_arrives() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());
-    ok(s.append(&mail("alice", 0)));
+    ok(s.append(&mail("alice", 0)).await);
     // A writer that died mid-line, inside the two bytes of `é`.
     let mut f = OpenOptions::new()
         .append(true)
@@ -112,8 +112,8 @@ fn a_message_torn_inside_a_character_is_skipped_and_later_mail_still_arrives() {
         .unwrap_or_else(|e| panic!("{e}"));
     f.write_all(b"{\"id\":\"x\",\"content\":\"caf\xc3")
         .unwrap_or_else(|e| panic!("{e}"));
-    ok(s.append(&mail("alice", 1)));
-    let batch = ok(s.fetch("alice"));
+    ok(s.append(&mail("alice", 1)).await);
+    let batch = ok(s.fetch("alice").await);
     assert_eq!(contents(&batch), ["m0", "m1"]);
     assert_eq!(batch.corrupt.len(), 1);
     assert!(
@@ -121,86 +121,86 @@ fn a_message_torn_inside_a_character_is_skipped_and_later_mail_still_arrives() {
         "{:?}",
         batch.corrupt
     );
-    let events = ok(s.read_events(EventCursor::START)).events;
+    let events = ok(s.read_events(EventCursor::START).await).events;
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].kind, EventKind::CorruptMail);
-    ok(s.ack("alice", token(&batch)));
-    assert!(ok(s.fetch("alice")).is_empty());
+    ok(s.ack("alice", token(&batch)).await);
+    assert!(ok(s.fetch("alice").await).is_empty());
 }
 
-#[test]
-fn full_consumption_truncates_partial_ack_does_not() {
+#[tokio::test]
+async fn full_consumption_truncates_partial_ack_does_not() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());
     let log = log_path(dir.path(), "alice");
     let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(u64::MAX);
     for n in 0..3 {
-        ok(s.append(&mail("alice", n)));
+        ok(s.append(&mail("alice", n)).await);
     }
     // Ack only the first message: cursor moves, log stays.
     let mid = first_line_end(dir.path());
-    ok(s.ack("alice", at(mid)));
+    ok(s.ack("alice", at(mid)).await);
     let full_len = len(&log);
     assert!(full_len > mid);
     let cursor = std::fs::read_to_string(dir.path().join("teams/team/inbox/alice.cursor"))
         .unwrap_or_default();
     // Fixed width, written in place: 20 digits and a newline.
     assert_eq!(cursor, format!("{mid:020}\n"));
-    let rest = ok(s.fetch("alice"));
+    let rest = ok(s.fetch("alice").await);
     assert_eq!(contents(&rest), ["m1", "m2"]);
     assert_eq!(rest.ack, Some(at(full_len)));
     // Ack the rest: log truncated, cursor back to 0.
-    ok(s.ack("alice", token(&rest)));
+    ok(s.ack("alice", token(&rest)).await);
     assert_eq!(len(&log), 0);
     let cursor = std::fs::read_to_string(dir.path().join("teams/team/inbox/alice.cursor"))
         .unwrap_or_default();
     assert_eq!(cursor.trim().parse::<u64>().ok(), Some(0));
     // A repeated ack of an old offset is refused rather than skipping new mail.
-    ok(s.append(&mail("alice", 9)));
-    let next = ok(s.fetch("alice"));
+    ok(s.append(&mail("alice", 9)).await);
+    let next = ok(s.fetch("alice").await);
     assert_eq!(contents(&next), ["m9"]);
     assert!(matches!(
-        s.ack("alice", token(&rest)),
+        s.ack("alice", token(&rest)).await,
         Err(StoreError::BadAck { .. })
     ));
-    assert_eq!(contents(&ok(s.fetch("alice"))), ["m9"]);
+    assert_eq!(contents(&ok(s.fetch("alice").await)), ["m9"]);
 }
 
-#[test]
-fn misaligned_ack_is_refused() {
+#[tokio::test]
+async fn misaligned_ack_is_refused() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());
-    ok(s.append(&mail("alice", 0)));
-    let b = ok(s.fetch("alice"));
+    ok(s.append(&mail("alice", 0)).await);
+    let b = ok(s.fetch("alice").await);
     assert!(matches!(
-        s.ack("alice", at(token(&b).backend_position() - 1)),
+        s.ack("alice", at(token(&b).backend_position() - 1)).await,
         Err(StoreError::BadAck { .. })
     ));
     assert!(matches!(
-        s.ack("alice", at(token(&b).backend_position() + 10)),
+        s.ack("alice", at(token(&b).backend_position() + 10)).await,
         Err(StoreError::BadAck { .. })
     ));
-    assert_eq!(ok(s.fetch("alice")).messages.len(), 1);
+    assert_eq!(ok(s.fetch("alice").await).messages.len(), 1);
 }
 
-#[test]
-fn cursor_past_end_reads_from_start() {
+#[tokio::test]
+async fn cursor_past_end_reads_from_start() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());
-    ok(s.append(&mail("alice", 0)));
+    ok(s.append(&mail("alice", 0)).await);
     std::fs::write(dir.path().join("teams/team/inbox/alice.cursor"), "99999")
         .unwrap_or_else(|e| panic!("{e}"));
-    let b = ok(s.fetch("alice"));
+    let b = ok(s.fetch("alice").await);
     assert_eq!(contents(&b), ["m0"]);
-    ok(s.ack("alice", token(&b)));
-    assert!(ok(s.fetch("alice")).messages.is_empty());
+    ok(s.ack("alice", token(&b)).await);
+    assert!(ok(s.fetch("alice").await).messages.is_empty());
 }
 
-#[test]
-fn partial_trailing_line_waits_until_complete() {
+#[tokio::test]
+async fn partial_trailing_line_waits_until_complete() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());
-    ok(s.append(&mail("alice", 0)));
+    ok(s.append(&mail("alice", 0)).await);
     let line = serde_json::to_string(&mail("alice", 1)).unwrap_or_default();
     let (head, tail) = line.split_at(line.len() / 2);
     let mut f = OpenOptions::new()
@@ -209,12 +209,12 @@ fn partial_trailing_line_waits_until_complete() {
         .unwrap_or_else(|e| panic!("{e}"));
     f.write_all(head.as_bytes())
         .unwrap_or_else(|e| panic!("{e}"));
-    let b = ok(s.fetch("alice"));
+    let b = ok(s.fetch("alice").await);
     assert_eq!(contents(&b), ["m0"]);
     assert!(b.corrupt.is_empty());
     f.write_all(format!("{tail}\n").as_bytes())
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(contents(&ok(s.fetch("alice"))), ["m0", "m1"]);
+    assert_eq!(contents(&ok(s.fetch("alice").await)), ["m0", "m1"]);
 }
 
 /// Waits for the watch to fire; the bound only keeps a broken build from hanging the suite,
@@ -230,10 +230,10 @@ async fn appending_without_watcher_is_fine() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let s = store(dir.path());
     // A socket file with nobody bound to it: the wake fails silently, the mail is stored.
-    let watch = ok(s.watch("alice"));
+    let watch = ok(s.watch("alice").await);
     drop(watch);
-    ok(s.append(&mail("alice", 0)));
-    assert_eq!(ok(s.fetch("alice")).messages.len(), 1);
+    ok(s.append(&mail("alice", 0)).await);
+    assert_eq!(ok(s.fetch("alice").await).messages.len(), 1);
 }
 
 #[tokio::test]
@@ -241,9 +241,9 @@ async fn wake_works_when_the_socket_path_is_too_long() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let deep = dir.path().join("x".repeat(60)).join("y".repeat(60));
     let s = store(&deep);
-    let mut watch = ok(s.watch("alice"));
+    let mut watch = ok(s.watch("alice").await);
     // A second handle (as in another process) finds the same fallback socket.
     let other = store(&deep);
-    ok(other.append(&mail("alice", 0)));
+    ok(other.append(&mail("alice", 0)).await);
     wait_for_wake(&mut watch).await;
 }

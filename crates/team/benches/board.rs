@@ -124,7 +124,7 @@ fn child(role: &str, dir: &Path, name: &str) -> (Child, ChildStdin, BufReader<Ch
 
 /// Child: claims like an idle teammate until nothing is ready; one line per `claim_task` call:
 /// `CLAIM <id> won|lost <ns>`.
-fn claimer(dir: &Path, name: &str) {
+async fn claimer(dir: &Path, name: &str) {
     let store = open(dir);
     let mut out = std::io::stdout().lock();
     writeln!(out, "READY").unwrap();
@@ -132,14 +132,14 @@ fn claimer(dir: &Path, name: &str) {
     let mut go = String::new();
     std::io::stdin().lock().read_line(&mut go).unwrap();
     loop {
-        let board = store.list_tasks(&TaskFilter::default()).unwrap();
+        let board = store.list_tasks(&TaskFilter::default()).await.unwrap();
         let ready: Vec<u64> = board::ready(&board.tasks).iter().map(|t| t.id).collect();
         if ready.is_empty() {
             break;
         }
         for id in ready {
             let start = Instant::now();
-            let won = store.claim_task(id, name, 1).is_ok();
+            let won = store.claim_task(id, name, 1).await.is_ok();
             let ns = start.elapsed().as_nanos();
             let word = if won { "won" } else { "lost" };
             writeln!(out, "CLAIM {id} {word} {ns}").unwrap();
@@ -153,21 +153,17 @@ fn claimer(dir: &Path, name: &str) {
 
 /// Child: idles on its wake socket; after each wake, `claim_next` and complete what it got
 /// (so it holds nothing next time). One line per claim: `CLAIMED <id> <woken_ns> <claimed_ns>`.
-fn waiter(dir: &Path) {
+async fn waiter(dir: &Path) {
     let store = open(dir);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut wake = WakeListener::bind(&store, WAITER).unwrap();
+    {
+        let mut wake = WakeListener::bind(&store, WAITER).await.unwrap();
         let mut out = std::io::stdout().lock();
         writeln!(out, "READY").unwrap();
         out.flush().unwrap();
         loop {
             wake.wait().await;
             let woken = now_ns();
-            let Some(task) = board::claim_next(&*store, WAITER).unwrap() else {
+            let Some(task) = board::claim_next(&*store, WAITER).await.unwrap() else {
                 continue;
             };
             let claimed = now_ns();
@@ -176,11 +172,12 @@ fn waiter(dir: &Path) {
             }
             store
                 .update_task(task.id, &mut |t, _| t.complete(WAITER, "ok", 2))
+                .await
                 .unwrap();
             writeln!(out, "CLAIMED {} {woken} {claimed}", task.id).unwrap();
             out.flush().unwrap();
         }
-    });
+    }
 }
 
 fn new_task(subject: &str) -> NewTask {
@@ -192,11 +189,14 @@ fn new_task(subject: &str) -> NewTask {
     }
 }
 
-fn claims_across_processes(tasks: usize, claimers: usize) {
+async fn claims_across_processes(tasks: usize, claimers: usize) {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
     for i in 0..tasks {
-        store.create_task(&new_task(&format!("task {i}"))).unwrap();
+        store
+            .create_task(&new_task(&format!("task {i}")))
+            .await
+            .unwrap();
     }
     let mut children: Vec<_> = (0..claimers)
         .map(|i| child("claimer", dir.path(), &format!("c{i}")))
@@ -229,7 +229,11 @@ fn claims_across_processes(tasks: usize, claimers: usize) {
     }
     let wall = start.elapsed();
     let reported_doubles = wins.values().filter(|&&n| n > 1).count();
-    let listed = store.list_tasks(&TaskFilter::default()).unwrap().tasks;
+    let listed = store
+        .list_tasks(&TaskFilter::default())
+        .await
+        .unwrap()
+        .tasks;
     let history_doubles = listed.iter().filter(|t| t.history.len() != 1).count();
     let unclaimed = listed
         .iter()
@@ -261,11 +265,12 @@ fn idle_member(name: &str) -> Member {
     m
 }
 
-fn wake_across_processes(wakes: usize) {
+async fn wake_across_processes(wakes: usize) {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
     store
         .update_roster(&mut |r: &mut Roster| r.members.push(idle_member(WAITER)))
+        .await
         .unwrap();
     let (mut proc, _stdin, mut out) = child("waiter", dir.path(), WAITER);
     let courier = StoreCourier(&*store);
@@ -278,9 +283,9 @@ fn wake_across_processes(wakes: usize) {
             format!("wake {i}")
         };
         let begin = now_ns();
-        let task = store.create_task(&new_task(&subject)).unwrap();
+        let task = store.create_task(&new_task(&subject)).await.unwrap();
         let committed = now_ns();
-        board::after_change(&courier, &task, Change::Created, "lead");
+        board::after_change(&courier, &task, Change::Created, "lead").await;
         if i == wakes {
             break;
         }
@@ -337,7 +342,7 @@ fn member_step(req: &Recorded) -> Step {
     }
 }
 
-fn team_on(ws: &Path, server: &FakeServer) -> Team {
+async fn team_on(ws: &Path, server: &FakeServer) -> Team {
     let url = server.url();
     let env = |key: &str| match key {
         "ANTHROPIC_BASE_URL" => Some(url.clone()),
@@ -363,21 +368,15 @@ fn team_on(ws: &Path, server: &FakeServer) -> Team {
         mcp_servers: Vec::new(),
         process_options: serde_json::Value::Null,
     };
-    Team::open(config, open(&troupe_dir), None).unwrap()
+    Team::open(config, open(&troupe_dir), None).await.unwrap()
 }
 
-fn wake_member_in_process(wakes: usize) {
+async fn wake_member_in_process(wakes: usize) {
     let ws = tempfile::tempdir().unwrap();
     let server = FakeServer::start();
     server.set_fallback(member_step);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
     let team = {
-        let _in_rt = rt.enter();
-        let team = team_on(ws.path(), &server);
+        let team = team_on(ws.path(), &server).await;
         team.spawn(SpawnRequest {
             name: "mate".into(),
             role: "worker".into(),
@@ -388,45 +387,52 @@ fn wake_member_in_process(wakes: usize) {
             isolation: troupe_team::Isolation::Shared,
             profile: Default::default(),
         })
+        .await
         .unwrap();
         team
     };
     let store = team.shared().store.clone();
     let courier = StoreCourier(&*store);
-    let settled = |id: Option<u64>| {
+    let settled = async |id: Option<u64>| {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let idle = store
                 .roster()
+                .await
                 .unwrap()
                 .get("mate")
                 .is_some_and(|m| m.status == AgentStatus::Idle);
-            let done =
-                id.is_none_or(|id| store.get_task(id).unwrap().status == TaskStatus::Completed);
+            let done = match id {
+                None => true,
+                Some(id) => store.get_task(id).await.unwrap().status == TaskStatus::Completed,
+            };
             if idle && done {
                 return;
             }
             assert!(Instant::now() < deadline, "the teammate never settled");
-            std::thread::sleep(Duration::from_micros(200));
+            tokio::time::sleep(Duration::from_micros(200)).await;
         }
     };
-    settled(None);
+    settled(None).await;
     let mut claimed_ms = Vec::new();
     for i in 0..wakes {
-        std::thread::sleep(GAP);
-        let task = store.create_task(&new_task(&format!("work {i}"))).unwrap();
+        tokio::time::sleep(GAP).await;
+        let task = store
+            .create_task(&new_task(&format!("work {i}")))
+            .await
+            .unwrap();
         let committed = Instant::now();
-        board::after_change(&courier, &task, Change::Created, "lead");
+        board::after_change(&courier, &task, Change::Created, "lead").await;
         loop {
-            if store.get_task(task.id).unwrap().owner.is_some() {
+            if store.get_task(task.id).await.unwrap().owner.is_some() {
                 break;
             }
-            std::thread::sleep(Duration::from_micros(100));
+            tokio::time::sleep(Duration::from_micros(100)).await;
         }
         claimed_ms.push(committed.elapsed().as_secs_f64() * 1e3);
-        settled(Some(task.id));
+        settled(Some(task.id)).await;
     }
-    rt.block_on(team.stop_all(Duration::from_secs(10)));
+    team.stop_all(Duration::from_secs(10)).await;
     let p99 = quantile(&mut claimed_ms, 0.99);
     println!(
         "board change -> idle in-process teammate (member loop, fake model; {wakes} changes, {}): task claimed for it p50 {:.2} ms, p99 {p99:.2} ms [{}; target < {TARGET_WAKE_P99_MS} ms]",
@@ -437,12 +443,21 @@ fn wake_member_in_process(wakes: usize) {
 }
 
 fn main() {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(bench());
+}
+
+async fn bench() {
     if let Ok(role) = std::env::var(ROLE_ENV) {
         let dir = PathBuf::from(std::env::var(DIR_ENV).unwrap());
         let name = std::env::var(NAME_ENV).unwrap();
         match role.as_str() {
-            "claimer" => claimer(&dir, &name),
-            "waiter" => waiter(&dir),
+            "claimer" => claimer(&dir, &name).await,
+            "waiter" => waiter(&dir).await,
             other => panic!("unknown role {other}"),
         }
         return;
@@ -456,12 +471,12 @@ fn main() {
         .unwrap_or_default();
     let run = |part: &str| only.is_empty() || only == part;
     if run("claims") {
-        claims_across_processes(tasks, claimers);
+        claims_across_processes(tasks, claimers).await;
     }
     if run("wake") {
-        wake_across_processes(wakes);
+        wake_across_processes(wakes).await;
     }
     if run("member") {
-        wake_member_in_process(wakes);
+        wake_member_in_process(wakes).await;
     }
 }

@@ -66,7 +66,9 @@ impl Extension for LeadExtension {
     }
 
     fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
-        Some(crate::restate::lead(self.team.shared()))
+        Some(crate::edge::wait_for(crate::restate::lead(
+            self.team.shared(),
+        )))
     }
 
     fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {
@@ -115,8 +117,11 @@ pub struct TeammateExtension {
 
 impl TeammateExtension {
     /// The extension for the teammate incarnation `spec`; reads its plan mode from the roster.
-    pub fn new(shared: Arc<TeamShared>, spec: MemberSpec) -> Result<TeammateExtension, TeamError> {
-        let plan = protocols::plan_state(shared.store.as_ref(), &spec)?;
+    pub async fn new(
+        shared: Arc<TeamShared>,
+        spec: MemberSpec,
+    ) -> Result<TeammateExtension, TeamError> {
+        let plan = protocols::plan_state(shared.store.as_ref(), &spec).await?;
         Ok(TeammateExtension {
             shared,
             spec,
@@ -189,7 +194,11 @@ impl Extension for TeammateExtension {
 
     fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
         let own = self.own_worktree.as_ref().map(|(r, _)| r.name.as_str());
-        Some(crate::restate::teammate(&self.shared, &self.spec, own))
+        Some(crate::edge::wait_for(crate::restate::teammate(
+            &self.shared,
+            &self.spec,
+            own,
+        )))
     }
 
     fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {

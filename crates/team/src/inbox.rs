@@ -60,11 +60,7 @@ impl MailboxInbox {
 impl InboxSource for MailboxInbox {
     fn fetch(&self) -> InboxFuture<'_, MailBatch> {
         Box::pin(async move {
-            let batch = self
-                .store
-                .fetch_async(&self.agent)
-                .await
-                .map_err(store_error)?;
+            let batch = self.store.fetch(&self.agent).await.map_err(store_error)?;
             let items = batch
                 .messages
                 .iter()
@@ -105,7 +101,7 @@ impl InboxSource for MailboxInbox {
             match token {
                 Some(token) => self
                     .store
-                    .ack_async(&self.agent, token)
+                    .ack(&self.agent, token)
                     .await
                     .map_err(store_error),
                 // Already acknowledged (with a later batch): a repeated ack is harmless.

@@ -12,7 +12,7 @@ use troupe_testkit::{FakeServer, Step};
 /// Generous bound for conditions a broken build might never reach; nothing asserts on time.
 const BOUND: Duration = Duration::from_secs(60);
 
-fn team(ws: &Path, server: &FakeServer) -> Team {
+async fn team(ws: &Path, server: &FakeServer) -> Team {
     let url = server.url();
     let env = |key: &str| match key {
         "ANTHROPIC_BASE_URL" => Some(url.clone()),
@@ -42,7 +42,9 @@ fn team(ws: &Path, server: &FakeServer) -> Team {
     let store =
         troupe_store::file::open_with(&troupe_dir, "t", troupe_store::Durability::OsBuffered)
             .unwrap_or_else(|e| panic!("{e}"));
-    Team::open(config, store, None).unwrap_or_else(|e| panic!("{e}"))
+    Team::open(config, store, None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Waits (bounded) until `cond` holds, yielding to the runtime in between.
@@ -70,7 +72,7 @@ async fn stop_all_waits_for_a_teammate_to_finish_its_round() {
             Step::text("should not be asked for"),
         ],
     );
-    let team = team(ws.path(), &server);
+    let team = team(ws.path(), &server).await;
     team.spawn(SpawnRequest {
         name: "alice".into(),
         role: "coder".into(),
@@ -81,11 +83,12 @@ async fn stop_all_waits_for_a_teammate_to_finish_its_round() {
         auto_claim: true,
         profile: Default::default(),
     })
+    .await
     .unwrap_or_else(|e| panic!("{e}"));
     let started = ws.path().join("started");
     until("alice's tool call started", || started.exists()).await;
     // What it is doing is visible without being in the synced roster.
-    let roster = team.roster().unwrap_or_else(|e| panic!("{e}"));
+    let roster = team.roster().await.unwrap_or_else(|e| panic!("{e}"));
     let alice = roster
         .get("alice")
         .cloned()
@@ -121,7 +124,7 @@ async fn stop_all_waits_for_a_teammate_to_finish_its_round() {
     assert!(!team.is_running("alice"));
     // It ended at the round boundary: no further model call, and it stays resumable.
     assert_eq!(server.requests_for("alice").len(), 1);
-    let roster = team.roster().unwrap_or_else(|e| panic!("{e}"));
+    let roster = team.roster().await.unwrap_or_else(|e| panic!("{e}"));
     let alice = roster
         .get("alice")
         .cloned()

@@ -17,8 +17,8 @@ use troupe_store::{StoreError, TaskFilter, TeamStore};
 /// stopped from elsewhere: whoever stopped it gives its tasks back, saying who did (a stopper
 /// that died before that leaves them to the liveness rule), so the member's own end must not
 /// race it with a vaguer note.
-pub fn end_note(store: &dyn TeamStore, name: &str) -> Option<String> {
-    let status = store.member(name).ok().flatten().map(|m| m.status);
+pub async fn end_note(store: &dyn TeamStore, name: &str) -> Option<String> {
+    let status = store.member(name).await.ok().flatten().map(|m| m.status);
     match status {
         Some(AgentStatus::Shutdown) => Some(format!("its owner {name} shut down")),
         Some(AgentStatus::Stopped) => None,
@@ -31,14 +31,16 @@ pub fn end_note(store: &dyn TeamStore, name: &str) -> Option<String> {
 /// goes into each task's history), tells the lead and wakes the live teammates. Call it only
 /// when `owner`'s incarnation is over, or from the process that now holds its lease. Returns
 /// the released tasks.
-pub fn release_tasks_of(
+pub async fn release_tasks_of(
     courier: &dyn Courier,
     owner: &str,
     why: &str,
 ) -> Result<Vec<Task>, StoreError> {
     let store = courier.store();
-    let released = store.release_tasks_of(owner, SYSTEM_ACTOR, why, now_ms())?;
-    announce(courier, owner, &released, why);
+    let released = store
+        .release_tasks_of(owner, SYSTEM_ACTOR, why, now_ms())
+        .await?;
+    announce(courier, owner, &released, why).await;
     Ok(released)
 }
 
@@ -46,14 +48,15 @@ pub fn release_tasks_of(
 /// lease); tasks owned by people (`user:<name>`) are left alone. Each task is released under
 /// the board's lock only if its owner is still not alive then, so an owner that came back
 /// meanwhile keeps what it claimed. Returns the released tasks.
-pub fn release_ghost_tasks(courier: &dyn Courier) -> Result<Vec<Task>, StoreError> {
+pub async fn release_ghost_tasks(courier: &dyn Courier) -> Result<Vec<Task>, StoreError> {
     let store = courier.store();
     let filter = TaskFilter {
         status: Some(TaskStatus::InProgress),
         owner: None,
     };
     let owners: BTreeSet<String> = store
-        .list_tasks(&filter)?
+        .list_tasks(&filter)
+        .await?
         .tasks
         .into_iter()
         .filter_map(|t| t.owner)
@@ -62,34 +65,35 @@ pub fn release_ghost_tasks(courier: &dyn Courier) -> Result<Vec<Task>, StoreErro
     let mut all = Vec::new();
     for owner in owners {
         // An owner whose name is not a valid agent name has no lease: not alive.
-        if store.is_alive(&owner).unwrap_or(false) {
+        if store.is_alive(&owner).await.unwrap_or(false) {
             continue;
         }
         let why = format!("its owner {owner} is not running (no live process holds its lease)");
-        let released = release_if_not_alive(store, &owner, &why)?;
-        announce(courier, &owner, &released, &why);
+        let released = release_if_not_alive(store, &owner, &why).await?;
+        announce(courier, &owner, &released, &why).await;
         all.extend(released);
     }
     Ok(all)
 }
 
-/// `release_tasks_of`, with the owner's liveness checked again for each task under the
-/// board's lock: an owner claims only while alive, so "not alive" seen under the lock means
-/// nobody alive can have claimed the task.
-fn release_if_not_alive(
+/// `release_tasks_of`, with the owner's liveness checked again for each task, and the task
+/// released only if unchanged since: an owner claims only while alive, so "not alive" seen
+/// before an unchanged record means nobody alive can have claimed the task.
+async fn release_if_not_alive(
     store: &dyn TeamStore,
     owner: &str,
     why: &str,
 ) -> Result<Vec<Task>, StoreError> {
-    troupe_store::release_owned_where(store, owner, SYSTEM_ACTOR, why, now_ms(), &|| {
-        !store.is_alive(owner).unwrap_or(false)
+    troupe_store::release_owned_where(store, owner, SYSTEM_ACTOR, why, now_ms(), || async {
+        !store.is_alive(owner).await.unwrap_or(false)
     })
+    .await
 }
 
 /// Tells the lead which tasks went back and why, and wakes the live teammates so an idle one
 /// can take them; nothing when nothing was released. Failures are logged: the board already
 /// holds the truth.
-fn announce(courier: &dyn Courier, owner: &str, released: &[Task], why: &str) {
+async fn announce(courier: &dyn Courier, owner: &str, released: &[Task], why: &str) {
     if released.is_empty() {
         return;
     }
@@ -102,15 +106,15 @@ fn announce(courier: &dyn Courier, owner: &str, released: &[Task], why: &str) {
         list.join(", ")
     );
     let env = Envelope::new(MailKind::Message, SYSTEM_ACTOR, LEAD, content, now_ms());
-    if let Err(e) = courier.deliver(env) {
+    if let Err(e) = courier.deliver(env).await {
         tracing::warn!(error = %e, owner, "could not tell the lead about released tasks");
     }
-    wake_live_teammates(courier.store());
+    wake_live_teammates(courier.store()).await;
 }
 
 /// Wakes every live teammate (not the lead), so idle ones look at the board again.
-pub fn wake_live_teammates(store: &dyn TeamStore) {
-    let roster = match store.roster() {
+pub async fn wake_live_teammates(store: &dyn TeamStore) {
+    let roster = match store.roster().await {
         Ok(roster) => roster,
         Err(e) => {
             tracing::warn!(error = %e, "could not read the roster to wake teammates");
@@ -118,10 +122,10 @@ pub fn wake_live_teammates(store: &dyn TeamStore) {
         }
     };
     for name in roster.live_names() {
-        if name == LEAD || !store.is_alive(&name).unwrap_or(false) {
+        if name == LEAD || !store.is_alive(&name).await.unwrap_or(false) {
             continue;
         }
-        if let Err(e) = store.notify(&name) {
+        if let Err(e) = store.notify(&name).await {
             tracing::debug!(error = %e, member = %name, "could not wake a teammate");
         }
     }

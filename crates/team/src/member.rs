@@ -29,25 +29,28 @@ const MAX_IDLE_REFUSALS: u32 = 5;
 pub async fn supervise(shared: Arc<TeamShared>, spec: MemberSpec, cancel: CancellationToken) {
     let name = spec.name.clone();
     let epoch = spec.epoch;
-    let task = tokio::spawn(run(shared.clone(), spec, cancel));
-    let failure = match task.await {
+    let task = tokio::spawn(run(shared.clone(), spec, cancel)).await;
+    let failure = match task {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(e.to_string()),
         Err(join) => Some(format!("its task panicked: {join}")),
     };
     if let Some(reason) = failure {
         let (n, r) = (name.clone(), reason);
-        shared.offload(move |s| fail(s, &n, epoch, &r)).await;
+        fail(&shared, &n, epoch, &r).await;
     }
     shared.forget_running(&name, epoch);
 }
 
 /// Marks a member failed and tells the lead; the rest of the team keeps working.
-pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
-    shared.record(EventKind::Error, Some(name), reason.to_string());
+pub async fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
+    shared
+        .record(EventKind::Error, Some(name), reason.to_string())
+        .await;
     let superseded = shared
         .store
         .member(name)
+        .await
         .ok()
         .flatten()
         .is_some_and(|m| m.epoch != epoch || m.status.is_ended());
@@ -56,16 +59,21 @@ pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
     }
     // The mail goes first: whoever sees the member ended must also find the lead's mail.
     let text = format!("teammate '{name}' failed and stopped: {reason}");
-    if let Err(e) = shared.send(troupe_protocol::Envelope::new(
-        MailKind::Message,
-        name,
-        LEAD,
-        text,
-        troupe_agent::transcript::now_ms(),
-    )) {
+    if let Err(e) = shared
+        .send(troupe_protocol::Envelope::new(
+            MailKind::Message,
+            name,
+            LEAD,
+            text,
+            troupe_agent::transcript::now_ms(),
+        ))
+        .await
+    {
         tracing::warn!(error = %e, "could not tell the lead that {name} failed");
     }
-    shared.set_status(name, epoch, AgentStatus::Failed, reason);
+    shared
+        .set_status(name, epoch, AgentStatus::Failed, reason)
+        .await;
 }
 
 /// Builds the member's agent — in this process or in its own — from the run's one recipe
@@ -73,7 +81,34 @@ pub fn fail(shared: &TeamShared, name: &str, epoch: u64, reason: &str) {
 /// added directories and shared extensions) with a teammate's role: its identity, its
 /// definition's model, stricter mode and tools, the escalating approver, the teammate extension
 /// (its mail and protocol tools, gates, prompt sections and mailbox) and its own transcript.
-pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent, MemberError> {
+pub async fn build_agent(
+    shared: &Arc<TeamShared>,
+    spec: &MemberSpec,
+) -> Result<Agent, MemberError> {
+    // What the store holds first (awaited), then the files the agent is built from, read on
+    // the blocking pool.
+    let config = &shared.config;
+    let transcript =
+        troupe_store::file::transcript_path(&config.troupe_dir, &config.team, &spec.name)?;
+    // A rejoin on another machine finds its conversation in the store, not in this file.
+    let mirror = crate::transcript_cache::prepare(&shared.store, &spec.name, &transcript).await?;
+    let extension = TeammateExtension::new(shared.clone(), spec.clone()).await?;
+    let (shared, spec) = (shared.clone(), spec.clone());
+    let built = tokio::task::spawn_blocking(move || {
+        assemble(&shared, &spec, transcript, mirror, extension)
+    })
+    .await;
+    built.map_err(|e| MemberError::Panicked(e.to_string()))?
+}
+
+/// The synchronous part of [`build_agent`]: the role, from the definition and the worktree.
+fn assemble(
+    shared: &Arc<TeamShared>,
+    spec: &MemberSpec,
+    transcript: std::path::PathBuf,
+    mirror: Option<crate::transcript_cache::StoreMirror>,
+    mut extension: TeammateExtension,
+) -> Result<Agent, MemberError> {
     let config = &shared.config;
     let own = own_worktree(shared, spec)?;
     let root = own
@@ -85,10 +120,6 @@ pub fn build_agent(shared: &Arc<TeamShared>, spec: &MemberSpec) -> Result<Agent,
         // The definition's body is the teammate's role: it follows who the teammate is.
         identity = format!("{identity}\n\n{}", d.prompt);
     }
-    let transcript = shared.store.transcript_file(&spec.name)?;
-    // A rejoin on another machine finds its conversation in the store, not in this file.
-    let mirror = crate::transcript_cache::prepare(&shared.store, &spec.name)?;
-    let mut extension = TeammateExtension::new(shared.clone(), spec.clone())?;
     if let Some((record, dir)) = own {
         extension = extension.with_own_worktree(record, dir);
     }
@@ -186,10 +217,9 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> Result<(), MemberError> {
     // Listen before anything else, so no wake sent after this point is missed.
-    let wake: SharedWake = Arc::new(tokio::sync::Mutex::new(WakeListener::bind(
-        &shared.store,
-        &spec.name,
-    )?));
+    let wake: SharedWake = Arc::new(tokio::sync::Mutex::new(
+        WakeListener::bind(&shared.store, &spec.name).await?,
+    ));
     shared.register_wake(&spec.name, wake.clone());
     let result = phases(&shared, &spec, &cancel, &wake).await;
     shared.forget_wake(&spec.name);
@@ -202,13 +232,7 @@ async fn phases(
     cancel: &CancellationToken,
     wake: &SharedWake,
 ) -> Result<(), MemberError> {
-    let mut agent = {
-        let spec = spec.clone();
-        let sh = shared.clone();
-        tokio::task::spawn_blocking(move || build_agent(&sh, &spec))
-            .await
-            .map_err(|e| MemberError::Panicked(e.to_string()))??
-    };
+    let mut agent = build_agent(shared, spec).await?;
     let name = spec.name.clone();
     let jobs = agent.background().cloned();
     // Keeps the roster's view of its background commands current while it works or idles.
@@ -249,19 +273,17 @@ async fn phases_of(
                     Ending::Stopped => AgentStatus::Stopped,
                 };
                 let n = name.clone();
-                shared
-                    .offload(move |s| {
-                        s.set_background(&n, Vec::new());
-                        s.set_status(&n, epoch, status, "")
-                    })
-                    .await;
+                async {
+                    let s: &TeamShared = shared;
+                    s.set_background(&n, Vec::new()).await;
+                    s.set_status(&n, epoch, status, "").await
+                }
+                .await;
                 return Ok(());
             }
             Phase::Working(input) => {
                 let n = name.clone();
-                shared
-                    .offload(move |s| s.set_status(&n, epoch, AgentStatus::Working, ""))
-                    .await;
+                shared.set_status(&n, epoch, AgentStatus::Working, "").await;
                 let sh = shared.clone();
                 let n = name.clone();
                 let mut observe = move |event: AgentEvent<'_>| {
@@ -307,24 +329,29 @@ async fn phases_of(
                     }
                 });
                 let n = name.clone();
-                shared
-                    .offload(move |s| -> Result<(), MemberError> {
-                        s.set_usage(&n, usage, &by_model);
+                async {
+                    let s: &TeamShared = shared;
+                    let r: Result<(), MemberError> = async {
+                        s.set_usage(&n, usage, &by_model).await;
                         // Before it goes idle: the settle rule must see what still runs.
-                        s.set_background(&n, background);
+                        s.set_background(&n, background).await;
                         if let Some(report) = report {
-                            s.set_report(&n, &report);
+                            s.set_report(&n, &report).await;
                             s.send(troupe_protocol::Envelope::new(
                                 MailKind::TaskResult,
                                 &n,
                                 LEAD,
                                 report,
                                 troupe_agent::transcript::now_ms(),
-                            ))?;
+                            ))
+                            .await?;
                         }
                         Ok(())
-                    })
-                    .await?;
+                    }
+                    .await;
+                    r
+                }
+                .await?;
                 if cancel.is_cancelled() {
                     Phase::Ended(Ending::ProcessExit)
                 } else if outcome.end == TurnEnd::Stopped {
@@ -335,9 +362,7 @@ async fn phases_of(
                     Phase::Working(Some(feedback))
                 } else {
                     let n = name.clone();
-                    shared
-                        .offload(move |s| s.set_status(&n, epoch, AgentStatus::Idle, ""))
-                        .await;
+                    shared.set_status(&n, epoch, AgentStatus::Idle, "").await;
                     Phase::Idle
                 }
             }
@@ -386,12 +411,12 @@ async fn idle(
         }
         // Force-stopped (possibly from another terminal) or replaced while idle.
         let n = name.to_string();
-        let (ended, unread) = shared
-            .offload(move |s| {
-                let ended = crate::protocols::incarnation_ended(&*s.store, &n, epoch);
-                (ended, s.store.peek(&n).map(|b| !b.is_empty()))
-            })
-            .await;
+        let (ended, unread) = async {
+            let s: &TeamShared = shared;
+            let ended = crate::protocols::incarnation_ended(&*s.store, &n, epoch).await;
+            (ended, s.store.peek(&n).await.map(|b| !b.is_empty()))
+        }
+        .await;
         if stop_flag.load(Ordering::SeqCst) || ended {
             return Ok(Phase::Ended(Ending::Stopped));
         }
@@ -406,10 +431,7 @@ async fn idle(
         // this wait the way mail does.
         if spec.auto_claim {
             let n = name.to_string();
-            match shared
-                .offload(move |s| crate::board::claim_for_idle(&*s.store, &n, epoch))
-                .await
-            {
+            match crate::board::claim_for_idle(&*shared.store, &n, epoch).await {
                 Ok(Some(task)) => {
                     return Ok(Phase::Working(Some(crate::board::work_prompt(&task))))
                 }
@@ -457,7 +479,7 @@ async fn publish_background(shared: Arc<TeamShared>, name: String, jobs: Jobs) {
     loop {
         let now = roster_background(&jobs);
         let n = name.clone();
-        shared.offload(move |s| s.set_background(&n, now)).await;
+        shared.set_background(&n, now).await;
         if changes.changed().await.is_err() {
             return;
         }

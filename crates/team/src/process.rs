@@ -14,7 +14,11 @@ use troupe_store::Lease;
 impl Team {
     /// Starts a member as its own process, which inherits `lease`; the process reads its
     /// profile from the roster like any incarnation.
-    pub(crate) fn start_process(&self, spec: MemberSpec, lease: Lease) -> Result<(), TeamError> {
+    pub(crate) async fn start_process(
+        &self,
+        spec: MemberSpec,
+        lease: Lease,
+    ) -> Result<(), TeamError> {
         let config = &self.shared().config;
         let err = |reason: String| TeamError::Spawn {
             name: spec.name.clone(),
@@ -100,7 +104,8 @@ impl Team {
                 if let Some(m) = roster.get_mut(&name) {
                     m.pid = Some(pid);
                 }
-            })?;
+            })
+            .await?;
         Ok(())
     }
 }

@@ -7,13 +7,17 @@ use crate::spec::{MemberSpec, LEAD};
 use troupe_protocol::{Roster, Task};
 
 /// A teammate's re-statement.
-pub fn teammate(shared: &TeamShared, spec: &MemberSpec, own_worktree: Option<&str>) -> String {
+pub async fn teammate(
+    shared: &TeamShared,
+    spec: &MemberSpec,
+    own_worktree: Option<&str>,
+) -> String {
     let team = &shared.config.team;
     let mut text = format!(
         "<identity>\nYou are '{}', a {} on team '{team}'. Your lead is '{LEAD}'; your final message of each work phase reaches the lead. You are a persistent teammate: when you finish you go idle and wake when mail arrives.",
         spec.name, spec.role
     );
-    let tasks = board(shared);
+    let tasks = board(shared).await;
     let mine = crate::board::tasks_of(&tasks, &spec.name);
     if mine.is_empty() {
         text.push_str("\nYou hold no task in progress on the board.");
@@ -44,15 +48,15 @@ pub fn teammate(shared: &TeamShared, spec: &MemberSpec, own_worktree: Option<&st
 }
 
 /// The lead's re-statement: the team now.
-pub fn lead(shared: &TeamShared) -> String {
-    let roster = match shared.roster_view() {
+pub async fn lead(shared: &TeamShared) -> String {
+    let roster = match shared.roster_view().await {
         Ok(roster) => roster,
         Err(e) => {
             tracing::warn!(error = %e, "could not read the roster to re-state the team");
             Roster::new(shared.config.team.clone(), LEAD)
         }
     };
-    team_text(&roster, &board(shared))
+    team_text(&roster, &board(shared).await)
 }
 
 /// The lead's re-statement from a roster and the board.
@@ -91,8 +95,8 @@ pub fn team_text(roster: &Roster, tasks: &[Task]) -> String {
     text
 }
 
-fn board(shared: &TeamShared) -> Vec<Task> {
-    match shared.store.list_tasks(&Default::default()) {
+async fn board(shared: &TeamShared) -> Vec<Task> {
+    match shared.store.list_tasks(&Default::default()).await {
         Ok(list) => list.tasks,
         Err(e) => {
             tracing::warn!(error = %e, "could not read the task board to re-state it");

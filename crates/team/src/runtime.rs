@@ -30,20 +30,22 @@ pub struct Team {
 impl Team {
     /// Runs a team on `store` (opened by the caller, e.g. `troupe_store::file::open`) and
     /// makes sure the roster names the lead.
-    pub fn open(
+    pub async fn open(
         config: TeamConfig,
         store: SharedStore,
         notices: NoticeSink,
     ) -> Result<Team, TeamError> {
         let team_name = config.team.clone();
-        store.update_roster(&mut |roster: &mut Roster| {
-            if roster.team.is_empty() {
-                roster.team = team_name.clone();
-            }
-            if roster.lead.is_empty() {
-                roster.lead = LEAD.to_string();
-            }
-        })?;
+        store
+            .update_roster(&mut |roster: &mut Roster| {
+                if roster.team.is_empty() {
+                    roster.team = team_name.clone();
+                }
+                if roster.lead.is_empty() {
+                    roster.lead = LEAD.to_string();
+                }
+            })
+            .await?;
         let writer = crate::store_writer::StoreWriter::start(store.clone());
         Ok(Team {
             shared: Arc::new(TeamShared {
@@ -75,14 +77,14 @@ impl Team {
     }
 
     /// The current roster, with what each working member is doing now.
-    pub fn roster(&self) -> Result<Roster, TeamError> {
-        Ok(self.shared.roster_view()?)
+    pub async fn roster(&self) -> Result<Roster, TeamError> {
+        Ok(self.shared.roster_view().await?)
     }
 
     /// Spawns a teammate: validates the name, takes its lease (no live process may hold it),
     /// records it (a new epoch if the name had ended), and starts its loop. Must be called
     /// inside a tokio runtime.
-    pub fn spawn(&self, req: SpawnRequest) -> Result<Member, TeamError> {
+    pub async fn spawn(&self, req: SpawnRequest) -> Result<Member, TeamError> {
         validate_agent_name(&req.name).map_err(|e| TeamError::InvalidName {
             name: req.name.clone(),
             reason: e.to_string(),
@@ -106,13 +108,14 @@ impl Team {
             });
         // The lease before the roster: from the moment the member is on it, something alive
         // holds its lease (this process, or the child it is handed to).
-        let lease = match self.take_lease(&req.name) {
+        let lease = match self.take_lease(&req.name).await {
             Ok(lease) => lease,
             Err(e @ StoreError::LeaseHeld { .. }) => {
                 let live = self
                     .shared
                     .store
-                    .member(&req.name)?
+                    .member(&req.name)
+                    .await?
                     .is_some_and(|m| !m.status.is_ended());
                 return Err(if live {
                     TeamError::NameTaken(req.name)
@@ -122,7 +125,7 @@ impl Team {
             }
             Err(e) => return Err(e.into()),
         };
-        let worktree = self.own_worktree(&req)?;
+        let worktree = self.own_worktree(&req).await?;
         let now = now_ms();
         let mut taken = false;
         let mut member = None;
@@ -146,27 +149,26 @@ impl Team {
                 roster.members.retain(|x| x.name != req.name);
                 roster.members.push(m.clone());
                 member = Some(m);
-            })?;
+            })
+            .await?;
         let member = match member {
             Some(m) if !taken => m,
             _ => return Err(TeamError::NameTaken(req.name)),
         };
-        self.shared.record(
-            EventKind::MemberSpawned,
-            Some(&member.name),
-            format!("spawned as {} (epoch {})", member.role, member.epoch),
-        );
+        self.shared
+            .record(
+                EventKind::MemberSpawned,
+                Some(&member.name),
+                format!("spawned as {} (epoch {})", member.role, member.epoch),
+            )
+            .await;
         if member.epoch > 1 {
             // Whatever an earlier incarnation left in progress is no one's now.
             let why = format!(
                 "its owner {} had ended (a new {} was spawned)",
                 member.name, member.name
             );
-            log_release(liveness::release_tasks_of(
-                &*self.shared,
-                &member.name,
-                &why,
-            ));
+            log_release(liveness::release_tasks_of(&*self.shared, &member.name, &why).await);
         }
         let spec = MemberSpec {
             name: member.name.clone(),
@@ -178,21 +180,22 @@ impl Team {
             auto_claim: member.auto_claim,
             profile,
         };
-        self.start(spec, lease)?;
+        self.start(spec, lease).await?;
         Ok(member)
     }
 
     /// The worktree a teammate spawned with `isolation: "worktree"` works in for its whole life
     /// (named after it; made now, or the one an earlier incarnation left). A workspace that
     /// cannot have one refuses the spawn: isolation is never silently dropped.
-    fn own_worktree(&self, req: &SpawnRequest) -> Result<Option<String>, TeamError> {
+    async fn own_worktree(&self, req: &SpawnRequest) -> Result<Option<String>, TeamError> {
         if req.isolation == Isolation::Shared {
             return Ok(None);
         }
         let live = self
             .shared
             .store
-            .member(&req.name)?
+            .member(&req.name)
+            .await?
             .is_some_and(|m| !m.status.is_ended());
         if live {
             return Err(TeamError::NameTaken(req.name.clone()));
@@ -203,27 +206,29 @@ impl Team {
             &config.troupe_dir,
             self.shared.store.as_ref(),
         );
-        let record = manager
-            .ensure_member(&req.name, LEAD)
-            .map_err(|e| TeamError::Spawn {
-                name: req.name.clone(),
-                reason: format!("it asked for a worktree of its own: {e}"),
-            })?;
+        let record =
+            manager
+                .ensure_member(&req.name, LEAD)
+                .await
+                .map_err(|e| TeamError::Spawn {
+                    name: req.name.clone(),
+                    reason: format!("it asked for a worktree of its own: {e}"),
+                })?;
         Ok(Some(record.name))
     }
 
     /// Restarts members that were working or idle when the lead last ran (`--continue`),
     /// from their transcripts, with their unread mail intact; a member some live process
     /// still runs (it holds its lease) is left to it. Returns their names.
-    pub fn resume_members(&self) -> Result<Vec<String>, TeamError> {
-        let roster = self.roster()?;
+    pub async fn resume_members(&self) -> Result<Vec<String>, TeamError> {
+        let roster = self.roster().await?;
         let mut resumed = Vec::new();
         for m in roster.members.iter().filter(|m| !m.status.is_ended()) {
             if self.is_running(&m.name) {
                 continue;
             }
             // Taking the lease is the liveness check, with no gap between asking and acting.
-            let lease = match self.shared.store.acquire_lease(&m.name) {
+            let lease = match self.shared.store.acquire_lease(&m.name).await {
                 Ok(lease) => lease,
                 Err(StoreError::LeaseHeld { .. }) => continue, // its own process still runs
                 Err(e) => return Err(e.into()),
@@ -232,7 +237,7 @@ impl Team {
                 "its owner {}'s process had ended (it is resumed afresh)",
                 m.name
             );
-            log_release(liveness::release_tasks_of(&*self.shared, &m.name, &why));
+            log_release(liveness::release_tasks_of(&*self.shared, &m.name, &why).await);
             let spec = MemberSpec {
                 name: m.name.clone(),
                 role: m.role.clone(),
@@ -243,7 +248,7 @@ impl Team {
                 auto_claim: m.auto_claim,
                 profile: m.profile.clone(),
             };
-            self.start(spec, lease)?;
+            self.start(spec, lease).await?;
             resumed.push(m.name.clone());
         }
         Ok(resumed)
@@ -253,19 +258,19 @@ impl Team {
     /// shut down) still holds it for a moment after its end is told — its task gives its tasks
     /// back, then lets go — so a respawn prompted by that news waits for it, briefly, instead
     /// of being refused. Any other holder is refused at once. Runs on the blocking pool.
-    fn take_lease(&self, name: &str) -> Result<Lease, StoreError> {
+    async fn take_lease(&self, name: &str) -> Result<Lease, StoreError> {
         let deadline = std::time::Instant::now() + ENDING_GRACE;
         loop {
-            match self.shared.store.acquire_lease(name) {
+            match self.shared.store.acquire_lease(name).await {
                 Err(StoreError::LeaseHeld {
                     holder: Some(holder),
                     ..
                 }) if holder.pid == std::process::id()
                     && holder.is_on_this_host()
                     && std::time::Instant::now() < deadline
-                    && self.ending_here(name) =>
+                    && self.ending_here(name).await =>
                 {
-                    std::thread::sleep(Duration::from_millis(5));
+                    tokio::time::sleep(Duration::from_millis(5)).await;
                 }
                 other => return other,
             }
@@ -274,10 +279,11 @@ impl Team {
 
     /// Whether `name` is a member of this process whose end is recorded while its task is
     /// still finishing.
-    fn ending_here(&self, name: &str) -> bool {
+    async fn ending_here(&self, name: &str) -> bool {
         self.shared
             .store
             .member(name)
+            .await
             .ok()
             .flatten()
             .is_some_and(|m| m.status.is_ended())
@@ -285,7 +291,7 @@ impl Team {
 
     /// Starts a member that holds `lease`: in this process, which holds the lease until the
     /// member's task ends, or in a child process the lease is handed to.
-    fn start(&self, spec: MemberSpec, lease: Lease) -> Result<(), TeamError> {
+    async fn start(&self, spec: MemberSpec, lease: Lease) -> Result<(), TeamError> {
         match self.shared.config.mode {
             TeammateMode::InProcess => {
                 let Ok(mut tasks) = self.shared.tasks.lock() else {
@@ -304,18 +310,18 @@ impl Team {
                     member::supervise(shared.clone(), spec, cancel).await;
                     // Its tasks go back while the lease is still held, so nobody else finds
                     // them ownerless first and gives them back with a vaguer note.
-                    shared
-                        .offload(move |s| {
-                            if let Some(why) = liveness::end_note(&*s.store, &name) {
-                                log_release(liveness::release_tasks_of(s, &name, &why));
-                            }
-                        })
-                        .await;
+                    async {
+                        let s: &TeamShared = &shared;
+                        if let Some(why) = liveness::end_note(&*s.store, &name).await {
+                            log_release(liveness::release_tasks_of(s, &name, &why).await);
+                        }
+                    }
+                    .await;
                     drop(lease);
                 });
                 Ok(())
             }
-            TeammateMode::Process => self.start_process(spec, lease),
+            TeammateMode::Process => self.start_process(spec, lease).await,
         }
     }
 
@@ -324,7 +330,7 @@ impl Team {
     /// (same epoch, transcript and unread mail intact) — holding the lease proves no other
     /// process of it is alive. Tasks an earlier process of `name` left in progress go back to
     /// the board. Returns what to run.
-    pub fn join(
+    pub async fn join(
         &self,
         lease: &Lease,
         name: &str,
@@ -350,14 +356,15 @@ impl Team {
         let fresh = self
             .shared
             .store
-            .member(name)?
+            .member(name)
+            .await?
             .is_none_or(|m| m.status.is_ended());
         let why = if fresh {
             format!("its owner {name} had ended (a new {name} joined)")
         } else {
             format!("its owner {name}'s previous process ended ({name} rejoined as pid {me})")
         };
-        log_release(liveness::release_tasks_of(&*self.shared, name, &why));
+        log_release(liveness::release_tasks_of(&*self.shared, name, &why).await);
         let mut outcome: Option<(MemberSpec, bool)> = None;
         self.shared
             .store
@@ -398,24 +405,34 @@ impl Team {
                         (spec, true)
                     }
                 });
-            })?;
+            })
+            .await?;
         let Some((mut spec, fresh)) = outcome else {
             return Err(TeamError::NameTaken(name.to_string()));
         };
         if fresh {
-            self.shared.record(
-                EventKind::MemberSpawned,
-                Some(name),
-                format!("joined as {} (epoch {}, pid {me})", spec.role, spec.epoch),
-            );
+            self.shared
+                .record(
+                    EventKind::MemberSpawned,
+                    Some(name),
+                    format!("joined as {} (epoch {}, pid {me})", spec.role, spec.epoch),
+                )
+                .await;
         } else {
-            self.shared.record(
-                EventKind::MemberSpawned,
-                Some(name),
-                format!("rejoined (epoch {}, pid {me})", spec.epoch),
-            );
+            self.shared
+                .record(
+                    EventKind::MemberSpawned,
+                    Some(name),
+                    format!("rejoined (epoch {}, pid {me})", spec.epoch),
+                )
+                .await;
             // A rejoin continues the transcript; the first prompt is already in it.
-            let has_history = self.shared.store.has_transcript(name).unwrap_or(false);
+            let has_history = self
+                .shared
+                .store
+                .has_transcript(name)
+                .await
+                .unwrap_or(false);
             if has_history {
                 spec.prompt = None;
             }
@@ -433,7 +450,7 @@ impl Team {
     }
 
     /// Sends mail from `from` to a member (or the lead); unknown names are an error listing the members.
-    pub fn send(
+    pub async fn send(
         &self,
         from: &str,
         to: &str,
@@ -442,30 +459,35 @@ impl Team {
     ) -> Result<Envelope, TeamError> {
         self.shared
             .send(Envelope::new(kind, from, to, content, now_ms()))
+            .await
     }
 
     /// Sends `content` to every live member except the sender; returns the recipients.
-    pub fn broadcast(&self, from: &str, content: &str) -> Result<Vec<String>, TeamError> {
-        let roster = self.roster()?;
+    pub async fn broadcast(&self, from: &str, content: &str) -> Result<Vec<String>, TeamError> {
+        let roster = self.roster().await?;
         let mut sent = Vec::new();
         for name in roster.live_names().into_iter().filter(|n| n != from) {
-            self.shared.send(Envelope::new(
-                MailKind::Broadcast,
-                from,
-                &name,
-                content,
-                now_ms(),
-            ))?;
+            self.shared
+                .send(Envelope::new(
+                    MailKind::Broadcast,
+                    from,
+                    &name,
+                    content,
+                    now_ms(),
+                ))
+                .await?;
             sent.push(name);
         }
         if from != LEAD {
-            self.shared.send(Envelope::new(
-                MailKind::Broadcast,
-                from,
-                LEAD,
-                content,
-                now_ms(),
-            ))?;
+            self.shared
+                .send(Envelope::new(
+                    MailKind::Broadcast,
+                    from,
+                    LEAD,
+                    content,
+                    now_ms(),
+                ))
+                .await?;
             sent.push(LEAD.to_string());
         }
         Ok(sent)
@@ -494,7 +516,7 @@ impl Team {
             // Only a child that still holds its member's lease is that member: an exited
             // child's pid may belong to anyone by now.
             let holds = matches!(
-                self.shared.store.probe_lease(&name),
+                self.shared.store.probe_lease(&name).await,
                 Ok(LeaseState::Held(Some(h))) if h.pid == pid && h.is_on_this_host()
             );
             // SIGTERM to our child, which ends at its round boundary.

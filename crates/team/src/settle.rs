@@ -31,21 +31,21 @@ impl Team {
     /// is merely not running (left by an earlier lead, or a `troupe teammate` that was told to
     /// end) and waits, resumable, with its mail. Tasks owned by members that are not alive go
     /// back to the board.
-    pub fn settle_state(&self) -> Result<SettleState, crate::TeamError> {
+    pub async fn settle_state(&self) -> Result<SettleState, crate::TeamError> {
         let shared = self.shared();
         // Sweeps first: an expiry may leave mail for the lead.
-        let pending = crate::protocols::sweep::settle_check(shared)?;
-        let unread = shared.store.peek(LEAD)?;
+        let pending = crate::protocols::sweep::settle_check(shared).await?;
+        let unread = shared.store.peek(LEAD).await?;
         if !unread.is_empty() {
             return Ok(SettleState::LeadHasMail);
         }
-        let roster = self.roster()?;
+        let roster = self.roster().await?;
         let mut busy = Vec::new();
         for m in &roster.members {
             if m.status.is_ended() {
                 continue;
             }
-            if !shared.store.is_alive(&m.name)? {
+            if !shared.store.is_alive(&m.name).await? {
                 if m.status == AgentStatus::Working {
                     let was = m.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
                     fail(
@@ -53,9 +53,10 @@ impl Team {
                         &m.name,
                         m.epoch,
                         &format!("its process{was} is gone: nothing holds its lease"),
-                    );
+                    )
+                    .await;
                     let why = format!("its owner {} died", m.name);
-                    liveness::release_tasks_of(&**shared, &m.name, &why)?;
+                    liveness::release_tasks_of(&**shared, &m.name, &why).await?;
                     return Ok(SettleState::LeadHasMail);
                 }
                 continue; // not running: nothing it does can keep the team busy
@@ -65,20 +66,21 @@ impl Team {
             } else if !m.background.is_empty() {
                 // Idle, but a background command of its runs (or just finished): it wakes then.
                 busy.push(m.name.clone());
-            } else if !shared.store.peek(&m.name)?.is_empty() {
+            } else if !shared.store.peek(&m.name).await?.is_empty() {
                 // Idle with unread mail: it is about to wake (protocol answers land here).
                 busy.push(m.name.clone());
             }
         }
         // After the members: one that died mid-work gives its tasks back with that reason.
-        if !liveness::release_ghost_tasks(&**shared)?.is_empty() {
+        if !liveness::release_ghost_tasks(&**shared).await?.is_empty() {
             return Ok(SettleState::LeadHasMail);
         }
         // Idle auto-claiming teammates about to take (or start on) a ready task are busy too.
         // The board is read after the roster: a member claims first, then records it works.
         let board = shared
             .store
-            .list_tasks(&troupe_store::TaskFilter::default())?;
+            .list_tasks(&troupe_store::TaskFilter::default())
+            .await?;
         for name in crate::board::claimers_with_work(&roster, &board.tasks) {
             if !busy.contains(&name) {
                 busy.push(name);

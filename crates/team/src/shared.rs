@@ -64,17 +64,6 @@ pub struct TeamShared {
 }
 
 impl TeamShared {
-    /// Runs synchronous team work (anything touching the store) on tokio's blocking pool, so
-    /// no lock wait or fsync stalls an async worker. A panic in `f` is resumed here.
-    pub async fn offload<R, F>(self: &Arc<Self>, f: F) -> R
-    where
-        R: Send + 'static,
-        F: FnOnce(&TeamShared) -> R + Send + 'static,
-    {
-        let shared = self.clone();
-        troupe_store::off_worker_async(move || f(&shared)).await
-    }
-
     /// Makes a member's wake-ups reachable by its tool calls (a permission wait).
     pub(crate) fn register_wake(&self, name: &str, wake: SharedWake) {
         if let Ok(mut wakes) = self.wakes.lock() {
@@ -105,13 +94,13 @@ impl TeamShared {
     }
 
     /// The roster with what each live member is doing now (kept out of the synced roster).
-    pub fn roster_view(&self) -> Result<Roster, StoreError> {
-        roster_with_doing(&*self.store)
+    pub async fn roster_view(&self) -> Result<Roster, StoreError> {
+        roster_with_doing(&*self.store).await
     }
 
     /// Delivers one envelope after checking the recipient is on the roster.
-    pub fn send(&self, env: Envelope) -> Result<Envelope, TeamError> {
-        deliver(&*self.store, &env)?;
+    pub async fn send(&self, env: Envelope) -> Result<Envelope, TeamError> {
+        deliver(&*self.store, &env).await?;
         self.notice(Notice::Mail {
             from: env.from.clone(),
             to: env.to.clone(),
@@ -122,10 +111,11 @@ impl TeamShared {
     }
 
     /// Records an event; a failure to record is logged, not fatal.
-    pub fn record(&self, kind: EventKind, agent: Option<&str>, detail: String) {
+    pub async fn record(&self, kind: EventKind, agent: Option<&str>, detail: String) {
         if let Err(e) = self
             .store
             .record(&Event::new(kind, agent, detail, now_ms()))
+            .await
         {
             tracing::warn!(error = %e, "could not record a team event");
         }
@@ -139,17 +129,20 @@ impl TeamShared {
     }
 
     /// Sets a member's status (and what it is doing), records the change and wakes waiters.
-    pub fn set_status(&self, name: &str, epoch: u64, status: AgentStatus, detail: &str) {
+    pub async fn set_status(&self, name: &str, epoch: u64, status: AgentStatus, detail: &str) {
         let mut changed = false;
-        let result = self.store.update_member(name, &mut |m| {
-            // An ended incarnation stays ended (a force-stop must not be undone by the
-            // member's own bookkeeping afterwards).
-            if m.epoch == epoch && m.status != status && !m.status.is_ended() {
-                m.status = status;
-                m.last_seen = now_ms();
-                changed = true;
-            }
-        });
+        let result = self
+            .store
+            .update_member(name, &mut |m| {
+                // An ended incarnation stays ended (a force-stop must not be undone by the
+                // member's own bookkeeping afterwards).
+                if m.epoch == epoch && m.status != status && !m.status.is_ended() {
+                    m.status = status;
+                    m.last_seen = now_ms();
+                    changed = true;
+                }
+            })
+            .await;
         if let Err(e) = result {
             tracing::warn!(error = %e, member = name, "could not update the roster");
         }
@@ -162,7 +155,8 @@ impl TeamShared {
             } else {
                 format!("{}: {detail}", status.as_str())
             };
-            self.record(EventKind::StatusChanged, Some(name), text);
+            self.record(EventKind::StatusChanged, Some(name), text)
+                .await;
             self.notice(Notice::Status {
                 name: name.to_string(),
                 status,
@@ -180,27 +174,33 @@ impl TeamShared {
     }
 
     /// Keeps a member's latest report in the roster.
-    pub fn set_report(&self, name: &str, report: &str) {
-        let result = self.store.update_member(name, &mut |m| {
-            m.last_report = Some(report.to_string());
-        });
+    pub async fn set_report(&self, name: &str, report: &str) {
+        let result = self
+            .store
+            .update_member(name, &mut |m| {
+                m.last_report = Some(report.to_string());
+            })
+            .await;
         if let Err(e) = result {
             tracing::warn!(error = %e, member = name, "could not update the roster");
         }
     }
 
     /// Records the tokens a member has used (once per turn: this rewrites the roster).
-    pub fn set_usage(
+    pub async fn set_usage(
         &self,
         name: &str,
         usage: troupe_protocol::Usage,
         by_model: &troupe_protocol::UsageByModel,
     ) {
-        let result = self.store.update_member(name, &mut |m| {
-            m.usage = usage;
-            m.usage_by_model = by_model.clone();
-            m.last_seen = now_ms();
-        });
+        let result = self
+            .store
+            .update_member(name, &mut |m| {
+                m.usage = usage;
+                m.usage_by_model = by_model.clone();
+                m.last_seen = now_ms();
+            })
+            .await;
         if let Err(e) = result {
             tracing::warn!(error = %e, member = name, "could not update the roster");
         }
@@ -208,12 +208,19 @@ impl TeamShared {
 
     /// Records a member's outstanding background commands (running, or finished and not yet
     /// read), so the settle rule and `troupe team status` see them from any process.
-    pub fn set_background(&self, name: &str, commands: Vec<troupe_protocol::BackgroundCommand>) {
-        let result = self.store.update_member(name, &mut |m| {
-            if m.background != commands {
-                m.background.clone_from(&commands);
-            }
-        });
+    pub async fn set_background(
+        &self,
+        name: &str,
+        commands: Vec<troupe_protocol::BackgroundCommand>,
+    ) {
+        let result = self
+            .store
+            .update_member(name, &mut |m| {
+                if m.background != commands {
+                    m.background.clone_from(&commands);
+                }
+            })
+            .await;
         if let Err(e) = result {
             tracing::warn!(error = %e, member = name, "could not update the roster");
         }
@@ -271,10 +278,10 @@ impl TeamShared {
 
 /// The roster with each live member's current doing and each agent's latest token total (from
 /// the store's presence) filled in, the lead's as [`Roster::lead_usage`].
-pub fn roster_with_doing(store: &dyn TeamStore) -> Result<Roster, StoreError> {
-    let mut roster = store.roster()?;
-    with_live_usage(store, &mut roster);
-    let doing = store.doing().unwrap_or_default();
+pub async fn roster_with_doing(store: &dyn TeamStore) -> Result<Roster, StoreError> {
+    let mut roster = store.roster().await?;
+    with_live_usage(store, &mut roster).await;
+    let doing = store.doing().await.unwrap_or_default();
     for m in &mut roster.members {
         if m.status == AgentStatus::Working {
             if let Some(d) = doing.get(&m.name) {
@@ -289,8 +296,8 @@ pub fn roster_with_doing(store: &dyn TeamStore) -> Result<Roster, StoreError> {
 
 /// Puts the usage each agent published after its last model reply into `roster` (the roster's
 /// own figure is per phase; the larger is the newer) and the lead's into `lead_usage`.
-pub fn with_live_usage(store: &dyn TeamStore, roster: &mut Roster) {
-    let mut usages = store.usages().unwrap_or_default();
+pub async fn with_live_usage(store: &dyn TeamStore, roster: &mut Roster) {
+    let mut usages = store.usages().await.unwrap_or_default();
     for m in &mut roster.members {
         if let Some(live) = usages.remove(&m.name) {
             if live.usage.total() > m.usage.total() {
@@ -305,28 +312,31 @@ pub fn with_live_usage(store: &dyn TeamStore, roster: &mut Roster) {
 /// Appends mail to its recipient's mailbox after checking the recipient is on the roster (or
 /// is the lead), and records it in the event log — the one way mail enters a team, from a
 /// running team or from another terminal.
-pub fn deliver(store: &dyn TeamStore, env: &Envelope) -> Result<(), TeamError> {
-    if env.to != LEAD && store.member(&env.to)?.is_none() {
-        let roster = store.roster()?;
+pub async fn deliver(store: &dyn TeamStore, env: &Envelope) -> Result<(), TeamError> {
+    if env.to != LEAD && store.member(&env.to).await?.is_none() {
+        let roster = store.roster().await?;
         return Err(TeamError::UnknownRecipient {
             name: env.to.clone(),
             team: roster.team.clone(),
             members: members_list(&roster),
         });
     }
-    store.append(env)?;
+    store.append(env).await?;
     let detail = format!(
         "{} → {}: {}",
         env.kind.as_str(),
         env.to,
         one_line(&env.content)
     );
-    if let Err(e) = store.record(&Event::new(
-        EventKind::MessageSent,
-        Some(&env.from),
-        detail,
-        now_ms(),
-    )) {
+    if let Err(e) = store
+        .record(&Event::new(
+            EventKind::MessageSent,
+            Some(&env.from),
+            detail,
+            now_ms(),
+        ))
+        .await
+    {
         tracing::warn!(error = %e, "could not record a mail event");
     }
     Ok(())

@@ -34,7 +34,17 @@ impl StoreWriter {
         let (tx, rx) = mpsc::channel();
         let spawned = std::thread::Builder::new()
             .name("troupe-store-writer".into())
-            .spawn(move || run(&store, &rx));
+            .spawn(move || {
+                // The writer's own small runtime: it awaits the store's calls one batch at a
+                // time, on this thread, and holds no worker of the team's runtime.
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt.block_on(run(&store, &rx)),
+                    Err(e) => tracing::warn!(error = %e, "no runtime for the store writer"),
+                }
+            });
         match spawned {
             Ok(_) => StoreWriter { tx: Some(tx) },
             Err(e) => {
@@ -76,21 +86,29 @@ impl StoreWriter {
             },
             None => write,
         };
-        apply(store, vec![unsent]);
+        // No writer thread: written from a task of the caller's runtime, if there is one.
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                let store = store.clone();
+                handle.spawn(async move { apply(&store, vec![unsent]).await });
+            }
+            Err(_) => tracing::warn!("no store writer and no runtime; a presence write is lost"),
+        }
     }
 }
 
 /// The writer thread: takes what is queued, coalesces it, writes it.
-fn run(store: &SharedStore, rx: &mpsc::Receiver<Write>) {
+async fn run(store: &SharedStore, rx: &mpsc::Receiver<Write>) {
+    // Waiting for the next write blocks this thread, which is the writer's alone.
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         batch.extend(rx.try_iter());
-        apply(store, batch);
+        apply(store, batch).await;
     }
 }
 
 /// Writes a batch in order, only the newest doing and usage of each agent.
-fn apply(store: &SharedStore, batch: Vec<Write>) {
+async fn apply(store: &SharedStore, batch: Vec<Write>) {
     let mut doing: BTreeMap<String, Option<String>> = BTreeMap::new();
     let mut usage: BTreeMap<String, AgentUsage> = BTreeMap::new();
     let mut flushes = Vec::new();
@@ -103,7 +121,7 @@ fn apply(store: &SharedStore, batch: Vec<Write>) {
                 usage.insert(agent, u);
             }
             Write::Event(event) => {
-                if let Err(e) = store.record(&event) {
+                if let Err(e) = store.record(&event).await {
                     tracing::warn!(error = %e, kind = ?event.kind, "could not record an event");
                 }
             }
@@ -111,12 +129,12 @@ fn apply(store: &SharedStore, batch: Vec<Write>) {
         }
     }
     for (name, d) in doing {
-        if let Err(e) = store.set_doing(&name, d.as_deref()) {
+        if let Err(e) = store.set_doing(&name, d.as_deref()).await {
             tracing::debug!(error = %e, member = %name, "could not publish what a member is doing");
         }
     }
     for (agent, u) in usage {
-        if let Err(e) = store.set_usage(&agent, &u) {
+        if let Err(e) = store.set_usage(&agent, &u).await {
             tracing::debug!(error = %e, %agent, "could not publish an agent's token usage");
         }
     }

@@ -11,7 +11,8 @@
 //! On the file backend the file is the transcript itself: nothing here runs.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use tokio::sync::Mutex;
 
 use troupe_agent::{MirrorError, TranscriptMirror};
 use troupe_store::{SharedStore, StoreError};
@@ -19,16 +20,19 @@ use troupe_store::{SharedStore, StoreError};
 /// Makes `agent`'s local transcript file hold exactly what the store holds, and returns the
 /// mirror that keeps it so; `None` when the file is the store's own (nothing to mirror).
 /// Blocking: call it off the async workers.
-pub fn prepare(store: &SharedStore, agent: &str) -> Result<Option<StoreMirror>, StoreError> {
+pub async fn prepare(
+    store: &SharedStore,
+    agent: &str,
+    path: &Path,
+) -> Result<Option<StoreMirror>, StoreError> {
     if !store.transcript_is_cached() {
         return Ok(None);
     }
-    let path = store.transcript_file(agent)?;
     // Ends a line torn by a writer that died on another machine, and tells the length.
-    let mut end = store.append_transcript_lines(agent, b"")?;
-    let local_len = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let mut end = store.append_transcript_lines(agent, b"").await?;
+    let local_len = std::fs::metadata(path).map_or(0, |m| m.len());
     if end != local_len {
-        end = reconcile(store, agent, &path)?;
+        end = reconcile(store, agent, path).await?;
     }
     Ok(Some(StoreMirror {
         store: store.clone(),
@@ -40,8 +44,8 @@ pub fn prepare(store: &SharedStore, agent: &str) -> Result<Option<StoreMirror>, 
 /// The cache and the store differ: the store's copy wins, unless the cache holds it all and
 /// more (lines synced here that the store missed), which are then appended to the store.
 /// Returns the store's length after.
-fn reconcile(store: &SharedStore, agent: &str, path: &Path) -> Result<u64, StoreError> {
-    let remote = store.read_transcript_from(agent, 0)?;
+async fn reconcile(store: &SharedStore, agent: &str, path: &Path) -> Result<u64, StoreError> {
+    let remote = store.read_transcript_from(agent, 0).await?;
     let local = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -58,7 +62,7 @@ fn reconcile(store: &SharedStore, agent: &str, path: &Path) -> Result<u64, Store
             bytes = missed.len(),
             "handing the transcript lines the store missed over to it"
         );
-        return store.append_transcript_lines(agent, &missed);
+        return store.append_transcript_lines(agent, &missed).await;
     }
     if !local.is_empty() && !remote.bytes.starts_with(&local) {
         // Two machines wrote different conversations under one name: keep this one aside.
@@ -97,8 +101,10 @@ impl StoreMirror {
 
 impl TranscriptMirror for StoreMirror {
     fn mirror(&self, lines: &[u8]) -> Result<(), MirrorError> {
-        troupe_store::off_worker(|| {
-            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        // The agent calls this from its synchronous transcript sync (which fsyncs the file on
+        // the same thread): the store's async calls are waited for here, as the sync is.
+        crate::edge::wait_for(async {
+            let mut state = self.state.lock().await;
             let fail = |e: StoreError| {
                 MirrorError(format!(
                     "{e} (the lines are kept here and handed over at the next sync)"
@@ -107,7 +113,7 @@ impl TranscriptMirror for StoreMirror {
             let mut skip = 0;
             if state.dirty {
                 // What a failed append stored already is not appended twice.
-                let now = self.store.transcript_len(&self.agent).map_err(fail)?;
+                let now = self.store.transcript_len(&self.agent).await.map_err(fail)?;
                 skip = usize::try_from(now.saturating_sub(state.end))
                     .unwrap_or(usize::MAX)
                     .min(lines.len());
@@ -115,6 +121,7 @@ impl TranscriptMirror for StoreMirror {
             match self
                 .store
                 .append_transcript_lines(&self.agent, &lines[skip..])
+                .await
             {
                 Ok(end) => {
                     *state = State { end, dirty: false };

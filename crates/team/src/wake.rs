@@ -16,9 +16,9 @@ pub type SharedWake = Arc<tokio::sync::Mutex<WakeListener>>;
 
 impl WakeListener {
     /// Starts watching the mailbox of `agent`. Must be called inside a tokio runtime.
-    pub fn bind(store: &SharedStore, agent: &str) -> Result<WakeListener, StoreError> {
+    pub async fn bind(store: &SharedStore, agent: &str) -> Result<WakeListener, StoreError> {
         Ok(WakeListener {
-            watch: store.watch(agent)?,
+            watch: store.watch(agent).await?,
         })
     }
 

@@ -57,13 +57,13 @@ pub fn builder(workspace: &Path, server: &FakeServer, name: &str) -> AgentBuilde
 }
 
 /// A team on `workspace` whose teammates run in this process and talk to `server`.
-pub fn team(workspace: &Path, server: &FakeServer, name: &str) -> Team {
-    team_with(workspace, server, name, Vec::new())
+pub async fn team(workspace: &Path, server: &FakeServer, name: &str) -> Team {
+    team_with(workspace, server, name, Vec::new()).await
 }
 
 /// Like [`team`], every agent of the team also getting `extensions` (as `TeamConfig` carries
 /// the workspace's hooks).
-pub fn team_with(
+pub async fn team_with(
     workspace: &Path,
     server: &FakeServer,
     name: &str,
@@ -89,7 +89,7 @@ pub fn team_with(
         Ok(store) => store,
         Err(e) => panic!("opening the store of team {name}: {e}"),
     };
-    match Team::open(config, store, None) {
+    match Team::open(config, store, None).await {
         Ok(team) => team,
         Err(e) => panic!("opening team {name}: {e}"),
     }
@@ -256,11 +256,11 @@ impl TestAgent {
 
 /// Waits (at most [`WAIT`]) until `ready` holds, re-checking whenever a member of `team`
 /// changes status in this process.
-pub async fn wait_until(team: &Team, what: &str, mut ready: impl FnMut() -> bool) {
+pub async fn wait_until(team: &Team, what: &str, mut ready: impl AsyncFnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let changed = team.shared().changed.notified();
-        if ready() {
+        if ready().await {
             return;
         }
         // A change between the check and the wait is not lost: `notified` was created first.

@@ -215,7 +215,7 @@ async fn task_hooks_may_refuse_a_change_on_the_board() {
     let hooks = troupe_hooks::Hooks::new(&settings, &ws.path().canonicalize().unwrap()).unwrap();
     let extension = troupe_hooks::HooksExtension::new(hooks, "default").for_teammates("crew");
     let team =
-        troupe_test_support::team_with(ws.path(), &server, "crew", vec![Arc::new(extension)]);
+        troupe_test_support::team_with(ws.path(), &server, "crew", vec![Arc::new(extension)]).await;
     let task = |change| TaskInfo {
         change,
         id: "7",

@@ -23,13 +23,13 @@ async fn a_teammate_built_through_the_builder_reports_to_the_lead() {
         ],
     );
     server.script("alice", [Step::text("alice report: all clear")]);
-    let team = team(ws.path(), &server, "harness");
+    let team = team(ws.path(), &server, "harness").await;
     let mut lead = TestAgent::spawn(lead_builder(ws.path(), &server, &team));
     let outcome = lead.turn(Some("get alice to look")).await;
     assert_eq!(outcome.text, "spawned alice");
 
-    wait_until(&team, "alice reports and goes idle", || {
-        team.roster().ok().is_some_and(|r| {
+    wait_until(&team, "alice reports and goes idle", async || {
+        team.roster().await.ok().is_some_and(|r| {
             r.get("alice").is_some_and(|m| {
                 m.status == AgentStatus::Idle && m.last_report.as_deref().is_some()
             })

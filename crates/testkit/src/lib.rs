@@ -40,4 +40,6 @@ pub use recorded::Recorded;
 pub use require::requirement;
 pub use script::{Fault, Reply, ReplyBlock, Step, StopReason, Wire};
 pub use server::{FakeServer, AGENT_HEADER, AGENT_HEADER_VAR, DEFAULT_AGENT};
-pub use wait::{eventually, wait_for, wait_until};
+pub use wait::{
+    block_on, eventually, eventually_async, wait_for, wait_for_async, wait_until, wait_until_async,
+};

@@ -46,3 +46,65 @@ pub fn eventually(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
         std::thread::sleep(RECHECK);
     }
 }
+
+/// [`wait_for`] for a check that awaits (a team store's reads): the pauses are the runtime's
+/// timer, so the test's runtime keeps running meanwhile.
+pub async fn wait_for_async<T>(
+    what: &str,
+    limit: Duration,
+    mut found: impl AsyncFnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(value) = found().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never happened within {limit:?}: {what}"
+        );
+        tokio::time::sleep(RECHECK).await;
+    }
+}
+
+/// [`wait_until`] for a check that awaits, as [`wait_for_async`].
+pub async fn wait_until_async(what: &str, limit: Duration, mut ready: impl AsyncFnMut() -> bool) {
+    wait_for_async(what, limit, async || ready().await.then_some(())).await
+}
+
+/// [`eventually`] for a check that awaits, as [`wait_for_async`].
+pub async fn eventually_async(limit: Duration, mut ready: impl AsyncFnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if ready().await {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(RECHECK).await;
+    }
+}
+
+/// Runs `fut` to completion on a thread and runtime of its own, from synchronous test code
+/// that may itself run on a runtime (a fake server's reply callback reading the team store).
+pub fn block_on<F>(fut: F) -> F::Output
+where
+    F: std::future::Future + Send,
+    F::Output: Send,
+{
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime.block_on(fut),
+                    Err(e) => panic!("no runtime for the test's store call: {e}"),
+                }
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}

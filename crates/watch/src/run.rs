@@ -110,10 +110,14 @@ where
     S: Stream<Item = std::io::Result<TermEvent>> + Unpin,
 {
     // Watching starts before the first read, so no change between the two is missed.
-    let mut feed: Box<dyn ChangeWatch> = store.watch_changes()?;
-    let (state, recent) = troupe_store::blocking(&store, |s| {
-        Ok::<_, StoreError>((source::read_state(s)?, source::recent_events(s, HISTORY)?))
-    })
+    let mut feed: Box<dyn ChangeWatch> = store.watch_changes().await?;
+    let (state, recent) = async {
+        let s: &dyn troupe_store::TeamStore = &*store;
+        Ok::<_, StoreError>((
+            source::read_state(s).await?,
+            source::recent_events(s, HISTORY).await?,
+        ))
+    }
     .await?;
     app.apply_state(state);
     let mut cursor: EventCursor = recent.next;
@@ -178,19 +182,20 @@ async fn refresh(
     } else {
         None
     };
-    let (patch, events, transcript) = troupe_store::blocking(store, move |s| {
-        let patch = source::read_patch(s, areas)?;
+    let (patch, events, transcript) = async {
+        let s: &dyn troupe_store::TeamStore = &**store;
+        let patch = source::read_patch(s, areas).await?;
         let events = if areas.intersects(Areas::EVENTS) {
-            Some(source::new_events(s, cursor)?)
+            Some(source::new_events(s, cursor).await?)
         } else {
             None
         };
         let transcript = match transcript_of {
-            Some(name) => Some((source::transcript(s, &name)?, name)),
+            Some(name) => Some((source::transcript(s, &name).await?, name)),
             None => None,
         };
         Ok::<_, StoreError>((patch, events, transcript))
-    })
+    }
     .await?;
     app.apply_patch(patch);
     app.tick(now_ms());
@@ -206,7 +211,7 @@ async fn refresh(
     }
 }
 
-/// Does what a key asked, off the async workers, and shows how it went.
+/// Does what a key asked and shows how it went.
 async fn carry_out(store: &SharedStore, app: &mut App, command: Command, options: &Options) {
     let person = options.person.clone();
     match command {
@@ -216,25 +221,16 @@ async fn carry_out(store: &SharedStore, app: &mut App, command: Command, options
             verdict,
             reason,
         } => {
-            let outcome = troupe_store::blocking(store, move |s| {
-                source::answer(s, &person, &id, verdict, reason)
-            })
-            .await;
+            let outcome = source::answer(&**store, &person, &id, verdict, reason).await;
             report(app, outcome);
         }
         Command::Send { to, text } => {
             let now = now_ms();
-            let outcome =
-                troupe_store::blocking(store, move |s| source::send(s, &person, &to, &text, now))
-                    .await;
+            let outcome = source::send(&**store, &person, &to, &text, now).await;
             report(app, outcome);
         }
         Command::Transcript(name) => {
-            let read = troupe_store::blocking(store, {
-                let name = name.clone();
-                move |s| source::transcript(s, &name)
-            })
-            .await;
+            let read = source::transcript(&**store, &name).await;
             match read {
                 Ok(lines) => app.set_transcript(&name, lines),
                 Err(e) => app.report(

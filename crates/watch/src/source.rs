@@ -53,53 +53,56 @@ impl Patch {
 
 /// Which agents a live process holds the lease of: the lead and every member that has not
 /// ended (an ended one is shown as ended whatever its lease says).
-pub fn alive(store: &dyn TeamStore, roster: &Roster) -> BTreeSet<String> {
-    std::iter::once(LEAD)
-        .chain(
-            roster
-                .members
-                .iter()
-                .filter(|m| !m.status.is_ended())
-                .map(|m| m.name.as_str()),
-        )
-        .filter(|name| store.is_alive(name).unwrap_or(false))
-        .map(str::to_string)
-        .collect()
+pub async fn alive(store: &dyn TeamStore, roster: &Roster) -> BTreeSet<String> {
+    let names = std::iter::once(LEAD).chain(
+        roster
+            .members
+            .iter()
+            .filter(|m| !m.status.is_ended())
+            .map(|m| m.name.as_str()),
+    );
+    let mut alive = BTreeSet::new();
+    for name in names {
+        if store.is_alive(name).await.unwrap_or(false) {
+            alive.insert(name.to_string());
+        }
+    }
+    alive
 }
 
 /// Reads the parts of the state in `areas`.
-pub fn read_patch(store: &dyn TeamStore, areas: Areas) -> Result<Patch, StoreError> {
+pub async fn read_patch(store: &dyn TeamStore, areas: Areas) -> Result<Patch, StoreError> {
     let mut patch = Patch::default();
     // Each part is read only when its area changed: what members do changes with every tool
     // call, the roster far less often, leases only with the roster or their own files.
     let roster = if areas.intersects(Areas::ROSTER | Areas::LIVENESS) {
-        let mut roster = store.roster()?;
-        troupe_team::shared::with_live_usage(store, &mut roster);
+        let mut roster = store.roster().await?;
+        troupe_team::shared::with_live_usage(store, &mut roster).await;
         Some(roster)
     } else {
         None
     };
     if let Some(roster) = &roster {
-        patch.alive = Some(alive(store, roster));
+        patch.alive = Some(alive(store, roster).await);
     }
     patch.roster = roster;
     if areas.intersects(Areas::PRESENCE) {
-        patch.doing = Some(store.doing().unwrap_or_default());
+        patch.doing = Some(store.doing().await.unwrap_or_default());
     }
     if areas.intersects(Areas::REQUESTS) {
-        patch.requests = Some(store.list_requests(&RequestFilter::default())?);
+        patch.requests = Some(store.list_requests(&RequestFilter::default()).await?);
     }
     if areas.intersects(Areas::TASKS) {
-        let board = store.list_tasks(&Default::default())?;
+        let board = store.list_tasks(&Default::default()).await?;
         patch.tasks = Some((board.tasks, board.corrupt.len()));
     }
     Ok(patch)
 }
 
 /// The whole state, read now.
-pub fn read_state(store: &dyn TeamStore) -> Result<TeamState, StoreError> {
+pub async fn read_state(store: &dyn TeamStore) -> Result<TeamState, StoreError> {
     let mut state = TeamState::default();
-    read_patch(store, Areas::ALL)?.apply(&mut state);
+    read_patch(store, Areas::ALL).await?.apply(&mut state);
     Ok(state)
 }
 
@@ -115,8 +118,8 @@ pub struct EventsRead {
 }
 
 /// The latest `max` events, to start from.
-pub fn recent_events(store: &dyn TeamStore, max: usize) -> Result<EventsRead, StoreError> {
-    let page = store.read_recent_events(max)?;
+pub async fn recent_events(store: &dyn TeamStore, max: usize) -> Result<EventsRead, StoreError> {
+    let page = store.read_recent_events(max).await?;
     Ok(EventsRead {
         events: page.events,
         corrupt: page.corrupt,
@@ -125,8 +128,11 @@ pub fn recent_events(store: &dyn TeamStore, max: usize) -> Result<EventsRead, St
 }
 
 /// The events appended after `cursor`.
-pub fn new_events(store: &dyn TeamStore, cursor: EventCursor) -> Result<EventsRead, StoreError> {
-    let page = store.read_events(cursor)?;
+pub async fn new_events(
+    store: &dyn TeamStore,
+    cursor: EventCursor,
+) -> Result<EventsRead, StoreError> {
+    let page = store.read_events(cursor).await?;
     Ok(EventsRead {
         events: page.events,
         corrupt: page.corrupt,
@@ -136,16 +142,16 @@ pub fn new_events(store: &dyn TeamStore, cursor: EventCursor) -> Result<EventsRe
 
 /// A member's recent transcript as display lines (empty for the lead, whose conversation is
 /// a session, not a team transcript).
-pub fn transcript(store: &dyn TeamStore, name: &str) -> Result<Vec<String>, StoreError> {
-    if name == LEAD || !store.has_transcript(name)? {
+pub async fn transcript(store: &dyn TeamStore, name: &str) -> Result<Vec<String>, StoreError> {
+    if name == LEAD || !store.has_transcript(name).await? {
         return Ok(Vec::new());
     }
-    let read = store.read_transcript(name)?;
+    let read = store.read_transcript(name).await?;
     Ok(transcript_lines(&read.entries, TRANSCRIPT_LINES))
 }
 
 /// Answers a request as `person`; the text says what was done, or why not.
-pub fn answer(
+pub async fn answer(
     store: &dyn TeamStore,
     person: &str,
     id: &str,
@@ -153,6 +159,7 @@ pub fn answer(
     reason: Option<String>,
 ) -> Result<String, String> {
     answer_as_person(&StoreCourier(store), person, id, verdict, reason)
+        .await
         .map(|r| {
             format!(
                 "{} {} request {} of {} (recorded as {person})",
@@ -166,7 +173,7 @@ pub fn answer(
 }
 
 /// Sends a message as `person`; the text says what was done, or why not.
-pub fn send(
+pub async fn send(
     store: &dyn TeamStore,
     person: &str,
     to: &str,
@@ -175,6 +182,7 @@ pub fn send(
 ) -> Result<String, String> {
     let env = Envelope::new(MailKind::Message, person, to, text, now);
     troupe_team::shared::deliver(store, &env)
+        .await
         .map(|()| format!("sent to {to} (id {})", env.id))
         .map_err(|e| e.to_string())
 }

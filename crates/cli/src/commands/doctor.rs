@@ -77,7 +77,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
             "`troupe sandbox check` shows the details",
         ),
     });
-    checks.push(team_store(&workspace, settings));
+    checks.push(crate::block_on(team_store(&workspace, settings))?);
     let ok = checks.iter().all(|c| c.ok);
     if args.json {
         let list: Vec<Value> = checks
@@ -239,7 +239,7 @@ fn ping(config: &ModelConfig) -> Result<(), ModelError> {
 }
 
 /// The team store: `.troupe/` writable here, or the NATS server the settings name reachable.
-fn team_store(workspace: &Path, settings: &troupe_settings::Settings) -> Check {
+async fn team_store(workspace: &Path, settings: &troupe_settings::Settings) -> Check {
     let troupe_dir = workspace.join(".troupe");
     let flag = std::env::var(crate::store::STORE_VAR).ok();
     let choice = match crate::store::choose(flag.as_deref(), Some(settings)) {
@@ -280,7 +280,7 @@ fn team_store(workspace: &Path, settings: &troupe_settings::Settings) -> Check {
             }
         }
         crate::store::StoreChoice::Nats(_, url) => {
-            match troupe_store_nats::inspect(&url, "default") {
+            match troupe_store_nats::inspect(&url, "default").await {
                 Ok(report) => Check::pass(
                     "team store",
                     format!("NATS at {} is reachable: {report}", url.display()),

@@ -38,7 +38,7 @@ impl From<TaskStatusArg> for TaskStatus {
 /// Opens the team's store: `--team`, else the only running team, else the most recently
 /// active one, else `default`. Only `create` may start a board for a team no lead has run yet (named with
 /// `--team`); anything else on a missing team is a mistyped `--team` or `--cwd`.
-fn open(args: &TaskArgs) -> Result<SharedStore> {
+async fn open(args: &TaskArgs) -> Result<SharedStore> {
     let dir = crate::workspace::root(args.place.cwd.as_deref())?;
     let troupe_dir: PathBuf = dir.join(".troupe");
     let creating = matches!(args.command, TaskCommand::Create { .. });
@@ -46,9 +46,9 @@ fn open(args: &TaskArgs) -> Result<SharedStore> {
     let team = crate::team_pick::pick(args.place.team.as_deref(), &choice, &troupe_dir)?;
     let existing = if creating {
         crate::workspace::before_creating_troupe_dir(&dir);
-        Some(crate::store::open(&choice, &troupe_dir, &team)?)
+        Some(crate::store::open(&choice, &troupe_dir, &team).await?)
     } else {
-        crate::store::open_existing(&choice, &troupe_dir, &team)?
+        crate::store::open_existing(&choice, &troupe_dir, &team).await?
     };
     let Some(store) = existing else {
         bail!(
@@ -57,14 +57,16 @@ fn open(args: &TaskArgs) -> Result<SharedStore> {
         );
     };
     if creating {
-        store.update_roster(&mut |roster: &mut Roster| {
-            if roster.team.is_empty() {
-                roster.team = team.clone();
-            }
-            if roster.lead.is_empty() {
-                roster.lead = LEAD.to_string();
-            }
-        })?;
+        store
+            .update_roster(&mut |roster: &mut Roster| {
+                if roster.team.is_empty() {
+                    roster.team = team.clone();
+                }
+                if roster.lead.is_empty() {
+                    roster.lead = LEAD.to_string();
+                }
+            })
+            .await?;
     }
     Ok(store)
 }
@@ -79,7 +81,7 @@ fn actor(args: &TaskArgs) -> String {
 
 /// Checks an owner or actor name: `user:<name>` for a person, `lead`, or a teammate on the
 /// roster. `Err` holds the message of a refusal.
-fn check_owner(store: &dyn TeamStore, name: &str) -> Result<(), String> {
+async fn check_owner(store: &dyn TeamStore, name: &str) -> Result<(), String> {
     if let Some(person) = name.strip_prefix(USER_OWNER_PREFIX) {
         return validate_agent_name(person)
             .map_err(|e| format!("invalid person name in '{name}': {e}"));
@@ -87,7 +89,7 @@ fn check_owner(store: &dyn TeamStore, name: &str) -> Result<(), String> {
     if name == LEAD {
         return Ok(());
     }
-    let roster = store.roster().map_err(|e| e.to_string())?;
+    let roster = store.roster().await.map_err(|e| e.to_string())?;
     if roster.get(name).is_some() {
         Ok(())
     } else {
@@ -149,17 +151,19 @@ fn print_task(args: &TaskArgs, t: &Task, told: &[String]) -> Result<()> {
 }
 
 /// Runs a task subcommand; returns the exit code.
-pub fn run(args: &TaskArgs) -> Result<i32> {
-    let store = open(args)?;
+pub async fn run(args: &TaskArgs) -> Result<i32> {
+    let store = open(args).await?;
     let by = actor(args);
     // The default (`user:$USER`) is whoever is at this terminal, whatever their login name.
     if args.actor.is_some() {
-        check_owner(&*store, &by).map_err(|e| anyhow::anyhow!("--as: {e}"))?;
+        check_owner(&*store, &by)
+            .await
+            .map_err(|e| anyhow::anyhow!("--as: {e}"))?;
     }
     let courier = StoreCourier(&*store);
     match &args.command {
         TaskCommand::List { status, owner } => {
-            let board = store.list_tasks(&TaskFilter::default())?;
+            let board = store.list_tasks(&TaskFilter::default()).await?;
             let filter = TaskFilter {
                 status: status.map(TaskStatus::from),
                 owner: owner.clone(),
@@ -179,11 +183,11 @@ pub fn run(args: &TaskArgs) -> Result<i32> {
             }
         }
         TaskCommand::Show { id } => {
-            let t = store.get_task(*id)?;
+            let t = store.get_task(*id).await?;
             if args.json {
                 print_json(&t)?;
             } else {
-                let board = store.list_tasks(&TaskFilter::default())?;
+                let board = store.list_tasks(&TaskFilter::default()).await?;
                 say_text(&task_detail(
                     &t,
                     &board::blocker_status(&board.tasks),
@@ -196,19 +200,23 @@ pub fn run(args: &TaskArgs) -> Result<i32> {
             description,
             blocked_by,
         } => {
-            let t = store.create_task(&NewTask {
-                subject: subject.clone(),
-                description: description.clone().unwrap_or_default(),
-                blocked_by: blocked_by.clone(),
-                created_by: by.clone(),
-            })?;
-            board::after_change(&courier, &t, Change::Created, &by);
+            let t = store
+                .create_task(&NewTask {
+                    subject: subject.clone(),
+                    description: description.clone().unwrap_or_default(),
+                    blocked_by: blocked_by.clone(),
+                    created_by: by.clone(),
+                })
+                .await?;
+            board::after_change(&courier, &t, Change::Created, &by).await;
             print_task(args, &t, &[])?;
         }
         TaskCommand::Claim { id, owner } => {
-            check_owner(&*store, owner).map_err(|e| anyhow::anyhow!("--owner: {e}"))?;
-            let t = store.claim_task(*id, owner, now_ms())?;
-            tell_new_owner(&*store, &by, &t);
+            check_owner(&*store, owner)
+                .await
+                .map_err(|e| anyhow::anyhow!("--owner: {e}"))?;
+            let t = store.claim_task(*id, owner, now_ms()).await?;
+            tell_new_owner(&*store, &by, &t).await;
             print_task(args, &t, &[])?;
         }
         TaskCommand::Update {
@@ -228,46 +236,51 @@ pub fn run(args: &TaskArgs) -> Result<i32> {
                 return Ok(USAGE);
             }
             let mut before = None;
-            let t = store.update_task(*id, &mut |t, blockers| {
-                before = Some(t.status);
-                let now = now_ms();
-                if let Some(d) = description {
-                    t.edit_description(&by, d.clone(), now)?;
-                }
-                if let Some(list) = blocked_by {
-                    t.edit_blocked_by(&by, list.clone(), now)?;
-                }
-                let result = result.clone().unwrap_or_default();
-                match status {
-                    None => Ok(()),
-                    Some(TaskStatus::Pending) => t.release(&by, format!("released by {by}"), now),
-                    Some(TaskStatus::InProgress) => t.claim(&by, blockers, now),
-                    Some(TaskStatus::Completed) => t.complete(&by, result, now),
-                    Some(TaskStatus::Failed) => t.fail(&by, result, now),
-                    Some(TaskStatus::Cancelled) => {
-                        t.cancel(&by, Some(result).filter(|r| !r.is_empty()), now)
+            let t = store
+                .update_task(*id, &mut |t, blockers| {
+                    before = Some(t.status);
+                    let now = now_ms();
+                    if let Some(d) = description {
+                        t.edit_description(&by, d.clone(), now)?;
                     }
-                }
-            })?;
+                    if let Some(list) = blocked_by {
+                        t.edit_blocked_by(&by, list.clone(), now)?;
+                    }
+                    let result = result.clone().unwrap_or_default();
+                    match status {
+                        None => Ok(()),
+                        Some(TaskStatus::Pending) => {
+                            t.release(&by, format!("released by {by}"), now)
+                        }
+                        Some(TaskStatus::InProgress) => t.claim(&by, blockers, now),
+                        Some(TaskStatus::Completed) => t.complete(&by, result, now),
+                        Some(TaskStatus::Failed) => t.fail(&by, result, now),
+                        Some(TaskStatus::Cancelled) => {
+                            t.cancel(&by, Some(result).filter(|r| !r.is_empty()), now)
+                        }
+                    }
+                })
+                .await?;
             let change = match before {
                 Some(s) if s != t.status => Change::to_status(t.status),
                 _ => Change::Edited,
             };
             let told = board::after_change(&courier, &t, change, &by);
             if change == Change::Claimed {
-                tell_new_owner(&*store, &by, &t);
+                tell_new_owner(&*store, &by, &t).await;
             }
-            print_task(args, &t, &told)?;
+            print_task(args, &t, &told.await)?;
         }
         TaskCommand::Complete { id, result } => {
             if result.trim().is_empty() {
                 errln!("troupe: --result is empty: say what came of the task");
                 return Ok(USAGE);
             }
-            let t =
-                store.update_task(*id, &mut |t, _| t.complete(&by, result.clone(), now_ms()))?;
+            let t = store
+                .update_task(*id, &mut |t, _| t.complete(&by, result.clone(), now_ms()))
+                .await?;
             let told = board::after_change(&courier, &t, Change::Completed, &by);
-            print_task(args, &t, &told)?;
+            print_task(args, &t, &told.await)?;
         }
     }
     Ok(0)
@@ -289,7 +302,7 @@ fn result_problem(status: Option<TaskStatus>, result: Option<&str>) -> Option<&'
 
 /// A task claimed for a teammate (or the lead) from here is news to it: its owner is told by
 /// mail, which also wakes it. A person who claims knows already.
-fn tell_new_owner(store: &dyn TeamStore, by: &str, t: &Task) {
+async fn tell_new_owner(store: &dyn TeamStore, by: &str, t: &Task) {
     let Some(owner) = t.owner.as_deref() else {
         return;
     };
@@ -298,7 +311,7 @@ fn tell_new_owner(store: &dyn TeamStore, by: &str, t: &Task) {
     }
     let text = format!("{by} gave you a task.\n{}", board::work_prompt(t));
     let env = Envelope::new(MailKind::Message, by, owner, text, now_ms());
-    if let Err(e) = deliver(store, &env) {
+    if let Err(e) = deliver(store, &env).await {
         errln!(
             "warning: task {} is {owner}'s, but they could not be told: {e}",
             t.id

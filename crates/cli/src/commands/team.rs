@@ -38,13 +38,13 @@ pub fn load_pricing(workspace: &Path) {
 
 /// The team's store, on the backend `--store`/`TROUPE_STORE`/the settings choose: `--team`,
 /// else the only running team, else the most recently active one (`team_pick`).
-pub fn open(args: &TeamArgs) -> Result<SharedStore> {
+pub async fn open(args: &TeamArgs) -> Result<SharedStore> {
     let troupe_dir = troupe_dir(args)?;
     let dir = troupe_dir.parent().map(PathBuf::from).unwrap_or_default();
     load_pricing(&dir);
     let choice = crate::store::choose_for(args.place.store.as_deref(), &dir)?;
     let team = crate::team_pick::pick(args.place.team.as_deref(), &choice, &troupe_dir)?;
-    match crate::store::open_existing(&choice, &troupe_dir, &team)? {
+    match crate::store::open_existing(&choice, &troupe_dir, &team).await? {
         Some(store) => Ok(store),
         None => bail!(
             "no team '{team}' in {} (a lead creates one: `troupe`, or `troupe --team {team}` for this name)",
@@ -82,24 +82,29 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
     if let TeamCommand::Watch = args.command {
         return super::team_watch::run(args);
     }
-    let store = open(args)?;
+    crate::block_on(run_on_store(args))?
+}
+
+/// The subcommands that read or change the team's store, on a runtime of their own.
+async fn run_on_store(args: &TeamArgs) -> Result<i32> {
+    let store = open(args).await?;
     match &args.command {
         TeamCommand::Status { json } => {
             // A task in progress belongs to a live owner: what dead ones hold goes back first.
-            for t in troupe_team::liveness::release_ghost_tasks(&StoreCourier(&*store))? {
+            for t in troupe_team::liveness::release_ghost_tasks(&StoreCourier(&*store)).await? {
                 errln!("task {} went back to the board: {}", t.id, release_note(&t));
             }
-            let roster = troupe_team::shared::roster_with_doing(&*store)?;
+            let roster = troupe_team::shared::roster_with_doing(&*store).await?;
             let agents = agent_costs(&roster);
             if *json {
-                let mut value = super::team_status::json(&*store)?;
+                let mut value = super::team_status::json(&*store).await?;
                 value["agents"] = agents.iter().map(crate::cost::AgentCost::to_json).collect();
                 println!("{}", json_line(&serde_json::to_string_pretty(&value)?));
             } else {
                 // Sanitized cell by cell already, so that its colour codes survive.
                 print!(
                     "{}",
-                    super::team_status::human(&*store, Paint::for_stdout())?
+                    super::team_status::human(&*store, Paint::for_stdout()).await?
                 );
                 out!("{}", troupe_team::render::background_table(&roster));
                 if !roster.members.is_empty() || roster.lead_usage.is_some() {
@@ -109,27 +114,29 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
         }
         TeamCommand::Log { follow, agent } => {
             if let Some(name) = agent {
-                if let Err(why) = super::team_names::known(&*store, name) {
+                if let Err(why) = super::team_names::known(&*store, name).await {
                     errln!("troupe: {why}");
                     return Ok(1);
                 }
             }
-            return log(&store, *follow, agent.as_deref());
+            return log(&store, *follow, agent.as_deref()).await;
         }
-        TeamCommand::Tail { name, lines } => return super::team_tail::run(&store, name, *lines),
+        TeamCommand::Tail { name, lines } => {
+            return super::team_tail::run(&store, name, *lines).await
+        }
         TeamCommand::Watch => unreachable!("handled before the store is opened"),
         TeamCommand::Approve { request_id, reason } => {
-            return answer(&*store, request_id, Verdict::Approve, reason.clone())
+            return answer(&*store, request_id, Verdict::Approve, reason.clone()).await
         }
         TeamCommand::Reject { request_id, reason } => {
-            return answer(&*store, request_id, Verdict::Reject, reason.clone())
+            return answer(&*store, request_id, Verdict::Reject, reason.clone()).await
         }
         TeamCommand::Inbox { agent } => {
-            if let Err(why) = super::team_names::known(&*store, agent) {
+            if let Err(why) = super::team_names::known(&*store, agent).await {
                 errln!("troupe: {why}");
                 return Ok(1);
             }
-            let batch = store.peek(agent)?;
+            let batch = store.peek(agent).await?;
             if batch.messages.is_empty() {
                 outln!("no unread mail for {agent}");
             }
@@ -151,7 +158,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             }
         }
         TeamCommand::Send { agent, text } => {
-            if let Err(why) = super::team_names::known(&*store, agent) {
+            if let Err(why) = super::team_names::known(&*store, agent).await {
                 errln!("troupe: {why}");
                 return Ok(1);
             }
@@ -162,7 +169,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 text.clone(),
                 now_ms(),
             );
-            deliver(&*store, &env)?;
+            deliver(&*store, &env).await?;
             outln!("sent to {agent} (id {})", env.id);
         }
         TeamCommand::Stop {
@@ -170,11 +177,11 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
             force,
             reason,
         } => {
-            if let Err(why) = super::team_names::teammate(&*store, name) {
+            if let Err(why) = super::team_names::teammate(&*store, name).await {
                 errln!("troupe: {why}");
                 return Ok(1);
             }
-            return stop(&*store, name, *force, reason.clone());
+            return stop(&*store, name, *force, reason.clone()).await;
         }
         TeamCommand::Requests { status, json } => {
             let status = status
@@ -182,7 +189,7 @@ pub fn run(args: &TeamArgs) -> Result<i32> {
                 .map(parse_status)
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--status: {e}"))?;
-            let requests = list(&StoreCourier(&*store), status)?;
+            let requests = list(&StoreCourier(&*store), status).await?;
             if *json {
                 println!("{}", json_line(&serde_json::to_string_pretty(&requests)?));
             } else if requests.is_empty() {
@@ -206,9 +213,14 @@ fn release_note(task: &troupe_protocol::Task) -> String {
 /// `troupe team stop <name> [--force]`: without `--force`, a shutdown request sent as the
 /// lead (the teammate answers it like any other); with `--force`, an operator override that
 /// stops it at once, no expiry needed.
-fn stop(store: &dyn TeamStore, name: &str, force: bool, reason: Option<String>) -> Result<i32> {
+async fn stop(
+    store: &dyn TeamStore,
+    name: &str,
+    force: bool,
+    reason: Option<String>,
+) -> Result<i32> {
     if force {
-        let m = force_stop_in_store(store, name, ForcePolicy::Override, &person())?;
+        let m = force_stop_in_store(store, name, ForcePolicy::Override, &person()).await?;
         outln!(
             "force-stopped {} (epoch {}): status stopped",
             m.name,
@@ -216,7 +228,7 @@ fn stop(store: &dyn TeamStore, name: &str, force: bool, reason: Option<String>) 
         );
         return Ok(0);
     }
-    match request_shutdown(&StoreCourier(store), LEAD, name, reason)? {
+    match request_shutdown(&StoreCourier(store), LEAD, name, reason).await? {
         Asked::Opened(r) => outln!(
             "shutdown request {} sent to {} (pending); its answer goes to the lead's inbox. `troupe team requests` shows where it stands",
             r.id, r.to
@@ -232,9 +244,9 @@ fn stop(store: &dyn TeamStore, name: &str, force: bool, reason: Option<String>) 
 /// `troupe team log [--follow] [--agent NAME]`: the event log (one agent's events only, with
 /// `--agent`); with `--follow`, each append is printed as
 /// the store's change notifications report it (nothing polls), reading only what was added.
-fn log(store: &SharedStore, follow: bool, agent: Option<&str>) -> Result<i32> {
-    let print = |cursor: EventCursor| -> Result<EventCursor> {
-        let read = store.read_events(cursor)?;
+async fn log(store: &SharedStore, follow: bool, agent: Option<&str>) -> Result<i32> {
+    let print = async |cursor: EventCursor| -> Result<EventCursor> {
+        let read = store.read_events(cursor).await?;
         let wanted = |e: &&Event| agent.is_none_or(|a| e.agent.as_deref() == Some(a));
         for event in read.events.iter().filter(wanted) {
             outln!("{}", event_line(event));
@@ -248,31 +260,28 @@ fn log(store: &SharedStore, follow: bool, agent: Option<&str>) -> Result<i32> {
         Ok(read.next)
     };
     if !follow {
-        print(EventCursor::START)?;
+        print(EventCursor::START).await?;
         return Ok(0);
     }
-    let runtime = super::current_thread_runtime()?;
-    runtime.block_on(async {
-        // Watching starts before the first read, so no append between the two is missed.
-        let mut feed = store.watch_changes()?;
-        let mut cursor = print(EventCursor::START)?;
-        loop {
-            while !feed.changed().await.intersects(Areas::EVENTS) {}
-            cursor = print(cursor)?;
-        }
-    })
+    // Watching starts before the first read, so no append between the two is missed.
+    let mut feed = store.watch_changes().await?;
+    let mut cursor = print(EventCursor::START).await?;
+    loop {
+        while !feed.changed().await.intersects(Areas::EVENTS) {}
+        cursor = print(cursor).await?;
+    }
 }
 
 /// `troupe team approve|reject <id> [--reason]`: the person answers a pending request in the
 /// place of its addressee, through the request FSM (exit 1 when it refuses).
-fn answer(
+async fn answer(
     store: &dyn TeamStore,
     id: &str,
     verdict: Verdict,
     reason: Option<String>,
 ) -> Result<i32> {
     let me = person();
-    match answer_as_person(&StoreCourier(store), &me, id, verdict, reason) {
+    match answer_as_person(&StoreCourier(store), &me, id, verdict, reason).await {
         Ok(r) => {
             outln!(
                 "{} {} request {} of {} (addressed to {}), recorded as {me}; {} has been told",

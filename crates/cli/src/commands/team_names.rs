@@ -6,18 +6,19 @@ use troupe_team::shared::members_list;
 use troupe_team::LEAD;
 
 /// `Ok` when `name` is the lead or on the roster; else why not, with the members.
-pub fn known(store: &dyn TeamStore, name: &str) -> Result<(), String> {
+pub async fn known(store: &dyn TeamStore, name: &str) -> Result<(), String> {
     if name == LEAD {
         return Ok(());
     }
-    teammate(store, name)
+    teammate(store, name).await
 }
 
 /// `Ok` when `name` is on the roster (the lead is not a teammate); else why not, with the
 /// members.
-pub fn teammate(store: &dyn TeamStore, name: &str) -> Result<(), String> {
+pub async fn teammate(store: &dyn TeamStore, name: &str) -> Result<(), String> {
     let roster = store
         .roster()
+        .await
         .map_err(|e| format!("reading team '{}': {e}", store.team()))?;
     if roster.get(name).is_some() {
         return Ok(());

@@ -106,8 +106,8 @@ fn columns(rows: &[Vec<String>], painted: usize, styles: &[Option<ContentStyle>]
 
 /// The human status: the roster table, then the pending requests. Every text from the team is
 /// already made safe for a terminal; print it as it is.
-pub fn human(store: &dyn TeamStore, paint: Paint) -> Result<String> {
-    let state = read_state(store)?;
+pub async fn human(store: &dyn TeamStore, paint: Paint) -> Result<String> {
+    let state = read_state(store).await?;
     let now = troupe_agent::transcript::now_ms();
     let mut out = format!("team {} (lead: {LEAD})\n", terminal(store.team()));
     if state.roster.members.is_empty() {
@@ -163,17 +163,17 @@ pub fn human(store: &dyn TeamStore, paint: Paint) -> Result<String> {
 
 /// `/team` in the REPL: the status view of [`human`] (in colour on a terminal) and the roster
 /// with live usage, for the cost table under it.
-pub fn repl_view(store: &dyn TeamStore) -> Result<(String, troupe_protocol::Roster)> {
-    let view = human(store, Paint::for_stdout())?;
-    let roster = troupe_team::shared::roster_with_doing(store)?;
+pub async fn repl_view(store: &dyn TeamStore) -> Result<(String, troupe_protocol::Roster)> {
+    let view = human(store, Paint::for_stdout()).await?;
+    let roster = troupe_team::shared::roster_with_doing(store).await?;
     Ok((view, roster))
 }
 
 /// The JSON status: the roster (each member with its in-progress tasks, whether a live
 /// process holds it, its shown status and the request it waits for), the lead's liveness, the
 /// pending requests, the whole board and the team's usage.
-pub fn json(store: &dyn TeamStore) -> Result<Value> {
-    let state = read_state(store)?;
+pub async fn json(store: &dyn TeamStore) -> Result<Value> {
+    let state = read_state(store).await?;
     let mut roster = state.roster.clone();
     // What a working member does now comes from presence, as in the human view.
     for m in &mut roster.members {

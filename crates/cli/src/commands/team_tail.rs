@@ -15,37 +15,39 @@ use troupe_store::{Areas, SharedStore};
 const RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs `troupe team tail NAME -n LINES`; returns the exit code (1 for a name not on the team).
-pub fn run(store: &SharedStore, name: &str, lines: usize) -> Result<i32> {
-    if let Err(why) = super::team_names::teammate(&**store, name) {
+pub async fn run(store: &SharedStore, name: &str, lines: usize) -> Result<i32> {
+    if let Err(why) = super::team_names::teammate(&**store, name).await {
         errln!("troupe: {why}");
         return Ok(1);
     }
-    let runtime = super::current_thread_runtime()?;
-    runtime.block_on(async {
-        // Watching starts before the first read, so nothing written between the two is missed.
-        let mut feed = store.watch_changes()?;
-        let mut offset = print_from(store, name, 0, Some(lines))?;
-        loop {
-            tokio::select! {
-                changed = feed.changed() => {
-                    if !changed.intersects(Areas::TRANSCRIPTS) {
-                        continue;
-                    }
+    // Watching starts before the first read, so nothing written between the two is missed.
+    let mut feed = store.watch_changes().await?;
+    let mut offset = print_from(store, name, 0, Some(lines)).await?;
+    loop {
+        tokio::select! {
+            changed = feed.changed() => {
+                if !changed.intersects(Areas::TRANSCRIPTS) {
+                    continue;
                 }
-                () = tokio::time::sleep(RECHECK) => {}
             }
-            offset = print_from(store, name, offset, None)?;
+            () = tokio::time::sleep(RECHECK) => {}
         }
-    })
+        offset = print_from(store, name, offset, None).await?;
+    }
 }
 
 /// Prints the entries of `name`'s transcript from byte `from` on (only the last `last` of them,
 /// if given); returns the offset to go on from.
-fn print_from(store: &SharedStore, name: &str, from: u64, last: Option<usize>) -> Result<u64> {
-    let mut read = store.read_transcript_from(name, from)?;
+async fn print_from(
+    store: &SharedStore,
+    name: &str,
+    from: u64,
+    last: Option<usize>,
+) -> Result<u64> {
+    let mut read = store.read_transcript_from(name, from).await?;
     if read.len < from {
         // The transcript was replaced (a fresh start): read it from the top.
-        read = store.read_transcript_from(name, 0)?;
+        read = store.read_transcript_from(name, 0).await?;
     }
     let end = read.end();
     let chunk = jsonl::Chunk {

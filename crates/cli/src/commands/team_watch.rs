@@ -84,18 +84,10 @@ async fn open_when_created(
         StoreChoice::Nats(_, url) => url,
     };
     loop {
-        let (url, dir, team) = (url.clone(), dir.clone(), team.clone());
-        // The NATS store blocks on its own runtime: opened off this one.
-        let opened = tokio::task::spawn_blocking(move || {
-            troupe_store_nats::open_existing(&url, &dir, &team)
-        })
-        .await;
-        match opened {
-            Ok(Ok(Some(store))) => return Ok(store),
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => return Err(e),
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(_) => {} // cancelled: the runtime is ending, and with it this wait
+        match troupe_store_nats::open_existing(&url, &dir, &team).await {
+            Ok(Some(store)) => return Ok(store),
+            Ok(None) => {}
+            Err(e) => return Err(e),
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }

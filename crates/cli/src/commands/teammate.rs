@@ -48,14 +48,20 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     let troupe_dir = run.troupe_dir.clone();
     // The lead passes its team; a person starting one by hand joins the team running here.
     let team = crate::team_pick::pick(args.team.as_deref(), &run.store, &troupe_dir)?;
-    let store = crate::commands::teammate_start::open_store(&run.store, &troupe_dir, &team)?;
-    let hooks = crate::hooks::extension(
+    // The teammate's runtime, from the start: its store is opened and joined on it.
+    let runtime = crate::setup::agent_runtime()?;
+    let store = runtime.block_on(crate::commands::teammate_start::open_store(
+        &run.store,
+        &troupe_dir,
+        &team,
+    ))?;
+    let hooks = runtime.block_on(crate::hooks::extension(
         crate::hook_services::of(&run.model, &run.client, &run.mcp, &run.workspace),
         &run.settings,
         &run.workspace,
         run.policy.mode,
         store.clone(),
-    )?;
+    ))?;
     let config = TeamConfig {
         agents: run.agents.clone(),
         mcp_servers: run.mcp.names().into_iter().map(str::to_string).collect(),
@@ -77,17 +83,16 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
             crate::render::sanitize::terminal(&crate::render::text::notice_line(&n))
         );
     }));
-    let team = Team::open(config, store, sink)?;
+    let team = runtime.block_on(Team::open(config, store, sink))?;
     // Held until this function returns: after the member's tasks are back on the board.
-    let lease = take_lease(&team, args)?;
-    let spec = team.join(
+    let lease = runtime.block_on(take_lease(&team, args))?;
+    let spec = runtime.block_on(team.join(
         &lease,
         args.name(),
         args.role.as_deref(),
         args.prompt.clone(),
         args.agent.model.clone(),
-    )?;
-    let runtime = crate::setup::agent_runtime()?;
+    ))?;
     let shared = team.shared().clone();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
     eprintln!(
@@ -124,7 +129,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         Some(Ok(())) => 0,
         Some(Err(e)) => {
             let reason = e.to_string();
-            member::fail(&shared, &name, epoch, &reason);
+            runtime.block_on(member::fail(&shared, &name, epoch, &reason));
             eprintln!(
                 "troupe teammate {name}: failed: {}",
                 crate::render::sanitize::terminal(&reason)
@@ -140,17 +145,19 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         }
     };
     // The member is over in this process: its tasks go back while the lease is still held.
-    if let Some(why) = liveness::end_note(&*shared.store, &name) {
-        if let Err(e) = liveness::release_tasks_of(&*shared, &name, &why) {
-            tracing::warn!(error = %e, "could not give the member's tasks back to the board");
+    runtime.block_on(async {
+        if let Some(why) = liveness::end_note(&*shared.store, &name).await {
+            if let Err(e) = liveness::release_tasks_of(&*shared, &name, &why).await {
+                tracing::warn!(error = %e, "could not give the member's tasks back to the board");
+            }
         }
-    }
+    });
     drop(lease);
     Ok(code)
 }
 
 /// The teammate's lease: the one the lead handed down (`--lease`), else taken now (see
 /// [`crate::commands::teammate_start::take_lease`]).
-fn take_lease(team: &Team, args: &TeammateArgs) -> Result<Lease> {
-    crate::commands::teammate_start::take_lease(&team.shared().store, team.name(), args)
+async fn take_lease(team: &Team, args: &TeammateArgs) -> Result<Lease> {
+    crate::commands::teammate_start::take_lease(&team.shared().store, team.name(), args).await
 }

@@ -20,11 +20,15 @@ const SAY_EVERY: Duration = Duration::from_secs(5);
 
 /// Opens the team's store; while a server cannot be reached, tries again with backoff (1 s,
 /// doubling up to 30 s, with jitter), saying so each time, instead of exiting.
-pub fn open_store(choice: &StoreChoice, troupe_dir: &Path, team: &str) -> Result<SharedStore> {
+pub async fn open_store(
+    choice: &StoreChoice,
+    troupe_dir: &Path,
+    team: &str,
+) -> Result<SharedStore> {
     let mut pause = Duration::from_secs(1);
     loop {
         let opened = crate::store::open(choice, troupe_dir, team);
-        let err = match opened {
+        let err = match opened.await {
             Ok(store) => return Ok(store),
             Err(e) => e,
         };
@@ -62,16 +66,17 @@ fn jitter(pause: Duration) -> Duration {
 /// The teammate's lease: the one the lead handed down (`--lease`), else taken now. A live
 /// process holding it on this host is refused by name, pid and start time; a holder on
 /// another host is waited for until its lease lapses, saying so, unless `--no-wait`.
-pub fn take_lease(store: &SharedStore, team: &str, args: &TeammateArgs) -> Result<Lease> {
+pub async fn take_lease(store: &SharedStore, team: &str, args: &TeammateArgs) -> Result<Lease> {
     let name = args.name();
     if let Some(handoff) = &args.lease {
         return store
             .adopt_lease(name, handoff)
+            .await
             .with_context(|| format!("taking over the lease of teammate '{name}'"));
     }
     let mut said: Option<Instant> = None;
     loop {
-        let (holder, place) = match store.acquire_lease(name) {
+        let (holder, place) = match store.acquire_lease(name).await {
             Ok(lease) => return Ok(lease),
             Err(StoreError::LeaseHeld { holder, place, .. }) => (holder, place),
             Err(e) => {
@@ -82,12 +87,12 @@ pub fn take_lease(store: &SharedStore, team: &str, args: &TeammateArgs) -> Resul
             .as_ref()
             .and_then(|h| (!h.is_on_this_host()).then(|| h.host.clone().unwrap_or_default()));
         let Some(host) = elsewhere else {
-            if store.probe_lease(name)?.is_held() {
+            if store.probe_lease(name).await?.is_held() {
                 bail!(already_running(team, name, holder.as_deref(), &place));
             }
             continue; // let go between the refusal and the look: try again at once
         };
-        let lapse = store.lease_lapses_in(name)?;
+        let lapse = store.lease_lapses_in(name).await?;
         let left = lapse.map_or_else(
             || "to be let go".to_string(),
             |d| format!("to lapse ({} s)", d.as_secs_f64().ceil()),

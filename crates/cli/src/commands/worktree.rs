@@ -14,7 +14,7 @@ use troupe_team::worktree::{
 };
 
 /// Runs a worktree subcommand; returns the exit code.
-pub fn run(args: &WorktreeArgs) -> Result<i32> {
+pub async fn run(args: &WorktreeArgs) -> Result<i32> {
     let dir = crate::workspace::root(args.place.cwd.as_deref())?;
     let workspace = dir
         .canonicalize()
@@ -27,6 +27,7 @@ pub fn run(args: &WorktreeArgs) -> Result<i32> {
     let choice = crate::store::choose_for(args.place.store.as_deref(), &workspace)?;
     let team = crate::team_pick::pick(args.place.team.as_deref(), &choice, &troupe_dir)?;
     let existing = crate::store::open_existing(&choice, &troupe_dir, &team)
+        .await
         .with_context(|| format!("opening team '{team}'"))?;
     let (store, scratch) = match (existing, &args.command) {
         (Some(store), _) => (store, None),
@@ -41,6 +42,7 @@ pub fn run(args: &WorktreeArgs) -> Result<i32> {
         (None, _) => {
             crate::workspace::before_creating_troupe_dir(&workspace);
             let store = crate::store::open(&choice, &troupe_dir, &team)
+                .await
                 .with_context(|| format!("opening team '{team}'"))?;
             (store, None)
         }
@@ -49,11 +51,11 @@ pub fn run(args: &WorktreeArgs) -> Result<i32> {
     if let Some(scratch) = scratch {
         let _ = std::fs::remove_dir_all(scratch);
     }
-    result
+    result.await
 }
 
 /// Runs the subcommand on `store`'s team.
-fn run_on(
+async fn run_on(
     args: &WorktreeArgs,
     workspace: &std::path::Path,
     troupe_dir: &std::path::Path,
@@ -77,13 +79,15 @@ fn run_on(
             }
         }
         WorktreeCommand::Create { name, task, base } => {
-            let record = manager.create(&NewWorktree {
-                name,
-                task: *task,
-                base: base.as_deref(),
-                member: None,
-                by: &by,
-            })?;
+            let record = manager
+                .create(&NewWorktree {
+                    name,
+                    task: *task,
+                    base: base.as_deref(),
+                    member: None,
+                    by: &by,
+                })
+                .await?;
             if args.json {
                 println!("{}", json_line(&serde_json::to_string_pretty(&record)?));
             } else {
@@ -105,7 +109,7 @@ fn run_on(
                 true => Removal::Discard,
                 false => Removal::KeepWork,
             };
-            let removed = manager.remove(name, removal, &by)?;
+            let removed = manager.remove(name, removal, &by).await?;
             if args.json {
                 let mut value = record_json(&removed.record);
                 value["discarded"] = state_json(&removed.lost);
@@ -126,7 +130,7 @@ fn run_on(
             }
         }
         WorktreeCommand::Keep { name } => {
-            let record = manager.keep(name, &by)?;
+            let record = manager.keep(name, &by).await?;
             if args.json {
                 println!("{}", json_line(&serde_json::to_string_pretty(&record)?));
             } else {

@@ -119,7 +119,8 @@ impl Frontend for Sdk<'_> {
             self.started,
             stop_reason,
             ttft,
-        );
+        )
+        .await;
         self.last_failed = report.subtype.is_error();
         self.events.push(report.to_json());
         Flow::Continue
@@ -158,7 +159,8 @@ impl Sdk<'_> {
                     self.started,
                     None,
                     None,
-                );
+                )
+                .await;
                 self.last_failed = true;
                 self.events.push(report.to_json());
                 Flow::Continue

@@ -142,7 +142,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
             last_failed: false,
         };
         runtime.block_on(async {
-            match LeadWakes::bind(&crew.team) {
+            match LeadWakes::bind(&crew.team).await {
                 Ok(wakes) => {
                     let mut driver = Driver::new(agent, Box::new(wakes), policy);
                     driver.run(Flow::Continue, &mut front, &mut sink).await;

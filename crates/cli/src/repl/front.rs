@@ -22,6 +22,7 @@ pub(super) async fn drive(
     first: Option<String>,
 ) -> Result<()> {
     let wakes = LeadWakes::bind(session.team)
+        .await
         .map_err(anyhow::Error::msg)
         .context("binding the lead's wake socket")?;
     let (view, printer) = (io.view.clone(), io.printer.clone());
@@ -48,7 +49,7 @@ pub(super) async fn drive(
     let mut io = io;
     io.ticks = Some(tokio::time::interval(std::time::Duration::from_millis(100)));
     let mut front = Repl { session, io };
-    front.status_line(agent, true);
+    front.status_line(agent, true).await;
     // A line given on the command line is handled as if typed.
     let flow = match first {
         Some(line) => front.apply(agent, Op::Command(line)).await,
@@ -113,9 +114,9 @@ impl Repl<'_, '_> {
     }
 
     /// Runs the status line again with the session as it is now.
-    fn status_line(&mut self, agent: &Agent, now: bool) {
+    async fn status_line(&mut self, agent: &Agent, now: bool) {
         if let Some(line) = self.io.status_line.as_mut() {
-            line.update(agent, self.session);
+            line.update(agent, self.session).await;
             line.refresh(now);
         }
     }
@@ -177,7 +178,7 @@ impl Frontend for Repl<'_, '_> {
                 if let Flow::Prompt(sent) = &flow {
                     self.io.typed = Some((sent.clone(), line.trim().to_string()));
                 }
-                self.status_line(agent, true);
+                self.status_line(agent, true).await;
                 flow
             }
             _ => Flow::Continue,
@@ -194,7 +195,7 @@ impl Frontend for Repl<'_, '_> {
         self.io.interrupts.forget();
         self.io.reading = !cause.has_input();
         self.io.entered = false;
-        self.status_line(agent, true);
+        self.status_line(agent, true).await;
     }
 
     async fn finished(&mut self, agent: &mut Agent, _result: Result<Progress, Failure>) -> Flow {
@@ -214,7 +215,7 @@ impl Frontend for Repl<'_, '_> {
                 tracing::debug!(error = %e, "could not name the prompt among the checkpoints");
             }
         }
-        self.status_line(agent, true);
+        self.status_line(agent, true).await;
         Flow::Continue
     }
 }
@@ -237,7 +238,7 @@ pub(crate) async fn handle_line(
             crate::mcp_prompt::help(session.mcp)
         ),
         "/clear" => crate::commands::sessions::clear(agent, &session.troupe_dir).await,
-        "/cost" => print_cost(agent, session),
+        "/cost" => print_cost(agent, session).await,
         "/rewind" => super::rewind::rewind(agent, session, io).await,
         "/vim" => match crate::term::vim::toggle() {
             true => {
@@ -257,7 +258,7 @@ pub(crate) async fn handle_line(
         "/status" => out!("{}", more::status(agent, session, io.mode.get().as_str())),
         "/doctor" => more::report(session, more::Report::Doctor).await,
         "/config" => more::report(session, more::Report::Config).await,
-        msg if msg.starts_with("/msg ") || msg == "/msg" => more::msg(session, &msg[4..]),
+        msg if msg.starts_with("/msg ") || msg == "/msg" => more::msg(session, &msg[4..]).await,
         cmd if cmd == "/model" || cmd.starts_with("/model ") => {
             let name = cmd.trim_start_matches("/model").trim();
             let recipe = &team.shared().config.recipe;
@@ -284,7 +285,7 @@ pub(crate) async fn handle_line(
             "{}",
             crate::mcp::status_table(&mcp.statuses(), mcp.problems())
         ),
-        "/team" => match crate::commands::team_status::repl_view(&*team.shared().store) {
+        "/team" => match crate::commands::team_status::repl_view(&*team.shared().store).await {
             // The view `troupe team status` shows (made safe cell by cell, colour kept).
             Ok((view, r)) => {
                 crate::render::sanitize::write_stdout(&view);
@@ -293,7 +294,7 @@ pub(crate) async fn handle_line(
             }
             Err(e) => errln!("error: {e}"),
         },
-        "/inbox" => match team.shared().store.peek(LEAD) {
+        "/inbox" => match team.shared().store.peek(LEAD).await {
             Ok(b) if b.messages.is_empty() => {
                 outln!("no unread mail (mail is shown as it arrives)")
             }

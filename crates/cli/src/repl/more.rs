@@ -115,7 +115,7 @@ pub(super) fn status(agent: &Agent, session: &Session<'_>, mode: &str) -> String
 
 /// `/msg <teammate> <text>`: the person's message to one teammate, as `troupe team send`
 /// sends it; the reply comes back as mail does.
-pub(super) fn msg(session: &Session<'_>, rest: &str) {
+pub(super) async fn msg(session: &Session<'_>, rest: &str) {
     let (name, text) = match rest.trim().split_once(char::is_whitespace) {
         Some((name, text)) if !text.trim().is_empty() => (name, text.trim()),
         _ => {
@@ -124,7 +124,7 @@ pub(super) fn msg(session: &Session<'_>, rest: &str) {
         }
     };
     let shared = session.team.shared();
-    if let Err(why) = crate::commands::team_names::teammate(&*shared.store, name) {
+    if let Err(why) = crate::commands::team_names::teammate(&*shared.store, name).await {
         errln!("error: {why}");
         return;
     }
@@ -135,7 +135,7 @@ pub(super) fn msg(session: &Session<'_>, rest: &str) {
         text.to_string(),
         troupe_agent::transcript::now_ms(),
     );
-    match shared.send(env) {
+    match shared.send(env).await {
         Ok(_) => outln!("(sent to {name}; the reply arrives as mail)"),
         Err(e) => errln!("error: could not send to {name}: {e}"),
     }

@@ -67,7 +67,7 @@ pub(super) async fn rewind(agent: &mut Agent, session: &Session<'_>, io: &mut Io
         _ => return outln!("(rewind cancelled)"),
     };
     if restore != Restore::Conversation {
-        restore_code(&store, chosen, session);
+        restore_code(&store, chosen, session).await;
     }
     if restore != Restore::Code {
         restore_conversation(agent, &store, &prompts, chosen, io);
@@ -121,7 +121,7 @@ fn label(p: &PromptMark) -> String {
     }
 }
 
-fn restore_code(store: &Store, chosen: &PromptMark, session: &Session<'_>) {
+async fn restore_code(store: &Store, chosen: &PromptMark, session: &Session<'_>) {
     let workspace = &session.team.shared().config.workspace;
     let (done, failed) = store.restore(chosen.seq);
     let shown = |p: &Path| p.strip_prefix(workspace).unwrap_or(p).display().to_string();
@@ -136,7 +136,7 @@ fn restore_code(store: &Store, chosen: &PromptMark, session: &Session<'_>) {
     for (path, why) in failed {
         errln!("error: could not put back {}: {why}", shown(&path));
     }
-    let teammates = teammates_with_changes(session);
+    let teammates = teammates_with_changes(session).await;
     if !teammates.is_empty() {
         outln!(
             "(teammates' changes in their own worktrees are theirs and stay as they are: {})",
@@ -200,8 +200,8 @@ fn is_text(message: &ChatMessage, text: &str) -> bool {
 
 /// Teammates whose worktrees hold changes of their own (uncommitted, or commits the
 /// workspace lacks).
-fn teammates_with_changes(session: &Session<'_>) -> Vec<String> {
-    let Ok(roster) = session.team.roster() else {
+async fn teammates_with_changes(session: &Session<'_>) -> Vec<String> {
+    let Ok(roster) = session.team.roster().await else {
         return Vec::new();
     };
     let workspace = &session.team.shared().config.workspace;

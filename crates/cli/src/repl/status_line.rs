@@ -54,9 +54,9 @@ impl StatusLine {
     }
 
     /// Takes the session as it stands now, for the command's next runs.
-    pub(super) fn update(&mut self, agent: &Agent, session: &Session<'_>) {
+    pub(super) async fn update(&mut self, agent: &Agent, session: &Session<'_>) {
         let config = &session.team.shared().config;
-        let roster = session.team.roster().ok();
+        let roster = session.team.roster().await.ok();
         let rows = super::costs(agent, session, roster.as_ref());
         let (_, cost) = crate::cost::totals(&rows);
         let transcript = agent.transcript_path();

@@ -229,14 +229,13 @@ pub fn only_team(ws: &Path) -> Option<String> {
 
 /// The default team's roster as JSON, read through the store (the file backend keeps it as a
 /// log, `roster.jsonl`); `None` while the lead has not created the team.
-pub fn team_roster(ws: &Path) -> Option<serde_json::Value> {
+pub async fn team_roster(ws: &Path) -> Option<serde_json::Value> {
     let troupe_dir = ws.join(".troupe");
     if !troupe_store::file::exists(&troupe_dir, "default") {
         return None;
     }
-    let roster = troupe_store::file::open(&troupe_dir, "default")
-        .and_then(|s| s.roster())
-        .ok()?;
+    let store = troupe_store::file::open(&troupe_dir, "default").ok()?;
+    let roster = store.roster().await.ok()?;
     serde_json::to_value(roster).ok()
 }
 

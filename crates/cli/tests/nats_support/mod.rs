@@ -52,8 +52,9 @@ impl Team {
     }
 
     /// This test process's own handle on the team (its local files under `dir`).
-    pub fn store(&self, dir: &Path) -> SharedStore {
+    pub async fn store(&self, dir: &Path) -> SharedStore {
         troupe_store_nats::open(&NatsUrl::parse(&self.url).unwrap(), dir, &self.name)
+            .await
             .unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -93,17 +94,25 @@ impl Team {
     }
 
     /// Starts `name` in `ws` and waits until that process holds its lease and is on the roster.
-    pub fn started(&self, ws: &Path, server: &FakeServer, name: &str, extra: &[&str]) -> Child {
-        let s = self.store(&ws.join(".probe"));
+    pub async fn started(
+        &self,
+        ws: &Path,
+        server: &FakeServer,
+        name: &str,
+        extra: &[&str],
+    ) -> Child {
+        let s = self.store(&ws.join(".probe")).await;
         let child = self.teammate(ws, server, name, extra);
         let pid = child.id();
-        wait_for("the teammate to hold its lease and join", || {
-            holder(&s, name) == Some(pid)
+        wait_for_async("the teammate to hold its lease and join", async || {
+            holder(&s, name).await == Some(pid)
                 && s.roster()
+                    .await
                     .unwrap()
                     .get(name)
                     .is_some_and(|m| m.pid == Some(pid))
-        });
+        })
+        .await;
         child
     }
 
@@ -120,8 +129,8 @@ impl Team {
 }
 
 /// The pid recorded by whoever holds `name`'s lease, if it is held.
-pub fn holder(store: &SharedStore, name: &str) -> Option<u32> {
-    match store.probe_lease(name).unwrap() {
+pub async fn holder(store: &SharedStore, name: &str) -> Option<u32> {
+    match store.probe_lease(name).await.unwrap() {
         LeaseState::Held(h) => h.map(|h| h.pid),
         LeaseState::Free => None,
     }
@@ -133,12 +142,18 @@ pub fn wait_for(what: &str, done: impl FnMut() -> bool) {
     troupe_testkit::wait_until(what, BOUND, done)
 }
 
+/// [`wait_for`] for a check that reads the store.
+pub async fn wait_for_async(what: &str, done: impl AsyncFnMut() -> bool) {
+    troupe_testkit::wait_until_async(what, BOUND, done).await
+}
+
 /// Kills a teammate process the way a vanished host would (SIGKILL, no goodbye) and waits
 /// until its lease has lapsed on the server.
-pub fn kill_and_lapse(child: &mut Child, store: &SharedStore, name: &str) {
+pub async fn kill_and_lapse(child: &mut Child, store: &SharedStore, name: &str) {
     child.kill().unwrap();
     child.wait().unwrap();
-    wait_for("the dead teammate's lease to lapse", || {
-        store.probe_lease(name).unwrap() == LeaseState::Free
-    });
+    wait_for_async("the dead teammate's lease to lapse", async || {
+        store.probe_lease(name).await.unwrap() == LeaseState::Free
+    })
+    .await;
 }

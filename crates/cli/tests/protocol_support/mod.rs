@@ -142,9 +142,10 @@ pub fn store(ws: &Path) -> SharedStore {
 }
 
 /// `name`'s roster entry; panics if they are not on the roster.
-pub fn member(ws: &Path, name: &str) -> Member {
+pub async fn member(ws: &Path, name: &str) -> Member {
     store(ws)
         .roster()
+        .await
         .unwrap()
         .get(name)
         .cloned()
@@ -152,12 +153,13 @@ pub fn member(ws: &Path, name: &str) -> Member {
 }
 
 /// Every request of `kind` in the team's store.
-pub fn requests(ws: &Path, kind: RequestKind) -> Vec<Request> {
+pub async fn requests(ws: &Path, kind: RequestKind) -> Vec<Request> {
     store(ws)
         .list_requests(&RequestFilter {
             kind: Some(kind),
             ..RequestFilter::default()
         })
+        .await
         .unwrap()
 }
 

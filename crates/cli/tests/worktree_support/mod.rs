@@ -70,8 +70,10 @@ pub fn events(ws: &TempWorkspace) -> Vec<Value> {
         .collect()
 }
 
-pub fn roster(ws: &TempWorkspace) -> Value {
-    super::common::team_roster(ws.path()).expect("the team has a roster")
+pub async fn roster(ws: &TempWorkspace) -> Value {
+    super::common::team_roster(ws.path())
+        .await
+        .expect("the team has a roster")
 }
 
 pub fn member<'a>(roster: &'a Value, name: &str) -> &'a Value {

@@ -23,17 +23,17 @@ pub enum Backend {
 macro_rules! both {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
-            #[test]
-            fn file() {
-                super::$name($crate::backend::Backend::File)
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn file() {
+                super::$name($crate::backend::Backend::File).await
             }
-            #[test]
-            fn nats() {
-                super::$name($crate::backend::Backend::Nats)
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn nats() {
+                super::$name($crate::backend::Backend::Nats).await
             }
-            #[test]
-            fn cluster() {
-                super::$name($crate::backend::Backend::Cluster)
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn cluster() {
+                super::$name($crate::backend::Backend::Cluster).await
             }
         }
     )*};
@@ -63,7 +63,7 @@ pub struct Fixture {
 }
 
 impl Fixture {
-    pub fn new(backend: Backend) -> Fixture {
+    pub async fn new(backend: Backend) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let team = match backend {
             Backend::File => "team".to_string(),
@@ -75,7 +75,9 @@ impl Fixture {
                 format!("{}?lease_ttl={TEST_LEASE_TTL_SECS}", backend.server())
             }
         };
-        let store = open(backend, &url, dir.path(), &team).unwrap_or_else(|e| panic!("{e}"));
+        let store = open(backend, &url, dir.path(), &team)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         Fixture {
             backend,
             team,
@@ -86,8 +88,10 @@ impl Fixture {
     }
 
     /// Another handle on the same team (another process, as far as the store knows).
-    pub fn open(&self) -> SharedStore {
-        open(self.backend, &self.url, self.dir.path(), &self.team).unwrap_or_else(|e| panic!("{e}"))
+    pub async fn open(&self) -> SharedStore {
+        open(self.backend, &self.url, self.dir.path(), &self.team)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// What a child process needs to open the same team: `backend|url|dir|team`.
@@ -144,12 +148,14 @@ impl Fixture {
     /// Another handle on the same team from another machine: its local files under `dir`.
     /// Only a backend whose transcripts are cached locally keeps them apart from `dir`; the
     /// file backend's team lives in `dir`, so it is this fixture's own directory there.
-    pub fn open_on_another_machine(&self, dir: &Path) -> SharedStore {
+    pub async fn open_on_another_machine(&self, dir: &Path) -> SharedStore {
         let dir = match self.backend {
             Backend::File => self.dir.path(),
             Backend::Nats | Backend::Cluster => dir,
         };
-        open(self.backend, &self.url, dir, &self.team).unwrap_or_else(|e| panic!("{e}"))
+        open(self.backend, &self.url, dir, &self.team)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Appends `bytes` to `agent`'s transcript as they are (no newline added), bypassing the
@@ -258,8 +264,23 @@ impl Fixture {
         self.dir.path().join("teams").join(&self.team)
     }
 
-    /// Runs `f` with a JetStream context of its own on a throwaway runtime.
+    /// Runs `f` with a JetStream context of its own on a throwaway runtime, on a thread of
+    /// its own (the test's runtime may be this thread's).
     fn nats<F, Fut>(&self, f: F)
+    where
+        F: FnOnce(async_nats::jetstream::Context) -> Fut + Send,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let server = self.backend.server();
+        std::thread::scope(|scope| {
+            scope
+                .spawn(move || Self::nats_on_own_runtime(&server, f))
+                .join()
+                .unwrap();
+        });
+    }
+
+    fn nats_on_own_runtime<F, Fut>(server: &str, f: F)
     where
         F: FnOnce(async_nats::jetstream::Context) -> Fut,
         Fut: std::future::Future<Output = ()>,
@@ -269,13 +290,7 @@ impl Fixture {
             .build()
             .unwrap();
         rt.block_on(async {
-            let first = self
-                .backend
-                .server()
-                .split(',')
-                .next()
-                .unwrap_or_default()
-                .to_string();
+            let first = server.split(',').next().unwrap_or_default().to_string();
             let client = async_nats::connect(first).await.unwrap();
             f(async_nats::jetstream::new(client.clone())).await;
             client.flush().await.unwrap();
@@ -308,7 +323,7 @@ impl Drop for Fixture {
 }
 
 /// Opens a team on a backend the way the team does.
-pub fn open(
+pub async fn open(
     backend: Backend,
     url: &str,
     dir: &Path,
@@ -317,13 +332,13 @@ pub fn open(
     match backend {
         Backend::File => troupe_store::file::open_with(dir, team, Durability::OsBuffered),
         Backend::Nats | Backend::Cluster => {
-            troupe_store_nats::open(&NatsUrl::parse(url)?, dir, team)
+            troupe_store_nats::open(&NatsUrl::parse(url)?, dir, team).await
         }
     }
 }
 
 /// Opens the store a child's `spec` names.
-pub fn open_spec(spec: &str) -> SharedStore {
+pub async fn open_spec(spec: &str) -> SharedStore {
     let mut parts = spec.splitn(4, '|');
     let (b, url, dir, team) = (
         parts.next().unwrap(),
@@ -336,7 +351,9 @@ pub fn open_spec(spec: &str) -> SharedStore {
     } else {
         Backend::File
     };
-    open(backend, url, Path::new(dir), team).unwrap_or_else(|e| panic!("{e}"))
+    open(backend, url, Path::new(dir), team)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Unwraps a store result, panicking with the store's own message.
@@ -345,13 +362,13 @@ pub fn ok<T>(r: Result<T, StoreError>) -> T {
 }
 
 /// Waits until `f` holds, at most `limit` (a bound against hanging, never a timing assertion).
-pub fn eventually(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
+pub async fn eventually(limit: Duration, what: &str, mut f: impl AsyncFnMut() -> bool) {
     let start = Instant::now();
-    while !f() {
+    while !f().await {
         assert!(
             start.elapsed() < limit,
             "{what}: still not so after {limit:?}"
         );
-        std::thread::sleep(Duration::from_millis(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

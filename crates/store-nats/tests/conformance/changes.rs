@@ -38,25 +38,30 @@ async fn wait_for(watch: &mut Box<dyn ChangeWatch>, want: Areas, what: &str) {
     );
 }
 
-fn each_kind_of_write_wakes_the_watcher_with_its_area(b: Backend) {
-    let f = Fixture::new(b);
-    let writer: SharedStore = f.open();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let mut watch = ok(f.store.watch_changes());
-        ok(writer.update_roster(&mut |r| r.members.push(Member::new("bob", "r", 1, 1))));
+async fn each_kind_of_write_wakes_the_watcher_with_its_area(b: Backend) {
+    let f = Fixture::new(b).await;
+    let writer: SharedStore = f.open().await;
+    async {
+        let mut watch = ok(f.store.watch_changes().await);
+        ok(writer
+            .update_roster(&mut |r| r.members.push(Member::new("bob", "r", 1, 1)))
+            .await);
         wait_for(&mut watch, Areas::ROSTER, "a roster update").await;
-        ok(writer.append(&Envelope::new(MailKind::Message, "lead", "bob", "hi", 1)));
+        ok(writer
+            .append(&Envelope::new(MailKind::Message, "lead", "bob", "hi", 1))
+            .await);
         wait_for(&mut watch, Areas::MAIL, "mail").await;
-        ok(writer.record(&Event::new(
-            EventKind::Error,
-            Some("bob"),
-            "x".to_string(),
-            1,
-        )));
+        ok(writer
+            .record(&Event::new(
+                EventKind::Error,
+                Some("bob"),
+                "x".to_string(),
+                1,
+            ))
+            .await);
         wait_for(&mut watch, Areas::EVENTS, "an event").await;
         let request = Request::open(RequestKind::Plan, "bob", "lead", 1, json!({}), 1, None);
-        ok(writer.create_request(&request));
+        ok(writer.create_request(&request).await);
         wait_for(&mut watch, Areas::REQUESTS, "a request").await;
         let task = NewTask {
             subject: "write it".into(),
@@ -64,31 +69,43 @@ fn each_kind_of_write_wakes_the_watcher_with_its_area(b: Backend) {
             blocked_by: Vec::new(),
             created_by: "lead".into(),
         };
-        ok(writer.create_task(&task));
+        ok(writer.create_task(&task).await);
         wait_for(&mut watch, Areas::TASKS, "a task").await;
-        ok(writer.set_doing("bob", Some("reading")));
+        ok(writer.set_doing("bob", Some("reading")).await);
         wait_for(&mut watch, Areas::PRESENCE, "presence").await;
-        ok(writer.append_transcript("bob", &json!({"content": "hi"})));
+        ok(writer
+            .append_transcript("bob", &json!({"content": "hi"}))
+            .await);
         wait_for(&mut watch, Areas::TRANSCRIPTS, "a transcript line").await;
-    });
+    }
+    .await;
 }
 
-fn one_member_is_read_and_changed_like_the_whole_roster(b: Backend) {
-    let f = Fixture::new(b);
+async fn one_member_is_read_and_changed_like_the_whole_roster(b: Backend) {
+    let f = Fixture::new(b).await;
     let s = &f.store;
     ok(s.update_roster(&mut |r| {
         r.members.push(Member::new("alice", "r", 1, 1));
         r.members.push(Member::new("bob", "r", 1, 1));
-    }));
-    let other = f.open();
-    let changed = ok(other.update_member("bob", &mut |m| m.status = AgentStatus::Idle));
+    })
+    .await);
+    let other = f.open().await;
+    let changed = ok(other
+        .update_member("bob", &mut |m| m.status = AgentStatus::Idle)
+        .await);
     assert_eq!(changed.map(|m| m.status), Some(AgentStatus::Idle));
     assert_eq!(
-        ok(s.member("bob")).map(|m| m.status),
+        ok(s.member("bob").await).map(|m| m.status),
         Some(AgentStatus::Idle)
     );
-    assert_eq!(ok(s.member("bob")).as_ref(), ok(s.roster()).get("bob"));
-    assert_eq!(ok(s.update_member("nobody", &mut |m| m.epoch = 7)), None);
-    assert_eq!(ok(s.member("nobody")), None);
-    assert_eq!(ok(other.roster()).members.len(), 2);
+    assert_eq!(
+        ok(s.member("bob").await).as_ref(),
+        ok(s.roster().await).get("bob")
+    );
+    assert_eq!(
+        ok(s.update_member("nobody", &mut |m| m.epoch = 7).await),
+        None
+    );
+    assert_eq!(ok(s.member("nobody").await), None);
+    assert_eq!(ok(other.roster().await).members.len(), 2);
 }

@@ -42,13 +42,13 @@ fn say(line: &str) {
 }
 
 /// Entry point of the child processes; does nothing when run as an ordinary test.
-#[test]
+#[tokio::test]
 #[ignore = "child-process entry point, started by the cross-process tests"]
-fn child_entry() {
+async fn child_entry() {
     let (Ok(role), Ok(spec)) = (std::env::var(ROLE), std::env::var(STORE)) else {
         return;
     };
-    let store = open_spec(&spec);
+    let store = open_spec(&spec).await;
     if let Some(w) = role.strip_prefix("writer:") {
         for i in 0..PER_WRITER {
             let env = Envelope::new(
@@ -58,22 +58,22 @@ fn child_entry() {
                 format!("{w}:{i}"),
                 0,
             );
-            ok(store.append(&env));
+            ok(store.append(&env).await);
         }
         say("DONE");
     } else if role == "crashing-consumer" {
         // Fetch, report what was seen, then die before acking.
-        let batch = ok(store.fetch("sink"));
+        let batch = ok(store.fetch("sink").await);
         let ids: Vec<_> = batch.messages.iter().map(|m| m.id.as_str()).collect();
         say(&format!("IDS {}", ids.join(",")));
         std::process::abort();
     } else if let Some(handoff) = role.strip_prefix("adopt:") {
-        let lease = ok(store.adopt_lease("bob", handoff));
+        let lease = ok(store.adopt_lease("bob", handoff).await);
         say(&format!("ADOPTED {}", lease.holder().pid));
         let mut line = String::new();
         let _ = std::io::stdin().read_line(&mut line);
     } else if role == "holder" {
-        let lease = ok(store.acquire_lease("bob"));
+        let lease = ok(store.acquire_lease("bob").await);
         say(&format!("HOLDING {}", lease.holder().pid));
         let mut line = String::new();
         let _ = std::io::stdin().read_line(&mut line);
@@ -88,7 +88,7 @@ fn child_entry() {
         let _ = std::io::stdin().read_line(&mut line); // the starting gun
         let mut won = Vec::new();
         for id in first..first + count {
-            if store.claim_task(id, name, 1).is_ok() {
+            if store.claim_task(id, name, 1).await.is_ok() {
                 won.push(id.to_string());
             }
         }

@@ -25,23 +25,23 @@ fn lapse_bound(f: &Fixture) -> Duration {
     f.lease_lapse() + Duration::from_secs(15)
 }
 
-fn a_lease_is_exclusive_until_dropped_and_a_probe_takes_nothing(b: Backend) {
-    let f = Fixture::new(b);
+async fn a_lease_is_exclusive_until_dropped_and_a_probe_takes_nothing(b: Backend) {
+    let f = Fixture::new(b).await;
     let s = &f.store;
-    assert_eq!(ok(s.probe_lease("bob")), LeaseState::Free);
-    let lease = ok(s.acquire_lease("bob"));
+    assert_eq!(ok(s.probe_lease("bob").await), LeaseState::Free);
+    let lease = ok(s.acquire_lease("bob").await);
     assert_eq!(lease.holder().pid, std::process::id());
     assert_eq!(lease.agent(), "bob");
-    let other = f.open();
+    let other = f.open().await;
     assert_eq!(
-        ok(other.probe_lease("bob")),
+        ok(other.probe_lease("bob").await),
         LeaseState::Held(Some(lease.holder().clone()))
     );
     // Probing many times takes nothing: the holder still holds, nobody else gets in.
     for _ in 0..20 {
-        assert!(ok(other.is_alive("bob")));
+        assert!(ok(other.is_alive("bob").await));
     }
-    match other.acquire_lease("bob") {
+    match other.acquire_lease("bob").await {
         Err(e @ StoreError::LeaseHeld { .. }) => {
             let StoreError::LeaseHeld {
                 ref agent,
@@ -62,32 +62,32 @@ fn a_lease_is_exclusive_until_dropped_and_a_probe_takes_nothing(b: Backend) {
         other => panic!("expected the lease to be held: {other:?}"),
     }
     // Another agent's lease is independent.
-    let alice = ok(other.acquire_lease("alice"));
+    let alice = ok(other.acquire_lease("alice").await);
     drop(lease);
-    assert_eq!(ok(other.probe_lease("bob")), LeaseState::Free);
-    assert!(!ok(other.is_alive("bob")));
-    let again = ok(other.acquire_lease("bob"));
+    assert_eq!(ok(other.probe_lease("bob").await), LeaseState::Free);
+    assert!(!ok(other.is_alive("bob").await));
+    let again = ok(other.acquire_lease("bob").await);
     drop((alice, again));
 }
 
-fn a_lease_handed_to_a_child_is_held_by_it_alone_until_it_dies(b: Backend) {
-    let f = Fixture::new(b);
+async fn a_lease_handed_to_a_child_is_held_by_it_alone_until_it_dies(b: Backend) {
+    let f = Fixture::new(b).await;
     let s = &f.store;
-    let lease = ok(s.acquire_lease("bob"));
+    let lease = ok(s.acquire_lease("bob").await);
     // What the team's spawn does: the child is given the lease, then this process lets go.
     let mut cmd = Command::new("true");
     let handoff = lease.pass_to_child(&mut cmd);
     let mut child = spawn_adopter(&f, &lease, &handoff);
     lease.hand_over(child.id());
     // bob is never without a holder meanwhile.
-    assert!(ok(s.is_alive("bob")));
+    assert!(ok(s.is_alive("bob").await));
     let pid: u32 = read_until(&mut child, "ADOPTED").parse().unwrap();
     assert_eq!(pid, child.id());
-    match ok(s.probe_lease("bob")) {
+    match ok(s.probe_lease("bob").await) {
         LeaseState::Held(Some(holder)) => assert_eq!(holder.pid, child.id()),
         other => panic!("the child holds bob's lease: {other:?}"),
     }
-    match s.acquire_lease("bob") {
+    match s.acquire_lease("bob").await {
         Err(StoreError::LeaseHeld {
             holder: Some(h), ..
         }) => assert_eq!(h.pid, child.id()),
@@ -95,11 +95,14 @@ fn a_lease_handed_to_a_child_is_held_by_it_alone_until_it_dies(b: Backend) {
     }
     child.kill().unwrap(); // SIGKILL: no goodbye
     child.wait().unwrap();
-    eventually(lapse_bound(&f), "the dead child's lease is free", || {
-        ok(s.probe_lease("bob")) == LeaseState::Free
-    });
+    eventually(
+        lapse_bound(&f),
+        "the dead child's lease is free",
+        async || ok(s.probe_lease("bob").await) == LeaseState::Free,
+    )
+    .await;
     assert!(
-        s.acquire_lease("bob").is_ok(),
+        s.acquire_lease("bob").await.is_ok(),
         "a dead holder blocks nobody"
     );
 }
@@ -129,49 +132,52 @@ fn spawn_adopter(f: &Fixture, lease: &troupe_store::Lease, handoff: &str) -> std
     }
 }
 
-fn a_killed_holder_loses_its_lease(b: Backend) {
-    let f = Fixture::new(b);
+async fn a_killed_holder_loses_its_lease(b: Backend) {
+    let f = Fixture::new(b).await;
     let mut child = spawn("holder", &f.spec());
     let pid: u32 = read_until(&mut child, "HOLDING").parse().unwrap();
-    match ok(f.store.probe_lease("bob")) {
+    match ok(f.store.probe_lease("bob").await) {
         LeaseState::Held(Some(h)) => assert_eq!(h.pid, pid),
         other => panic!("the child holds it: {other:?}"),
     }
     assert!(matches!(
-        f.store.acquire_lease("bob"),
+        f.store.acquire_lease("bob").await,
         Err(StoreError::LeaseHeld { .. })
     ));
     child.kill().unwrap();
     child.wait().unwrap();
-    eventually(lapse_bound(&f), "the killed holder's lease is free", || {
-        !ok(f.store.is_alive("bob"))
-    });
-    let lease = ok(f.store.acquire_lease("bob"));
+    eventually(
+        lapse_bound(&f),
+        "the killed holder's lease is free",
+        async || !ok(f.store.is_alive("bob").await),
+    )
+    .await;
+    let lease = ok(f.store.acquire_lease("bob").await);
     assert_eq!(lease.holder().pid, std::process::id());
 }
 
-fn adopting_with_a_wrong_handoff_is_refused(b: Backend) {
-    let f = Fixture::new(b);
-    let lease = ok(f.store.acquire_lease("bob"));
-    let err = f.open().adopt_lease("bob", "not-the-handoff");
+async fn adopting_with_a_wrong_handoff_is_refused(b: Backend) {
+    let f = Fixture::new(b).await;
+    let lease = ok(f.store.acquire_lease("bob").await);
+    let err = f.open().await.adopt_lease("bob", "not-the-handoff").await;
     assert!(
         matches!(err, Err(StoreError::LeaseNotInherited { .. })),
         "{err:?}"
     );
     // Still held by its holder.
     assert_eq!(
-        ok(f.store.probe_lease("bob")),
+        ok(f.store.probe_lease("bob").await),
         LeaseState::Held(Some(lease.holder().clone()))
     );
 }
 
 /// A restart right after a SIGKILL on the same host: the dead holder's pid and start time are
 /// checked against `/proc`, so its lease is free at once (not after the TTL) and taken over.
-fn a_holder_killed_on_this_host_is_taken_over_at_once(b: Backend) {
-    let f = Fixture::new(b);
+async fn a_holder_killed_on_this_host_is_taken_over_at_once(b: Backend) {
+    let f = Fixture::new(b).await;
     let mut child = spawn("holder", &f.spec());
     let pid: u32 = read_until(&mut child, "HOLDING").parse().unwrap();
-    let holder = match ok(f.store.probe_lease("bob")) {
+    let holder = match ok(f.store.probe_lease("bob").await) {
         LeaseState::Held(Some(h)) => h,
         other => panic!("the child holds it: {other:?}"),
     };
@@ -185,15 +191,15 @@ fn a_holder_killed_on_this_host_is_taken_over_at_once(b: Backend) {
     child.wait().unwrap();
     // No waiting for a lapse: the holder is gone, and this host can tell.
     assert!(holder.is_gone());
-    assert_eq!(ok(f.store.probe_lease("bob")), LeaseState::Free);
-    let lease = ok(f.open().acquire_lease("bob"));
+    assert_eq!(ok(f.store.probe_lease("bob").await), LeaseState::Free);
+    let lease = ok(f.open().await.acquire_lease("bob").await);
     assert_eq!(lease.holder().pid, std::process::id());
     // The taker holds it alone from now on.
     assert!(matches!(
-        f.open().acquire_lease("bob"),
+        f.open().await.acquire_lease("bob").await,
         Err(StoreError::LeaseHeld { .. })
     ));
-    match ok(f.store.probe_lease("bob")) {
+    match ok(f.store.probe_lease("bob").await) {
         LeaseState::Held(Some(h)) => assert_eq!(&h, lease.holder()),
         other => panic!("the taker holds it: {other:?}"),
     }

@@ -44,18 +44,14 @@ both!(
 /// beside the operation runs while it is still under way. (A synchronous call made inside the
 /// first poll is always done by then; an async one is done by then only when the machine
 /// happened to finish it first, so of ten tries at least one must see it under way.)
-fn async_fetch_and_ack_hold_no_thread_and_deliver_as_the_sync_ones(b: Backend) {
+async fn async_fetch_and_ack_hold_no_thread_and_deliver_as_the_sync_ones(b: Backend) {
     use std::sync::atomic::{AtomicBool, Ordering};
     const TRIES: u64 = 10;
-    let f = Fixture::new(b);
+    let f = Fixture::new(b).await;
     let s = f.store.clone();
     // The mailbox taken over first (a first fetch in a process recreates its NATS consumer).
-    assert!(ok(s.fetch("alice")).is_empty());
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
+    assert!(ok(s.fetch("alice").await).is_empty());
+    async move {
         // Whether a task beside `op` ran before `op` was done.
         async fn beside<T>(op: impl std::future::Future<Output = T>) -> (T, bool) {
             let done = AtomicBool::new(false);
@@ -70,67 +66,68 @@ fn async_fetch_and_ack_hold_no_thread_and_deliver_as_the_sync_ones(b: Backend) {
         }
         let (mut fetches_under_way, mut acks_under_way) = (0, 0);
         for n in 0..TRIES {
-            ok(s.append(&mail("alice", n)));
-            let (batch, under_way) = beside(s.fetch_async("alice")).await;
+            ok(s.append(&mail("alice", n)).await);
+            let (batch, under_way) = beside(s.fetch("alice")).await;
             let batch = ok(batch);
             fetches_under_way += u32::from(under_way);
             assert_eq!(contents(&batch), [format!("m{n}")]);
             // Unacked: the same message again.
-            let again = ok(s.fetch_async("alice").await);
+            let again = ok(s.fetch("alice").await);
             assert_eq!(again.messages, batch.messages);
-            let (acked, under_way) = beside(s.ack_async("alice", token(&again))).await;
+            let (acked, under_way) = beside(s.ack("alice", token(&again))).await;
             ok(acked);
             acks_under_way += u32::from(under_way);
-            assert!(ok(s.fetch_async("alice").await).is_empty());
+            assert!(ok(s.fetch("alice").await).is_empty());
         }
         assert!(
             fetches_under_way > 0,
             "fetch_async held the thread every time"
         );
         assert!(acks_under_way > 0, "ack_async held the thread every time");
-    });
+    }
+    .await;
     // Consumed for every handle, not only in this one's memory.
-    assert!(ok(f.open().peek("alice")).is_empty());
+    assert!(ok(f.open().await.peek("alice").await).is_empty());
 }
 
-fn fetch_without_ack_redelivers_and_ack_consumes(b: Backend) {
-    let f = Fixture::new(b);
+async fn fetch_without_ack_redelivers_and_ack_consumes(b: Backend) {
+    let f = Fixture::new(b).await;
     let s = &f.store;
     for n in 0..3 {
-        ok(s.append(&mail("alice", n)));
+        ok(s.append(&mail("alice", n)).await);
     }
-    let first = ok(s.fetch("alice"));
+    let first = ok(s.fetch("alice").await);
     assert_eq!(contents(&first), ["m0", "m1", "m2"]);
     // No ack: the same messages come again (at-least-once).
-    let again = ok(s.fetch("alice"));
+    let again = ok(s.fetch("alice").await);
     assert_eq!(again.messages, first.messages);
     // Mail that came after the fetch is not consumed by acking the earlier batch.
-    ok(s.append(&mail("alice", 3)));
-    ok(s.ack("alice", token(&first)));
+    ok(s.append(&mail("alice", 3)).await);
+    ok(s.ack("alice", token(&first)).await);
     // A repeated ack is harmless.
-    ok(s.ack("alice", token(&first)));
-    let last = ok(s.fetch("alice"));
+    ok(s.ack("alice", token(&first)).await);
+    let last = ok(s.fetch("alice").await);
     assert_eq!(contents(&last), ["m3"]);
-    ok(s.ack("alice", token(&last)));
-    assert!(ok(s.fetch("alice")).is_empty());
+    ok(s.ack("alice", token(&last)).await);
+    assert!(ok(s.fetch("alice").await).is_empty());
     // Other agents' mailboxes are separate.
-    assert!(ok(s.fetch("bob")).messages.is_empty());
+    assert!(ok(s.fetch("bob").await).messages.is_empty());
 }
 
-fn a_restarted_consumer_gets_what_it_never_acked(b: Backend) {
-    let f = Fixture::new(b);
+async fn a_restarted_consumer_gets_what_it_never_acked(b: Backend) {
+    let f = Fixture::new(b).await;
     for n in 0..4 {
-        ok(f.store.append(&mail("alice", n)));
+        ok(f.store.append(&mail("alice", n)).await);
     }
     // A consumer fetches, "processes" two messages, and crashes before acking.
     let mut processed: HashSet<String> = HashSet::new();
-    let before_crash = ok(f.store.fetch("alice"));
+    let before_crash = ok(f.store.fetch("alice").await);
     for m in before_crash.messages.iter().take(2) {
         processed.insert(m.id.clone());
     }
     // After a restart (a fresh handle, as a new process) the whole batch comes back.
-    let s = f.open();
-    let after = ok(s.fetch("alice"));
+    let s = f.open().await;
+    let after = ok(s.fetch("alice").await);
     assert_eq!(after.messages, before_crash.messages);
     let new: Vec<_> = after
         .messages
@@ -139,44 +136,46 @@ fn a_restarted_consumer_gets_what_it_never_acked(b: Backend) {
         .map(|m| m.content.clone())
         .collect();
     assert_eq!(new, ["m2", "m3"], "the consumer skips what it had by id");
-    ok(s.ack("alice", token(&after)));
-    assert!(ok(s.fetch("alice")).is_empty());
-    assert!(ok(f.open().peek("alice")).is_empty());
+    ok(s.ack("alice", token(&after)).await);
+    assert!(ok(s.fetch("alice").await).is_empty());
+    assert!(ok(f.open().await.peek("alice").await).is_empty());
 }
 
-fn peek_shows_unacked_mail_and_consumes_nothing(b: Backend) {
-    let f = Fixture::new(b);
+async fn peek_shows_unacked_mail_and_consumes_nothing(b: Backend) {
+    let f = Fixture::new(b).await;
     let s = &f.store;
-    assert!(ok(s.peek("alice")).is_empty());
-    ok(s.append(&mail("alice", 0)));
-    ok(s.append(&mail("alice", 1)));
-    let other = f.open();
-    assert_eq!(contents(&ok(other.peek("alice"))), ["m0", "m1"]);
-    let batch = ok(s.fetch("alice"));
+    assert!(ok(s.peek("alice").await).is_empty());
+    ok(s.append(&mail("alice", 0)).await);
+    ok(s.append(&mail("alice", 1)).await);
+    let other = f.open().await;
+    assert_eq!(contents(&ok(other.peek("alice").await)), ["m0", "m1"]);
+    let batch = ok(s.fetch("alice").await);
     // Fetched but not acked is still unread.
-    assert_eq!(contents(&ok(other.peek("alice"))), ["m0", "m1"]);
-    ok(s.ack("alice", token(&batch)));
-    assert!(ok(other.peek("alice")).is_empty());
+    assert_eq!(contents(&ok(other.peek("alice").await)), ["m0", "m1"]);
+    ok(s.ack("alice", token(&batch)).await);
+    assert!(ok(other.peek("alice").await).is_empty());
 }
 
-fn corrupt_mail_is_skipped_reported_and_acked_past(b: Backend) {
-    let f = Fixture::new(b);
+async fn corrupt_mail_is_skipped_reported_and_acked_past(b: Backend) {
+    let f = Fixture::new(b).await;
     let s = &f.store;
     for n in 0..3 {
-        ok(s.append(&mail("alice", n)));
+        ok(s.append(&mail("alice", n)).await);
     }
     f.raw_mail("alice", b"{\"id\": not json at all");
     // A writer that died inside the two bytes of `\xc3\xa9`.
     f.raw_mail("alice", b"{\"id\":\"x\",\"content\":\"caf\xc3");
     for n in 3..6 {
-        ok(s.append(&mail("alice", n)));
+        ok(s.append(&mail("alice", n)).await);
     }
     // peek reports but records nothing.
-    let peeked = ok(s.peek("alice"));
+    let peeked = ok(s.peek("alice").await);
     assert_eq!(peeked.corrupt.len(), 2);
-    assert!(ok(s.read_events(EventCursor::START)).events.is_empty());
+    assert!(ok(s.read_events(EventCursor::START).await)
+        .events
+        .is_empty());
 
-    let batch = ok(s.fetch("alice"));
+    let batch = ok(s.fetch("alice").await);
     assert_eq!(contents(&batch), ["m0", "m1", "m2", "m3", "m4", "m5"]);
     assert_eq!(batch.corrupt.len(), 2);
     assert!(batch.corrupt[0].text.contains("not json"));
@@ -185,33 +184,33 @@ fn corrupt_mail_is_skipped_reported_and_acked_past(b: Backend) {
         "{:?}",
         batch.corrupt
     );
-    let events = ok(s.read_events(EventCursor::START)).events;
+    let events = ok(s.read_events(EventCursor::START).await).events;
     assert_eq!(events.len(), 2);
     assert!(events.iter().all(|e| e.kind == EventKind::CorruptMail));
     assert_eq!(events[0].agent.as_deref(), Some("alice"));
     assert_eq!(events[0].data["offset"], batch.corrupt[0].offset);
     // Acking the batch consumes the corrupt entries too.
-    ok(s.ack("alice", token(&batch)));
-    assert!(ok(s.fetch("alice")).is_empty());
+    ok(s.ack("alice", token(&batch)).await);
+    assert!(ok(s.fetch("alice").await).is_empty());
 }
 
-fn append_many_keeps_each_recipients_order(b: Backend) {
-    let f = Fixture::new(b);
+async fn append_many_keeps_each_recipients_order(b: Backend) {
+    let f = Fixture::new(b).await;
     let s = &f.store;
     let batch: Vec<_> = (0..6)
         .map(|n| mail(if n % 2 == 0 { "alice" } else { "bob" }, n))
         .collect();
-    ok(s.append_many(&batch));
-    assert_eq!(contents(&ok(s.fetch("alice"))), ["m0", "m2", "m4"]);
-    assert_eq!(contents(&ok(s.fetch("bob"))), ["m1", "m3", "m5"]);
+    ok(s.append_many(&batch).await);
+    assert_eq!(contents(&ok(s.fetch("alice").await)), ["m0", "m2", "m4"]);
+    assert_eq!(contents(&ok(s.fetch("bob").await)), ["m1", "m3", "m5"]);
 }
 
-fn unsafe_recipient_names_are_refused(b: Backend) {
-    let f = Fixture::new(b);
+async fn unsafe_recipient_names_are_refused(b: Backend) {
+    let f = Fixture::new(b).await;
     for bad in ["../x", "Alice", "", "a.b", "a*"] {
         assert!(
             matches!(
-                f.store.append(&mail(bad, 0)),
+                f.store.append(&mail(bad, 0)).await,
                 Err(StoreError::BadName { what: "agent", .. })
             ),
             "{bad:?}"
@@ -227,58 +226,52 @@ async fn wait_for_wake(watch: &mut Box<dyn Watch>) {
         .unwrap_or_else(|_| panic!("no wake-up came"));
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn append_and_notify_wake_the_watcher(b: Backend) {
-    let f = Fixture::new(b);
+async fn append_and_notify_wake_the_watcher(b: Backend) {
+    let f = Fixture::new(b).await;
     let s = f.store.clone();
-    runtime().block_on(async move {
-        let mut watch = ok(s.watch("alice"));
-        ok(s.append(&mail("alice", 0)));
+    async move {
+        let mut watch = ok(s.watch("alice").await);
+        ok(s.append(&mail("alice", 0)).await);
         wait_for_wake(&mut watch).await;
-        ok(s.notify("alice"));
+        ok(s.notify("alice").await);
         wait_for_wake(&mut watch).await;
         // Several appends while nobody waits coalesce into one wake, and none is lost.
-        ok(s.append(&mail("alice", 1)));
-        ok(s.append(&mail("alice", 2)));
+        ok(s.append(&mail("alice", 1)).await);
+        ok(s.append(&mail("alice", 2)).await);
         wait_for_wake(&mut watch).await;
         // Watching again replaces the stale watcher.
         drop(watch);
-        let mut watch = ok(s.watch("alice"));
-        ok(s.append(&mail("alice", 3)));
+        let mut watch = ok(s.watch("alice").await);
+        ok(s.append(&mail("alice", 3)).await);
         wait_for_wake(&mut watch).await;
-        assert_eq!(ok(s.fetch("alice")).messages.len(), 4);
+        assert_eq!(ok(s.fetch("alice").await).messages.len(), 4);
         // Mail to someone else wakes nobody here (a wake may be spurious; this one has
         // nothing to report, so the store must not produce it).
-        ok(s.append(&mail("bob", 9)));
+        ok(s.append(&mail("bob", 9)).await);
         let quiet = tokio::time::timeout(Duration::from_millis(300), watch.changed()).await;
         assert!(quiet.is_err(), "bob's mail woke alice");
-    });
+    }
+    .await;
 }
 
-fn a_wake_from_another_handle_reaches_the_watcher(b: Backend) {
-    let f = Fixture::new(b);
+async fn a_wake_from_another_handle_reaches_the_watcher(b: Backend) {
+    let f = Fixture::new(b).await;
     let s = f.store.clone();
-    let other = f.open();
-    runtime().block_on(async move {
-        let mut watch = ok(s.watch("alice"));
-        ok(other.notify("alice"));
+    let other = f.open().await;
+    async move {
+        let mut watch = ok(s.watch("alice").await);
+        ok(other.notify("alice").await);
         wait_for_wake(&mut watch).await;
         // A wake comes only once the mail is stored: the woken agent's fetch always finds it.
         for n in 0..50 {
-            ok(other.append(&mail("alice", n)));
+            ok(other.append(&mail("alice", n)).await);
             wait_for_wake(&mut watch).await;
-            let batch = ok(s.fetch("alice"));
+            let batch = ok(s.fetch("alice").await);
             assert_eq!(contents(&batch), [format!("m{n}")], "woken for m{n}");
-            ok(s.ack("alice", token(&batch)));
+            ok(s.ack("alice", token(&batch)).await);
         }
-    });
+    }
+    .await;
 }
 
 /// Reads lines from a child until one starts with `prefix`; returns the rest of it.
@@ -312,9 +305,9 @@ fn read_line(out: &mut impl std::io::Read, line: &mut String) -> usize {
     bytes.len()
 }
 
-fn four_writer_processes_lose_and_duplicate_nothing(b: Backend) {
+async fn four_writer_processes_lose_and_duplicate_nothing(b: Backend) {
     const WRITERS: usize = 4;
-    let f = Fixture::new(b);
+    let f = Fixture::new(b).await;
     let s = &f.store;
     // The consumer acks as it goes, concurrently with the writers.
     let mut children: Vec<_> = (0..WRITERS)
@@ -329,19 +322,19 @@ fn four_writer_processes_lose_and_duplicate_nothing(b: Backend) {
             "only {} of {total} arrived",
             seen.len()
         );
-        let batch = ok(s.fetch("sink"));
+        let batch = ok(s.fetch("sink").await);
         for m in &batch.messages {
             *seen.entry(m.content.clone()).or_default() += 1;
         }
         if let Some(t) = batch.ack {
-            ok(s.ack("sink", t));
+            ok(s.ack("sink", t).await);
         }
     }
     for c in &mut children {
         assert!(c.wait().unwrap().success());
     }
     // Whatever is left would be a duplicate or a stray.
-    let rest = ok(s.fetch("sink"));
+    let rest = ok(s.fetch("sink").await);
     assert!(rest.messages.is_empty(), "{} extra", rest.messages.len());
     assert_eq!(seen.len(), total);
     let twice: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
@@ -353,10 +346,10 @@ fn four_writer_processes_lose_and_duplicate_nothing(b: Backend) {
     }
 }
 
-fn a_consumer_killed_between_fetch_and_ack_gets_the_same_messages(b: Backend) {
-    let f = Fixture::new(b);
+async fn a_consumer_killed_between_fetch_and_ack_gets_the_same_messages(b: Backend) {
+    let f = Fixture::new(b).await;
     for n in 0..5 {
-        ok(f.store.append(&mail("sink", n)));
+        ok(f.store.append(&mail("sink", n)).await);
     }
     let mut child = spawn("crashing-consumer", &f.spec());
     let ids = read_until(&mut child, "IDS");
@@ -364,10 +357,10 @@ fn a_consumer_killed_between_fetch_and_ack_gets_the_same_messages(b: Backend) {
     let seen: Vec<&str> = ids.split(',').collect();
     assert_eq!(seen.len(), 5);
     // The restarted consumer (here, this process) gets them all again, at once.
-    let s = f.open();
-    let batch = ok(s.fetch("sink"));
+    let s = f.open().await;
+    let batch = ok(s.fetch("sink").await);
     let again: Vec<&str> = batch.messages.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(again, seen);
-    ok(s.ack("sink", token(&batch)));
-    assert!(ok(s.peek("sink")).is_empty());
+    ok(s.ack("sink", token(&batch)).await);
+    assert!(ok(s.peek("sink").await).is_empty());
 }

@@ -81,6 +81,10 @@ fn areas_of(team_dir: &Path, event: &notify::Event) -> Areas {
     areas
 }
 
+/// What to check when the file watch cannot be set up.
+const INOTIFY_HINT: &str =
+    "on Linux, raise fs.inotify.max_user_watches or max_user_instances if they are exhausted";
+
 impl FileStore {
     /// Watches the team directory recursively (see the module docs).
     pub(super) fn watch_dir_changes(&self) -> Result<FileChangeWatch, StoreError> {
@@ -99,7 +103,7 @@ impl FileStore {
         };
         let watch_error = |e: notify::Error| StoreError::Watch {
             place: dir.display().to_string(),
-            detail: e.to_string(),
+            detail: format!("{e} ({INOTIFY_HINT})"),
         };
         let mut watcher = notify::recommended_watcher(on_event).map_err(watch_error)?;
         watcher
@@ -139,7 +143,7 @@ pub async fn wait_for_team(troupe_dir: &Path, team: &str) -> Result<(), StoreErr
         };
         let watch_error = |e: notify::Error| StoreError::Watch {
             place: nearest.display().to_string(),
-            detail: e.to_string(),
+            detail: format!("{e} ({INOTIFY_HINT})"),
         };
         let mut watcher = notify::recommended_watcher(on_event).map_err(watch_error)?;
         watcher

@@ -2,11 +2,12 @@
 
 use troupe_protocol::Event;
 
+use super::sync::SyncEvents;
 use super::{jsonl, to_line, FileStore};
 use crate::error::StoreError;
-use crate::{EventCursor, EventLog, EventPage};
+use crate::{EventCursor, EventPage};
 
-impl EventLog for FileStore {
+impl SyncEvents for FileStore {
     fn record(&self, event: &Event) -> Result<(), StoreError> {
         let line = to_line("event", event)?;
         self.append_durably(&self.events_path(), &line)

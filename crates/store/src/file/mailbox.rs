@@ -14,9 +14,10 @@ use std::path::PathBuf;
 
 use troupe_protocol::Envelope;
 
+use super::sync::{SyncEvents, SyncMailbox};
 use super::{check_agent, jsonl, now_ms, to_line, wake, FileStore, SyncKind};
 use crate::error::StoreError;
-use crate::{AckToken, Batch, CorruptLine, EventLog, MailboxStore, Watch};
+use crate::{AckToken, Batch, CorruptLine, Watch};
 use troupe_durable::lock::LockGuard;
 
 /// Digits of a cursor (`u64::MAX` has 20).
@@ -123,19 +124,7 @@ impl FileStore {
     }
 }
 
-#[async_trait::async_trait]
-impl MailboxStore for FileStore {
-    async fn fetch_async(&self, agent: &str) -> Result<Batch, StoreError> {
-        // On the blocking pool, as `tokio::fs` reads: the lock wait and the read hold no worker.
-        let (store, agent) = (self.clone(), agent.to_string());
-        crate::off_worker_async(move || store.fetch(&agent)).await
-    }
-
-    async fn ack_async(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
-        let (store, agent) = (self.clone(), agent.to_string());
-        crate::off_worker_async(move || store.ack(&agent, token)).await
-    }
-
+impl SyncMailbox for FileStore {
     fn append(&self, envelope: &Envelope) -> Result<(), StoreError> {
         check_agent(&envelope.to)?;
         let line = to_line("mail envelope", envelope)?;
@@ -237,13 +226,17 @@ impl MailboxStore for FileStore {
         }
         Ok(())
     }
+}
 
-    fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError> {
+impl FileStore {
+    /// Binds the agent's wake socket (a non-blocking socket call; inside a tokio runtime).
+    pub(super) fn watch_mailbox(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError> {
         check_agent(agent)?;
         Ok(Box::new(wake::SocketWatch::bind(&self.inbox_dir(), agent)?))
     }
 
-    fn notify(&self, agent: &str) -> Result<(), StoreError> {
+    /// Sends a wake-up datagram (non-blocking).
+    pub(super) fn notify_mailbox(&self, agent: &str) -> Result<(), StoreError> {
         check_agent(agent)?;
         self.wake(agent);
         Ok(())

@@ -20,12 +20,14 @@
 //!
 //! Everything outside this crate opens it with [`open`] and sees only `dyn TeamStore`.
 
+mod adapter;
 mod changes;
 mod events;
 mod mailbox;
 mod presence;
 mod requests;
 mod roster;
+mod sync;
 mod tasks;
 mod transcripts;
 mod wake;
@@ -40,11 +42,36 @@ use troupe_protocol::now_ms;
 use troupe_protocol::validate_agent_name;
 
 use crate::error::StoreError;
-use crate::{ChangeWatch, Durability, LivenessStore, SharedStore, TeamStore};
+use crate::{ChangeWatch, Durability, SharedStore, TeamStore};
 
 pub use changes::{wait_for_team, FileChangeWatch};
 use troupe_durable::commit::{self, SyncKind};
 use troupe_durable::{atomic, jsonl};
+
+/// What to check when a file of the store cannot be used.
+const FILE_HINT: &str = "check that the directory exists and is writable";
+
+impl StoreError {
+    /// Wraps an I/O error of the file backend with the action and path it concerns.
+    pub fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> StoreError {
+        let path = path.into();
+        move |source| StoreError::Storage {
+            action,
+            place: path.display().to_string(),
+            detail: source.to_string(),
+            hint: FILE_HINT,
+        }
+    }
+}
+
+impl From<troupe_durable::DurableError> for StoreError {
+    fn from(e: troupe_durable::DurableError) -> StoreError {
+        StoreError::io(e.action, e.path)(e.source)
+    }
+}
 
 /// Opens (creating as needed) the file store of `team` under `troupe_dir` (the `.troupe`
 /// directory), with fsync durability: the file backend as the team runtime sees it.
@@ -74,6 +101,17 @@ pub fn has_roster(troupe_dir: &Path, team: &str) -> bool {
     let dir = team_dir(troupe_dir, team);
     exists(troupe_dir, team)
         && (dir.join(roster::LOG).is_file() || dir.join(roster::LEGACY).is_file())
+}
+
+/// Where the agent loop keeps `agent`'s transcript on this machine, whatever the team's
+/// backend: `teams/<team>/transcripts/<agent>.jsonl` under `troupe_dir` (on this backend it is
+/// the transcript itself, on a server's this machine's cache of it).
+pub fn transcript_path(troupe_dir: &Path, team: &str, agent: &str) -> Result<PathBuf, StoreError> {
+    check_name("team", team)?;
+    check_agent(agent)?;
+    Ok(team_dir(troupe_dir, team)
+        .join("transcripts")
+        .join(format!("{agent}.jsonl")))
 }
 
 /// Where a team's own local files live (teammate process logs), next to its store.
@@ -217,27 +255,18 @@ impl FileStore {
     }
 }
 
+#[async_trait::async_trait]
 impl TeamStore for FileStore {
     fn team(&self) -> &str {
         &self.inner.team
     }
 
-    fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
-        Ok(Box::new(self.watch_dir_changes()?))
-    }
-}
-
-impl LivenessStore for FileStore {
-    fn acquire_lease(&self, agent: &str) -> Result<crate::Lease, StoreError> {
-        crate::live::acquire_lease(&self.inner.dir, agent)
-    }
-
-    fn adopt_lease(&self, agent: &str, handoff: &str) -> Result<crate::Lease, StoreError> {
-        crate::live::adopt_lease(&self.inner.dir, agent, handoff)
-    }
-
-    fn probe_lease(&self, agent: &str) -> Result<crate::LeaseState, StoreError> {
-        crate::live::probe_lease(&self.inner.dir, agent)
+    async fn watch_changes(&self) -> Result<Box<dyn ChangeWatch>, StoreError> {
+        let store = self.clone();
+        // Setting up inotify reads the directory tree: on the blocking pool.
+        Ok(Box::new(
+            adapter::on_blocking_pool(move || store.watch_dir_changes()).await?,
+        ))
     }
 }
 

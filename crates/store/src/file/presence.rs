@@ -18,9 +18,9 @@ use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use super::sync::SyncPresence;
 use super::{check_agent, FileStore};
 use crate::error::StoreError;
-use crate::PresenceStore;
 use troupe_protocol::AgentUsage;
 
 const SUFFIX: &str = ".doing";
@@ -126,7 +126,7 @@ fn read_all(dir: &Path, suffix: &str) -> Result<BTreeMap<String, Vec<u8>>, Store
     Ok(values)
 }
 
-impl PresenceStore for FileStore {
+impl SyncPresence for FileStore {
     fn set_doing(&self, agent: &str, doing: Option<&str>) -> Result<(), StoreError> {
         check_agent(agent)?;
         let path = self.presence_dir().join(format!("{agent}{SUFFIX}"));

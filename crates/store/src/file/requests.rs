@@ -9,9 +9,10 @@ use std::path::PathBuf;
 
 use troupe_protocol::{Event, Request, RequestError};
 
+use super::sync::{SyncEvents, SyncRequests};
 use super::FileStore;
 use crate::error::StoreError;
-use crate::{EventLog, RequestFilter, RequestStore};
+use crate::RequestFilter;
 use troupe_durable::lock::LockFile;
 
 /// Lock files requests are spread over.
@@ -113,7 +114,7 @@ impl FileStore {
     }
 }
 
-impl RequestStore for FileStore {
+impl SyncRequests for FileStore {
     fn create_request(&self, request: &Request) -> Result<(), StoreError> {
         let path = self.request_path(&request.id)?;
         let _lock = self.lock_request(&request.id)?;
@@ -164,28 +165,5 @@ impl RequestStore for FileStore {
         let mut all = self.all_requests()?;
         all.retain(|r| filter.matches(r));
         Ok(all)
-    }
-
-    fn sweep_expired(&self, now: u64) -> Result<Vec<Request>, StoreError> {
-        let mut expired = Vec::new();
-        for listed in self.all_requests()? {
-            if !listed.is_overdue(now) {
-                continue;
-            }
-            // Read again under its lock: it may have been answered since it was listed.
-            let _lock = self.lock_request(&listed.id)?;
-            let Some(mut request) = self.load_request(&listed.id)? else {
-                continue;
-            };
-            if !request.is_overdue(now) {
-                continue;
-            }
-            let seen = request.history.len();
-            request.expire(now)?;
-            self.save_request(&request)?;
-            self.record_changes(seen, &request);
-            expired.push(request);
-        }
-        Ok(expired)
     }
 }

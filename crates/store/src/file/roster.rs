@@ -32,9 +32,9 @@ use std::sync::MutexGuard;
 use serde::{Deserialize, Serialize};
 use troupe_protocol::{Member, Roster};
 
+use super::sync::SyncRoster;
 use super::{jsonl, to_line, FileStore, SyncKind};
 use crate::error::StoreError;
-use crate::RosterStore;
 use troupe_durable::lock::LockFile;
 
 /// The log, relative to the team directory.
@@ -299,7 +299,7 @@ impl FileStore {
     }
 }
 
-impl RosterStore for FileStore {
+impl SyncRoster for FileStore {
     fn roster(&self) -> Result<Roster, StoreError> {
         let mut cache = self.roster_cache();
         self.catch_up(&mut cache)?;

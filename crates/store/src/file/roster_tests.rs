@@ -1,7 +1,7 @@
 //! The roster log: records, weights, catch-up across instances, compaction, migration.
 
 use super::*;
-use crate::{Durability, RosterStore};
+use crate::Durability;
 use troupe_protocol::AgentStatus;
 
 fn open(dir: &std::path::Path) -> FileStore {

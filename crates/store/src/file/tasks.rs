@@ -12,10 +12,16 @@ use std::path::PathBuf;
 
 use troupe_protocol::{check_dependencies, BlockerStatus, Event, Task, TaskId};
 
+use super::sync::{SyncEvents, SyncTasks};
 use super::{now_ms, FileStore};
 use crate::error::StoreError;
-use crate::tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};
-use crate::EventLog;
+use crate::tasks::{CorruptTask, NewTask, TaskFilter, TaskList};
+
+/// The closure an update applies, as the file backend's own operations take it.
+type TaskUpdate<'a> = &'a mut dyn FnMut(
+    &mut Task,
+    &troupe_protocol::BlockerStatus,
+) -> Result<(), troupe_protocol::TaskError>;
 use troupe_durable::lock::LockFile;
 
 /// A task id as the board's file names hold it; other names (the lock, temp files) are not tasks.
@@ -190,7 +196,7 @@ impl FileStore {
     }
 }
 
-impl TaskStore for FileStore {
+impl SyncTasks for FileStore {
     fn create_task(&self, new: &NewTask) -> Result<Task, StoreError> {
         let _lock = self.lock_tasks()?;
         let mut board = self.whole_board()?;

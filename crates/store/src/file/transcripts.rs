@@ -3,11 +3,12 @@
 
 use std::path::PathBuf;
 
+use super::sync::SyncTranscripts;
 use super::{check_agent, jsonl, FileStore};
 use crate::error::StoreError;
-use crate::{TranscriptBytes, TranscriptRead, TranscriptStore};
+use crate::{TranscriptBytes, TranscriptRead};
 
-impl TranscriptStore for FileStore {
+impl SyncTranscripts for FileStore {
     fn transcript_file(&self, agent: &str) -> Result<PathBuf, StoreError> {
         check_agent(agent)?;
         Ok(self

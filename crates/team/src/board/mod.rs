@@ -111,14 +111,14 @@ fn claimed_at(task: &Task) -> Option<u64> {
 
 /// What an idle member does by itself when it has no mail: if the roster says it claims work
 /// ([`claims_work`], this incarnation), [`claim_next`].
-pub fn claim_for_idle(
+pub async fn claim_for_idle(
     store: &dyn TeamStore,
     name: &str,
     epoch: u64,
 ) -> Result<Option<Task>, StoreError> {
     // One member, not a copy of the whole roster per idle member.
-    match store.member(name)? {
-        Some(m) if m.epoch == epoch && claims_work(&m) => claim_next(store, name),
+    match store.member(name).await? {
+        Some(m) if m.epoch == epoch && claims_work(&m) => claim_next(store, name).await,
         _ => Ok(None),
     }
 }
@@ -126,13 +126,13 @@ pub fn claim_for_idle(
 /// Claims the first ready task for `name`, as an idle member does by itself: atomically in the
 /// store, so a lost race (another claimer got there first) just moves on to the next ready
 /// task. `None` when nothing is ready or `name` still holds a task.
-pub fn claim_next(store: &dyn TeamStore, name: &str) -> Result<Option<Task>, StoreError> {
-    let board = store.list_tasks(&TaskFilter::default())?;
+pub async fn claim_next(store: &dyn TeamStore, name: &str) -> Result<Option<Task>, StoreError> {
+    let board = store.list_tasks(&TaskFilter::default()).await?;
     if holds_task(&board.tasks, name) {
         return Ok(None);
     }
     for task in ready(&board.tasks) {
-        match store.claim_task(task.id, name, now_ms()) {
+        match store.claim_task(task.id, name, now_ms()).await {
             Ok(claimed) => return Ok(Some(claimed)),
             // Taken, cancelled, edited or unreadable since the listing: try the next one.
             Err(
@@ -168,8 +168,8 @@ if you cannot do it, call update_task{{id: {id}, status: \"failed\", result}} sa
 
 /// Wakes every teammate that claims work by itself (from any process, through the store), so
 /// an idle one looks at the board again: the board's equivalent of new mail.
-pub fn notify_claimers(store: &dyn TeamStore) {
-    let roster = match store.roster() {
+pub async fn notify_claimers(store: &dyn TeamStore) {
+    let roster = match store.roster().await {
         Ok(r) => r,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read the roster to wake idle claimers");
@@ -177,7 +177,7 @@ pub fn notify_claimers(store: &dyn TeamStore) {
         }
     };
     for m in roster.members.iter().filter(|m| claims_work(m)) {
-        if let Err(e) = store.notify(&m.name) {
+        if let Err(e) = store.notify(&m.name).await {
             tracing::debug!(member = %m.name, error = %e, "could not wake a claimer");
         }
     }
@@ -185,8 +185,8 @@ pub fn notify_claimers(store: &dyn TeamStore) {
 
 /// Tells the owners of tasks that wait on `done` (now completed) that it is, by mail; persons
 /// (`user:`) have no mailbox and are skipped. Returns who was told.
-pub fn tell_waiting_owners(courier: &dyn Courier, done: &Task, by: &str) -> Vec<String> {
-    let board = match courier.store().list_tasks(&TaskFilter::default()) {
+pub async fn tell_waiting_owners(courier: &dyn Courier, done: &Task, by: &str) -> Vec<String> {
+    let board = match courier.store().list_tasks(&TaskFilter::default()).await {
         Ok(b) => b,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read the board to tell waiting owners");
@@ -221,7 +221,7 @@ pub fn tell_waiting_owners(courier: &dyn Courier, done: &Task, by: &str) -> Vec<
             done.result.as_deref().unwrap_or("-")
         );
         let env = Envelope::new(MailKind::Message, by, owner, content, now_ms());
-        match courier.deliver(env) {
+        match courier.deliver(env).await {
             Ok(()) => told.push(owner.to_string()),
             Err(e) => tracing::warn!(owner, error = %e, "could not tell a waiting owner"),
         }
@@ -232,14 +232,19 @@ pub fn tell_waiting_owners(courier: &dyn Courier, done: &Task, by: &str) -> Vec<
 /// Everything that follows a change to the board: a completion tells the owners of tasks that
 /// wait on it, and every change that may have made a task ready wakes the idle claimers.
 /// Returns who was told by mail.
-pub fn after_change(courier: &dyn Courier, task: &Task, change: Change, by: &str) -> Vec<String> {
+pub async fn after_change(
+    courier: &dyn Courier,
+    task: &Task,
+    change: Change,
+    by: &str,
+) -> Vec<String> {
     let told = if change == Change::Completed {
-        tell_waiting_owners(courier, task, by)
+        tell_waiting_owners(courier, task, by).await
     } else {
         Vec::new()
     };
     if change != Change::Claimed {
-        notify_claimers(courier.store());
+        notify_claimers(courier.store()).await;
     }
     told
 }

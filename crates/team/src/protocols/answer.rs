@@ -106,7 +106,7 @@ pub fn person_id(name: &str) -> String {
 /// everyone concerned; returns the request as resolved. The FSM refuses what it refuses for
 /// the lead's tools (an unknown id, a resolved or expired request), and a plan whose
 /// submitter has ended is cancelled instead of answered.
-pub fn answer_as_person(
+pub async fn answer_as_person(
     courier: &dyn Courier,
     person: &str,
     id: &str,
@@ -117,6 +117,7 @@ pub fn answer_as_person(
     let id = id.trim();
     let kind = store
         .get_request(id)
+        .await
         .map_err(|e| ProtocolError::from_store(id, e))?
         .ok_or_else(|| ProtocolError::UnknownRequest(id.to_string()))?
         .kind;
@@ -124,23 +125,24 @@ pub fn answer_as_person(
     let approve = verdict.approves();
     let request = match kind {
         RequestKind::Plan => {
-            super::plan::review_plan_by(courier, party, id, approve, reason.clone())?
+            super::plan::review_plan_by(courier, party, id, approve, reason.clone()).await?
         }
         RequestKind::Permission => {
-            super::permission::review_permission_by(courier, party, id, approve, reason.clone())?
+            super::permission::review_permission_by(courier, party, id, approve, reason.clone())
+                .await?
         }
-        RequestKind::Shutdown => answer_shutdown_for(courier, person, id, verdict, &reason)?,
+        RequestKind::Shutdown => answer_shutdown_for(courier, person, id, verdict, &reason).await?,
     };
     if kind != RequestKind::Plan {
         // A plan's lead is told before the answer is recorded (see `review_plan_by`).
-        tell_passed_over(courier, person, &request, verdict, &reason);
+        tell_passed_over(courier, person, &request, verdict, &reason).await;
     }
     Ok(request)
 }
 
 /// A shutdown request answered in the teammate's place: recorded, the lead told, and on
 /// approval the teammate ended (roster `shutdown`, its process signalled, its tasks back).
-fn answer_shutdown_for(
+async fn answer_shutdown_for(
     courier: &dyn Courier,
     person: &str,
     id: &str,
@@ -148,25 +150,27 @@ fn answer_shutdown_for(
     reason: &Option<String>,
 ) -> Result<Request, ProtocolError> {
     let store = courier.store();
-    let asked = load(store, id, RequestKind::Shutdown, "approve/reject")?;
+    let asked = load(store, id, RequestKind::Shutdown, "approve/reject").await?;
     let id = asked.id.clone();
-    let record = || {
+    let record = async || {
         store
             .update_request(&id, &mut |r| {
                 r.respond_as_person(person, verdict.approves(), reason.clone(), now_ms())
                     .map(|_| ())
             })
+            .await
             .map_err(|e| ProtocolError::from_store(&id, e))
     };
     if asked.status != RequestStatus::Pending {
         // Already answered or expired: the FSM says so (and nothing is mailed).
-        return record();
+        return record().await;
     }
     let teammate = asked.to.clone();
     // The teammate as it stands: the one this request was sent to, still running.
     let member = match verdict {
         Verdict::Approve => store
-            .roster()?
+            .roster()
+            .await?
             .get(&teammate)
             .filter(|m| m.epoch == asked.to_epoch && !m.status.is_ended())
             .cloned(),
@@ -196,11 +200,12 @@ fn answer_shutdown_for(
         &asked.from,
         content,
         payload,
-    )?;
-    let request = record()?;
+    )
+    .await?;
+    let request = record().await?;
     if let Some(m) = member {
         let why = format!("shutdown approved by {person} in its place");
-        end_in_store(store, &m, AgentStatus::Shutdown, &why)?;
+        end_in_store(store, &m, AgentStatus::Shutdown, &why).await?;
     }
     Ok(request)
 }
@@ -208,7 +213,7 @@ fn answer_shutdown_for(
 /// Tells the party the request was addressed to that a person answered it in its place: the
 /// lead for plans and permissions, the teammate for a rejected shutdown (an approved one has
 /// ended it). Best effort: the answer is recorded whatever happens to this note.
-pub(super) fn tell_passed_over(
+pub(super) async fn tell_passed_over(
     courier: &dyn Courier,
     person: &str,
     request: &Request,
@@ -250,7 +255,7 @@ pub(super) fn tell_passed_over(
         RequestKind::Shutdown => return,
     };
     let env = Envelope::new(MailKind::Message, person, to, text, now_ms());
-    if let Err(e) = courier.deliver(env) {
+    if let Err(e) = courier.deliver(env).await {
         tracing::warn!(error = %e, to, "could not tell who a person answered for");
     }
 }

@@ -63,16 +63,16 @@ pub fn requests_table(requests: &[Request], now: u64) -> String {
 }
 
 /// Sweeps, then lists the requests with `status` (all when `None`), oldest first.
-pub fn list(
+pub async fn list(
     courier: &dyn Courier,
     status: Option<RequestStatus>,
 ) -> Result<Vec<Request>, crate::TeamError> {
-    sweep(courier, now_ms())?;
+    sweep(courier, now_ms()).await?;
     let filter = RequestFilter {
         status,
         ..RequestFilter::default()
     };
-    Ok(courier.store().list_requests(&filter)?)
+    Ok(courier.store().list_requests(&filter).await?)
 }
 
 /// Input of `list_requests`.
@@ -118,7 +118,7 @@ impl Tool for ListRequests {
             Ok(s) => s,
             Err(e) => return ToolOutput::error(e),
         };
-        match list(&*self.shared, status) {
+        match list(&*self.shared, status).await {
             Ok(rs) if rs.is_empty() => ToolOutput::ok(match status {
                 Some(s) => format!("No {s} requests."),
                 None => "No protocol requests yet.".to_string(),

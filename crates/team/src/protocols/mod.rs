@@ -37,43 +37,46 @@ pub const LEAD_EPOCH: u64 = 0;
 
 /// Delivers protocol mail: the runtime in a lead or teammate process, or the bare store for
 /// the `troupe team` subcommands run from another terminal.
+#[async_trait::async_trait]
 pub trait Courier: Send + Sync {
     /// The team's store.
     fn store(&self) -> &dyn TeamStore;
     /// Sends one envelope (the recipient must be on the roster, or the lead).
-    fn deliver(&self, env: Envelope) -> Result<(), TeamError>;
+    async fn deliver(&self, env: Envelope) -> Result<(), TeamError>;
 }
 
+#[async_trait::async_trait]
 impl Courier for TeamShared {
     fn store(&self) -> &dyn TeamStore {
         &*self.store
     }
-    fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
-        self.send(env).map(|_| ())
+    async fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
+        self.send(env).await.map(|_| ())
     }
 }
 
 /// A courier over the bare store, for a process that is not running the team.
 pub struct StoreCourier<'a>(pub &'a dyn TeamStore);
 
+#[async_trait::async_trait]
 impl Courier for StoreCourier<'_> {
     fn store(&self) -> &dyn TeamStore {
         self.0
     }
-    fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
-        crate::shared::deliver(self.0, &env)
+    async fn deliver(&self, env: Envelope) -> Result<(), TeamError> {
+        crate::shared::deliver(self.0, &env).await
     }
 }
 
 /// Opens a request in the store and mails its addressee; a request whose mail cannot be
 /// delivered is cancelled again, so nothing stays pending that nobody was told about.
-pub fn open_and_mail(
+pub async fn open_and_mail(
     courier: &dyn Courier,
     request: &Request,
     kind: MailKind,
     content: String,
 ) -> Result<(), ProtocolError> {
-    courier.store().create_request(request)?;
+    courier.store().create_request(request).await?;
     let env = Envelope::new(
         kind,
         &request.from,
@@ -83,18 +86,19 @@ pub fn open_and_mail(
     )
     .with_request(&request.id)
     .with_payload(request.payload.clone());
-    if let Err(e) = courier.deliver(env) {
+    if let Err(e) = courier.deliver(env).await {
         let opener = request.from.clone();
         let _ = courier
             .store()
-            .update_request(&request.id, &mut |r| r.cancel(&opener, now_ms()));
+            .update_request(&request.id, &mut |r| r.cancel(&opener, now_ms()))
+            .await;
         return Err(e.into());
     }
     Ok(())
 }
 
 /// Mails the other party of a request (responses, verdicts), carrying the request id.
-pub fn mail_about(
+pub async fn mail_about(
     courier: &dyn Courier,
     request: &Request,
     kind: MailKind,
@@ -106,12 +110,12 @@ pub fn mail_about(
     let env = Envelope::new(kind, from, to, content, now_ms())
         .with_request(&request.id)
         .with_payload(payload);
-    courier.deliver(env)?;
+    courier.deliver(env).await?;
     Ok(())
 }
 
 /// Loads a request and checks it belongs to the protocol the tool serves.
-pub fn load(
+pub async fn load(
     store: &dyn TeamStore,
     id: &str,
     expected: RequestKind,
@@ -120,6 +124,7 @@ pub fn load(
     let id = id.trim();
     let request = store
         .get_request(id)
+        .await
         .map_err(|e| ProtocolError::from_store(id, e))?
         .ok_or_else(|| ProtocolError::UnknownRequest(id.to_string()))?;
     if request.kind != expected {
@@ -139,8 +144,8 @@ pub fn opener_epoch(request: &Request) -> Option<u64> {
 }
 
 /// True when this incarnation of a teammate is gone: off the roster, respawned, or ended.
-pub fn incarnation_ended(store: &dyn TeamStore, name: &str, epoch: u64) -> bool {
-    match store.member(name) {
+pub async fn incarnation_ended(store: &dyn TeamStore, name: &str, epoch: u64) -> bool {
+    match store.member(name).await {
         Ok(Some(m)) => m.epoch != epoch || m.status.is_ended(),
         Ok(None) => true,
         // An unreadable roster says nothing about the member; keep it running.
@@ -150,8 +155,11 @@ pub fn incarnation_ended(store: &dyn TeamStore, name: &str, epoch: u64) -> bool 
 
 /// Whether a teammate incarnation works in plan mode: `Some(approved)` when its roster entry
 /// requires a plan, `None` otherwise (or when the entry belongs to another incarnation).
-pub fn plan_state(store: &dyn TeamStore, spec: &MemberSpec) -> Result<Option<bool>, TeamError> {
-    let member = store.member(&spec.name)?;
+pub async fn plan_state(
+    store: &dyn TeamStore,
+    spec: &MemberSpec,
+) -> Result<Option<bool>, TeamError> {
+    let member = store.member(&spec.name).await?;
     Ok(match member {
         Some(m) if m.require_plan && m.epoch == spec.epoch => Some(m.plan_approved),
         _ => None,

@@ -78,11 +78,7 @@ impl EscalatingApprover {
         question: Question<'_>,
     ) -> Approval {
         let record = request.clone();
-        if let Err(e) = self
-            .shared
-            .offload(move |s| s.store.create_request(&record))
-            .await
-        {
+        if let Err(e) = self.shared.store.create_request(&record).await {
             return Approval::Deny(format!("could not record the permission request: {e}"));
         }
         let answer = person
@@ -98,15 +94,16 @@ impl EscalatingApprover {
             Approval::Deny(why) => (false, Some(why.clone())),
         };
         let id = request.id.clone();
-        let recorded = self
-            .shared
-            .offload(move |s| {
-                s.store.update_request(&id, &mut |r| {
+        let recorded = async {
+            let s: &TeamShared = &self.shared;
+            s.store
+                .update_request(&id, &mut |r| {
                     r.respond(LEAD, LEAD_EPOCH, approve, reason.clone(), now_ms())
                         .map(|_| ())
                 })
-            })
-            .await;
+                .await
+        }
+        .await;
         if let Err(e) = recorded {
             tracing::warn!(error = %e, "could not record the user's permission answer");
         }
@@ -123,15 +120,14 @@ impl EscalatingApprover {
         loop {
             let now = now_ms();
             let (sid, name, epoch) = (id.to_string(), self.name.clone(), self.epoch);
-            let (read, ended) = self
-                .shared
-                .offload(move |s| {
-                    let read = s.store.get_request(&sid);
-                    let ended = super::incarnation_ended(&*s.store, &name, epoch);
-                    (read, ended)
-                })
-                .await;
-            let request = match read {
+            let (read, ended) = async {
+                let s: &TeamShared = &self.shared;
+                let read = s.store.get_request(&sid);
+                let ended = super::incarnation_ended(&*s.store, &name, epoch);
+                (read, ended)
+            }
+            .await;
+            let request = match read.await {
                 Ok(Some(r)) => r,
                 Ok(None) => {
                     return Approval::Deny(format!(
@@ -174,10 +170,7 @@ impl EscalatingApprover {
                 RequestStatus::Pending if request.is_overdue(now) => {
                     // Expire it ourselves rather than wait for a sweep that may never run.
                     let sid = id.to_string();
-                    let expired = self
-                        .shared
-                        .offload(move |s| s.store.update_request(&sid, &mut |r| r.expire(now)))
-                        .await;
+                    let expired = self.shared.store.update_request(&sid, &mut |r| r.expire(now)).await;
                     // Either way the request is read again: answered meanwhile, or expired.
                     // A store that keeps failing is retried with backoff, then given up on.
                     if let Err(e) = expired {
@@ -195,13 +188,16 @@ impl EscalatingApprover {
                 }
                 RequestStatus::Pending => {}
             }
-            if ended {
+            if ended.await {
                 let (sid, me) = (id.to_string(), self.name.clone());
-                self.shared
-                    .offload(move |s| {
-                        let _ = s.store.update_request(&sid, &mut |r| r.cancel(&me, now));
-                    })
-                    .await;
+                async {
+                    let s: &TeamShared = &self.shared;
+                    let _ = s
+                        .store
+                        .update_request(&sid, &mut |r| r.cancel(&me, now))
+                        .await;
+                }
+                .await;
                 return Approval::Deny(format!(
                     "you have been stopped; the {tool} call was not run"
                 ));
@@ -267,10 +263,8 @@ Answer with review_permission{{request_id: \"{id}\", approve, reason}}; {name} i
             id = request.id
         );
         let opened = request.clone();
-        let mailed = self
-            .shared
-            .offload(move |s| open_and_mail(s, &opened, MailKind::PermissionRequest, content))
-            .await;
+        let mailed =
+            open_and_mail(&*self.shared, &opened, MailKind::PermissionRequest, content).await;
         if let Err(e) = mailed {
             self.shared.protocols.forget_waiter(&request.id);
             return Approval::Deny(format!("could not ask the lead for permission: {e}"));
@@ -283,14 +277,14 @@ Answer with review_permission{{request_id: \"{id}\", approve, reason}}; {name} i
 
 /// The lead's answer to a permission request: recorded, the teammate told, and its waiting
 /// call woken.
-pub fn review_permission(
+pub async fn review_permission(
     shared: &TeamShared,
     by: &str,
     id: &str,
     approve: bool,
     reason: Option<String>,
 ) -> Result<Request, ProtocolError> {
-    let answered = review_permission_by(shared, Party::Addressee(by), id, approve, reason);
+    let answered = review_permission_by(shared, Party::Addressee(by), id, approve, reason).await;
     // After the mail, so the teammate sees it with its tool result rather than being woken for
     // it later; a waiter woken for nothing re-checks the store.
     shared.protocols.resolved(id.trim());
@@ -299,7 +293,7 @@ pub fn review_permission(
 
 /// [`review_permission`] by either party, through any courier: the teammate's waiting call
 /// is woken by the mail (its member's mailbox watch), wherever it runs.
-pub(crate) fn review_permission_by(
+pub(crate) async fn review_permission_by(
     courier: &dyn Courier,
     party: Party<'_>,
     id: &str,
@@ -307,7 +301,7 @@ pub(crate) fn review_permission_by(
     reason: Option<String>,
 ) -> Result<Request, ProtocolError> {
     let store = courier.store();
-    let current = load(store, id, RequestKind::Permission, "review_permission")?;
+    let current = load(store, id, RequestKind::Permission, "review_permission").await?;
     let id = current.id.clone();
     let request = store
         .update_request(&id, &mut |r| {
@@ -315,6 +309,7 @@ pub(crate) fn review_permission_by(
                 .respond(r, LEAD_EPOCH, approve, reason.clone(), now_ms())
                 .map(|_| ())
         })
+        .await
         .map_err(|e| ProtocolError::from_store(&id, e))?;
     let tool = request
         .payload
@@ -336,7 +331,8 @@ pub(crate) fn review_permission_by(
         &to,
         content,
         json!({ "approve": approve, "reason": reason }),
-    )?;
+    )
+    .await?;
     Ok(request)
 }
 
@@ -402,7 +398,9 @@ impl Tool for ReviewPermission {
             &input.request_id,
             input.approve,
             input.reason,
-        ) {
+        )
+        .await
+        {
             Ok(r) => ToolOutput::ok(format!(
                 "Permission request {} of {} {}.",
                 r.id, r.from, r.status

@@ -29,7 +29,7 @@ pub const ANSWERING: &str = "answering";
 /// ([`ANSWERING`]: the teammate may be revising because of that very verdict, which is about
 /// to be recorded). A pending plan of an earlier incarnation is not this one's to revise: the
 /// sweep voids it, saying its opener ended.
-pub fn submit_plan(
+pub async fn submit_plan(
     courier: &dyn Courier,
     name: &str,
     epoch: u64,
@@ -42,20 +42,22 @@ pub fn submit_plan(
         kind: Some(RequestKind::Plan),
         agent: Some(name.to_string()),
     };
-    for old in store.list_requests(&filter)? {
+    for old in store.list_requests(&filter).await? {
         if old.from != name || super::opener_epoch(&old) != Some(epoch) {
             continue;
         }
-        let result = store.update_request(&old.id, &mut |r| {
-            if r.status == RequestStatus::Pending && r.payload.get(ANSWERING).is_some() {
-                return Ok(()); // its verdict is being delivered: the answer records it
-            }
-            r.cancel(name, now)?;
-            if let Some(t) = r.history.last_mut() {
-                t.note = Some("superseded by a revised plan".to_string());
-            }
-            Ok(())
-        });
+        let result = store
+            .update_request(&old.id, &mut |r| {
+                if r.status == RequestStatus::Pending && r.payload.get(ANSWERING).is_some() {
+                    return Ok(()); // its verdict is being delivered: the answer records it
+                }
+                r.cancel(name, now)?;
+                if let Some(t) = r.history.last_mut() {
+                    t.note = Some("superseded by a revised plan".to_string());
+                }
+                Ok(())
+            })
+            .await;
         if let Err(e) = result {
             // Resolved meanwhile: the lead answered the old plan first; keep going.
             tracing::debug!(error = %e, "old plan not cancelled");
@@ -76,24 +78,24 @@ pub fn submit_plan(
 review_plan{{request_id: \"{id}\", approve, feedback}}.",
         id = request.id
     );
-    open_and_mail(courier, &request, MailKind::PlanApprovalRequest, content)?;
+    open_and_mail(courier, &request, MailKind::PlanApprovalRequest, content).await?;
     Ok(request)
 }
 
 /// The lead's verdict on a plan: recorded, the gate lifted on approval (roster
 /// `plan_approved` for that incarnation), and the teammate told (with the feedback).
-pub fn review_plan(
+pub async fn review_plan(
     courier: &dyn Courier,
     by: &str,
     id: &str,
     approve: bool,
     feedback: Option<String>,
 ) -> Result<Request, ProtocolError> {
-    review_plan_by(courier, Party::Addressee(by), id, approve, feedback)
+    review_plan_by(courier, Party::Addressee(by), id, approve, feedback).await
 }
 
 /// [`review_plan`] by either party: the lead, or a person answering in its place.
-pub(crate) fn review_plan_by(
+pub(crate) async fn review_plan_by(
     courier: &dyn Courier,
     party: Party<'_>,
     id: &str,
@@ -101,20 +103,22 @@ pub(crate) fn review_plan_by(
     feedback: Option<String>,
 ) -> Result<Request, ProtocolError> {
     let store = courier.store();
-    let current = load(store, id, RequestKind::Plan, "review_plan")?;
+    let current = load(store, id, RequestKind::Plan, "review_plan").await?;
     let id = current.id.clone();
     let opener_epoch = super::opener_epoch(&current).unwrap_or(0);
-    let opener_alive = !super::incarnation_ended(store, &current.from, opener_epoch);
+    let opener_alive = !super::incarnation_ended(store, &current.from, opener_epoch).await;
     if current.status == RequestStatus::Pending && party.may_answer(&current) && !opener_alive {
         let now = now_ms();
         let from = current.from.clone();
-        let _ = store.update_request(&id, &mut |r| {
-            r.cancel(&from, now)?;
-            if let Some(t) = r.history.last_mut() {
-                t.note = Some("the teammate that submitted it has ended".to_string());
-            }
-            Ok(())
-        });
+        let _ = store
+            .update_request(&id, &mut |r| {
+                r.cancel(&from, now)?;
+                if let Some(t) = r.history.last_mut() {
+                    t.note = Some("the teammate that submitted it has ended".to_string());
+                }
+                Ok(())
+            })
+            .await;
         return Err(ProtocolError::OpenerGone {
             id,
             opener: current.from,
@@ -144,6 +148,7 @@ pub(crate) fn review_plan_by(
                 }
                 Ok(())
             })
+            .await
             .map_err(|e| ProtocolError::from_store(&id, e))?;
         // Answered or expired meanwhile: the record below refuses, naming where it stands.
         if stamped.status == RequestStatus::Pending {
@@ -152,7 +157,7 @@ pub(crate) fn review_plan_by(
             } else {
                 Verdict::Reject
             };
-            super::answer::tell_passed_over(courier, person, &stamped, verdict, &feedback);
+            super::answer::tell_passed_over(courier, person, &stamped, verdict, &feedback).await;
             let result = tell_opener(
                 courier,
                 &stamped,
@@ -160,15 +165,18 @@ pub(crate) fn review_plan_by(
                 approve,
                 feedback.as_deref(),
                 opener_epoch,
-            );
+            )
+            .await;
             if let Err(e) = result {
                 // Not answered after all: a revision may supersede the plan again.
-                let _ = store.update_request(&id, &mut |r| {
-                    if let Some(p) = r.payload.as_object_mut() {
-                        p.remove(ANSWERING);
-                    }
-                    Ok(())
-                });
+                let _ = store
+                    .update_request(&id, &mut |r| {
+                        if let Some(p) = r.payload.as_object_mut() {
+                            p.remove(ANSWERING);
+                        }
+                        Ok(())
+                    })
+                    .await;
                 return Err(e);
             }
             told = true;
@@ -182,6 +190,7 @@ pub(crate) fn review_plan_by(
             }
             Ok(())
         })
+        .await
         .map_err(|e| ProtocolError::from_store(&id, e))?;
     if !told {
         tell_opener(
@@ -191,14 +200,15 @@ pub(crate) fn review_plan_by(
             approve,
             feedback.as_deref(),
             opener_epoch,
-        )?;
+        )
+        .await?;
     }
     Ok(request)
 }
 
 /// Opens the opener's gate on approval (for the incarnation that asked) and mails it the
 /// verdict.
-fn tell_opener(
+async fn tell_opener(
     courier: &dyn Courier,
     request: &Request,
     party: &Party<'_>,
@@ -210,13 +220,15 @@ fn tell_opener(
     let id = &request.id;
     if approve {
         let name = request.from.clone();
-        store.update_roster(&mut |roster: &mut Roster| {
-            if let Some(m) = roster.get_mut(&name) {
-                if m.epoch == opener_epoch {
-                    m.plan_approved = true;
+        store
+            .update_roster(&mut |roster: &mut Roster| {
+                if let Some(m) = roster.get_mut(&name) {
+                    if m.epoch == opener_epoch {
+                        m.plan_approved = true;
+                    }
                 }
-            }
-        })?;
+            })
+            .await?;
     }
     let who = party.described();
     let content = match (approve, feedback) {
@@ -235,6 +247,7 @@ fn tell_opener(
         content,
         payload,
     )
+    .await
 }
 
 /// The plan gate: refuses mutating tools (edits, non-read-only bash) until the plan of this
@@ -257,7 +270,7 @@ impl PlanGate {
         }
     }
 
-    fn approved_now(&self) -> bool {
+    async fn approved_now(&self) -> bool {
         if self.approved.load(Ordering::SeqCst) {
             return true;
         }
@@ -266,6 +279,7 @@ impl PlanGate {
             .shared
             .store
             .member(&self.name)
+            .await
             .ok()
             .flatten()
             .is_some_and(|m| m.epoch == self.epoch && m.plan_approved);
@@ -280,7 +294,7 @@ impl ToolGate for PlanGate {
     fn check(&self, tool: &str, effect: Effect, _input: &Value) -> Option<String> {
         match effect {
             Effect::ReadOnly | Effect::Coordinate => None,
-            Effect::Edit | Effect::Execute if self.approved_now() => None,
+            Effect::Edit | Effect::Execute if crate::edge::wait_for(self.approved_now()) => None,
             Effect::Edit | Effect::Execute => Some(format!(
                 "{tool} was refused: you are in plan mode and your plan has not been approved yet. \
 Submit your plan first with submit_plan{{plan}}, then wait for the lead's plan_approval_response; \
@@ -291,7 +305,7 @@ until it approves, only read-only tools work."
 
     fn confines(&self, _tool: &str, _effect: Effect, _input: &Value) -> bool {
         // Before approval only read-only calls pass, on the strength of the classifier alone.
-        !self.approved_now()
+        !crate::edge::wait_for(self.approved_now())
     }
 }
 
@@ -351,7 +365,7 @@ impl Tool for SubmitPlan {
         if input.plan.trim().is_empty() {
             return ToolOutput::error("the plan is empty; describe what you will change and how");
         }
-        match submit_plan(&*self.shared, &ctx.agent, self.epoch, &input.plan) {
+        match submit_plan(&*self.shared, &ctx.agent, self.epoch, &input.plan).await {
             Ok(r) => ToolOutput::ok(format!(
                 "Plan submitted to the lead as request {}. Wait for the plan_approval_response in your inbox before changing anything; end your turn if there is nothing read-only left to do.",
                 r.id
@@ -413,7 +427,9 @@ impl Tool for ReviewPlan {
             &input.request_id,
             input.approve,
             input.feedback,
-        ) {
+        )
+        .await
+        {
             Ok(r) if input.approve => ToolOutput::ok(format!(
                 "Plan {} of {} approved; it may now make changes.",
                 r.id, r.from

@@ -9,7 +9,7 @@ use troupe_protocol::{Envelope, Member};
 use troupe_store::{SharedStore, TeamStore};
 
 /// A team store with `bob` (epoch `epoch`, plan required) on the roster.
-fn team(dir: &std::path::Path, epoch: u64) -> SharedStore {
+async fn team(dir: &std::path::Path, epoch: u64) -> SharedStore {
     let store = troupe_store::file::open(dir, "t").unwrap_or_else(|e| panic!("{e}"));
     store
         .update_roster(&mut |roster: &mut Roster| {
@@ -18,6 +18,7 @@ fn team(dir: &std::path::Path, epoch: u64) -> SharedStore {
             roster.members.retain(|m| m.name != "bob");
             roster.members.push(bob);
         })
+        .await
         .unwrap_or_else(|e| panic!("{e}"));
     store
 }
@@ -40,25 +41,28 @@ struct EagerBob<'a> {
     seen: Mutex<Seen>,
 }
 
+#[async_trait::async_trait]
 impl Courier for EagerBob<'_> {
     fn store(&self) -> &dyn TeamStore {
         self.store
     }
 
-    fn deliver(&self, env: Envelope) -> Result<(), crate::error::TeamError> {
-        crate::shared::deliver(self.store, &env)?;
+    async fn deliver(&self, env: Envelope) -> Result<(), crate::error::TeamError> {
+        crate::shared::deliver(self.store, &env).await?;
         if env.to != "bob" || env.kind != MailKind::PlanApprovalResponse {
             return Ok(());
         }
         let id = env.request_id.clone().unwrap_or_default();
-        let status = self.store.get_request(&id)?.map(|r| r.status);
+        let status = self.store.get_request(&id).await?.map(|r| r.status);
         let lead_told = self
             .store
-            .peek(LEAD)?
+            .peek(LEAD)
+            .await?
             .messages
             .iter()
             .any(|m| m.content.contains("in your place"));
         let revision = submit_plan(self, "bob", 1, "Create greeting.txt and a test.")
+            .await
             .unwrap_or_else(|e| panic!("{e}"));
         let mut seen = self.seen.lock().unwrap_or_else(|e| panic!("{e}"));
         *seen = Seen {
@@ -70,16 +74,17 @@ impl Courier for EagerBob<'_> {
     }
 }
 
-#[test]
-fn a_revision_prompted_by_a_persons_rejection_leaves_the_rejection_recorded() {
+#[tokio::test]
+async fn a_revision_prompted_by_a_persons_rejection_leaves_the_rejection_recorded() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = team(dir.path(), 1);
+    let store = team(dir.path(), 1).await;
     let bob = EagerBob {
         store: &*store,
         seen: Mutex::new(Seen::default()),
     };
-    let plan =
-        submit_plan(&bob, "bob", 1, "Create greeting.txt.").unwrap_or_else(|e| panic!("{e}"));
+    let plan = submit_plan(&bob, "bob", 1, "Create greeting.txt.")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let answered = answer_as_person(
         &bob,
         "user:tester",
@@ -87,21 +92,22 @@ fn a_revision_prompted_by_a_persons_rejection_leaves_the_rejection_recorded() {
         Verdict::Reject,
         Some("add a test".into()),
     )
+    .await
     .unwrap_or_else(|e| panic!("{e}"));
-    let seen = bob.seen.lock().unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        seen.status,
-        Some(RequestStatus::Pending),
-        "told before recorded"
-    );
+    let (status, lead_told, revision) = {
+        let seen = bob.seen.lock().unwrap_or_else(|e| panic!("{e}"));
+        (seen.status, seen.lead_told, seen.revision.clone())
+    };
+    assert_eq!(status, Some(RequestStatus::Pending), "told before recorded");
     assert!(
-        seen.lead_told,
+        lead_told,
         "the lead is told before the request leaves pending"
     );
 
     assert_eq!(answered.status, RequestStatus::Rejected);
     let record = store
         .get_request(&plan.id)
+        .await
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("no request {}", plan.id));
     assert_eq!(record.status, RequestStatus::Rejected);
@@ -118,26 +124,29 @@ fn a_revision_prompted_by_a_persons_rejection_leaves_the_rejection_recorded() {
         "{:?}",
         record.payload
     );
-    let revision = seen
-        .revision
-        .clone()
-        .unwrap_or_else(|| panic!("bob did not revise"));
+    let revision = revision.unwrap_or_else(|| panic!("bob did not revise"));
     let revision = store
         .get_request(&revision.id)
+        .await
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("no request {}", revision.id));
     assert_eq!(revision.status, RequestStatus::Pending);
 }
 
-#[test]
-fn a_revision_still_supersedes_a_plan_nobody_is_answering() {
+#[tokio::test]
+async fn a_revision_still_supersedes_a_plan_nobody_is_answering() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = team(dir.path(), 1);
+    let store = team(dir.path(), 1).await;
     let courier = StoreCourier(&*store);
-    let first = submit_plan(&courier, "bob", 1, "one").unwrap_or_else(|e| panic!("{e}"));
-    let second = submit_plan(&courier, "bob", 1, "two").unwrap_or_else(|e| panic!("{e}"));
+    let first = submit_plan(&courier, "bob", 1, "one")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let second = submit_plan(&courier, "bob", 1, "two")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let first = store
         .get_request(&first.id)
+        .await
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("no first request"));
     assert_eq!(first.status, RequestStatus::Cancelled);
@@ -146,42 +155,52 @@ fn a_revision_still_supersedes_a_plan_nobody_is_answering() {
         Some("superseded by a revised plan")
     );
     // Answering the superseded plan is refused, naming where it stands; nobody is told.
-    let refused = answer_as_person(&courier, "user:tester", &first.id, Verdict::Approve, None);
+    let refused =
+        answer_as_person(&courier, "user:tester", &first.id, Verdict::Approve, None).await;
     assert!(
         matches!(&refused, Err(e) if e.to_string().contains("already cancelled")),
         "{refused:?}"
     );
     assert!(store
         .peek("bob")
+        .await
         .unwrap_or_else(|e| panic!("{e}"))
         .messages
         .is_empty());
     let approved = answer_as_person(&courier, "user:tester", &second.id, Verdict::Approve, None)
+        .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(approved.status, RequestStatus::Approved);
 }
 
-#[test]
-fn a_new_incarnation_does_not_supersede_an_earlier_ones_plan() {
+#[tokio::test]
+async fn a_new_incarnation_does_not_supersede_an_earlier_ones_plan() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = team(dir.path(), 1);
+    let store = team(dir.path(), 1).await;
     let courier = StoreCourier(&*store);
-    let old = submit_plan(&courier, "bob", 1, "one").unwrap_or_else(|e| panic!("{e}"));
+    let old = submit_plan(&courier, "bob", 1, "one")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     // bob is replaced by incarnation 2, which submits its own plan.
-    let _ = team(dir.path(), 2);
-    let new = submit_plan(&courier, "bob", 2, "two").unwrap_or_else(|e| panic!("{e}"));
-    let get = |id: &str| {
+    let _ = team(dir.path(), 2).await;
+    let new = submit_plan(&courier, "bob", 2, "two")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let get = async |id: &str| {
         store
             .get_request(id)
+            .await
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|| panic!("no request {id}"))
     };
     // Not a revision: the earlier incarnation's plan is left to the sweep, which voids it
     // saying why.
-    assert_eq!(get(&old.id).status, RequestStatus::Pending);
-    let swept = super::super::sweep::sweep(&courier, now_ms()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(get(&old.id).await.status, RequestStatus::Pending);
+    let swept = super::super::sweep::sweep(&courier, now_ms())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(swept.voided.len(), 1);
-    let old = get(&old.id);
+    let old = get(&old.id).await;
     assert_eq!(old.status, RequestStatus::Cancelled);
     let note = old
         .history
@@ -192,5 +211,5 @@ fn a_new_incarnation_does_not_supersede_an_earlier_ones_plan() {
         note.contains("incarnation 1 of bob, which opened it, has ended"),
         "{note}"
     );
-    assert_eq!(get(&new.id).status, RequestStatus::Pending);
+    assert_eq!(get(&new.id).await.status, RequestStatus::Pending);
 }

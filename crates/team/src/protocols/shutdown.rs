@@ -42,8 +42,8 @@ pub enum ForcePolicy {
 }
 
 /// The live member `name`, or an error the model can act on.
-fn live_member(store: &dyn TeamStore, name: &str) -> Result<Member, ProtocolError> {
-    let roster: Roster = store.roster()?;
+async fn live_member(store: &dyn TeamStore, name: &str) -> Result<Member, ProtocolError> {
+    let roster: Roster = store.roster().await?;
     match roster.get(name) {
         None => Err(ProtocolError::UnknownTeammate {
             name: name.to_string(),
@@ -59,14 +59,14 @@ fn live_member(store: &dyn TeamStore, name: &str) -> Result<Member, ProtocolErro
 
 /// Opens a shutdown request from `from` (the lead) to the current incarnation of `teammate`
 /// and mails it; a pending request to the same incarnation is reused.
-pub fn request_shutdown(
+pub async fn request_shutdown(
     courier: &dyn Courier,
     from: &str,
     teammate: &str,
     reason: Option<String>,
 ) -> Result<Asked, ProtocolError> {
     let store = courier.store();
-    let member = live_member(store, teammate)?;
+    let member = live_member(store, teammate).await?;
     let filter = RequestFilter {
         status: Some(RequestStatus::Pending),
         kind: Some(RequestKind::Shutdown),
@@ -74,7 +74,8 @@ pub fn request_shutdown(
     };
     let now = now_ms();
     if let Some(existing) = store
-        .list_requests(&filter)?
+        .list_requests(&filter)
+        .await?
         .into_iter()
         .find(|r| r.to == teammate && r.to_epoch == member.epoch && !r.is_overdue(now))
     {
@@ -100,13 +101,13 @@ shutdown_response{{request_id: \"{id}\", approve: true}}: the tool calls of your
 If you are in the middle of work that must not be interrupted, reject with approve: false and a reason.",
         id = request.id
     );
-    open_and_mail(courier, &request, MailKind::ShutdownRequest, content)?;
+    open_and_mail(courier, &request, MailKind::ShutdownRequest, content).await?;
     Ok(Asked::Opened(request))
 }
 
 /// Records a teammate's answer (`by` at `by_epoch`) and tells the opener. The FSM refuses
 /// unknown ids, wrong responders, stale incarnations, resolved and expired requests.
-pub fn answer_shutdown(
+pub async fn answer_shutdown(
     courier: &dyn Courier,
     by: &str,
     by_epoch: u64,
@@ -115,12 +116,15 @@ pub fn answer_shutdown(
     reason: Option<String>,
 ) -> Result<Request, ProtocolError> {
     let store = courier.store();
-    let id = load(store, id, RequestKind::Shutdown, "shutdown_response")?.id;
+    let id = load(store, id, RequestKind::Shutdown, "shutdown_response")
+        .await?
+        .id;
     let request = store
         .update_request(&id, &mut |r| {
             r.respond(by, by_epoch, approve, reason.clone(), now_ms())
                 .map(|_| ())
         })
+        .await
         .map_err(|e| ProtocolError::from_store(&id, e))?;
     let content = match (approve, reason.as_deref()) {
         (true, _) => format!(
@@ -138,29 +142,31 @@ pub fn answer_shutdown(
         &request.from,
         content,
         payload,
-    )?;
+    )
+    .await?;
     Ok(request)
 }
 
 /// Checks that `name` may be force-stopped under `policy` and returns the member.
-fn force_target(
+async fn force_target(
     store: &dyn TeamStore,
     name: &str,
     policy: ForcePolicy,
 ) -> Result<Member, ProtocolError> {
-    let member = live_member(store, name)?;
+    let member = live_member(store, name).await?;
     if policy == ForcePolicy::Override {
         return Ok(member);
     }
     let now = now_ms();
-    store.sweep_expired(now)?;
+    store.sweep_expired(now).await?;
     let filter = RequestFilter {
         status: None,
         kind: Some(RequestKind::Shutdown),
         agent: Some(name.to_string()),
     };
     let mine: Vec<Request> = store
-        .list_requests(&filter)?
+        .list_requests(&filter)
+        .await?
         .into_iter()
         .filter(|r| r.to == name && r.to_epoch == member.epoch)
         .collect();
@@ -188,8 +194,8 @@ fn force_target(
 /// holder is the process the roster gives the member: an in-process teammate's lease is held
 /// by the lead's process, which is never signalled; one on another machine (a team on a
 /// server) is only told through its roster entry and the wake.
-fn signal(store: &dyn TeamStore, member: &Member) {
-    if let Ok(LeaseState::Held(Some(holder))) = store.probe_lease(&member.name) {
+async fn signal(store: &dyn TeamStore, member: &Member) {
+    if let Ok(LeaseState::Held(Some(holder))) = store.probe_lease(&member.name).await {
         let own_process = member.pid == Some(holder.pid) && holder.is_on_this_host();
         if own_process && holder.pid != std::process::id() {
             // SIGTERM to the live holder of the lease.
@@ -201,7 +207,7 @@ fn signal(store: &dyn TeamStore, member: &Member) {
             }
         }
     }
-    if let Err(e) = store.notify(&member.name) {
+    if let Err(e) = store.notify(&member.name).await {
         tracing::warn!(error = %e, member = %member.name, "could not wake a stopped teammate");
     }
 }
@@ -209,19 +215,20 @@ fn signal(store: &dyn TeamStore, member: &Member) {
 /// Force-stops a teammate through the bare store (another terminal): roster `stopped`, an
 /// event, SIGTERM to its process, a wake so an idle in-process loop exits; a working
 /// in-process teammate stops at its next tool call (see [`StopGate`]).
-pub fn force_stop_in_store(
+pub async fn force_stop_in_store(
     store: &dyn TeamStore,
     name: &str,
     policy: ForcePolicy,
     by: &str,
 ) -> Result<Member, ProtocolError> {
-    let member = force_target(store, name, policy)?;
+    let member = force_target(store, name, policy).await?;
     end_in_store(
         store,
         &member,
         AgentStatus::Stopped,
         &format!("force-stopped by {by}"),
-    )?;
+    )
+    .await?;
     Ok(member)
 }
 
@@ -229,7 +236,7 @@ pub fn force_stop_in_store(
 /// ended already), an event saying `why`, its tasks back on the board, SIGTERM to its own
 /// process and a wake, so an idle loop notices; a working in-process teammate stops at its
 /// next tool call (see [`StopGate`]).
-pub(crate) fn end_in_store(
+pub(crate) async fn end_in_store(
     store: &dyn TeamStore,
     member: &Member,
     status: AgentStatus,
@@ -237,35 +244,37 @@ pub(crate) fn end_in_store(
 ) -> Result<(), ProtocolError> {
     let name = member.name.as_str();
     let now = now_ms();
-    store.update_roster(&mut |roster: &mut Roster| {
-        if let Some(m) = roster.get_mut(name) {
-            if m.epoch == member.epoch && !m.status.is_ended() {
-                m.status = status;
-                m.activity = None;
-                m.last_seen = now;
+    store
+        .update_roster(&mut |roster: &mut Roster| {
+            if let Some(m) = roster.get_mut(name) {
+                if m.epoch == member.epoch && !m.status.is_ended() {
+                    m.status = status;
+                    m.activity = None;
+                    m.last_seen = now;
+                }
             }
-        }
-    })?;
+        })
+        .await?;
     let event = Event::new(
         EventKind::StatusChanged,
         Some(name),
         format!("{status}: {why}"),
         now,
     );
-    if let Err(e) = store.record(&event) {
+    if let Err(e) = store.record(&event).await {
         tracing::warn!(error = %e, "could not record a teammate's end");
     }
     // Before the signal: the member's own end would give them back with a vaguer note.
-    release_tasks(&StoreCourier(store), name, why);
-    signal(store, member);
+    release_tasks(&StoreCourier(store), name, why).await;
+    signal(store, member).await;
     Ok(())
 }
 
 /// An ended member's tasks go back to the board at once: its process may be stuck, or gone,
 /// and will not finish them.
-fn release_tasks(courier: &dyn Courier, name: &str, how: &str) {
+async fn release_tasks(courier: &dyn Courier, name: &str, how: &str) {
     let why = format!("its owner {name} was {how}");
-    if let Err(e) = liveness::release_tasks_of(courier, name, &why) {
+    if let Err(e) = liveness::release_tasks_of(courier, name, &why).await {
         tracing::warn!(error = %e, member = name, "could not give a stopped member's tasks back");
     }
 }
@@ -273,12 +282,17 @@ fn release_tasks(courier: &dyn Courier, name: &str, how: &str) {
 impl TeamShared {
     /// Force-stops a teammate from the process running the team: roster `stopped`, its
     /// agent's stop flag set (it finishes the tool calls in flight), its process signalled.
-    pub fn force_stop(&self, name: &str, policy: ForcePolicy) -> Result<Member, ProtocolError> {
-        let member = force_target(&*self.store, name, policy)?;
-        self.set_status(name, member.epoch, AgentStatus::Stopped, "force-stopped");
+    pub async fn force_stop(
+        &self,
+        name: &str,
+        policy: ForcePolicy,
+    ) -> Result<Member, ProtocolError> {
+        let member = force_target(&*self.store, name, policy).await?;
+        self.set_status(name, member.epoch, AgentStatus::Stopped, "force-stopped")
+            .await;
         self.protocols.stop_agent(name, member.epoch);
-        release_tasks(self, name, &format!("force-stopped by {LEAD}"));
-        signal(&*self.store, &member);
+        release_tasks(self, name, &format!("force-stopped by {LEAD}")).await;
+        signal(&*self.store, &member).await;
         Ok(member)
     }
 }
@@ -334,6 +348,7 @@ impl Tool for ShutdownRequest {
             return match self
                 .shared
                 .force_stop(&input.teammate, ForcePolicy::AfterExpiry)
+                .await
             {
                 Ok(m) => ToolOutput::ok(format!(
                     "Force-stopped '{}' (epoch {}); the roster says stopped.",
@@ -342,7 +357,7 @@ impl Tool for ShutdownRequest {
                 Err(e) => ToolOutput::error(e.to_string()),
             };
         }
-        match request_shutdown(&*self.shared, &ctx.agent, &input.teammate, input.reason) {
+        match request_shutdown(&*self.shared, &ctx.agent, &input.teammate, input.reason).await {
             Ok(Asked::Opened(r)) => ToolOutput::ok(format!(
                 "Shutdown request {} sent to {} (status: pending, expires in {} min). Its shutdown_response will arrive in your inbox.",
                 r.id,
@@ -414,7 +429,9 @@ impl Tool for ShutdownResponse {
             &input.request_id,
             input.approve,
             input.reason,
-        ) {
+        )
+        .await
+        {
             Ok(r) if input.approve => {
                 // The loop ends the turn once this round's tool calls are done.
                 self.stop.store(true, Ordering::SeqCst);
@@ -455,7 +472,8 @@ impl StopGate {
 
 impl ToolGate for StopGate {
     fn check(&self, tool: &str, _effect: Effect, _input: &Value) -> Option<String> {
-        if !super::incarnation_ended(&*self.shared.store, &self.name, self.epoch) {
+        let ended = super::incarnation_ended(&*self.shared.store, &self.name, self.epoch);
+        if !crate::edge::wait_for(ended) {
             return None;
         }
         self.stop.store(true, Ordering::SeqCst);

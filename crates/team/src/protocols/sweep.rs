@@ -58,7 +58,7 @@ pub fn void_reason(roster: &Roster, r: &Request) -> Option<String> {
 }
 
 /// Tells the opener that its request expired (permission waits notice it themselves).
-fn tell_opener(courier: &dyn Courier, r: &Request) {
+async fn tell_opener(courier: &dyn Courier, r: &Request) {
     let content = match r.kind {
         RequestKind::Permission => return,
         RequestKind::Shutdown => format!(
@@ -78,36 +78,38 @@ fn tell_opener(courier: &dyn Courier, r: &Request) {
         now_ms(),
     )
     .with_request(&r.id);
-    if let Err(e) = courier.deliver(env) {
+    if let Err(e) = courier.deliver(env).await {
         tracing::warn!(error = %e, request = %r.id, "could not tell the opener about an expiry");
     }
 }
 
 /// Expires overdue requests (telling their openers) and voids requests whose party has ended.
-pub fn sweep(courier: &dyn Courier, now: u64) -> Result<Swept, TeamError> {
+pub async fn sweep(courier: &dyn Courier, now: u64) -> Result<Swept, TeamError> {
     let store = courier.store();
-    let expired = store.sweep_expired(now)?;
+    let expired = store.sweep_expired(now).await?;
     for r in &expired {
-        tell_opener(courier, r);
+        tell_opener(courier, r).await;
     }
-    let roster = store.roster()?;
+    let roster = store.roster().await?;
     let pending = RequestFilter {
         status: Some(RequestStatus::Pending),
         ..RequestFilter::default()
     };
     let mut voided = Vec::new();
-    for r in store.list_requests(&pending)? {
+    for r in store.list_requests(&pending).await? {
         let Some(why) = void_reason(&roster, &r) else {
             continue;
         };
         let opener = r.from.clone();
-        let result = store.update_request(&r.id, &mut |req| {
-            req.cancel(&opener, now)?;
-            if let Some(t) = req.history.last_mut() {
-                t.note = Some(format!("void: {why}"));
-            }
-            Ok(())
-        });
+        let result = store
+            .update_request(&r.id, &mut |req| {
+                req.cancel(&opener, now)?;
+                if let Some(t) = req.history.last_mut() {
+                    t.note = Some(format!("void: {why}"));
+                }
+                Ok(())
+            })
+            .await;
         match result {
             Ok(req) => voided.push(req),
             // Answered meanwhile: nothing to void.
@@ -120,18 +122,18 @@ pub fn sweep(courier: &dyn Courier, now: u64) -> Result<Swept, TeamError> {
 /// The settle rule's part: sweeps, then names every request still pending. An addressee that
 /// sits idle with nothing unread while a request to it is pending is reminded once, so a
 /// headless run does not wait for the deadline just because a model overlooked the mail.
-pub fn settle_check(shared: &TeamShared) -> Result<Vec<String>, TeamError> {
+pub async fn settle_check(shared: &TeamShared) -> Result<Vec<String>, TeamError> {
     let now = now_ms();
-    sweep(shared, now)?;
+    sweep(shared, now).await?;
     let pending = RequestFilter {
         status: Some(RequestStatus::Pending),
         ..RequestFilter::default()
     };
-    let requests = shared.store.list_requests(&pending)?;
+    let requests = shared.store.list_requests(&pending).await?;
     if requests.is_empty() {
         return Ok(Vec::new());
     }
-    let roster = shared.store.roster()?;
+    let roster = shared.store.roster().await?;
     let mut names = Vec::new();
     for r in &requests {
         names.push(format!(
@@ -144,15 +146,15 @@ pub fn settle_check(shared: &TeamShared) -> Result<Vec<String>, TeamError> {
                 .is_some_and(|m| m.status == AgentStatus::Idle);
         let overlooked = waiting
             && now.saturating_sub(r.created_at) >= REMIND_AFTER_MS
-            && shared.store.peek(&r.to).is_ok_and(|b| b.is_empty());
+            && shared.store.peek(&r.to).await.is_ok_and(|b| b.is_empty());
         if overlooked && shared.protocols.first_reminder(&r.id) {
-            remind(shared, r);
+            remind(shared, r).await;
         }
     }
     Ok(names)
 }
 
-fn remind(shared: &TeamShared, r: &Request) {
+async fn remind(shared: &TeamShared, r: &Request) {
     let how = match r.kind {
         RequestKind::Shutdown => "shutdown_response{request_id, approve, reason}",
         RequestKind::Plan => "review_plan{request_id, approve, feedback}",
@@ -168,7 +170,7 @@ fn remind(shared: &TeamShared, r: &Request) {
         RequestKind::Permission => MailKind::PermissionRequest,
     };
     let env = Envelope::new(kind, &r.from, &r.to, content, now_ms()).with_request(&r.id);
-    if let Err(e) = shared.send(env) {
+    if let Err(e) = shared.send(env).await {
         tracing::warn!(error = %e, request = %r.id, "could not send a reminder");
     }
 }

@@ -51,7 +51,7 @@ impl Tool for Broadcast {
             Ok(i) => i,
             Err(e) => return e,
         };
-        match self.team.broadcast(&ctx.agent, &input.content) {
+        match self.team.broadcast(&ctx.agent, &input.content).await {
             Ok(sent) if sent.is_empty() => ToolOutput::error(
                 "nobody to broadcast to: the team has no live teammates; spawn some first",
             ),
@@ -92,15 +92,16 @@ impl Tool for ListTeammates {
         Effect::ReadOnly
     }
     async fn call(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
-        match self.team.roster() {
+        match self.team.roster().await {
             Ok(roster) if roster.members.is_empty() => {
                 ToolOutput::ok("The team has no teammates yet. Spawn one with spawn_teammate.")
             }
             Ok(roster) => {
                 let store = self.team.shared().store.clone();
-                let board = troupe_store::blocking(&store, |s| {
-                    s.list_tasks(&troupe_store::TaskFilter::default())
-                })
+                let board = async {
+                    let s: &dyn troupe_store::TeamStore = &*store;
+                    s.list_tasks(&troupe_store::TaskFilter::default()).await
+                }
                 .await
                 .map(|b| b.tasks)
                 .unwrap_or_default();
@@ -235,10 +236,7 @@ impl Tool for SpawnTeammate {
             Isolation::Shared => None,
         };
         let team = self.team.clone();
-        let spawned = match tokio::task::spawn_blocking(move || team.spawn(req)).await {
-            Ok(spawned) => spawned,
-            Err(e) => return ToolOutput::error(format!("the spawn did not finish: {e}")),
-        };
+        let spawned = team.spawn(req).await;
         match spawned {
             Ok(m) => ToolOutput::ok(format!(
                 "Spawned teammate '{}' (role: {}, epoch {}). It is working now.{}{}{}",
@@ -259,7 +257,7 @@ impl Tool for SpawnTeammate {
             Err(e) => {
                 let roster = self
                     .team
-                    .roster()
+                    .roster().await
                     .map(|r| members_list(&r))
                     .unwrap_or_default();
                 ToolOutput::error(format!("{e}. Current team: {roster}"))

@@ -52,13 +52,17 @@ impl Tool for SendMessage {
         if input.to == ctx.agent {
             return ToolOutput::error("you cannot send a message to yourself");
         }
-        match self.shared.send(troupe_protocol::Envelope::new(
-            MailKind::Message,
-            &ctx.agent,
-            &input.to,
-            &input.content,
-            troupe_agent::transcript::now_ms(),
-        )) {
+        match self
+            .shared
+            .send(troupe_protocol::Envelope::new(
+                MailKind::Message,
+                &ctx.agent,
+                &input.to,
+                &input.content,
+                troupe_agent::transcript::now_ms(),
+            ))
+            .await
+        {
             Ok(env) => ToolOutput::ok(format!("Sent to {} (id {}).", input.to, env.id)),
             Err(e) => ToolOutput::error(e.to_string()),
         }
@@ -97,7 +101,7 @@ impl Tool for ReadInbox {
         Effect::Coordinate
     }
     async fn call(&self, _input: Value, ctx: &ToolContext) -> ToolOutput {
-        match self.shared.store.peek(&ctx.agent) {
+        match self.shared.store.peek(&ctx.agent).await {
             Ok(batch) if batch.messages.is_empty() => ToolOutput::ok(
                 "No unread messages. Everything sent to you so far is already in this conversation as <inbox> blocks.",
             ),

@@ -165,22 +165,25 @@ async fn change_task(
     f: impl FnMut(&mut Task, &BlockerStatus) -> Result<(), TaskError> + Send + 'static,
 ) -> Result<(Task, Vec<String>), StoreError> {
     let by = agent.to_string();
-    shared
-        .offload(move |s| {
-            let mut f = f;
-            let mut before = None;
-            let task = s.store.update_task(id, &mut |t, b| {
+    async {
+        let s: &TeamShared = shared;
+        let mut f = f;
+        let mut before = None;
+        let task = s
+            .store
+            .update_task(id, &mut |t, b| {
                 before = Some(t.status);
                 f(t, b)
-            })?;
-            let change = match before {
-                Some(status) if status != task.status => Change::to_status(task.status),
-                _ => Change::Edited,
-            };
-            let told = board::after_change(s, &task, change, &by);
-            Ok((task, told))
-        })
-        .await
+            })
+            .await?;
+        let change = match before {
+            Some(status) if status != task.status => Change::to_status(task.status),
+            _ => Change::Edited,
+        };
+        let told = board::after_change(s, &task, change, &by).await;
+        Ok((task, told))
+    }
+    .await
 }
 
 /// Input of `complete_task`.
@@ -219,7 +222,7 @@ impl Tool for CompleteTask {
         }
         // The hooks judge the task as it stands; an unknown id is the change's own error below.
         let id = input.id;
-        if let Ok(task) = self.0.offload(move |s| s.store.get_task(id)).await {
+        if let Ok(task) = self.0.store.get_task(id).await {
             let id = task.id.to_string();
             let info = TaskInfo {
                 change: TaskChange::Completed,

@@ -94,15 +94,14 @@ impl Tool for CreateTask {
             return ToolOutput::error(format!("a TaskCreated hook refused it: {feedback}"));
         }
         let by = ctx.agent.clone();
-        let created = self
-            .0
-            .offload(move |s| {
-                let task = s.store.create_task(&new)?;
-                board::after_change(s, &task, Change::Created, &by);
-                let board = s.store.list_tasks(&TaskFilter::default())?;
-                Ok::<_, StoreError>((task, board::blocker_status(&board.tasks)))
-            })
-            .await;
+        let created = async {
+            let s: &TeamShared = &self.0;
+            let task = s.store.create_task(&new).await?;
+            board::after_change(s, &task, Change::Created, &by).await;
+            let board = s.store.list_tasks(&TaskFilter::default()).await?;
+            Ok::<_, StoreError>((task, board::blocker_status(&board.tasks)))
+        }
+        .await;
         match created {
             Ok((t, status)) => ToolOutput::ok(format!(
                 "Created task {}: {} — {}.",
@@ -156,10 +155,7 @@ impl Tool for ListTasks {
             status,
             owner: input.owner,
         };
-        let listed = self
-            .0
-            .offload(move |s| s.store.list_tasks(&TaskFilter::default()))
-            .await;
+        let listed = self.0.store.list_tasks(&TaskFilter::default()).await;
         let board = match listed {
             Ok(b) => b,
             Err(e) => return ToolOutput::error(e.to_string()),
@@ -213,14 +209,13 @@ impl Tool for GetTask {
             Ok(i) => i,
             Err(e) => return e,
         };
-        let got = self
-            .0
-            .offload(move |s| {
-                let task = s.store.get_task(input.id)?;
-                let board = s.store.list_tasks(&TaskFilter::default())?;
-                Ok::<_, StoreError>((task, board::blocker_status(&board.tasks)))
-            })
-            .await;
+        let got = async {
+            let s: &TeamShared = &self.0;
+            let task = s.store.get_task(input.id).await?;
+            let board = s.store.list_tasks(&TaskFilter::default()).await?;
+            Ok::<_, StoreError>((task, board::blocker_status(&board.tasks)))
+        }
+        .await;
         match got {
             Ok((t, status)) => ToolOutput::ok(task_detail(&t, &status, now_ms()).trim_end()),
             Err(e) => ToolOutput::error(e.to_string()),
@@ -251,10 +246,7 @@ impl Tool for ClaimTask {
             Err(e) => return e,
         };
         let by = ctx.agent.clone();
-        let claimed = self
-            .0
-            .offload(move |s| s.store.claim_task(input.id, &by, now_ms()))
-            .await;
+        let claimed = self.0.store.claim_task(input.id, &by, now_ms()).await;
         match claimed {
             Ok(t) => ToolOutput::ok(format!(
                 "You own task {} now: {}.{} When it is done, call complete_task{{id: {}, result}}.",

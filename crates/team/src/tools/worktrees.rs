@@ -9,26 +9,31 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, PoisonError};
 use troupe_protocol::TaskId;
 use troupe_tools::{parse_input, schema_of, DynTool, Effect, Tool, ToolContext, ToolOutput};
 
-/// Runs `f` with the team's worktree manager, on the blocking pool.
-async fn with_manager<R, F>(shared: &Arc<TeamShared>, f: F) -> R
-where
-    R: Send + 'static,
-    F: FnOnce(&Worktrees<'_>) -> R + Send + 'static,
-{
-    shared
-        .offload(move |s| {
-            let config = &s.config;
-            f(&Worktrees::new(
-                &config.workspace,
-                &config.troupe_dir,
-                s.store.as_ref(),
-            ))
-        })
-        .await
+/// What [`with_manager`] runs: the manager's work, its store calls awaited.
+type ManagerWork<R> = Box<
+    dyn for<'a> FnOnce(&'a Worktrees<'a>) -> Pin<Box<dyn Future<Output = R> + Send + 'a>> + Send,
+>;
+
+/// Runs `work` with the team's worktree manager on the blocking pool: the manager runs git
+/// and holds the worktree index's file lock there, and awaits its store calls on that thread.
+async fn with_manager<R: Send + 'static>(shared: &Arc<TeamShared>, work: ManagerWork<R>) -> R {
+    let (shared, handle) = (shared.clone(), tokio::runtime::Handle::current());
+    let done = tokio::task::spawn_blocking(move || {
+        let config = &shared.config;
+        let manager = Worktrees::new(&config.workspace, &config.troupe_dir, shared.store.as_ref());
+        handle.block_on(work(&manager))
+    })
+    .await;
+    match done {
+        Ok(r) => r,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
 }
 
 fn refusal(e: &WorktreeError) -> ToolOutput {
@@ -80,15 +85,21 @@ session moves into it: bash and the file tools work there until exit_worktree. M
         };
         let by = ctx.agent.clone();
         let enter = input.enter.unwrap_or(input.task_id.is_none());
-        let result = with_manager(&self.shared, move |m| {
-            m.create(&NewWorktree {
-                name: &input.name,
-                task: input.task_id,
-                base: input.base.as_deref(),
-                member: None,
-                by: &by,
-            })
-        })
+        let result = with_manager(
+            &self.shared,
+            Box::new(move |m| {
+                Box::pin(async move {
+                    m.create(&NewWorktree {
+                        name: &input.name,
+                        task: input.task_id,
+                        base: input.base.as_deref(),
+                        member: None,
+                        by: &by,
+                    })
+                    .await
+                })
+            }),
+        )
         .await;
         match result {
             Ok(r) => {
@@ -194,10 +205,17 @@ uncommitted changes or unmerged commits unless discard_changes: true. Outside su
             true => Removal::Discard,
             false => Removal::KeepWork,
         };
-        let done = with_manager(&self.shared, move |m| match remove {
-            true => m.remove(&n, removal, &by).map(|r| r.record),
-            false => m.keep(&n, &by),
-        })
+        let done = with_manager(
+            &self.shared,
+            Box::new(move |m| {
+                Box::pin(async move {
+                    match remove {
+                        true => m.remove(&n, removal, &by).await.map(|r| r.record),
+                        false => m.keep(&n, &by).await,
+                    }
+                })
+            }),
+        )
         .await;
         let root = self.shared.config.workspace.display().to_string();
         match done {
@@ -264,7 +282,11 @@ impl Tool for RemoveWorktree {
             false => Removal::KeepWork,
         };
         let name = input.name.clone();
-        let removed = with_manager(&self.shared, move |m| m.remove(&name, removal, &by)).await;
+        let removed = with_manager(
+            &self.shared,
+            Box::new(move |m| Box::pin(async move { m.remove(&name, removal, &by).await })),
+        )
+        .await;
         if removed.is_ok() {
             // Whoever had entered it is back in the main tree.
             let mut entered = self
@@ -324,7 +346,12 @@ impl Tool for KeepWorktree {
             Err(e) => return e,
         };
         let by = ctx.agent.clone();
-        match with_manager(&self.shared, move |m| m.keep(&input.name, &by)).await {
+        match with_manager(
+            &self.shared,
+            Box::new(move |m| Box::pin(async move { m.keep(&input.name, &by).await })),
+        )
+        .await
+        {
             Ok(r) => ToolOutput::ok(format!(
                 "Kept worktree '{}' at {} (branch {}, {}).",
                 r.name,
@@ -361,7 +388,12 @@ impl Tool for ListWorktrees {
         Effect::ReadOnly
     }
     async fn call(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
-        match with_manager(&self.shared, |m| m.list()).await {
+        match with_manager(
+            &self.shared,
+            Box::new(|m| Box::pin(async move { m.list() })),
+        )
+        .await
+        {
             Ok(list) if list.is_empty() => {
                 ToolOutput::ok("No worktrees. Create one with create_worktree{name, task_id?}.")
             }

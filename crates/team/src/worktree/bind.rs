@@ -85,11 +85,7 @@ impl WorkspaceSource for WorktreeSource {
                 Some(o) => o,
                 None => {
                     let name = own.clone();
-                    let opened = self
-                        .shared
-                        .offload(move |s| open(s, &name))
-                        .await
-                        .map_err(unusable)?;
+                    let opened = open(&self.shared, &name).map_err(unusable)?;
                     self.remember(&opened);
                     opened
                 }
@@ -104,8 +100,7 @@ impl WorkspaceSource for WorktreeSource {
             let opened = match self.cached(&name) {
                 Some(o) => Some(o),
                 None => {
-                    let n = name.clone();
-                    let opened = self.shared.offload(move |s| open(s, &n)).await;
+                    let opened = open(&self.shared, &name);
                     opened.inspect(|o| self.remember(o)).ok()
                 }
             };
@@ -122,9 +117,7 @@ impl WorkspaceSource for WorktreeSource {
             }
         }
         let agent = self.agent.clone();
-        let task = self
-            .shared
-            .offload(move |s| bound_task(s, &agent))
+        let task = bound_task(&self.shared, &agent)
             .await
             .map_err(|e| BindingError::Store(Box::new(e)))?;
         let Some((task, name)) = task else {
@@ -134,11 +127,7 @@ impl WorkspaceSource for WorktreeSource {
             Some(o) => o,
             None => {
                 let n = name.clone();
-                let opened = self
-                    .shared
-                    .offload(move |s| open(s, &n))
-                    .await
-                    .map_err(unusable)?;
+                let opened = open(&self.shared, &n).map_err(unusable)?;
                 self.remember(&opened);
                 opened
             }
@@ -156,12 +145,15 @@ fn unusable(e: WorktreeError) -> BindingError {
 }
 
 /// The lowest-id in-progress task `agent` owns that has a worktree, with the worktree's name.
-fn bound_task(shared: &TeamShared, agent: &str) -> Result<Option<(Task, String)>, StoreError> {
+async fn bound_task(
+    shared: &TeamShared,
+    agent: &str,
+) -> Result<Option<(Task, String)>, StoreError> {
     let filter = TaskFilter {
         status: Some(TaskStatus::InProgress),
         owner: Some(agent.to_string()),
     };
-    let list = shared.store.list_tasks(&filter)?;
+    let list = shared.store.list_tasks(&filter).await?;
     Ok(list.tasks.into_iter().find_map(|t| {
         let name = t.worktree.clone()?;
         Some((t, name))

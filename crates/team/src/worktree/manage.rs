@@ -18,6 +18,9 @@ use troupe_agent::transcript::now_ms;
 use troupe_protocol::{Event, EventKind, TaskId};
 use troupe_store::TeamStore;
 
+/// What a manager operation comes to.
+type Outcome<T> = Result<T, WorktreeError>;
+
 /// How many files or commits an error or event lists before "and N more".
 pub(super) const SHOWN: usize = 8;
 
@@ -135,7 +138,7 @@ impl<'a> Worktrees<'a> {
 
     /// Creates `.troupe/worktrees/<name>` on a new branch `wt/<name>` from the base (`git
     /// worktree add -b`), binds it to the task, records it in the index and the event log.
-    pub fn create(&self, new: &NewWorktree<'_>) -> Result<WorktreeRecord, WorktreeError> {
+    pub async fn create(&self, new: &NewWorktree<'_>) -> Result<WorktreeRecord, WorktreeError> {
         validate_name(new.name, self.workspace)?;
         self.repo()?;
         let mut locked = Locked::open(self.troupe_dir)?;
@@ -151,7 +154,7 @@ impl<'a> Worktrees<'a> {
             return Err(WorktreeError::PathTaken { path });
         }
         if let Some(id) = new.task {
-            self.check_bindable(id, new.name, &locked)?;
+            self.check_bindable(id, new.name, &locked).await?;
         }
         let (base, base_commit) = self.resolve_base(new.base)?;
         // `.troupe` exists by now (the index lock is in it): keep it out of `git status`.
@@ -184,7 +187,7 @@ impl<'a> Worktrees<'a> {
             updated_at: now,
         };
         let saved = match new.task {
-            Some(id) => self.bind(id, new.name, now),
+            Some(id) => self.bind(id, new.name, now).await,
             None => Ok(()),
         }
         .and_then(|()| {
@@ -212,12 +215,12 @@ impl<'a> Worktrees<'a> {
             ),
             json!({"worktree": record.name, "branch": record.branch, "base": record.base,
                    "base_commit": record.base_commit, "task": record.task, "member": record.member}),
-        );
+        ).await;
         Ok(record)
     }
 
     /// The teammate's own worktree (named after it): the one it already has, or a new one.
-    pub fn ensure_member(&self, member: &str, by: &str) -> Result<WorktreeRecord, WorktreeError> {
+    pub async fn ensure_member(&self, member: &str, by: &str) -> Outcome<WorktreeRecord> {
         let index = index::read(self.troupe_dir)?;
         if let Some(existing) = index.present(member) {
             if existing.member.as_deref() == Some(member) && existing.path.is_dir() {
@@ -236,17 +239,18 @@ impl<'a> Worktrees<'a> {
             member: Some(member),
             by,
         })
+        .await
     }
 
     /// Removes the worktree and its branch — only when nothing would be lost, unless `removal`
     /// is [`Removal::Discard`]. Unbinds its task and records the removal.
-    pub fn remove(&self, name: &str, removal: Removal, by: &str) -> Result<Removed, WorktreeError> {
+    pub async fn remove(&self, name: &str, removal: Removal, by: &str) -> Outcome<Removed> {
         let repo = self.repo()?;
         let mut locked = Locked::open(self.troupe_dir)?;
         let Some(record) = locked.index.present(name).cloned() else {
             return Err(self.unknown(name, &locked));
         };
-        self.check_not_in_use(&record)?;
+        self.check_not_in_use(&record).await?;
         let state = self.state(&repo, &record)?;
         if removal == Removal::KeepWork {
             refuse_losing_work(&repo, &record, &state)?;
@@ -275,7 +279,7 @@ impl<'a> Worktrees<'a> {
             }
         }
         if let Some(id) = record.task {
-            self.unbind(id, name, now);
+            self.unbind(id, name, now).await;
         }
         let mut removed = record.clone();
         if let Some(latest) = locked.index.latest_mut(name) {
@@ -304,7 +308,8 @@ impl<'a> Worktrees<'a> {
             what,
             json!({"worktree": name, "branch": record.branch, "task": record.task,
                    "discarded_files": state.uncommitted, "discarded_commits": state.unmerged}),
-        );
+        )
+        .await;
         if let Some(e) = moved {
             return Err(e);
         }
@@ -319,7 +324,7 @@ impl<'a> Worktrees<'a> {
     }
 
     /// Marks the worktree kept: it stays in place, with its branch, after its work is done.
-    pub fn keep(&self, name: &str, by: &str) -> Result<WorktreeRecord, WorktreeError> {
+    pub async fn keep(&self, name: &str, by: &str) -> Result<WorktreeRecord, WorktreeError> {
         self.repo()?;
         let mut locked = Locked::open(self.troupe_dir)?;
         if locked.index.present(name).is_none() {
@@ -343,7 +348,8 @@ impl<'a> Worktrees<'a> {
             by,
             format!("worktree {name} kept, on {}", kept.branch),
             json!({"worktree": name, "branch": kept.branch, "task": kept.task}),
-        );
+        )
+        .await;
         Ok(kept)
     }
 
@@ -470,8 +476,8 @@ impl<'a> Worktrees<'a> {
         Ok((branch, commit))
     }
 
-    fn check_bindable(&self, id: TaskId, name: &str, locked: &Locked) -> Result<(), WorktreeError> {
-        let task = self.store.get_task(id)?;
+    async fn check_bindable(&self, id: TaskId, name: &str, locked: &Locked) -> Outcome<()> {
+        let task = self.store.get_task(id).await?;
         if task.status.is_terminal() {
             return Err(WorktreeError::TaskUnbindable {
                 id,
@@ -491,9 +497,10 @@ impl<'a> Worktrees<'a> {
         }
     }
 
-    fn bind(&self, id: TaskId, name: &str, now: u64) -> Result<(), WorktreeError> {
+    async fn bind(&self, id: TaskId, name: &str, now: u64) -> Result<(), WorktreeError> {
         self.store
             .update_task(id, &mut |t, _| t.set_worktree(Some(name.to_string()), now))
+            .await
             .map(|_| ())
             .map_err(|e| match e {
                 troupe_store::StoreError::Task(te) => WorktreeError::task(id, &te),
@@ -501,23 +508,26 @@ impl<'a> Worktrees<'a> {
             })
     }
 
-    fn unbind(&self, id: TaskId, name: &str, now: u64) {
-        let result = self.store.update_task(id, &mut |t, _| {
-            if t.worktree.as_deref() == Some(name) && !t.status.is_terminal() {
-                t.set_worktree(None, now)
-            } else {
-                Ok(())
-            }
-        });
+    async fn unbind(&self, id: TaskId, name: &str, now: u64) {
+        let result = self
+            .store
+            .update_task(id, &mut |t, _| {
+                if t.worktree.as_deref() == Some(name) && !t.status.is_terminal() {
+                    t.set_worktree(None, now)
+                } else {
+                    Ok(())
+                }
+            })
+            .await;
         if let Err(e) = result {
             tracing::warn!(error = %e, task = id, "could not unbind the removed worktree from its task");
         }
     }
 
     /// Refuses removing a live teammate's own worktree, or one whose task is being worked on.
-    fn check_not_in_use(&self, record: &WorktreeRecord) -> Result<(), WorktreeError> {
+    async fn check_not_in_use(&self, record: &WorktreeRecord) -> Result<(), WorktreeError> {
         if let Some(member) = &record.member {
-            let roster = self.store.roster()?;
+            let roster = self.store.roster().await?;
             if let Some(m) = roster.get(member).filter(|m| !m.status.is_ended()) {
                 return Err(WorktreeError::InUse {
                     name: record.name.clone(),
@@ -527,7 +537,7 @@ impl<'a> Worktrees<'a> {
             }
         }
         if let Some(id) = record.task {
-            if let Ok(task) = self.store.get_task(id) {
+            if let Ok(task) = self.store.get_task(id).await {
                 let working = task.status == troupe_protocol::TaskStatus::InProgress
                     && task.worktree.as_deref() == Some(&record.name);
                 if let (true, Some(owner)) = (working, task.owner) {
@@ -535,6 +545,7 @@ impl<'a> Worktrees<'a> {
                     let status = self
                         .store
                         .roster()
+                        .await
                         .ok()
                         .and_then(|r| r.get(&owner).map(|m| m.status.as_str().to_string()))
                         .unwrap_or_else(|| "not on the roster".to_string());
@@ -571,9 +582,9 @@ impl<'a> Worktrees<'a> {
         }
     }
 
-    fn record(&self, kind: EventKind, by: &str, detail: String, data: serde_json::Value) {
+    async fn record(&self, kind: EventKind, by: &str, detail: String, data: serde_json::Value) {
         let event = Event::new(kind, Some(by), detail, now_ms()).with_data(data);
-        if let Err(e) = self.store.record(&event) {
+        if let Err(e) = self.store.record(&event).await {
             tracing::warn!(error = %e, "could not record a worktree event");
         }
     }
