@@ -234,15 +234,19 @@ fn shift_tab_cycles_the_permission_mode() {
 }
 
 /// The screen from the last row starting with `from` on, without the status line (its
-/// spinner frame and clock change from run to run) and trailing blanks: what a snapshot holds.
+/// spinner frame and clock change from run to run), the footer and trailing blanks: what a
+/// snapshot holds.
 fn screen_from(screen: &str, from: &str) -> String {
     let lines: Vec<&str> = screen.lines().collect();
     let start = lines.iter().rposition(|l| l.starts_with(from)).unwrap_or(0);
     let spinner = |l: &str| l.starts_with(|c| ('\u{2800}'..='\u{28ff}').contains(&c));
+    // The footer (mode and team) is redrawn with the prompt: whether it is there yet when the
+    // screen is read is timing, not behaviour (`shift_tab_cycles_the_permission_mode` checks it).
+    let footer = |l: &str| l.starts_with("⏵ ") || l.starts_with("⏵⏵ ") || l.starts_with("⏸ ");
     let kept: Vec<&str> = lines[start..]
         .iter()
         .map(|l| l.trim_end())
-        .filter(|l| !spinner(l))
+        .filter(|l| !spinner(l) && !footer(l))
         .collect();
     kept.join("\n").trim_end().to_string()
 }
