@@ -266,8 +266,9 @@ impl<'a> Driver<'a> {
         let stop = self.agent.stop_flag();
         let result = {
             let mut observe = |event: AgentEvent<'_>| sink(Event::Agent(event));
-            let turn = self.agent.run_turn(input, &mut observe);
-            tokio::pin!(turn);
+            // Boxed: a session waiting between turns (a thousand idle teammates) then holds
+            // no room for a turn's state.
+            let mut turn = Box::pin(self.agent.run_turn(input, &mut observe));
             loop {
                 tokio::select! {
                     r = &mut turn => break r.map_err(Failure::Agent),

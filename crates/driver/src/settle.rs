@@ -9,14 +9,17 @@ use std::time::{Duration, Instant};
 use troupe_agent::TurnEnd;
 
 impl Driver<'_> {
-    /// What waits for the agent now: a finished background command's notification first,
-    /// then the wakes; running background commands count as busy.
+    /// What waits for the agent now: what the wakes say first (a stop among it), then a
+    /// finished background command's notification; running background commands count as busy.
     pub(crate) async fn readiness(&mut self) -> Result<Readiness, String> {
         let jobs = self.agent.background().cloned();
+        let mut state = self.wakes.check().await?;
+        if matches!(state, Readiness::Ready(_)) {
+            return Ok(state);
+        }
         if jobs.as_ref().is_some_and(|j| j.has_pending()) {
             return Ok(Readiness::Ready(Wake::Turn(Cause::Background)));
         }
-        let mut state = self.wakes.check().await?;
         let running: Vec<String> = jobs
             .iter()
             .flat_map(|j| j.running())

@@ -12,6 +12,7 @@ pub mod inbox;
 pub mod launch;
 pub mod liveness;
 pub mod member;
+mod member_front;
 pub mod notice;
 mod process;
 pub mod profile;

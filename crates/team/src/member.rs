@@ -3,16 +3,17 @@
 
 use crate::error::MemberError;
 use crate::extension::TeammateExtension;
+use crate::member_front::{MemberFront, MemberWakes, SharedOutcome};
 use crate::notice::Notice;
 use crate::prompt::teammate_identity;
 use crate::protocols::permission::EscalatingApprover;
 use crate::shared::TeamShared;
 use crate::spec::{MemberSpec, LEAD};
 use crate::wake::{SharedWake, WakeListener};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-use troupe_agent::{Agent, AgentEvent, AgentKind, Place, Role, SessionEndReason, TurnEnd};
+use troupe_agent::{Agent, AgentEvent, AgentKind, Place, Role, SessionEndReason};
+use troupe_driver::{Driver, Event, Flow, Policy};
 use troupe_protocol::{AgentStatus, BackgroundCommand, BackgroundState, EventKind, MailKind};
 use troupe_tools::background::Jobs;
 
@@ -21,7 +22,7 @@ const MAX_ROUNDS_PER_PHASE: u32 = 200;
 
 /// Work phases in a row a TeammateIdle hook may add (exit 2) before the teammate goes idle
 /// anyway, so a hook that always refuses cannot keep it busy forever.
-const MAX_IDLE_REFUSALS: u32 = 5;
+pub(crate) const MAX_IDLE_REFUSALS: u32 = 5;
 
 /// Runs a member under a supervisor that turns a failure or a panic into `failed` and tells
 /// the lead; the runtime spawns this into its task set. The member ends at a round boundary
@@ -186,17 +187,6 @@ fn own_worktree(
     Ok(Some((record, dir)))
 }
 
-/// Where a member is in its life; the loop in [`run`] moves it from phase to phase.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Phase {
-    /// Running a turn, with the mail or prompt it starts from.
-    Working(Option<String>),
-    /// Between turns, waiting for mail.
-    Idle,
-    /// Done: the loop returns.
-    Ended(Ending),
-}
-
 /// How a member's loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
@@ -209,8 +199,7 @@ pub enum Ending {
     Stopped,
 }
 
-/// The member's loop: [`Phase`] by phase until it ends. Returns `Err` with a reason when it
-/// fails. Every store access runs off the async workers (`TeamShared::offload`).
+/// The member's session until it ends. Returns `Err` with a reason when it fails.
 pub async fn run(
     shared: Arc<TeamShared>,
     spec: MemberSpec,
@@ -246,7 +235,8 @@ async fn phases(
     result
 }
 
-/// The member's phases with its agent built; see [`phases`].
+/// The member's session with its agent built, on the session driver: the first work phase,
+/// then idle until mail, a task it claims or a stop wakes it; see [`phases`].
 async fn phases_of(
     shared: &Arc<TeamShared>,
     spec: &MemberSpec,
@@ -255,206 +245,74 @@ async fn phases_of(
     agent: &mut Agent,
     jobs: Option<&Jobs>,
 ) -> Result<(), MemberError> {
-    let stop_flag = agent.stop_flag();
-    let (name, epoch) = (spec.name.clone(), spec.epoch);
-    let mut phase = Phase::Working(spec.prompt.clone());
-    let mut idle_refusals = 0;
-    loop {
-        phase = match phase {
-            Phase::Ended(ending) => {
-                // Its background commands end with it.
-                if let Some(jobs) = jobs {
-                    jobs.kill_all().await;
-                }
-                Box::pin(agent.end_session(SessionEndReason::Other)).await;
-                let status = match ending {
-                    Ending::ProcessExit => AgentStatus::Idle,
-                    Ending::Shutdown => AgentStatus::Shutdown,
-                    Ending::Stopped => AgentStatus::Stopped,
-                };
-                let n = name.clone();
-                async {
-                    let s: &TeamShared = shared;
-                    s.set_background(&n, Vec::new()).await;
-                    s.set_status(&n, epoch, status, "").await
-                }
-                .await;
-                return Ok(());
-            }
-            Phase::Working(input) => {
-                let n = name.clone();
-                shared.set_status(&n, epoch, AgentStatus::Working, "").await;
-                let sh = shared.clone();
-                let n = name.clone();
-                let mut observe = move |event: AgentEvent<'_>| {
-                    if let AgentEvent::ToolStarted {
-                        name: tool, input, ..
-                    } = event
-                    {
-                        let summary = crate::tools::summarize(tool, input);
-                        sh.set_doing(&n, Some(format!("{tool}: {summary}")));
-                        sh.record_tool_call(&n, tool, &summary);
-                        sh.notice(Notice::Tool {
-                            agent: n.clone(),
-                            tool: tool.to_string(),
-                            summary,
-                        });
-                    }
-                };
-                if cancel.is_cancelled() {
-                    stop_flag.store(true, Ordering::SeqCst);
-                }
-                let outcome = {
-                    // Boxed, as the other phases' calls below: the member's task then holds
-                    // only the phase it is in, not room for the largest (a turn's state is
-                    // kilobytes, and a thousand idle teammates held it all).
-                    let mut turn = Box::pin(agent.run_turn(input, &mut observe));
-                    tokio::select! {
-                        outcome = &mut turn => outcome,
-                        () = cancel.cancelled() => {
-                            // End at the round boundary: the calls in flight finish first.
-                            stop_flag.store(true, Ordering::SeqCst);
-                            turn.await
-                        }
-                    }
-                }?;
-                let usage = agent.usage();
-                let by_model = agent.usage_by_model().clone();
-                let background = jobs.map(roster_background).unwrap_or_default();
-                let report = (outcome.end != TurnEnd::Nothing).then(|| {
-                    if outcome.text.trim().is_empty() {
-                        format!("({name} finished a work phase without a final message)")
-                    } else {
-                        outcome.text.clone()
-                    }
-                });
-                let n = name.clone();
-                async {
-                    let s: &TeamShared = shared;
-                    let r: Result<(), MemberError> = async {
-                        s.set_usage(&n, usage, &by_model).await;
-                        // Before it goes idle: the settle rule must see what still runs.
-                        s.set_background(&n, background).await;
-                        if let Some(report) = report {
-                            s.set_report(&n, &report).await;
-                            s.send(troupe_protocol::Envelope::new(
-                                MailKind::TaskResult,
-                                &n,
-                                LEAD,
-                                report,
-                                troupe_agent::transcript::now_ms(),
-                            ))
-                            .await?;
-                        }
-                        Ok(())
-                    }
-                    .await;
-                    r
-                }
-                .await?;
-                if cancel.is_cancelled() {
-                    Phase::Ended(Ending::ProcessExit)
-                } else if outcome.end == TurnEnd::Stopped {
-                    Phase::Ended(Ending::Shutdown)
-                } else if let Some(feedback) =
-                    Box::pin(idle_hooks(agent, shared, &mut idle_refusals)).await
-                {
-                    Phase::Working(Some(feedback))
-                } else {
-                    let n = name.clone();
-                    shared.set_status(&n, epoch, AgentStatus::Idle, "").await;
-                    Phase::Idle
-                }
-            }
-            Phase::Idle => idle(shared, spec, cancel, wake, &stop_flag, jobs).await?,
-        };
+    let outcome = SharedOutcome::default();
+    let wakes = MemberWakes {
+        shared,
+        spec,
+        cancel,
+        wake,
+        stop_flag: agent.stop_flag(),
+        outcome: outcome.clone(),
+    };
+    let mut front = MemberFront {
+        shared,
+        spec,
+        cancel,
+        outcome: outcome.clone(),
+        idle_refusals: 0,
+    };
+    let first = match spec.prompt.clone() {
+        Some(prompt) => Flow::Prompt(prompt),
+        None => Flow::Retry,
+    };
+    let policy = Policy {
+        settle: None,
+        who: spec.name.clone(),
+    };
+    let (sh, name) = (shared.clone(), spec.name.clone());
+    let mut sink = move |event: Event<'_>| match event {
+        Event::Agent(AgentEvent::ToolStarted {
+            name: tool, input, ..
+        }) => {
+            let summary = crate::tools::summarize(tool, input);
+            sh.set_doing(&name, Some(format!("{tool}: {summary}")));
+            sh.record_tool_call(&name, tool, &summary);
+            sh.notice(Notice::Tool {
+                agent: name.clone(),
+                tool: tool.to_string(),
+                summary,
+            });
+        }
+        Event::Error(why) => tracing::warn!(member = %name, error = why, "between turns"),
+        _ => {}
+    };
+    Box::pin(Driver::new(agent, Box::new(wakes), policy).run(first, &mut front, &mut sink)).await;
+    let (ending, error) = {
+        let mut o = outcome
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (o.ending.take(), o.error.take())
+    };
+    if let Some(error) = error {
+        return Err(error);
     }
-}
-
-/// Asks the TeammateIdle hooks whether the member may go idle: `Some(feedback)` is its next
-/// prompt instead, at most [`MAX_IDLE_REFUSALS`] times in a row.
-async fn idle_hooks(agent: &Agent, shared: &TeamShared, refusals: &mut u32) -> Option<String> {
-    let feedback = agent.teammate_idle(&shared.config.team).await;
-    match feedback {
-        Some(_) if *refusals < MAX_IDLE_REFUSALS => {
-            *refusals += 1;
-            feedback
-        }
-        Some(_) => {
-            tracing::warn!(teammate = %agent.config().name, "a TeammateIdle hook kept refusing; the teammate goes idle anyway");
-            *refusals = 0;
-            None
-        }
-        None => {
-            *refusals = 0;
-            None
-        }
+    let ending = ending.unwrap_or(match cancel.is_cancelled() {
+        true => Ending::ProcessExit,
+        false => Ending::Stopped,
+    });
+    // Its background commands end with it.
+    if let Some(jobs) = jobs {
+        jobs.kill_all().await;
     }
-}
-
-/// Waits for mail (or, for an auto-claiming member, a ready task on the board) while idle; the
-/// next phase is work on it, or the end.
-async fn idle(
-    shared: &Arc<TeamShared>,
-    spec: &MemberSpec,
-    cancel: &CancellationToken,
-    wake: &SharedWake,
-    stop_flag: &std::sync::atomic::AtomicBool,
-    jobs: Option<&Jobs>,
-) -> Result<Phase, MemberError> {
-    let (name, epoch) = (spec.name.as_str(), spec.epoch);
-    let mut wake = wake.lock().await;
-    loop {
-        if cancel.is_cancelled() {
-            // Process exit while idle: nothing to record, the member stays resumable.
-            return Ok(Phase::Ended(Ending::ProcessExit));
-        }
-        // Force-stopped (possibly from another terminal) or replaced while idle.
-        let n = name.to_string();
-        let (ended, unread) = async {
-            let s: &TeamShared = shared;
-            let ended = crate::protocols::incarnation_ended(&*s.store, &n, epoch).await;
-            (ended, s.store.peek(&n).await.map(|b| !b.is_empty()))
-        }
-        .await;
-        if stop_flag.load(Ordering::SeqCst) || ended {
-            return Ok(Phase::Ended(Ending::Stopped));
-        }
-        if unread? {
-            return Ok(Phase::Working(None));
-        }
-        // A background command finished: its notification wakes the member like mail.
-        if jobs.is_some_and(Jobs::has_pending) {
-            return Ok(Phase::Working(None));
-        }
-        // No mail: take a ready task, claimed atomically for it (s17). A board change wakes
-        // this wait the way mail does.
-        if spec.auto_claim {
-            let n = name.to_string();
-            match crate::board::claim_for_idle(&*shared.store, &n, epoch).await {
-                Ok(Some(task)) => {
-                    return Ok(Phase::Working(Some(crate::board::work_prompt(&task))))
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::warn!(member = name, error = %e, "could not look for ready tasks")
-                }
-            }
-        }
-        tokio::select! {
-            () = wake.wait() => {}
-            () = cancel.cancelled() => {}
-            () = pending_notification(jobs) => {}
-        }
-    }
-}
-
-/// Waits until a background command's notification is waiting (never, without jobs).
-async fn pending_notification(jobs: Option<&Jobs>) {
-    match jobs {
-        Some(jobs) => jobs.wait_pending().await,
-        None => std::future::pending().await,
-    }
+    Box::pin(agent.end_session(SessionEndReason::Other)).await;
+    let status = match ending {
+        Ending::ProcessExit => AgentStatus::Idle,
+        Ending::Shutdown => AgentStatus::Shutdown,
+        Ending::Stopped => AgentStatus::Stopped,
+    };
+    shared.set_background(&spec.name, Vec::new()).await;
+    shared.set_status(&spec.name, spec.epoch, status, "").await;
+    Ok(())
 }
 
 /// A member's outstanding background commands as the roster records them.
