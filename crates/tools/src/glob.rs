@@ -10,7 +10,9 @@ use rustix::fs::FileType;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -86,29 +88,35 @@ impl Tool for GlobTool {
         let workspace = Arc::clone(&ctx.workspace);
         let concealed = ctx.concealed.clone();
         let found = tokio::task::spawn_blocking(move || {
-            let builder = walker(&walk_base, &workspace, concealed);
+            // The pattern is matched where the walker reads each directory, before a file is
+            // handed to a thread as work (as ripgrep's `-g` does): the files it does not match,
+            // most of a tree, cost no more than their directory entry.
+            let base_bytes = walk_base.as_os_str().as_bytes().to_vec();
+            let keep = move |path: &Path| {
+                relative(path.as_os_str().as_bytes(), &base_bytes)
+                    .is_some_and(|rel| matcher.is_match(Path::new(OsStr::from_bytes(rel))))
+            };
+            let builder = walker_keeping(&walk_base, &workspace, concealed, Some(Box::new(keep)));
             let (mut found, _) = crate::parallel_walk::files(builder, || {
-                // Each directory is opened beneath the root handle once (the walker hands a thread a directory's files together), and its
-                // files are looked at in that handle without following a link: a name the walker
-                // listed through a directory swapped for a symlink meanwhile is dropped.
+                // Each directory is opened beneath the root handle once (the walker hands a
+                // thread a directory's files together), and its files are looked at in that
+                // handle without following a link: a name the walker listed through a directory
+                // swapped for a symlink meanwhile is dropped.
                 let mut dirs = crate::parallel_walk::DirHandle::default();
-                let (walk_base, matcher, workspace) = (&walk_base, &matcher, &workspace);
+                let workspace = &workspace;
                 move |entry: ignore::DirEntry| {
-                    let matches = entry
-                        .path()
-                        .strip_prefix(walk_base)
-                        .is_ok_and(|rel| matcher.is_match(rel));
-                    let (Some(dir), Some(name)) = (entry.path().parent(), entry.path().file_name())
+                    // The directory and the name on the path's bytes: `Path`'s own `parent` and
+                    // `file_name` parse its components.
+                    let path = entry.path().as_os_str().as_bytes();
+                    let Some(slash) = path.iter().rposition(|b| *b == b'/') else {
+                        return Visit::Skip;
+                    };
+                    let (dir, name) = (&path[..slash], &path[slash + 1..]);
+                    let Some(handle) = dirs.open(workspace, Path::new(OsStr::from_bytes(dir)))
                     else {
                         return Visit::Skip;
                     };
-                    if !matches {
-                        return Visit::Skip;
-                    }
-                    let Some(handle) = dirs.open(workspace, dir) else {
-                        return Visit::Skip;
-                    };
-                    match Workspace::entry_metadata(handle.as_fd(), name) {
+                    match Workspace::entry_metadata(handle.as_fd(), OsStr::from_bytes(name)) {
                         Ok(stat)
                             if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile =>
                         {
@@ -123,8 +131,7 @@ impl Tool for GlobTool {
                     }
                 }
             });
-            // Newest first; ties by path so the order is stable.
-            found.sort_by(|a: &(SystemTime, PathBuf), b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            newest_first(&mut found, MAX_RESULTS);
             found
         })
         .await;
@@ -153,6 +160,33 @@ impl Tool for GlobTool {
     }
 }
 
+/// `path` relative to `base` (both absolute, as bytes), if it lies beneath it.
+fn relative<'a>(path: &'a [u8], base: &[u8]) -> Option<&'a [u8]> {
+    let rest = path.strip_prefix(base)?;
+    match rest.first() {
+        None => Some(rest),
+        Some(b'/') => Some(&rest[1..]),
+        Some(_) if base.ends_with(b"/") => Some(rest),
+        Some(_) => None,
+    }
+}
+
+/// Puts the `shown` newest of `found` first, newest first, ties by path (byte order) so the
+/// order is stable; the rest stay behind them unsorted, as only their number is shown. Files
+/// written together often share a modification time (the kernel's clock ticks coarsely), so
+/// paths are compared often: as bytes, not component by component.
+fn newest_first(found: &mut [(SystemTime, PathBuf)], shown: usize) {
+    let order = |a: &(SystemTime, PathBuf), b: &(SystemTime, PathBuf)| {
+        b.0.cmp(&a.0)
+            .then_with(|| a.1.as_os_str().as_bytes().cmp(b.1.as_os_str().as_bytes()))
+    };
+    if found.len() > shown {
+        found.select_nth_unstable_by(shown, order);
+    }
+    let head = found.len().min(shown);
+    found[..head].sort_unstable_by(order);
+}
+
 /// Resolves an optional search directory; absent or empty means the workspace root.
 pub(crate) fn search_root(
     workspace: &Workspace,
@@ -173,6 +207,20 @@ pub(crate) fn search_root(
 /// is opened beneath the workspace root's handle before it is reported or read, and one that
 /// now leads outside is dropped. What `concealed` covers is neither listed nor entered.
 pub(crate) fn walker(base: &Path, workspace: &Workspace, concealed: Concealed) -> WalkBuilder {
+    walker_keeping(base, workspace, concealed, None)
+}
+
+/// Which files (anything not a directory) a walk yields, by path; directories are entered
+/// whatever it says.
+pub(crate) type KeepFile = Box<dyn Fn(&Path) -> bool + Send + Sync>;
+
+/// [`walker`], yielding only the files `keep` takes, if given.
+pub(crate) fn walker_keeping(
+    base: &Path,
+    workspace: &Workspace,
+    concealed: Concealed,
+    keep: Option<KeepFile>,
+) -> WalkBuilder {
     let mut builder = WalkBuilder::new(base);
     let root = workspace.root().to_path_buf();
     builder
@@ -180,12 +228,56 @@ pub(crate) fn walker(base: &Path, workspace: &Workspace, concealed: Concealed) -
         .require_git(false)
         .follow_links(false)
         .filter_entry(move |entry| {
-            let skipped = entry.depth() > 0
-                && entry.file_type().is_some_and(|t| t.is_dir())
-                && SKIPPED_DIRS
-                    .iter()
-                    .any(|dir| entry.file_name() == std::ffi::OsStr::new(dir));
+            let dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let skipped = match dir {
+                true => {
+                    entry.depth() > 0
+                        && SKIPPED_DIRS
+                            .iter()
+                            .any(|name| entry.file_name() == std::ffi::OsStr::new(name))
+                }
+                false => keep.as_ref().is_some_and(|keep| !keep(entry.path())),
+            };
             !skipped && !concealed.hides(entry.path(), &root)
         });
     builder
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_are_found_on_whole_components() {
+        assert_eq!(relative(b"/ws/src/a.rs", b"/ws"), Some(&b"src/a.rs"[..]));
+        assert_eq!(relative(b"/ws", b"/ws"), Some(&b""[..]));
+        assert_eq!(relative(b"/wsx/a.rs", b"/ws"), None);
+        assert_eq!(relative(b"/a.rs", b"/"), Some(&b"a.rs"[..]));
+        assert_eq!(relative(b"/other/a.rs", b"/ws"), None);
+    }
+
+    #[test]
+    fn the_newest_come_first_and_ties_go_by_path() {
+        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
+        let mut found: Vec<(SystemTime, PathBuf)> = [
+            (1, "/w/old"),
+            (5, "/w/b"),
+            (5, "/w/a"),
+            (9, "/w/new"),
+            (3, "/w/mid"),
+        ]
+        .into_iter()
+        .map(|(s, p)| (at(s), PathBuf::from(p)))
+        .collect();
+        newest_first(&mut found, 3);
+        let head: Vec<_> = found[..3]
+            .iter()
+            .map(|(_, p)| p.to_str().unwrap())
+            .collect();
+        assert_eq!(head, ["/w/new", "/w/a", "/w/b"]);
+        assert_eq!(found.len(), 5);
+        newest_first(&mut found, 10);
+        let all: Vec<_> = found.iter().map(|(_, p)| p.to_str().unwrap()).collect();
+        assert_eq!(all, ["/w/new", "/w/a", "/w/b", "/w/mid", "/w/old"]);
+    }
 }

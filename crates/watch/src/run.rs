@@ -63,7 +63,7 @@ pub async fn run<B, S, F>(
     options: Options,
 ) -> Result<(), WatchError>
 where
-    B: Backend,
+    B: Backend<Error = std::io::Error>,
     S: Stream<Item = std::io::Result<TermEvent>> + Unpin,
     F: Future<Output = Result<SharedStore, StoreError>>,
 {
@@ -106,7 +106,7 @@ async fn follow<B, S>(
     options: &Options,
 ) -> Result<(), WatchError>
 where
-    B: Backend,
+    B: Backend<Error = std::io::Error>,
     S: Stream<Item = std::io::Result<TermEvent>> + Unpin,
 {
     // Watching starts before the first read, so no change between the two is missed.
