@@ -114,8 +114,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub append_system_prompt: Option<String>,
 
-    /// The team this lead works with (default: a team of its own, named after its session, so
-    /// any number of sessions share a workspace; a named team has one lead at a time).
+    /// The team this lead works with (default: the workspace's team `default`, whose board
+    /// `troupe task` shares; while another lead runs on it, a team of its own named after the
+    /// session; a named team has one lead at a time).
     #[arg(long, env = "TROUPE_TEAM")]
     pub team: Option<String>,
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// `troupe task` and `troupe worktree` share.
 #[derive(Debug, Args)]
 pub struct TeamPlace {
-    /// Team name (default: the only running team, else the most recently active one; several
+    /// Team name (default: the only running team, else the workspace's team `default`; several
     /// running teams are listed and one must be named).
     #[arg(long, global = true, env = "TROUPE_TEAM")]
     pub team: Option<String>,

@@ -286,11 +286,12 @@ pub fn lead(
             _ => eprintln!("troupe: note: --include-hook-events applies to --output-format stream-json; hook runs are not shown"),
         }
     }
-    // Without --team, a team of its own: any number of sessions share the workspace.
+    // Without --team, the workspace's team (one board per project), or a team of its own
+    // while another lead runs there.
     let team_name = args
         .team
         .clone()
-        .unwrap_or_else(|| crate::team_pick::of_session(&session_id));
+        .unwrap_or_else(|| crate::team_pick::for_lead(&run.store, &troupe_dir, &session_id));
     let mode_name = args
         .teammate_mode
         .clone()

@@ -1,19 +1,19 @@
 //! A plain `-p` run that made no teammates, tasks, requests or mail leaves no team folder
-//! behind: its session's own team is removed once the run is over.
+//! behind: the team it made (the workspace's, or its session's own) is removed once the run is
+//! over.
 
 use std::path::PathBuf;
 use troupe_store::{RequestFilter, TaskFilter};
 use troupe_team::{Team, LEAD};
 
-/// The folder to remove once the lead has let go of its team, when the team is the session's
-/// own (not named with `--team`), lives in the file store, and holds nothing.
+/// The folder to remove once the lead has let go of its team, when the team was not named with
+/// `--team` (the workspace's or the session's own), lives in the file store, and holds nothing.
 pub async fn unused_folder(team: &Team, named: bool) -> Option<PathBuf> {
     let shared = team.shared();
     let (troupe_dir, name) = (&shared.config.troupe_dir, team.name());
-    if named
-        || !name.starts_with(crate::team_pick::SESSION_PREFIX)
-        || !troupe_store::file::has_roster(troupe_dir, name)
-    {
+    let own =
+        name.starts_with(crate::team_pick::SESSION_PREFIX) || name == crate::team_pick::DEFAULT;
+    if named || !own || !troupe_store::file::has_roster(troupe_dir, name) {
         return None;
     }
     let store = &shared.store;

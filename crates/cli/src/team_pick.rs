@@ -1,12 +1,13 @@
 //! Which team a lead works with and which team a command from another terminal acts on.
 //!
-//! A lead started without `--team` gets a team of its own, named after its session
-//! (`session-<the session id's last group>`), so any number of REPLs and `-p` runs share a
-//! workspace; `--team NAME` joins a named team, where a second lead is refused. Commands acting
-//! on "the" team (`troupe team …`, `task`, `worktree`) take `--team`, else the only running
-//! team (a live lead holds it), else — when none runs — the most recently active one, else
-//! (no team here at all) the team named `default`, which a person's `troupe task create` or
-//! `troupe teammate` starts; several running teams are a question back, listing them.
+//! One board per project: a lead started without `--team` works on the workspace's team,
+//! `default`, the one `troupe task …` from another terminal uses too. When another lead already
+//! runs on it, the new session gets a team of its own, named after its session
+//! (`session-<the session id's last group>`), and says so; `--team NAME` joins a named team,
+//! where a second lead is refused. Commands acting on "the" team (`troupe team …`, `task`,
+//! `worktree`) take `--team`, else the only running team (a live lead holds it), else `default`
+//! — never a guess among older sessions' teams; several running teams are a question back,
+//! listing them.
 
 use anyhow::{bail, Result};
 use std::path::Path;
@@ -92,21 +93,6 @@ fn last_change(dir: &Path) -> SystemTime {
     newest
 }
 
-/// How many other teams the note names; every `-p` run leaves a team, so the rest are counted.
-const NAMED_OTHERS: usize = 3;
-
-/// The other teams, newest first: the first few named, the rest counted.
-fn others<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
-    let count = names.len();
-    let mut shown: Vec<&str> = names.take(NAMED_OTHERS).collect();
-    let more = count.saturating_sub(shown.len());
-    let tail = format!("and {more} more; `ls .troupe/teams` lists them");
-    if more > 0 {
-        shown.push(&tail);
-    }
-    shown.join(", ")
-}
-
 /// The team a command from another terminal acts on: `flag` as given; else (file store) the
 /// only running team, or the most recently active one when none runs (saying so on stderr when
 /// there are others), or [`DEFAULT`] when the workspace has no team. Several running teams are
@@ -134,18 +120,28 @@ pub fn pick(flag: Option<&str>, choice: &StoreChoice, troupe_dir: &Path) -> Resu
                 .join(", ")
         ),
     }
-    let Some(newest) = all.first() else {
-        return Ok(DEFAULT.to_string());
-    };
-    if all.len() > 1 {
-        eprintln!(
-            "troupe: note: no team is running here; using team '{}', the most recently active of {} (--team NAME picks another: {})",
-            newest.name,
-            all.len(),
-            others(all.iter().skip(1).map(|t| t.name.as_str()))
-        );
+    Ok(DEFAULT.to_string())
+}
+
+/// The team of a lead started without `--team`: the workspace's [`DEFAULT`] team, unless a
+/// live lead holds it (file store) — then one of its own, named after `session_id`, with a note
+/// saying so. On a server the session keeps a team of its own, as other machines' leads
+/// cannot be seen from here.
+pub fn for_lead(choice: &StoreChoice, troupe_dir: &Path, session_id: &str) -> String {
+    if let StoreChoice::Nats(..) = choice {
+        return of_session(session_id);
     }
-    Ok(newest.name.clone())
+    let taken = teams(troupe_dir)
+        .iter()
+        .any(|t| t.name == DEFAULT && t.running);
+    if !taken {
+        return DEFAULT.to_string();
+    }
+    let own = of_session(session_id);
+    crate::render::sanitize::errln!(
+        "troupe: note: another lead is running on this workspace's team '{DEFAULT}'; this session works on a team (and board) of its own, '{own}' (--team NAME joins another)"
+    );
+    own
 }
 
 /// The message for a command that needs a running team when the workspace has none yet.
@@ -174,16 +170,6 @@ mod tests {
     }
 
     #[test]
-    fn the_note_names_a_few_other_teams_and_counts_the_rest() {
-        let names = ["s-1", "s-2", "s-3", "s-4", "s-5"];
-        assert_eq!(
-            others(names.iter().copied()),
-            "s-1, s-2, s-3, and 2 more; `ls .troupe/teams` lists them"
-        );
-        assert_eq!(others(names[..2].iter().copied()), "s-1, s-2");
-    }
-
-    #[test]
     fn a_sessions_team_is_a_valid_name_from_the_random_end_of_its_id() {
         let name = of_session("01a218d4-bb29-7706-9ddb-72C41CE111D7");
         assert_eq!(name, "session-72c41ce111d7");
@@ -196,7 +182,7 @@ mod tests {
     }
 
     #[test]
-    fn the_only_team_is_chosen_and_an_empty_workspace_uses_the_default() {
+    fn commands_and_leads_use_the_workspace_team_unless_one_runs() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let troupe_dir = dir.path().join(".troupe");
         let file = StoreChoice::File;
@@ -208,13 +194,16 @@ mod tests {
             pick(Some("web"), &file, &troupe_dir).ok().as_deref(),
             Some("web")
         );
+        // An older session's team, not running: commands stay on the workspace's team.
         std::fs::create_dir_all(troupe_dir.join("teams/session-abc"))
             .unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(troupe_dir.join("teams/session-abc/roster.jsonl"), "")
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             pick(None, &file, &troupe_dir).ok().as_deref(),
-            Some("session-abc")
+            Some(DEFAULT)
         );
+        // A lead without --team takes the workspace's team while nobody leads it.
+        assert_eq!(for_lead(&file, &troupe_dir, "01a2-72c41ce111d7"), DEFAULT);
     }
 }

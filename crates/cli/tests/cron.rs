@@ -79,9 +79,9 @@ fn a_job_fires_once_into_the_idle_repl_lead() {
         eventually(|| jobs(ws.path()).is_empty()),
         "a one-shot job is gone once fired"
     );
-    // The REPL without --team works on a team of its own, named after its session.
+    // The REPL without --team works on the workspace's team.
     let team = common::only_team(ws.path()).expect("the REPL made its team");
-    assert!(team.starts_with("session-"), "{team}");
+    assert_eq!(team, "default");
     assert_eq!(fired(ws.path(), &team).len(), 1);
     tmux.type_line("/exit");
     assert!(

@@ -41,9 +41,14 @@ fn a_plain_print_run_leaves_no_team_folder_and_a_team_run_keeps_its_own() {
         .args(["-p", "plan"]));
     assert!(out.status.success(), "{out:?}");
     let kept = team_folders(&ws);
+    assert_eq!(kept, ["default"], "the workspace's team keeps its board");
+    // `troupe task list` from another terminal sees that board, without --team.
+    let listed = common::subcommand(ws.path(), &["task", "list"]);
+    assert!(listed.status.success(), "{}", stderr(&listed));
     assert!(
-        kept.len() == 1 && kept[0].starts_with("session-"),
-        "{kept:?}"
+        String::from_utf8_lossy(&listed.stdout).contains("write the docs"),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
     );
 }
 

@@ -109,7 +109,8 @@ fn leads_without_a_team_share_the_workspace_and_team_commands_pick_the_running_o
     assert!(status.status.success(), "{}", stderr(&status));
     let value: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     let first_team = value["team"].as_str().unwrap().to_string();
-    assert!(first_team.starts_with("session-"), "{value}");
+    // The first lead took the workspace's team; the second, finding it led, one of its own.
+    assert_eq!(first_team, "default", "{value}");
     assert_eq!(value["lead_alive"], true, "{value}");
 
     // Two running: the command asks which, naming both.
