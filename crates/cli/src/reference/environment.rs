@@ -189,7 +189,9 @@ fn names_in(text: &str) -> Vec<String> {
 fn every_variable_the_sources_name_is_listed() {
     let mut missing = Vec::new();
     let crates = super::root().join("crates");
-    for entry in std::fs::read_dir(&crates).unwrap().flatten() {
+    let entries =
+        std::fs::read_dir(&crates).unwrap_or_else(|e| panic!("{}: {e}", crates.display()));
+    for entry in entries.flatten() {
         for (path, text) in super::sources(&entry.path().join("src")) {
             if path.ends_with("reference/environment.rs") {
                 continue;
