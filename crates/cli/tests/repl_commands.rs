@@ -82,13 +82,22 @@ fn review_and_security_review_are_bundled_prompts_listed_in_help() {
 fn doctor_and_config_report_inside_the_repl() {
     let ws = TempWorkspace::new();
     let server = common::lead_server([]);
-    let out = common::repl(ws.path(), &server, &[], "/doctor\n/config\n/exit\n");
-    assert!(out.status.success(), "{out:?}");
-    let text = stdout(&out);
-    assert!(text.contains("sandbox"), "doctor's checks missing:\n{text}");
+    // Doctor's model check is a real call, named as its own agent.
+    server.script("doctor", [Step::text("ok")]);
+    let doctor = stdout(&common::repl(ws.path(), &server, &[], "/doctor\n/exit\n"));
+    assert!(doctor.contains("troupe doctor —"), "{doctor}");
+    // The model check reached the session's model server (the fake one answers).
+    assert!(doctor.lines().any(|l| l.starts_with("✓ model")), "{doctor}");
+    // `/config` is `troupe config` for the session's workspace, line for line.
+    let config = stdout(&common::repl(ws.path(), &server, &[], "/config\n/exit\n"));
+    let command = common::run(
+        common::troupe(ws.path(), &server, troupe_testkit::Wire::Anthropic).arg("config"),
+    );
+    let expected = String::from_utf8_lossy(&command.stdout);
+    assert!(expected.contains("settings files"), "{expected}");
     assert!(
-        text.contains("permissions") || text.contains("settings"),
-        "config missing:\n{text}"
+        config.contains(expected.trim()),
+        "{config}\n---\n{expected}"
     );
 }
 

@@ -301,8 +301,3 @@ impl<'a> Driver<'a> {
         }
     }
 }
-
-/// Whether a turn that ended so is worth nothing more: the agent was stopped or hit its limit.
-fn last_turn(end: TurnEnd) -> bool {
-    end == TurnEnd::MaxTurns
-}

@@ -3,7 +3,7 @@
 //! the team's work, not the lead's first turn.
 
 use crate::wakes::{job_change, Readiness, Wake};
-use crate::{last_turn, Cause, Driver, Event, Failure, Frontend, Op, Progress, Sink};
+use crate::{Cause, Driver, Event, Failure, Frontend, Op, Progress, Sink};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use troupe_agent::TurnEnd;
@@ -56,7 +56,8 @@ impl Driver<'_> {
         let deadline = Instant::now() + limit;
         let stop = self.agent.stop_flag();
         let mut job_changes = self.agent.background().map(|j| j.subscribe());
-        while !last_turn(progress.end) && !stop.load(Ordering::SeqCst) {
+        // A turn that hit its limit wakes for nothing more; nor does a stopped agent.
+        while progress.end != TurnEnd::MaxTurns && !stop.load(Ordering::SeqCst) {
             let busy = match self.readiness().await.map_err(Failure::Wakes)? {
                 Readiness::Ready(Wake::Stop) | Readiness::Quiet => break,
                 Readiness::Ready(wake) => {

@@ -371,7 +371,6 @@ async fn settling_past_its_limit_fails_naming_who_still_works() {
 #[tokio::test]
 async fn while_idle_a_wake_starts_a_turn_and_a_stop_ends_the_session() {
     let (ws, server) = (TempWorkspace::new(), FakeServer::start());
-    server.script("lead", [Step::text("read the mail")]);
     let mut agent = agent(&ws, &server);
     let wakes = ScriptedWakes(
         [

@@ -18,13 +18,6 @@ pub enum Op {
     SetModel(String),
     /// Set the thinking budget: tokens, 0 for none, `None` for the session's default.
     SetThinking(Option<u32>),
-    /// The person's answer to a question the session asked.
-    Answer {
-        /// Which question.
-        id: String,
-        /// The answer as given.
-        answer: String,
-    },
     /// A control request of the SDK's protocol that needs the session between turns.
     Control {
         /// The request id to answer.
