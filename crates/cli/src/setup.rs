@@ -280,6 +280,7 @@ pub fn lead(
     let (workspace, troupe_dir) = (run.workspace.clone(), run.troupe_dir.clone());
     let settings = run.settings.clone();
     let session_id = session_id(args, &troupe_dir)?;
+    crate::telemetry::start(run.telemetry.as_ref(), &session_id);
     if args.contract.include_hook_events {
         match args.output_format {
             crate::args::OutputFormat::StreamJson => crate::hook_events::stream(&session_id),

@@ -95,6 +95,8 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     ))?;
     let shared = team.shared().clone();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
+    // Its telemetry under the team's and its own name (its own process, its own exporters).
+    crate::telemetry::start(run.telemetry.as_ref(), &format!("{}/{name}", team.name()));
     eprintln!(
         "troupe teammate {name}: joined team '{}' (epoch {epoch}); working — Ctrl-C ends it at the round boundary",
         team.name()
