@@ -237,6 +237,15 @@ fn a_collector_that_is_gone_costs_the_run_nothing() {
 
 #[test]
 fn a_teammates_turns_join_the_trace_of_the_turn_that_spawned_or_mailed_it() {
+    teammate_joins("in-process");
+}
+
+#[test]
+fn a_process_teammates_turns_join_the_trace_too() {
+    teammate_joins("process");
+}
+
+fn teammate_joins(mode: &str) {
     let ws = TempWorkspace::new();
     let server = FakeServer::start();
     server.script(
@@ -258,11 +267,14 @@ fn a_teammates_turns_join_the_trace_of_the_turn_that_spawned_or_mailed_it() {
             Step::text("reported"),
         ],
     );
-    let case = "team";
+    let case = format!("team-{mode}");
+    let case = case.as_str();
     let mut cmd = troupe(ws.path(), &server, Wire::Anthropic);
     let out = run(with_telemetry(&mut cmd, case).args([
         "-p",
         "go",
+        "--teammate-mode",
+        mode,
         "--output-format",
         "json",
         "--permission-mode",
