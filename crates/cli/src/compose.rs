@@ -27,8 +27,11 @@ use troupe_settings::Settings;
 
 mod model_defaults;
 mod sources;
+mod team;
 pub mod tool_list;
+
 pub use sources::{ModelChoice, Sources};
+pub use team::TeamSide;
 
 /// What a run is resolved from: the workspace, the [`Sources`] and [`ModelChoice`] a command
 /// line gave (a lead's, or the launch a lead wrote for its teammate process), the permission
