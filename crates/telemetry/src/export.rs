@@ -22,12 +22,17 @@ pub(crate) struct Providers {
 /// per signal).
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
 
-fn protocol(otlp: &Otlp) -> Protocol {
-    if otlp.json {
-        Protocol::HttpJson
-    } else {
-        Protocol::HttpBinary
-    }
+/// An exporter builder pointed at `otlp`: its URL, encoding, headers and time limit.
+fn towards<B: WithExportConfig + WithHttpConfig>(builder: B, otlp: &Otlp) -> B {
+    let protocol = match otlp.json {
+        true => Protocol::HttpJson,
+        false => Protocol::HttpBinary,
+    };
+    builder
+        .with_protocol(protocol)
+        .with_endpoint(otlp.url.clone())
+        .with_headers(otlp.headers.clone())
+        .with_timeout(EXPORT_TIMEOUT)
 }
 
 fn resource(config: &Config, service_version: &str) -> Resource {
@@ -55,16 +60,14 @@ impl Providers {
         let resource = resource(config, service_version);
         let metrics = match &config.metrics {
             Some(otlp) => {
-                let exporter = opentelemetry_otlp::MetricExporter::builder()
-                    .with_http()
-                    .with_protocol(protocol(otlp))
-                    .with_endpoint(otlp.url.clone())
-                    .with_headers(otlp.headers.clone())
-                    .with_timeout(EXPORT_TIMEOUT)
-                    // Claude Code's default preference.
-                    .with_temporality(Temporality::Delta)
-                    .build()
-                    .map_err(|e| format!("metrics exporter for {}: {e}", otlp.url))?;
+                let exporter = towards(
+                    opentelemetry_otlp::MetricExporter::builder().with_http(),
+                    otlp,
+                )
+                // Claude Code's default preference.
+                .with_temporality(Temporality::Delta)
+                .build()
+                .map_err(|e| format!("metrics exporter for {}: {e}", otlp.url))?;
                 let reader = PeriodicReader::builder(exporter)
                     .with_interval(config.metric_interval)
                     .build();
@@ -79,14 +82,10 @@ impl Providers {
         };
         let logs = match &config.logs {
             Some(otlp) => {
-                let exporter = opentelemetry_otlp::LogExporter::builder()
-                    .with_http()
-                    .with_protocol(protocol(otlp))
-                    .with_endpoint(otlp.url.clone())
-                    .with_headers(otlp.headers.clone())
-                    .with_timeout(EXPORT_TIMEOUT)
-                    .build()
-                    .map_err(|e| format!("events exporter for {}: {e}", otlp.url))?;
+                let exporter =
+                    towards(opentelemetry_otlp::LogExporter::builder().with_http(), otlp)
+                        .build()
+                        .map_err(|e| format!("events exporter for {}: {e}", otlp.url))?;
                 let batch = opentelemetry_sdk::logs::BatchConfigBuilder::default()
                     .with_scheduled_delay(config.logs_interval)
                     .build();
@@ -104,14 +103,12 @@ impl Providers {
         };
         let traces = match &config.traces {
             Some(otlp) => {
-                let exporter = opentelemetry_otlp::SpanExporter::builder()
-                    .with_http()
-                    .with_protocol(protocol(otlp))
-                    .with_endpoint(otlp.url.clone())
-                    .with_headers(otlp.headers.clone())
-                    .with_timeout(EXPORT_TIMEOUT)
-                    .build()
-                    .map_err(|e| format!("traces exporter for {}: {e}", otlp.url))?;
+                let exporter = towards(
+                    opentelemetry_otlp::SpanExporter::builder().with_http(),
+                    otlp,
+                )
+                .build()
+                .map_err(|e| format!("traces exporter for {}: {e}", otlp.url))?;
                 let batch = opentelemetry_sdk::trace::BatchConfigBuilder::default()
                     .with_scheduled_delay(config.logs_interval)
                     .build();
