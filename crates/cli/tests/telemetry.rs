@@ -324,3 +324,41 @@ fn teammate_joins(mode: &str) {
         "the lead's turn woken by alice's mail continues her trace: {interactions:#?}"
     );
 }
+
+#[test]
+fn the_repl_exports_its_prompts_too() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let ws = TempWorkspace::new();
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("hello back")]);
+    let case = "repl";
+    let mut cmd = troupe(ws.path(), &server, Wire::Anthropic);
+    let mut child = with_telemetry(&mut cmd, case)
+        .env("OTEL_LOG_USER_PROMPTS", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"hello there\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = eventually("the REPL's events", || {
+        let e = sink().events(case);
+        e.iter()
+            .any(|e| attrs(e)["event.name"] == "api_request")
+            .then_some(e)
+    });
+    let prompt = events
+        .iter()
+        .map(attrs)
+        .find(|a| a["event.name"] == "user_prompt")
+        .expect("the prompt's event");
+    assert_eq!(prompt["prompt"], "hello there");
+}
