@@ -196,9 +196,10 @@ pub fn run(cli: &Cli) -> Result<i32> {
         .runtime
         .block_on(crate::slash::begin(
             &mut lead.agent,
-            prompt,
+            prompt.into(),
             &custom.commands,
             &lead.crew.mcp,
+            Some(&crate::repl_input::start_folder(&lead.run.workspace)),
         ))
         .map_err(anyhow::Error::msg)?;
     // Ctrl-C's first press interrupts the turn and the run still reports; a second ends

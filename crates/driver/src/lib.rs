@@ -10,7 +10,7 @@
 mod settle;
 mod wakes;
 
-pub use troupe_protocol::session::{Cause, Op};
+pub use troupe_protocol::session::{Cause, Op, Prompt};
 pub use wakes::{NoWakes, Readiness, Wake, Wakes};
 
 use std::collections::VecDeque;
@@ -80,7 +80,7 @@ pub enum Flow {
     /// Wait for the next operation (or wake).
     Continue,
     /// Run this prompt, as if the person had typed it.
-    Prompt(String),
+    Prompt(Prompt),
     /// Run a turn on the conversation as it stands (after a failed call, on a new model).
     Retry,
     /// End the session.
@@ -166,7 +166,7 @@ impl<'a> Driver<'a> {
                 },
             };
             let flow = match op {
-                Op::Prompt(text) => self.work(Some(text), Cause::Prompt, front, sink).await,
+                Op::Prompt(prompt) => self.work(Some(prompt), Cause::Prompt, front, sink).await,
                 Op::Shutdown => return,
                 // Nothing runs: there is nothing to interrupt.
                 Op::Interrupt => Flow::Continue,
@@ -193,7 +193,7 @@ impl<'a> Driver<'a> {
             flow = match flow {
                 Flow::Continue => return false,
                 Flow::End => return true,
-                Flow::Prompt(text) => self.work(Some(text), Cause::Prompt, front, sink).await,
+                Flow::Prompt(prompt) => self.work(Some(prompt), Cause::Prompt, front, sink).await,
                 Flow::Retry => self.work(None, Cause::Follow, front, sink).await,
             };
         }
@@ -238,7 +238,7 @@ impl<'a> Driver<'a> {
     /// turns it wakes for) and lets the front end report it.
     async fn work(
         &mut self,
-        input: Option<String>,
+        input: Option<Prompt>,
         cause: Cause,
         front: &mut dyn Frontend,
         sink: &mut Sink<'_>,
@@ -256,7 +256,7 @@ impl<'a> Driver<'a> {
     /// anything else waits for the turn to end.
     async fn turn(
         &mut self,
-        input: Option<String>,
+        input: Option<Prompt>,
         cause: Cause,
         front: &mut dyn Frontend,
         sink: &mut Sink<'_>,

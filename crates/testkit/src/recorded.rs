@@ -146,7 +146,8 @@ impl Recorded {
                     ContentBlock::ToolResult { content, .. } => parts.push(content),
                     ContentBlock::Thinking { .. }
                     | ContentBlock::RedactedThinking { .. }
-                    | ContentBlock::ToolUse { .. } => {}
+                    | ContentBlock::ToolUse { .. }
+                    | ContentBlock::Image { .. } => {}
                 }
             }
         }

@@ -140,6 +140,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
             command: None,
             started: Instant::now(),
             last_failed: false,
+            images: Default::default(),
         };
         runtime.block_on(async {
             match LeadWakes::bind(&crew.team).await {

@@ -79,6 +79,8 @@ pub struct Outlets {
     pub interrupts: tokio::sync::mpsc::UnboundedSender<()>,
     /// The permission mode Shift-Tab cycles.
     pub mode: super::mode::ModeCell,
+    /// The image files pasted as paths, by the number their placeholders show.
+    pub images: super::image_paste::PastedImages,
 }
 
 /// The editor's state; lives on its thread.
@@ -123,7 +125,7 @@ impl Editor {
     /// An editor with the history at `history_path`.
     pub fn new(history_path: PathBuf, out: Outlets, colour: bool) -> Editor {
         let history = History::new(super::history_file::load(&history_path));
-        let pastes = super::paste::Pastes::new(history.entries());
+        let pastes = super::paste::Pastes::new(history.entries(), out.images.clone());
         Editor {
             line: Line::default(),
             history,

@@ -7,6 +7,7 @@ pub mod editor;
 mod footer;
 mod highlight;
 pub mod history_file;
+pub mod image_paste;
 pub mod line;
 pub mod mail;
 pub mod markdown;
