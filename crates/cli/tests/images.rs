@@ -336,3 +336,19 @@ fn an_attached_image_is_in_the_transcript_and_goes_again_after_continue() {
         json!({"type": "base64", "media_type": "image/png", "data": encoded()})
     );
 }
+
+#[test]
+fn a_refused_image_in_the_repl_is_an_error_and_the_session_goes_on() {
+    let ws = TempWorkspace::new();
+    ws.write("shot.png", PNG);
+    let server = FakeServer::start();
+    server.script("lead", [refusal()]);
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &[]);
+    pty.send("look @shot.png\r");
+    let screen = pty.wait_for_text("refused an image", LIMIT);
+    assert!(!screen.contains("panicked"), "{screen}");
+    pty.wait_for("the prompt back", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some(">")
+    });
+    leave(pty);
+}
