@@ -263,6 +263,7 @@ fn a_stream_json_user_message_with_an_image_block_reaches_the_model_with_the_ima
             "--output-format",
             "stream-json",
             "--verbose",
+            "--replay-user-messages",
         ])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -274,11 +275,19 @@ fn a_stream_json_user_message_with_an_image_block_reaches_the_model_with_the_ima
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let result = common::json_lines(&out)
-        .into_iter()
+    let lines = common::json_lines(&out);
+    let result = lines
+        .iter()
         .rfind(|l| l["type"] == "result")
         .expect("a result");
     assert_eq!(result["result"], "a big gradient");
+    let replay = lines
+        .iter()
+        .find(|l| l["type"] == "user" && l["isReplay"] == true)
+        .expect("the user message replayed");
+    let replayed = replay["message"]["content"].as_array().unwrap();
+    assert_eq!(replayed.len(), 3, "{replay}");
+    assert_eq!(replayed[1]["source"]["data"], encoded());
     let content = first_prompt(&server);
     assert_eq!(
         content[0],

@@ -145,8 +145,7 @@ impl Sdk<'_> {
             self.initialized = true;
         }
         if self.args.sdk.replay_user_messages {
-            self.events
-                .push(replayed(&self.run.session_id, &prompt.text));
+            self.events.push(replayed(&self.run.session_id, &prompt));
         }
         self.started = Instant::now();
         let custom = self.crew.custom.clone();
