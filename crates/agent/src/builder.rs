@@ -265,6 +265,7 @@ impl AgentBuilder {
             stop: &self.stop,
             transcript: self.transcript.as_deref(),
             mode: &live_mode,
+            dirs: Some(&self.workspace),
         };
         let todo = crate::todo::TodoList::default();
         let compact_request = crate::compact::CompactRequest::default();

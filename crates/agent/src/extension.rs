@@ -26,6 +26,9 @@ pub struct ExtensionContext<'a> {
     pub transcript: Option<&'a Path>,
     /// The agent's permission mode as it is at any moment.
     pub mode: &'a crate::LiveMode,
+    /// The agent's workspace, whose bash working directory (`cd` persists) is where the agent
+    /// is at any moment; `None` where no agent's tools run (a task hook's check).
+    pub dirs: Option<&'a troupe_tools::Workspace>,
 }
 
 /// Something that extends every agent it is registered on: the team (lead or teammate side),

@@ -107,6 +107,7 @@ fn no_skills_no_tool_and_no_section() {
         stop: &stop,
         transcript: None,
         mode: &troupe_agent::LiveMode::new(Default::default()),
+        dirs: None,
     };
     assert!(ext.tools(&cx).is_empty());
     assert!(ext.prompt_sections(&cx).is_empty());

@@ -27,8 +27,11 @@ use troupe_settings::Settings;
 
 mod model_defaults;
 mod sources;
+mod team;
 pub mod tool_list;
+
 pub use sources::{ModelChoice, Sources};
+pub use team::TeamSide;
 
 /// What a run is resolved from: the workspace, the [`Sources`] and [`ModelChoice`] a command
 /// line gave (a lead's, or the launch a lead wrote for its teammate process), the permission
@@ -86,6 +89,8 @@ pub struct Resolved {
     pub plugins: Arc<Vec<troupe_plugins::Plugin>>,
     /// `--tools`: the tools every agent may be offered, in troupe's names (`None`: all).
     pub tools: Option<Vec<String>>,
+    /// The telemetry the person's environment and settings ask for.
+    pub telemetry: Option<troupe_telemetry::Config>,
 }
 
 /// Resolves a run: settings (as the sources select them, `--settings` on top), the workspace's
@@ -146,6 +151,8 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
         crate::mcp::manager(&workspace, &loaded, &mcp_flags, &policy, workspace_servers)?;
     let mut warnings = crate::settings_warnings::warnings(&loaded);
     warnings.extend(unconfigured);
+    let (telemetry, telemetry_warnings) = crate::telemetry::config(&loaded);
+    warnings.extend(telemetry_warnings);
     let mut settings = loaded.settings;
     crate::settings::apply_flags(&mut settings, sources.context_window);
     let openai = choice
@@ -195,6 +202,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
         store,
         plugins: Arc::new(plugins),
         tools: sources.tools.clone(),
+        telemetry,
     })
 }
 

@@ -43,6 +43,7 @@ pub(crate) fn settling(args: &RunArgs) -> Policy {
     Policy {
         settle: Some(Duration::from_secs(args.team_timeout)),
         who: "the lead".to_string(),
+        agent: troupe_team::LEAD.to_string(),
     }
 }
 

@@ -59,6 +59,7 @@ mod structured_output;
 mod subagents;
 mod team_leftover;
 mod team_pick;
+mod telemetry;
 mod term;
 mod trust;
 mod waiting;
@@ -134,6 +135,7 @@ fn main() {
         tracing::warn!(error = %err, "cannot become the child subreaper; detached tool processes may outlive their call");
     }
     let result = mode.run();
+    telemetry::finish();
     match result {
         Ok(code) => signals::exit(code),
         Err(e) => {

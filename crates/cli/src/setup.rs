@@ -15,7 +15,7 @@ use troupe_mcp::McpManager;
 use troupe_model::{ModelConfig, Provider};
 use troupe_store::{Lease, StoreError};
 use troupe_team::protocols::permission::Answerer;
-use troupe_team::{LeadExtension, NoticeSink, Team, TeamConfig, TeammateMode, LEAD};
+use troupe_team::{LeadExtension, NoticeSink, Team, TeammateMode, LEAD};
 
 /// The lead runtime's blocking threads at most (tokio's default is 512).
 const BLOCKING_THREADS: usize = 32;
@@ -280,6 +280,7 @@ pub fn lead(
     let (workspace, troupe_dir) = (run.workspace.clone(), run.troupe_dir.clone());
     let settings = run.settings.clone();
     let session_id = session_id(args, &troupe_dir)?;
+    crate::telemetry::start(run.telemetry.as_ref(), &session_id);
     if args.contract.include_hook_events {
         match args.output_format {
             crate::args::OutputFormat::StreamJson => crate::hook_events::stream(&session_id),
@@ -322,15 +323,7 @@ pub fn lead(
                 run.store.describe(&troupe_dir)
             )
         })?;
-    let hooks = runtime.block_on(crate::hooks::extension(
-        crate::hook_services::of(&run.model, &run.client, &run.mcp, &run.workspace),
-        &settings,
-        &workspace,
-        run.policy.mode,
-        store.clone(),
-    ))?;
     let (scheduler, cron) = crate::cron::scheduler(&troupe_dir, &team_name);
-    let recipe = run.recipe(hooks, cron);
     let mut custom = crate::slash::Custom::load(
         &workspace,
         run.home.as_deref(),
@@ -343,27 +336,20 @@ pub fn lead(
     }
     let custom = Arc::new(custom);
     let agents = run.agents.clone();
-    let team = runtime
-        .block_on(Team::open(
-            TeamConfig {
-                team: team_name.clone(),
-                workspace: workspace.clone(),
-                troupe_dir: troupe_dir.clone(),
-                recipe: recipe.clone(),
-                mode: teammate_mode,
-                exe: None,
-                agents: agents.clone(),
-                mcp_servers: run.mcp.names().into_iter().map(str::to_string).collect(),
-                process_options: sources.to_value(),
-            },
-            store,
+    let team = runtime.block_on(run.open_team(
+        store,
+        crate::compose::TeamSide {
+            name: team_name.clone(),
+            mode: teammate_mode,
+            process_options: sources.to_value(),
+            cron,
             notices,
-        ))
-        .with_context(|| format!("opening team '{team_name}'"))?;
+        },
+    ))?;
+    let recipe = team.shared().config.recipe.clone();
     // Before anything that writes the session or starts teammates: two leads on one team would
     // race on its mailboxes, roster and requests.
     let lease = runtime.block_on(lead_lease(&team))?;
-    crate::workspace::exclude_troupe_dir(&workspace);
     if answerer == Answerer::User {
         // The approver that asks the person for the lead's own calls answers for teammates too.
         team.shared().protocols.answer_with(approver.clone());

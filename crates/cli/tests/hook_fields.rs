@@ -219,3 +219,34 @@ fn disable_all_hooks_and_the_http_url_allow_list_hold() {
         "no hook ran with disableAllHooks"
     );
 }
+
+#[test]
+fn a_hooks_cwd_is_where_bash_is_after_a_cd() {
+    let ws = TempWorkspace::new();
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    settings(
+        &ws,
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "cat >> \"$CLAUDE_PROJECT_DIR\"/pre.jsonl; echo >> \"$CLAUDE_PROJECT_DIR\"/pre.jsonl"}]}]}),
+    );
+    bash_results(&ws, &["cd sub", "pwd"]);
+    let cwds: Vec<String> = ws
+        .read("pre.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["cwd"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let root = ws.path().canonicalize().unwrap();
+    assert_eq!(
+        cwds,
+        [
+            root.display().to_string(),
+            root.join("sub").display().to_string()
+        ]
+    );
+}

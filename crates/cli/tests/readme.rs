@@ -21,7 +21,7 @@ use troupe_testkit::{FakeServer, TempWorkspace};
 
 /// The pages whose commands run, in the order a reader meets them: the README, then the docs
 /// pages that show commands, read as one session.
-const PAGES: [&str; 16] = [
+const PAGES: [&str; 17] = [
     "README.md",
     "docs/guide/models.md",
     "docs/guide/repl.md",
@@ -36,6 +36,7 @@ const PAGES: [&str; 16] = [
     "docs/guide/mcp.md",
     "docs/guide/background-and-cron.md",
     "docs/guide/cost-and-caching.md",
+    "docs/guide/telemetry.md",
     "docs/guide/troubleshooting.md",
     "docs/claude-code.md",
 ];

@@ -7,9 +7,11 @@
 //! Must not know: teams, MCP, NATS, a terminal or a wire format. Those reach it as a
 //! [`Frontend`] and a [`Wakes`] the composition root builds.
 
+mod observe;
 mod settle;
 mod wakes;
 
+pub use observe::{observe_with, Observer};
 pub use troupe_protocol::session::{Cause, Op, Prompt};
 pub use wakes::{NoWakes, Readiness, Wake, Wakes};
 
@@ -117,6 +119,8 @@ pub struct Policy {
     pub settle: Option<Duration>,
     /// How busy lists name the agent ("the lead").
     pub who: String,
+    /// The agent's name ("lead", a teammate's name), as the [`Observer`] is told it.
+    pub agent: String,
 }
 
 /// Drives one agent's session.
@@ -262,6 +266,17 @@ impl<'a> Driver<'a> {
         sink: &mut Sink<'_>,
     ) -> Result<TurnOutcome, Failure> {
         front.before_turn(self.agent, cause).await;
+        let watcher = observe::observer();
+        let name = self.policy.agent.as_str();
+        let mut sink = |event: Event<'_>| {
+            if let Some(w) = watcher {
+                w.event(name, &event);
+            }
+            sink(event)
+        };
+        if let Some(w) = watcher {
+            w.turn_started(name, cause, input.as_ref().map(|p| p.text.as_str()));
+        }
         sink(Event::TurnStarted(cause));
         let stop = self.agent.stop_flag();
         let result = {

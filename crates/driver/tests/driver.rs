@@ -101,6 +101,7 @@ fn policy(settle: Option<Duration>) -> Policy {
     Policy {
         settle,
         who: "the lead".into(),
+        agent: "lead".into(),
     }
 }
 

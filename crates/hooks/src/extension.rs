@@ -118,6 +118,7 @@ impl Extension for HooksExtension {
             agent: cx.agent.to_string(),
             kind: self.kind.clone(),
             common,
+            dirs: cx.dirs.cloned(),
         }))
     }
 }
@@ -129,6 +130,9 @@ struct AgentHooks {
     kind: Kind,
     /// The fields every input carries (`session_id`, `transcript_path`, `cwd`, …).
     common: Map<String, Value>,
+    /// The agent's workspace: `cwd` is where its bash calls are (a `cd` persists), read at
+    /// each event.
+    dirs: Option<troupe_tools::Workspace>,
 }
 
 impl AgentHooks {
@@ -158,6 +162,9 @@ impl AgentHooks {
         }
         let input = || {
             let mut input = self.common.clone();
+            if let Some(dirs) = &self.dirs {
+                input.insert("cwd".into(), dirs.cwd().display().to_string().into());
+            }
             input.insert("hook_event_name".into(), event.as_str().into());
             if let Value::Object(own) = fields() {
                 input.extend(own);

@@ -93,6 +93,10 @@ pub struct Envelope {
     /// Typed protocol data (for example `{"approve": true, "reason": "..."}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<Value>,
+    /// The W3C trace context the sender worked under, when telemetry traces it: the turn the
+    /// mail wakes continues that trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 impl Envelope {
@@ -104,10 +108,12 @@ impl Envelope {
         content: impl Into<String>,
         now_ms: u64,
     ) -> Envelope {
+        let from = from.into();
         Envelope {
             id: new_id(),
             kind,
-            from: from.into(),
+            traceparent: crate::trace_context::current(&from),
+            from,
             to: to.into(),
             content: content.into(),
             ts: now_ms,

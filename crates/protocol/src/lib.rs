@@ -18,6 +18,7 @@ pub mod schema;
 pub mod session;
 pub mod status;
 pub mod task;
+pub mod trace_context;
 pub mod usage;
 
 pub use chat::{ChatMessage, ContentBlock, ImageData, Role};

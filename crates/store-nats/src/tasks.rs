@@ -9,9 +9,9 @@
 
 use std::time::{Duration, Instant};
 
-use troupe_protocol::{check_dependencies, BlockerStatus, Task, TaskId};
+use troupe_protocol::{BlockerStatus, Task, TaskId};
 use troupe_store::{
-    CorruptTask, LeaseHolder, NewTask, StoreError, TaskFilter, TaskList, TaskStore, TaskUpdate,
+    board, LeaseHolder, NewTask, StoreError, TaskFilter, TaskList, TaskStore, TaskUpdate,
 };
 
 use crate::conn::{Caller, Link};
@@ -24,23 +24,12 @@ const BOARD_LOCK: &str = "board-lock";
 
 /// A task id as a key; other keys (`next`) are not tasks.
 fn id_of(key: &str) -> Option<TaskId> {
-    if key.is_empty() || (key.len() > 1 && key.starts_with('0')) {
-        return None;
-    }
-    key.parse().ok()
+    board::task_id(key)
 }
 
 /// The task stored under `id` in `tasks`.
 fn parse_task(tasks: &Bucket, id: TaskId, record: &Record) -> Result<Task, StoreError> {
-    let corrupt = |detail: String| StoreError::Corrupt {
-        place: tasks.place(&id.to_string()),
-        detail,
-    };
-    let task: Task = serde_json::from_slice(&record.value).map_err(|e| corrupt(e.to_string()))?;
-    if task.id != id {
-        return Err(corrupt(format!("it holds task {} instead", task.id)));
-    }
-    Ok(task)
+    board::decode_task(id, &record.value, || tasks.place(&id.to_string()))
 }
 
 /// The task and its revision; `None` when absent ([`NatsStore::load_task`] as a future).
@@ -57,19 +46,14 @@ async fn load_task(
 
 /// The statuses of the task's blockers ([`NatsStore::blocker_status`] as a future).
 async fn blocker_status(tasks: &Bucket, link: &Link, task: &Task) -> BlockerStatus {
-    let mut status = BlockerStatus::new();
+    let mut read = Vec::with_capacity(task.blocked_by.len());
     for &b in &task.blocked_by {
-        match load_task(tasks, link, b).await {
-            Ok(Some((t, _))) => {
-                status.insert(b, t.status);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                tracing::warn!(task = task.id, blocker = b, error = %e, "cannot read blocker");
-            }
-        }
+        read.push((
+            b,
+            load_task(tasks, link, b).await.map(|r| r.map(|(t, _)| t)),
+        ));
     }
-    status
+    board::blockers_of(task, read)
 }
 
 /// The way to a task update's closure: the task and its blockers' statuses in, the task as
@@ -214,7 +198,7 @@ impl NatsStore {
         for _ in 0..MAX_CAS_ROUNDS {
             // The board as the lock holds it still: blockers change only under the lock,
             // which the confirmation below proves was held from here to the write.
-            let mut board = match self.whole_board().await {
+            let board = match self.whole_board().await {
                 Ok(board) => board,
                 Err(e) => return Some(Err(e)),
             };
@@ -226,10 +210,8 @@ impl NatsStore {
                 return Some(Ok(task));
             }
             if task.blocked_by != before.blocked_by {
-                board.tasks.retain(|t| t.id != task.id);
-                board.tasks.push(task.clone());
-                if let Err(e) = check_dependencies(&board.tasks) {
-                    return Some(Err(e.into()));
+                if let Err(e) = board::check_with(board, &task) {
+                    return Some(Err(e));
                 }
             }
             match lock.confirm().await {
@@ -266,31 +248,11 @@ impl NatsStore {
     /// Every readable task and every unreadable record, by id.
     async fn whole_board(&self) -> Result<TaskList, StoreError> {
         let inner = &self.inner;
-        let mut board = TaskList::default();
-        let mut records: Vec<(TaskId, Record)> = inner
-            .tasks
-            .snapshot(&inner.conn)
-            .await?
-            .into_iter()
-            .filter_map(|r| id_of(&r.key).map(|id| (id, r)))
-            .collect();
-        records.sort_by_key(|(id, _)| *id);
-        for (id, record) in records {
-            match self.parse_task(id, &record) {
-                Ok(t) => board.tasks.push(t),
-                Err(StoreError::Corrupt { place, detail }) => {
-                    // One bad record must not hide the rest of the board; it is reported.
-                    tracing::warn!(place = %place, error = %detail, "skipping unreadable task");
-                    board.corrupt.push(CorruptTask {
-                        id,
-                        place,
-                        error: detail,
-                    });
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(board)
+        let records = inner.tasks.snapshot(&inner.conn).await?;
+        board::board_of(records.into_iter().filter_map(|r| {
+            let id = id_of(&r.key)?;
+            Some((id, self.parse_task(id, &r).map(Some)))
+        }))
     }
 
     /// The statuses of the task's blockers; unreadable or missing ones count as not completed.
@@ -301,13 +263,7 @@ impl NatsStore {
     /// The next free id: `next` moved on by compare-and-set (never below an id in use).
     async fn allocate_task_id(&self, board: &TaskList) -> Result<TaskId, StoreError> {
         let inner = &self.inner;
-        let after_last = board
-            .tasks
-            .iter()
-            .map(|t| t.id)
-            .chain(board.corrupt.iter().map(|c| c.id))
-            .max()
-            .map_or(1, |last| last + 1);
+        let board = board.clone();
         let (tasks, link) = (inner.tasks.clone(), inner.conn.link().clone());
         // One future: a lost round (another creator moved `next`) pauses on the runtime's
         // timer, jittered, before it reads again.
@@ -322,15 +278,8 @@ impl NatsStore {
                     let current = tasks.get_async(&link, NEXT).await?;
                     let recorded = current
                         .as_ref()
-                        .and_then(|r| {
-                            std::str::from_utf8(&r.value)
-                                .ok()?
-                                .trim()
-                                .parse::<TaskId>()
-                                .ok()
-                        })
-                        .unwrap_or(1);
-                    let id = recorded.max(after_last).max(1);
+                        .and_then(|r| std::str::from_utf8(&r.value).ok());
+                    let id = board::next_id(recorded, &board);
                     let next = bytes::Bytes::from(id.saturating_add(1).to_string());
                     let written = match current {
                         Some(r) => tasks.update_async(&link, NEXT, next, r.revision).await?,
@@ -393,11 +342,8 @@ impl NatsStore {
                 place: self.task_place(id),
             });
         };
-        let blockers = self.blocker_status(&before);
-        let mut task = before.clone();
-        f(&mut task, &blockers.await)?;
-        // The record's key is its id; a closure must not move it.
-        task.id = before.id;
+        let blockers = self.blocker_status(&before).await;
+        let task = board::applied(&before, &blockers, f)?;
         Ok((before, task, revision))
     }
 
@@ -425,19 +371,9 @@ impl TaskStore for NatsStore {
     async fn create_task(&self, new: &NewTask) -> Result<Task, StoreError> {
         let inner = &self.inner;
         for _ in 0..MAX_CAS_ROUNDS {
-            let mut board = self.whole_board().await?;
+            let board = self.whole_board().await?;
             let id = self.allocate_task_id(&board).await?;
-            let task = Task::new(
-                id,
-                new.subject.clone(),
-                new.description.clone(),
-                new.blocked_by.clone(),
-                new.created_by.clone(),
-                now_ms(),
-            )?;
-            board.tasks.push(task.clone());
-            // A new task has no dependents yet, so only its own blockers can be wrong.
-            check_dependencies(&board.tasks)?;
+            let task = board::new_task(board, id, new, now_ms())?;
             let bytes = to_bytes("task", &task)?;
             if let Cas::Done(_) = inner
                 .tasks

@@ -19,6 +19,7 @@
 //! Must not know: agents, the model or the CLI. It stores records of `troupe_protocol` types and
 //! never interprets a conversation.
 
+pub mod board;
 pub mod error;
 pub mod file;
 pub mod live;

@@ -61,6 +61,14 @@ impl InboxSource for MailboxInbox {
     fn fetch(&self) -> InboxFuture<'_, MailBatch> {
         Box::pin(async move {
             let batch = self.store.fetch(&self.agent).await.map_err(store_error)?;
+            if let Some(tp) = batch
+                .messages
+                .iter()
+                .rev()
+                .find_map(|e| e.traceparent.as_deref())
+            {
+                troupe_protocol::trace_context::deliver(&self.agent, tp);
+            }
             let items = batch
                 .messages
                 .iter()

@@ -61,6 +61,10 @@ pub struct ProcessLaunch {
     /// environment or arguments, where a tool call could read them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<(String, String)>,
+    /// The W3C trace context of the turn that spawned it, when telemetry traces it: its first
+    /// turn continues that trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 impl std::fmt::Debug for ProcessLaunch {
@@ -79,6 +83,7 @@ impl std::fmt::Debug for ProcessLaunch {
             .field("permission_mode", &self.permission_mode)
             .field("lease", &self.lease)
             .field("secrets", &secrets)
+            .field("traceparent", &self.traceparent)
             .finish_non_exhaustive()
     }
 }

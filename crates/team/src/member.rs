@@ -268,6 +268,7 @@ async fn phases_of(
     let policy = Policy {
         settle: None,
         who: spec.name.clone(),
+        agent: spec.name.clone(),
     };
     let (sh, name) = (shared.clone(), spec.name.clone());
     let mut sink = move |event: Event<'_>| match event {

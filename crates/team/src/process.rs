@@ -73,6 +73,7 @@ impl Team {
             lease: Some(handoff),
             options: config.process_options.clone(),
             secrets: troupe_tools::secrets::all(),
+            traceparent: troupe_protocol::trace_context::take_spawned(&spec.name),
         };
         let document = serde_json::to_vec(&launch).map_err(|e| err(e.to_string()))?;
         let mut child = cmd.spawn().map_err(|e| err(e.to_string()))?;

@@ -180,6 +180,10 @@ impl Team {
             auto_claim: member.auto_claim,
             profile,
         };
+        // Its first turn continues the trace of the turn that spawned it (in this process).
+        if let Some(tp) = troupe_protocol::trace_context::current(LEAD) {
+            troupe_protocol::trace_context::spawn(&member.name, &tp);
+        }
         self.start(spec, lease).await?;
         Ok(member)
     }

@@ -20,6 +20,7 @@ pub async fn task_change(shared: &TeamShared, agent: &str, task: TaskInfo<'_>) -
         transcript: None,
         // Task hooks do not look at a mode.
         mode: &troupe_agent::LiveMode::new(Default::default()),
+        dirs: None,
     };
     let mut refusals = Vec::new();
     let kind = AgentKind::Member {

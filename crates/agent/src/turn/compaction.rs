@@ -266,6 +266,7 @@ impl Agent {
             workspace: &self.home,
             stop: &self.stop,
             mode: &self.live_mode,
+            dirs: None,
             transcript: path.as_deref(),
         };
         self.extensions

@@ -91,6 +91,7 @@ impl Agent {
             workspace: &self.home,
             stop: &self.stop,
             mode: &self.live_mode,
+            dirs: Some(&self.ctx.workspace),
             transcript: Some(path),
         };
         self.lifecycle = self

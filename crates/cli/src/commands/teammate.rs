@@ -12,7 +12,7 @@ use anyhow::Result;
 use std::sync::Arc;
 use std::time::Duration;
 use troupe_store::Lease;
-use troupe_team::{liveness, member, Team, TeamConfig, TeammateMode};
+use troupe_team::{liveness, member, Team, TeammateMode};
 
 /// How long the member may take to finish its round after SIGTERM before the process ends
 /// anyway (the lead waits as long for its in-process teammates).
@@ -55,27 +55,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
         &troupe_dir,
         &team,
     ))?;
-    let hooks = runtime.block_on(crate::hooks::extension(
-        crate::hook_services::of(&run.model, &run.client, &run.mcp, &run.workspace),
-        &run.settings,
-        &run.workspace,
-        run.policy.mode,
-        store.clone(),
-    ))?;
-    let config = TeamConfig {
-        agents: run.agents.clone(),
-        mcp_servers: run.mcp.names().into_iter().map(str::to_string).collect(),
-        team: team.clone(),
-        troupe_dir: troupe_dir.clone(),
-        workspace: run.workspace.clone(),
-        recipe: run.recipe(hooks, crate::cron::extension(&troupe_dir, &team)),
-        mode: TeammateMode::InProcess,
-        exe: None,
-        // It starts no teammate processes of its own.
-        process_options: serde_json::Value::Null,
-    };
     let mcp = run.mcp.clone();
-    crate::workspace::exclude_troupe_dir(&config.workspace);
     // What it does, one line each, on stderr (a terminal, or the log the lead gives it).
     let sink: troupe_team::NoticeSink = Some(Arc::new(|n: troupe_team::Notice| {
         eprintln!(
@@ -83,7 +63,17 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
             crate::render::sanitize::terminal(&crate::render::text::notice_line(&n))
         );
     }));
-    let team = runtime.block_on(Team::open(config, store, sink))?;
+    let team = runtime.block_on(run.open_team(
+        store,
+        crate::compose::TeamSide {
+            cron: crate::cron::extension(&troupe_dir, &team),
+            name: team,
+            mode: TeammateMode::InProcess,
+            // It starts no teammate processes of its own.
+            process_options: serde_json::Value::Null,
+            notices: sink,
+        },
+    ))?;
     // Held until this function returns: after the member's tasks are back on the board.
     let lease = runtime.block_on(take_lease(&team, args))?;
     let spec = runtime.block_on(team.join(
@@ -95,6 +85,8 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     ))?;
     let shared = team.shared().clone();
     let (name, epoch) = (spec.name.clone(), spec.epoch);
+    // Its telemetry under the team's and its own name (its own process, its own exporters).
+    crate::telemetry::start(run.telemetry.as_ref(), &format!("{}/{name}", team.name()));
     eprintln!(
         "troupe teammate {name}: joined team '{}' (epoch {epoch}); working — Ctrl-C ends it at the round boundary",
         team.name()

@@ -61,6 +61,10 @@ pub fn resolve(args: &TeammateArgs) -> Result<Teammate> {
     for (name, value) in std::mem::take(&mut launch.secrets) {
         troupe_tools::secrets::hold(&name, value);
     }
+    // Its first turn continues the trace of the lead's turn that spawned it.
+    if let Some(tp) = launch.traceparent.take() {
+        troupe_protocol::trace_context::spawn(&launch.name, &tp);
+    }
     apply(args, launch)
 }
 

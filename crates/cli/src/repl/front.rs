@@ -58,6 +58,7 @@ pub(super) async fn drive(
     let policy = Policy {
         settle: None,
         who: "the lead".to_string(),
+        agent: troupe_team::LEAD.to_string(),
     };
     Driver::new(agent, Box::new(wakes), policy)
         .run(flow, &mut front, &mut sink)

@@ -10,12 +10,13 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 
-use troupe_protocol::{check_dependencies, BlockerStatus, Event, Task, TaskId};
+use troupe_protocol::{BlockerStatus, Event, Task, TaskId};
 
 use super::sync::{SyncEvents, SyncTasks};
 use super::{now_ms, FileStore};
+use crate::board;
 use crate::error::StoreError;
-use crate::tasks::{CorruptTask, NewTask, TaskFilter, TaskList};
+use crate::tasks::{NewTask, TaskFilter, TaskList};
 
 /// The closure an update applies, as the file backend's own operations take it.
 type TaskUpdate<'a> = &'a mut dyn FnMut(
@@ -24,14 +25,9 @@ type TaskUpdate<'a> = &'a mut dyn FnMut(
 ) -> Result<(), troupe_protocol::TaskError>;
 use troupe_durable::lock::LockFile;
 
-/// A task id as the board's file names hold it; other names (the lock, temp files) are not tasks.
+/// A task id as the board's file names hold it (`<id>.json`); other names are not tasks.
 fn id_of(name: &str) -> Option<TaskId> {
-    let stem = name.strip_suffix(".json")?;
-    // Only canonical decimal: "03.json" would alias "3.json".
-    if stem.is_empty() || (stem.len() > 1 && stem.starts_with('0')) {
-        return None;
-    }
-    stem.parse().ok()
+    board::task_id(name.strip_suffix(".json")?)
 }
 
 impl FileStore {
@@ -60,20 +56,14 @@ impl FileStore {
     fn apply(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<(Task, Task), StoreError> {
         let before = self.get_task(id)?;
         let blockers = self.blocker_status(&before);
-        let mut task = before.clone();
-        f(&mut task, &blockers)?;
-        // The record's file name is its id; a closure must not move it.
-        task.id = before.id;
+        let task = board::applied(&before, &blockers, f)?;
         Ok((before, task))
     }
 
     /// Checks the board's dependencies as they would be with `task` changed; the caller holds
     /// the board's lock, so no other blockers change meanwhile.
     fn check_board_with(&self, task: &Task) -> Result<(), StoreError> {
-        let mut board = self.whole_board()?;
-        board.tasks.retain(|t| t.id != task.id);
-        board.tasks.push(task.clone());
-        Ok(check_dependencies(&board.tasks)?)
+        board::check_with(self.whole_board()?, task)
     }
 
     /// Saves a changed task and records what changed; the caller holds its lock.
@@ -93,17 +83,7 @@ impl FileStore {
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(StoreError::io("read", path)(e)),
         };
-        let task: Task = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-            place: path.display().to_string(),
-            detail: e.to_string(),
-        })?;
-        if task.id != id {
-            return Err(StoreError::Corrupt {
-                place: path.display().to_string(),
-                detail: format!("it holds task {} instead", task.id),
-            });
-        }
-        Ok(Some(task))
+        board::decode_task(id, &bytes, || path.display().to_string()).map(Some)
     }
 
     fn save_task(&self, task: &Task) -> Result<(), StoreError> {
@@ -135,37 +115,20 @@ impl FileStore {
 
     /// Every readable task and every unreadable record.
     fn whole_board(&self) -> Result<TaskList, StoreError> {
-        let mut board = TaskList::default();
-        for id in self.task_ids()? {
-            match self.load_task(id) {
-                Ok(Some(t)) => board.tasks.push(t),
-                Ok(None) => {}
-                Err(StoreError::Corrupt { place, detail }) => {
-                    // One bad file must not hide the rest of the board; it is reported instead.
-                    tracing::warn!(place = %place, error = %detail, "skipping unreadable task");
-                    board.corrupt.push(CorruptTask {
-                        id,
-                        place,
-                        error: detail,
-                    });
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(board)
+        let ids = self.task_ids()?;
+        board::board_of(ids.into_iter().map(|id| (id, self.load_task(id))))
     }
 
     /// The next free id; the caller holds the tasks lock. `.next` keeps ids from being reused
     /// should a record be removed; the directory listing covers a lost or stale `.next`.
-    fn allocate_task_id(&self) -> Result<TaskId, StoreError> {
+    fn allocate_task_id(&self, board: &TaskList) -> Result<TaskId, StoreError> {
         let next_path = self.tasks_dir().join(".next");
         let recorded = match fs::read_to_string(&next_path) {
-            Ok(text) => text.trim().parse::<TaskId>().unwrap_or(1),
-            Err(e) if e.kind() == ErrorKind::NotFound => 1,
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
             Err(e) => return Err(StoreError::io("read", next_path)(e)),
         };
-        let after_last = self.task_ids()?.last().map_or(1, |last| last + 1);
-        let id = recorded.max(after_last).max(1);
+        let id = board::next_id(recorded.as_deref(), board);
         let next = id.saturating_add(1).to_string();
         self.replace_file(&next_path, next.as_bytes())?;
         Ok(id)
@@ -174,17 +137,10 @@ impl FileStore {
     /// The statuses of the task's blockers; unreadable or missing ones are left out, so they
     /// count as not completed.
     fn blocker_status(&self, task: &Task) -> BlockerStatus {
-        task.blocked_by
-            .iter()
-            .filter_map(|&b| match self.load_task(b) {
-                Ok(Some(t)) => Some((b, t.status)),
-                Ok(None) => None,
-                Err(e) => {
-                    tracing::warn!(task = task.id, blocker = b, error = %e, "cannot read blocker");
-                    None
-                }
-            })
-            .collect()
+        board::blockers_of(
+            task,
+            task.blocked_by.iter().map(|&b| (b, self.load_task(b))),
+        )
     }
 
     /// Records an event; the task file is the source of truth, so a failure here is logged
@@ -199,18 +155,9 @@ impl FileStore {
 impl SyncTasks for FileStore {
     fn create_task(&self, new: &NewTask) -> Result<Task, StoreError> {
         let _lock = self.lock_tasks()?;
-        let mut board = self.whole_board()?;
-        let id = self.allocate_task_id()?;
-        let task = Task::new(
-            id,
-            new.subject.clone(),
-            new.description.clone(),
-            new.blocked_by.clone(),
-            new.created_by.clone(),
-            now_ms(),
-        )?;
-        board.tasks.push(task.clone());
-        check_dependencies(&board.tasks)?;
+        let board = self.whole_board()?;
+        let id = self.allocate_task_id(&board)?;
+        let task = board::new_task(board, id, new, now_ms())?;
         self.save_task(&task)?;
         let event = crate::record::task_created(&task);
         self.record_task_event(event);

@@ -1,0 +1,60 @@
+//! The W3C trace context (`traceparent`) each agent of the process works under, for what
+//! crosses to another agent: the mail an agent sends carries its current context, and the
+//! turn that mail wakes continues that trace. Set and read by telemetry; empty (and never
+//! touched) while it is off.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+#[derive(Default)]
+struct Contexts {
+    /// The context of each agent's turn under way.
+    current: HashMap<String, String>,
+    /// The context the last mail delivered to an agent carried, until its next turn takes it.
+    incoming: HashMap<String, String>,
+    /// The context a teammate was spawned under, until its first turn takes it.
+    spawned: HashMap<String, String>,
+}
+
+static CONTEXTS: Mutex<Option<Contexts>> = Mutex::new(None);
+
+fn with<T>(f: impl FnOnce(&mut Contexts) -> T) -> Option<T> {
+    let mut guard = CONTEXTS.lock().ok()?;
+    Some(f(guard.get_or_insert_with(Contexts::default)))
+}
+
+/// Sets (or, with `None`, clears) the context `agent`'s turn runs under.
+pub fn set_current(agent: &str, traceparent: Option<String>) {
+    with(|c| match traceparent {
+        Some(tp) => c.current.insert(agent.to_string(), tp),
+        None => c.current.remove(agent),
+    });
+}
+
+/// The context `agent`'s turn runs under, if telemetry traces it.
+pub fn current(agent: &str) -> Option<String> {
+    CONTEXTS.lock().ok()?.as_ref()?.current.get(agent).cloned()
+}
+
+/// Remembers the context mail delivered to `agent` carried.
+pub fn deliver(agent: &str, traceparent: &str) {
+    with(|c| {
+        c.incoming
+            .insert(agent.to_string(), traceparent.to_string())
+    });
+}
+
+/// The context the mail delivered to `agent` since its last turn carried (the latest one).
+pub fn take_incoming(agent: &str) -> Option<String> {
+    with(|c| c.incoming.remove(agent)).flatten()
+}
+
+/// Remembers the context `agent` was spawned under, for its first turn.
+pub fn spawn(agent: &str, traceparent: &str) {
+    with(|c| c.spawned.insert(agent.to_string(), traceparent.to_string()));
+}
+
+/// The context `agent` was spawned under, once.
+pub fn take_spawned(agent: &str) -> Option<String> {
+    with(|c| c.spawned.remove(agent)).flatten()
+}
