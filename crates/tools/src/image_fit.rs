@@ -4,7 +4,8 @@
 
 use crate::image_file::{encode, MAX_IMAGE_BYTES};
 use crate::ImageData;
-use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use std::io::Cursor;
 
 /// The longest edge sent, in pixels: Anthropic's recommended most (it takes up to 8000, but
@@ -63,13 +64,17 @@ pub fn fit(media_type: &str, bytes: &[u8]) -> Result<Fitted, String> {
             size: dims.unwrap_or((0, 0)),
         });
     }
-    let mut decoder = reader(bytes, format);
+    let mut reader = reader(bytes, format);
     let mut limits = Limits::default();
     limits.max_alloc = Some(DECODE_LIMIT);
-    decoder.limits(limits);
-    let decoded = decoder
-        .decode()
-        .map_err(|e| format!("the image could not be decoded to downscale it: {e}"))?;
+    reader.limits(limits);
+    let undecodable =
+        |e: image::ImageError| format!("the image could not be decoded to downscale it: {e}");
+    let mut decoder = reader.into_decoder().map_err(undecodable)?;
+    // A photo's EXIF orientation is applied: the copy sent has no EXIF to say it.
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let mut decoded = DynamicImage::from_decoder(decoder).map_err(undecodable)?;
+    decoded.apply_orientation(orientation);
     let original = (decoded.width(), decoded.height());
     let mut edge = MAX_EDGE.min(original.0.max(original.1));
     loop {
@@ -183,6 +188,25 @@ mod tests {
         let tall = fit("image/jpeg", &jpeg).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(tall.image.media_type, "image/jpeg");
         assert_eq!(decoded_size(&tall.image), (784, 1568));
+    }
+
+    #[test]
+    fn a_photo_turned_by_its_exif_orientation_is_sent_turned() {
+        let mut jpeg = Vec::new();
+        image::load_from_memory(&png(2000, 1000))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .write_to(&mut Cursor::new(&mut jpeg), ImageFormat::Jpeg)
+            .unwrap_or_else(|e| panic!("{e}"));
+        // An APP1 segment whose EXIF says "rotate 90° clockwise" (orientation 6).
+        let mut exif = b"Exif\0\0II*\0\x08\0\0\0\x01\0".to_vec();
+        exif.extend([0x12, 0x01, 3, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0]);
+        let mut segment = vec![0xFF, 0xE1];
+        segment.extend(u16::try_from(exif.len() + 2).unwrap_or(0).to_be_bytes());
+        segment.extend(exif);
+        jpeg.splice(2..2, segment);
+        let fitted = fit("image/jpeg", &jpeg).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(fitted.resized_from, Some((1000, 2000)));
+        assert_eq!(decoded_size(&fitted.image), (784, 1568));
     }
 
     #[test]
