@@ -44,8 +44,9 @@ impl Fitted {
 }
 
 /// `bytes` of an image of type `media_type` made ready to send: as they are when within the
-/// limits, else downscaled to [`MAX_EDGE`] on the long edge (further, and as JPEG, when the
-/// encoding is still too large). The error says what was wrong with the image.
+/// limits, else downscaled to [`MAX_EDGE`] on the long edge and encoded again (an opaque
+/// image as JPEG when its PNG is still too large; smaller still when that is too). The error
+/// says what was wrong with the image.
 pub fn fit(media_type: &str, bytes: &[u8]) -> Result<Fitted, String> {
     if bytes.len() > MAX_SOURCE_BYTES {
         return Err(format!(
@@ -79,7 +80,11 @@ pub fn fit(media_type: &str, bytes: &[u8]) -> Result<Fitted, String> {
     let mut edge = MAX_EDGE.min(original.0.max(original.1));
     loop {
         let scaled = decoded.resize(edge, edge, image::imageops::FilterType::Triangle);
-        let (media_type, out) = reencode(&scaled, format)?;
+        let (mut media_type, mut out) = reencode(&scaled, format)?;
+        if out.len() > MAX_IMAGE_BYTES && !scaled.color().has_alpha() {
+            // A photo kept as PNG: as JPEG it fits at this size.
+            (media_type, out) = reencode(&scaled, ImageFormat::Jpeg)?;
+        }
         if out.len() <= MAX_IMAGE_BYTES {
             return Ok(Fitted {
                 image: encode(media_type, &out),
@@ -207,6 +212,24 @@ mod tests {
         let fitted = fit("image/jpeg", &jpeg).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(fitted.resized_from, Some((1000, 2000)));
         assert_eq!(decoded_size(&fitted.image), (784, 1568));
+    }
+
+    #[test]
+    fn an_opaque_image_too_large_as_png_goes_as_jpeg() {
+        let mut seed: u32 = 7;
+        let noise = image::RgbImage::from_fn(1600, 1600, |_, _| {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let [a, b, c, _] = seed.to_le_bytes();
+            image::Rgb([a, b, c])
+        });
+        let mut png = Vec::new();
+        DynamicImage::ImageRgb8(noise)
+            .write_to(&mut Cursor::new(&mut png), ImageFormat::Png)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let fitted = fit("image/png", &png).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(fitted.image.media_type, "image/jpeg");
+        assert_eq!(fitted.size, (1568, 1568));
+        assert!(fitted.image.data.len() <= 5 * 1024 * 1024);
     }
 
     #[test]
