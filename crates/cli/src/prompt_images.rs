@@ -2,8 +2,9 @@
 //! the REPL (shown as `[Image #N]`). Each is read and fitted to the providers' limits as
 //! read_file's images are, and goes to the model as an image block beside the prompt's text.
 
+use crate::term::image_paste::Pasted;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use troupe_protocol::ImageData;
 use troupe_tools::image_fit::{self, Fitted};
 
@@ -59,27 +60,38 @@ impl Collected {
     /// Attaches the image file at `path` (shown as `name`).
     pub fn add(&mut self, name: &str, path: &Path, media_type: &str) {
         match load(path, media_type) {
-            Ok(fitted) => {
-                if let Some(note) = fitted.note() {
-                    self.notes.push(format!("{name}: {note}"));
-                }
-                self.images.push(fitted.image);
-            }
+            Ok(fitted) => self.fitted(name, fitted),
             Err(why) => self.problems.push(why),
         }
     }
+
+    /// Attaches an image made ready (shown as `name`).
+    fn fitted(&mut self, name: &str, fitted: Fitted) {
+        if let Some(note) = fitted.note() {
+            self.notes.push(format!("{name}: {note}"));
+        }
+        self.images.push(fitted.image);
+    }
 }
 
-/// The image files pasted as paths that a prompt's `[Image #N]`s name, attached.
-pub fn pasted(paths: &[PathBuf]) -> Collected {
+/// The pasted images that a prompt's `[Image #N]`s name, attached.
+pub fn pasted(images: &[Pasted]) -> Collected {
     let mut collected = Collected::default();
-    for path in paths {
-        match image_type(path) {
-            Some(media_type) => collected.add(&path.display().to_string(), path, media_type),
-            None => collected.problems.push(format!(
-                "{} is gone or no longer an image file",
-                path.display()
-            )),
+    for image in images {
+        match image {
+            Pasted::File(path) => match image_type(path) {
+                Some(media_type) => collected.add(&path.display().to_string(), path, media_type),
+                None => collected.problems.push(format!(
+                    "{} is gone or no longer an image file",
+                    path.display()
+                )),
+            },
+            Pasted::Copied { media_type, bytes } => match image_fit::fit(media_type, bytes) {
+                Ok(fitted) => collected.fitted("the clipboard's image", fitted),
+                Err(why) => collected
+                    .problems
+                    .push(format!("the clipboard's image: {why}")),
+            },
         }
     }
     collected
@@ -104,8 +116,17 @@ mod tests {
         // provider judges it.
         collected.add("a.txt", &png, "image/png");
         assert_eq!(collected.images.len(), 1);
-        let pasted = pasted(&[png.clone(), dir.path().join("gone.png")]);
-        assert_eq!(pasted.images, collected.images);
+        let pasted = pasted(&[
+            Pasted::File(png.clone()),
+            Pasted::File(dir.path().join("gone.png")),
+            Pasted::Copied {
+                media_type: "image/png",
+                bytes: std::fs::read(&png).unwrap_or_default().into(),
+            },
+        ]);
+        assert_eq!(pasted.images.len(), 2);
+        assert_eq!(pasted.images[0], pasted.images[1]);
+        assert_eq!(pasted.images[0], collected.images[0]);
         assert!(
             pasted.problems[0].contains("gone.png is gone"),
             "{:?}",

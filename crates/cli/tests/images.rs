@@ -361,3 +361,54 @@ fn a_refused_image_in_the_repl_is_an_error_and_the_session_goes_on() {
     });
     leave(pty);
 }
+
+#[test]
+fn ctrl_v_pastes_the_clipboard_image_as_a_placeholder() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = TempWorkspace::new();
+    ws.write("copied.png", PNG);
+    // The desktop's clipboard tool, standing in: it prints the copied image.
+    let bin = ws.path().join(".bin");
+    let xclip = ws.write(
+        ".bin/xclip",
+        format!(
+            "#!/bin/sh\nexec cat '{}'\n",
+            ws.path().join("copied.png").display()
+        ),
+    );
+    std::fs::set_permissions(&xclip, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let server = common::lead_server([Step::text("a copied dot")]);
+    let env = [
+        ("PATH", path.as_str()),
+        ("DISPLAY", ":99"),
+        ("WAYLAND_DISPLAY", ""),
+    ];
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &env);
+    pty.send("what is \u{16}");
+    pty.wait_for("the placeholder", LIMIT, |s| {
+        prompt_row(s).as_deref() == Some("> what is [Image #1]")
+    });
+    pty.send("\r");
+    pty.wait_for_text("a copied dot", LIMIT);
+    let content = first_prompt(&server);
+    assert_eq!(content[0]["text"], "what is [Image #1]");
+    assert_eq!(content[1]["source"]["data"], encoded());
+    leave(pty);
+}
+
+#[test]
+fn ctrl_v_without_a_desktop_clipboard_says_so() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([]);
+    let env = [("DISPLAY", ""), ("WAYLAND_DISPLAY", "")];
+    let mut pty = repl_in_pty(ws.path(), &server, &[], &env);
+    pty.send("\u{16}");
+    pty.wait_for_text("no desktop clipboard here", LIMIT);
+    assert!(server.requests_for("lead").is_empty());
+    leave(pty);
+}

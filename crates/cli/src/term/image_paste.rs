@@ -20,9 +20,23 @@ const MAX_PASTE: usize = 8 * 1024;
 #[derive(Debug, Clone, Default)]
 pub struct PastedImages(Arc<Mutex<Numbered>>);
 
+/// One pasted image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pasted {
+    /// An image file's path, read when the prompt is sent.
+    File(PathBuf),
+    /// An image copied to the clipboard: its bytes, kept for the session.
+    Copied {
+        /// Its type (`image/png`, …).
+        media_type: &'static str,
+        /// The image.
+        bytes: Arc<[u8]>,
+    },
+}
+
 #[derive(Debug, Default)]
 struct Numbered {
-    paths: HashMap<usize, PathBuf>,
+    images: HashMap<usize, Pasted>,
     next: usize,
 }
 
@@ -38,24 +52,26 @@ impl PastedImages {
         numbered.next = numbered.next.max(highest);
     }
 
-    /// Keeps `path` and returns its placeholder.
-    pub fn add(&self, path: PathBuf) -> String {
+    /// Keeps `image` and returns its placeholder.
+    pub fn add(&self, image: Pasted) -> String {
         let mut numbered = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         numbered.next += 1;
         let n = numbered.next;
-        numbered.paths.insert(n, path);
+        numbered.images.insert(n, image);
         format!("{PREFIX}{n}]")
     }
 
-    /// The files of the placeholders in `line` pasted this session, in the order they appear
+    /// The images of the placeholders in `line` pasted this session, in the order they appear
     /// (each once).
-    pub fn named_in(&self, line: &str) -> Vec<PathBuf> {
+    pub fn named_in(&self, line: &str) -> Vec<Pasted> {
         let numbered = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut out: Vec<PathBuf> = Vec::new();
+        let mut seen = Vec::new();
+        let mut out = Vec::new();
         for (_, n) in numbers(line) {
-            if let Some(path) = numbered.paths.get(&n) {
-                if !out.contains(path) {
-                    out.push(path.clone());
+            if let Some(image) = numbered.images.get(&n) {
+                if !seen.contains(&n) {
+                    seen.push(n);
+                    out.push(image.clone());
                 }
             }
         }
@@ -76,7 +92,7 @@ impl PastedImages {
         let mut at = 0;
         for (range, path) in found {
             out.push_str(&text[at..range.start]);
-            out.push_str(&self.add(path));
+            out.push_str(&self.add(Pasted::File(path)));
             at = range.end;
         }
         out.push_str(&text[at..]);
@@ -210,7 +226,7 @@ mod tests {
         assert_eq!(images.replace_paths(&escaped), "look [Image #7]");
         assert_eq!(
             images.named_in("see [Image #6], [Image #5] and [Image #6] [Image #4]"),
-            vec![plain, spaced.clone()]
+            vec![Pasted::File(plain), Pasted::File(spaced.clone())]
         );
         assert_eq!(
             images.replace_paths(&format!("file://{d}/my%20shot.png")),

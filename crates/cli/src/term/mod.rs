@@ -2,6 +2,7 @@
 //! prints everything else above it, the history file it shares with earlier versions, and the
 //! plain line reader used when stdin is not a terminal.
 
+pub mod clipboard;
 pub mod complete;
 pub mod editor;
 mod footer;
