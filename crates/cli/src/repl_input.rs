@@ -99,10 +99,16 @@ pub async fn shell(command: &str, dir: &Path) -> ShellRun {
 /// `@"with spaces"` and `@with\ spaces` too) attached after it, and each that names an image
 /// file attached as an image beside it; other `@words` (a path that does not exist) stay text.
 pub fn attach(prompt: &str, dir: &Path) -> Prompt {
+    attach_from(prompt, prompt, dir)
+}
+
+/// `prompt` with the `@path`s of `typed` attached after it: the part the person typed, not
+/// text piped in or attached with `--file`, whose `@`s are not mentions.
+pub fn attach_from(prompt: &str, typed: &str, dir: &Path) -> Prompt {
     let mut attached: Vec<String> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     let mut images = crate::prompt_images::Collected::default();
-    for mention in crate::term::mention::mentions(prompt) {
+    for mention in crate::term::mention::mentions(typed) {
         let name = mention.name();
         if name.is_empty() || seen.iter().any(|n| n == name) {
             continue;

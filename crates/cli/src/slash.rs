@@ -169,8 +169,8 @@ impl CommandTurn {
 /// The prompt to run for `prompt`: an MCP server's prompt (`/mcp__<server>__<prompt> args`,
 /// `mcp_prompt`), a custom command's expanded prompt (its `allowed-tools` and
 /// `model` put in force until [`CommandTurn::end`], its ``!`cmd` ``s run and `@path`s attached,
-/// `slash_body`), or the prompt itself (its `@path`s attached when `attach_in` says where
-/// they are relative to). Images the prompt carries (an SDK client's) stay with it. An
+/// `slash_body`), or the prompt itself (the `@path`s of its typed part attached when
+/// `attach_in` gives the folder they are relative to and that part). Images the prompt carries (an SDK client's) stay with it. An
 /// ambiguous short name, a bad `allowed-tools` rule or a refused ``!`cmd` `` is an error saying
 /// what to do instead.
 pub async fn begin(
@@ -178,7 +178,7 @@ pub async fn begin(
     prompt: Prompt,
     commands: &Commands,
     mcp: &McpManager,
-    attach_in: Option<&Path>,
+    attach_in: Option<(&Path, &str)>,
 ) -> Result<(Prompt, CommandTurn), String> {
     let Prompt {
         text: prompt,
@@ -194,7 +194,7 @@ pub async fn begin(
     let (command, args) = match commands.lookup(&prompt) {
         Lookup::Unknown => {
             let made = match attach_in {
-                Some(dir) => crate::repl_input::attach(&prompt, dir),
+                Some((dir, typed)) => crate::repl_input::attach_from(&prompt, typed, dir),
                 None => prompt.into(),
             };
             return Ok((with_images(made), CommandTurn::default()));

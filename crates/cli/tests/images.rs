@@ -412,3 +412,29 @@ fn ctrl_v_without_a_desktop_clipboard_says_so() {
     assert!(server.requests_for("lead").is_empty());
     leave(pty);
 }
+
+#[test]
+fn only_the_prompt_argument_s_mentions_attach_not_piped_text() {
+    let ws = TempWorkspace::new();
+    ws.write("shot.png", PNG);
+    ws.write("notes.txt", "secret notes\n");
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("reviewed")]);
+    let mut child = troupe(ws.path(), &server, Wire::Anthropic)
+        .args(["-p", "review this, and look @shot.png"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "+ /// see @notes.txt").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let content = first_prompt(&server);
+    let text = content[0]["text"].as_str().unwrap();
+    assert!(text.contains("see @notes.txt"), "{text}");
+    assert!(!text.contains("secret notes"), "{text}");
+    assert_eq!(content[1]["source"]["data"], encoded());
+}
