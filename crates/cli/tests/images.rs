@@ -438,3 +438,21 @@ fn only_the_prompt_argument_s_mentions_attach_not_piped_text() {
     assert!(!text.contains("secret notes"), "{text}");
     assert_eq!(content[1]["source"]["data"], encoded());
 }
+
+#[test]
+fn file_flag_attaches_an_image_to_the_first_prompt() {
+    let ws = TempWorkspace::new();
+    ws.write("shot.png", PNG);
+    let server = FakeServer::start();
+    server.script("lead", [Step::text("a dot")]);
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "--file",
+        "shot.png",
+        "-p",
+        "what is this?",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let content = first_prompt(&server);
+    assert_eq!(content[0]["text"], "what is this?");
+    assert_eq!(content[1]["source"]["data"], encoded());
+}

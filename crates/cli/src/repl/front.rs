@@ -403,11 +403,14 @@ pub(crate) async fn handle_line(
             let mut pasted =
                 crate::prompt_images::pasted(&io.reader.pasted_images().named_in(line));
             crate::repl_input::report_images(&pasted);
-            pasted.images.append(&mut prompt.images);
-            prompt.images = pasted.images;
+            let mut images = io.context_images.clone();
+            images.append(&mut pasted.images);
+            images.append(&mut prompt.images);
+            prompt.images = images;
             if crate::repl_input::refuse_oversized(agent, &prompt) {
                 return Flow::Continue;
             }
+            io.context_images.clear();
             if !io.context.is_empty() {
                 prompt.text = format!("{}\n\n{}", io.context.join("\n"), prompt.text);
                 io.context.clear();
