@@ -13,6 +13,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use troupe_model::{Model, ModelError, ModelRequest, StopReason, ToolSpec};
+use troupe_protocol::session::Prompt;
 use troupe_protocol::{ChatMessage, Role, Usage};
 use troupe_settings::Settings;
 use troupe_tools::{Registry, ToolContext};
@@ -324,7 +325,7 @@ impl Agent {
     /// Whatever way the turn ends, its messages are synced to the transcript before it returns.
     pub async fn run_turn(
         &mut self,
-        input: Option<String>,
+        input: Option<Prompt>,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<TurnOutcome, AgentError> {
         let outcome = self.run_rounds(input, observe).await;
@@ -340,14 +341,14 @@ impl Agent {
 
     async fn run_rounds(
         &mut self,
-        input: Option<String>,
+        input: Option<Prompt>,
         observe: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> Result<TurnOutcome, AgentError> {
         self.repair()?;
-        if let Some(text) = input {
+        if let Some(prompt) = input {
             // Claude Code's order: the session starts before its first prompt is submitted.
             self.start_session().await?;
-            if let Some(refusal) = self.submit_prompt(text).await? {
+            if let Some(refusal) = self.submit_prompt(prompt).await? {
                 return Ok(TurnOutcome {
                     text: refusal,
                     model_calls: 0,

@@ -144,7 +144,7 @@ impl Tool for TaskTool {
         // sees them beneath the `task(…)` line while it runs.
         let progress = ctx.progress.clone();
         let outcome = agent
-            .run_turn(Some(input.prompt), &mut |event| {
+            .run_turn(Some(input.prompt.into()), &mut |event| {
                 if let (Some(progress), Some(line)) = (&progress, progress_line(&event)) {
                     progress.output(line.as_bytes());
                 }

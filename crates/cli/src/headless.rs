@@ -120,8 +120,15 @@ fn text_approver(args: &RunArgs) -> Result<Arc<dyn Approver>> {
 pub fn run(cli: &Cli) -> Result<i32> {
     let started = Instant::now();
     let cwd = std::env::current_dir().context("finding the current directory")?;
-    let files = crate::file_flag::blocks(&cli.run.claude.file, &cwd)?;
-    let prompt = crate::file_flag::attached(read_prompt(cli)?, &files);
+    let files = crate::file_flag::files(&cli.run.claude.file, &cwd)?;
+    let prompt = read_prompt(cli)?;
+    // The `@path`s attached are those of the prompt as given, not of what was piped with it
+    // or --file attached.
+    let typed = match cli.prompt.as_deref() {
+        Some(given) if !given.trim().is_empty() => given.to_string(),
+        _ => prompt.clone(),
+    };
+    let prompt = crate::file_flag::attached(prompt, &files.blocks);
     let schema = cli
         .run
         .contract
@@ -196,9 +203,13 @@ pub fn run(cli: &Cli) -> Result<i32> {
         .runtime
         .block_on(crate::slash::begin(
             &mut lead.agent,
-            prompt,
+            troupe_driver::Prompt::new(prompt, files.images),
             &custom.commands,
             &lead.crew.mcp,
+            Some((
+                &crate::repl_input::start_folder(&lead.run.workspace),
+                &typed,
+            )),
         ))
         .map_err(anyhow::Error::msg)?;
     // Ctrl-C's first press interrupts the turn and the run still reports; a second ends

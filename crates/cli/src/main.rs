@@ -38,6 +38,7 @@ mod mcp_prompt;
 mod mode;
 mod person_guard;
 mod plugins;
+mod prompt_images;
 #[cfg(test)]
 mod reference;
 mod render;

@@ -149,7 +149,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
     let first = cli.prompt.clone();
     let cwd = crate::repl_input::start_folder(&run.workspace);
     // `--file`: attached to the first prompt, as the context a `!command` leaves is.
-    let files = crate::file_flag::blocks(&cli.run.claude.file, &cwd)?;
+    let files = crate::file_flag::files(&cli.run.claude.file, &cwd)?;
     let view = crate::term::view::View::new(printer.clone(), colour, troupe_team::LEAD);
     if printer.is_live() {
         agent.watch_tool_output(view.progress_sink());
@@ -164,7 +164,8 @@ pub fn run(cli: &Cli) -> Result<i32> {
         printer,
         asks,
         mode,
-        context: files,
+        context: files.blocks,
+        context_images: files.images,
         cwd,
         command: None,
         answering: None,
@@ -218,6 +219,8 @@ struct Io {
     mode: crate::term::mode::ModeCell,
     /// What `!` commands ran since the last prompt, for the model with the next one.
     context: Vec<String>,
+    /// Images for the model with the next prompt (`--file`'s).
+    context_images: Vec<troupe_protocol::ImageData>,
     /// Where `!` commands run and `@` paths are found: the folder troupe was started from.
     cwd: std::path::PathBuf,
     /// The custom command the running prompt named, ended with its work.

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use troupe_agent::permissions::Policy;
+use troupe_protocol::session::Prompt;
 
 /// What one attached file may add to a prompt; more is cut with a note.
 const ATTACH_LIMIT: usize = 256 * 1024;
@@ -95,29 +96,49 @@ pub async fn shell(command: &str, dir: &Path) -> ShellRun {
 }
 
 /// The prompt with each `@path` that names a file or folder (relative to `dir`, or absolute;
-/// `@"with spaces"` and `@with\ spaces` too) attached after it; other `@words` (a path that
-/// does not exist) stay text.
-pub fn attach(prompt: &str, dir: &Path) -> String {
-    let mut attached = Vec::new();
-    for mention in crate::term::mention::mentions(prompt) {
+/// `@"with spaces"` and `@with\ spaces` too) attached after it, and each that names an image
+/// file attached as an image beside it; other `@words` (a path that does not exist) stay text.
+pub fn attach(prompt: &str, dir: &Path) -> Prompt {
+    attach_from(prompt, prompt, dir)
+}
+
+/// `prompt` with the `@path`s of `typed` attached after it: the part the person typed, not
+/// text piped in or attached with `--file`, whose `@`s are not mentions.
+pub fn attach_from(prompt: &str, typed: &str, dir: &Path) -> Prompt {
+    let mut attached: Vec<String> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut images = crate::prompt_images::Collected::default();
+    for mention in crate::term::mention::mentions(typed) {
         let name = mention.name();
-        if name.is_empty() || attached.iter().any(|(n, _): &(String, String)| n == name) {
+        if name.is_empty() || seen.iter().any(|n| n == name) {
             continue;
         }
+        seen.push(name.to_string());
         let path = crate::term::mention::resolve(name, dir);
-        if let Some(block) = attachment(name, &path) {
-            attached.push((name.to_string(), block));
+        if let Some(media_type) = crate::prompt_images::image_type(&path) {
+            images.add(name, &path, media_type);
+        } else if let Some(block) = attachment(name, &path) {
+            attached.push(block);
         }
     }
-    if attached.is_empty() {
-        return prompt.to_string();
-    }
     let mut out = prompt.to_string();
-    for (_, block) in attached {
+    for block in attached {
         out.push_str("\n\n");
         out.push_str(&block);
     }
-    out
+    report_images(&images);
+    Prompt::new(out, images.images)
+}
+
+/// Tells the person what happened to the images a prompt attaches: those downscaled, and
+/// those left out and why.
+pub fn report_images(images: &crate::prompt_images::Collected) {
+    for note in &images.notes {
+        crate::render::sanitize::errln!("({note})");
+    }
+    for why in &images.problems {
+        crate::render::sanitize::errln!("warning: an image was not attached: {why}");
+    }
 }
 
 /// The attachment of one path shown as `name`: a file's text, or a folder's entries; `None`
@@ -163,11 +184,16 @@ pub fn attachment(name: &str, path: &Path) -> Option<String> {
 /// A prompt is estimated at a token per this many bytes.
 const BYTES_PER_TOKEN: u64 = 4;
 
+/// What an attached image counts as, in bytes of text: about 1,600 tokens.
+const IMAGE_BYTES: usize = 1_600 * BYTES_PER_TOKEN as usize;
+
 /// Whether `prompt` is refused before its request because it cannot fit the model's context
 /// window (the reason, with what to do, printed); the REPL asks before each prompt's turn.
-pub fn refuse_oversized(agent: &troupe_agent::Agent, prompt: &str) -> bool {
+pub fn refuse_oversized(agent: &troupe_agent::Agent, prompt: &Prompt) -> bool {
     let report = agent.context();
-    match oversized(prompt.len(), report.window, report.used, report.fixed) {
+    // An image counts as about as many tokens as the model is charged for one.
+    let bytes = prompt.text.len() + prompt.images.len() * IMAGE_BYTES;
+    match oversized(bytes, report.window, report.used, report.fixed) {
         Some(why) => {
             crate::render::sanitize::errln!("{why}");
             true
@@ -239,7 +265,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("src")).unwrap_or_default();
         std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap_or_default();
         let prompt = "summarise @notes.txt and @src, mail me@example.com";
-        let out = attach(prompt, dir.path());
+        let out = attach(prompt, dir.path()).text;
         assert!(out.starts_with(prompt), "{out}");
         assert!(
             out.contains("<file path=\"notes.txt\">\nline one\n\n</file>"),
@@ -250,15 +276,31 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("example.com\">"), "{out}");
-        assert_eq!(attach("no attachments", dir.path()), "no attachments");
+        assert_eq!(
+            attach("no attachments", dir.path()),
+            Prompt::from("no attachments")
+        );
         std::fs::write(dir.path().join("with spaces.md"), "spaced\n").unwrap_or_default();
         for prompt in [r#"read @"with spaces.md""#, r"read @with\ spaces.md"] {
-            let out = attach(prompt, dir.path());
+            let out = attach(prompt, dir.path()).text;
             assert!(
                 out.contains("<file path=\"with spaces.md\">\nspaced\n"),
                 "{out}"
             );
         }
+    }
+
+    #[test]
+    fn an_image_mention_attaches_the_image_not_its_bytes_as_text() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let gif = b"GIF89a\x01\0\x01\0\0\0\0;";
+        std::fs::write(dir.path().join("dot.gif"), gif).unwrap_or_default();
+        let prompt = attach("what is @dot.gif and @dot.gif?", dir.path());
+        assert_eq!(prompt.text, "what is @dot.gif and @dot.gif?");
+        assert_eq!(
+            prompt.images,
+            vec![troupe_tools::image_file::encode("image/gif", gif)]
+        );
     }
 
     #[test]

@@ -104,7 +104,7 @@ impl Frontend for Script<'_> {
                         // One more turn telling the lead what is wrong.
                         self.retried = true;
                         self.earlier_calls = progress.model_calls;
-                        return Flow::Prompt(retry_prompt(&why));
+                        return Flow::Prompt(retry_prompt(&why).into());
                     }
                     Err(why) => {
                         result = Err(RunFailure::Team(format!(

@@ -13,6 +13,7 @@ use troupe_catalog::commands::{self, Commands, Lookup, Scope};
 use troupe_catalog::output_styles::{self, OutputStyle, OutputStyleExtension};
 use troupe_mcp::McpManager;
 use troupe_model::Model;
+use troupe_protocol::session::Prompt;
 use troupe_settings::Settings;
 
 /// What the project defines for the lead's conversation besides agents and skills.
@@ -168,19 +169,36 @@ impl CommandTurn {
 /// The prompt to run for `prompt`: an MCP server's prompt (`/mcp__<server>__<prompt> args`,
 /// `mcp_prompt`), a custom command's expanded prompt (its `allowed-tools` and
 /// `model` put in force until [`CommandTurn::end`], its ``!`cmd` ``s run and `@path`s attached,
-/// `slash_body`), or the prompt itself. An ambiguous short name, a bad `allowed-tools` rule or
-/// a refused ``!`cmd` `` is an error saying what to do instead.
+/// `slash_body`), or the prompt itself (the `@path`s of its typed part attached when
+/// `attach_in` gives the folder they are relative to and that part). Images the prompt carries (an SDK client's) stay with it. An
+/// ambiguous short name, a bad `allowed-tools` rule or a refused ``!`cmd` `` is an error saying
+/// what to do instead.
 pub async fn begin(
     agent: &mut Agent,
-    prompt: String,
+    prompt: Prompt,
     commands: &Commands,
     mcp: &McpManager,
-) -> Result<(String, CommandTurn), String> {
+    attach_in: Option<(&Path, &str)>,
+) -> Result<(Prompt, CommandTurn), String> {
+    let Prompt {
+        text: prompt,
+        images,
+    } = prompt;
+    let with_images = |mut made: Prompt| {
+        made.images.extend(images.iter().cloned());
+        made
+    };
     if let Some(ran) = crate::mcp_prompt::run(mcp, &prompt).await {
-        return ran.map(|text| (text, CommandTurn::default()));
+        return ran.map(|text| (with_images(text.into()), CommandTurn::default()));
     }
     let (command, args) = match commands.lookup(&prompt) {
-        Lookup::Unknown => return Ok((prompt, CommandTurn::default())),
+        Lookup::Unknown => {
+            let made = match attach_in {
+                Some((dir, typed)) => crate::repl_input::attach_from(&prompt, typed, dir),
+                None => prompt.into(),
+            };
+            return Ok((with_images(made), CommandTurn::default()));
+        }
         Lookup::Ambiguous(names) => {
             return Err(format!(
                 "{} names several commands: type one of /{}",
@@ -218,7 +236,7 @@ pub async fn begin(
             command: &command.name,
             args,
             source: command.scope.as_str(),
-            prompt: &expanded,
+            prompt: &expanded.text,
         })
         .await;
     if let Some(refusal) = said.halt.or(said.block) {
@@ -226,8 +244,8 @@ pub async fn begin(
         return Err(refusal);
     }
     for context in said.context {
-        expanded.push_str("\n\n");
-        expanded.push_str(&context);
+        expanded.text.push_str("\n\n");
+        expanded.text.push_str(&context);
     }
     if let Some(model) = &command.model {
         let saved = (agent.model_client(), agent.config().model.clone());
@@ -236,5 +254,5 @@ pub async fn begin(
         agent.set_model(agent.model_client(), name);
         turn.model = Some(saved);
     }
-    Ok((expanded, turn))
+    Ok((with_images(expanded), turn))
 }

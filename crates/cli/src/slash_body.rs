@@ -8,7 +8,11 @@ use troupe_agent::Agent;
 /// `body` with its ``!`cmd` ``s run and its `@path`s attached. A command refused (headless,
 /// nobody to ask: not granted by `allowed-tools` or a rule) is an error naming it and saying
 /// why; one that runs and fails puts its output in place like one that succeeds.
-pub async fn prepare(agent: &Agent, command: &str, body: &str) -> Result<String, String> {
+pub async fn prepare(
+    agent: &Agent,
+    command: &str,
+    body: &str,
+) -> Result<troupe_protocol::session::Prompt, String> {
     let mut out = String::with_capacity(body.len());
     let mut rest = body;
     let mut n = 0;

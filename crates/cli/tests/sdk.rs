@@ -3,7 +3,7 @@
 //! `query()`, a `can_use_tool` permission callback that allows one call and denies another,
 //! `ClaudeSDKClient.interrupt()` on a slow turn followed by a working one, and PreToolUse hook
 //! callbacks (a deny, a callback that raises and one whose decision troupe does not know: the
-//! guarded call never runs).
+//! guarded call never runs), and a user message carrying an image block.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 mod common;
@@ -279,4 +279,22 @@ fn can_use_tool_answers_ask_user_question() {
     let result = of_kind(&seen, "result");
     let text = result[0]["result"].as_str().unwrap();
     assert!(text.contains(r#""Which colour?"="Blue""#), "{text}");
+}
+
+#[test]
+fn an_image_block_from_the_sdk_reaches_the_model_beside_the_text() {
+    let ws = TempWorkspace::new();
+    let server = model();
+    let seen = drive(ws.path(), &server, "image");
+    let result = of_kind(&seen, "result");
+    assert_eq!(result.len(), 1, "{seen:?}");
+    assert_eq!(
+        result[0]["result"], "I see 1 image(s): image/png",
+        "{seen:?}"
+    );
+    let request = &server.requests_for("lead")[0];
+    let content = &request.body["messages"][0]["content"];
+    assert_eq!(content[0]["text"], "describe the picture", "{content}");
+    assert_eq!(content[1]["type"], "image", "{content}");
+    assert_eq!(content[1]["source"]["media_type"], "image/png", "{content}");
 }

@@ -12,7 +12,7 @@ mod settle;
 mod wakes;
 
 pub use observe::{observe_with, Observer};
-pub use troupe_protocol::session::{Cause, Op};
+pub use troupe_protocol::session::{Cause, Op, Prompt};
 pub use wakes::{NoWakes, Readiness, Wake, Wakes};
 
 use std::collections::VecDeque;
@@ -82,7 +82,7 @@ pub enum Flow {
     /// Wait for the next operation (or wake).
     Continue,
     /// Run this prompt, as if the person had typed it.
-    Prompt(String),
+    Prompt(Prompt),
     /// Run a turn on the conversation as it stands (after a failed call, on a new model).
     Retry,
     /// End the session.
@@ -170,7 +170,7 @@ impl<'a> Driver<'a> {
                 },
             };
             let flow = match op {
-                Op::Prompt(text) => self.work(Some(text), Cause::Prompt, front, sink).await,
+                Op::Prompt(prompt) => self.work(Some(prompt), Cause::Prompt, front, sink).await,
                 Op::Shutdown => return,
                 // Nothing runs: there is nothing to interrupt.
                 Op::Interrupt => Flow::Continue,
@@ -197,7 +197,7 @@ impl<'a> Driver<'a> {
             flow = match flow {
                 Flow::Continue => return false,
                 Flow::End => return true,
-                Flow::Prompt(text) => self.work(Some(text), Cause::Prompt, front, sink).await,
+                Flow::Prompt(prompt) => self.work(Some(prompt), Cause::Prompt, front, sink).await,
                 Flow::Retry => self.work(None, Cause::Follow, front, sink).await,
             };
         }
@@ -242,7 +242,7 @@ impl<'a> Driver<'a> {
     /// turns it wakes for) and lets the front end report it.
     async fn work(
         &mut self,
-        input: Option<String>,
+        input: Option<Prompt>,
         cause: Cause,
         front: &mut dyn Frontend,
         sink: &mut Sink<'_>,
@@ -260,7 +260,7 @@ impl<'a> Driver<'a> {
     /// anything else waits for the turn to end.
     async fn turn(
         &mut self,
-        input: Option<String>,
+        input: Option<Prompt>,
         cause: Cause,
         front: &mut dyn Frontend,
         sink: &mut Sink<'_>,
@@ -275,7 +275,7 @@ impl<'a> Driver<'a> {
             sink(event)
         };
         if let Some(w) = watcher {
-            w.turn_started(name, cause, input.as_deref());
+            w.turn_started(name, cause, input.as_ref().map(|p| p.text.as_str()));
         }
         sink(Event::TurnStarted(cause));
         let stop = self.agent.stop_flag();

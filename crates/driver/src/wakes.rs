@@ -19,10 +19,10 @@ pub enum Wake {
 
 impl Wake {
     /// The turn's input and cause.
-    pub(crate) fn into_turn(self) -> (Option<String>, Cause) {
+    pub(crate) fn into_turn(self) -> (Option<troupe_protocol::session::Prompt>, Cause) {
         match self {
             Wake::Turn(cause) => (None, cause),
-            Wake::Prompt(text) => (Some(text), Cause::Follow),
+            Wake::Prompt(text) => (Some(text.into()), Cause::Follow),
             Wake::Stop => (None, Cause::Follow),
         }
     }

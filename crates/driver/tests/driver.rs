@@ -59,7 +59,7 @@ impl Frontend for Script {
     async fn apply(&mut self, _agent: &mut Agent, op: Op) -> Flow {
         self.seen.lock().unwrap().applied.push(op.clone());
         match op {
-            Op::Command(text) => Flow::Prompt(format!("expanded: {text}")),
+            Op::Command(text) => Flow::Prompt(format!("expanded: {text}").into()),
             _ => Flow::Continue,
         }
     }

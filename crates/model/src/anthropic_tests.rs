@@ -317,6 +317,31 @@ fn tool_result_images_become_image_blocks_after_the_text() {
 }
 
 #[test]
+fn prompt_images_go_as_image_blocks_after_the_text() {
+    let image = troupe_protocol::ImageData {
+        media_type: "image/jpeg".into(),
+        data: "/9j/4AAQ".into(),
+    };
+    let request = ModelRequest {
+        model: "m".into(),
+        system: "".into(),
+        messages: vec![ChatMessage::user_with_images("what is this?", vec![image])],
+        tools: vec![].into(),
+        max_tokens: 1,
+        agent: "lead".into(),
+        cache: None,
+    };
+    let body = body_value(&request);
+    assert_eq!(
+        body["messages"][0]["content"],
+        json!([
+            {"type": "text", "text": "what is this?"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/4AAQ"}},
+        ])
+    );
+}
+
+#[test]
 fn caching_marks_the_system_parts_and_the_newest_message() {
     let system = format!("{}{}", "s".repeat(6_000), "Date: today");
     let request = ModelRequest {

@@ -40,7 +40,9 @@ pub enum ModelError {
     /// large or of a kind it does not take).
     #[error(
         "{url} refused an image in the conversation (HTTP {status}): {message}. The model may not \
-         take images, or not this one; use a model that does, or work without reading image files"
+         take images, or not this one; use a model that does (--model, /model), or leave the \
+         image out (an @image mention, a pasted image path, an image read with read_file; in the \
+         REPL /rewind or /clear drops it from the conversation)"
     )]
     ImageRefused {
         /// Endpoint called.

@@ -47,6 +47,7 @@ pub fn block_tokens(block: &ContentBlock) -> u64 {
                 (tool_use_id.len() as u64 + content.len() as u64).div_ceil(BYTES_PER_TOKEN)
                     + images.len() as u64 * IMAGE_TOKENS
             }
+            ContentBlock::Image { .. } => IMAGE_TOKENS,
         }
 }
 

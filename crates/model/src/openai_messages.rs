@@ -6,7 +6,7 @@ use super::*;
 /// tool_result its own `tool` message (placed before any text of the same user message, as
 /// tool messages must directly follow the assistant's calls); images tool results returned in
 /// a user message after them, as `image_url` parts with data URLs (tool messages carry text
-/// only); thinking dropped.
+/// only); a prompt's images as `image_url` parts after its text; thinking dropped.
 pub(crate) fn map_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     if !system.is_empty() {
@@ -16,9 +16,11 @@ pub(crate) fn map_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value>
         let mut texts: Vec<&str> = Vec::new();
         let mut tool_calls: Vec<Value> = Vec::new();
         let mut image_parts: Vec<Value> = Vec::new();
+        let mut prompt_images: Vec<Value> = Vec::new();
         for block in &message.content {
             match block {
                 ContentBlock::Text { text } => texts.push(text),
+                ContentBlock::Image { source } => prompt_images.push(image_url_part(source)),
                 ContentBlock::ToolUse { id, name, input } => tool_calls.push(json!({
                     "id": id,
                     "type": "function",
@@ -56,10 +58,11 @@ pub(crate) fn map_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value>
         }
         let text = texts.join("\n\n");
         match message.role {
-            Role::User if !image_parts.is_empty() => {
+            Role::User if !image_parts.is_empty() || !prompt_images.is_empty() => {
                 if !text.is_empty() {
                     image_parts.push(json!({"type": "text", "text": text}));
                 }
+                image_parts.extend(prompt_images);
                 out.push(json!({"role": "user", "content": image_parts}));
             }
             Role::User => {

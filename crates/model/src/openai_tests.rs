@@ -402,6 +402,22 @@ fn a_required_tool_choice_is_sent_with_the_tools_only() {
 }
 
 #[test]
+fn prompt_images_are_image_url_parts_after_the_text() {
+    let image = troupe_protocol::ImageData {
+        media_type: "image/png".into(),
+        data: "AAAA".into(),
+    };
+    let messages = [ChatMessage::user_with_images("what is this?", vec![image])];
+    assert_eq!(
+        map_messages("", &messages),
+        vec![json!({"role": "user", "content": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        ]})]
+    );
+}
+
+#[test]
 fn tool_result_images_follow_the_tool_messages_as_image_url_parts() {
     let image = troupe_protocol::ImageData {
         media_type: "image/png".into(),

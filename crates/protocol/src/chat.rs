@@ -59,6 +59,51 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageData>,
     },
+    /// An image in a user message, beside the prompt's text (an `@shot.png` mention, a pasted
+    /// image path, an SDK client's image block); in Anthropic's shape,
+    /// `{"type":"image","source":{"type":"base64","media_type":…,"data":…}}`.
+    Image {
+        /// The image.
+        #[serde(with = "base64_source")]
+        source: ImageData,
+    },
+}
+
+/// An image's `source` as Anthropic writes it: `{"type":"base64","media_type":…,"data":…}`.
+mod base64_source {
+    use super::ImageData;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Source<'a> {
+        #[serde(rename = "type")]
+        kind: std::borrow::Cow<'a, str>,
+        media_type: String,
+        data: String,
+    }
+
+    pub(super) fn serialize<S: Serializer>(image: &ImageData, s: S) -> Result<S::Ok, S::Error> {
+        Source {
+            kind: "base64".into(),
+            media_type: image.media_type.clone(),
+            data: image.data.clone(),
+        }
+        .serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ImageData, D::Error> {
+        let source = Source::deserialize(d)?;
+        if source.kind != "base64" {
+            return Err(serde::de::Error::custom(format!(
+                "an image source of type `{}`: only base64 images are taken",
+                source.kind
+            )));
+        }
+        Ok(ImageData {
+            media_type: source.media_type,
+            data: source.data,
+        })
+    }
 }
 
 /// An image carried in a conversation, base64-encoded as the providers take it.
@@ -107,6 +152,32 @@ impl ChatMessage {
             role: Role::User,
             content: vec![ContentBlock::text(text)],
         }
+    }
+
+    /// A user message holding `text` (when there is any) and then one image block per image.
+    pub fn user_with_images(text: impl Into<String>, images: Vec<ImageData>) -> Self {
+        let text = text.into();
+        let mut content = Vec::with_capacity(images.len() + 1);
+        if !text.is_empty() || images.is_empty() {
+            content.push(ContentBlock::text(text));
+        }
+        content.extend(
+            images
+                .into_iter()
+                .map(|source| ContentBlock::Image { source }),
+        );
+        ChatMessage {
+            role: Role::User,
+            content,
+        }
+    }
+
+    /// The images of this message's image blocks.
+    pub fn images(&self) -> impl Iterator<Item = &ImageData> {
+        self.content.iter().filter_map(|b| match b {
+            ContentBlock::Image { source } => Some(source),
+            _ => None,
+        })
     }
 
     /// An assistant message holding one text block.
@@ -190,6 +261,33 @@ mod tests {
             serde_json::from_str(r#"{"type":"tool_result","tool_use_id":"t1","content":"ok"}"#)
                 .unwrap();
         assert_eq!(plain, ContentBlock::tool_result("t1", "ok", false));
+    }
+
+    #[test]
+    fn prompt_images_are_anthropic_image_blocks_after_the_text() {
+        let image = ImageData {
+            media_type: "image/png".into(),
+            data: "AAAA".into(),
+        };
+        let msg = ChatMessage::user_with_images("look", vec![image.clone()]);
+        let json = serde_json::to_value(&msg).unwrap();
+        assert_eq!(
+            json["content"][0],
+            serde_json::json!({"type": "text", "text": "look"})
+        );
+        assert_eq!(
+            json["content"][1],
+            serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}})
+        );
+        let back: ChatMessage = serde_json::from_value(json).unwrap();
+        assert_eq!(back, msg);
+        assert_eq!(back.images().collect::<Vec<_>>(), vec![&image]);
+        assert_eq!(back.text(), "look");
+        let only = ChatMessage::user_with_images("", vec![image]);
+        assert!(matches!(only.content[..], [ContentBlock::Image { .. }]));
+        let url = r#"{"type":"image","source":{"type":"url","media_type":"image/png","data":""}}"#;
+        let refused = serde_json::from_str::<ContentBlock>(url).unwrap_err();
+        assert!(refused.to_string().contains("only base64"), "{refused}");
     }
 
     #[test]

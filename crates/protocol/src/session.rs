@@ -2,11 +2,50 @@
 //! The session driver consumes the one and reports the other; the REPL, `-p`, the SDK's
 //! stream-json session and teammates are front ends that speak only these.
 
+use crate::{ChatMessage, ImageData};
+
+/// What the person sends: text, and the images attached to it (an `@shot.png` mention, a
+/// pasted image path, an SDK client's image blocks), already fitted to the providers' limits.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Prompt {
+    /// The prompt's text, attachments of text files included.
+    pub text: String,
+    /// The images, in the order they were attached.
+    pub images: Vec<ImageData>,
+}
+
+impl Prompt {
+    /// A prompt of `text` and `images`.
+    pub fn new(text: impl Into<String>, images: Vec<ImageData>) -> Prompt {
+        Prompt {
+            text: text.into(),
+            images,
+        }
+    }
+
+    /// The user message that carries it: the text, then one image block per image.
+    pub fn into_message(self) -> ChatMessage {
+        ChatMessage::user_with_images(self.text, self.images)
+    }
+}
+
+impl From<String> for Prompt {
+    fn from(text: String) -> Prompt {
+        Prompt::new(text, Vec::new())
+    }
+}
+
+impl From<&str> for Prompt {
+    fn from(text: &str) -> Prompt {
+        Prompt::new(text, Vec::new())
+    }
+}
+
 /// An operation a front end submits to the session it drives.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
     /// New input from the person (or the script): run a turn with it.
-    Prompt(String),
+    Prompt(Prompt),
     /// A line the front end interprets itself between turns, with the agent at hand (a slash
     /// command, a `!command`, a prompt that may name a custom command).
     Command(String),

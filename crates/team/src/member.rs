@@ -262,7 +262,7 @@ async fn phases_of(
         idle_refusals: 0,
     };
     let first = match spec.prompt.clone() {
-        Some(prompt) => Flow::Prompt(prompt),
+        Some(prompt) => Flow::Prompt(prompt.into()),
         None => Flow::Retry,
     };
     let policy = Policy {

@@ -152,7 +152,7 @@ impl Frontend for MemberFront<'_> {
             return Flow::End;
         }
         if let Some(feedback) = self.idle_hooks(agent).await {
-            return Flow::Prompt(feedback);
+            return Flow::Prompt(feedback.into());
         }
         let (name, epoch) = (&self.spec.name, self.spec.epoch);
         self.shared

@@ -45,7 +45,7 @@ async fn tool_phase(ws: &TempWorkspace, tool: &str, input: serde_json::Value) ->
         _ => {}
     };
     agent
-        .run_turn(Some("go".to_string()), &mut observe)
+        .run_turn(Some("go".into()), &mut observe)
         .await
         .unwrap();
     assert!(errors.is_empty(), "calls failed: {errors:?}");

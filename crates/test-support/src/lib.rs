@@ -189,7 +189,7 @@ impl TestAgent {
                     }
                 };
                 let outcome = agent
-                    .run_turn(input, &mut observe)
+                    .run_turn(input.map(Into::into), &mut observe)
                     .await
                     .map_err(|e| e.to_string());
                 let _ = events_tx.send(Event::TurnComplete(outcome));

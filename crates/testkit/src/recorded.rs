@@ -146,7 +146,8 @@ impl Recorded {
                     ContentBlock::ToolResult { content, .. } => parts.push(content),
                     ContentBlock::Thinking { .. }
                     | ContentBlock::RedactedThinking { .. }
-                    | ContentBlock::ToolUse { .. } => {}
+                    | ContentBlock::ToolUse { .. }
+                    | ContentBlock::Image { .. } => {}
                 }
             }
         }
@@ -241,6 +242,10 @@ fn anthropic_block(b: &Value) -> Option<ContentBlock> {
             name: str_field(b, "name"),
             input: b.get("input").cloned().unwrap_or(Value::Null),
         },
+        // A prompt's image; one without data (a shape under test) is left out.
+        "image" => ContentBlock::Image {
+            source: image_of(b).filter(|image| !image.data.is_empty())?,
+        },
         "tool_result" => ContentBlock::ToolResult {
             tool_use_id: str_field(b, "tool_use_id"),
             content: b.get("content").map(text_of).unwrap_or_default(),
@@ -289,11 +294,23 @@ fn openai_user_blocks(m: &Value) -> Vec<ContentBlock> {
         Some(Value::String(s)) => vec![ContentBlock::text(s.clone())],
         Some(Value::Array(parts)) => parts
             .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .map(ContentBlock::text)
+            .filter_map(|p| match p.get("text").and_then(Value::as_str) {
+                Some(text) => Some(ContentBlock::text(text)),
+                None => image_url_of(p).map(|source| ContentBlock::Image { source }),
+            })
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// An `image_url` part's image, when its URL is a base64 `data:` URL.
+fn image_url_of(part: &Value) -> Option<troupe_protocol::ImageData> {
+    let url = part.get("image_url")?.get("url")?.as_str()?;
+    let (media_type, data) = url.strip_prefix("data:")?.split_once(";base64,")?;
+    Some(troupe_protocol::ImageData {
+        media_type: media_type.to_string(),
+        data: data.to_string(),
+    })
 }
 
 fn openai_assistant_blocks(m: &Value) -> Vec<ContentBlock> {

@@ -5,7 +5,7 @@ use crate::ImageData;
 use base64::Engine;
 
 /// The most image bytes sent: 5 MiB once base64-encoded, Anthropic's limit per image (OpenAI's
-/// is larger). troupe does not resize; a larger image is refused with a message saying so.
+/// is larger). A larger image is downscaled ([`crate::image_fit`]).
 pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024 / 4 * 3;
 
 /// The media type of an image format the providers take, from the file's first bytes.

@@ -14,6 +14,7 @@ pub mod glob;
 pub mod grep;
 pub mod guard;
 pub mod image_file;
+pub mod image_fit;
 pub mod notebook;
 pub mod notebook_edit;
 pub mod output;

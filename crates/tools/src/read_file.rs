@@ -2,10 +2,10 @@
 //! notebook's cells; an image as an image block.
 
 use crate::guard::GuardError;
-use crate::image_file;
 use crate::notebook::{self, Notebook};
 use crate::output::{truncate_line, truncate_middle, DEFAULT_LINE_LIMIT};
-use crate::{parse_input, schema_of, Effect, ImageData, Tool, ToolContext, ToolOutput, Workspace};
+use crate::{image_file, image_fit};
+use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -109,18 +109,22 @@ impl Tool for ReadFileTool {
             Ok(Ok(Listing::Directory)) => ToolOutput::error(format!(
                 "{shown} is a directory, not a file; use glob to list files in it"
             )),
-            Ok(Ok(Listing::Image(image, size))) => ToolOutput::ok(format!(
-                "Image {shown} ({}, {}), attached below.",
-                image.media_type,
-                image_file::human_size(size)
-            ))
-            .with_images(vec![image]),
-            Ok(Ok(Listing::ImageTooLarge { size })) => ToolOutput::error(format!(
-                "{shown} is an image of {}; images over {} (5 MB once encoded) cannot be sent to \
-                 the model, and troupe does not resize them. Make a \
-                 smaller copy (for example `convert {shown} -resize 50% small.png`) and read that.",
+            Ok(Ok(Listing::Image(fitted, size))) => ToolOutput::ok(format!(
+                "Image {shown} ({}, {}{}), attached below.",
+                fitted.image.media_type,
                 image_file::human_size(size),
-                image_file::human_size(image_file::MAX_IMAGE_BYTES as u64)
+                fitted.note().map(|n| format!(", {n}")).unwrap_or_default()
+            ))
+            .with_images(vec![fitted.image]),
+            Ok(Ok(Listing::ImageTooLarge { size })) => ToolOutput::error(format!(
+                "{shown} is an image of {}; troupe reads images up to {} to downscale them for \
+                 the model. Make a smaller copy (for example `convert {shown} -resize 25% \
+                 small.png`) and read that.",
+                image_file::human_size(size),
+                image_file::human_size(image_fit::MAX_SOURCE_BYTES as u64)
+            )),
+            Ok(Ok(Listing::BadImage(why))) => ToolOutput::error(format!(
+                "{shown} looks like an image but cannot be sent: {why}"
             )),
             Ok(Ok(Listing::Binary)) => ToolOutput::error(format!(
                 "{shown} looks like a binary file (it contains NUL bytes); read_file shows text, \
@@ -153,10 +157,13 @@ enum Listing {
     Directory,
     /// The file contains NUL bytes near its start.
     Binary,
-    /// An image the model can see, and its size in bytes.
-    Image(ImageData, u64),
-    /// An image too large to send.
+    /// An image the model can see (downscaled when it was past the limits), and its size in
+    /// bytes as read.
+    Image(image_fit::Fitted, u64),
+    /// An image too large to read.
     ImageTooLarge { size: u64 },
+    /// An image that could not be made ready (it did not decode).
+    BadImage(String),
 }
 
 /// Reads lines `offset..offset+limit` of a file, numbered, within the byte budget; the file is
@@ -179,19 +186,22 @@ fn read_numbered(
         return Ok(Listing::Empty);
     }
     if let Some(media_type) = image_file::sniff(start) {
-        if size > image_file::MAX_IMAGE_BYTES as u64 {
+        if size > image_fit::MAX_SOURCE_BYTES as u64 {
             return Ok(Listing::ImageTooLarge { size });
         }
         let mut bytes = Vec::with_capacity(size as usize);
         reader
-            .take(image_file::MAX_IMAGE_BYTES as u64 + 1)
+            .take(image_fit::MAX_SOURCE_BYTES as u64 + 1)
             .read_to_end(&mut bytes)?;
-        if bytes.len() > image_file::MAX_IMAGE_BYTES {
+        if bytes.len() > image_fit::MAX_SOURCE_BYTES {
             return Ok(Listing::ImageTooLarge {
                 size: bytes.len() as u64,
             });
         }
-        return Ok(Listing::Image(image_file::encode(media_type, &bytes), size));
+        return Ok(match image_fit::fit(media_type, &bytes) {
+            Ok(fitted) => Listing::Image(fitted, size),
+            Err(why) => Listing::BadImage(why),
+        });
     }
     if start[..start.len().min(BINARY_SNIFF)].contains(&0) {
         return Ok(Listing::Binary);

@@ -304,20 +304,52 @@ async fn read_file_returns_an_image_block_for_png_jpeg_gif_and_webp() {
 }
 
 #[tokio::test]
-async fn read_file_refuses_an_image_too_large_to_send_and_other_binaries() {
+async fn read_file_downscales_a_large_image_and_refuses_one_too_large_to_read() {
+    use base64::Engine;
     let f = Fixture::new();
-    let mut big = PNG.to_vec();
-    big.resize(troupe_tools::image_file::MAX_IMAGE_BYTES + 100_000, 0);
-    f.write("huge.png", &big);
+    let photo = image::RgbImage::from_fn(2400, 1200, |x, y| {
+        image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x ^ y) % 256) as u8])
+    });
+    let mut png = Vec::new();
+    photo
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    f.write("wide.png", &png);
+    let output = f.call("read_file", json!({"path": "wide.png"})).await;
+    assert!(!output.is_error, "{}", output.content);
+    assert!(
+        output
+            .content
+            .contains("downscaled from 2400×1200 to 1568×784"),
+        "{}",
+        output.content
+    );
+    let sent = base64::engine::general_purpose::STANDARD
+        .decode(&output.images[0].data)
+        .unwrap();
+    let sent = image::load_from_memory(&sent).unwrap();
+    assert_eq!((sent.width(), sent.height()), (1568, 784));
+    // Past what troupe reads to downscale: refused with what to do (a sparse file).
+    f.write("huge.png", PNG);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(f.dir.path().join("huge.png"))
+        .unwrap()
+        .set_len(troupe_tools::image_fit::MAX_SOURCE_BYTES as u64 + 1)
+        .unwrap();
     let output = f.call("read_file", json!({"path": "huge.png"})).await;
     assert!(output.is_error && output.images.is_empty());
     assert!(
-        output.content.contains("huge.png is an image of 3.85 MB")
-            && output.content.contains("over 3.75 MB")
+        output.content.contains("huge.png is an image of 64.00 MB")
             && output.content.contains("smaller copy"),
         "{}",
         output.content
     );
+}
+
+#[tokio::test]
+async fn read_file_refuses_other_binaries() {
+    let f = Fixture::new();
     f.write("data.bin", b"\0\x01\x02 not an image");
     let message = err(f.call("read_file", json!({"path": "data.bin"})).await);
     assert!(message.contains("binary file"), "{message}");

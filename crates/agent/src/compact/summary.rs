@@ -98,6 +98,9 @@ pub fn render(messages: &[ChatMessage], max_bytes: usize) -> String {
                     let what = if *is_error { "error" } else { "result" };
                     format!("[{name} {what}]\n{}", cut(content, RESULT_PREVIEW))
                 }
+                (_, ContentBlock::Image { source }) => {
+                    format!("[image attached: {}]", source.media_type)
+                }
                 (_, ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }) => {
                     continue
                 }

@@ -7,7 +7,7 @@ use crate::lifecycle::{BeforeTool, CallDecision, SessionEndReason, ToolCall, Ver
 use crate::permissions::{CallInfo, Decision, Grant};
 use crate::transcript::TranscriptError;
 use std::sync::atomic::Ordering;
-use troupe_protocol::ChatMessage;
+use troupe_protocol::session::Prompt;
 use troupe_tools::ToolOutput;
 
 impl Agent {
@@ -25,20 +25,20 @@ impl Agent {
         self.push_context(verdict.context)
     }
 
-    /// Runs the prompt hooks on `text`: appends the prompt (and what the hooks add for the
-    /// model), or returns why a hook refused it.
+    /// Runs the prompt hooks on its text: appends the prompt, its images beside its text (and
+    /// what the hooks add for the model), or returns why a hook refused it.
     pub(super) async fn submit_prompt(
         &mut self,
-        text: String,
+        prompt: Prompt,
     ) -> Result<Option<String>, TranscriptError> {
         let mut verdict = Verdict::default();
         for hooks in &self.lifecycle {
-            verdict = verdict.merge(hooks.prompt(&text).await);
+            verdict = verdict.merge(hooks.prompt(&prompt.text).await);
         }
         if let Some(refusal) = verdict.halt.or(verdict.block) {
             return Ok(Some(refusal));
         }
-        self.push(ChatMessage::user_text(text), &[])?;
+        self.push(prompt.into_message(), &[])?;
         self.push_context(verdict.context)?;
         Ok(None)
     }
@@ -174,7 +174,10 @@ impl Agent {
         if context.is_empty() {
             return Ok(());
         }
-        self.push(ChatMessage::user_text(context.join("\n\n")), &[])
+        self.push(
+            troupe_protocol::ChatMessage::user_text(context.join("\n\n")),
+            &[],
+        )
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;
 use troupe_agent::Agent;
-use troupe_driver::{Cause, Failure, Flow, Frontend, Op, Progress};
+use troupe_driver::{Cause, Failure, Flow, Frontend, Op, Progress, Prompt};
 use troupe_hooks::Callbacks;
 
 /// The session's state between the driver's calls.
@@ -38,6 +38,9 @@ pub(super) struct Sdk<'a> {
     pub(super) started: Instant,
     /// Whether the last prompt failed (the exit code says so).
     pub(super) last_failed: bool,
+    /// The images of the user messages handed to the driver as commands and not yet applied,
+    /// in order (a command carries text only).
+    pub(super) images: std::collections::VecDeque<Vec<troupe_protocol::ImageData>>,
 }
 
 impl Sdk<'_> {
@@ -54,7 +57,10 @@ impl Frontend for Sdk<'_> {
     async fn next_op(&mut self, turn: Option<Cause>) -> Option<Op> {
         loop {
             match self.next_line().await? {
-                Incoming::User(text) => return Some(Op::Command(text)),
+                Incoming::User(prompt) => {
+                    self.images.push_back(prompt.images);
+                    return Some(Op::Command(prompt.text));
+                }
                 Incoming::Control { id, request } if turn.is_none() => {
                     return Some(Op::Control { id, request })
                 }
@@ -90,7 +96,10 @@ impl Frontend for Sdk<'_> {
                 respond(&id, answer);
                 Flow::Continue
             }
-            Op::Command(prompt) => self.prompt(agent, prompt).await,
+            Op::Command(text) => {
+                let images = self.images.pop_front().unwrap_or_default();
+                self.prompt(agent, Prompt::new(text, images)).await
+            }
             change => {
                 apply_change(agent, self.run, self.crew, change);
                 Flow::Continue
@@ -129,7 +138,7 @@ impl Frontend for Sdk<'_> {
 
 impl Sdk<'_> {
     /// A user message: its own `result` even when it cannot start.
-    async fn prompt(&mut self, agent: &mut Agent, prompt: String) -> Flow {
+    async fn prompt(&mut self, agent: &mut Agent, prompt: Prompt) -> Flow {
         if !self.initialized {
             // A client that skipped `initialize` still gets the session's description first.
             self.events.push(init_event(agent, self.run, self.crew));
@@ -140,7 +149,7 @@ impl Sdk<'_> {
         }
         self.started = Instant::now();
         let custom = self.crew.custom.clone();
-        match crate::slash::begin(agent, prompt, &custom.commands, &self.crew.mcp).await {
+        match crate::slash::begin(agent, prompt, &custom.commands, &self.crew.mcp, None).await {
             Ok((prompt, command)) => {
                 self.command = Some(command);
                 *self.watch.lock().unwrap_or_else(PoisonError::into_inner) = BudgetWatch::new(

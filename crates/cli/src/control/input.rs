@@ -2,17 +2,20 @@
 //! user messages and control requests go to the session; answers to troupe's own control
 //! requests (`can_use_tool`) are handed straight to whoever waits for them.
 
+use base64::Engine;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{mpsc, oneshot};
+use troupe_protocol::session::Prompt;
+use troupe_protocol::{ContentBlock, ImageData};
 
 /// What the session acts on.
 #[derive(Debug)]
 pub enum Incoming {
-    /// A user message's text.
-    User(String),
+    /// A user message: its text, and the images among its blocks.
+    User(Prompt),
     /// A control request from the controlling process (initialize, interrupt, …).
     Control {
         /// Its id, echoed in the response.
@@ -120,7 +123,7 @@ pub fn parse(line: &str) -> Result<Parsed, String> {
                 .get("message")
                 .and_then(|m| m.get("content"))
                 .ok_or("a user message without message.content")?;
-            Ok(Parsed::Incoming(Incoming::User(content_text(content)?)))
+            Ok(Parsed::Incoming(Incoming::User(content_prompt(content)?)))
         }
         Some("control_request") => {
             let id = text(&value, "request_id").ok_or("a control_request without request_id")?;
@@ -147,20 +150,41 @@ pub fn parse(line: &str) -> Result<Parsed, String> {
     }
 }
 
-/// A user message's text: a string, or the text blocks of a block list.
-fn content_text(content: &Value) -> Result<String, String> {
+/// A user message's prompt: a string, or the text blocks of a block list (joined by newlines)
+/// and its image blocks (Anthropic's `{"type":"image","source":{"type":"base64",…}}`), fitted
+/// to the providers' limits. An image of another kind of source is an error saying so.
+fn content_prompt(content: &Value) -> Result<Prompt, String> {
     match content {
-        Value::String(text) => Ok(text.clone()),
-        Value::Array(blocks) => Ok(blocks
-            .iter()
-            .filter_map(|b| match b.get("type").and_then(Value::as_str) {
-                Some("text") => b.get("text").and_then(Value::as_str),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n")),
+        Value::String(text) => Ok(text.as_str().into()),
+        Value::Array(blocks) => {
+            let mut texts = Vec::new();
+            let mut images = Vec::new();
+            for block in blocks {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("text") => texts.extend(block.get("text").and_then(Value::as_str)),
+                    Some("image") => images.push(image(block)?),
+                    _ => {}
+                }
+            }
+            Ok(Prompt::new(texts.join("\n"), images))
+        }
         _ => Err("message.content must be a string or a list of blocks".to_string()),
     }
+}
+
+/// An image block's image, downscaled when it is past the providers' limits.
+fn image(block: &Value) -> Result<ImageData, String> {
+    let ContentBlock::Image { source } = serde_json::from_value(block.clone())
+        .map_err(|e| format!("an image block troupe cannot read ({e}): send a base64 source"))?
+    else {
+        return Err("an image block troupe cannot read".to_string());
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(source.data.as_bytes())
+        .map_err(|e| format!("an image block whose data is not base64 ({e})"))?;
+    troupe_tools::image_fit::fit(&source.media_type, &bytes)
+        .map(|fitted| fitted.image)
+        .map_err(|why| format!("an image block that cannot be sent: {why}"))
 }
 
 #[cfg(test)]
@@ -170,9 +194,20 @@ mod tests {
     #[test]
     fn lines_of_the_sdk_protocol_parse() {
         let user = r#"{"type":"user","session_id":"","message":{"role":"user","content":"hi"},"parent_tool_use_id":null}"#;
-        assert!(matches!(parse(user), Ok(Parsed::Incoming(Incoming::User(t))) if t == "hi"));
+        assert!(matches!(parse(user), Ok(Parsed::Incoming(Incoming::User(t))) if t.text == "hi"));
         let blocks = r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}"#;
-        assert!(matches!(parse(blocks), Ok(Parsed::Incoming(Incoming::User(t))) if t == "a\nb"));
+        assert!(
+            matches!(parse(blocks), Ok(Parsed::Incoming(Incoming::User(t))) if t.text == "a\nb")
+        );
+        let image = r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"see"},{"type":"image","source":{"type":"base64","media_type":"image/gif","data":"R0lGODlhAQABAAAAADs="}}]}}"#;
+        let Ok(Parsed::Incoming(Incoming::User(prompt))) = parse(image) else {
+            panic!("an image message did not parse");
+        };
+        assert_eq!(prompt.text, "see");
+        assert_eq!(prompt.images[0].media_type, "image/gif");
+        assert_eq!(prompt.images[0].data, "R0lGODlhAQABAAAAADs=");
+        let url = r#"{"type":"user","message":{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}}"#;
+        assert!(parse(url).unwrap_err().contains("base64"));
         let control =
             r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"interrupt"}}"#;
         assert!(matches!(

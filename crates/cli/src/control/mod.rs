@@ -140,6 +140,7 @@ pub fn run(cli: &Cli) -> Result<i32> {
             command: None,
             started: Instant::now(),
             last_failed: false,
+            images: Default::default(),
         };
         runtime.block_on(async {
             match LeadWakes::bind(&crew.team).await {
@@ -260,10 +261,15 @@ fn busy_change(request: &Value) -> Result<Option<Op>, String> {
 }
 
 /// A user message from stdin echoed back as `--replay-user-messages` asks, marked as a replay.
-fn replayed(session_id: &str, prompt: &str) -> Value {
+fn replayed(session_id: &str, prompt: &troupe_driver::Prompt) -> Value {
+    // A prompt with images is replayed as blocks: its text, then its images as sent.
+    let content = match prompt.images.is_empty() {
+        true => json!(prompt.text),
+        false => json!(prompt.clone().into_message().content),
+    };
     json!({
         "type": "user",
-        "message": {"role": "user", "content": prompt},
+        "message": {"role": "user", "content": content},
         "session_id": session_id,
         "parent_tool_use_id": null,
         "uuid": crate::render::stream_json::uuid(),

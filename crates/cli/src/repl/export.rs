@@ -46,7 +46,7 @@ pub fn markdown(messages: &[ChatMessage]) -> String {
     for message in messages {
         for block in &message.content {
             let heading = match (message.role, block) {
-                (Role::User, ContentBlock::Text { .. }) => "You",
+                (Role::User, ContentBlock::Text { .. } | ContentBlock::Image { .. }) => "You",
                 _ => "Assistant",
             };
             if last != Some(heading) {
@@ -92,6 +92,9 @@ fn block_markdown(block: &ContentBlock, out: &mut String) {
             }
             out.push_str(fence);
             out.push_str("\n\n");
+        }
+        ContentBlock::Image { source } => {
+            out.push_str(&format!("*(an image, {})*\n\n", source.media_type));
         }
         ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
     }

@@ -177,7 +177,7 @@ impl Frontend for Repl<'_, '_> {
             Op::Command(line) => {
                 let flow = handle_line(agent, self.session, &line, &mut self.io).await;
                 if let Flow::Prompt(sent) = &flow {
-                    self.io.typed = Some((sent.clone(), line.trim().to_string()));
+                    self.io.typed = Some((sent.text.clone(), line.trim().to_string()));
                 }
                 self.status_line(agent, true).await;
                 flow
@@ -252,9 +252,9 @@ pub(crate) async fn handle_line(
             let arg = cmd.trim_start_matches("/export").trim();
             super::export::export(agent.messages(), arg, &io.cwd, workspace);
         }
-        "/init" => return Flow::Prompt(more::INIT_PROMPT.to_string()),
+        "/init" => return Flow::Prompt(more::INIT_PROMPT.into()),
         cmd if more::bundled(session, cmd).is_some() => {
-            return Flow::Prompt(more::bundled(session, cmd).unwrap_or_default());
+            return Flow::Prompt(more::bundled(session, cmd).unwrap_or_default().into());
         }
         "/status" => out!("{}", more::status(agent, session, io.mode.get().as_str())),
         "/doctor" => more::report(session, more::Report::Doctor).await,
@@ -390,7 +390,7 @@ pub(crate) async fn handle_line(
                 outln!("unknown command {cmd}; /help lists them");
                 return Flow::Continue;
             }
-            match crate::slash::begin(agent, cmd.to_string(), commands, session.mcp).await {
+            match crate::slash::begin(agent, cmd.into(), commands, session.mcp, None).await {
                 Ok((prompt, turn)) => {
                     io.command = Some(turn);
                     return Flow::Prompt(prompt);
@@ -400,11 +400,19 @@ pub(crate) async fn handle_line(
         }
         _ => {
             let mut prompt = crate::repl_input::attach(line, &io.cwd);
+            let mut pasted =
+                crate::prompt_images::pasted(&io.reader.pasted_images().named_in(line));
+            crate::repl_input::report_images(&pasted);
+            let mut images = io.context_images.clone();
+            images.append(&mut pasted.images);
+            images.append(&mut prompt.images);
+            prompt.images = images;
             if crate::repl_input::refuse_oversized(agent, &prompt) {
                 return Flow::Continue;
             }
+            io.context_images.clear();
             if !io.context.is_empty() {
-                prompt = format!("{}\n\n{prompt}", io.context.join("\n"));
+                prompt.text = format!("{}\n\n{}", io.context.join("\n"), prompt.text);
                 io.context.clear();
             }
             return Flow::Prompt(prompt);

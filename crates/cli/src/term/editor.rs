@@ -10,8 +10,10 @@
 //!
 //! Besides a shell prompt's edits: a question offered with a menu is answered from it
 //! ([`super::menu`]), Ctrl-R searches the history ([`super::search`]), a large paste stands in
-//! the line as a placeholder ([`super::paste`]), `\` + Enter or Shift-Enter adds a line, and
-//! an `@` mention that names nothing gets a note when the prompt is sent.
+//! the line as a placeholder ([`super::paste`]), an image file's pasted path or the
+//! clipboard's image (Ctrl-V, [`super::clipboard`]) as `[Image #N]` ([`super::image_paste`]),
+//! `\` + Enter or Shift-Enter adds a line, and an `@` mention that names nothing gets a note
+//! when the prompt is sent.
 
 use super::line::{window, History, Line};
 use super::menu::{Asking, Menu, Step};
@@ -79,6 +81,8 @@ pub struct Outlets {
     pub interrupts: tokio::sync::mpsc::UnboundedSender<()>,
     /// The permission mode Shift-Tab cycles.
     pub mode: super::mode::ModeCell,
+    /// The image files pasted as paths, by the number their placeholders show.
+    pub images: super::image_paste::PastedImages,
 }
 
 /// The editor's state; lives on its thread.
@@ -123,7 +127,7 @@ impl Editor {
     /// An editor with the history at `history_path`.
     pub fn new(history_path: PathBuf, out: Outlets, colour: bool) -> Editor {
         let history = History::new(super::history_file::load(&history_path));
-        let pastes = super::paste::Pastes::new(history.entries());
+        let pastes = super::paste::Pastes::new(history.entries(), out.images.clone());
         Editor {
             line: Line::default(),
             history,
@@ -277,6 +281,13 @@ impl Editor {
             }
             KeyCode::Char('p') if ctrl => self.history.up(line),
             KeyCode::Char('n') if ctrl => self.history.down(line),
+            KeyCode::Char('v') if ctrl => match super::clipboard::image() {
+                Ok(path) => line.insert(&self.out.images.add(path)),
+                Err(why) => {
+                    self.clear(buf);
+                    buf.push_str(&format!("({why})\n"));
+                }
+            },
             KeyCode::Char(_) if ctrl => {}
             KeyCode::Char(c) => line.insert(c.encode_utf8(&mut [0; 4])),
             KeyCode::Tab => super::complete::tab(line),

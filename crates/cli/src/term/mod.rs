@@ -2,11 +2,13 @@
 //! prints everything else above it, the history file it shares with earlier versions, and the
 //! plain line reader used when stdin is not a terminal.
 
+pub mod clipboard;
 pub mod complete;
 pub mod editor;
 mod footer;
 mod highlight;
 pub mod history_file;
+pub mod image_paste;
 pub mod line;
 pub mod mail;
 pub mod markdown;

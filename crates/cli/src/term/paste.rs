@@ -18,11 +18,14 @@ pub struct Pastes {
     texts: HashMap<String, String>,
     /// The number of the next paste.
     next: usize,
+    /// The image files pasted as paths.
+    images: super::image_paste::PastedImages,
 }
 
 impl Pastes {
     /// Pastes numbered past those named in `history`.
-    pub fn new(history: &[String]) -> Pastes {
+    pub fn new(history: &[String], images: super::image_paste::PastedImages) -> Pastes {
+        images.start_past(history);
         let highest = history
             .iter()
             .flat_map(|entry| entry.match_indices(PREFIX).map(move |(i, _)| &entry[i..]))
@@ -38,13 +41,15 @@ impl Pastes {
         Pastes {
             texts: HashMap::new(),
             next: highest + 1,
+            images,
         }
     }
 
-    /// What a paste of `text` puts in the line: the text itself when it is short, else a
-    /// placeholder that stands for it.
+    /// What a paste of `text` puts in the line: the text itself (its image files' paths as
+    /// `[Image #N]`) when it is short, else a placeholder that stands for it.
     pub fn insert(&mut self, text: &str) -> String {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let text = self.images.replace_paths(&text);
         let lines = text.lines().count();
         if lines <= MAX_LINES && text.chars().count() <= MAX_CHARS {
             return text;
@@ -77,7 +82,7 @@ mod tests {
 
     #[test]
     fn a_short_paste_is_itself_and_a_long_one_a_placeholder() {
-        let mut p = Pastes::new(&[]);
+        let mut p = Pastes::new(&[], Default::default());
         assert_eq!(p.insert("one\r\ntwo"), "one\ntwo");
         let long: String = (1..=12).map(|i| format!("line {i}\n")).collect();
         let wide = "x".repeat(1500);
@@ -94,7 +99,7 @@ mod tests {
     #[test]
     fn numbering_starts_past_the_history() {
         let history = vec!["fix [Pasted text #7 +20 lines] please".to_string()];
-        let mut p = Pastes::new(&history);
+        let mut p = Pastes::new(&history, Default::default());
         let long = "a\n".repeat(11);
         assert_eq!(p.insert(&long), "[Pasted text #8 +11 lines]");
         // The old entry's paste is gone: it is sent as written.

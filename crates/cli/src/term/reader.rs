@@ -91,6 +91,7 @@ pub struct LineReader {
     answers: UnboundedReceiver<Input>,
     outstanding: bool,
     printer: Printer,
+    images: super::image_paste::PastedImages,
 }
 
 impl LineReader {
@@ -106,6 +107,7 @@ impl LineReader {
         let (answer_tx, answers) = unbounded_channel();
         let (interrupt_tx, interrupts) = unbounded_channel();
         let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+        let images = super::image_paste::PastedImages::default();
         let kind = if terminal {
             let raw = super::raw::RawMode::enable()?;
             let (tx, rx) = mpsc::channel();
@@ -114,6 +116,7 @@ impl LineReader {
                 answers: answer_tx,
                 interrupts: interrupt_tx,
                 mode,
+                images: images.clone(),
             };
             let editor = Editor::new(history, outlets, colour);
             std::thread::Builder::new()
@@ -165,8 +168,14 @@ impl LineReader {
             answers,
             outstanding: false,
             printer,
+            images,
         };
         Ok((reader, Interrupts(interrupts)))
+    }
+
+    /// The image files pasted as paths at the prompt, by the number of their `[Image #N]`.
+    pub fn pasted_images(&self) -> &super::image_paste::PastedImages {
+        &self.images
     }
 
     /// Shows the prompt, unless it is already showing.

@@ -12,7 +12,8 @@ file_path and answers with an updatedInput that moves the file), ask (can_use_to
 AskUserQuestion with updatedInput carrying the answers), sdk_mcp (an in-process server
 from create_sdk_mcp_server whose tool the model calls, over mcp_message), agents (agents
 given in options arrive with initialize and are listed in init), set_model (ClaudeSDKClient
-switches the model between two turns; the second spawns a teammate).
+switches the model between two turns; the second spawns a teammate), image (a user message
+of a text block and a base64 image block).
 """
 
 import asyncio
@@ -228,6 +229,31 @@ async def scenario_set_model(binary, workspace):
             describe(message)
 
 
+# A 1×1 PNG.
+PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+
+
+async def scenario_image(binary, workspace):
+    async def prompts():
+        yield {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "describe the picture"},
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": "image/png", "data": PNG_BASE64},
+                    },
+                ],
+            },
+        }
+
+    options = ClaudeAgentOptions(cli_path=binary, cwd=workspace)
+    async for message in query(prompt=prompts(), options=options):
+        describe(message)
+
+
 async def main():
     binary, workspace, scenario = sys.argv[1:4]
     await {
@@ -242,6 +268,7 @@ async def main():
         "sdk_mcp": scenario_sdk_mcp,
         "agents": scenario_agents,
         "set_model": scenario_set_model,
+        "image": scenario_image,
     }[scenario](binary, workspace)
 
 

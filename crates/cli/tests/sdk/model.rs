@@ -6,7 +6,8 @@ use troupe_testkit::{FakeServer, Reply, Step};
 
 /// The scripted model: "list" runs `ls`, "touch NAME" runs `touch NAME`, "slow" answers after a
 /// long wait (for the interrupt), "spawn helper" spawns the teammate `helper` (who answers
-/// "helper here"), anything else is echoed; a tool result is quoted back.
+/// "helper here"), a prompt with images is told how many and of what type, anything else is
+/// echoed; a tool result is quoted back.
 pub fn model() -> FakeServer {
     let server = FakeServer::start();
     server.set_fallback(|req| {
@@ -24,8 +25,19 @@ pub fn model() -> FakeServer {
                 })
             })
             .unwrap_or_default();
+        let images: Vec<String> = req
+            .messages()
+            .last()
+            .map(|m| m.images().map(|i| i.media_type.clone()).collect())
+            .unwrap_or_default();
         if req.agent == "helper" {
             Step::reply(Reply::text("helper here"))
+        } else if !images.is_empty() {
+            Step::reply(Reply::text(format!(
+                "I see {} image(s): {}",
+                images.len(),
+                images.join(", ")
+            )))
         } else if last.contains("spawn helper") {
             Step::tool(
                 "spawn_teammate",
