@@ -4,7 +4,9 @@
 //! team's directory. The kernel drops the lock when the process ends, however it ends, so a
 //! crashed agent never blocks its successor, and no pid is ever probed (`kill(pid, 0)` is fooled
 //! by zombies and reused pids). The holder writes its pid and start time into the file, so
-//! whoever is refused can be told who holds it.
+//! whoever is refused can be told who holds it. The file is the member's one file: its
+//! presence records live in it too (`file::member_file` has the layout); the lock covers it
+//! whole and takes nothing from them.
 //!
 //! The lock is an open-file-description lock (Linux `F_OFD_SETLK`), not `flock`, because
 //! liveness must be *asked about* without being taken. `F_OFD_GETLK` reports a conflicting lock
@@ -30,6 +32,7 @@ use troupe_protocol::now_ms;
 use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
+use crate::file::member_file;
 
 /// Who holds a lease, as the holder recorded itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -341,7 +344,7 @@ pub fn probe_lease(team_dir: &Path, agent: &str) -> Result<LeaseState, StoreErro
     if i32::from(query.l_type) == libc::F_UNLCK {
         Ok(LeaseState::Free)
     } else {
-        Ok(LeaseState::Held(read_holder(&path)))
+        Ok(LeaseState::Held(read_holder(&file)))
     }
 }
 
@@ -353,7 +356,7 @@ fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease
             return Err(StoreError::LeaseHeld {
                 agent: agent.to_string(),
                 team: team_name(team_dir),
-                holder: read_holder(&path).map(Box::new),
+                holder: read_holder(&file).map(Box::new),
                 place: path.display().to_string(),
             })
         }
@@ -371,17 +374,15 @@ fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease
     Ok(Lease::new(agent, place, holder, Box::new(guard)))
 }
 
-/// Replaces the holder record in the lock file. No fsync: the record matters only while the
-/// lock is held, and readers share the page cache.
+/// Replaces the holder record in the lock file, in place (the member's presence records
+/// follow it). No fsync: the record matters only while the lock is held, and readers share the
+/// page cache.
 fn write_holder(file: &File, path: &Path, holder: &LeaseHolder) -> Result<(), StoreError> {
-    let mut line = serde_json::to_vec(holder).map_err(|source| StoreError::Serialize {
+    let json = serde_json::to_vec(holder).map_err(|source| StoreError::Serialize {
         what: "lease holder",
         source,
     })?;
-    line.push(b'\n');
-    file.set_len(0).map_err(StoreError::io("truncate", path))?;
-    file.write_all_at(&line, 0)
-        .map_err(StoreError::io("write", path))
+    member_file::write(file, path, member_file::HOLDER_AT, &json)
 }
 
 /// A lock request of type `kind` over the whole file, however long it grows.
@@ -411,10 +412,15 @@ fn ofd_lock(file: &File, cmd: libc::c_int, kind: libc::c_int) -> io::Result<()> 
 }
 
 /// The holder recorded in a lease file; `None` when it cannot be read (the holder is still
-/// writing it, or it is damaged).
-fn read_holder(path: &Path) -> Option<LeaseHolder> {
-    let bytes = fs::read(path).ok()?;
-    serde_json::from_slice(&bytes).ok()
+/// writing it, or it is damaged). An older version wrote only the holder's JSON line.
+fn read_holder(file: &File) -> Option<LeaseHolder> {
+    if let Some(json) = member_file::read(file, member_file::HOLDER_AT) {
+        return serde_json::from_slice(&json).ok();
+    }
+    let mut line = [0u8; 512];
+    let n = file.read_at(&mut line, 0).ok()?;
+    let end = line[..n].iter().position(|b| *b == b'\n')?;
+    serde_json::from_slice(&line[..end]).ok()
 }
 
 /// The team's name: the last component of its directory.
