@@ -20,6 +20,7 @@
 //! teammate process its lease with no moment when nobody holds it ([`Lease::pass_to_child`]).
 
 use crate::error::check_agent;
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
@@ -27,6 +28,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use troupe_protocol::now_ms;
 
 use serde::{Deserialize, Serialize};
@@ -206,10 +208,35 @@ impl Lease {
     }
 }
 
+/// Lease files this process holds open, by path: the member's other records (presence, the
+/// roster index) are written through them instead of opening the file again each time.
+static HELD: Mutex<Option<HashMap<PathBuf, Weak<File>>>> = Mutex::new(None);
+
+fn held() -> MutexGuard<'static, Option<HashMap<PathBuf, Weak<File>>>> {
+    HELD.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The lease file at `path`, when this process holds it open.
+pub(crate) fn held_file(path: &Path) -> Option<Arc<File>> {
+    held().as_ref()?.get(path)?.upgrade()
+}
+
+/// Forgets `file` as the open lease file at `path` (unless another took its place).
+fn forget_held(path: &Path, file: &Arc<File>) {
+    if let Some(map) = held().as_mut() {
+        if map
+            .get(path)
+            .is_some_and(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(file)))
+        {
+            map.remove(path);
+        }
+    }
+}
+
 /// The file backend's hold on a lease: the open lock file.
 #[derive(Debug)]
 struct FileLease {
-    file: File,
+    file: Arc<File>,
     path: PathBuf,
     /// Set by `hand_over`: a child holds the lock now, so dropping must not unlock it.
     handed_over: bool,
@@ -245,6 +272,7 @@ impl LeaseGuard for FileLease {
         if let Err(e) = write_holder(&self.file, &self.path, &holder) {
             tracing::debug!(error = %e, "could not record the lease's new holder");
         }
+        forget_held(&self.path, &self.file);
         self.handed_over = true;
     }
 }
@@ -254,6 +282,7 @@ impl Drop for FileLease {
         if self.handed_over {
             return; // closing our descriptor leaves the child's lock alone
         }
+        forget_held(&self.path, &self.file);
         // Closing the file releases the lock too, unless a process forked at this moment still
         // shares the descriptor until its exec; unlocking first makes the release immediate.
         // An unlock error cannot be acted on here.
@@ -366,6 +395,10 @@ fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease
     // A previous holder's record may still be there (it died); ours replaces it.
     write_holder(&file, &path, &holder)?;
     let place = path.display().to_string();
+    let file = Arc::new(file);
+    held()
+        .get_or_insert_with(HashMap::new)
+        .insert(path.clone(), Arc::downgrade(&file));
     let guard = FileLease {
         file,
         path,

@@ -14,6 +14,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use super::member_file::{self, DOING_AT, USAGE_AT};
 use super::sync::SyncPresence;
@@ -35,10 +36,15 @@ impl FileStore {
         self.inner.dir.join(LIVE).join(format!("{agent}{SUFFIX}"))
     }
 
-    /// Opens `agent`'s file for a presence write (creating it, and its folder, when `create`);
-    /// `None` when it does not exist and `create` is false.
-    fn open_member_file(&self, agent: &str, create: bool) -> Result<Option<File>, StoreError> {
+    /// `agent`'s file for a presence write: the lease's when this process holds it, else
+    /// opened (creating it, and its folder, when `create`); `None` when it does not exist and
+    /// `create` is false.
+    fn open_member_file(&self, agent: &str, create: bool) -> Result<Option<Arc<File>>, StoreError> {
         let path = self.member_file_path(agent);
+        if let Some(file) = crate::live::held_file(&path) {
+            self.forget_legacy_presence();
+            return Ok(Some(file));
+        }
         // Never truncated: the other records and the lease live in it.
         let open = || {
             OpenOptions::new()
@@ -58,7 +64,7 @@ impl FileStore {
         }
         .map_err(StoreError::io("open", &path))?;
         self.forget_legacy_presence();
-        Ok(Some(file))
+        Ok(Some(Arc::new(file)))
     }
 
     /// Removes an older version's presence folder, once per store instance.

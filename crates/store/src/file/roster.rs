@@ -11,10 +11,12 @@
 //! log was compacted and must be read again).
 //!
 //! Durability: a record that changes more than the volatile fields (`usage`, `usage_by_model`,
-//! `last_seen`, `activity`) is synced before the update returns; one that changes only those is left in the
-//! page cache (a later synced record or the compaction makes it durable; losing it in a power
-//! cut loses nothing that matters). The log is compacted — rewritten as one whole-roster record,
-//! atomically — once it holds more records than `max(256, 2 × members)`.
+//! `last_seen`, `activity`) is synced before the update returns; one that changes only those is
+//! left in the page cache (a later synced record or the compaction makes it durable; losing it
+//! in a power cut loses nothing that matters). The log is compacted — rewritten atomically as
+//! the roster without its members, then one record per member — once it holds more records
+//! than `max(256, 3 × members)`. A member's update reads that member's newest record where the
+//! index says (`roster_index`) rather than everything appended since this instance last read.
 //!
 //! Migration: a team written by an older troupe has `roster.json` (the whole roster, rewritten
 //! on every change). While no log exists it is what is read; the first update writes the log
@@ -92,6 +94,8 @@ pub(super) struct RosterCache {
     pub(super) records: usize,
     /// The roster as of `offset`.
     pub(super) roster: Roster,
+    /// The log read, kept open.
+    pub(super) log: Option<File>,
     /// Offset of the last record read that was not one member's (see `roster_index`).
     pub(super) barrier: u64,
     /// The one-member records read, and their bytes: how long such a record is, on average.
@@ -190,6 +194,18 @@ impl FileStore {
     /// log.
     fn catch_up(&self, cache: &mut RosterCache) -> Result<(), StoreError> {
         let path = self.roster_path(LOG);
+        // The log read last is kept open: while the path still names it, a look at the path
+        // (no open) says whether anything was appended.
+        if let (Some(id), Some(log)) = (cache.file, cache.log.take()) {
+            match fs::metadata(&path) {
+                Ok(meta) if (meta.dev(), meta.ino()) == id && meta.len() >= cache.offset => {
+                    return self.read_appended(cache, log, meta.len());
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(StoreError::io("stat", path)(e)),
+            }
+        }
         let file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -210,10 +226,24 @@ impl FileStore {
                 ..RosterCache::default()
             };
         }
-        if meta.len() == cache.offset {
+        self.read_appended(cache, file, meta.len())
+    }
+
+    /// Applies what `file` (the log `cache` follows, `len` bytes long now) holds past
+    /// `cache.offset`, and keeps it open in `cache`.
+    fn read_appended(
+        &self,
+        cache: &mut RosterCache,
+        file: File,
+        len: u64,
+    ) -> Result<(), StoreError> {
+        let path = self.roster_path(LOG);
+        let meta_len = len;
+        if meta_len == cache.offset {
+            cache.log = Some(file);
             return Ok(());
         }
-        let mut bytes = vec![0u8; usize::try_from(meta.len() - cache.offset).unwrap_or(0)];
+        let mut bytes = vec![0u8; usize::try_from(meta_len - cache.offset).unwrap_or(0)];
         file.read_exact_at(&mut bytes, cache.offset)
             .map_err(StoreError::io("read", &path))?;
         // A line still being written (or torn by a crash) is left for later.
@@ -222,7 +252,7 @@ impl FileStore {
         let chunk = jsonl::Chunk {
             start: cache.offset,
             bytes,
-            file_len: meta.len(),
+            file_len: meta_len,
         };
         for (offset, line) in chunk.lines() {
             match jsonl::parse_line::<Record>(offset, line) {
@@ -242,6 +272,7 @@ impl FileStore {
             cache.records += 1;
         }
         cache.offset = chunk.end();
+        cache.log = Some(file);
         Ok(())
     }
 
@@ -310,6 +341,7 @@ impl FileStore {
             offset: bytes.len() as u64,
             records: 1 + roster.members.len(),
             roster,
+            log: None,
             barrier: 0,
             member_records: members,
             member_bytes: bytes.len() as u64 - head_len,

@@ -26,7 +26,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use troupe_protocol::Member;
 
@@ -205,8 +205,12 @@ pub(super) fn fresh_generation() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// Opens a member's file for reading and writing its place, creating it (and its folder).
-pub(super) fn open_member(path: &Path) -> Result<File, StoreError> {
+/// A member's file for reading and writing its place: the lease's when this process holds it,
+/// else opened, creating it (and its folder).
+pub(super) fn open_member(path: &Path) -> Result<Arc<File>, StoreError> {
+    if let Some(file) = crate::live::held_file(path) {
+        return Ok(file);
+    }
     let open = || {
         std::fs::OpenOptions::new()
             .read(true)
@@ -224,6 +228,7 @@ pub(super) fn open_member(path: &Path) -> Result<File, StoreError> {
         }
         other => other,
     }
+    .map(Arc::new)
     .map_err(StoreError::io("open", path))
 }
 
@@ -344,9 +349,12 @@ impl FileStore {
             return Ok(None);
         }
         let member_path = self.member_file_path(name);
-        let member_file = match OpenOptions::new().read(true).write(true).open(&member_path) {
-            Ok(file) => file,
-            Err(_) => return Ok(None),
+        let member_file = match crate::live::held_file(&member_path) {
+            Some(file) => file,
+            None => match OpenOptions::new().read(true).write(true).open(&member_path) {
+                Ok(file) => Arc::new(file),
+                Err(_) => return Ok(None),
+            },
         };
         let Some(place) = Place::read(&member_file) else {
             return Ok(None);
