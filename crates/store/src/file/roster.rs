@@ -420,8 +420,49 @@ impl SyncRoster for FileStore {
         Ok(cache.roster.clone())
     }
 
+    #[cfg(test)]
     fn update_roster(&self, f: &mut dyn FnMut(&mut Roster)) -> Result<Roster, StoreError> {
-        let (roster, written) = self.with_roster_lock(|lock| {
+        let (roster, written) = self.write_roster(f)?;
+        // Synced after the lock is released, so that the records of other writers join the
+        // same group commit; never reported written before the sync returned.
+        self.sync_roster(written)?;
+        Ok(roster)
+    }
+
+    fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
+        let mut cache = self.roster_cache();
+        self.catch_up(&mut cache)?;
+        Ok(cache.roster.get(name).cloned())
+    }
+
+    #[cfg(test)]
+    fn update_member(
+        &self,
+        name: &str,
+        f: &mut dyn FnMut(&mut Member),
+    ) -> Result<Option<Member>, StoreError> {
+        let (member, written) = self.write_member(name, f)?;
+        self.sync_roster(written)?;
+        Ok(member)
+    }
+}
+
+impl FileStore {
+    /// Syncs the roster log a write handed back (nothing when it needs no sync).
+    pub(super) fn sync_roster(&self, written: Option<File>) -> Result<(), StoreError> {
+        match written {
+            Some(file) => self.sync(file, &self.roster_path(LOG), SyncKind::Data),
+            None => Ok(()),
+        }
+    }
+
+    /// `update_roster` up to its sync: the roster as written, and the log to sync when the
+    /// record must be durable.
+    pub(super) fn write_roster(
+        &self,
+        f: &mut dyn FnMut(&mut Roster),
+    ) -> Result<(Roster, Option<File>), StoreError> {
+        self.with_roster_lock(|lock| {
             let mut cache = self.roster_cache();
             self.catch_up(&mut cache)?;
             let mut roster = cache.roster.clone();
@@ -453,30 +494,19 @@ impl SyncRoster for FileStore {
             cache.records += 1;
             cache.roster = roster.clone();
             Ok((roster, (weight == Weight::Durable).then_some(file)))
-        })?;
-        // Synced after the lock is released, so that the records of other writers join the
-        // same group commit; never reported written before the sync returned.
-        if let Some(file) = written {
-            self.sync(file, &self.roster_path(LOG), SyncKind::Data)?;
-        }
-        Ok(roster)
+        })
     }
 
-    fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
-        let mut cache = self.roster_cache();
-        self.catch_up(&mut cache)?;
-        Ok(cache.roster.get(name).cloned())
-    }
-
-    /// One member copied and changed, one `members` record appended: the same record
-    /// [`record_for`] would write for this change, without copying the roster. The member's
-    /// newest record is read where the index says (`roster_index`), else by catching up.
-    fn update_member(
+    /// `update_member` up to its sync: one member copied and changed, one `members` record
+    /// appended (the same record [`record_for`] would write for this change, without copying
+    /// the roster), and the log to sync when it must be durable. The member's newest record is
+    /// read where the index says (`roster_index`), else by catching up.
+    pub(super) fn write_member(
         &self,
         name: &str,
         f: &mut dyn FnMut(&mut Member),
-    ) -> Result<Option<Member>, StoreError> {
-        let (member, written) = self.with_roster_lock(|lock| {
+    ) -> Result<(Option<Member>, Option<File>), StoreError> {
+        self.with_roster_lock(|lock| {
             if let Some(done) = self.update_member_indexed(lock, name, &mut *f)? {
                 return Ok(done);
             }
@@ -511,11 +541,7 @@ impl SyncRoster for FileStore {
             cache.records += 1;
             cache.roster.members[pos] = after.clone();
             Ok((Some(after), (weight == Weight::Durable).then_some(file)))
-        })?;
-        if let Some(file) = written {
-            self.sync(file, &self.roster_path(LOG), SyncKind::Data)?;
-        }
-        Ok(member)
+        })
     }
 }
 
