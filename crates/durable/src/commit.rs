@@ -5,13 +5,14 @@
 //!
 //! Syncs are shared per file. Each write to a file gets a sequence number when it is handed
 //! over; a sync covers every write handed over before it started (an `fdatasync` covers every
-//! byte written to the file before it started). A writer whose write is covered by a sync that
-//! is already running waits for that one; otherwise it starts its own sync at once, on its own
-//! thread (never queued behind another sync, never waiting for another thread to wake up and
-//! lead), covering every write handed over so far. So a hot file (the event log, the lead's
-//! mailbox, the roster log) is synced once for everyone who wrote to it meanwhile, a lone
-//! writer pays one sync and no hand-off, and different files are synced side by side, which the
-//! file system folds into shared journal commits.
+//! byte written to the file before it started). At most one sync of a file runs at a time. A
+//! writer whose file has a sync running waits for it: it returns at once if that sync covers
+//! its write, and otherwise the first writer to wake starts the next sync, covering every write
+//! handed over meanwhile. A writer whose file has no sync running starts one at once, on its
+//! own thread, covering every write handed over so far. So a hot file (the event log, the
+//! lead's mailbox, the roster log) written by many teammates at once is synced about twice per
+//! burst rather than once per writer, a lone writer pays one sync and no hand-off, and different
+//! files are synced side by side, which the file system folds into shared journal commits.
 //!
 //! A writer on a tokio worker thread waits inside `block_in_place`, so the worker's other
 //! tasks (other agents) move on meanwhile and join the same syncs.
@@ -221,7 +222,10 @@ impl Committer {
                     return Err(io::Error::new(*kind, message.clone()));
                 }
             }
-            if syncs.running.iter().any(|covers| *covers >= p.seq) {
+            // A sync running now, covering this write or not: wait for it. One that does not
+            // cover it is followed by one that covers every write handed over meanwhile, so a
+            // burst of writers to a hot file costs two syncs, not one each.
+            if !syncs.running.is_empty() {
                 files = self
                     .ended
                     .wait(files)

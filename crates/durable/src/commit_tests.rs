@@ -133,3 +133,62 @@ fn a_failed_sync_is_reported_to_its_waiter() {
         "{err}"
     );
 }
+
+#[test]
+fn writes_handed_over_while_a_sync_runs_share_the_next_one() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let paths = Arc::new(temp_files(dir.path(), 1));
+    let committer = leaked();
+    let open = |p: &PathBuf| File::open(p).unwrap_or_else(|e| panic!("{e}"));
+    let first = committer.submit(open(&paths[0]), &paths[0], SyncKind::Data);
+    let (key, seq) = first
+        .pending
+        .as_ref()
+        .map(|p| (p.key, p.seq))
+        .unwrap_or_else(|| panic!("the write is pending"));
+    // A sync covering the first write is running (its thread is this test).
+    if let Some(syncs) = lock(&committer.files)
+        .as_mut()
+        .and_then(|m| m.get_mut(&key))
+    {
+        syncs.running.push(seq);
+    }
+    let writers: Vec<_> = (0..4)
+        .map(|_| {
+            let paths = paths.clone();
+            std::thread::spawn(move || {
+                let file = File::open(&paths[0]).unwrap_or_else(|e| panic!("{e}"));
+                committer.submit(file, &paths[0], SyncKind::Data).wait()
+            })
+        })
+        .collect();
+    // Every writer has handed its write over before the running sync ends.
+    while lock(&committer.files)
+        .as_ref()
+        .and_then(|m| m.get(&key))
+        .is_none_or(|s| s.handed < seq + 4)
+    {
+        std::thread::yield_now();
+    }
+    if let Some(syncs) = lock(&committer.files)
+        .as_mut()
+        .and_then(|m| m.get_mut(&key))
+    {
+        syncs.running.clear();
+        syncs.durable = seq;
+    }
+    committer.ended.notify_all();
+    for w in writers {
+        assert!(w
+            .join()
+            .unwrap_or_else(|_| panic!("writer panicked"))
+            .is_ok());
+    }
+    assert_eq!(
+        committer.syncs(),
+        1,
+        "the four writes queued behind the running sync shared one"
+    );
+    assert!(first.wait().is_ok());
+    assert!(idle(committer));
+}

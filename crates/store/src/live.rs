@@ -4,7 +4,9 @@
 //! team's directory. The kernel drops the lock when the process ends, however it ends, so a
 //! crashed agent never blocks its successor, and no pid is ever probed (`kill(pid, 0)` is fooled
 //! by zombies and reused pids). The holder writes its pid and start time into the file, so
-//! whoever is refused can be told who holds it.
+//! whoever is refused can be told who holds it. The file is the member's one file: its
+//! presence records live in it too (`file::member_file` has the layout); the lock covers it
+//! whole and takes nothing from them.
 //!
 //! The lock is an open-file-description lock (Linux `F_OFD_SETLK`), not `flock`, because
 //! liveness must be *asked about* without being taken. `F_OFD_GETLK` reports a conflicting lock
@@ -18,6 +20,7 @@
 //! teammate process its lease with no moment when nobody holds it ([`Lease::pass_to_child`]).
 
 use crate::error::check_agent;
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
@@ -25,11 +28,13 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use troupe_protocol::now_ms;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
+use crate::file::member_file;
 
 /// Who holds a lease, as the holder recorded itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -203,10 +208,35 @@ impl Lease {
     }
 }
 
+/// Lease files this process holds open, by path: the member's other records (presence, the
+/// roster index) are written through them instead of opening the file again each time.
+static HELD: Mutex<Option<HashMap<PathBuf, Weak<File>>>> = Mutex::new(None);
+
+fn held() -> MutexGuard<'static, Option<HashMap<PathBuf, Weak<File>>>> {
+    HELD.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The lease file at `path`, when this process holds it open.
+pub(crate) fn held_file(path: &Path) -> Option<Arc<File>> {
+    held().as_ref()?.get(path)?.upgrade()
+}
+
+/// Forgets `file` as the open lease file at `path` (unless another took its place).
+fn forget_held(path: &Path, file: &Arc<File>) {
+    if let Some(map) = held().as_mut() {
+        if map
+            .get(path)
+            .is_some_and(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(file)))
+        {
+            map.remove(path);
+        }
+    }
+}
+
 /// The file backend's hold on a lease: the open lock file.
 #[derive(Debug)]
 struct FileLease {
-    file: File,
+    file: Arc<File>,
     path: PathBuf,
     /// Set by `hand_over`: a child holds the lock now, so dropping must not unlock it.
     handed_over: bool,
@@ -242,6 +272,7 @@ impl LeaseGuard for FileLease {
         if let Err(e) = write_holder(&self.file, &self.path, &holder) {
             tracing::debug!(error = %e, "could not record the lease's new holder");
         }
+        forget_held(&self.path, &self.file);
         self.handed_over = true;
     }
 }
@@ -251,6 +282,7 @@ impl Drop for FileLease {
         if self.handed_over {
             return; // closing our descriptor leaves the child's lock alone
         }
+        forget_held(&self.path, &self.file);
         // Closing the file releases the lock too, unless a process forked at this moment still
         // shares the descriptor until its exec; unlocking first makes the release immediate.
         // An unlock error cannot be acted on here.
@@ -341,7 +373,7 @@ pub fn probe_lease(team_dir: &Path, agent: &str) -> Result<LeaseState, StoreErro
     if i32::from(query.l_type) == libc::F_UNLCK {
         Ok(LeaseState::Free)
     } else {
-        Ok(LeaseState::Held(read_holder(&path)))
+        Ok(LeaseState::Held(read_holder(&file)))
     }
 }
 
@@ -353,7 +385,7 @@ fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease
             return Err(StoreError::LeaseHeld {
                 agent: agent.to_string(),
                 team: team_name(team_dir),
-                holder: read_holder(&path).map(Box::new),
+                holder: read_holder(&file).map(Box::new),
                 place: path.display().to_string(),
             })
         }
@@ -363,6 +395,10 @@ fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease
     // A previous holder's record may still be there (it died); ours replaces it.
     write_holder(&file, &path, &holder)?;
     let place = path.display().to_string();
+    let file = Arc::new(file);
+    held()
+        .get_or_insert_with(HashMap::new)
+        .insert(path.clone(), Arc::downgrade(&file));
     let guard = FileLease {
         file,
         path,
@@ -371,17 +407,15 @@ fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease
     Ok(Lease::new(agent, place, holder, Box::new(guard)))
 }
 
-/// Replaces the holder record in the lock file. No fsync: the record matters only while the
-/// lock is held, and readers share the page cache.
+/// Replaces the holder record in the lock file, in place (the member's presence records
+/// follow it). No fsync: the record matters only while the lock is held, and readers share the
+/// page cache.
 fn write_holder(file: &File, path: &Path, holder: &LeaseHolder) -> Result<(), StoreError> {
-    let mut line = serde_json::to_vec(holder).map_err(|source| StoreError::Serialize {
+    let json = serde_json::to_vec(holder).map_err(|source| StoreError::Serialize {
         what: "lease holder",
         source,
     })?;
-    line.push(b'\n');
-    file.set_len(0).map_err(StoreError::io("truncate", path))?;
-    file.write_all_at(&line, 0)
-        .map_err(StoreError::io("write", path))
+    member_file::write(file, path, member_file::HOLDER_AT, &json)
 }
 
 /// A lock request of type `kind` over the whole file, however long it grows.
@@ -411,10 +445,15 @@ fn ofd_lock(file: &File, cmd: libc::c_int, kind: libc::c_int) -> io::Result<()> 
 }
 
 /// The holder recorded in a lease file; `None` when it cannot be read (the holder is still
-/// writing it, or it is damaged).
-fn read_holder(path: &Path) -> Option<LeaseHolder> {
-    let bytes = fs::read(path).ok()?;
-    serde_json::from_slice(&bytes).ok()
+/// writing it, or it is damaged). An older version wrote only the holder's JSON line.
+fn read_holder(file: &File) -> Option<LeaseHolder> {
+    if let Some(json) = member_file::read(file, member_file::HOLDER_AT) {
+        return serde_json::from_slice(&json).ok();
+    }
+    let mut line = [0u8; 512];
+    let n = file.read_at(&mut line, 0).ok()?;
+    let end = line[..n].iter().position(|b| *b == b'\n')?;
+    serde_json::from_slice(&line[..end]).ok()
 }
 
 /// The team's name: the last component of its directory.

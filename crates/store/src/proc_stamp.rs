@@ -7,7 +7,7 @@
 use std::path::Path;
 
 /// This boot's id (`/proc/sys/kernel/random/boot_id`), if the OS tells it.
-fn boot_id() -> Option<String> {
+pub(crate) fn boot_id() -> Option<String> {
     let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     let id = id.trim();
     (!id.is_empty()).then(|| id.to_string())

@@ -28,6 +28,9 @@ pub struct Counts {
     pub failed_readlink: u64,
     /// `fsync` and `fdatasync`.
     pub syncs: u64,
+    /// Those of a team store's shared files (`.troupe/teams/<team>/`, less the agents' own
+    /// transcripts): the roster, the event log, mailboxes, requests, tasks.
+    pub store_syncs: u64,
     /// `mmap`, `munmap`, `mremap` and `brk`: the allocator's traffic with the kernel.
     pub memory_maps: u64,
 }
@@ -64,6 +67,7 @@ impl Counts {
             openat: min(|c| c.openat),
             failed_readlink: min(|c| c.failed_readlink),
             syncs: min(|c| c.syncs),
+            store_syncs: min(|c| c.store_syncs),
             memory_maps: min(|c| c.memory_maps),
         }
     }
@@ -107,7 +111,13 @@ impl Counts {
             match call.name.as_str() {
                 "openat" | "open" => counts.openat += 1,
                 "readlink" | "readlinkat" if failed => counts.failed_readlink += 1,
-                "fsync" | "fdatasync" => counts.syncs += 1,
+                "fsync" | "fdatasync" => {
+                    counts.syncs += 1;
+                    let fd = call.args.split(',').next().unwrap_or_default();
+                    if fd.contains("/.troupe/teams/") && !fd.contains("/transcripts/") {
+                        counts.store_syncs += 1;
+                    }
+                }
                 "mmap" | "munmap" | "mremap" | "brk" => counts.memory_maps += 1,
                 _ => {}
             }

@@ -3,6 +3,11 @@
 //! A caller's closure (an update) cannot go to the blocking pool with it — it borrows from
 //! the caller — so the operation asks for it: the blocking thread sends what the closure is
 //! to see back to the caller's task, which applies the closure there and answers.
+//!
+//! Roster writers of one store instance take their turn on an async lock before they go to
+//! the blocking pool: the writer holding the roster lock waits for its caller's task to apply
+//! the closure, and a thousand teammates' writers queued on the blocking pool would take every
+//! thread of it, leaving none for the store calls the runtime's workers wait on.
 
 use std::collections::BTreeMap;
 
@@ -100,17 +105,20 @@ impl crate::RosterStore for FileStore {
     }
 
     async fn update_roster(&self, f: crate::RosterUpdate<'_>) -> Result<Roster, StoreError> {
+        let turn = self.inner.roster_writers.lock().await;
         let store = self.clone();
-        applying(
-            move |ask| {
-                SyncRoster::update_roster(&store, &mut |r: &mut Roster| *r = ask(std::mem::take(r)))
-            },
+        let (roster, written) = applying(
+            move |ask| store.write_roster(&mut |r: &mut Roster| *r = ask(std::mem::take(r))),
             |mut r: Roster| {
                 f(&mut r);
                 r
             },
         )
-        .await
+        .await?;
+        // The next writer goes on while this one waits for its sync, and joins it.
+        drop(turn);
+        self.off(move |s| s.sync_roster(written)).await?;
+        Ok(roster)
     }
 
     async fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
@@ -123,17 +131,19 @@ impl crate::RosterStore for FileStore {
         name: &str,
         f: crate::MemberUpdate<'_>,
     ) -> Result<Option<Member>, StoreError> {
+        let turn = self.inner.roster_writers.lock().await;
         let (store, name) = (self.clone(), name.to_string());
-        applying(
-            move |ask| {
-                SyncRoster::update_member(&store, &name, &mut |m: &mut Member| *m = ask(m.clone()))
-            },
+        let (member, written) = applying(
+            move |ask| store.write_member(&name, &mut |m: &mut Member| *m = ask(m.clone())),
             |mut m: Member| {
                 f(&mut m);
                 m
             },
         )
-        .await
+        .await?;
+        drop(turn);
+        self.off(move |s| s.sync_roster(written)).await?;
+        Ok(member)
     }
 }
 

@@ -48,9 +48,11 @@ fn area_of(team_dir: &Path, path: &Path) -> Areas {
         "inbox" => Areas::MAIL,
         "requests" => Areas::REQUESTS,
         "tasks" => Areas::TASKS,
+        // An older version's presence files.
         "presence" => Areas::PRESENCE,
         "transcripts" => Areas::TRANSCRIPTS,
-        "live" => Areas::LIVENESS,
+        // A member's one file: its lease and its presence records.
+        "live" => Areas::LIVENESS | Areas::PRESENCE,
         // The temporary file of a compaction becomes roster.jsonl by a rename, which is
         // reported on its own.
         name if name.starts_with(".roster.json") => Areas::NONE,
@@ -200,7 +202,7 @@ mod tests {
             ("tasks/3.json", Areas::TASKS),
             ("presence/bob.doing", Areas::PRESENCE),
             ("transcripts/bob.jsonl", Areas::TRANSCRIPTS),
-            ("live/bob.lock", Areas::LIVENESS),
+            ("live/bob.lock", Areas::LIVENESS | Areas::PRESENCE),
             (".roster.json.tmp-1-2", Areas::NONE),
             ("notes.txt", Areas::NONE),
         ];

@@ -3,15 +3,19 @@
 //!
 //! ```text
 //! teams/<team>/roster.jsonl  roster.lock   (the roster log; see `roster`. An older version's
-//!                                           roster.json is read, then migrated)
+//!                                           roster.json is read, then migrated. The lock
+//!                                           file holds the log's index: `roster_index`)
 //!              inbox/<agent>.jsonl  inbox/<agent>.cursor (fixed width, written in place)
 //!              inbox/<agent>.wake (socket)
 //!              requests/<id>.json   requests/.lock-<0..15>
 //!              tasks/<id>.json      tasks/.next  tasks/.lock  tasks/.<id>.lock
 //!              transcripts/<agent>.jsonl
 //!              events.jsonl
-//!              live/<agent>.lock    (held by the agent's live process: see `crate::live`)
-//!              presence/<agent>.doing  presence/<agent>.usage  (volatile, never synced)
+//!              live/<agent>.lock    (the member's one file: the lock its live process holds,
+//!                                    see `crate::live`, with its lease holder, usage and
+//!                                    doing as volatile records, see `member_file`. An older
+//!                                    version's presence/<agent>.{doing,usage} are read, then
+//!                                    removed)
 //! ```
 //!
 //! Every durable write goes through the process's group commit (`commit`): the write is made,
@@ -24,9 +28,11 @@ mod adapter;
 mod changes;
 mod events;
 mod mailbox;
+pub(crate) mod member_file;
 mod presence;
 mod requests;
 mod roster;
+mod roster_index;
 mod sync;
 mod tasks;
 mod transcripts;
@@ -36,6 +42,7 @@ use crate::error::{check_agent, check_name};
 use std::fs::{self, File};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use troupe_protocol::now_ms;
 
@@ -135,6 +142,13 @@ struct Inner {
     waker: Option<UnixDatagram>,
     /// The roster as this instance last read it (see `roster`).
     roster: Mutex<roster::RosterCache>,
+    /// `roster.lock`, kept open; held by this instance's roster writers one at a time.
+    roster_lock: Mutex<Option<File>>,
+    /// The async callers' turn to write the roster (see `adapter`).
+    roster_writers: tokio::sync::Mutex<()>,
+    /// Set once this instance has removed an older version's `presence/` folder (or found
+    /// none to remove); from then on it is not read either.
+    legacy_presence_gone: AtomicBool,
 }
 
 impl FileStore {
@@ -191,6 +205,9 @@ impl FileStore {
                 durability,
                 waker,
                 roster: Mutex::default(),
+                roster_lock: Mutex::default(),
+                roster_writers: tokio::sync::Mutex::const_new(()),
+                legacy_presence_gone: AtomicBool::new(false),
             }),
         })
     }

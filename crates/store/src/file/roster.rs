@@ -10,11 +10,13 @@
 //! read in memory and reads only what was appended since (the log's inode tells it when the
 //! log was compacted and must be read again).
 //!
-//! Durability: a record that changes more than the volatile fields (`usage`, `last_seen`,
-//! `activity`) is synced before the update returns; one that changes only those is left in the
-//! page cache (a later synced record or the compaction makes it durable; losing it in a power
-//! cut loses nothing that matters). The log is compacted — rewritten as one whole-roster record,
-//! atomically — once it holds more records than `max(256, 2 × members)`.
+//! Durability: a record that changes more than the volatile fields (`usage`, `usage_by_model`,
+//! `last_seen`, `activity`) is synced before the update returns; one that changes only those is
+//! left in the page cache (a later synced record or the compaction makes it durable; losing it
+//! in a power cut loses nothing that matters). The log is compacted — rewritten atomically as
+//! the roster without its members, then one record per member — once it holds more records
+//! than `max(256, 3 × members)`. A member's update reads that member's newest record where the
+//! index says (`roster_index`) rather than everything appended since this instance last read.
 //!
 //! Migration: a team written by an older troupe has `roster.json` (the whole roster, rewritten
 //! on every change). While no log exists it is what is read; the first update writes the log
@@ -27,15 +29,16 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::PathBuf;
-use std::sync::MutexGuard;
+use std::sync::{MutexGuard, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use troupe_protocol::{Member, Roster};
 
+use super::roster_index::checksum;
 use super::sync::SyncRoster;
 use super::{jsonl, to_line, FileStore, SyncKind};
 use crate::error::StoreError;
-use troupe_durable::lock::LockFile;
+use troupe_durable::lock::LockGuard;
 
 /// The log, relative to the team directory.
 pub(super) const LOG: &str = "roster.jsonl";
@@ -46,10 +49,16 @@ pub(super) const LOCK: &str = "roster.lock";
 /// Fewest records a log holds before it is compacted.
 const COMPACT_MIN: usize = 256;
 
+/// Most records a log of `members` members holds before it is compacted (a compacted log holds
+/// one per member and one more).
+pub(super) fn compact_limit(members: usize) -> usize {
+    COMPACT_MIN.max(3 * members)
+}
+
 /// One line of the log, as read.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum Record {
+pub(super) enum Record {
     /// The whole roster.
     Roster(Roster),
     /// Members added or changed, whole.
@@ -59,14 +68,14 @@ enum Record {
 /// One line of the log, as written (borrowing what it writes).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "snake_case")]
-enum RecordRef<'a> {
+pub(super) enum RecordRef<'a> {
     Roster(&'a Roster),
     Members(Vec<&'a Member>),
 }
 
 /// Whether a record must be synced before its update returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Weight {
+pub(super) enum Weight {
     /// Membership, status, epoch, reports: synced.
     Durable,
     /// Only usage, last sign of life or activity changed: left in the page cache.
@@ -78,13 +87,20 @@ enum Weight {
 pub(super) struct RosterCache {
     /// Device and inode of the log read; `None` when no log exists (the roster came from
     /// `roster.json`, or is empty).
-    file: Option<(u64, u64)>,
+    pub(super) file: Option<(u64, u64)>,
     /// Offset just past the last complete line applied.
-    offset: u64,
+    pub(super) offset: u64,
     /// Lines in the log so far.
-    records: usize,
+    pub(super) records: usize,
     /// The roster as of `offset`.
-    roster: Roster,
+    pub(super) roster: Roster,
+    /// The log read, kept open.
+    pub(super) log: Option<File>,
+    /// Offset of the last record read that was not one member's (see `roster_index`).
+    pub(super) barrier: u64,
+    /// The one-member records read, and their bytes: how long such a record is, on average.
+    pub(super) member_records: u64,
+    pub(super) member_bytes: u64,
 }
 
 impl Record {
@@ -148,21 +164,23 @@ fn record_for<'a>(before: &Roster, after: &'a Roster) -> Option<(RecordRef<'a>, 
     Some((RecordRef::Members(changed), weight))
 }
 
-/// True when `a` and `b` differ at most in usage, last sign of life and activity.
-fn only_volatile_differs(b: &Member, a: &Member) -> bool {
+/// True when `a` and `b` differ at most in usage (in total and by model), last sign of life
+/// and activity.
+pub(super) fn only_volatile_differs(b: &Member, a: &Member) -> bool {
     let mut same = a.clone();
     same.usage = b.usage;
+    same.usage_by_model.clone_from(&b.usage_by_model);
     same.last_seen = b.last_seen;
     same.activity.clone_from(&b.activity);
     same == *b
 }
 
 impl FileStore {
-    fn roster_path(&self, name: &str) -> PathBuf {
+    pub(super) fn roster_path(&self, name: &str) -> PathBuf {
         self.inner.dir.join(name)
     }
 
-    fn roster_cache(&self) -> MutexGuard<'_, RosterCache> {
+    pub(super) fn roster_cache(&self) -> MutexGuard<'_, RosterCache> {
         // A panic while the cache was held leaves at worst a stale cache, which the next read
         // corrects from the file (the offset only moves after a line is applied).
         self.inner
@@ -176,6 +194,18 @@ impl FileStore {
     /// log.
     fn catch_up(&self, cache: &mut RosterCache) -> Result<(), StoreError> {
         let path = self.roster_path(LOG);
+        // The log read last is kept open: while the path still names it, a look at the path
+        // (no open) says whether anything was appended.
+        if let (Some(id), Some(log)) = (cache.file, cache.log.take()) {
+            match fs::metadata(&path) {
+                Ok(meta) if (meta.dev(), meta.ino()) == id && meta.len() >= cache.offset => {
+                    return self.read_appended(cache, log, meta.len());
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(StoreError::io("stat", path)(e)),
+            }
+        }
         let file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -196,10 +226,24 @@ impl FileStore {
                 ..RosterCache::default()
             };
         }
-        if meta.len() == cache.offset {
+        self.read_appended(cache, file, meta.len())
+    }
+
+    /// Applies what `file` (the log `cache` follows, `len` bytes long now) holds past
+    /// `cache.offset`, and keeps it open in `cache`.
+    fn read_appended(
+        &self,
+        cache: &mut RosterCache,
+        file: File,
+        len: u64,
+    ) -> Result<(), StoreError> {
+        let path = self.roster_path(LOG);
+        let meta_len = len;
+        if meta_len == cache.offset {
+            cache.log = Some(file);
             return Ok(());
         }
-        let mut bytes = vec![0u8; usize::try_from(meta.len() - cache.offset).unwrap_or(0)];
+        let mut bytes = vec![0u8; usize::try_from(meta_len - cache.offset).unwrap_or(0)];
         file.read_exact_at(&mut bytes, cache.offset)
             .map_err(StoreError::io("read", &path))?;
         // A line still being written (or torn by a crash) is left for later.
@@ -208,11 +252,19 @@ impl FileStore {
         let chunk = jsonl::Chunk {
             start: cache.offset,
             bytes,
-            file_len: meta.len(),
+            file_len: meta_len,
         };
         for (offset, line) in chunk.lines() {
             match jsonl::parse_line::<Record>(offset, line) {
-                Ok(record) => record.apply(&mut cache.roster),
+                Ok(Record::Members(members)) if members.len() == 1 => {
+                    cache.member_records += 1;
+                    cache.member_bytes += line.len() as u64 + 1;
+                    Record::Members(members).apply(&mut cache.roster);
+                }
+                Ok(record) => {
+                    cache.barrier = offset;
+                    record.apply(&mut cache.roster);
+                }
                 Err(bad) => {
                     tracing::warn!(path = %path.display(), offset, error = %bad.error, "skipping corrupt roster record")
                 }
@@ -220,6 +272,7 @@ impl FileStore {
             cache.records += 1;
         }
         cache.offset = chunk.end();
+        cache.log = Some(file);
         Ok(())
     }
 
@@ -236,22 +289,38 @@ impl FileStore {
         }
     }
 
-    /// Writes the log anew as one whole-roster record (atomically, and durably when `weight`
-    /// asks) and points the cache at it; a `roster.json` left by an older version goes once the
-    /// log is written.
+    /// Writes the log anew (atomically, and durably when `weight` asks) and points the cache
+    /// and the index at it; a `roster.json` left by an older version goes once the log is
+    /// written. The new log is the roster without its members as one record, then one record
+    /// per member in order: what an older version reads as the same roster, and what lets the
+    /// index point at each member's record.
     fn rewrite_log(
         &self,
+        lock: &File,
         cache: &mut RosterCache,
         roster: Roster,
         weight: Weight,
     ) -> Result<(), StoreError> {
         let path = self.roster_path(LOG);
-        let line = to_line("roster", &RecordRef::Roster(&roster))?;
+        let head = Roster {
+            team: roster.team.clone(),
+            lead: roster.lead.clone(),
+            members: Vec::new(),
+            lead_usage: roster.lead_usage.clone(),
+        };
+        let mut bytes = to_line("roster", &RecordRef::Roster(&head))?;
+        let head_len = bytes.len() as u64;
+        let mut places = Vec::with_capacity(roster.members.len());
+        for m in &roster.members {
+            let line = to_line("roster record", &RecordRef::Members(vec![m]))?;
+            places.push((bytes.len() as u64, line.len() as u64, checksum(&line)));
+            bytes.extend_from_slice(&line);
+        }
         match weight {
-            Weight::Durable => self.replace_file(&path, &line)?,
+            Weight::Durable => self.replace_file(&path, &bytes)?,
             Weight::Volatile => troupe_durable::atomic::write_atomic_with(
                 &path,
-                &line,
+                &bytes,
                 troupe_durable::Durability::OsBuffered,
             )?,
         }
@@ -266,13 +335,58 @@ impl FileStore {
                 Err(e) => return Err(StoreError::io("remove", legacy)(e)),
             }
         }
+        let members = roster.members.len() as u64;
         *cache = RosterCache {
             file: Some((meta.dev(), meta.ino())),
-            offset: line.len() as u64,
-            records: 1,
+            offset: bytes.len() as u64,
+            records: 1 + roster.members.len(),
             roster,
+            log: None,
+            barrier: 0,
+            member_records: members,
+            member_bytes: bytes.len() as u64 - head_len,
         };
+        self.index_rewritten(lock, cache, &places);
         Ok(())
+    }
+
+    /// Runs `write` holding the roster lock: this instance's writers one at a time, other
+    /// instances and processes kept out by `flock` on `roster.lock`, whose handle is kept open
+    /// (and read and written: it holds the index's `LogInfo`).
+    fn with_roster_lock<R>(
+        &self,
+        write: impl FnOnce(&File) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let path = self.roster_path(LOCK);
+        let mut slot = self
+            .inner
+            .roster_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        loop {
+            let file = match slot.take() {
+                Some(file) => file,
+                None => OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&path)
+                    .map_err(StoreError::io("open lock file", &path))?,
+            };
+            let guard = LockGuard::exclusive(&file, &path)?;
+            // A handle on a lock file since removed (the team folder made anew) locks nothing.
+            let same = match (file.metadata(), fs::metadata(&path)) {
+                (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+                _ => false,
+            };
+            if same {
+                let result = write(&file);
+                drop(guard);
+                *slot = Some(file);
+                return result;
+            }
+        }
     }
 
     /// Appends one record to the log; the caller holds the roster lock and has caught up, so
@@ -306,41 +420,12 @@ impl SyncRoster for FileStore {
         Ok(cache.roster.clone())
     }
 
+    #[cfg(test)]
     fn update_roster(&self, f: &mut dyn FnMut(&mut Roster)) -> Result<Roster, StoreError> {
-        let (roster, written) = {
-            let _lock = LockFile::acquire(&self.roster_path(LOCK))?;
-            let mut cache = self.roster_cache();
-            self.catch_up(&mut cache)?;
-            let mut roster = cache.roster.clone();
-            f(&mut roster);
-            let Some((record, weight)) = record_for(&cache.roster, &roster) else {
-                return Ok(roster);
-            };
-            let compact = cache.records + 1 > COMPACT_MIN.max(2 * roster.members.len());
-            if cache.file.is_none() || compact {
-                // A roster created with no members yet (a team opened, its lead named) is left
-                // in the page cache: lost in a crash, it is what the next open writes again, so
-                // a plain `-p` run syncs only its transcript. Anything with members is synced.
-                let weight = if cache.file.is_none() && roster.members.is_empty() {
-                    Weight::Volatile
-                } else {
-                    Weight::Durable
-                };
-                self.rewrite_log(&mut cache, roster.clone(), weight)?;
-                return Ok(roster);
-            }
-            let line = to_line("roster record", &record)?;
-            let file = self.append_record(&cache, &line)?;
-            cache.offset += line.len() as u64;
-            cache.records += 1;
-            cache.roster = roster.clone();
-            (roster, (weight == Weight::Durable).then_some(file))
-        };
+        let (roster, written) = self.write_roster(f)?;
         // Synced after the lock is released, so that the records of other writers join the
         // same group commit; never reported written before the sync returned.
-        if let Some(file) = written {
-            self.sync(file, &self.roster_path(LOG), SyncKind::Data)?;
-        }
+        self.sync_roster(written)?;
         Ok(roster)
     }
 
@@ -350,50 +435,113 @@ impl SyncRoster for FileStore {
         Ok(cache.roster.get(name).cloned())
     }
 
-    /// One member copied and changed, one `members` record appended: the same record
-    /// [`record_for`] would write for this change, without copying the roster.
+    #[cfg(test)]
     fn update_member(
         &self,
         name: &str,
         f: &mut dyn FnMut(&mut Member),
     ) -> Result<Option<Member>, StoreError> {
-        let (member, written) = {
-            let _lock = LockFile::acquire(&self.roster_path(LOCK))?;
+        let (member, written) = self.write_member(name, f)?;
+        self.sync_roster(written)?;
+        Ok(member)
+    }
+}
+
+impl FileStore {
+    /// Syncs the roster log a write handed back (nothing when it needs no sync).
+    pub(super) fn sync_roster(&self, written: Option<File>) -> Result<(), StoreError> {
+        match written {
+            Some(file) => self.sync(file, &self.roster_path(LOG), SyncKind::Data),
+            None => Ok(()),
+        }
+    }
+
+    /// `update_roster` up to its sync: the roster as written, and the log to sync when the
+    /// record must be durable.
+    pub(super) fn write_roster(
+        &self,
+        f: &mut dyn FnMut(&mut Roster),
+    ) -> Result<(Roster, Option<File>), StoreError> {
+        self.with_roster_lock(|lock| {
+            let mut cache = self.roster_cache();
+            self.catch_up(&mut cache)?;
+            let mut roster = cache.roster.clone();
+            f(&mut roster);
+            let Some((record, weight)) = record_for(&cache.roster, &roster) else {
+                return Ok((roster, None));
+            };
+            let compact = cache.records + 1 > compact_limit(roster.members.len());
+            if cache.file.is_none() || compact {
+                // A roster created with no members yet (a team opened, its lead named) is left
+                // in the page cache: lost in a crash, it is what the next open writes again, so
+                // a plain `-p` run syncs only its transcript. Anything with members is synced.
+                let weight = if cache.file.is_none() && roster.members.is_empty() {
+                    Weight::Volatile
+                } else {
+                    Weight::Durable
+                };
+                self.rewrite_log(lock, &mut cache, roster.clone(), weight)?;
+                return Ok((roster, None));
+            }
+            let one = match &record {
+                RecordRef::Members(members) if members.len() == 1 => Some(members[0].name.clone()),
+                _ => None,
+            };
+            let line = to_line("roster record", &record)?;
+            self.index_append(lock, &cache, &line, one.as_deref())?;
+            let file = self.append_record(&cache, &line)?;
+            cache.offset += line.len() as u64;
+            cache.records += 1;
+            cache.roster = roster.clone();
+            Ok((roster, (weight == Weight::Durable).then_some(file)))
+        })
+    }
+
+    /// `update_member` up to its sync: one member copied and changed, one `members` record
+    /// appended (the same record [`record_for`] would write for this change, without copying
+    /// the roster), and the log to sync when it must be durable. The member's newest record is
+    /// read where the index says (`roster_index`), else by catching up.
+    pub(super) fn write_member(
+        &self,
+        name: &str,
+        f: &mut dyn FnMut(&mut Member),
+    ) -> Result<(Option<Member>, Option<File>), StoreError> {
+        self.with_roster_lock(|lock| {
+            if let Some(done) = self.update_member_indexed(lock, name, &mut *f)? {
+                return Ok(done);
+            }
             let mut cache = self.roster_cache();
             self.catch_up(&mut cache)?;
             let Some(pos) = cache.roster.members.iter().position(|m| m.name == name) else {
-                return Ok(None);
+                return Ok((None, None));
             };
             let before = &cache.roster.members[pos];
             let mut after = before.clone();
             f(&mut after);
             after.name.clone_from(&before.name);
             if after == *before {
-                return Ok(Some(after));
+                return Ok((Some(after), None));
             }
             let weight = if only_volatile_differs(before, &after) {
                 Weight::Volatile
             } else {
                 Weight::Durable
             };
-            let compact = cache.records + 1 > COMPACT_MIN.max(2 * cache.roster.members.len());
+            let compact = cache.records + 1 > compact_limit(cache.roster.members.len());
             if cache.file.is_none() || compact {
                 let mut roster = cache.roster.clone();
                 roster.members[pos] = after.clone();
-                self.rewrite_log(&mut cache, roster, Weight::Durable)?;
-                return Ok(Some(after));
+                self.rewrite_log(lock, &mut cache, roster, Weight::Durable)?;
+                return Ok((Some(after), None));
             }
             let line = to_line("roster record", &RecordRef::Members(vec![&after]))?;
+            self.index_append(lock, &cache, &line, Some(name))?;
             let file = self.append_record(&cache, &line)?;
             cache.offset += line.len() as u64;
             cache.records += 1;
             cache.roster.members[pos] = after.clone();
-            (after, (weight == Weight::Durable).then_some(file))
-        };
-        if let Some(file) = written {
-            self.sync(file, &self.roster_path(LOG), SyncKind::Data)?;
-        }
-        Ok(Some(member))
+            Ok((Some(after), (weight == Weight::Durable).then_some(file)))
+        })
     }
 }
 

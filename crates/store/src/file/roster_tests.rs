@@ -65,6 +65,8 @@ fn only_usage_last_seen_and_activity_are_volatile() {
     before.members.push(Member::new("alice", "r", 1, 5));
     let mut after = before.clone();
     after.members[0].usage.input_tokens = 10;
+    let usage = after.members[0].usage;
+    after.members[0].usage_by_model.add("claude-x", &usage);
     after.members[0].last_seen = 9;
     after.members[0].activity = Some("reading".into());
     assert!(matches!(
@@ -302,4 +304,49 @@ fn update_member_compacts_like_any_update_and_loses_nothing_under_concurrency() 
         "{}",
         log_lines(&s).len()
     );
+}
+
+#[test]
+fn a_member_update_reads_its_own_record_by_the_index_and_never_an_older_one() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let a = open(dir.path());
+    for name in ["alice", "bob", "carol"] {
+        add(&a, name);
+    }
+    // A fresh instance updates bob by the index: it reads nothing else of the log.
+    let fresh = open(dir.path());
+    ok(fresh.update_member("bob", &mut |m| m.epoch = 7));
+    assert_eq!(fresh.roster_cache().offset, 0, "caught up on nothing");
+    assert_eq!(ok(a.member("bob")).map(|m| m.epoch), Some(7));
+    // A whole-roster record (a reorder) moves the barrier: bob's place is older than it, so
+    // the next update catches up and keeps the reorder's change.
+    ok(a.update_roster(&mut |r| {
+        r.members.reverse();
+        if let Some(m) = r.get_mut("bob") {
+            m.role = "reviewer".into();
+        }
+    }));
+    let other = open(dir.path());
+    ok(other.update_member("bob", &mut |m| m.epoch += 1));
+    let bob = ok(open(dir.path()).member("bob")).unwrap_or_else(|| panic!("bob is gone"));
+    assert_eq!((bob.role.as_str(), bob.epoch), ("reviewer", 8));
+    // A place naming a record never appended (its writer died in between) is refused.
+    let lock = ok(OpenOptions::new()
+        .read(true)
+        .open(a.roster_path(LOCK))
+        .map_err(|e| StoreError::io("open", a.roster_path(LOCK))(e)));
+    let info = super::super::roster_index::LogInfo::read(&lock);
+    assert!(info.is_some(), "the lock file holds the index");
+    let member_path = a.member_file_path("carol");
+    let member = ok(super::super::roster_index::open_member(&member_path));
+    let Some(mut place) = super::super::roster_index::Place::read(&member) else {
+        panic!("carol has a place");
+    };
+    place.offset = fs::metadata(a.dir().join(LOG)).map_or(0, |m| m.len());
+    ok(place.write(&member, &member_path));
+    ok(open(dir.path()).update_member("carol", &mut |m| m.epoch = 40));
+    let roster = ok(open(dir.path()).roster());
+    assert_eq!(roster.get("carol").map(|m| m.epoch), Some(40));
+    assert_eq!(roster.get("alice").map(|m| m.epoch), Some(1));
+    assert_eq!(roster.members.len(), 3);
 }

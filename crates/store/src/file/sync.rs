@@ -15,11 +15,15 @@ use crate::tasks::{NewTask, TaskFilter, TaskList};
 use crate::TranscriptRead;
 use crate::{AckToken, Batch, EventCursor, EventPage, RequestFilter, TranscriptBytes};
 
-/// The roster, read and changed under the roster's lock.
+/// The roster, read and changed under the roster's lock. (The adapter changes it in two steps,
+/// `write_roster`/`write_member` and then the sync, so the next writer goes on meanwhile; the
+/// whole changes are the module's tests'.)
 pub(crate) trait SyncRoster {
     fn roster(&self) -> Result<Roster, StoreError>;
+    #[cfg(test)]
     fn update_roster(&self, f: &mut dyn FnMut(&mut Roster)) -> Result<Roster, StoreError>;
     fn member(&self, name: &str) -> Result<Option<Member>, StoreError>;
+    #[cfg(test)]
     fn update_member(
         &self,
         name: &str,
