@@ -26,9 +26,6 @@ use std::path::Path;
 use std::process::Command;
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
 
-/// How far over the baseline a figure may go.
-const TOLERANCE: f64 = 1.25;
-
 /// One run of the two-call loop in `bypassPermissions` (the sandbox's cost depends on the
 /// kernel; `cargo bench -p troupe-tools --bench sandbox` measures it), started by the program
 /// `wrapper` makes for the run's workspace (strace, valgrind): the model calls `call` (a tool
@@ -122,47 +119,6 @@ fn required(program: &str) -> bool {
     here
 }
 
-/// Compares `measured` with the baseline in `fixtures/<file>`, failing on any figure more
-/// than 25 % over it; with `TROUPE_WRITE_BASELINE` set, writes them as the new baseline.
-fn within_budget(file: &str, measured: &[(&'static str, u64)]) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(file);
-    if std::env::var_os("TROUPE_WRITE_BASELINE").is_some() {
-        let json: serde_json::Map<String, serde_json::Value> = measured
-            .iter()
-            .map(|(k, v)| (k.to_string(), (*v).into()))
-            .collect();
-        let text = serde_json::to_string_pretty(&json).unwrap();
-        std::fs::write(&path, text + "\n").unwrap();
-        eprintln!("wrote {}", path.display());
-        return;
-    }
-    let baseline: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let mut over = Vec::new();
-    let mut table = String::new();
-    for &(name, value) in measured {
-        let base = baseline[name]
-            .as_u64()
-            .unwrap_or_else(|| panic!("the baseline has no figure {name}"));
-        let limit = (base as f64 * TOLERANCE).ceil() as u64;
-        table.push_str(&format!(
-            "{name:<24} {value:>9} (baseline {base}, limit {limit})\n"
-        ));
-        if value > limit {
-            over.push(name);
-        }
-    }
-    eprintln!("{table}");
-    assert!(
-        over.is_empty(),
-        "the headless loop costs more than 25 % over its baseline in {over:?}:\n{table}\
-         Find what made it (strace -f the run, or valgrind --tool=dhat); if the cost is meant, \
-         write the new baseline (TROUPE_WRITE_BASELINE=1) and commit it with the change."
-    );
-}
-
 #[test]
 fn the_headless_loop_stays_within_its_syscall_budget() {
     if !required("strace") {
@@ -180,7 +136,12 @@ fn the_headless_loop_stays_within_its_syscall_budget() {
         "a plain -p run of two model rounds synced more than its transcript, once a round: {:?}",
         runs.iter().map(|c| c.syncs).collect::<Vec<_>>()
     );
-    within_budget("syscall_baseline.json", &measured.figures());
+    count::within_budget(
+        "syscall_baseline.json",
+        &measured.figures(),
+        "the headless loop",
+        "strace -f the run, or valgrind --tool=dhat",
+    );
 }
 
 /// The heap blocks and bytes one run allocates, as valgrind's memcheck counts them: `total heap
@@ -222,5 +183,10 @@ fn the_headless_loop_stays_within_its_allocation_budget() {
         return;
     }
     // One run: what a run allocates moves by a few tenths of a percent between runs.
-    within_budget("alloc_baseline.json", &allocations());
+    count::within_budget(
+        "alloc_baseline.json",
+        &allocations(),
+        "the headless loop",
+        "strace -f the run, or valgrind --tool=dhat",
+    );
 }

@@ -26,8 +26,6 @@ use count::Counts;
 use serde_json::json;
 use troupe_testkit::{FakeServer, Recorded, Reply, Step, TempWorkspace, Wire};
 
-/// How far over the baseline a figure may go.
-const TOLERANCE: f64 = 1.25;
 /// The fewest and the most teammates of the two runs compared.
 const FEW: usize = 2;
 const MANY: usize = 30;
@@ -189,43 +187,10 @@ fn a_teammate_costs_no_more_files_opens_and_syncs_than_its_budget() {
         measured.push(("store_syncs_x100", floor(&of(|c| c.store_syncs))));
         measured.push(("syscalls_x100", floor(&of(|c| c.syscalls))));
     }
-    within_budget(&measured);
-}
-
-/// Compares `measured` with `fixtures/teammate_baseline.json`, or writes it there with
-/// `TROUPE_WRITE_BASELINE` set.
-fn within_budget(measured: &[(&'static str, u64)]) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/teammate_baseline.json");
-    if std::env::var_os("TROUPE_WRITE_BASELINE").is_some() {
-        let json: serde_json::Map<String, serde_json::Value> = measured
-            .iter()
-            .map(|(k, v)| (k.to_string(), (*v).into()))
-            .collect();
-        std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap() + "\n").unwrap();
-        eprintln!("wrote {}", path.display());
-        return;
-    }
-    let baseline: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let mut over = Vec::new();
-    let mut table = String::new();
-    for &(name, value) in measured {
-        let base = baseline[name]
-            .as_u64()
-            .unwrap_or_else(|| panic!("the baseline has no figure {name}"));
-        let limit = (base as f64 * TOLERANCE).ceil() as u64;
-        table.push_str(&format!(
-            "{name:<16} {value:>7} (baseline {base}, limit {limit})\n"
-        ));
-        if value > limit {
-            over.push(name);
-        }
-    }
-    eprintln!("one teammate's cost, in hundredths:\n{table}");
-    assert!(
-        over.is_empty(),
-        "a teammate costs more than 25 % over its baseline in {over:?}:\n{table}\
-         Find what made it (TROUPE_KEEP_TRACE=FILE keeps the traces); if the cost is meant, \
-         write the new baseline (TROUPE_WRITE_BASELINE=1) and commit it with the change."
+    count::within_budget(
+        "teammate_baseline.json",
+        &measured,
+        "one teammate's cost, in hundredths",
+        "TROUPE_KEEP_TRACE=FILE keeps the traces",
     );
 }

@@ -141,26 +141,10 @@ fn image_file(word: &str) -> Option<PathBuf> {
 
 /// A `file://` URL's path with its `%XX` escapes undone; `None` when they do not make UTF-8.
 fn percent_decoded(url: &str) -> Option<String> {
-    let bytes = url.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(url)
+        .decode_utf8()
+        .ok()
+        .map(|s| s.into_owned())
 }
 
 /// Shell-like words: blanks separate them, `'…'` and `"…"` quote, `\` escapes the next

@@ -204,3 +204,48 @@ fn a_trace_is_counted_by_thread_and_process() {
     // execve, clone3 ×2, openat, readlink, fdatasync, mmap: no futex, no eventfd write.
     assert_eq!(c.syscalls, 7);
 }
+
+/// How far a figure may grow past its baseline before a guard fails.
+pub const TOLERANCE: f64 = 1.25;
+
+/// Compares `measured` (what `what` costs) with the baseline in `fixtures/<file>`, failing on
+/// any figure more than 25 % over it with `hint` on where to look; with
+/// `TROUPE_WRITE_BASELINE` set, writes them as the new baseline.
+pub fn within_budget(file: &str, measured: &[(&'static str, u64)], what: &str, hint: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(file);
+    if std::env::var_os("TROUPE_WRITE_BASELINE").is_some() {
+        let json: serde_json::Map<String, serde_json::Value> = measured
+            .iter()
+            .map(|(k, v)| (k.to_string(), (*v).into()))
+            .collect();
+        let text = serde_json::to_string_pretty(&json).unwrap();
+        std::fs::write(&path, text + "\n").unwrap();
+        eprintln!("wrote {}", path.display());
+        return;
+    }
+    let baseline: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut over = Vec::new();
+    let mut table = String::new();
+    for &(name, value) in measured {
+        let base = baseline[name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("the baseline has no figure {name}"));
+        let limit = (base as f64 * TOLERANCE).ceil() as u64;
+        table.push_str(&format!(
+            "{name:<24} {value:>9} (baseline {base}, limit {limit})\n"
+        ));
+        if value > limit {
+            over.push(name);
+        }
+    }
+    eprintln!("{what}:\n{table}");
+    assert!(
+        over.is_empty(),
+        "{what} costs more than 25 % over its baseline in {over:?}:\n{table}\
+         Find what made it ({hint}); if the cost is meant, write the new baseline \
+         (TROUPE_WRITE_BASELINE=1) and commit it with the change."
+    );
+}
