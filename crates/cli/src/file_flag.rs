@@ -23,7 +23,7 @@ pub fn files(specs: &[String], dir: &Path) -> Result<Files> {
     let mut files = Files::default();
     for spec in specs {
         let path = dir.join(spec);
-        if let Some(media_type) = crate::prompt_images::image_type(&path) {
+        if let Some(media_type) = troupe_tools::image_file::sniff_file(&path) {
             let fitted = crate::prompt_images::load(&path, media_type)
                 .map_err(|why| anyhow!("--file {spec}: {why}"))?;
             if let Some(note) = fitted.note() {

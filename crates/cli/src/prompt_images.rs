@@ -3,28 +3,9 @@
 //! read_file's images are, and goes to the model as an image block beside the prompt's text.
 
 use crate::term::image_paste::Pasted;
-use std::io::Read;
 use std::path::Path;
 use troupe_protocol::ImageData;
 use troupe_tools::image_fit::{self, Fitted};
-
-/// The image type of the file at `path` (`image/png`, …), known by its first bytes; `None`
-/// when it is not a PNG, JPEG, GIF or WebP file (or cannot be read).
-pub fn image_type(path: &Path) -> Option<&'static str> {
-    let mut start = [0u8; 16];
-    let mut file = std::fs::File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut read = 0;
-    while read < start.len() {
-        match file.read(&mut start[read..]) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => read += n,
-        }
-    }
-    troupe_tools::image_file::sniff(&start[..read])
-}
 
 /// The image file at `path` of type `media_type`, fitted to the providers' limits; the error
 /// says what went wrong and what to do.
@@ -79,7 +60,7 @@ pub fn pasted(images: &[Pasted]) -> Collected {
     let mut collected = Collected::default();
     for image in images {
         match image {
-            Pasted::File(path) => match image_type(path) {
+            Pasted::File(path) => match troupe_tools::image_file::sniff_file(path) {
                 Some(media_type) => collected.add(&path.display().to_string(), path, media_type),
                 None => collected.problems.push(format!(
                     "{} is gone or no longer an image file",
@@ -108,9 +89,12 @@ mod tests {
         std::fs::write(&png, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap_or_default();
         let text = dir.path().join("b.png");
         std::fs::write(&text, "not an image").unwrap_or_default();
-        assert_eq!(image_type(&png), Some("image/png"));
-        assert_eq!(image_type(&text), None);
-        assert_eq!(image_type(dir.path()), None);
+        assert_eq!(
+            troupe_tools::image_file::sniff_file(&png),
+            Some("image/png")
+        );
+        assert_eq!(troupe_tools::image_file::sniff_file(&text), None);
+        assert_eq!(troupe_tools::image_file::sniff_file(dir.path()), None);
         let mut collected = Collected::default();
         // A small image goes as it is, even one whose header the decoder would not read: the
         // provider judges it.

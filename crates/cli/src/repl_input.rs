@@ -115,7 +115,7 @@ pub fn attach_from(prompt: &str, typed: &str, dir: &Path) -> Prompt {
         }
         seen.push(name.to_string());
         let path = crate::term::mention::resolve(name, dir);
-        if let Some(media_type) = crate::prompt_images::image_type(&path) {
+        if let Some(media_type) = troupe_tools::image_file::sniff_file(&path) {
             images.add(name, &path, media_type);
         } else if let Some(block) = attachment(name, &path) {
             attached.push(block);

@@ -3,10 +3,30 @@
 
 use crate::ImageData;
 use base64::Engine;
+use std::io::Read;
+use std::path::Path;
 
 /// The most image bytes sent: 5 MiB once base64-encoded, Anthropic's limit per image (OpenAI's
 /// is larger). A larger image is downscaled ([`crate::image_fit`]).
 pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024 / 4 * 3;
+
+/// The image type of the file at `path` (`image/png`, …), known by its first bytes; `None`
+/// when it is not a PNG, JPEG, GIF or WebP file (or cannot be read).
+pub fn sniff_file(path: &Path) -> Option<&'static str> {
+    let mut start = [0u8; 16];
+    let mut file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut read = 0;
+    while read < start.len() {
+        match file.read(&mut start[read..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => read += n,
+        }
+    }
+    sniff(&start[..read])
+}
 
 /// The media type of an image format the providers take, from the file's first bytes.
 pub fn sniff(start: &[u8]) -> Option<&'static str> {

@@ -136,7 +136,7 @@ fn image_file(word: &str) -> Option<PathBuf> {
         None if word.starts_with('/') => PathBuf::from(word),
         None => return None,
     };
-    crate::prompt_images::image_type(&path).map(|_| path)
+    troupe_tools::image_file::sniff_file(&path).map(|_| path)
 }
 
 /// A `file://` URL's path with its `%XX` escapes undone; `None` when they do not make UTF-8.
