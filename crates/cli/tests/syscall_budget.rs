@@ -58,12 +58,7 @@ fn wrapped_run(
         ])
         .current_dir(ws.path())
         .stdin(std::process::Stdio::null());
-    for (key, value) in inner.get_envs() {
-        match value {
-            Some(v) => cmd.env(key, v),
-            None => cmd.env_remove(key),
-        };
-    }
+    count::same_env(&mut cmd, &inner);
     // Programs are looked up on PATH by troupe: a short one, so a long PATH elsewhere does not
     // count.
     cmd.env("PATH", "/usr/bin:/bin");

@@ -112,12 +112,7 @@ fn one_run(teammates: usize, traced: bool) -> Run {
         ])
         .current_dir(ws.path())
         .stdin(std::process::Stdio::null());
-    for (key, value) in inner.get_envs() {
-        match value {
-            Some(v) => cmd.env(key, v),
-            None => cmd.env_remove(key),
-        };
-    }
+    count::same_env(&mut cmd, &inner);
     let out = cmd.output().expect("the run starts");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

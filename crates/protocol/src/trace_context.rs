@@ -4,6 +4,7 @@
 //! touched) while it is off.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 #[derive(Default)]
@@ -18,22 +19,40 @@ struct Contexts {
 
 static CONTEXTS: Mutex<Option<Contexts>> = Mutex::new(None);
 
+/// Whether anything was ever recorded: until then (telemetry off) a read is one atomic load,
+/// not a lock, on the mail path.
+static USED: AtomicBool = AtomicBool::new(false);
+
+/// Records something.
 fn with<T>(f: impl FnOnce(&mut Contexts) -> T) -> Option<T> {
+    USED.store(true, Ordering::Relaxed);
     let mut guard = CONTEXTS.lock().ok()?;
     Some(f(guard.get_or_insert_with(Contexts::default)))
 }
 
+/// Reads (and may take) something recorded, if anything ever was.
+fn read<T>(f: impl FnOnce(&mut Contexts) -> Option<T>) -> Option<T> {
+    if !USED.load(Ordering::Relaxed) {
+        return None;
+    }
+    f(CONTEXTS.lock().ok()?.as_mut()?)
+}
+
 /// Sets (or, with `None`, clears) the context `agent`'s turn runs under.
 pub fn set_current(agent: &str, traceparent: Option<String>) {
-    with(|c| match traceparent {
-        Some(tp) => c.current.insert(agent.to_string(), tp),
-        None => c.current.remove(agent),
-    });
+    match traceparent {
+        Some(tp) => {
+            with(|c| c.current.insert(agent.to_string(), tp));
+        }
+        None => {
+            read(|c| c.current.remove(agent));
+        }
+    }
 }
 
 /// The context `agent`'s turn runs under, if telemetry traces it.
 pub fn current(agent: &str) -> Option<String> {
-    CONTEXTS.lock().ok()?.as_ref()?.current.get(agent).cloned()
+    read(|c| c.current.get(agent).cloned())
 }
 
 /// Remembers the context mail delivered to `agent` carried.
@@ -46,7 +65,7 @@ pub fn deliver(agent: &str, traceparent: &str) {
 
 /// The context the mail delivered to `agent` since its last turn carried (the latest one).
 pub fn take_incoming(agent: &str) -> Option<String> {
-    with(|c| c.incoming.remove(agent)).flatten()
+    read(|c| c.incoming.remove(agent))
 }
 
 /// Remembers the context `agent` was spawned under, for its first turn.
@@ -56,5 +75,5 @@ pub fn spawn(agent: &str, traceparent: &str) {
 
 /// The context `agent` was spawned under, once.
 pub fn take_spawned(agent: &str) -> Option<String> {
-    with(|c| c.spawned.remove(agent)).flatten()
+    read(|c| c.spawned.remove(agent))
 }

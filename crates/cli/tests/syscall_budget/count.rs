@@ -249,3 +249,13 @@ pub fn within_budget(file: &str, measured: &[(&'static str, u64)], what: &str, h
          (TROUPE_WRITE_BASELINE=1) and commit it with the change."
     );
 }
+
+/// Gives `cmd` (a wrapper running `inner`'s program) the environment `inner` was given.
+pub fn same_env(cmd: &mut std::process::Command, inner: &std::process::Command) {
+    for (key, value) in inner.get_envs() {
+        match value {
+            Some(v) => cmd.env(key, v),
+            None => cmd.env_remove(key),
+        };
+    }
+}
