@@ -197,18 +197,21 @@ async fn shutdown_handshake_and_plan_approval_across_hosts() {
     let s = team.store(&a.path().join(".probe")).await;
     let roster = s.roster().await.unwrap();
     assert_eq!(roster.get("bob").unwrap().status, AgentStatus::Shutdown);
-    let all = |kind| {
-        troupe_testkit::block_on(s.list_requests(&RequestFilter {
+    // Awaited: the store's client lives on this test's runtime, which a blocking wait here
+    // would stall.
+    let all = async |kind| {
+        s.list_requests(&RequestFilter {
             kind: Some(kind),
             ..RequestFilter::default()
-        }))
+        })
+        .await
         .unwrap()
     };
-    let shutdowns = all(RequestKind::Shutdown);
+    let shutdowns = all(RequestKind::Shutdown).await;
     assert_eq!(shutdowns.len(), 1);
     assert_eq!(shutdowns[0].status, RequestStatus::Approved);
     // charlie's plan went to the lead and back through the server, then he wrote the file.
-    let plans = all(RequestKind::Plan);
+    let plans = all(RequestKind::Plan).await;
     assert_eq!(plans.len(), 1);
     assert_eq!(plans[0].status, RequestStatus::Approved);
     assert_eq!(a.read("greeting.txt"), "hello");

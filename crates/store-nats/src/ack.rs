@@ -61,8 +61,7 @@ const DROP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl NatsStore {
     /// The start of an ack of `agent`'s mail up to `token`: what it takes from the held
-    /// deliveries, and the confirmation as one future for the store's runtime (`None`: nothing
-    /// to ack). [`NatsStore::ack_end`] settles the outcome.
+    /// deliveries, and the confirmation as one future (`None`: nothing to ack). [`NatsStore::ack_end`] settles the outcome.
     pub(crate) fn ack_start(
         &self,
         agent: &str,

@@ -18,6 +18,11 @@ use bytes::Bytes;
 use crate::conn::Fail;
 use crate::reads::{read, At};
 
+/// A caller's update, applied in place by a compare-and-set loop to what it read: what to
+/// write, or a refusal, which ends the loop at once.
+pub(crate) type Apply<'a, A, B> =
+    &'a mut (dyn FnMut(A) -> Result<B, troupe_store::StoreError> + Send + 'a);
+
 /// What one write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wrote {

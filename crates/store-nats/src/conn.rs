@@ -1,19 +1,20 @@
-//! The connection: a small tokio runtime of the store's own (the store's traits are
-//! synchronous and may be called from any thread, async or not), the NATS client on it, and
-//! the one way store code runs a request — bounded in time, retried while the server is away.
+//! The connection: the NATS client, living on the runtime of whoever opened the store (the
+//! store's traits are async, so there is no runtime of the store's own), and the one way store
+//! code runs a request — bounded in time, retried while the server is away.
 //!
-//! An operation is one future on that runtime, its retries included: a retry pauses on the
+//! An operation is the caller's own future, its retries included: a retry pauses on the
 //! runtime's timer with jitter ([`Link::retry`], [`crate::backoff`]), and a compare-and-set
-//! loop is an async loop in the same future, so no thread sleeps through a backoff. The
-//! calling thread waits once per operation ([`Conn::run`], [`Conn::block`]) for its outcome.
+//! loop is an async loop in the same future, so no thread sleeps through a backoff and the
+//! caller's closure is applied in place. Only [`Conn::block`] waits on a thread, and only one
+//! that is no runtime's (a `Drop` outside any runtime).
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream;
-use tokio::runtime::{Handle, Runtime};
-use tokio::sync::{oneshot, watch};
+use tokio::runtime::Handle;
+use tokio::sync::watch;
 use troupe_store::StoreError;
 
 use crate::url::{Auth, NatsUrl};
@@ -56,9 +57,8 @@ where
     }
 }
 
-/// The connection to the server, with the runtime its client lives on.
+/// The connection to the server, with the runtime its client lives on (the opener's).
 pub struct Conn {
-    runtime: Option<Runtime>,
     handle: Handle,
     /// The client.
     pub client: async_nats::Client,
@@ -91,16 +91,9 @@ impl Conn {
             detail,
             hint: HINT,
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("troupe-nats")
-            .enable_all()
-            .build()
-            .map_err(|e| fail("start the NATS client's runtime", e.to_string()))?;
-        let handle = runtime.handle().clone();
         let (tx, rx) = watch::channel(0u64);
         let url2 = url.clone();
-        let connecting = handle.spawn(async move {
+        let connecting = async move {
             let mut options = match &url2.creds {
                 Some(path) => async_nats::ConnectOptions::with_credentials_file(path)
                     .await
@@ -168,26 +161,16 @@ impl Conn {
                 }
             }
             Ok::<_, String>((client, js))
-        });
-        let connected = match connecting.await {
-            Ok(outcome) => outcome,
-            Err(e) => Err(e.to_string()),
         };
-        let (client, js) = match connected {
-            Ok(both) => both,
-            Err(detail) => {
-                // Dropped in an async context: its threads go in the background.
-                runtime.shutdown_background();
-                return Err(fail("connect to the NATS server", detail));
-            }
-        };
+        let (client, js) = connecting
+            .await
+            .map_err(|detail| fail("connect to the NATS server", detail))?;
         let link = Link {
             client: client.clone(),
             server: Arc::from(server.as_str()),
         };
         Ok(Conn {
-            runtime: Some(runtime),
-            handle,
+            handle: Handle::current(),
             client,
             js,
             server,
@@ -211,157 +194,44 @@ impl Conn {
         }
     }
 
-    /// Runs `fut` on the store's runtime and waits for it from this thread: only for `Drop`,
-    /// which cannot await (a lease let go waits, briefly, for its key to be deleted).
-    pub fn block<F>(&self, fut: F) -> Result<F::Output, StoreError>
+    /// Runs `fut` on the runtime the client lives on and waits for it from this thread, at
+    /// most `limit`: only for a `Drop` outside any runtime (a lease let go as the process
+    /// ends waits, briefly, for its key to be deleted). Inside a runtime it would stall a
+    /// worker, so there it returns `None` at once and `fut` runs in the background.
+    pub fn block<F>(&self, fut: F, limit: Duration) -> Option<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        if Handle::try_current().is_ok() {
+            self.handle.spawn(fut);
+            return None;
+        }
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.handle.spawn(async move {
             let _ = tx.send(fut.await);
         });
-        rx.recv()
-            .map_err(|_| self.error("reach the server", "the store is shutting down"))
+        rx.recv_timeout(limit).ok()
     }
 
-    /// Runs `fut` on the store's runtime and awaits its output: neither a worker of the
-    /// caller's nor any thread waits for the server.
-    pub async fn on_runtime<F>(&self, fut: F) -> Result<F::Output, StoreError>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        match self.handle.spawn(fut).await {
-            Ok(output) => Ok(output),
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(_) => Err(self.error("reach the server", "the store is shutting down")),
-        }
-    }
-
-    /// Runs `fut` — a whole operation, its retries included — on the store's runtime and
-    /// awaits its outcome.
-    pub async fn run<T, F>(&self, fut: F) -> Result<T, StoreError>
-    where
-        F: Future<Output = Result<T, StoreError>> + Send + 'static,
-        T: Send + 'static,
-    {
-        self.on_runtime(fut).await?
-    }
-
-    /// Runs the operation `op` builds on the store's runtime, like [`Conn::run`], for a
-    /// caller's closure `f` that cannot go there (the store traits hand a `&mut dyn FnMut`:
-    /// borrowed). The operation asks for `f` through its [`Caller`], and the caller's task,
-    /// awaiting one channel for the outcome, applies `f` and hands the result back. So a
-    /// compare-and-set loop — read, `f`, write, on a lost race pause and again — is one
-    /// future. An error from `f` (a refused update) is the operation's outcome at once: it is
-    /// returned without a further round trip (the future then finds no answer and ends).
-    pub async fn run_applying<A, B, T, Fut>(
-        &self,
-        mut f: impl FnMut(A) -> Result<B, StoreError> + Send,
-        op: impl FnOnce(Caller<A, B, T>) -> Fut,
-    ) -> Result<T, StoreError>
-    where
-        A: Send + 'static,
-        B: Send + 'static,
-        T: Send + 'static,
-        Fut: Future<Output = Result<T, StoreError>> + Send + 'static,
-    {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let done = tx.clone();
-        let fut = op(Caller {
-            tx,
-            link: self.link.clone(),
-        });
-        self.handle.spawn(async move {
-            let _ = done.send(Call::Done(fut.await));
-        });
-        loop {
-            match rx.recv().await {
-                Some(Call::Apply(value, reply)) => {
-                    let _ = reply.send(f(value)?);
-                }
-                Some(Call::Done(outcome)) => return outcome,
-                None => {
-                    return Err(self.error("reach the server", "the store is shutting down"));
-                }
-            }
-        }
-    }
-
-    /// What a future on the store's runtime needs of the connection (owned, cheap to clone).
+    /// What a future needs of the connection (owned, cheap to clone).
     pub fn link(&self) -> &Link {
         &self.link
     }
 
     /// Runs the attempt `make()` builds until it succeeds or the server has been unreachable
-    /// for [`RETRY_FOR`] ([`Link::retry`]): the whole loop is one future on the store's
-    /// runtime, awaited once.
+    /// for [`RETRY_FOR`] ([`Link::retry`]).
     pub async fn retry<T, F, Fut>(&self, action: &str, make: F) -> Result<T, StoreError>
     where
-        F: FnMut() -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T, Fail>> + Send + 'static,
-        T: Send + 'static,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Fail>>,
     {
-        self.retry_within(action, ATTEMPT_LIMIT, make).await
-    }
-
-    /// [`Conn::retry`] for an attempt that is many requests (a batch of acks): each attempt
-    /// may take up to `attempt` before it counts as unanswered.
-    pub async fn retry_within<T, F, Fut>(
-        &self,
-        action: &str,
-        attempt: Duration,
-        make: F,
-    ) -> Result<T, StoreError>
-    where
-        F: FnMut() -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T, Fail>> + Send + 'static,
-        T: Send + 'static,
-    {
-        let (link, action) = (self.link.clone(), action.to_string());
-        self.run(async move { link.retry_within(&action, attempt, make).await })
-            .await
+        self.link.retry(action, make).await
     }
 }
 
-/// A message from an operation's future to the thread that waits for it.
-enum Call<A, B, T> {
-    /// Apply the caller's closure to this and answer.
-    Apply(A, oneshot::Sender<B>),
-    /// The operation's outcome.
-    Done(Result<T, StoreError>),
-}
-
-/// An operation's way to the caller's closure ([`Conn::run_applying`]).
-pub struct Caller<A, B, T> {
-    tx: tokio::sync::mpsc::UnboundedSender<Call<A, B, T>>,
-    link: Link,
-}
-
-impl<A, B, T> Caller<A, B, T> {
-    /// The connection, for the operation's own requests.
-    pub fn link(&self) -> &Link {
-        &self.link
-    }
-
-    /// The caller's closure applied to `value`, on the caller's thread.
-    pub async fn apply(&self, value: A) -> Result<B, StoreError> {
-        let (tx, rx) = oneshot::channel();
-        // Only when the waiting thread is gone (the closure refused, and that is the outcome;
-        // or it panicked): no one reads this.
-        let gone = || {
-            self.link
-                .error("apply an update", "the waiting thread went away")
-        };
-        self.tx.send(Call::Apply(value, tx)).map_err(|_| gone())?;
-        rx.await.map_err(|_| gone())
-    }
-}
-
-/// The connection as futures on the store's runtime use it: the client and the
-/// server's name for errors. Cheap to clone, so a future owns what it needs (`'static`).
+/// The connection as an operation's futures use it: the client and the server's name for
+/// errors. Cheap to clone, so a background task owns what it needs (`'static`).
 #[derive(Clone)]
 pub struct Link {
     /// The client.
@@ -422,16 +292,6 @@ impl Link {
                     tokio::time::sleep(backoff.next_pause()).await;
                 }
             }
-        }
-    }
-}
-
-impl Drop for Conn {
-    fn drop(&mut self) {
-        // The store may be dropped inside some async runtime, where a blocking shutdown would
-        // panic: let the runtime's threads go in the background.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
         }
     }
 }

@@ -76,16 +76,12 @@ impl Bucket {
 
     /// The key's value and revision; `None` when absent (never written, deleted, expired).
     pub async fn get(&self, conn: &Conn, key: &str) -> Result<Option<Record>, StoreError> {
-        let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
-        conn.run(async move { bucket.get_async(&link, &key).await })
-            .await
+        self.get_async(conn.link(), key).await
     }
 
     /// Writes `value` under `key` if the key is absent.
     pub async fn create(&self, conn: &Conn, key: &str, value: Bytes) -> Result<Cas, StoreError> {
-        let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
-        conn.run(async move { bucket.create_async(&link, &key, value).await })
-            .await
+        self.create_async(conn.link(), key, value).await
     }
 
     /// Writes `value` under `key` if its revision is still `revision`.
@@ -96,9 +92,7 @@ impl Bucket {
         value: Bytes,
         revision: u64,
     ) -> Result<Cas, StoreError> {
-        let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
-        conn.run(async move { bucket.update_async(&link, &key, value, revision).await })
-            .await
+        self.update_async(conn.link(), key, value, revision).await
     }
 
     /// Writes `value` under `key` whatever is there (volatile records only).
@@ -120,9 +114,7 @@ impl Bucket {
         key: &str,
         revision: Option<u64>,
     ) -> Result<(), StoreError> {
-        let (bucket, link, key) = (self.clone(), conn.link().clone(), key.to_string());
-        conn.run(async move { bucket.delete_async(&link, &key, revision).await })
-            .await
+        self.delete_async(conn.link(), key, revision).await
     }
 
     /// Every key's current value, in one pass over the bucket (deleted keys left out).
@@ -137,13 +129,11 @@ impl Bucket {
         conn: &Conn,
         prefix: &str,
     ) -> Result<Vec<Record>, StoreError> {
-        let (bucket, link, prefix) = (self.clone(), conn.link().clone(), prefix.to_string());
-        conn.run(async move { bucket.snapshot_under_async(&link, &prefix).await })
-            .await
+        self.snapshot_under_async(conn.link(), prefix).await
     }
 
-    // The same as futures, for operations that compose several (a compare-and-set loop runs
-    // in one future on the store's runtime); each retries as [`Link::retry`] does.
+    // The same on a link, for operations that compose several (a compare-and-set loop, a
+    // background task that owns its link); each retries as [`Link::retry`] does.
 
     /// [`Bucket::get`] as a future.
     pub async fn get_async(&self, link: &Link, key: &str) -> Result<Option<Record>, StoreError> {

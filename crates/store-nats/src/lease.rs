@@ -20,6 +20,9 @@ use troupe_store::{Lease, LeaseGuard, LeaseHolder, LeaseState, LivenessStore, St
 use crate::kv::Cas;
 use crate::{check_agent, to_bytes, NatsStore};
 
+/// How long letting a lease go waits for the server to delete its key.
+const RELEASE_WAIT: Duration = Duration::from_secs(3);
+
 /// How long a parent keeps a handed-over lease alive for a child that has not taken it over.
 const HANDOVER_GRACE: Duration = Duration::from_secs(60);
 
@@ -62,6 +65,17 @@ struct NatsLease {
 }
 
 impl LeaseGuard for NatsLease {
+    fn release(mut self: Box<Self>) -> troupe_store::Releasing {
+        let _ = self.control.send(Mode::Release);
+        let stopped = self.stopped.take();
+        Box::pin(async move {
+            if let Some(stopped) = stopped {
+                // The heartbeat deletes the key and says so.
+                let _ = tokio::time::timeout(RELEASE_WAIT, stopped).await;
+            }
+        })
+    }
+
     fn pass_to_child(&self, _cmd: &mut Command) -> String {
         self.token.clone()
     }
@@ -79,10 +93,15 @@ impl Drop for NatsLease {
         }
         let _ = self.control.send(Mode::Release);
         if let Some(stopped) = self.stopped.take() {
-            // Wait (briefly) for the key to be deleted, so "not alive" is true on return.
-            let _ = self.store.inner.conn.block(async move {
-                let _ = tokio::time::timeout(Duration::from_secs(3), stopped).await;
-            });
+            // Outside any runtime (the process is ending), wait briefly for the key to be
+            // deleted, so "not alive" is true on return. Inside one the deletion goes on in
+            // the background: a caller that needs it done awaits `Lease::release` instead.
+            let _ = self.store.inner.conn.block(
+                async move {
+                    let _ = tokio::time::timeout(RELEASE_WAIT, stopped).await;
+                },
+                RELEASE_WAIT,
+            );
         }
     }
 }

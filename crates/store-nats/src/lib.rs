@@ -22,8 +22,8 @@
 //! The agent loop writes its transcript to a local file of the machine that runs it (a
 //! [`FileStore`] of its workspace), a cache of the team's copy on the server: the team appends
 //! what the agent synced there to the agent's subject, and restores the cache from it when the
-//! agent rejoins on another machine. The store owns a small tokio runtime for its client, so its synchronous methods
-//! may be called from any thread.
+//! agent rejoins on another machine. The client lives on the runtime that opened the store
+//! (every method is async): a store is used on the runtime that opened it.
 //!
 //! Must not know: agents, the model or the team runtime: only `troupe_store`'s traits and
 //! `troupe_protocol`'s records.

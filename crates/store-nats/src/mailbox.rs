@@ -147,8 +147,8 @@ impl NatsStore {
         Ok(boxes.entry(agent.to_string()).or_insert(mb).clone())
     }
 
-    /// The pulls of one fetch of `mb`, `agent`'s mailbox, as one future for the store's
-    /// runtime (the settling pauses between them are its timer's): the deliveries handed out.
+    /// The pulls of one fetch of `mb`, `agent`'s mailbox, as one future (the settling pauses
+    /// between them are the runtime's timer's): the deliveries handed out.
     fn pulls(
         &self,
         agent: &str,
@@ -172,8 +172,6 @@ impl NatsStore {
             inner.names.mail_subject(agent),
             agent.to_string(),
         );
-        // The pulls, and the settling pauses between them, are one future on the store's
-        // runtime: the pauses are its timer's, and this thread waits once.
         async move {
             let agent = agent_name;
             let mut fresh: BTreeMap<u64, Held> = BTreeMap::new();
@@ -373,16 +371,10 @@ impl NatsStore {
             "the server handed out acknowledged mail again; acknowledged again and left out"
         );
         let js = self.inner.conn.js.clone();
-        let again = self.inner.conn.on_runtime(async move {
-            for reply in replies {
-                if let Err(e) = Acker::new(js.clone(), Some(reply)).ack().await {
-                    tracing::debug!(error = %e, "repeat not acknowledged again; it comes back and is left out again");
-                }
+        for reply in replies {
+            if let Err(e) = Acker::new(js.clone(), Some(reply)).ack().await {
+                tracing::debug!(error = %e, "repeat not acknowledged again; it comes back and is left out again");
             }
-        })
-        .await;
-        if let Err(e) = again {
-            tracing::debug!(error = %e, "repeats not acknowledged again");
         }
         fresh
     }
@@ -437,7 +429,7 @@ impl MailboxStore for NatsStore {
     async fn fetch(&self, agent: &str) -> Result<Batch, StoreError> {
         check_agent(agent)?;
         let mb = self.mailbox(agent).await?;
-        let fresh = self.inner.conn.run(self.pulls(agent, &mb)).await?;
+        let fresh = self.pulls(agent, &mb).await?;
         Ok(self.settle_fetch(agent, &mb, fresh).await)
     }
 
@@ -449,8 +441,8 @@ impl MailboxStore for NatsStore {
         let Some(Acking { mb, taken, confirm }) = self.ack_start(agent, token)? else {
             return Ok(());
         };
-        let acked = self.inner.conn.run(confirm);
-        self.ack_end(agent, &mb, taken, acked.await)
+        let acked = confirm.await;
+        self.ack_end(agent, &mb, taken, acked)
     }
 
     async fn watch(&self, agent: &str) -> Result<Box<dyn Watch>, StoreError> {

@@ -4,7 +4,8 @@
 use troupe_protocol::{Event, Request, RequestError};
 use troupe_store::{EventLog, RequestFilter, RequestStore, StoreError};
 
-use crate::conn::Caller;
+use crate::cas::Apply;
+use crate::conn::Link;
 use crate::kv::{Bucket, Cas};
 use crate::roster::MAX_CAS_ROUNDS;
 use crate::{to_bytes, NatsStore};
@@ -98,21 +99,15 @@ impl RequestStore for NatsStore {
         f: troupe_store::RequestUpdate<'_>,
     ) -> Result<Request, StoreError> {
         check_id(id)?;
-        // As the roster's updates: the compare-and-set loop is one future on the store's
-        // runtime, pausing (jittered) after a lost round; `f` is applied on this thread.
+        // As the roster's updates: a compare-and-set loop, pausing (jittered) after a lost
+        // round, `f` applied to each read.
         let mut apply = |mut request: Request| {
             let outcome = f(&mut request);
             Ok((request, outcome))
         };
-        let (bucket, place) = (self.inner.requests.clone(), self.request_place(id));
-        let owned = id.to_string();
-        let (before, request, outcome) = self
-            .inner
-            .conn
-            .run_applying(&mut apply, |f| async move {
-                update_loop(bucket, f, owned, place).await
-            })
-            .await?;
+        let (bucket, link) = (&self.inner.requests, self.inner.conn.link());
+        let place = self.request_place(id);
+        let (before, request, outcome) = update_loop(bucket, link, &mut apply, id, place).await?;
         if request != before {
             for event in troupe_store::record::request_changes(before.history.len(), &request) {
                 self.record_quietly(event).await;
@@ -141,26 +136,29 @@ fn decode(bytes: &[u8], place: &str) -> Result<Request, StoreError> {
 /// verdict (returned after the record is committed).
 type Applied = (Request, Result<(), RequestError>);
 
-/// [`RequestStore::update_request`]'s loop: read, apply on the caller's thread, write on the
-/// revision read; after a lost round, a pause on the runtime's timer and again. Returns the
+/// [`RequestStore::update_request`]'s loop: read, apply, write on the revision read; after a
+/// lost round, a pause on the runtime's timer and again. Returns the
 /// record before and after (equal when the closure changed nothing) and the verdict.
 async fn update_loop(
-    bucket: Bucket,
-    f: Caller<Request, Applied, (Request, Request, Result<(), RequestError>)>,
-    id: String,
+    bucket: &Bucket,
+    link: &Link,
+    f: Apply<'_, Request, Applied>,
+    id: &str,
     place: String,
 ) -> Result<(Request, Request, Result<(), RequestError>), StoreError> {
-    let link = f.link().clone();
     let mut backoff = crate::backoff::Backoff::conflicts();
     for round in 0..MAX_CAS_ROUNDS {
         if round > 0 {
             tokio::time::sleep(backoff.next_pause()).await;
         }
-        let Some(record) = bucket.get_async(&link, &id).await? else {
-            return Err(StoreError::UnknownRequest { id, place });
+        let Some(record) = bucket.get_async(link, id).await? else {
+            return Err(StoreError::UnknownRequest {
+                id: id.to_string(),
+                place,
+            });
         };
         let before = decode(&record.value, &place)?;
-        let (mut request, outcome) = f.apply(before.clone()).await?;
+        let (mut request, outcome) = f(before.clone())?;
         // The record's key is its id; a closure must not move it.
         request.id = before.id.clone();
         if request == before {
@@ -168,14 +166,11 @@ async fn update_loop(
         }
         let bytes = to_bytes("request", &request)?;
         if let Cas::Done(_) = bucket
-            .update_async(&link, &id, bytes, record.revision)
+            .update_async(link, id, bytes, record.revision)
             .await?
         {
             return Ok((before, request, outcome));
         }
     }
-    Err(crate::roster::cas_exhausted(
-        &link,
-        &format!("request {id}"),
-    ))
+    Err(crate::roster::cas_exhausted(link, &format!("request {id}")))
 }

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use troupe_protocol::{Member, Roster};
 use troupe_store::{RosterStore, StoreError};
 
-use crate::conn::{Caller, Link};
+use crate::cas::Apply;
+use crate::conn::Link;
 use crate::kv::{Bucket, Cas};
 use crate::{to_bytes, NatsStore};
 
@@ -58,8 +59,8 @@ fn member_key(name: &str) -> String {
     format!("{MEMBER}{name}")
 }
 
-/// What the roster's operations need, owned: they run as futures on the store's runtime, a
-/// compare-and-set loop whole in one future (the pauses after a lost race included).
+/// What the roster's operations need: a compare-and-set loop is one future (the pauses after a
+/// lost race included), the caller's update applied in it.
 #[derive(Clone)]
 struct RosterIo {
     bucket: Bucket,
@@ -174,12 +175,12 @@ impl RosterIo {
     /// first.
     async fn try_update_roster(
         &self,
-        f: &Caller<Roster, Roster, Roster>,
+        f: &mut Apply<'_, Roster, Roster>,
     ) -> Result<Option<Roster>, StoreError> {
         let (bucket, link) = (&self.bucket, &self.link);
         let loaded = self.load_roster().await?;
         let before = loaded.roster;
-        let roster = f.apply(before.clone()).await?;
+        let roster = f(before.clone())?;
         if roster == before && !loaded.legacy {
             return Ok(Some(roster));
         }
@@ -237,14 +238,14 @@ impl RosterIo {
     /// The caller's update applied until its compare-and-set wins: after a lost one, a pause
     /// on the runtime's timer (jittered, so the losers do not collide again in step), then
     /// read and apply again.
-    async fn update_roster(&self, f: Caller<Roster, Roster, Roster>) -> Result<Roster, StoreError> {
+    async fn update_roster(&self, mut f: Apply<'_, Roster, Roster>) -> Result<Roster, StoreError> {
         let mut backoff = crate::backoff::Backoff::conflicts();
         for round in 0..MAX_CAS_ROUNDS {
             if round > 0 {
                 // Another writer won: let the crowd thin out.
                 tokio::time::sleep(backoff.next_pause()).await;
             }
-            if let Some(roster) = self.try_update_roster(&f).await? {
+            if let Some(roster) = self.try_update_roster(&mut f).await? {
                 return Ok(roster);
             }
         }
@@ -257,7 +258,7 @@ impl RosterIo {
     async fn update_member(
         &self,
         name: &str,
-        f: Caller<Member, Member, Option<Member>>,
+        f: Apply<'_, Member, Member>,
     ) -> Result<Option<Member>, StoreError> {
         let (bucket, link) = (&self.bucket, &self.link);
         let key = member_key(name);
@@ -276,7 +277,7 @@ impl RosterIo {
             };
             let before: Member =
                 serde_json::from_slice(&record.value).map_err(|e| self.corrupt(&key, &e))?;
-            let mut member = f.apply(before.clone()).await?;
+            let mut member = f(before.clone())?;
             member.name = name.to_string();
             if member == before {
                 return Ok(Some(member));
@@ -319,25 +320,15 @@ impl NatsStore {
 #[async_trait::async_trait]
 impl RosterStore for NatsStore {
     async fn roster(&self) -> Result<Roster, StoreError> {
-        let io = self.roster_io();
-        self.inner
-            .conn
-            .run(async move { Ok(io.load_roster().await?.roster) })
-            .await
+        Ok(self.roster_io().load_roster().await?.roster)
     }
 
     async fn update_roster(&self, f: troupe_store::RosterUpdate<'_>) -> Result<Roster, StoreError> {
-        // `f` is borrowed and not `Send`, so it cannot go into the future: the loop runs
-        // there, and `f` is applied here, on this thread, whenever the loop asks.
-        let io = self.roster_io();
         let mut apply = |mut roster: Roster| {
             f(&mut roster);
             Ok(roster)
         };
-        self.inner
-            .conn
-            .run_applying(&mut apply, |f| async move { io.update_roster(f).await })
-            .await
+        self.roster_io().update_roster(&mut apply).await
     }
 
     async fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
@@ -345,20 +336,14 @@ impl RosterStore for NatsStore {
             return Ok(self.roster().await?.get(name).cloned());
         }
         let io = self.roster_io();
-        let name = name.to_string();
-        self.inner
-            .conn
-            .run(async move {
-                let key = member_key(&name);
-                match io.bucket.get_async(&io.link, &key).await? {
-                    Some(record) => Ok(Some(
-                        serde_json::from_slice(&record.value).map_err(|e| io.corrupt(&key, &e))?,
-                    )),
-                    // Not split out (an older version's roster), or not a member.
-                    None => Ok(io.load_roster().await?.roster.get(&name).cloned()),
-                }
-            })
-            .await
+        let key = member_key(name);
+        match io.bucket.get_async(&io.link, &key).await? {
+            Some(record) => Ok(Some(
+                serde_json::from_slice(&record.value).map_err(|e| io.corrupt(&key, &e))?,
+            )),
+            // Not split out (an older version's roster), or not a member.
+            None => Ok(io.load_roster().await?.roster.get(name).cloned()),
+        }
     }
 
     async fn update_member(
@@ -366,21 +351,11 @@ impl RosterStore for NatsStore {
         name: &str,
         f: troupe_store::MemberUpdate<'_>,
     ) -> Result<Option<Member>, StoreError> {
-        // As `update_roster`: the loop in one future, `f` applied on this thread.
-        let io = self.roster_io();
-        let owned = name.to_string();
         let mut apply = |mut member: Member| {
             f(&mut member);
             Ok(member)
         };
-        let outcome = self
-            .inner
-            .conn
-            .run_applying(
-                &mut apply,
-                |f| async move { io.update_member(&owned, f).await },
-            )
-            .await?;
+        let outcome = self.roster_io().update_member(name, &mut apply).await?;
         match outcome {
             Some(member) => Ok(Some(member)),
             // Not split out yet, or no such member: the whole-roster path decides.

@@ -14,7 +14,8 @@ use troupe_store::{
     board, LeaseHolder, NewTask, StoreError, TaskFilter, TaskList, TaskStore, TaskUpdate,
 };
 
-use crate::conn::{Caller, Link};
+use crate::cas::Apply;
+use crate::conn::Link;
 use crate::kv::{Bucket, Cas, Record};
 use crate::roster::MAX_CAS_ROUNDS;
 use crate::{now_ms, to_bytes, NatsStore};
@@ -56,9 +57,9 @@ async fn blocker_status(tasks: &Bucket, link: &Link, task: &Task) -> BlockerStat
     board::blockers_of(task, read)
 }
 
-/// The way to a task update's closure: the task and its blockers' statuses in, the task as
-/// the closure left it out (a refusal ends the operation on the caller's side).
-type TaskCaller = Caller<(Task, BlockerStatus), Task, Unlocked>;
+/// A task update's closure: the task and its blockers' statuses in, the task as the closure
+/// left it out (a refusal ends the operation).
+type TaskApply<'a> = Apply<'a, (Task, BlockerStatus), Task>;
 
 /// What the update of a task without the board lock came to.
 enum Unlocked {
@@ -71,13 +72,12 @@ enum Unlocked {
 }
 
 /// The caller's update of task `id` without the board lock, applied until its
-/// compare-and-set wins — one future on the store's runtime, the update itself applied on the
-/// caller's thread when asked (`Caller`: the trait's closure is borrowed and not `Send`).
+/// compare-and-set wins.
 async fn update_unlocked(
-    tasks: Bucket,
-    link: Link,
+    tasks: &Bucket,
+    link: &Link,
     id: TaskId,
-    f: TaskCaller,
+    f: TaskApply<'_>,
 ) -> Result<Unlocked, StoreError> {
     let mut backoff = crate::backoff::Backoff::conflicts();
     for round in 0..MAX_CAS_ROUNDS {
@@ -85,14 +85,14 @@ async fn update_unlocked(
             // Another writer won: let the crowd thin out before reading again.
             tokio::time::sleep(backoff.next_pause()).await;
         }
-        let Some((before, revision)) = load_task(&tasks, &link, id).await? else {
+        let Some((before, revision)) = load_task(tasks, link, id).await? else {
             return Err(StoreError::UnknownTask {
                 id,
                 place: tasks.place(&id.to_string()),
             });
         };
-        let blockers = blocker_status(&tasks, &link, &before).await;
-        let mut task = f.apply((before.clone(), blockers)).await?;
+        let blockers = blocker_status(tasks, link, &before).await;
+        let mut task = f((before.clone(), blockers))?;
         // The record's key is its id; a closure must not move it.
         task.id = before.id;
         if task == before {
@@ -103,7 +103,7 @@ async fn update_unlocked(
         }
         let bytes = to_bytes("task", &task)?;
         if let Cas::Done(_) = tasks
-            .update_async(&link, &id.to_string(), bytes, revision)
+            .update_async(link, &id.to_string(), bytes, revision)
             .await?
         {
             return Ok(Unlocked::Committed(Box::new((before, task))));
@@ -262,36 +262,29 @@ impl NatsStore {
 
     /// The next free id: `next` moved on by compare-and-set (never below an id in use).
     async fn allocate_task_id(&self, board: &TaskList) -> Result<TaskId, StoreError> {
-        let inner = &self.inner;
-        let board = board.clone();
-        let (tasks, link) = (inner.tasks.clone(), inner.conn.link().clone());
-        // One future: a lost round (another creator moved `next`) pauses on the runtime's
-        // timer, jittered, before it reads again.
-        inner
-            .conn
-            .run(async move {
-                let mut backoff = crate::backoff::Backoff::conflicts();
-                for round in 0..MAX_CAS_ROUNDS {
-                    if round > 0 {
-                        tokio::time::sleep(backoff.next_pause()).await;
-                    }
-                    let current = tasks.get_async(&link, NEXT).await?;
-                    let recorded = current
-                        .as_ref()
-                        .and_then(|r| std::str::from_utf8(&r.value).ok());
-                    let id = board::next_id(recorded, &board);
-                    let next = bytes::Bytes::from(id.saturating_add(1).to_string());
-                    let written = match current {
-                        Some(r) => tasks.update_async(&link, NEXT, next, r.revision).await?,
-                        None => tasks.create_async(&link, NEXT, next).await?,
-                    };
-                    if let Cas::Done(_) = written {
-                        return Ok(id);
-                    }
-                }
-                Err(crate::roster::cas_exhausted(&link, "the task id allocator"))
-            })
-            .await
+        let (tasks, link) = (&self.inner.tasks, self.inner.conn.link());
+        // A lost round (another creator moved `next`) pauses on the runtime's timer,
+        // jittered, before it reads again.
+        let mut backoff = crate::backoff::Backoff::conflicts();
+        for round in 0..MAX_CAS_ROUNDS {
+            if round > 0 {
+                tokio::time::sleep(backoff.next_pause()).await;
+            }
+            let current = tasks.get_async(link, NEXT).await?;
+            let recorded = current
+                .as_ref()
+                .and_then(|r| std::str::from_utf8(&r.value).ok());
+            let id = board::next_id(recorded, board);
+            let next = bytes::Bytes::from(id.saturating_add(1).to_string());
+            let written = match current {
+                Some(r) => tasks.update_async(link, NEXT, next, r.revision).await?,
+                None => tasks.create_async(link, NEXT, next).await?,
+            };
+            if let Cas::Done(_) = written {
+                return Ok(id);
+            }
+        }
+        Err(crate::roster::cas_exhausted(link, "the task id allocator"))
     }
 
     /// Takes the board lock, waiting while another writer holds it (it lapses after the lease
@@ -300,33 +293,23 @@ impl NatsStore {
         let inner = &self.inner;
         let holder = to_bytes("lock holder", &LeaseHolder::this_process())?;
         let deadline = Instant::now() + inner.lease_ttl * 2 + Duration::from_secs(5);
-        let (live, link, wanted) = (
-            inner.live.clone(),
-            inner.conn.link().clone(),
-            holder.clone(),
-        );
-        // The whole wait is one future on the store's runtime, pausing on its timer.
-        let revision = inner
-            .conn
-            .run(async move {
-                let mut backoff = crate::backoff::Backoff::conflicts();
-                loop {
-                    if let Cas::Done(revision) =
-                        live.create_async(&link, BOARD_LOCK, wanted.clone()).await?
-                    {
-                        return Ok(revision);
-                    }
-                    if Instant::now() >= deadline {
-                        return Err(link.error(
-                            "lock the task board",
-                            format!("it stayed locked by {}", live.place(BOARD_LOCK)),
-                        ));
-                    }
-                    // Blocker edits are rare and short: a brief backoff is cheaper than a watch.
-                    tokio::time::sleep(backoff.next_pause()).await;
-                }
-            })
-            .await?;
+        let (live, link) = (&inner.live, inner.conn.link());
+        // The wait pauses on the runtime's timer.
+        let mut backoff = crate::backoff::Backoff::conflicts();
+        let revision = loop {
+            if let Cas::Done(revision) = live.create_async(link, BOARD_LOCK, holder.clone()).await?
+            {
+                break revision;
+            }
+            if Instant::now() >= deadline {
+                return Err(link.error(
+                    "lock the task board",
+                    format!("it stayed locked by {}", live.place(BOARD_LOCK)),
+                ));
+            }
+            // Blocker edits are rare and short: a brief backoff is cheaper than a watch.
+            tokio::time::sleep(backoff.next_pause()).await;
+        };
         Ok(BoardLock {
             store: self,
             revision,
@@ -412,21 +395,15 @@ impl TaskStore for NatsStore {
     }
 
     async fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError> {
-        // First without the lock: the read-apply-write loop is one future, `f` applied here.
+        // First without the lock.
         let inner = &self.inner;
-        let (tasks, link) = (inner.tasks.clone(), inner.conn.link().clone());
+        let (tasks, link) = (&inner.tasks, inner.conn.link());
         // A refusal (the task is claimed already, ...) ends the operation here, at once.
         let mut apply = |(mut task, blockers): (Task, BlockerStatus)| {
             f(&mut task, &blockers)?;
             Ok(task)
         };
-        match inner
-            .conn
-            .run_applying(&mut apply, |caller| {
-                update_unlocked(tasks, link, id, caller)
-            })
-            .await?
-        {
+        match update_unlocked(tasks, link, id, &mut apply).await? {
             Unlocked::Unchanged(task) => return Ok(*task),
             Unlocked::Committed(both) => {
                 let (before, task) = *both;

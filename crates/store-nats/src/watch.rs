@@ -107,14 +107,7 @@ const CLUSTER_WAKE_WINDOW: Duration = Duration::from_millis(500);
 pub(crate) async fn send(conn: &Conn, subject: String, cluster: bool) {
     let client = conn.client.clone();
     if !cluster {
-        let sent = conn
-            .on_runtime(async move {
-                if let Err(e) = client.publish(subject, Bytes::new()).await {
-                    tracing::debug!(error = %e, "wake not sent");
-                }
-            })
-            .await;
-        if let Err(e) = sent {
+        if let Err(e) = client.publish(subject, Bytes::new()).await {
             tracing::debug!(error = %e, "wake not sent");
         }
         return;

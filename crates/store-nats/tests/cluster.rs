@@ -48,8 +48,15 @@ async fn one_server_of_three_dies_and_no_mail_is_lost_or_repeated() {
     assert_eq!(replicas, 3, "{report}");
     assert_eq!(peers.len(), 3, "{report}");
 
+    // The writer stops a third of the way until the leader is killed, so the kill always
+    // falls between writes, whatever the machine's speed; the rest are written into the
+    // election that follows.
+    let (killed_tx, mut killed_rx) = tokio::sync::watch::channel(false);
     let writer = tokio::spawn(async move {
         for i in 0..TOTAL {
+            if i == TOTAL / 3 {
+                killed_rx.wait_for(|k| *k).await.unwrap();
+            }
             ok(sender
                 .append(&Envelope::new(
                     MailKind::Message,
@@ -74,6 +81,7 @@ async fn one_server_of_three_dies_and_no_mail_is_lost_or_repeated() {
             let name = leader(&url, &team).await;
             assert!(cluster.kill(&name), "{name} was not running");
             killed = Some(name);
+            killed_tx.send_replace(true);
         }
         let batch = ok(receiver.fetch("sink").await);
         for m in &batch.messages {

@@ -39,7 +39,7 @@ use troupe_protocol::{
 };
 
 pub use error::{check_agent, StoreError};
-pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState};
+pub use live::{Lease, LeaseGuard, LeaseHolder, LeaseState, Releasing};
 pub use pending::PendingAreas;
 pub use rules::release_owned_where;
 pub use tasks::{CorruptTask, NewTask, TaskFilter, TaskList, TaskStore, TaskUpdate};

@@ -141,8 +141,16 @@ impl LeaseState {
     }
 }
 
+/// A lease being let go ([`LeaseGuard::release`]).
+pub type Releasing = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// What a backend keeps for one held lease; dropping it lets the lease go.
 pub trait LeaseGuard: Send + Sync + std::fmt::Debug {
+    /// Lets the lease go; the future resolves once others see it free (a networked backend
+    /// waits, briefly, for the server to delete it). Dropping the guard lets go too, without
+    /// anyone to wait for that inside an async runtime.
+    fn release(self: Box<Self>) -> Releasing;
+
     /// Makes the process `cmd` starts able to take the lease over; returns what the child
     /// passes to [`crate::LivenessStore::adopt_lease`] (the file backend: an inherited
     /// descriptor's number; a networked backend: a token).
@@ -206,6 +214,13 @@ impl Lease {
     pub fn hand_over(self, child_pid: u32) {
         self.guard.hand_over(child_pid);
     }
+
+    /// Lets the lease go and returns once others see the agent not alive. Dropping a lease
+    /// lets it go too, but inside an async runtime a networked backend's release then goes on
+    /// in the background: a caller that goes on to act on "not alive" releases instead.
+    pub async fn release(self) {
+        self.guard.release().await;
+    }
 }
 
 /// Lease files this process holds open, by path: the member's other records (presence, the
@@ -243,6 +258,12 @@ struct FileLease {
 }
 
 impl LeaseGuard for FileLease {
+    fn release(self: Box<Self>) -> Releasing {
+        // Unlocking is immediate: done by the time the future is made.
+        drop(self);
+        Box::pin(std::future::ready(()))
+    }
+
     fn pass_to_child(&self, cmd: &mut Command) -> String {
         let fd = self.file.as_raw_fd();
         // libc in the forked child: async-signal-safe calls on a raw descriptor number (a

@@ -136,6 +136,40 @@ fn no_store_call_is_wrapped_in_spawn_blocking_outside_the_store() {
     );
 }
 
+/// What starts a tokio runtime, and what waits for a future by blocking a thread.
+const RUNTIME_MAKERS: &[&str] = &[
+    "runtime::Builder",
+    "Runtime::new(",
+    ".block_on(",
+    "block_in_place(",
+];
+
+/// The backends have no runtime of their own and block no thread: their clients live on the
+/// runtime of whoever opened the store, and every operation is the caller's awaited future.
+/// (Code under `#[cfg(test)]` at a file's end is left out: a unit test starts its runtime.)
+#[test]
+fn no_backend_starts_a_runtime_or_blocks_on_one() {
+    let mut found = Vec::new();
+    for (rel, text) in sources().iter().filter(|(rel, _)| !outside_the_store(rel)) {
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for name in RUNTIME_MAKERS {
+                if line.contains(name) {
+                    found.push(format!("{rel}:{}: {name}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a store backend awaits on its caller's runtime; it neither starts one nor blocks on one:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn the_checks_see_an_offload_when_there_is_one() {
     let offloaded = "    let batch = tokio::task::spawn_blocking(move || store.fetch(\"bob\"));";

@@ -321,7 +321,8 @@ impl Team {
                         }
                     }
                     .await;
-                    drop(lease);
+                    // Let go before the task ends, so a respawn sees the member gone.
+                    lease.release().await;
                 });
                 Ok(())
             }

@@ -48,7 +48,7 @@ pub async fn open_store(
             choice.describe(troupe_dir),
             wait.as_secs_f64().round()
         );
-        std::thread::sleep(wait);
+        tokio::time::sleep(wait).await;
         pause = (pause * 2).min(MAX_BACKOFF);
     }
 }
@@ -108,7 +108,7 @@ pub async fn take_lease(store: &SharedStore, team: &str, args: &TeammateArgs) ->
             said = Some(Instant::now());
         }
         let lapse = lapse.unwrap_or(SAY_EVERY);
-        std::thread::sleep(lapse.clamp(Duration::from_millis(200), SAY_EVERY));
+        tokio::time::sleep(lapse.clamp(Duration::from_millis(200), SAY_EVERY)).await;
     }
 }
 

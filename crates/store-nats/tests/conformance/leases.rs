@@ -63,7 +63,8 @@ async fn a_lease_is_exclusive_until_dropped_and_a_probe_takes_nothing(b: Backend
     }
     // Another agent's lease is independent.
     let alice = ok(other.acquire_lease("alice").await);
-    drop(lease);
+    // Let go as an async caller does when it acts on "not alive" next: released, awaited.
+    lease.release().await;
     assert_eq!(ok(other.probe_lease("bob").await), LeaseState::Free);
     assert!(!ok(other.is_alive("bob").await));
     let again = ok(other.acquire_lease("bob").await);
