@@ -60,7 +60,7 @@ mod subagents;
 mod team_leftover;
 mod team_pick;
 mod telemetry;
-mod term;
+use troupe_term as term;
 mod trust;
 mod waiting;
 mod workspace;

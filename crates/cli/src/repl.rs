@@ -3,8 +3,9 @@
 
 use crate::args::Cli;
 use crate::ask::{Ask, ReplApprover};
+use crate::render::notice::notice_line;
 use crate::render::sanitize::{errln, out, outln};
-use crate::render::text::{notice_line, render, Sink};
+use crate::render::text::{render, Sink};
 use crate::setup::{lead, Crew, Lead};
 
 mod export;

@@ -60,7 +60,7 @@ pub fn run(args: &TeammateArgs) -> Result<i32> {
     let sink: troupe_team::NoticeSink = Some(Arc::new(|n: troupe_team::Notice| {
         eprintln!(
             "{}",
-            crate::render::sanitize::terminal(&crate::render::text::notice_line(&n))
+            crate::render::sanitize::terminal(&crate::render::notice::notice_line(&n))
         );
     }));
     let team = runtime.block_on(run.open_team(

@@ -4,7 +4,7 @@
 
 use crate::args::OutputFormat;
 use crate::render::sanitize::terminal;
-use crate::render::{stream_json, text};
+use crate::render::stream_json;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use troupe_team::{Notice, NoticeSink};
@@ -45,7 +45,7 @@ pub(crate) fn notice_sink(
             stream_json::emit(&value);
         })),
         OutputFormat::Text if verbose => Some(Arc::new(|notice: Notice| {
-            eprintln!("{}", terminal(&text::notice_line(&notice)))
+            eprintln!("{}", terminal(&super::notice::notice_line(&notice)))
         })),
         OutputFormat::Text | OutputFormat::Json => None,
     }

@@ -6,7 +6,7 @@
 
 use super::markdown::Markdown;
 use super::Printer;
-use crate::render::sanitize::terminal;
+use crate::sanitize::terminal;
 use crossterm::style::Stylize;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -269,7 +269,7 @@ impl View {
                     self.printer.styled(&line);
                 }
             }
-            AgentEvent::Compacted(c) => self.printer.line(&crate::render::text::compacted_line(c)),
+            AgentEvent::Compacted(c) => self.printer.line(&crate::text::compacted_line(c)),
         }
     }
 
@@ -284,7 +284,7 @@ impl View {
         if name == troupe_agent::todo::TOOL_NAME {
             return;
         }
-        let result = terminal(&crate::render::text::result_line(content, is_error)).into_owned();
+        let result = terminal(&crate::text::result_line(content, is_error)).into_owned();
         let result = match (is_error, self.colour) {
             (true, true) => result.as_str().dark_red().to_string(),
             _ => self.dim(&result),

@@ -64,18 +64,20 @@ pub fn json_line(json: &str) -> Cow<'_, str> {
 
 /// `print!` with the formatted text passed through [`terminal`]; a closed stdout is ignored
 /// (the REPL goes on; a subcommand has already ended by SIGPIPE).
+#[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {
-        $crate::render::sanitize::write_stdout(&$crate::render::sanitize::terminal(&format!($($arg)*)))
+        $crate::sanitize::write_stdout(&$crate::sanitize::terminal(&format!($($arg)*)))
     };
 }
 
 /// `println!` with the formatted text passed through [`terminal`]; a closed stdout is ignored.
+#[macro_export]
 macro_rules! outln {
     ($($arg:tt)*) => {
-        $crate::render::sanitize::write_stdout(&format!(
+        $crate::sanitize::write_stdout(&format!(
             "{}\n",
-            $crate::render::sanitize::terminal(&format!($($arg)*))
+            $crate::sanitize::terminal(&format!($($arg)*))
         ))
     };
 }
@@ -88,13 +90,14 @@ pub fn write_stdout(text: &str) {
 }
 
 /// `eprintln!` with the formatted text passed through [`terminal`].
+#[macro_export]
 macro_rules! errln {
     ($($arg:tt)*) => {
-        eprintln!("{}", $crate::render::sanitize::terminal(&format!($($arg)*)))
+        eprintln!("{}", $crate::sanitize::terminal(&format!($($arg)*)))
     };
 }
 
-pub(crate) use {errln, out, outln};
+pub use crate::{errln, out, outln};
 
 #[cfg(test)]
 mod tests {

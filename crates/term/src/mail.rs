@@ -1,7 +1,7 @@
 //! Mail as a person reads it: `✉ bob → lead: first line…` instead of the `<inbox><message …>`
 //! markup the model gets.
 
-use crate::render::sanitize::terminal;
+use crate::sanitize::terminal;
 
 /// One line per message of an injected `<inbox>` block addressed to `to`: team mail and
 /// scheduled prompts as `✉ from → to: first line…`, a finished background command as

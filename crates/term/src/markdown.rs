@@ -8,7 +8,7 @@
 
 use std::fmt::{Display, Write};
 
-use crate::render::sanitize::terminal;
+use crate::sanitize::terminal;
 use crossterm::style::{Attribute, Color, SetAttribute, SetForegroundColor};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use unicode_width::UnicodeWidthStr;

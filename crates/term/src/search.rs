@@ -106,7 +106,7 @@ impl Search {
         let failing = if self.failing { "failing " } else { "" };
         let prompt = format!(
             "({failing}reverse-i-search)'{}': ",
-            crate::render::sanitize::terminal(&self.query)
+            crate::sanitize::terminal(&self.query)
         );
         let mut line = Line::default();
         if let Some(entry) = self.at.and_then(|i| entries.get(i)) {

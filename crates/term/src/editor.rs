@@ -351,7 +351,7 @@ impl Editor {
             }
             Step::Answer { answer, echo } => {
                 self.clear(buf);
-                buf.push_str(&crate::render::sanitize::terminal(&echo));
+                buf.push_str(&crate::sanitize::terminal(&echo));
                 buf.push('\n');
                 self.finish_answer(Input::Line(answer));
                 true
@@ -432,7 +432,7 @@ impl Editor {
     /// Prints the submitted line above, where the prompt was.
     fn echo(&mut self, want: Want, text: &str, buf: &mut String) {
         self.clear(buf);
-        let shown = crate::render::sanitize::terminal(text);
+        let shown = crate::sanitize::terminal(text);
         let _ = writeln!(buf, "{}{}", want.prompt(), shown.replace('\n', "\n  "));
         if want == Want::Prompt && !text.starts_with(['/', '!', '#']) {
             self.note_missing(text, buf);
@@ -447,7 +447,7 @@ impl Editor {
         for name in super::mention::missing(text, base) {
             let note = format!(
                 "  ⎿ @{} names no file or folder here: it stays in the prompt as text",
-                crate::render::sanitize::terminal(&name)
+                crate::sanitize::terminal(&name)
             );
             match self.colour {
                 true => {

@@ -23,7 +23,7 @@ impl Printer {
 
     /// Prints one line, its control characters made visible (it may quote a model or a file).
     pub fn line(&self, text: &str) {
-        self.styled(&crate::render::sanitize::terminal(text));
+        self.styled(&crate::sanitize::terminal(text));
     }
 
     /// Prints text that is already safe for the terminal (troupe's own colours around

@@ -1,6 +1,11 @@
 //! The REPL's terminal: a line editor of troupe's own ([`editor`]) that owns the prompt and
 //! prints everything else above it, the history file it shares with earlier versions, and the
-//! plain line reader used when stdin is not a terminal.
+//! plain line reader used when stdin is not a terminal; the lines it prints for an agent's
+//! events ([`text`], [`view`], [`markdown`]), and the sanitizing every line for a terminal
+//! goes through ([`sanitize`]).
+//!
+//! Must not know: teams, the store's backends, MCP or the session driver: the front ends hand
+//! it lines and events.
 
 pub mod clipboard;
 pub mod complete;
@@ -18,7 +23,9 @@ pub mod mode;
 pub mod paste;
 pub mod raw;
 pub mod reader;
+pub mod sanitize;
 pub mod search;
+pub mod text;
 pub mod view;
 pub mod vim;
 
