@@ -14,7 +14,7 @@ mod args_sdk;
 mod args_team;
 mod ask;
 mod budget;
-mod checkpoint;
+use troupe_checkpoint as checkpoint;
 mod claude_subcommands;
 mod commands;
 mod compose;
