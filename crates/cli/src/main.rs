@@ -61,7 +61,7 @@ mod team_leftover;
 mod team_pick;
 mod telemetry;
 use troupe_term as term;
-mod trust;
+use troupe_trust as trust;
 mod waiting;
 mod workspace;
 

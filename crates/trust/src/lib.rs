@@ -15,11 +15,11 @@ mod store;
 pub use definitions::{definitions, Definitions};
 pub use store::{Stored, TrustStore};
 
-use crate::render::sanitize::{errln, terminal};
 use anyhow::Result;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use troupe_settings::{Loaded, Scope, Settings};
+use troupe_term::sanitize::{errln, terminal};
 
 /// The exit code of a headless run refused because the workspace is not trusted and trust is
 /// required (`TROUPE_REQUIRE_TRUST=1` or the user setting `requireTrust`).
