@@ -87,21 +87,35 @@ fn outside_the_store(rel: &str) -> bool {
     !rel.starts_with("crates/store/") && !rel.starts_with("crates/store-nats/")
 }
 
-#[test]
-fn no_offload_helper_is_used_outside_the_store() {
+/// Each code line (comments left out) of `files` naming one of `names`, as `path:line: name`.
+fn lines_naming<'a>(
+    files: impl Iterator<Item = (&'a str, &'a str)>,
+    names: &[&str],
+) -> Vec<String> {
     let mut found = Vec::new();
-    for (rel, text) in sources().iter().filter(|(rel, _)| outside_the_store(rel)) {
-        for (n, line) in text.lines().enumerate() {
+    for (rel, code) in files {
+        for (n, line) in code.lines().enumerate() {
             if line.trim_start().starts_with("//") {
                 continue;
             }
-            for name in OFFLOAD_NAMES {
+            for name in names {
                 if line.contains(name) {
                     found.push(format!("{rel}:{}: {name}", n + 1));
                 }
             }
         }
     }
+    found
+}
+
+#[test]
+fn no_offload_helper_is_used_outside_the_store() {
+    let sources = sources();
+    let outside = sources
+        .iter()
+        .filter(|(rel, _)| outside_the_store(rel))
+        .map(|(rel, text)| (rel.as_str(), text.as_str()));
+    let found = lines_naming(outside, OFFLOAD_NAMES);
     assert!(
         found.is_empty(),
         "store calls are awaited, never offloaded:\n{}",
@@ -149,20 +163,15 @@ const RUNTIME_MAKERS: &[&str] = &[
 /// (Code under `#[cfg(test)]` at a file's end is left out: a unit test starts its runtime.)
 #[test]
 fn no_backend_starts_a_runtime_or_blocks_on_one() {
-    let mut found = Vec::new();
-    for (rel, text) in sources().iter().filter(|(rel, _)| !outside_the_store(rel)) {
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for (n, line) in code.lines().enumerate() {
-            if line.trim_start().starts_with("//") {
-                continue;
-            }
-            for name in RUNTIME_MAKERS {
-                if line.contains(name) {
-                    found.push(format!("{rel}:{}: {name}", n + 1));
-                }
-            }
-        }
-    }
+    let sources = sources();
+    let backends = sources
+        .iter()
+        .filter(|(rel, _)| !outside_the_store(rel))
+        .map(|(rel, text)| {
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            (rel.as_str(), code)
+        });
+    let found = lines_naming(backends, RUNTIME_MAKERS);
     assert!(
         found.is_empty(),
         "a store backend awaits on its caller's runtime; it neither starts one nor blocks on one:\n{}",
@@ -177,4 +186,9 @@ fn the_checks_see_an_offload_when_there_is_one() {
     assert!(OFFLOAD_NAMES
         .iter()
         .any(|n| "shared.offload(|s| s.store.roster())".contains(n)));
+    let private_runtime = "let runtime = tokio::runtime::Builder::new_multi_thread()";
+    assert_eq!(
+        lines_naming([("conn.rs", private_runtime)].into_iter(), RUNTIME_MAKERS),
+        ["conn.rs:1: runtime::Builder"]
+    );
 }
