@@ -16,6 +16,7 @@ use troupe_protocol::{
     AgentUsage, BlockerStatus, Envelope, Event, Member, Request, Roster, Task, TaskError, TaskId,
 };
 
+use super::roster_join::Joined;
 use super::sync::{
     SyncEvents, SyncMailbox, SyncPresence, SyncRequests, SyncRoster, SyncTasks, SyncTranscripts,
 };
@@ -145,6 +146,28 @@ impl crate::RosterStore for FileStore {
         self.off(move |s| s.sync_roster(written)).await?;
         Ok(member)
     }
+
+    async fn join_member(
+        &self,
+        name: &str,
+        f: crate::JoinUpdate<'_>,
+    ) -> Result<Option<Member>, StoreError> {
+        let turn = self.inner.roster_writers.lock().await;
+        let (store, owned) = (self.clone(), name.to_string());
+        let joined = applying(
+            move |ask| store.write_join(&owned, &mut |m: Option<Member>| ask(m)),
+            |m: Option<Member>| f(m.as_ref()),
+        )
+        .await?;
+        drop(turn);
+        match joined {
+            Joined::Written(member, written) => {
+                self.off(move |s| s.sync_roster(written)).await?;
+                Ok(member.map(|m| *m))
+            }
+            Joined::Whole => crate::join_member_in_roster(self, name, f).await,
+        }
+    }
 }
 
 #[async_trait]
@@ -189,6 +212,11 @@ impl crate::EventLog for FileStore {
     async fn record(&self, event: &Event) -> Result<(), StoreError> {
         let event = event.clone();
         self.off(move |s| SyncEvents::record(s, &event)).await
+    }
+
+    async fn record_many(&self, events: &[Event]) -> Result<(), StoreError> {
+        let events = events.to_vec();
+        self.off(move |s| SyncEvents::record_many(s, &events)).await
     }
 
     async fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError> {
