@@ -6,15 +6,16 @@
 //! default backend under `.troupe/teams/<team>/`; `troupe-store-nats` holds the same traits on
 //! a NATS JetStream server, for teams across machines.
 //!
-//! Every closure a store applies (`update_roster`, `update_request`, `update_task`) may be
-//! called more than once: a backend without locks retries it when another writer changed the
-//! record in between (compare-and-set). A closure must derive what it does from its argument
-//! and reset whatever it reports on each call.
+//! Every closure a store applies (`update_roster`, `update_member`, `join_member`,
+//! `update_request`, `update_task`) may be called more than once: a backend without locks
+//! retries it when another writer changed the record in between (compare-and-set). A closure
+//! must derive what it does from its argument and reset whatever it reports on each call.
 //!
 //! The traits are async (the `async-trait` convention, see docs/decisions/0003-async-store.md):
 //! callers await every call, and no call blocks a runtime thread. A backend that must block
 //! (the file backend takes `flock`s and fsyncs) does so on tokio's blocking pool itself.
-//! A closure a store applies runs on the caller's task, never on a blocking thread.
+//! A closure a store applies runs on the caller's task (on a multi-threaded runtime the file
+//! store's roster writes run in place, inside `block_in_place`), never on a blocking thread.
 //!
 //! Must not know: agents, the model or the CLI. It stores records of `troupe_protocol` types and
 //! never interprets a conversation.

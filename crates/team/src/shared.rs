@@ -135,11 +135,12 @@ impl TeamShared {
             .store
             .update_member(name, &mut |m| {
                 // An ended incarnation stays ended (a force-stop must not be undone by the
-                // member's own bookkeeping afterwards).
-                if m.epoch == epoch && m.status != status && !m.status.is_ended() {
+                // member's own bookkeeping afterwards). The closure may be applied more than
+                // once: what counts is the last application, the one written.
+                changed = m.epoch == epoch && m.status != status && !m.status.is_ended();
+                if changed {
                     m.status = status;
                     m.last_seen = now_ms();
-                    changed = true;
                 }
             })
             .await;
