@@ -9,53 +9,97 @@ use troupe_model::ToolSpec;
 use troupe_tools::Registry;
 
 /// Spec sets in use somewhere in the process.
-static INTERNED: Mutex<Vec<Weak<[ToolSpec]>>> = Mutex::new(Vec::new());
+static INTERNED: Mutex<Vec<Weak<SpecSet>>> = Mutex::new(Vec::new());
+
+/// A set of specs with what the context meter counts for them, worked out once per set.
+#[derive(Debug)]
+struct SpecSet {
+    specs: Arc<[ToolSpec]>,
+    /// Bytes of the names, descriptions and schemas, as the context meter estimates them.
+    bytes: u64,
+}
 
 /// One agent's specs. They tell the tools they were built from (each spec carries its tool's
 /// name and description), so no copy of those is kept beside them: a thousand teammates held
 /// 6 MiB of them.
 #[derive(Debug, Default)]
 pub(crate) struct SpecCache {
-    specs: Option<Arc<[ToolSpec]>>,
+    set: Option<Arc<SpecSet>>,
+}
+
+/// Whether `specs` were built from the tools `offered` offers now (by name and description,
+/// in order).
+fn built_from(specs: &[ToolSpec], offered: &Registry) -> bool {
+    specs.len() == offered.iter().count()
+        && offered
+            .iter()
+            .zip(specs.iter())
+            .all(|(t, spec)| t.name() == spec.name && t.description() == spec.description)
 }
 
 impl SpecCache {
-    /// The specs of `offered`: the cached ones while the tools are the same, else built anew
-    /// (with `build`, one spec per offered tool, in order, with its name and description) and
-    /// shared with any agent that has the same set.
+    /// The specs of `offered`: the cached ones while the tools are the same, else those of
+    /// another agent of the process that offers the same tools, else built anew (with `build`,
+    /// one spec per offered tool, in order, with its name and description) and shared.
+    /// Generating the schemas was each teammate's largest cost before its first model call.
     pub(crate) fn get(
         &mut self,
         offered: &Registry,
         build: impl FnOnce() -> Vec<ToolSpec>,
     ) -> Arc<[ToolSpec]> {
-        if let Some(specs) = &self.specs {
-            let same = specs.len() == offered.iter().count()
-                && offered
-                    .iter()
-                    .zip(specs.iter())
-                    .all(|(t, spec)| t.name() == spec.name && t.description() == spec.description);
-            if same {
-                return specs.clone();
-            }
-        }
-        let specs = intern(build());
-        self.specs = Some(specs.clone());
-        specs
+        self.set(offered, build).specs.clone()
+    }
+
+    /// The bytes of the specs of `offered` (names, descriptions and schemas) as the context
+    /// meter estimates them; the specs are found or built as [`SpecCache::get`] does.
+    pub(crate) fn bytes(
+        &mut self,
+        offered: &Registry,
+        build: impl FnOnce() -> Vec<ToolSpec>,
+    ) -> u64 {
+        self.set(offered, build).bytes
+    }
+
+    fn set(&mut self, offered: &Registry, build: impl FnOnce() -> Vec<ToolSpec>) -> &SpecSet {
+        let current = match self.set.take() {
+            Some(set) if built_from(&set.specs, offered) => set,
+            _ => known(offered).unwrap_or_else(|| intern(build())),
+        };
+        self.set.insert(current)
     }
 }
 
+/// A set some agent of the process built from the same tools, if one is alive.
+fn known(offered: &Registry) -> Option<Arc<SpecSet>> {
+    let interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
+    interned
+        .iter()
+        .filter_map(Weak::upgrade)
+        .find(|set| built_from(&set.specs, offered))
+}
+
 /// The process's shared copy of `specs` (this one when none is alive yet).
-fn intern(specs: Vec<ToolSpec>) -> Arc<[ToolSpec]> {
+fn intern(specs: Vec<ToolSpec>) -> Arc<SpecSet> {
     let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
     interned.retain(|w| w.strong_count() > 0);
     if let Some(found) = interned
         .iter()
         .filter_map(Weak::upgrade)
-        .find(|known| **known == *specs)
+        .find(|known| *known.specs == *specs)
     {
         return found;
     }
-    let shared: Arc<[ToolSpec]> = specs.into();
+    let bytes = specs
+        .iter()
+        .map(|spec| {
+            (spec.name.len() + spec.description.len()) as u64
+                + crate::compact::meter::json_bytes(&spec.input_schema)
+        })
+        .sum();
+    let shared = Arc::new(SpecSet {
+        specs: specs.into(),
+        bytes,
+    });
     interned.push(Arc::downgrade(&shared));
     shared
 }
@@ -80,6 +124,10 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         let c = intern(vec![spec("x")]);
         assert!(!Arc::ptr_eq(&a, &c));
-        assert_eq!(&*c, &[spec("x")]);
+        assert_eq!(&*c.specs, &[spec("x")]);
+        assert_eq!(
+            c.bytes,
+            2 + crate::compact::meter::json_bytes(&json!({"type": "object"}))
+        );
     }
 }

@@ -61,14 +61,20 @@ impl Usage {
 
 /// Tokens per model an agent called, so each call is priced at the model it used (a `/model`
 /// switch never re-prices the calls before it). On the wire an object keyed by model name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct UsageByModel(pub BTreeMap<String, Usage>);
+///
+/// Kept as a list sorted by model name: an agent calls one model or a few, and a map's node
+/// held room for eleven (some 600 bytes for one model, in every roster member and every
+/// published usage of a thousand teammates).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UsageByModel(Vec<(String, Usage)>);
 
 impl UsageByModel {
     /// Adds one call's (or one agent's) tokens on `model`.
     pub fn add(&mut self, model: &str, usage: &Usage) {
-        self.0.entry(model.to_string()).or_default().add(usage);
+        match self.0.binary_search_by(|(m, _)| m.as_str().cmp(model)) {
+            Ok(i) => self.0[i].1.add(usage),
+            Err(i) => self.0.insert(i, (model.to_string(), *usage)),
+        }
     }
 
     /// Adds every model's tokens of `other`.
@@ -80,13 +86,13 @@ impl UsageByModel {
 
     /// Whether no tokens were counted on any model.
     pub fn is_empty(&self) -> bool {
-        self.0.values().all(|u| u.total() == 0)
+        self.0.iter().all(|(_, u)| u.total() == 0)
     }
 
     /// Every model's tokens together.
     pub fn total(&self) -> Usage {
         let mut total = Usage::default();
-        for usage in self.0.values() {
+        for (_, usage) in &self.0 {
             total.add(usage);
         }
         total
@@ -95,6 +101,28 @@ impl UsageByModel {
     /// Each model with its tokens, by model name.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Usage)> {
         self.0.iter().map(|(m, u)| (m.as_str(), u))
+    }
+
+    /// The tokens on `model`, if it was called.
+    pub fn get(&self, model: &str) -> Option<&Usage> {
+        self.0
+            .binary_search_by(|(m, _)| m.as_str().cmp(model))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+}
+
+impl Serialize for UsageByModel {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(m, u)| (m, u)))
+    }
+}
+
+impl<'de> Deserialize<'de> for UsageByModel {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Through a map: sorted by name, and a name given twice keeps its last value, as before.
+        let map = BTreeMap::<String, Usage>::deserialize(deserializer)?;
+        Ok(UsageByModel(map.into_iter().collect()))
     }
 }
 
@@ -127,11 +155,20 @@ mod tests {
         by.add("opus", &call(5));
         by.add("sonnet", &call(1));
         assert_eq!(by.total().input_tokens, 16);
-        assert_eq!(by.0["sonnet"].input_tokens, 11);
+        assert_eq!(by.get("sonnet").map(|u| u.input_tokens), Some(11));
         let json = serde_json::to_value(&by).unwrap_or_default();
         assert_eq!(json["opus"]["input_tokens"], 5);
         let back: UsageByModel = serde_json::from_value(json).unwrap_or_default();
         assert_eq!(back, by);
+        // Written in name order whatever the order read; a name given twice keeps its last.
+        let read: UsageByModel = serde_json::from_str(
+            r#"{"b":{"input_tokens":1},"a":{"input_tokens":2},"b":{"input_tokens":3}}"#,
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            serde_json::to_string(&read).unwrap_or_default(),
+            r#"{"a":{"input_tokens":2,"output_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},"b":{"input_tokens":3,"output_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}"#
+        );
         let mut sum = UsageByModel::default();
         sum.merge(&by);
         sum.merge(&by);

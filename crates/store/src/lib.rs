@@ -6,15 +6,16 @@
 //! default backend under `.troupe/teams/<team>/`; `troupe-store-nats` holds the same traits on
 //! a NATS JetStream server, for teams across machines.
 //!
-//! Every closure a store applies (`update_roster`, `update_request`, `update_task`) may be
-//! called more than once: a backend without locks retries it when another writer changed the
-//! record in between (compare-and-set). A closure must derive what it does from its argument
-//! and reset whatever it reports on each call.
+//! Every closure a store applies (`update_roster`, `update_member`, `join_member`,
+//! `update_request`, `update_task`) may be called more than once: a backend without locks
+//! retries it when another writer changed the record in between (compare-and-set). A closure
+//! must derive what it does from its argument and reset whatever it reports on each call.
 //!
 //! The traits are async (the `async-trait` convention, see docs/decisions/0003-async-store.md):
 //! callers await every call, and no call blocks a runtime thread. A backend that must block
 //! (the file backend takes `flock`s and fsyncs) does so on tokio's blocking pool itself.
-//! A closure a store applies runs on the caller's task, never on a blocking thread.
+//! A closure a store applies runs on the caller's task (on a multi-threaded runtime the file
+//! store's roster writes run in place, inside `block_in_place`), never on a blocking thread.
 //!
 //! Must not know: agents, the model or the CLI. It stores records of `troupe_protocol` types and
 //! never interprets a conversation.
@@ -149,6 +150,10 @@ pub type RosterUpdate<'a> = &'a mut (dyn FnMut(&mut Roster) + Send);
 /// The closure [`RosterStore::update_member`] applies.
 pub type MemberUpdate<'a> = &'a mut (dyn FnMut(&mut Member) + Send);
 
+/// The closure [`RosterStore::join_member`] applies: given the member of that name on the
+/// roster, if any, the member to put in its place, or `None` to change nothing.
+pub type JoinUpdate<'a> = &'a mut (dyn FnMut(Option<&Member>) -> Option<Member> + Send);
+
 /// The closure [`RequestStore::update_request`] applies.
 pub type RequestUpdate<'a> = &'a mut (dyn FnMut(&mut Request) -> Result<(), RequestError> + Send);
 
@@ -181,6 +186,43 @@ pub trait RosterStore: Send + Sync {
     ) -> Result<Option<Member>, StoreError> {
         update_member_in_roster(self, name, f).await
     }
+
+    /// Puts a member on the roster: `f` sees the member of this name (if any) and returns the
+    /// one to put in its place, last in the order (its name is kept), or `None` to write
+    /// nothing; returns what was written. Atomic and synced as
+    /// [`RosterStore::update_roster`]; `f` may be applied more than once. A store that keeps
+    /// the roster in memory adds a new name by appending that one member instead of copying the
+    /// whole roster (a thousand spawns copied it a thousand times).
+    async fn join_member(
+        &self,
+        name: &str,
+        f: JoinUpdate<'_>,
+    ) -> Result<Option<Member>, StoreError> {
+        join_member_in_roster(self, name, f).await
+    }
+}
+
+/// [`RosterStore::join_member`] through the whole roster: what the trait does by default, and
+/// what the file store falls back to when the name is already on the roster.
+pub async fn join_member_in_roster<S: RosterStore + ?Sized>(
+    store: &S,
+    name: &str,
+    f: JoinUpdate<'_>,
+) -> Result<Option<Member>, StoreError> {
+    let mut joined = None;
+    store
+        .update_roster(&mut |roster: &mut Roster| {
+            joined = f(roster.get(name)).map(|mut m| {
+                m.name = name.to_string();
+                m
+            });
+            if let Some(m) = &joined {
+                roster.members.retain(|x| x.name != name);
+                roster.members.push(m.clone());
+            }
+        })
+        .await?;
+    Ok(joined)
 }
 
 /// [`RosterStore::update_member`] through the whole roster: what the trait does by default,
@@ -247,6 +289,22 @@ pub trait Watch: Send {
 pub trait EventLog: Send + Sync {
     /// Appends one event.
     async fn record(&self, event: &Event) -> Result<(), StoreError>;
+
+    /// Appends `events` in order, returning once every one of them is durable. A backend that
+    /// can append several at once does (the file log writes them as one append and syncs it
+    /// once: a queue of events written one after another paid a sync each); the default
+    /// records them one by one, each tried even when an earlier one failed, and returns the
+    /// first error.
+    async fn record_many(&self, events: &[Event]) -> Result<(), StoreError> {
+        let mut first = Ok(());
+        for event in events {
+            if let Err(e) = self.record(event).await {
+                tracing::warn!(error = %e, kind = ?event.kind, "could not record an event");
+                first = first.and(Err(e));
+            }
+        }
+        first
+    }
 
     /// Reads the events after `from` ([`EventCursor::START`] for all) that are complete now.
     async fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError>;

@@ -144,3 +144,25 @@ async fn running_usage_is_published_per_agent_beside_what_it_is_doing() {
         Err(StoreError::BadName { .. })
     ));
 }
+
+#[tokio::test]
+async fn events_recorded_together_are_one_append_read_back_in_order() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = store(dir.path());
+    ok(s.record(&Event::new(
+        EventKind::MemberSpawned,
+        Some("a"),
+        "first".to_string(),
+        1,
+    ))
+    .await);
+    let batch: Vec<Event> = (0..3)
+        .map(|i| Event::new(EventKind::ToolCalled, Some("a"), format!("call {i}"), 2 + i))
+        .collect();
+    ok(s.record_many(&batch).await);
+    ok(s.record_many(&Vec::new()).await);
+    let page = ok(s.read_events(EventCursor::START).await);
+    let details: Vec<&str> = page.events.iter().map(|e| e.detail.as_str()).collect();
+    assert_eq!(details, ["first", "call 0", "call 1", "call 2"]);
+    assert_eq!(page.corrupt, 0);
+}

@@ -168,22 +168,29 @@ impl MemberFront<'_> {
     async fn report(&self, agent: &Agent, progress: &Progress) -> Result<(), MemberError> {
         let name = &self.spec.name;
         let s: &TeamShared = self.shared;
-        s.set_usage(name, agent.usage(), agent.usage_by_model())
-            .await;
         // Before it goes idle: the settle rule must see what still runs.
         let background = agent
             .background()
             .map(roster_background)
             .unwrap_or_default();
-        s.set_background(name, background).await;
-        if progress.end == TurnEnd::Nothing {
-            return Ok(());
-        }
-        let report = match progress.text.trim().is_empty() {
-            true => format!("({name} finished a work phase without a final message)"),
-            false => progress.text.clone(),
+        let report = match progress.end {
+            TurnEnd::Nothing => None,
+            _ if progress.text.trim().is_empty() => Some(format!(
+                "({name} finished a work phase without a final message)"
+            )),
+            _ => Some(progress.text.clone()),
         };
-        s.set_report(name, &report).await;
+        s.record_phase(
+            name,
+            agent.usage(),
+            agent.usage_by_model(),
+            background,
+            report.as_deref(),
+        )
+        .await;
+        let Some(report) = report else {
+            return Ok(());
+        };
         s.send(troupe_protocol::Envelope::new(
             MailKind::TaskResult,
             name,

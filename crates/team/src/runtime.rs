@@ -127,16 +127,12 @@ impl Team {
         };
         let worktree = self.own_worktree(&req).await?;
         let now = now_ms();
-        let mut taken = false;
-        let mut member = None;
-        self.shared
+        let joined = self
+            .shared
             .store
-            .update_roster(&mut |roster: &mut Roster| {
-                let epoch = match roster.get(&req.name) {
-                    Some(m) if !m.status.is_ended() => {
-                        taken = true;
-                        return;
-                    }
+            .join_member(&req.name, &mut |existing: Option<&Member>| {
+                let epoch = match existing {
+                    Some(m) if !m.status.is_ended() => return None,
                     Some(m) => m.epoch + 1,
                     None => 1,
                 };
@@ -146,14 +142,11 @@ impl Team {
                 m.worktree = worktree.clone();
                 m.auto_claim = req.auto_claim;
                 m.profile = profile.clone();
-                roster.members.retain(|x| x.name != req.name);
-                roster.members.push(m.clone());
-                member = Some(m);
+                Some(m)
             })
             .await?;
-        let member = match member {
-            Some(m) if !taken => m,
-            _ => return Err(TeamError::NameTaken(req.name)),
+        let Some(member) = joined else {
+            return Err(TeamError::NameTaken(req.name));
         };
         self.shared
             .record(

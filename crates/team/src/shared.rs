@@ -135,11 +135,12 @@ impl TeamShared {
             .store
             .update_member(name, &mut |m| {
                 // An ended incarnation stays ended (a force-stop must not be undone by the
-                // member's own bookkeeping afterwards).
-                if m.epoch == epoch && m.status != status && !m.status.is_ended() {
+                // member's own bookkeeping afterwards). The closure may be applied more than
+                // once: what counts is the last application, the one written.
+                changed = m.epoch == epoch && m.status != status && !m.status.is_ended();
+                if changed {
                     m.status = status;
                     m.last_seen = now_ms();
-                    changed = true;
                 }
             })
             .await;
@@ -173,32 +174,30 @@ impl TeamShared {
         self.changed.notify_waiters();
     }
 
-    /// Keeps a member's latest report in the roster.
-    pub async fn set_report(&self, name: &str, report: &str) {
-        let result = self
-            .store
-            .update_member(name, &mut |m| {
-                m.last_report = Some(report.to_string());
-            })
-            .await;
-        if let Err(e) = result {
-            tracing::warn!(error = %e, member = name, "could not update the roster");
-        }
-    }
-
-    /// Records the tokens a member has used (once per turn: this rewrites the roster).
-    pub async fn set_usage(
+    /// Records the end of a member's work phase in one roster write: the tokens it used (and
+    /// when it was last seen), its outstanding background commands and, when it reported, its
+    /// report. As three writes, each waiting its turn on the roster lock, they were half of a
+    /// teammate's roster writes.
+    pub async fn record_phase(
         &self,
         name: &str,
         usage: troupe_protocol::Usage,
         by_model: &troupe_protocol::UsageByModel,
+        background: Vec<troupe_protocol::BackgroundCommand>,
+        report: Option<&str>,
     ) {
         let result = self
             .store
             .update_member(name, &mut |m| {
                 m.usage = usage;
-                m.usage_by_model = by_model.clone();
+                m.usage_by_model.clone_from(by_model);
                 m.last_seen = now_ms();
+                if m.background != background {
+                    m.background.clone_from(&background);
+                }
+                if let Some(report) = report {
+                    m.last_report = Some(report.to_string());
+                }
             })
             .await;
         if let Err(e) = result {

@@ -107,10 +107,11 @@ async fn run(store: &SharedStore, rx: &mpsc::Receiver<Write>) {
     }
 }
 
-/// Writes a batch in order, only the newest doing and usage of each agent.
+/// Writes a batch: its events in order, then only the newest doing and usage of each agent.
 async fn apply(store: &SharedStore, batch: Vec<Write>) {
     let mut doing: BTreeMap<String, Option<String>> = BTreeMap::new();
     let mut usage: BTreeMap<String, AgentUsage> = BTreeMap::new();
+    let mut events = Vec::new();
     let mut flushes = Vec::new();
     for write in batch {
         match write {
@@ -120,13 +121,14 @@ async fn apply(store: &SharedStore, batch: Vec<Write>) {
             Write::Usage(agent, u) => {
                 usage.insert(agent, u);
             }
-            Write::Event(event) => {
-                if let Err(e) = store.record(&event).await {
-                    tracing::warn!(error = %e, kind = ?event.kind, "could not record an event");
-                }
-            }
+            Write::Event(event) => events.push(event),
             Write::Flush(done) => flushes.push(done),
         }
+    }
+    // The batch's events as one append with one sync: written one by one, each paid a sync
+    // of its own, since nothing else writes the log from this thread meanwhile.
+    if let Err(e) = store.record_many(&events).await {
+        tracing::warn!(error = %e, events = events.len(), "could not record events");
     }
     for (name, d) in doing {
         if let Err(e) = store.set_doing(&name, d.as_deref()).await {

@@ -57,7 +57,7 @@ impl Agent {
     pub fn context(&self) -> ContextReport {
         let mut report = self.compactor.report(&self.messages);
         if report.fixed == 0 {
-            report.fixed = self.fixed_tokens();
+            report.fixed = self.fixed_tokens_now();
             if !report.measured {
                 report.used += report.fixed;
             }
@@ -65,8 +65,18 @@ impl Agent {
         report
     }
 
-    /// Estimated tokens of what every request carries besides the conversation.
-    fn fixed_tokens(&self) -> u64 {
+    /// Estimated tokens of what every request carries besides the conversation, from the
+    /// specs the next call sends (found or built once for the process, see `specs`).
+    fn fixed_tokens(&mut self) -> u64 {
+        let tools = self
+            .specs
+            .bytes(&self.offered, || super::wire::tool_specs_of(&self.offered));
+        crate::compact::meter::text_tokens(&self.system)
+            + tools.div_ceil(crate::compact::meter::BYTES_PER_TOKEN)
+    }
+
+    /// [`Agent::fixed_tokens`] without the specs' cache, for a reader that cannot change it.
+    fn fixed_tokens_now(&self) -> u64 {
         let tools: u64 = self
             .offered
             .iter()

@@ -16,6 +16,7 @@ use troupe_protocol::{
     AgentUsage, BlockerStatus, Envelope, Event, Member, Request, Roster, Task, TaskError, TaskId,
 };
 
+use super::roster_join::Joined;
 use super::sync::{
     SyncEvents, SyncMailbox, SyncPresence, SyncRequests, SyncRoster, SyncTasks, SyncTranscripts,
 };
@@ -86,6 +87,17 @@ where
     }
 }
 
+/// Whether a roster write may run right here, inside `block_in_place`: on a multi-threaded
+/// runtime (the worker's other tasks move to another thread meanwhile). The writer holds the
+/// store's roster turn, so one thread at most is taken this way, and the caller's closure is
+/// applied on the spot: the blocking pool's way cost three hand-offs between threads per
+/// write (there, the closure back to the caller's task and its answer back), and a
+/// thousand teammates' roster writes queue behind one another for their turn.
+fn on_worker_in_place() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|handle| handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+}
+
 impl FileStore {
     /// Runs `op` on a clone of this store on the blocking pool.
     async fn off<R, F>(&self, op: F) -> R
@@ -106,15 +118,19 @@ impl crate::RosterStore for FileStore {
 
     async fn update_roster(&self, f: crate::RosterUpdate<'_>) -> Result<Roster, StoreError> {
         let turn = self.inner.roster_writers.lock().await;
-        let store = self.clone();
-        let (roster, written) = applying(
-            move |ask| store.write_roster(&mut |r: &mut Roster| *r = ask(std::mem::take(r))),
-            |mut r: Roster| {
-                f(&mut r);
-                r
-            },
-        )
-        .await?;
+        let (roster, written) = if on_worker_in_place() {
+            tokio::task::block_in_place(|| self.write_roster(&mut |r: &mut Roster| f(r)))?
+        } else {
+            let store = self.clone();
+            applying(
+                move |ask| store.write_roster(&mut |r: &mut Roster| *r = ask(std::mem::take(r))),
+                |mut r: Roster| {
+                    f(&mut r);
+                    r
+                },
+            )
+            .await?
+        };
         // The next writer goes on while this one waits for its sync, and joins it.
         drop(turn);
         self.off(move |s| s.sync_roster(written)).await?;
@@ -132,18 +148,50 @@ impl crate::RosterStore for FileStore {
         f: crate::MemberUpdate<'_>,
     ) -> Result<Option<Member>, StoreError> {
         let turn = self.inner.roster_writers.lock().await;
-        let (store, name) = (self.clone(), name.to_string());
-        let (member, written) = applying(
-            move |ask| store.write_member(&name, &mut |m: &mut Member| *m = ask(m.clone())),
-            |mut m: Member| {
-                f(&mut m);
-                m
-            },
-        )
-        .await?;
+        let (member, written) = if on_worker_in_place() {
+            tokio::task::block_in_place(|| self.write_member(name, &mut |m: &mut Member| f(m)))?
+        } else {
+            let (store, name) = (self.clone(), name.to_string());
+            applying(
+                move |ask| store.write_member(&name, &mut |m: &mut Member| *m = ask(m.clone())),
+                |mut m: Member| {
+                    f(&mut m);
+                    m
+                },
+            )
+            .await?
+        };
         drop(turn);
         self.off(move |s| s.sync_roster(written)).await?;
         Ok(member)
+    }
+
+    async fn join_member(
+        &self,
+        name: &str,
+        f: crate::JoinUpdate<'_>,
+    ) -> Result<Option<Member>, StoreError> {
+        let turn = self.inner.roster_writers.lock().await;
+        let joined = if on_worker_in_place() {
+            tokio::task::block_in_place(|| {
+                self.write_join(name, &mut |m: Option<Member>| f(m.as_ref()))
+            })?
+        } else {
+            let (store, owned) = (self.clone(), name.to_string());
+            applying(
+                move |ask| store.write_join(&owned, &mut |m: Option<Member>| ask(m)),
+                |m: Option<Member>| f(m.as_ref()),
+            )
+            .await?
+        };
+        drop(turn);
+        match joined {
+            Joined::Written(member, written) => {
+                self.off(move |s| s.sync_roster(written)).await?;
+                Ok(member.map(|m| *m))
+            }
+            Joined::Whole => crate::join_member_in_roster(self, name, f).await,
+        }
     }
 }
 
@@ -189,6 +237,11 @@ impl crate::EventLog for FileStore {
     async fn record(&self, event: &Event) -> Result<(), StoreError> {
         let event = event.clone();
         self.off(move |s| SyncEvents::record(s, &event)).await
+    }
+
+    async fn record_many(&self, events: &[Event]) -> Result<(), StoreError> {
+        let events = events.to_vec();
+        self.off(move |s| SyncEvents::record_many(s, &events)).await
     }
 
     async fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError> {

@@ -13,6 +13,19 @@ impl SyncEvents for FileStore {
         self.append_durably(&self.events_path(), &line)
     }
 
+    fn record_many(&self, events: &[Event]) -> Result<(), StoreError> {
+        let mut lines = Vec::new();
+        for event in events {
+            lines.extend_from_slice(&to_line("event", event)?);
+        }
+        if lines.is_empty() {
+            return Ok(());
+        }
+        // One locked append of whole lines, one sync: readers see every line whole, and no
+        // caller hears "written" before the sync covering all of them returned.
+        self.append_durably(&self.events_path(), &lines)
+    }
+
     fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError> {
         let path = self.events_path();
         let chunk = jsonl::read_from(&path, from.backend_position())?;

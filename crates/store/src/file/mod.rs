@@ -33,6 +33,7 @@ mod presence;
 mod requests;
 mod roster;
 mod roster_index;
+mod roster_join;
 mod sync;
 mod tasks;
 mod transcripts;

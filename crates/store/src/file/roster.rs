@@ -192,7 +192,7 @@ impl FileStore {
     /// Brings `cache` up to date with the files: the lines appended to the log since it was
     /// last read, all of it when it was compacted meanwhile, or `roster.json` when there is no
     /// log.
-    fn catch_up(&self, cache: &mut RosterCache) -> Result<(), StoreError> {
+    pub(super) fn catch_up(&self, cache: &mut RosterCache) -> Result<(), StoreError> {
         let path = self.roster_path(LOG);
         // The log read last is kept open: while the path still names it, a look at the path
         // (no open) says whether anything was appended.
@@ -353,7 +353,7 @@ impl FileStore {
     /// Runs `write` holding the roster lock: this instance's writers one at a time, other
     /// instances and processes kept out by `flock` on `roster.lock`, whose handle is kept open
     /// (and read and written: it holds the index's `LogInfo`).
-    fn with_roster_lock<R>(
+    pub(super) fn with_roster_lock<R>(
         &self,
         write: impl FnOnce(&File) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
@@ -392,7 +392,11 @@ impl FileStore {
     /// Appends one record to the log; the caller holds the roster lock and has caught up, so
     /// whatever follows `cache.offset` is a torn line of a writer that died (never reported
     /// written) and is cut off first.
-    fn append_record(&self, cache: &RosterCache, line: &[u8]) -> Result<File, StoreError> {
+    pub(super) fn append_record(
+        &self,
+        cache: &RosterCache,
+        line: &[u8],
+    ) -> Result<File, StoreError> {
         let path = self.roster_path(LOG);
         let mut file = OpenOptions::new()
             .append(true)

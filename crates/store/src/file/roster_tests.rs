@@ -350,3 +350,46 @@ fn a_member_update_reads_its_own_record_by_the_index_and_never_an_older_one() {
     assert_eq!(roster.get("alice").map(|m| m.epoch), Some(1));
     assert_eq!(roster.members.len(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_name_joins_as_one_appended_record_and_a_known_one_moves_last() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let a = open(dir.path());
+    ok(a.update_roster(&mut |r| r.lead = "lead".into()));
+    for name in ["alice", "bob"] {
+        add(&a, name);
+    }
+    let before = log_lines(&a).len();
+    let joined = ok(crate::RosterStore::join_member(&a, "carol", &mut |seen| {
+        assert!(seen.is_none());
+        Some(Member::new("ignored", "helper", 1, 5))
+    })
+    .await);
+    assert_eq!(joined.map(|m| m.name), Some("carol".to_string()));
+    let lines = log_lines(&a);
+    assert_eq!(lines.len(), before + 1);
+    assert!(
+        lines[before].starts_with("{\"members\":[{\"name\":\"carol\""),
+        "{}",
+        lines[before]
+    );
+    // Another instance (and a fresh one) reads it as the whole-roster update would have left it.
+    let names = |r: Roster| r.members.into_iter().map(|m| m.name).collect::<Vec<_>>();
+    assert_eq!(
+        names(ok(open(dir.path()).roster())),
+        ["alice", "bob", "carol"]
+    );
+    // A closure that declines writes nothing.
+    let none = ok(crate::RosterStore::join_member(&a, "dave", &mut |_| None).await);
+    assert!(none.is_none());
+    assert_eq!(log_lines(&a).len(), before + 1);
+    // A known name: the closure sees it, and the member goes last (the whole roster's record).
+    let again = ok(crate::RosterStore::join_member(&a, "alice", &mut |seen| {
+        seen.map(|m| Member::new("alice", "helper", m.epoch + 1, 6))
+    })
+    .await);
+    assert_eq!(again.map(|m| m.epoch), Some(2));
+    let roster = ok(open(dir.path()).roster());
+    assert_eq!(roster.get("alice").map(|m| m.epoch), Some(2));
+    assert_eq!(names(roster), ["bob", "carol", "alice"]);
+}

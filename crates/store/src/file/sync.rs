@@ -43,6 +43,7 @@ pub(crate) trait SyncMailbox {
 /// The event log.
 pub(crate) trait SyncEvents {
     fn record(&self, event: &Event) -> Result<(), StoreError>;
+    fn record_many(&self, events: &[Event]) -> Result<(), StoreError>;
     fn read_events(&self, from: EventCursor) -> Result<EventPage, StoreError>;
     fn read_recent_events(&self, max: usize) -> Result<EventPage, StoreError>;
 }
