@@ -364,3 +364,22 @@ pub fn status_table(statuses: &[ServerStatus], problems: &[String]) -> String {
     }
     out
 }
+
+#[cfg(all(test, not(feature = "mcp")))]
+mod tests {
+    #[test]
+    fn configured_servers_are_said_to_be_not_started() {
+        let mut config = troupe_mcp::McpConfig::new();
+        let servers = r#"{"mcpServers": {"time": {"command": "mcp-server-time"}}}"#;
+        config
+            .add_document("--mcp-config", servers, &|_| None)
+            .unwrap();
+        let warning = super::not_started(&config).unwrap_or_default();
+        assert!(
+            warning.contains("configured (time) but not started"),
+            "{warning}"
+        );
+        assert!(warning.contains("Cargo feature `mcp`"), "{warning}");
+        assert!(super::not_started(&troupe_mcp::McpConfig::new()).is_none());
+    }
+}
