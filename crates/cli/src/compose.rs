@@ -90,7 +90,7 @@ pub struct Resolved {
     /// `--tools`: the tools every agent may be offered, in troupe's names (`None`: all).
     pub tools: Option<Vec<String>>,
     /// The telemetry the person's environment and settings ask for.
-    pub telemetry: Option<troupe_telemetry::Config>,
+    pub telemetry: Option<crate::telemetry::Config>,
 }
 
 /// Resolves a run: settings (as the sources select them, `--settings` on top), the workspace's
@@ -134,11 +134,11 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Resolved> {
     // Without its credentials: those are held in memory (teammates get them on their launch
     // pipe), and a tool call's `troupe` command has no business writing to the store.
     if let crate::store::StoreChoice::Nats(_, url) = &store {
-        crate::secrets::hold_store_credentials(url);
+        crate::nats::hold_credentials(url);
     }
     troupe_tools::child_env::set_overlay([(
         crate::store::STORE_VAR.to_string(),
-        troupe_store_nats::url::without_credentials(store.spec()),
+        crate::nats::without_credentials(store.spec()),
     )]);
     let policy =
         effective_policy(&loaded.settings.permissions, &permissions).map_err(|e| match e {

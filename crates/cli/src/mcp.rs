@@ -174,9 +174,29 @@ pub fn manager(
 ) -> Result<(Arc<McpManager>, Vec<String>)> {
     let config =
         config(workspace, loaded, flags, workspace_servers).context("MCP configuration")?;
-    let warnings = check_rules(policy, &config, &loaded.settings.permissions)?;
+    let mut warnings = check_rules(policy, &config, &loaded.settings.permissions)?;
+    warnings.extend(not_started(&config));
     let manager = McpManager::new(&config, options(workspace, &loaded.settings));
     Ok((manager, warnings))
+}
+
+/// Nothing: this build starts the servers.
+#[cfg(feature = "mcp")]
+fn not_started(_config: &McpConfig) -> Option<String> {
+    None
+}
+
+/// In a build without the client, that the configured servers are not started and what to do
+/// (said once, at start; `troupe_mcp`'s manager then shows each as failed).
+#[cfg(not(feature = "mcp"))]
+fn not_started(config: &McpConfig) -> Option<String> {
+    (!config.is_empty()).then(|| {
+        format!(
+            "MCP servers are configured ({}) but not started: {}",
+            config.names().join(", "),
+            crate::features::missing("MCP support", "mcp")
+        )
+    })
 }
 
 /// What every agent of the process gets from MCP: the servers' tools as they connect,
@@ -343,4 +363,23 @@ pub fn status_table(statuses: &[ServerStatus], problems: &[String]) -> String {
         out.push_str(&format!("problem: {problem}\n"));
     }
     out
+}
+
+#[cfg(all(test, not(feature = "mcp")))]
+mod tests {
+    #[test]
+    fn configured_servers_are_said_to_be_not_started() {
+        let mut config = troupe_mcp::McpConfig::new();
+        let servers = r#"{"mcpServers": {"time": {"command": "mcp-server-time"}}}"#;
+        config
+            .add_document("--mcp-config", servers, &|_| None)
+            .unwrap();
+        let warning = super::not_started(&config).unwrap_or_default();
+        assert!(
+            warning.contains("configured (time) but not started"),
+            "{warning}"
+        );
+        assert!(warning.contains("Cargo feature `mcp`"), "{warning}");
+        assert!(super::not_started(&troupe_mcp::McpConfig::new()).is_none());
+    }
 }

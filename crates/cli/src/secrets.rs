@@ -3,7 +3,7 @@
 //! token, and the credentials a `TROUPE_STORE` URL carries (held as `NATS_USER` and
 //! `NATS_PASSWORD` or `NATS_TOKEN`; the variable keeps the URL without them).
 
-use troupe_store_nats::url::{without_credentials, Auth, NatsUrl};
+use crate::nats::{without_credentials, NatsUrl};
 use troupe_tools::{child_env, secrets};
 
 /// The variable teammate processes read their store from (set for them by the lead).
@@ -19,24 +19,11 @@ pub fn take_from_environment() {
         return;
     };
     if let Ok(parsed) = NatsUrl::parse(&url) {
-        hold_store_credentials(&parsed);
+        crate::nats::hold_credentials(&parsed);
     }
     secrets::take(STORE_VAR);
     // Before any thread: see `secrets::take`.
     std::env::set_var(STORE_VAR, without_credentials(&url));
-}
-
-/// Holds the credentials of the store `url` resolved to, so teammate processes get them with
-/// the rest and children get the URL without them.
-pub fn hold_store_credentials(url: &NatsUrl) {
-    match &url.auth {
-        Auth::None => {}
-        Auth::UserPassword(user, password) => {
-            secrets::hold("NATS_USER", user.clone());
-            secrets::hold("NATS_PASSWORD", password.clone());
-        }
-        Auth::Token(token) => secrets::hold("NATS_TOKEN", token.clone()),
-    }
 }
 
 /// Whether the variable `name` is a credential troupe keeps to itself.

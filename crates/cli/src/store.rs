@@ -4,11 +4,11 @@
 //! cluster `nats://a:4222,nats://b:4222` (or `nats://a:4222,b:4222`); the copies it keeps are
 //! `?replicas=N`, else the settings' `"storeReplicas"`, else `min(3, servers in the cluster)`.
 
+use crate::nats::NatsUrl;
 use anyhow::{Context, Result};
 use std::path::Path;
 use troupe_settings::Settings;
 use troupe_store::SharedStore;
-use troupe_store_nats::NatsUrl;
 
 pub use crate::secrets::STORE_VAR;
 
@@ -48,14 +48,10 @@ pub fn choose(flag: Option<&str>, settings: Option<&Settings>) -> Result<StoreCh
         .or_else(|| settings.and_then(|s| s.store.clone()));
     match text.as_deref() {
         None | Some("file") => Ok(StoreChoice::File),
-        Some(text) => {
-            let env = |key: &str| troupe_tools::child_env::var(key).filter(|v| !v.is_empty());
-            let mut url = NatsUrl::parse(text)?.with_env(&env);
-            if url.replicas.is_none() {
-                url.replicas = settings.and_then(|s| s.store_replicas);
-            }
-            Ok(StoreChoice::Nats(text.to_string(), url))
-        }
+        Some(text) => Ok(StoreChoice::Nats(
+            text.to_string(),
+            crate::nats::store_url(text, settings)?,
+        )),
     }
 }
 
@@ -63,7 +59,7 @@ pub fn choose(flag: Option<&str>, settings: Option<&Settings>) -> Result<StoreCh
 pub async fn open(choice: &StoreChoice, troupe_dir: &Path, team: &str) -> Result<SharedStore> {
     let store = match choice {
         StoreChoice::File => troupe_store::file::open(troupe_dir, team)?,
-        StoreChoice::Nats(_, url) => troupe_store_nats::open(url, troupe_dir, team).await?,
+        StoreChoice::Nats(_, url) => crate::nats::open(url, troupe_dir, team).await?,
     };
     Ok(store)
 }
@@ -78,9 +74,7 @@ pub async fn open_existing(
         StoreChoice::File => Ok(troupe_store::file::exists(troupe_dir, team)
             .then(|| troupe_store::file::open(troupe_dir, team))
             .transpose()?),
-        StoreChoice::Nats(_, url) => {
-            Ok(troupe_store_nats::open_existing(url, troupe_dir, team).await?)
-        }
+        StoreChoice::Nats(_, url) => Ok(crate::nats::open_existing(url, troupe_dir, team).await?),
     }
 }
 
@@ -99,7 +93,7 @@ pub fn choose_for(flag: Option<&str>, workspace: &Path) -> Result<StoreChoice> {
     choose(None, Some(&loaded.settings))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "nats"))]
 mod tests {
     use super::*;
 

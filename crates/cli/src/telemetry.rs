@@ -4,7 +4,19 @@
 //! the session once its id is known, flushed when the run ends.
 
 use troupe_settings::{Loaded, Scope};
-use troupe_telemetry::Config;
+#[cfg(feature = "telemetry")]
+pub use troupe_telemetry::Config;
+#[cfg(feature = "telemetry")]
+use troupe_telemetry::VARIABLES;
+
+/// What telemetry asks for, which a build without the `telemetry` feature never has.
+#[cfg(not(feature = "telemetry"))]
+pub enum Config {}
+
+/// The one variable a build without the `telemetry` feature looks at: the switch, to say that
+/// nothing is exported.
+#[cfg(not(feature = "telemetry"))]
+const VARIABLES: &[&str] = &["CLAUDE_CODE_ENABLE_TELEMETRY"];
 
 /// The telemetry `loaded` and the environment ask for, and what to warn about.
 pub fn config(loaded: &Loaded) -> (Option<Config>, Vec<String>) {
@@ -15,7 +27,7 @@ pub fn config(loaded: &Loaded) -> (Option<Config>, Vec<String>) {
             .settings
             .env
             .keys()
-            .filter(|k| troupe_telemetry::VARIABLES.contains(&k.as_str()))
+            .filter(|k| VARIABLES.contains(&k.as_str()))
             .collect();
         if named.is_empty() {
             continue;
@@ -38,7 +50,7 @@ pub fn config(loaded: &Loaded) -> (Option<Config>, Vec<String>) {
             ));
         }
     }
-    let (config, more) = Config::from_vars(|key| {
+    let (config, more) = from_vars(|key| {
         own.get(key)
             .cloned()
             .or_else(|| std::env::var(key).ok())
@@ -48,8 +60,31 @@ pub fn config(loaded: &Loaded) -> (Option<Config>, Vec<String>) {
     (config, warnings)
 }
 
+#[cfg(feature = "telemetry")]
+fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Option<Config>, Vec<String>) {
+    Config::from_vars(var)
+}
+
+/// Nothing, and a warning when `CLAUDE_CODE_ENABLE_TELEMETRY` asks for telemetry.
+#[cfg(not(feature = "telemetry"))]
+fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Option<Config>, Vec<String>) {
+    let switch = var("CLAUDE_CODE_ENABLE_TELEMETRY");
+    let asked = matches!(
+        switch.as_deref().map(str::trim),
+        Some("1" | "true" | "TRUE" | "True" | "yes" | "on")
+    );
+    let warning = asked.then(|| {
+        format!(
+            "CLAUDE_CODE_ENABLE_TELEMETRY is set but nothing is exported: {}",
+            crate::features::missing("OpenTelemetry export", "telemetry")
+        )
+    });
+    (None, warning.into_iter().collect())
+}
+
 /// Starts exporting for the session `session_id`; an exporter that cannot be built is a
 /// warning and the run goes on without telemetry.
+#[cfg(feature = "telemetry")]
 pub fn start(config: Option<&Config>, session_id: &str) {
     let Some(config) = config else {
         return;
@@ -65,9 +100,38 @@ pub fn start(config: Option<&Config>, session_id: &str) {
     }
 }
 
+/// Nothing to start: a build without telemetry never has a `Config`.
+#[cfg(not(feature = "telemetry"))]
+pub fn start(config: Option<&Config>, _session_id: &str) {
+    if let Some(config) = config {
+        match *config {}
+    }
+}
+
 /// Exports what is pending before the process ends.
+#[cfg(feature = "telemetry")]
 pub fn finish() {
     for failure in troupe_telemetry::shutdown() {
         tracing::warn!(%failure, "telemetry could not be exported");
+    }
+}
+
+/// Nothing is pending without telemetry.
+#[cfg(not(feature = "telemetry"))]
+pub fn finish() {}
+
+#[cfg(all(test, not(feature = "telemetry")))]
+mod tests {
+    #[test]
+    fn asking_for_telemetry_warns_that_the_build_has_none() {
+        let on = |key: &str| (key == "CLAUDE_CODE_ENABLE_TELEMETRY").then(|| "1".to_string());
+        let (config, warnings) = super::from_vars(on);
+        assert!(config.is_none());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("Cargo feature `telemetry`"),
+            "{warnings:?}"
+        );
+        assert!(super::from_vars(|_| None).1.is_empty());
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::config::{ServerConfig, TransportConfig};
 use crate::options::McpOptions;
-use crate::sdk::SdkTransport;
+use crate::sdk_transport::SdkTransport;
 use crate::sse::SseTransport;
 use crate::stdio::{self, ServerProcess, Slots};
 use rmcp::model::{

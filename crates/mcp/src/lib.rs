@@ -15,32 +15,51 @@
 //! by side).
 
 mod config;
+mod connect;
+#[cfg(feature = "client")]
 mod connection;
 mod expand;
+#[cfg(feature = "client")]
+mod manager;
+// Without the client the manager keeps the configured servers' names to show them failed, and
+// starts nothing.
+#[cfg(not(feature = "client"))]
+#[path = "manager_off.rs"]
 mod manager;
 pub mod names;
 mod options;
 mod prompts;
+#[cfg(feature = "client")]
 mod result;
 pub mod sdk;
+#[cfg(feature = "client")]
+mod sdk_transport;
+#[cfg(feature = "client")]
 mod server;
+#[cfg(feature = "client")]
 mod sse;
 mod status;
+#[cfg(feature = "client")]
 mod stdio;
+#[cfg(feature = "client")]
 mod tool;
 
 pub use config::{
     parse_server, valid_server_name, ConfigError, Lookup, McpConfig, ServerConfig, ServerEntry,
     SourceError, TransportConfig,
 };
+pub use connect::ConnectTool;
 pub use expand::{expand, ExpandError};
 pub use manager::McpManager;
 pub use options::{
     McpOptions, DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
 };
 pub use prompts::{McpPrompt, PromptArgument};
+#[cfg(feature = "client")]
 pub use result::to_output;
 pub use sdk::{SdkBridge, SdkChannel};
 pub use status::{ServerStatus, Status};
+#[cfg(feature = "client")]
 pub use stdio::log_path;
-pub use tool::{ConnectTool, McpTool};
+#[cfg(feature = "client")]
+pub use tool::McpTool;

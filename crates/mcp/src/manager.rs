@@ -3,12 +3,12 @@
 //! on request, and shut down with troupe.
 
 use crate::config::McpConfig;
+use crate::connect::ConnectTool;
 use crate::options::McpOptions;
 use crate::prompts::McpPrompt;
 use crate::server::Server;
 use crate::status::ServerStatus;
 use crate::stdio::{end_for_exit, Slots};
-use crate::tool::ConnectTool;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;

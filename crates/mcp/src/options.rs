@@ -45,6 +45,7 @@ impl McpOptions {
 }
 
 /// A duration as messages state it: `60 s`, `0.5 s`.
+#[cfg(feature = "client")]
 pub(crate) fn secs(duration: Duration) -> String {
     let secs = duration.as_secs_f64();
     match secs.fract() == 0.0 {

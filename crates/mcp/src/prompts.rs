@@ -3,8 +3,8 @@
 //! prompt's declared arguments in order, and the text of the messages `prompts/get` returns is
 //! what the model is sent.
 
-use crate::names::tool_name;
-use rmcp::model::{GetPromptResult, JsonObject};
+#[cfg(feature = "client")]
+use rmcp::model::GetPromptResult;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -34,9 +34,10 @@ pub struct PromptArgument {
 
 impl McpPrompt {
     /// The troupe view of `prompt` on `server`.
+    #[cfg(feature = "client")]
     pub(crate) fn new(server: &str, prompt: &rmcp::model::Prompt) -> McpPrompt {
         McpPrompt {
-            name: tool_name(server, &prompt.name),
+            name: crate::names::tool_name(server, &prompt.name),
             server: server.to_string(),
             remote: prompt.name.clone(),
             description: prompt
@@ -71,9 +72,9 @@ impl McpPrompt {
     /// The `prompts/get` arguments for the words typed after the command: each word fills the
     /// next declared argument, and words beyond the last argument join it. A required argument
     /// left without a word is an error showing how to call the command.
-    pub fn arguments_for(&self, words: &str) -> Result<JsonObject, String> {
+    pub fn arguments_for(&self, words: &str) -> Result<serde_json::Map<String, Value>, String> {
         let words: Vec<&str> = words.split_whitespace().collect();
-        let mut arguments = JsonObject::new();
+        let mut arguments = serde_json::Map::new();
         for (i, argument) in self.arguments.iter().enumerate() {
             let value = match (i + 1 == self.arguments.len(), words.get(i..)) {
                 (true, Some(rest)) if !rest.is_empty() => rest.join(" "),
@@ -98,6 +99,7 @@ impl McpPrompt {
 /// The text the model is sent for a `prompts/get` answer: every message's text (an embedded
 /// resource's text too), in order, a blank line between them. Images and other binary content
 /// are left out.
+#[cfg(feature = "client")]
 pub fn prompt_text(result: &GetPromptResult) -> String {
     result
         .messages
@@ -113,7 +115,7 @@ pub fn prompt_text(result: &GetPromptResult) -> String {
         .join("\n\n")
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "client"))]
 mod tests {
     use super::*;
     use rmcp::model::{Prompt, PromptMessage, Role};

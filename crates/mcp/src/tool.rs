@@ -1,9 +1,9 @@
-//! The troupe tools MCP brings: each server tool as `mcp__<server>__<tool>`, and `connect_mcp`.
+//! The troupe tools MCP brings: each server tool as `mcp__<server>__<tool>` (`connect_mcp` is
+//! [`crate::connect`]'s).
 
-use crate::manager::McpManager;
 use crate::server::Server;
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::Weak;
 use troupe_tools::{Effect, Tool, ToolContext, ToolOutput};
 
@@ -68,72 +68,6 @@ impl Tool for McpTool {
         match self.server.upgrade() {
             Some(server) => server.call(&self.name, &self.remote, input).await,
             None => ToolOutput::error(format!("{}: its MCP server is gone", self.name)),
-        }
-    }
-}
-
-/// `connect_mcp{name}` (s20): connects a configured server that is not connected, or starts
-/// one that failed or stopped again.
-pub struct ConnectTool {
-    manager: Weak<McpManager>,
-    description: String,
-}
-
-impl ConnectTool {
-    pub(crate) fn new(manager: Weak<McpManager>, names: &[&str]) -> ConnectTool {
-        ConnectTool {
-            manager,
-            description: format!(
-                "Connect a configured MCP server that is not connected yet, or reconnect one that failed or stopped. \
-                 Its tools (mcp__<name>__…) are offered from your next step. Configured servers: {}.",
-                names.join(", ")
-            ),
-        }
-    }
-}
-
-#[async_trait]
-impl Tool for ConnectTool {
-    fn name(&self) -> &str {
-        "connect_mcp"
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"name": {"type": "string", "description": "The server's name as configured."}},
-            "required": ["name"],
-        })
-    }
-
-    /// It only (re)connects a server the person configured.
-    fn effect(&self, _input: &Value) -> Effect {
-        Effect::ReadOnly
-    }
-
-    async fn call(&self, input: Value, _ctx: &ToolContext) -> ToolOutput {
-        let Some(name) = input.get("name").and_then(Value::as_str) else {
-            return ToolOutput::error("connect_mcp needs {\"name\": \"<server>\"}");
-        };
-        let Some(manager) = self.manager.upgrade() else {
-            return ToolOutput::error("MCP is shut down");
-        };
-        match manager.connect(name).await {
-            Ok(status) => {
-                let tools = match status.tools.is_empty() {
-                    true => "no tools".to_string(),
-                    false => status.tools.join(", "),
-                };
-                ToolOutput::ok(format!(
-                    "MCP server `{name}` is connected with {} tool(s): {tools}. They are offered from your next step.",
-                    status.tools.len()
-                ))
-            }
-            Err(message) => ToolOutput::error(message),
         }
     }
 }

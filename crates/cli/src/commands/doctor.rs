@@ -280,7 +280,7 @@ async fn team_store(workspace: &Path, settings: &troupe_settings::Settings) -> C
             }
         }
         crate::store::StoreChoice::Nats(_, url) => {
-            match troupe_store_nats::inspect(&url, "default").await {
+            match crate::nats::inspect(&url, "default").await {
                 Ok(report) => Check::pass(
                     "team store",
                     format!("NATS at {} is reachable: {report}", url.display()),

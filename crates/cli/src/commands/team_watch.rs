@@ -84,7 +84,7 @@ async fn open_when_created(
         StoreChoice::Nats(_, url) => url,
     };
     loop {
-        match troupe_store_nats::open_existing(&url, &dir, &team).await {
+        match crate::nats::open_existing(&url, &dir, &team).await {
             Ok(Some(store)) => return Ok(store),
             Ok(None) => {}
             Err(e) => return Err(e),
