@@ -22,8 +22,9 @@ for crate in sorted(os.listdir(root)):
     g=collections.defaultdict(set)
     for m,p in mods.items():
         txt=open(p).read()
-        k=txt.find('#[cfg(test)]\nmod ')
-        if k>=0: txt=txt[:k]
+        # a test module (`#[cfg(test)]`, or `#[cfg(all(test, ...))]` for a build's own tests)
+        k=re.search(r'#\[cfg\((?:all\()?test\b[^\]]*\]\nmod ',txt)
+        if k: txt=txt[:k.start()]
         txt='\n'.join(l for l in txt.split('\n') if not l.strip().startswith('//'))
         # strip tests module
         for ref in re.findall(r'crate::((?:[a-z_0-9]+::)*[a-z_0-9A-Z]+)',txt):

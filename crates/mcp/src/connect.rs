@@ -1,21 +1,28 @@
 //! `connect_mcp`: the one MCP tool every build has (without the client it says why nothing
 //! connects).
 
-use crate::manager::McpManager;
+use crate::status::ServerStatus;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::sync::Weak;
 use troupe_tools::{Effect, Tool, ToolContext, ToolOutput};
 
+/// What `connect_mcp` asks of the manager (either build's): to connect a configured server.
+#[async_trait]
+pub(crate) trait Connects: Send + Sync {
+    /// Connects (or reconnects) the server `name`; its status, or why not.
+    async fn connect(&self, name: &str) -> Result<ServerStatus, String>;
+}
+
 /// `connect_mcp{name}` (s20): connects a configured server that is not connected, or starts
 /// one that failed or stopped again.
 pub struct ConnectTool {
-    manager: Weak<McpManager>,
+    manager: Weak<dyn Connects>,
     description: String,
 }
 
 impl ConnectTool {
-    pub(crate) fn new(manager: Weak<McpManager>, names: &[&str]) -> ConnectTool {
+    pub(crate) fn new(manager: Weak<dyn Connects>, names: &[&str]) -> ConnectTool {
         ConnectTool {
             manager,
             description: format!(

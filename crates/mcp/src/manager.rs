@@ -3,7 +3,7 @@
 //! on request, and shut down with troupe.
 
 use crate::config::McpConfig;
-use crate::connect::ConnectTool;
+use crate::connect::{ConnectTool, Connects};
 use crate::options::McpOptions;
 use crate::prompts::McpPrompt;
 use crate::server::Server;
@@ -155,7 +155,8 @@ impl McpManager {
 
     /// The `connect_mcp` tool for this manager's servers.
     pub fn connect_tool(self: &Arc<Self>) -> DynTool {
-        Arc::new(ConnectTool::new(Arc::downgrade(self), &self.names()))
+        let manager: std::sync::Weak<dyn Connects> = Arc::downgrade(self) as std::sync::Weak<Self>;
+        Arc::new(ConnectTool::new(manager, &self.names()))
     }
 
     /// Ends every connection and refuses new ones, for troupe's exit: stdio servers (those
@@ -168,5 +169,12 @@ impl McpManager {
             server.shutdown();
         }
         end_for_exit(&self.slots);
+    }
+}
+
+#[async_trait::async_trait]
+impl Connects for McpManager {
+    async fn connect(&self, name: &str) -> Result<ServerStatus, String> {
+        McpManager::connect(self, name).await
     }
 }

@@ -4,7 +4,7 @@
 //! empty list; it offers no tools and no prompts, and `connect_mcp` gives the same reason.
 
 use crate::config::McpConfig;
-use crate::connect::ConnectTool;
+use crate::connect::{ConnectTool, Connects};
 use crate::options::McpOptions;
 use crate::prompts::McpPrompt;
 use crate::status::{ServerStatus, Status};
@@ -97,9 +97,17 @@ impl McpManager {
 
     /// The `connect_mcp` tool, which refuses.
     pub fn connect_tool(self: &Arc<Self>) -> DynTool {
-        Arc::new(ConnectTool::new(Arc::downgrade(self), &self.names()))
+        let manager: std::sync::Weak<dyn Connects> = Arc::downgrade(self) as std::sync::Weak<Self>;
+        Arc::new(ConnectTool::new(manager, &self.names()))
     }
 
     /// Nothing to end.
     pub fn shutdown(&self) {}
+}
+
+#[async_trait::async_trait]
+impl Connects for McpManager {
+    async fn connect(&self, name: &str) -> Result<ServerStatus, String> {
+        McpManager::connect(self, name).await
+    }
 }
