@@ -192,7 +192,8 @@ async fn shutdown_handshake_and_plan_approval_across_hosts() {
     // bob approved and his process on host B ended by itself, cleanly.
     wait_for("bob's process to exit", || {
         bob.try_wait().unwrap().is_some()
-    });
+    })
+    .await;
     assert!(bob.wait().unwrap().success());
     let s = team.store(&a.path().join(".probe")).await;
     let roster = s.roster().await.unwrap();
@@ -458,7 +459,8 @@ async fn a_teammate_whose_lease_another_host_holds_waits_for_it_to_lapse_unless_
         std::fs::read_to_string(&waiting_log)
             .unwrap_or_default()
             .contains("waiting for bob's lease on host host-b to lapse (")
-    });
+    })
+    .await;
     assert_eq!(nats_support::holder(&s, "bob").await, Some(b_pid));
     on_b.kill().unwrap();
     on_b.wait().unwrap();
@@ -482,7 +484,8 @@ async fn a_teammate_started_before_its_server_retries_saying_so_and_joins_once_i
     wait_for("bob to say it cannot reach the server and retries", || {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         text.contains("cannot reach the team store") && text.contains("retrying in")
-    });
+    })
+    .await;
     nats.restart(); // up again on the same port
     let s = team.store(&ws.path().join(".probe")).await;
     let pid = bob.id();

@@ -7,7 +7,7 @@ mod common;
 mod nats_support;
 
 use common::{run, stderr, troupe};
-use nats_support::{kill_and_lapse, wait_for, wait_for_async, Team};
+use nats_support::{kill_and_lapse, wait_for_async, Team};
 use serde_json::json;
 use troupe_protocol::{Envelope, MailKind};
 use troupe_testkit::{FakeServer, Reply, Step, TempWorkspace, Wire};
@@ -63,9 +63,11 @@ async fn a_teammate_killed_on_one_host_rejoins_on_another_with_its_conversation(
     ))
     .await
     .unwrap();
-    wait_for("bob on host C to be asked about the word", || {
+    // Awaited: the test's store client lives on this runtime's one thread.
+    wait_for_async("bob on host C to be asked about the word", async || {
         !requests_with(&server, "bob", "what was the word?").is_empty()
-    });
+    })
+    .await;
     let asked = requests_with(&server, "bob", "what was the word?");
     assert!(
         asked[0].contains("Remember the word pelican.")

@@ -102,7 +102,8 @@ async fn four_writer_hosts_times_2000_to_a_teammate_killed_and_restarted_twice_a
         wait_for("some progress", || {
             let now = team.delivered(sink_host.path(), "sink").0.len();
             now > before || now == expected
-        });
+        })
+        .await;
         kill_and_lapse(&mut sink, &probe, "sink").await;
         sink = team.started(sink_host.path(), &server, "sink", &SINK).await;
     }
@@ -136,7 +137,8 @@ async fn the_server_restarted_mid_stream_loses_nothing() {
     let writers = spawn_writers(&team, &writer_hosts, PER_WRITER);
     wait_for("some progress", || {
         team.delivered(sink_host.path(), "sink").0.len() > 100
-    });
+    })
+    .await;
     // SIGKILL the server (nothing flushed on the way out) and start it again on its port.
     nats.restart();
     for mut w in writers {

@@ -109,6 +109,13 @@ pub(crate) async fn send(conn: &Conn, subject: String, cluster: bool) {
     if !cluster {
         if let Err(e) = client.publish(subject, Bytes::new()).await {
             tracing::debug!(error = %e, "wake not sent");
+            return;
+        }
+        // Written out before the sender goes on: the client lives on the sender's runtime, and
+        // a sender that ends its run or blocks its thread right after sending mail would
+        // otherwise leave the wake in the client's buffer.
+        if let Err(e) = client.flush().await {
+            tracing::debug!(error = %e, "wake not flushed");
         }
         return;
     }

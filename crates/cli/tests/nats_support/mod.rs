@@ -136,10 +136,10 @@ pub async fn holder(store: &SharedStore, name: &str) -> Option<u32> {
     }
 }
 
-/// Waits until `done` holds, at most [`BOUND`].
-#[track_caller]
-pub fn wait_for(what: &str, done: impl FnMut() -> bool) {
-    troupe_testkit::wait_until(what, BOUND, done)
+/// Waits until `done` holds, at most [`BOUND`], pausing on the runtime's timer: a test's store
+/// client lives on the test's runtime, which a thread sleep would stall.
+pub async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    troupe_testkit::wait_until_async(what, BOUND, async || done()).await
 }
 
 /// [`wait_for`] for a check that reads the store.
