@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use troupe_store::StoreError;
 
 use crate::cas::{self, Wrote};
-use crate::conn::{Conn, Fail, Link};
+use crate::conn::{Fail, Link};
 use crate::reads::{read, At};
 
 /// One bucket of the team.
@@ -74,69 +74,26 @@ impl Bucket {
         format!("bucket {}, key {key}", self.name)
     }
 
-    /// The key's value and revision; `None` when absent (never written, deleted, expired).
-    pub async fn get(&self, conn: &Conn, key: &str) -> Result<Option<Record>, StoreError> {
-        self.get_async(conn.link(), key).await
-    }
-
-    /// Writes `value` under `key` if the key is absent.
-    pub async fn create(&self, conn: &Conn, key: &str, value: Bytes) -> Result<Cas, StoreError> {
-        self.create_async(conn.link(), key, value).await
-    }
-
-    /// Writes `value` under `key` if its revision is still `revision`.
-    pub async fn update(
-        &self,
-        conn: &Conn,
-        key: &str,
-        value: Bytes,
-        revision: u64,
-    ) -> Result<Cas, StoreError> {
-        self.update_async(conn.link(), key, value, revision).await
-    }
-
     /// Writes `value` under `key` whatever is there (volatile records only).
-    pub async fn put(&self, conn: &Conn, key: &str, value: Bytes) -> Result<u64, StoreError> {
+    pub async fn put(&self, link: &Link, key: &str, value: Bytes) -> Result<u64, StoreError> {
         let action = format!("write {}", self.place(key));
-        let (kv, key) = (self.kv.clone(), key.to_string());
-        conn.retry(&action, move || {
-            let (kv, key, value) = (kv.clone(), key.clone(), value.clone());
-            async move { Ok(kv.put(&key, value).await?) }
+        link.retry(&action, || {
+            let (kv, value) = (self.kv.clone(), value.clone());
+            async move { Ok(kv.put(key, value).await?) }
         })
         .await
     }
 
-    /// Deletes `key`; with `revision`, only if it is still at that revision (a lease another
-    /// holder took meanwhile is left alone).
-    pub async fn delete(
-        &self,
-        conn: &Conn,
-        key: &str,
-        revision: Option<u64>,
-    ) -> Result<(), StoreError> {
-        self.delete_async(conn.link(), key, revision).await
-    }
-
     /// Every key's current value, in one pass over the bucket (deleted keys left out).
-    pub async fn snapshot(&self, conn: &Conn) -> Result<Vec<Record>, StoreError> {
-        self.snapshot_under(conn, "").await
+    pub async fn snapshot(&self, link: &Link) -> Result<Vec<Record>, StoreError> {
+        self.snapshot_under(link, "").await
     }
 
-    /// The current value of every key starting with `prefix` (a whole token followed by a
-    /// dot, `usage.`; empty for all), in one pass, keys returned whole.
-    pub async fn snapshot_under(
-        &self,
-        conn: &Conn,
-        prefix: &str,
-    ) -> Result<Vec<Record>, StoreError> {
-        self.snapshot_under_async(conn.link(), prefix).await
-    }
+    // Each operation retries as [`Link::retry`] does, so a compare-and-set loop or a
+    // background task composes them on a link it owns.
 
-    // The same on a link, for operations that compose several (a compare-and-set loop, a
-    // background task that owns its link); each retries as [`Link::retry`] does.
-
-    /// [`Bucket::get`] as a future.
-    pub async fn get_async(&self, link: &Link, key: &str) -> Result<Option<Record>, StoreError> {
+    /// The key's value and revision; `None` when absent (never written, deleted, expired).
+    pub async fn get(&self, link: &Link, key: &str) -> Result<Option<Record>, StoreError> {
         let action = format!("read {}", self.place(key));
         link.retry(&action, || {
             let (kv, key) = (self.kv.clone(), key.to_string());
@@ -145,13 +102,8 @@ impl Bucket {
         .await
     }
 
-    /// [`Bucket::create`] as a future.
-    pub async fn create_async(
-        &self,
-        link: &Link,
-        key: &str,
-        value: Bytes,
-    ) -> Result<Cas, StoreError> {
+    /// Writes `value` under `key` if the key is absent.
+    pub async fn create(&self, link: &Link, key: &str, value: Bytes) -> Result<Cas, StoreError> {
         let action = format!("create {}", self.place(key));
         self.tagged(link, &action, key, |id| {
             let (kv, value, client) = (self.kv.clone(), value.clone(), link.client.clone());
@@ -160,8 +112,8 @@ impl Bucket {
         .await
     }
 
-    /// [`Bucket::update`] as a future.
-    pub async fn update_async(
+    /// Writes `value` under `key` if its revision is still `revision`.
+    pub async fn update(
         &self,
         link: &Link,
         key: &str,
@@ -221,8 +173,9 @@ impl Bucket {
         })
     }
 
-    /// [`Bucket::delete`] as a future.
-    pub async fn delete_async(
+    /// Deletes `key`; with `revision`, only if it is still at that revision (a lease another
+    /// holder took meanwhile is left alone).
+    pub async fn delete(
         &self,
         link: &Link,
         key: &str,
@@ -243,8 +196,9 @@ impl Bucket {
         .await
     }
 
-    /// [`Bucket::snapshot_under`] as a future.
-    pub async fn snapshot_under_async(
+    /// The current value of every key starting with `prefix` (a whole token followed by a
+    /// dot, `usage.`; empty for all), in one pass, keys returned whole.
+    pub async fn snapshot_under(
         &self,
         link: &Link,
         prefix: &str,

@@ -119,11 +119,15 @@ impl NatsStore {
 
     async fn read_lease(&self, agent: &str) -> Result<Option<Current>, StoreError> {
         let inner = &self.inner;
-        Ok(inner.live.get(&inner.conn, agent).await?.map(|r| Current {
-            record: serde_json::from_slice(&r.value).ok(),
-            revision: r.revision,
-            age: r.age,
-        }))
+        Ok(inner
+            .live
+            .get(inner.conn.link(), agent)
+            .await?
+            .map(|r| Current {
+                record: serde_json::from_slice(&r.value).ok(),
+                revision: r.revision,
+                age: r.age,
+            }))
     }
 
     /// Takes over the lease at `current` from a holder on this host whose process is gone
@@ -143,7 +147,7 @@ impl NatsStore {
         let bytes = to_bytes("lease", &record)?;
         match inner
             .live
-            .update(&inner.conn, agent, bytes, current.revision)
+            .update(inner.conn.link(), agent, bytes, current.revision)
             .await?
         {
             Cas::Done(revision) => {
@@ -199,8 +203,10 @@ impl LivenessStore for NatsStore {
         // A key that lapses or is taken over between the refused create and the read is tried
         // again.
         for _ in 0..3 {
-            if let Cas::Done(revision) =
-                inner.live.create(&inner.conn, agent, bytes.clone()).await?
+            if let Cas::Done(revision) = inner
+                .live
+                .create(inner.conn.link(), agent, bytes.clone())
+                .await?
             {
                 return Ok(self.hold(agent, record, revision));
             }
@@ -261,7 +267,7 @@ impl LivenessStore for NatsStore {
             let bytes = to_bytes("lease", &record)?;
             if let Cas::Done(rev) = inner
                 .live
-                .update(&inner.conn, agent, bytes, revision)
+                .update(inner.conn.link(), agent, bytes, revision)
                 .await?
             {
                 return Ok(self.hold(agent, record, rev));

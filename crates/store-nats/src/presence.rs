@@ -20,10 +20,14 @@ impl PresenceStore for NatsStore {
         match doing {
             Some(text) => inner
                 .presence
-                .put(&inner.conn, agent, bytes::Bytes::from(text.to_string()))
+                .put(
+                    inner.conn.link(),
+                    agent,
+                    bytes::Bytes::from(text.to_string()),
+                )
                 .await
                 .map(|_| ()),
-            None => inner.presence.delete(&inner.conn, agent, None).await,
+            None => inner.presence.delete(inner.conn.link(), agent, None).await,
         }
     }
 
@@ -31,7 +35,7 @@ impl PresenceStore for NatsStore {
         let inner = &self.inner;
         Ok(inner
             .presence
-            .snapshot(&inner.conn)
+            .snapshot(inner.conn.link())
             .await?
             .into_iter()
             .filter(|r| !r.key.contains('.'))
@@ -45,7 +49,7 @@ impl PresenceStore for NatsStore {
         let bytes = to_bytes("token usage", usage)?;
         inner
             .presence
-            .put(&inner.conn, &format!("{USAGE}{agent}"), bytes)
+            .put(inner.conn.link(), &format!("{USAGE}{agent}"), bytes)
             .await
             .map(|_| ())
     }
@@ -55,7 +59,7 @@ impl PresenceStore for NatsStore {
         // A value that does not parse (a foreign writer) is skipped.
         Ok(inner
             .presence
-            .snapshot_under(&inner.conn, USAGE)
+            .snapshot_under(inner.conn.link(), USAGE)
             .await?
             .into_iter()
             .filter_map(|r| {

@@ -33,7 +33,7 @@ impl NatsStore {
     async fn load_request(&self, id: &str) -> Result<Option<(Request, u64)>, StoreError> {
         check_id(id)?;
         let inner = &self.inner;
-        let Some(record) = inner.requests.get(&inner.conn, id).await? else {
+        let Some(record) = inner.requests.get(inner.conn.link(), id).await? else {
             return Ok(None);
         };
         let request = decode(&record.value, &self.request_place(id))?;
@@ -51,7 +51,7 @@ impl NatsStore {
     async fn all_requests(&self) -> Result<Vec<Request>, StoreError> {
         let inner = &self.inner;
         let mut out = Vec::new();
-        for record in inner.requests.snapshot(&inner.conn).await? {
+        for record in inner.requests.snapshot(inner.conn.link()).await? {
             match serde_json::from_slice::<Request>(&record.value) {
                 Ok(r) => out.push(r),
                 // One bad record must not hide every other request; it is reported instead.
@@ -73,7 +73,7 @@ impl RequestStore for NatsStore {
         let bytes = to_bytes("request", request)?;
         match inner
             .requests
-            .create(&inner.conn, &request.id, bytes)
+            .create(inner.conn.link(), &request.id, bytes)
             .await?
         {
             Cas::Done(_) => {}
@@ -151,7 +151,7 @@ async fn update_loop(
         if round > 0 {
             tokio::time::sleep(backoff.next_pause()).await;
         }
-        let Some(record) = bucket.get_async(link, id).await? else {
+        let Some(record) = bucket.get(link, id).await? else {
             return Err(StoreError::UnknownRequest {
                 id: id.to_string(),
                 place,
@@ -165,10 +165,7 @@ async fn update_loop(
             return Ok((before, request, outcome));
         }
         let bytes = to_bytes("request", &request)?;
-        if let Cas::Done(_) = bucket
-            .update_async(link, id, bytes, record.revision)
-            .await?
-        {
+        if let Cas::Done(_) = bucket.update(link, id, bytes, record.revision).await? {
             return Ok((before, request, outcome));
         }
     }

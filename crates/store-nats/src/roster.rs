@@ -81,7 +81,7 @@ impl RosterIo {
     }
 
     async fn load_head(&self) -> Result<(Head, Option<u64>), StoreError> {
-        match self.bucket.get_async(&self.link, KEY).await? {
+        match self.bucket.get(&self.link, KEY).await? {
             None => Ok((
                 Head {
                     team: self.team.clone(),
@@ -106,7 +106,7 @@ impl RosterIo {
             roster.members = head.members;
         } else if !head.order.is_empty() {
             let mut stored: HashMap<String, (Member, u64)> = HashMap::new();
-            for record in self.bucket.snapshot_under_async(&self.link, MEMBER).await? {
+            for record in self.bucket.snapshot_under(&self.link, MEMBER).await? {
                 let Some(name) = record.key.strip_prefix(MEMBER) else {
                     continue;
                 };
@@ -119,7 +119,7 @@ impl RosterIo {
                     Some(found) => Some(found),
                     // Not in the pass over the bucket (written while it ran): read it by key,
                     // so a writer never takes a member off the order it merely did not see.
-                    None => match self.bucket.get_async(&self.link, &member_key(name)).await? {
+                    None => match self.bucket.get(&self.link, &member_key(name)).await? {
                         Some(record) => Some((
                             serde_json::from_slice(&record.value)
                                 .map_err(|e| self.corrupt(&record.key, &e))?,
@@ -155,17 +155,13 @@ impl RosterIo {
         let key = member_key(&member.name);
         let bytes = to_bytes("roster member", member)?;
         if let Some(rev) = revision {
-            return bucket.update_async(link, &key, bytes, rev).await;
+            return bucket.update(link, &key, bytes, rev).await;
         }
-        match bucket.create_async(link, &key, bytes.clone()).await? {
+        match bucket.create(link, &key, bytes.clone()).await? {
             Cas::Done(rev) => Ok(Cas::Done(rev)),
             Cas::Conflict if order.contains(&member.name) => Ok(Cas::Conflict),
-            Cas::Conflict => match bucket.get_async(link, &key).await? {
-                Some(leftover) => {
-                    bucket
-                        .update_async(link, &key, bytes, leftover.revision)
-                        .await
-                }
+            Cas::Conflict => match bucket.get(link, &key).await? {
+                Some(leftover) => bucket.update(link, &key, bytes, leftover.revision).await,
                 None => Ok(Cas::Conflict),
             },
         }
@@ -199,7 +195,7 @@ impl RosterIo {
         {
             if let Some(rev) = loaded.revisions.get(&gone.name) {
                 bucket
-                    .delete_async(link, &member_key(&gone.name), Some(*rev))
+                    .delete(link, &member_key(&gone.name), Some(*rev))
                     .await?;
             }
         }
@@ -229,8 +225,8 @@ impl RosterIo {
         }
         let bytes = to_bytes("roster", &head)?;
         let written = match loaded.head {
-            Some(rev) => bucket.update_async(link, KEY, bytes, rev).await?,
-            None => bucket.create_async(link, KEY, bytes).await?,
+            Some(rev) => bucket.update(link, KEY, bytes, rev).await?,
+            None => bucket.create(link, KEY, bytes).await?,
         };
         Ok(matches!(written, Cas::Done(_)).then_some(roster))
     }
@@ -268,7 +264,7 @@ impl RosterIo {
                 tokio::time::sleep(backoff.next_pause()).await;
             }
             let record = if crate::check_agent(name).is_ok() {
-                bucket.get_async(link, &key).await?
+                bucket.get(link, &key).await?
             } else {
                 None
             };
@@ -283,10 +279,7 @@ impl RosterIo {
                 return Ok(Some(member));
             }
             let bytes = to_bytes("roster member", &member)?;
-            if let Cas::Done(_) = bucket
-                .update_async(link, &key, bytes, record.revision)
-                .await?
-            {
+            if let Cas::Done(_) = bucket.update(link, &key, bytes, record.revision).await? {
                 return Ok(Some(member));
             }
         }
@@ -337,7 +330,7 @@ impl RosterStore for NatsStore {
         }
         let io = self.roster_io();
         let key = member_key(name);
-        match io.bucket.get_async(&io.link, &key).await? {
+        match io.bucket.get(&io.link, &key).await? {
             Some(record) => Ok(Some(
                 serde_json::from_slice(&record.value).map_err(|e| io.corrupt(&key, &e))?,
             )),

@@ -39,7 +39,7 @@ async fn load_task(
     link: &Link,
     id: TaskId,
 ) -> Result<Option<(Task, u64)>, StoreError> {
-    match tasks.get_async(link, &id.to_string()).await? {
+    match tasks.get(link, &id.to_string()).await? {
         None => Ok(None),
         Some(record) => Ok(Some((parse_task(tasks, id, &record)?, record.revision))),
     }
@@ -102,10 +102,7 @@ async fn update_unlocked(
             break;
         }
         let bytes = to_bytes("task", &task)?;
-        if let Cas::Done(_) = tasks
-            .update_async(link, &id.to_string(), bytes, revision)
-            .await?
-        {
+        if let Cas::Done(_) = tasks.update(link, &id.to_string(), bytes, revision).await? {
             return Ok(Unlocked::Committed(Box::new((before, task))));
         }
     }
@@ -132,7 +129,12 @@ impl BoardLock<'_> {
         let inner = &self.store.inner;
         match inner
             .live
-            .update(&inner.conn, BOARD_LOCK, self.holder.clone(), self.revision)
+            .update(
+                inner.conn.link(),
+                BOARD_LOCK,
+                self.holder.clone(),
+                self.revision,
+            )
             .await?
         {
             Cas::Done(revision) => {
@@ -160,7 +162,7 @@ impl BoardLock<'_> {
         let inner = &self.store.inner;
         if let Err(e) = inner
             .live
-            .delete(&inner.conn, BOARD_LOCK, Some(revision))
+            .delete(inner.conn.link(), BOARD_LOCK, Some(revision))
             .await
         {
             tracing::warn!(error = %e, "could not release the board lock; it lapses after the lease TTL");
@@ -179,7 +181,7 @@ impl Drop for BoardLock<'_> {
         let (bucket, link, revision) =
             (inner.live.clone(), inner.conn.link().clone(), self.revision);
         inner.conn.handle().spawn(async move {
-            if let Err(e) = bucket.delete_async(&link, BOARD_LOCK, Some(revision)).await {
+            if let Err(e) = bucket.delete(&link, BOARD_LOCK, Some(revision)).await {
                 tracing::warn!(error = %e, "could not release the board lock; it lapses after the lease TTL");
             }
         });
@@ -239,7 +241,7 @@ impl NatsStore {
     /// The task and its revision; `None` when absent.
     async fn load_task(&self, id: TaskId) -> Result<Option<(Task, u64)>, StoreError> {
         let inner = &self.inner;
-        match inner.tasks.get(&inner.conn, &id.to_string()).await? {
+        match inner.tasks.get(inner.conn.link(), &id.to_string()).await? {
             None => Ok(None),
             Some(record) => Ok(Some((self.parse_task(id, &record)?, record.revision))),
         }
@@ -248,7 +250,7 @@ impl NatsStore {
     /// Every readable task and every unreadable record, by id.
     async fn whole_board(&self) -> Result<TaskList, StoreError> {
         let inner = &self.inner;
-        let records = inner.tasks.snapshot(&inner.conn).await?;
+        let records = inner.tasks.snapshot(inner.conn.link()).await?;
         board::board_of(records.into_iter().filter_map(|r| {
             let id = id_of(&r.key)?;
             Some((id, self.parse_task(id, &r).map(Some)))
@@ -270,15 +272,15 @@ impl NatsStore {
             if round > 0 {
                 tokio::time::sleep(backoff.next_pause()).await;
             }
-            let current = tasks.get_async(link, NEXT).await?;
+            let current = tasks.get(link, NEXT).await?;
             let recorded = current
                 .as_ref()
                 .and_then(|r| std::str::from_utf8(&r.value).ok());
             let id = board::next_id(recorded, board);
             let next = bytes::Bytes::from(id.saturating_add(1).to_string());
             let written = match current {
-                Some(r) => tasks.update_async(link, NEXT, next, r.revision).await?,
-                None => tasks.create_async(link, NEXT, next).await?,
+                Some(r) => tasks.update(link, NEXT, next, r.revision).await?,
+                None => tasks.create(link, NEXT, next).await?,
             };
             if let Cas::Done(_) = written {
                 return Ok(id);
@@ -297,8 +299,7 @@ impl NatsStore {
         // The wait pauses on the runtime's timer.
         let mut backoff = crate::backoff::Backoff::conflicts();
         let revision = loop {
-            if let Cas::Done(revision) = live.create_async(link, BOARD_LOCK, holder.clone()).await?
-            {
+            if let Cas::Done(revision) = live.create(link, BOARD_LOCK, holder.clone()).await? {
                 break revision;
             }
             if Instant::now() >= deadline {
@@ -336,7 +337,7 @@ impl NatsStore {
         let bytes = to_bytes("task", task)?;
         if inner
             .tasks
-            .update(&inner.conn, &task.id.to_string(), bytes, revision)
+            .update(inner.conn.link(), &task.id.to_string(), bytes, revision)
             .await?
             == Cas::Conflict
         {
@@ -360,7 +361,7 @@ impl TaskStore for NatsStore {
             let bytes = to_bytes("task", &task)?;
             if let Cas::Done(_) = inner
                 .tasks
-                .create(&inner.conn, &id.to_string(), bytes)
+                .create(inner.conn.link(), &id.to_string(), bytes)
                 .await?
             {
                 self.record_quietly(troupe_store::record::task_created(&task))
