@@ -16,6 +16,30 @@ import bisect, os, re, shutil, socket, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "crates/cli/link/hot-functions.txt")
+INPUTS = os.path.join(ROOT, "crates/cli/link/hot-functions.inputs")
+
+
+def build_inputs():
+    """The digest of what decides the list's names besides the code: a release symbol's hash
+    covers its crate's and its dependencies' versions, features and profile, so any change to
+    Cargo.lock or a manifest renames functions throughout. The test `link_order` computes the
+    same digest (FNV-1a 64 over each file's path and its lines without comments or blanks) and
+    fails when it differs from the one written beside the list."""
+    paths = ["Cargo.lock", "Cargo.toml"] + sorted(
+        os.path.join("crates", d, "Cargo.toml") for d in os.listdir(os.path.join(ROOT, "crates"))
+        if os.path.isfile(os.path.join(ROOT, "crates", d, "Cargo.toml")))
+    h = 0xcbf29ce484222325
+    def feed(data):
+        nonlocal h
+        for b in data:
+            h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    for rel in paths:
+        feed(rel.encode() + b"\n")
+        for line in open(os.path.join(ROOT, rel), encoding="utf-8"):
+            line = line.strip()
+            if line and not line.startswith("#"):
+                feed(line.encode() + b"\n")
+    return "%016x" % h
 
 
 def target_dir():
@@ -71,6 +95,14 @@ def entry_point(binary):
     raise SystemExit("no entry point in " + binary)
 
 
+def elf_type(binary):
+    out = subprocess.run(["readelf", "-hW", binary], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if line.strip().startswith("Type:"):
+            return line.split(":")[1].split()[0]
+    raise SystemExit("no ELF type in " + binary)
+
+
 def superblocks(binary, args, env):
     """Addresses (relative to the binary's load base) of the superblocks a run executes, in
     order of first execution."""
@@ -112,18 +144,26 @@ def main():
     env = {"PATH": os.environ["PATH"], "HOME": os.path.join(ws, ".home"), "PWD": ws,
            "ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % p, "ANTHROPIC_API_KEY": "fake-key"}
     try:
+        # The runs the benches and a person make: the default permission mode and the bypass the
+        # benches use, text and JSON output. Each path runs code of its own (the permission
+        # check, the result's encoding); a function left out lands among the cold ones and
+        # costs a 64 KiB block of resident code.
         runs = [["--version"],
-                ["-p", "list the files here", "--permission-mode", "bypassPermissions"]]
+                ["-p", "list the files here"],
+                ["-p", "list the files here", "--permission-mode", "bypassPermissions"],
+                ["-p", "list the files", "--output-format", "json",
+                 "--permission-mode", "bypassPermissions"]]
         addrs = []
         for args in runs:
             addrs += superblocks(binary, args, env)
     finally:
         server.kill()
-    # valgrind loads a position-independent executable at 0x108000; its entry point must have run.
-    base = 0x108000
+    # valgrind loads a position-independent executable at 0x108000 and a fixed one (build.rs
+    # links without -pie) where it was linked; its entry point must have run.
+    base = 0x108000 if elf_type(binary) == "DYN" else 0
     if entry + base not in set(addrs):
         raise SystemExit("the entry point is not among the executed addresses: valgrind's load "
-                         "base is not 0x108000 here")
+                         "base is not %#x here" % base)
     names, seen = [], set()
     for a in addrs:
         a -= base
@@ -137,6 +177,8 @@ def main():
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as f:
         f.write("\n".join(names) + "\n")
+    with open(INPUTS, "w") as f:
+        f.write(build_inputs() + "\n")
     shutil.rmtree(work, ignore_errors=True)
     print("%d functions (%d KiB of code) -> %s" % (len(names), size // 1024, OUT))
     build({})

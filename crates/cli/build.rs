@@ -6,6 +6,11 @@
 //!   packed they are a few KB. glibc loads such a binary from 2.36 on, so the option is used
 //!   only when building for the machine we build on (no cross target) whose glibc is that new:
 //!   a binary built on an older system stays loadable there.
+//! - Not position-independent (`-no-pie`) on the same targets, unless `TROUPE_PIE=on`. A
+//!   position-independent binary's loader writes every pointer of `.data.rel.ro` (0.9 MB of
+//!   vtables, string tables and the like) before `main`, so all of it is resident and dirty in
+//!   every run; at a fixed address nothing is written and only the pages a run reads come in
+//!   (decision 0030 weighs this against ASLR of the binary's own code).
 //! - Hot functions first (`--symbol-ordering-file=link/hot-functions.txt`, written by
 //!   `scripts/link-order.py`): the functions a headless run and `--version` execute, placed
 //!   together at the start of `.text`. The kernel maps a binary's code in blocks around each
@@ -24,10 +29,13 @@ fn main() {
     println!("cargo:rerun-if-changed={ORDER}");
     println!("cargo:rerun-if-env-changed=TROUPE_LINK_ORDER");
     println!("cargo:rerun-if-env-changed=TROUPE_LINK_MAP");
+    println!("cargo:rerun-if-env-changed=TROUPE_PIE");
     let var = |k: &str| std::env::var(k).unwrap_or_default();
     let native = var("TARGET") == var("HOST");
     let linux_gnu = var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
-    if native && linux_gnu && host_glibc().is_some_and(|v| v >= (2, 36)) {
+    if native && linux_gnu && var("TROUPE_PIE") != "on" {
+        println!("cargo:rustc-link-arg-bins=-no-pie");
+    } else if native && linux_gnu && host_glibc().is_some_and(|v| v >= (2, 36)) {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
     let map = var("TROUPE_LINK_MAP");

@@ -31,6 +31,8 @@ mod hooks;
 mod lead_agent;
 mod lead_run;
 mod lead_wakes;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod libm_calls;
 mod logfile;
 mod mcp;
 mod mcp_files;

@@ -84,3 +84,40 @@ fn the_release_binary_stays_within_its_size_budget() {
     );
     within_budget("release_bytes", &release);
 }
+
+/// The shared libraries the binary asks the loader for (`DT_NEEDED`), read by `readelf -d`.
+fn needed_libraries(binary: &Path) -> Vec<String> {
+    let out = std::process::Command::new("readelf")
+        .arg("-dW")
+        .arg(binary)
+        .output()
+        .expect("readelf (binutils, installed with the C toolchain that links the binary)");
+    assert!(out.status.success(), "readelf -d {}", binary.display());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| Some(l.split_once('[')?.1.split_once(']')?.0.to_owned()))
+        .collect()
+}
+
+/// The binary defines the few C math functions its dependencies call (`src/libm_calls.rs`), so
+/// the loader never opens libm. A dependency that calls another one brings libm back; its
+/// definition belongs beside the others.
+#[test]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn the_binary_loads_no_libm() {
+    let binary = Path::new(env!("CARGO_BIN_EXE_troupe"));
+    let needed = needed_libraries(binary);
+    assert!(
+        needed.iter().any(|l| l.starts_with("libc.so")),
+        "readelf found no libc among {needed:?}: the check reads the wrong thing"
+    );
+    let libm: Vec<&String> = needed.iter().filter(|l| l.starts_with("libm.")).collect();
+    assert!(
+        libm.is_empty(),
+        "{} needs {libm:?} again: some code calls a C math function src/libm_calls.rs does not \
+         define. Find it with `nm -D --undefined-only {}` against `nm -D` of libm and add it there.",
+        binary.display(),
+        binary.display()
+    );
+}

@@ -14,8 +14,10 @@
 //!   upgrade renames them all.
 //!
 //! What neither catches: a dependency bumped or added changes the hash in every name of the
-//! crates above it, which only a release build shows. After such a change (and a toolchain
-//! upgrade) run `python3 scripts/link-order.py`.
+//! crates above it, which only a release build shows. So the script also writes the digest of
+//! Cargo.lock and every manifest beside the list (`link/hot-functions.inputs`), and a third
+//! check fails when the checkout's digest differs: after such a change (and after a toolchain
+//! upgrade, which the second check sees) run `python3 scripts/link-order.py`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
 use std::collections::HashSet;
@@ -79,6 +81,53 @@ fn unhashed_names_drop_only_the_hashes() {
     assert_eq!(
         unhashed("_RNvNtCslNYArtu3iFV_5alloc5boxed14box_new_uninit.12470"),
         "_RNvNtCs_5alloc5boxed14box_new_uninit"
+    );
+}
+
+/// FNV-1a 64 over each file's path and its lines without comments or blanks: Cargo.lock, the
+/// workspace manifest, then every crate's manifest by path (as `scripts/link-order.py` does).
+fn build_inputs(root: &Path) -> String {
+    let mut crates: Vec<String> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .map(|e| format!("crates/{}/Cargo.toml", e.file_name().to_string_lossy()))
+        .collect();
+    crates.sort();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for &b in bytes {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for rel in ["Cargo.lock".to_owned(), "Cargo.toml".to_owned()]
+        .into_iter()
+        .chain(crates)
+    {
+        feed(rel.as_bytes());
+        feed(b"\n");
+        let text = std::fs::read_to_string(root.join(&rel)).unwrap();
+        for line in text.lines().map(str::trim) {
+            if !line.is_empty() && !line.starts_with('#') {
+                feed(line.as_bytes());
+                feed(b"\n");
+            }
+        }
+    }
+    format!("{hash:016x}")
+}
+
+#[test]
+fn the_link_order_list_was_written_for_these_dependencies() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest.parent().and_then(Path::parent).unwrap();
+    let recorded = std::fs::read_to_string(manifest.join("link/hot-functions.inputs")).unwrap();
+    assert_eq!(
+        recorded.trim(),
+        build_inputs(root),
+        "Cargo.lock or a manifest changed since the link-order list was written, and a release \
+         build's function names change with them: regenerate it (python3 scripts/link-order.py, \
+         two release builds) and commit both files in crates/cli/link/"
     );
 }
 
