@@ -120,13 +120,23 @@ impl<S> Looks<S> {
     }
 
     /// A look that began after this call: the one this caller starts, or the one it waited for.
-    /// `None` when `read` found nothing to look at (the kernel lists no children).
-    pub(super) fn after_now(&self, read: impl FnOnce() -> Option<Look<S>>) -> Option<Arc<Look<S>>> {
+    /// A caller that may not wait (on a runtime's worker, whose other tasks would wait with it)
+    /// reads one of its own when another is running. `None` when `read` found nothing to look
+    /// at (the kernel lists no children).
+    pub(super) fn after_now(
+        &self,
+        may_wait: bool,
+        read: impl FnOnce() -> Option<Look<S>>,
+    ) -> Option<Arc<Look<S>>> {
         let mut state = self.lock();
         let wanted = state.begun + 1;
         loop {
             if state.finished >= wanted {
                 return state.latest.clone();
+            }
+            if state.running && !may_wait {
+                drop(state);
+                return read().map(Arc::new);
             }
             if !state.running {
                 state.running = true;
@@ -164,7 +174,7 @@ mod tests {
         let first = {
             let gate = Arc::clone(&gate);
             std::thread::spawn(move || {
-                LOOKS.after_now(|| {
+                LOOKS.after_now(true, || {
                     gate.wait(); // the others ask while this look runs
                     std::thread::sleep(std::time::Duration::from_millis(50));
                     Some(Look::with_marks(
@@ -178,7 +188,7 @@ mod tests {
         let askers: Vec<_> = (0..8)
             .map(|_| {
                 std::thread::spawn(|| {
-                    LOOKS.after_now(|| {
+                    LOOKS.after_now(true, || {
                         std::thread::sleep(std::time::Duration::from_millis(20));
                         Some(Look::with_marks(
                             vec![READS.fetch_add(1, Ordering::SeqCst) as u32],
@@ -195,6 +205,30 @@ mod tests {
         }
         let reads = READS.load(Ordering::SeqCst);
         assert!(reads < 9, "{reads} looks for 9 askers: none shared");
+    }
+
+    #[test]
+    fn a_caller_that_may_not_wait_reads_its_own_look_beside_a_running_one() {
+        static LOOKS: Looks<u32> = Looks::new();
+        let gate = Arc::new(Barrier::new(2));
+        let release = Arc::new(Barrier::new(2));
+        let first = {
+            let (gate, release) = (Arc::clone(&gate), Arc::clone(&release));
+            std::thread::spawn(move || {
+                LOOKS.after_now(true, || {
+                    gate.wait();
+                    release.wait(); // runs until the other caller is done
+                    Some(Look::with_marks(vec![1], std::iter::empty()))
+                })
+            })
+        };
+        gate.wait();
+        let own = LOOKS.after_now(false, || {
+            Some(Look::with_marks(vec![2], std::iter::empty()))
+        });
+        release.wait();
+        assert_eq!(own.unwrap().all, vec![2]);
+        assert_eq!(first.join().unwrap().unwrap().all, vec![1]);
     }
 
     #[test]

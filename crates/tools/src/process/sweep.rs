@@ -131,11 +131,11 @@ fn read_stat(pid: libc::pid_t) -> Option<Stat> {
 /// else runs on the machine, with their call markers; one look shared by the calls ending at
 /// the same time (`shared_look`). `None` before troupe is the subreaper or where the kernel
 /// lists no children: then the caller scans its `window`.
-fn shared_tree() -> Option<Arc<Look<Stat>>> {
+fn shared_tree(may_wait: bool) -> Option<Arc<Look<Stat>>> {
     if !SUBREAPER.load(Ordering::Relaxed) {
         return None;
     }
-    LOOKS.after_now(|| {
+    LOOKS.after_now(may_wait, || {
         let me = getpid().as_raw_pid();
         let all = own_tree()?;
         let living: Vec<libc::pid_t> = all
@@ -325,8 +325,14 @@ fn reap_adopted(all: &[Stat], me: libc::pid_t) -> usize {
 
 /// One round of ending a call: kills its group and every process carrying `marker`, reaps what
 /// troupe adopted, and returns how many of its processes were still alive (dying, or signalled
-/// just now).
-pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window) -> usize {
+/// just now). `may_wait`: whether it may wait for a look at the tree another call is taking
+/// (not on a runtime's worker).
+pub(crate) fn end_call_once(
+    marker: &[u8],
+    pgid: Option<libc::pid_t>,
+    window: &Window,
+    may_wait: bool,
+) -> usize {
     let me = getpid().as_raw_pid();
     if let Some(pgid) = pgid {
         kill_group(pgid);
@@ -334,7 +340,7 @@ pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &W
     if childless() {
         return 0;
     }
-    let look = shared_tree();
+    let look = shared_tree(may_wait);
     let scanned;
     let all: &[Stat] = match &look {
         Some(look) => &look.all,
@@ -429,7 +435,7 @@ pub(crate) fn end_call(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window
     // the next one reads the tree.
     let mut clean = 0;
     loop {
-        let alive = end_call_once(marker, pgid, window);
+        let alive = end_call_once(marker, pgid, window, true);
         if alive == 0 {
             clean += 1;
             if clean == 2 {
