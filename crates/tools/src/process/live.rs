@@ -90,7 +90,7 @@ impl LiveCall {
     /// nothing of it is left alive, else it is handed back to be ended with `end`. The usual
     /// command leaves nothing behind, and this spares it a trip to a blocking thread.
     pub fn end_without_waiting(self) -> Option<LiveCall> {
-        // On a worker: it reads a look of its own rather than wait for another call's.
+        // On a worker: it does not wait for another call's look at the tree (then `end` does).
         let alive = sweep::end_call_once(
             &self.trace.marker,
             self.trace.pgid,

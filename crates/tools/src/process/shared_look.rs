@@ -121,22 +121,18 @@ impl<S> Looks<S> {
 
     /// A look that began after this call: the one this caller starts, or the one it waited for.
     /// A caller that may not wait (on a runtime's worker, whose other tasks would wait with it)
-    /// reads one of its own when another is running. `None` when `read` found nothing to look
-    /// at (the kernel lists no children).
+    /// is told [`Busy`] when another look is running. `Ok(None)` when `read` found nothing to
+    /// look at (the kernel lists no children).
     pub(super) fn after_now(
         &self,
         may_wait: bool,
         read: impl FnOnce() -> Option<Look<S>>,
-    ) -> Option<Arc<Look<S>>> {
+    ) -> Result<Option<Arc<Look<S>>>, Busy> {
         let mut state = self.lock();
         let wanted = state.begun + 1;
         loop {
             if state.finished >= wanted {
-                return state.latest.clone();
-            }
-            if state.running && !may_wait {
-                drop(state);
-                return read().map(Arc::new);
+                return Ok(state.latest.clone());
             }
             if !state.running {
                 state.running = true;
@@ -150,7 +146,10 @@ impl<S> Looks<S> {
                 running.result = read().map(Arc::new);
                 let result = running.result.clone();
                 drop(running);
-                return result;
+                return Ok(result);
+            }
+            if !may_wait {
+                return Err(Busy);
             }
             state = self
                 .done
@@ -159,6 +158,10 @@ impl<S> Looks<S> {
         }
     }
 }
+
+/// Another call's look is running, and the caller may not wait for the next one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Busy;
 
 #[cfg(test)]
 mod tests {
@@ -198,17 +201,17 @@ mod tests {
                 })
             })
             .collect();
-        assert_eq!(first.join().unwrap().unwrap().all, vec![0]);
+        assert_eq!(first.join().unwrap().unwrap().unwrap().all, vec![0]);
         for asker in askers {
             // Every later asker saw a look begun after it asked: never the first one.
-            assert_ne!(asker.join().unwrap().unwrap().all, vec![0]);
+            assert_ne!(asker.join().unwrap().unwrap().unwrap().all, vec![0]);
         }
         let reads = READS.load(Ordering::SeqCst);
         assert!(reads < 9, "{reads} looks for 9 askers: none shared");
     }
 
     #[test]
-    fn a_caller_that_may_not_wait_reads_its_own_look_beside_a_running_one() {
+    fn a_caller_that_may_not_wait_is_told_a_look_is_running() {
         static LOOKS: Looks<u32> = Looks::new();
         let gate = Arc::new(Barrier::new(2));
         let release = Arc::new(Barrier::new(2));
@@ -223,12 +226,17 @@ mod tests {
             })
         };
         gate.wait();
-        let own = LOOKS.after_now(false, || {
+        let busy = LOOKS.after_now(false, || {
             Some(Look::with_marks(vec![2], std::iter::empty()))
         });
         release.wait();
-        assert_eq!(own.unwrap().all, vec![2]);
-        assert_eq!(first.join().unwrap().unwrap().all, vec![1]);
+        assert_eq!(busy.err(), Some(Busy));
+        assert_eq!(first.join().unwrap().unwrap().unwrap().all, vec![1]);
+        // With none running, it starts one.
+        let own = LOOKS.after_now(false, || {
+            Some(Look::with_marks(vec![3], std::iter::empty()))
+        });
+        assert_eq!(own.unwrap().unwrap().all, vec![3]);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::shared_look::{Look, Looks};
+use super::shared_look::{Busy, Look, Looks};
 use std::time::{Duration, Instant};
 
 /// Set once troupe is the child subreaper; before that orphans go to init, so the whole process
@@ -130,10 +130,11 @@ fn read_stat(pid: libc::pid_t) -> Option<Stat> {
 /// a call started is one), read down the tree from troupe, a few reads per descendant whatever
 /// else runs on the machine, with their call markers; one look shared by the calls ending at
 /// the same time (`shared_look`). `None` before troupe is the subreaper or where the kernel
-/// lists no children: then the caller scans its `window`.
-fn shared_tree(may_wait: bool) -> Option<Arc<Look<Stat>>> {
+/// lists no children: then the caller scans its `window`. [`Busy`] when the caller may not
+/// wait and another call's look is running.
+fn shared_tree(may_wait: bool) -> Result<Option<Arc<Look<Stat>>>, Busy> {
     if !SUBREAPER.load(Ordering::Relaxed) {
-        return None;
+        return Ok(None);
     }
     LOOKS.after_now(may_wait, || {
         let me = getpid().as_raw_pid();
@@ -326,7 +327,7 @@ fn reap_adopted(all: &[Stat], me: libc::pid_t) -> usize {
 /// One round of ending a call: kills its group and every process carrying `marker`, reaps what
 /// troupe adopted, and returns how many of its processes were still alive (dying, or signalled
 /// just now). `may_wait`: whether it may wait for a look at the tree another call is taking
-/// (not on a runtime's worker).
+/// (not on a runtime's worker); one that may not counts as alive when it would have to.
 pub(crate) fn end_call_once(
     marker: &[u8],
     pgid: Option<libc::pid_t>,
@@ -340,7 +341,11 @@ pub(crate) fn end_call_once(
     if childless() {
         return 0;
     }
-    let look = shared_tree(may_wait);
+    let Ok(look) = shared_tree(may_wait) else {
+        // Another call's look is running, begun too early for this one: the caller finishes
+        // off the worker, where it may wait for the next.
+        return 1;
+    };
     let scanned;
     let all: &[Stat] = match &look {
         Some(look) => &look.all,
