@@ -22,6 +22,7 @@ pub mod memory_excludes;
 pub mod memory_snapshot;
 pub mod permissions;
 pub mod prompt;
+mod prompt_parts;
 pub mod recipe;
 pub mod session;
 pub mod session_tools;

@@ -61,7 +61,8 @@ pub struct AgentConfig {
 pub struct Agent {
     config: AgentConfig,
     model: Arc<dyn Model>,
-    system: Arc<str>,
+    /// The system prompt, its part shared with agents built alike kept once for the process.
+    system: crate::prompt_parts::HeldPrompt,
     /// Where the system prompt's shared and stable parts end (for prompt caching).
     cache_marks: troupe_model::CacheMarks,
     tools: Registry,
@@ -140,7 +141,7 @@ impl Agent {
         Agent {
             config: parts.config,
             model: parts.model,
-            system: parts.system.text.into(),
+            system: crate::prompt_parts::HeldPrompt::new(&parts.system),
             cache_marks: parts.system.marks,
             offered: parts.tools.clone(),
             specs: crate::specs::SpecCache::default(),
@@ -231,8 +232,8 @@ impl Agent {
     }
 
     /// The system prompt.
-    pub fn system(&self) -> &str {
-        &self.system
+    pub fn system(&self) -> Arc<str> {
+        self.system.whole()
     }
 
     /// The agent's fixed settings.
@@ -541,7 +542,7 @@ impl Agent {
         loop {
             let request = ModelRequest {
                 model: self.config.model.clone(),
-                system: self.system.clone(),
+                system: self.system.whole(),
                 messages: wire_messages(&self.messages),
                 tools: self
                     .specs

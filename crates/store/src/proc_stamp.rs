@@ -5,12 +5,18 @@
 //! instead of waiting for it to lapse.
 
 use std::path::Path;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
-/// This boot's id (`/proc/sys/kernel/random/boot_id`), if the OS tells it.
+/// This boot's id (`/proc/sys/kernel/random/boot_id`), if the OS tells it; read once per
+/// process (a boot's id does not change while it runs).
 pub(crate) fn boot_id() -> Option<String> {
-    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    let id = id.trim();
-    (!id.is_empty()).then(|| id.to_string())
+    static BOOT: OnceLock<Option<String>> = OnceLock::new();
+    BOOT.get_or_init(|| {
+        let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        let id = id.trim();
+        (!id.is_empty()).then(|| id.to_string())
+    })
+    .clone()
 }
 
 /// What `/proc/<pid>/stat` says: the state letter and the start time in ticks since boot.
@@ -28,13 +34,31 @@ fn stat(proc_root: &Path, pid: u32) -> Option<(char, u64)> {
 /// The stamp of process `pid` as it runs now (`<boot id>/<start ticks>`); `None` when there
 /// is no such process or `/proc` does not say.
 pub fn of_pid(pid: u32) -> Option<String> {
+    if pid == std::process::id() {
+        return this_process();
+    }
+    read_stamp(pid)
+}
+
+fn read_stamp(pid: u32) -> Option<String> {
     let (_, start) = stat(Path::new("/proc"), pid)?;
     Some(format!("{}/{start}", boot_id()?))
 }
 
-/// This process's stamp.
+/// This process's stamp; read once per process (each teammate's lease records it), and again
+/// in a forked child, which is another process.
 pub fn this_process() -> Option<String> {
-    of_pid(std::process::id())
+    static MINE: Mutex<Option<(u32, String)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut mine = MINE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((of, stamp)) = mine.as_ref() {
+        if *of == pid {
+            return Some(stamp.clone());
+        }
+    }
+    let stamp = read_stamp(pid)?;
+    *mine = Some((pid, stamp.clone()));
+    Some(stamp)
 }
 
 /// True when the process that recorded `pid` with `stamp` on this host is certainly gone: no
@@ -60,6 +84,16 @@ pub fn is_gone(pid: u32, stamp: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_process_is_read_once_and_says_what_proc_says() {
+        let read = read_stamp(std::process::id());
+        assert!(read.is_some());
+        assert_eq!(this_process(), read);
+        assert_eq!(this_process(), read); // the kept one
+        assert_eq!(of_pid(std::process::id()), read);
+        assert_eq!(boot_id(), boot_id());
+    }
 
     #[test]
     fn a_live_process_is_not_gone_and_a_reaped_one_is() {

@@ -227,7 +227,8 @@ impl CallGuard {
     /// tells the model about those.
     pub(crate) async fn end(mut self) -> Option<String> {
         if let Some(live) = self.live.take().and_then(LiveCall::end_without_waiting) {
-            // Something is still dying: wait for it on a thread that may block.
+            // Something is still dying (or another call's look at the process tree was
+            // running): wait for it on a thread that may block.
             if let Err(err) = tokio::task::spawn_blocking(move || live.end()).await {
                 // Only when the runtime is shutting down; troupe ends every call on its way out.
                 tracing::debug!(error = %err, "ending a tool call");

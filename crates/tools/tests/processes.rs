@@ -99,3 +99,28 @@ async fn a_cancelled_call_ends_its_daemon() {
         "daemon {pid} survived the dropped call"
     );
 }
+
+/// Calls ending together share their looks at troupe's process tree: each still ends its own
+/// daemon, and only its own (the others' shells are running when it ends).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_ending_together_each_end_their_own_daemon() {
+    troupe_tools::process::become_subreaper().unwrap();
+    let f = Fixture::new();
+    let calls = (0..6).map(|i| {
+        let dir = format!("c{i}");
+        std::fs::create_dir_all(f.root().join(&dir)).unwrap();
+        // Half of them linger so that the others end with shells still running beside them.
+        let tail = if i % 2 == 0 { "; sleep 0.3" } else { "" };
+        f.call(
+            "bash",
+            json!({"command": format!("{}{tail}", daemon_command(&dir))}),
+        )
+    });
+    let outputs = futures_util::future::join_all(calls).await;
+    for output in outputs {
+        let text = ok(output);
+        let pid = daemon_pid(&text);
+        assert!(!alive(pid), "daemon {pid} outlived its call: {text}");
+        assert!(!exists(pid), "daemon {pid} was left a zombie");
+    }
+}

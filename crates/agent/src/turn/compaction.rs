@@ -71,7 +71,7 @@ impl Agent {
         let tools = self
             .specs
             .bytes(&self.offered, || super::wire::tool_specs_of(&self.offered));
-        crate::compact::meter::text_tokens(&self.system)
+        (self.system.len() as u64).div_ceil(crate::compact::meter::BYTES_PER_TOKEN)
             + tools.div_ceil(crate::compact::meter::BYTES_PER_TOKEN)
     }
 
@@ -85,7 +85,7 @@ impl Agent {
                     + crate::compact::meter::json_bytes(&t.input_schema())
             })
             .sum();
-        crate::compact::meter::text_tokens(&self.system)
+        (self.system.len() as u64).div_ceil(crate::compact::meter::BYTES_PER_TOKEN)
             + tools.div_ceil(crate::compact::meter::BYTES_PER_TOKEN)
     }
 

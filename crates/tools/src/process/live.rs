@@ -90,7 +90,13 @@ impl LiveCall {
     /// nothing of it is left alive, else it is handed back to be ended with `end`. The usual
     /// command leaves nothing behind, and this spares it a trip to a blocking thread.
     pub fn end_without_waiting(self) -> Option<LiveCall> {
-        let alive = sweep::end_call_once(&self.trace.marker, self.trace.pgid, &self.trace.window);
+        // On a worker: it does not wait for another call's look at the tree (then `end` does).
+        let alive = sweep::end_call_once(
+            &self.trace.marker,
+            self.trace.pgid,
+            &self.trace.window,
+            false,
+        );
         if alive > 0 {
             return Some(self);
         }

@@ -6,6 +6,7 @@ mod clone;
 mod live;
 mod marked_child;
 mod plain;
+mod shared_look;
 mod spawn;
 mod sweep;
 

@@ -19,7 +19,9 @@ use rustix::process::{
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::shared_look::{Busy, Look, Looks};
 use std::time::{Duration, Instant};
 
 /// Set once troupe is the child subreaper; before that orphans go to init, so the whole process
@@ -28,6 +30,9 @@ pub(crate) static SUBREAPER: AtomicBool = AtomicBool::new(false);
 
 /// The pid window opened when troupe became the subreaper: everything it can adopt is in it.
 pub(crate) static SINCE_START: OnceLock<Window> = OnceLock::new();
+
+/// The looks at troupe's tree, shared by the calls ending at the same time.
+static LOOKS: Looks<Stat> = Looks::new();
 
 /// Serialises reaping: a zombie must be re-checked and reaped with nobody else reaping in between.
 static REAP: Mutex<()> = Mutex::new(());
@@ -121,17 +126,26 @@ fn read_stat(pid: libc::pid_t) -> Option<Stat> {
     })
 }
 
-/// The processes a sweep looks at: once troupe is the subreaper, its descendants (every process
+/// The processes a sweep looks at, once troupe is the subreaper: its descendants (every process
 /// a call started is one), read down the tree from troupe, a few reads per descendant whatever
-/// else runs on the machine; otherwise, or where the kernel lists no children, the processes
-/// in `window` (all of them when it bounds nothing).
-fn processes(window: &Window) -> Vec<Stat> {
-    if SUBREAPER.load(Ordering::Relaxed) {
-        if let Some(tree) = own_tree() {
-            return tree;
-        }
+/// else runs on the machine, with their call markers; one look shared by the calls ending at
+/// the same time (`shared_look`). `None` before troupe is the subreaper or where the kernel
+/// lists no children: then the caller scans its `window`. [`Busy`] when the caller may not
+/// wait and another call's look is running.
+fn shared_tree(may_wait: bool) -> Result<Option<Arc<Look<Stat>>>, Busy> {
+    if !SUBREAPER.load(Ordering::Relaxed) {
+        return Ok(None);
     }
-    scan(window)
+    LOOKS.after_now(may_wait, || {
+        let me = getpid().as_raw_pid();
+        let all = own_tree()?;
+        let living: Vec<libc::pid_t> = all
+            .iter()
+            .filter(|s| !s.zombie && s.pid != me)
+            .map(|s| s.pid)
+            .collect();
+        Some(Look::with_marks(all, living.into_iter()))
+    })
 }
 
 /// Troupe's descendants, read down the tree from its own children; `None` where the kernel
@@ -312,8 +326,14 @@ fn reap_adopted(all: &[Stat], me: libc::pid_t) -> usize {
 
 /// One round of ending a call: kills its group and every process carrying `marker`, reaps what
 /// troupe adopted, and returns how many of its processes were still alive (dying, or signalled
-/// just now).
-pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window) -> usize {
+/// just now). `may_wait`: whether it may wait for a look at the tree another call is taking
+/// (not on a runtime's worker); one that may not counts as alive when it would have to.
+pub(crate) fn end_call_once(
+    marker: &[u8],
+    pgid: Option<libc::pid_t>,
+    window: &Window,
+    may_wait: bool,
+) -> usize {
     let me = getpid().as_raw_pid();
     if let Some(pgid) = pgid {
         kill_group(pgid);
@@ -321,17 +341,36 @@ pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &W
     if childless() {
         return 0;
     }
-    let all = processes(window);
+    let Ok(look) = shared_tree(may_wait) else {
+        // Another call's look is running, begun too early for this one: the caller finishes
+        // off the worker, where it may wait for the next.
+        return 1;
+    };
+    let scanned;
+    let all: &[Stat] = match &look {
+        Some(look) => &look.all,
+        None => {
+            scanned = scan(window);
+            &scanned
+        }
+    };
     let subreaper = SUBREAPER.load(Ordering::Relaxed);
     let searched = match subreaper {
-        true => descendants(&all, me),
-        false => all.clone(),
+        true => descendants(all, me),
+        false => all.to_vec(),
     };
     let mut alive = 0;
     for stat in searched.iter().filter(|s| !s.zombie && s.pid != me) {
+        // What the shared look read of its environment, else (not read, or not readable then)
+        // a read now.
+        let carried = || {
+            look.as_ref()
+                .and_then(|look| look.marks.get(&stat.pid)?.carries(marker))
+                .unwrap_or_else(|| carries(stat.pid, marker))
+        };
         if Some(stat.pgid) == pgid {
             alive += 1; // killed above; waiting for it to die
-        } else if carries(stat.pid, marker) {
+        } else if carried() {
             kill_marked(stat.pid, marker);
             alive += 1;
         } else if subreaper && environ_unknown(stat.pid) {
@@ -342,7 +381,7 @@ pub(crate) fn end_call_once(marker: &[u8], pgid: Option<libc::pid_t>, window: &W
     alive += orphaned_next(&searched, me);
     // A reaped process's own zombie children (a daemon killed with the shell that started it)
     // come to troupe as it is reaped: one more round finds them.
-    if reap_adopted(&all, me) > 0 {
+    if reap_adopted(all, me) > 0 {
         alive += 1;
     }
     alive
@@ -401,7 +440,7 @@ pub(crate) fn end_call(marker: &[u8], pgid: Option<libc::pid_t>, window: &Window
     // the next one reads the tree.
     let mut clean = 0;
     loop {
-        let alive = end_call_once(marker, pgid, window);
+        let alive = end_call_once(marker, pgid, window, true);
         if alive == 0 {
             clean += 1;
             if clean == 2 {
