@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""Writes crates/cli/link/hot-functions.txt: the functions of the release `troupe` binary that a
-headless run (`troupe -p "list the files here"` against the try-it fake model: one bash call and
-two model calls) and `troupe --version` execute, in the order they first run. crates/cli/build.rs
-hands it to the linker (`--symbol-ordering-file`), which places those functions together at the
-start of .text. Why: the kernel maps a binary's code in blocks around each page touched, so code
-scattered over 20 MB of .text made ~12 MB of it resident in a 30 ms run (issue 30).
+"""Writes crates/cli/link/hot-functions.txt: the functions of the release `troupe` binary that
+`troupe --version`, headless runs (`troupe -p "list the files here"` against the try-it fake
+model: one bash call and two model calls; in the default and the bypass permission modes, text
+and JSON output) and a lead spawning three in-process teammates (the team_rss bench's scripted
+server) execute, in the order they first run. crates/cli/build.rs hands it to the linker
+(`--symbol-ordering-file`), which places those functions together at the start of .text. Why:
+the kernel maps a binary's code in blocks around each page touched, so code scattered over 20
+MB of .text made ~12 MB of it resident in a 30 ms run. Beside it, the digest of
+Cargo.lock and the manifests (`hot-functions.inputs`), which tests/link_order.rs checks.
 
     python3 scripts/link-order.py        # two release builds (map, then ordered) + valgrind
 
 Needs valgrind (lackey records every superblock executed). The list only orders the link: a
 stale one (functions renamed or gone) costs memory, never correctness; regenerate it after large
-changes to start-up or the headless loop.
+changes to start-up or the headless loop, and after any change to Cargo.lock or a manifest.
 """
-import bisect, os, re, shutil, socket, subprocess, sys, tempfile, time
+import bisect, json, os, re, shutil, socket, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "crates/cli/link/hot-functions.txt")
@@ -95,6 +98,27 @@ def entry_point(binary):
     raise SystemExit("no entry point in " + binary)
 
 
+def team_server():
+    """The team_rss bench's scripted server for three teammates, kept up by `--serve`."""
+    out = subprocess.run(["cargo", "bench", "-p", "troupe-cli", "--bench", "team_rss", "--profile",
+                          "dev", "--no-run", "--message-format", "json"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    bench = None
+    for line in out.splitlines():
+        if '"executable"' in line and "team_rss" in line:
+            bench = json.loads(line).get("executable") or bench
+    if not bench:
+        raise SystemExit("cargo built no team_rss bench")
+    proc = subprocess.Popen([bench, "--teammates", "3", "--serve", "900"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline()
+    m = re.search(r"ANTHROPIC_BASE_URL=(\S+)", line)
+    if not m:
+        proc.kill()
+        raise SystemExit("the team_rss bench did not say where it serves: " + line)
+    return {"url": m.group(1), "process": proc}
+
+
 def elf_type(binary):
     out = subprocess.run(["readelf", "-hW", binary], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
@@ -158,6 +182,17 @@ def main():
             addrs += superblocks(binary, args, env)
     finally:
         server.kill()
+    # Last, a lead spawning three in-process teammates (the team_rss bench's scripted server):
+    # a team's code follows the headless run's, so a plain run's pages do not change and a
+    # team's hot code is not scattered over the cold rest.
+    team = team_server()
+    try:
+        team_env = dict(env, ANTHROPIC_BASE_URL=team["url"])
+        addrs += superblocks(binary, ["-p", "spawn the team", "--output-format", "json",
+                                      "--permission-mode", "bypassPermissions",
+                                      "--team-timeout", "120"], team_env)
+    finally:
+        team["process"].kill()
     # valgrind loads a position-independent executable at 0x108000 and a fixed one (build.rs
     # links without -pie) where it was linked; its entry point must have run.
     base = 0x108000 if elf_type(binary) == "DYN" else 0
