@@ -14,6 +14,7 @@ pub mod compact;
 pub mod confine;
 pub mod effective_policy;
 pub mod extension;
+mod interned;
 pub mod lifecycle;
 mod lifecycle_moments;
 pub mod live_mode;

@@ -6,12 +6,13 @@
 //! provider caches are unchanged. A thousand agents built alike held a thousand copies of the
 //! same few kilobytes.
 
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::Arc;
 
+use crate::interned::Interned;
 use crate::prompt::SystemPrompt;
 
 /// Shared parts in use somewhere in the process.
-static INTERNED: Mutex<Vec<Weak<str>>> = Mutex::new(Vec::new());
+static INTERNED: Interned<str> = Interned::new();
 
 /// A system prompt in two parts.
 #[derive(Debug, Clone)]
@@ -52,18 +53,9 @@ impl HeldPrompt {
 
 /// The process's copy of `text`, made if there is none.
 fn intern(text: &str) -> Arc<str> {
-    let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
-    interned.retain(|held| held.strong_count() > 0);
-    if let Some(found) = interned
-        .iter()
-        .filter_map(Weak::upgrade)
-        .find(|held| **held == *text)
-    {
-        return found;
-    }
-    let made: Arc<str> = text.into();
-    interned.push(Arc::downgrade(&made));
-    made
+    INTERNED
+        .find(|held| held == text)
+        .unwrap_or_else(|| INTERNED.intern(text.into(), |a, b| a == b))
 }
 
 #[cfg(test)]

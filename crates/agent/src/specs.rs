@@ -3,13 +3,15 @@
 //! process that offers the same tools shares one copy (interned by content), so a thousand
 //! teammates hold one set of schemas and a model call copies none.
 
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::Arc;
 
 use troupe_model::ToolSpec;
 use troupe_tools::Registry;
 
+use crate::interned::Interned;
+
 /// Spec sets in use somewhere in the process.
-static INTERNED: Mutex<Vec<Weak<SpecSet>>> = Mutex::new(Vec::new());
+static INTERNED: Interned<SpecSet> = Interned::new();
 
 /// A set of specs with what the context meter counts for them, worked out once per set.
 #[derive(Debug)]
@@ -71,24 +73,11 @@ impl SpecCache {
 
 /// A set some agent of the process built from the same tools, if one is alive.
 fn known(offered: &Registry) -> Option<Arc<SpecSet>> {
-    let interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
-    interned
-        .iter()
-        .filter_map(Weak::upgrade)
-        .find(|set| built_from(&set.specs, offered))
+    INTERNED.find(|set| built_from(&set.specs, offered))
 }
 
 /// The process's shared copy of `specs` (this one when none is alive yet).
 fn intern(specs: Vec<ToolSpec>) -> Arc<SpecSet> {
-    let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
-    interned.retain(|w| w.strong_count() > 0);
-    if let Some(found) = interned
-        .iter()
-        .filter_map(Weak::upgrade)
-        .find(|known| *known.specs == *specs)
-    {
-        return found;
-    }
     let bytes = specs
         .iter()
         .map(|spec| {
@@ -96,12 +85,11 @@ fn intern(specs: Vec<ToolSpec>) -> Arc<SpecSet> {
                 + crate::compact::meter::json_bytes(&spec.input_schema)
         })
         .sum();
-    let shared = Arc::new(SpecSet {
+    let made = Arc::new(SpecSet {
         specs: specs.into(),
         bytes,
     });
-    interned.push(Arc::downgrade(&shared));
-    shared
+    INTERNED.intern(made, |a, b| *a.specs == *b.specs)
 }
 
 #[cfg(test)]
