@@ -1,21 +1,18 @@
 //! The `glob` tool: files matching a glob pattern, newest first, honouring .gitignore; the
-//! tree is walked on every core (`parallel_walk`).
+//! tree is walked on every core (`troupe_search::glob`).
 
-use crate::parallel_walk::Visit;
 use crate::{parse_input, schema_of, Concealed, Effect, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use globset::GlobBuilder;
 use ignore::WalkBuilder;
-use rustix::fs::FileType;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::ffi::OsStr;
-use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use troupe_search::glob::newest_files;
 
 /// Most paths one call returns.
 pub const MAX_RESULTS: usize = 1_000;
@@ -97,42 +94,7 @@ impl Tool for GlobTool {
                     .is_some_and(|rel| matcher.is_match(Path::new(OsStr::from_bytes(rel))))
             };
             let builder = walker_keeping(&walk_base, &workspace, concealed, Some(Box::new(keep)));
-            let (mut found, _) = crate::parallel_walk::files(builder, || {
-                // Each directory is opened beneath the root handle once (the walker hands a
-                // thread a directory's files together), and its files are looked at in that
-                // handle without following a link: a name the walker listed through a directory
-                // swapped for a symlink meanwhile is dropped.
-                let mut dirs = crate::parallel_walk::DirHandle::default();
-                let workspace = &workspace;
-                move |entry: ignore::DirEntry| {
-                    // The directory and the name on the path's bytes: `Path`'s own `parent` and
-                    // `file_name` parse its components.
-                    let path = entry.path().as_os_str().as_bytes();
-                    let Some(slash) = path.iter().rposition(|b| *b == b'/') else {
-                        return Visit::Skip;
-                    };
-                    let (dir, name) = (&path[..slash], &path[slash + 1..]);
-                    let Some(handle) = dirs.open(workspace, Path::new(OsStr::from_bytes(dir)))
-                    else {
-                        return Visit::Skip;
-                    };
-                    match Workspace::entry_metadata(handle.as_fd(), OsStr::from_bytes(name)) {
-                        Ok(stat)
-                            if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile =>
-                        {
-                            let modified = SystemTime::UNIX_EPOCH
-                                + Duration::new(
-                                    u64::try_from(stat.st_mtime).unwrap_or(0),
-                                    u32::try_from(stat.st_mtime_nsec).unwrap_or(0),
-                                );
-                            Visit::Keep((modified, entry.into_path()))
-                        }
-                        _ => Visit::Skip,
-                    }
-                }
-            });
-            newest_first(&mut found, MAX_RESULTS);
-            found
+            newest_files(builder, &*workspace, MAX_RESULTS)
         })
         .await;
         let found = match found {
@@ -169,22 +131,6 @@ fn relative<'a>(path: &'a [u8], base: &[u8]) -> Option<&'a [u8]> {
         Some(_) if base.ends_with(b"/") => Some(rest),
         Some(_) => None,
     }
-}
-
-/// Puts the `shown` newest of `found` first, newest first, ties by path (byte order) so the
-/// order is stable; the rest stay behind them unsorted, as only their number is shown. Files
-/// written together often share a modification time (the kernel's clock ticks coarsely), so
-/// paths are compared often: as bytes, not component by component.
-fn newest_first(found: &mut [(SystemTime, PathBuf)], shown: usize) {
-    let order = |a: &(SystemTime, PathBuf), b: &(SystemTime, PathBuf)| {
-        b.0.cmp(&a.0)
-            .then_with(|| a.1.as_os_str().as_bytes().cmp(b.1.as_os_str().as_bytes()))
-    };
-    if found.len() > shown {
-        found.select_nth_unstable_by(shown, order);
-    }
-    let head = found.len().min(shown);
-    found[..head].sort_unstable_by(order);
 }
 
 /// Resolves an optional search directory; absent or empty means the workspace root.
@@ -254,30 +200,5 @@ mod tests {
         assert_eq!(relative(b"/wsx/a.rs", b"/ws"), None);
         assert_eq!(relative(b"/a.rs", b"/"), Some(&b"a.rs"[..]));
         assert_eq!(relative(b"/other/a.rs", b"/ws"), None);
-    }
-
-    #[test]
-    fn the_newest_come_first_and_ties_go_by_path() {
-        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
-        let mut found: Vec<(SystemTime, PathBuf)> = [
-            (1, "/w/old"),
-            (5, "/w/b"),
-            (5, "/w/a"),
-            (9, "/w/new"),
-            (3, "/w/mid"),
-        ]
-        .into_iter()
-        .map(|(s, p)| (at(s), PathBuf::from(p)))
-        .collect();
-        newest_first(&mut found, 3);
-        let head: Vec<_> = found[..3]
-            .iter()
-            .map(|(_, p)| p.to_str().unwrap())
-            .collect();
-        assert_eq!(head, ["/w/new", "/w/a", "/w/b"]);
-        assert_eq!(found.len(), 5);
-        newest_first(&mut found, 10);
-        let all: Vec<_> = found.iter().map(|(_, p)| p.to_str().unwrap()).collect();
-        assert_eq!(all, ["/w/new", "/w/a", "/w/b", "/w/mid", "/w/old"]);
     }
 }

@@ -1,22 +1,18 @@
 //! The `grep` tool: regex search over files with ripgrep's own crates, gitignore-aware, on
-//! every core as ripgrep does (`parallel_walk`), the answer sorted by path.
+//! every core as ripgrep does (`troupe_search::grep`), the answer sorted by path.
 
 use crate::glob::{search_root, walker};
 use crate::output::{truncate_line, DEFAULT_OUTPUT_BUDGET};
-use crate::parallel_walk::Visit;
 use crate::{parse_input, schema_of, Effect, Tool, ToolContext, ToolOutput, Workspace};
 use async_trait::async_trait;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::overrides::OverrideBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use std::io;
-use std::os::fd::AsFd;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 use std::sync::Arc;
+use troupe_search::grep::{search_tree, FileMatches, Mode, Piece};
 
 /// Longest line (in characters) shown in content mode.
 const GREP_LINE_LIMIT: usize = 500;
@@ -143,75 +139,31 @@ fn search(
         builder.overrides(overrides);
     }
     let limit = input.head_limit.filter(|n| *n > 0).unwrap_or(usize::MAX);
-    let room = match mode {
-        OutputMode::Content => limit,
-        OutputMode::FilesWithMatches | OutputMode::Count => usize::MAX,
+    let (walk_mode, room) = match mode {
+        OutputMode::Content => (Mode::Lines { context }, limit),
+        OutputMode::FilesWithMatches => (Mode::Files, usize::MAX),
+        OutputMode::Count => (Mode::Count, usize::MAX),
     };
     // What the threads hold at most before the walk stops: far more than one answer shows, so
     // the sorted answer is the same as a whole search's unless the search is huge (then it says
     // it was cut short).
-    let held = AtomicUsize::new(0);
-    let (mut found, stopped) = crate::parallel_walk::files(builder, || {
-        let mut searcher = SearcherBuilder::new()
-            .line_number(true)
-            .before_context(context)
-            .after_context(context)
-            .binary_detection(BinaryDetection::quit(0))
-            .build();
-        let held = &held;
-        // Each directory is opened beneath the root handle once (the walker hands a thread a directory's files together), and its files in
-        // that handle without following a link: a file the walker reached through a directory
-        // swapped for a symlink meanwhile is refused, never read.
-        let mut dirs = crate::parallel_walk::DirHandle::default();
-        move |entry: ignore::DirEntry| {
-            let path: PathBuf = entry.into_path();
-            let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-                return Visit::Skip;
-            };
-            let Some(handle) = dirs.open(workspace, dir) else {
-                return Visit::Skip;
-            };
-            let opened = Workspace::open_entry(handle.as_fd(), name);
-            let mut sink = FileSink {
-                shown: workspace.display(&path),
-                mode,
-                lines: Vec::new(),
-                matches: 0,
-                room,
-            };
-            let searched = opened.and_then(|file| searcher.search_file(matcher, &file, &mut sink));
-            if let Err(err) = searched {
-                tracing::debug!(path = %path.display(), error = %err, "grep skipped a file");
-                return Visit::Skip;
-            }
-            if sink.matches == 0 {
-                return Visit::Skip;
-            }
-            let bytes = sink.shown.len() + sink.lines.iter().map(|l| l.len() + 1).sum::<usize>();
-            match held.fetch_add(bytes, Ordering::Relaxed) + bytes > HELD_LIMIT {
-                true => Visit::KeepAndStop((path, sink)),
-                false => Visit::Keep((path, sink)),
-            }
-        }
-    });
-    found.sort_by(|a, b| a.0.cmp(&b.0));
+    let (found, stopped) = search_tree(builder, workspace, matcher, walk_mode, room, HELD_LIMIT);
     let mut collected = Collected {
         cut_short: stopped,
         ..Collected::default()
     };
-    for (_, mut sink) in found {
+    for (_, mut file) in found {
         if collected.entries >= limit || collected.bytes >= DEFAULT_OUTPUT_BUDGET {
             collected.cut_short = true;
             break;
         }
         // head_limit counts across files: this file may show only what is left of it.
+        let mut room = usize::MAX;
         if mode == OutputMode::Content {
-            sink.room = limit - collected.entries;
-            if sink.lines.len() > sink.room {
-                sink.lines.truncate(sink.room);
-            }
+            room = limit - collected.entries;
+            file.pieces.truncate(room);
         }
-        collected.add(sink, context > 0);
+        collected.add(file, mode, room, context > 0);
     }
     Ok(collected.into_output(&input.pattern, mode))
 }
@@ -232,31 +184,45 @@ struct Collected {
 }
 
 impl Collected {
-    /// Takes one file's results.
-    fn add(&mut self, sink: FileSink, separate: bool) {
-        if sink.matches == 0 {
+    /// Takes one file's results, of which `room` pieces could be shown.
+    fn add(&mut self, file: FileMatches, mode: OutputMode, room: usize, separate: bool) {
+        if file.matches == 0 {
             return;
         }
         self.files += 1;
-        self.matches += sink.matches;
-        let new_lines = match sink.mode {
+        self.matches += file.matches;
+        let new_lines = match mode {
             OutputMode::Content => {
                 if separate && !self.lines.is_empty() {
                     self.lines.push("--".to_owned());
                 }
-                self.entries += sink.lines.len();
-                if sink.room <= sink.lines.len() {
+                self.entries += file.pieces.len();
+                if room <= file.pieces.len() {
                     self.cut_short = true;
                 }
-                sink.lines
+                let shown = &file.shown;
+                file.pieces
+                    .iter()
+                    .map(|piece| match piece {
+                        Piece::Line {
+                            separator,
+                            number,
+                            text,
+                        } => format!(
+                            "{shown}{separator}{number}{separator}{}",
+                            truncate_line(text, GREP_LINE_LIMIT)
+                        ),
+                        Piece::Break => "--".to_owned(),
+                    })
+                    .collect()
             }
             OutputMode::FilesWithMatches => {
                 self.entries += 1;
-                vec![sink.shown]
+                vec![file.shown]
             }
             OutputMode::Count => {
                 self.entries += 1;
-                vec![format!("{}:{}", sink.shown, sink.matches)]
+                vec![format!("{}:{}", file.shown, file.matches)]
             }
         };
         self.bytes += new_lines.iter().map(|l| l.len() + 1).sum::<usize>();
@@ -282,53 +248,5 @@ impl Collected {
             );
         }
         ToolOutput::ok(text)
-    }
-}
-
-/// Receives one file's matches from the searcher.
-struct FileSink {
-    shown: String,
-    mode: OutputMode,
-    lines: Vec<String>,
-    matches: usize,
-    /// Content lines still allowed by head_limit.
-    room: usize,
-}
-
-impl FileSink {
-    /// Records one output line; false once head_limit is reached.
-    fn push_line(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) -> bool {
-        let text = String::from_utf8_lossy(bytes);
-        let text = text.trim_end_matches('\n').trim_end_matches('\r');
-        let number = number.unwrap_or(0);
-        self.lines.push(format!(
-            "{}{separator}{number}{separator}{}",
-            self.shown,
-            truncate_line(text, GREP_LINE_LIMIT)
-        ));
-        self.lines.len() < self.room
-    }
-}
-
-impl Sink for FileSink {
-    type Error = io::Error;
-
-    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
-        self.matches += 1;
-        match self.mode {
-            // One match is enough to list the file.
-            OutputMode::FilesWithMatches => Ok(false),
-            OutputMode::Count => Ok(true),
-            OutputMode::Content => Ok(self.push_line(':', mat.line_number(), mat.bytes())),
-        }
-    }
-
-    fn context(&mut self, _searcher: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
-        Ok(self.push_line('-', ctx.line_number(), ctx.bytes()))
-    }
-
-    fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, io::Error> {
-        self.lines.push("--".to_owned());
-        Ok(true)
     }
 }

@@ -343,35 +343,6 @@ impl Workspace {
             .metadata()
     }
 
-    /// Opens the directory at a resolved path beneath the root handle, for looking at the
-    /// entries in it with [`Workspace::entry_metadata`] (one open per directory, not per file).
-    pub fn open_dir_beneath(&self, resolved: &Path) -> io::Result<std::os::fd::OwnedFd> {
-        let (handle, relative) = self.relative(resolved)?;
-        beneath::open_dir(handle, relative, Parents::MustExist)
-            .map_err(|failure| self.failure(resolved, failure))
-    }
-
-    /// The metadata of the entry `name` of a directory opened with
-    /// [`Workspace::open_dir_beneath`], not following a symlink.
-    pub fn entry_metadata(
-        dir: std::os::fd::BorrowedFd<'_>,
-        name: &std::ffi::OsStr,
-    ) -> io::Result<rustix::fs::Stat> {
-        rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).map_err(Into::into)
-    }
-
-    /// Opens the entry `name` of a directory opened with [`Workspace::open_dir_beneath`] for
-    /// reading, not following a symlink.
-    pub fn open_entry(
-        dir: std::os::fd::BorrowedFd<'_>,
-        name: &std::ffi::OsStr,
-    ) -> io::Result<std::fs::File> {
-        use rustix::fs::{Mode, OFlags};
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY;
-        let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
-        Ok(std::fs::File::from(fd))
-    }
-
     /// Replaces the file at a resolved path (from [`Workspace::resolve_for_write`]) with
     /// `content` atomically: the temporary file is created in the target's directory, which is
     /// opened (and, with [`Parents::Create`], made) beneath the root handle, and renamed over the
@@ -541,4 +512,18 @@ fn lexically_inside(path: &Path, root: &Path) -> bool {
         }
     }
     normal.starts_with(root)
+}
+
+/// The grep and glob tools' walks open each directory beneath the root handle (refusing one
+/// that now leads outside) and look at its entries in that handle without following a link.
+impl troupe_search::Tree for Workspace {
+    fn open_dir(&self, resolved: &Path) -> io::Result<std::os::fd::OwnedFd> {
+        let (handle, relative) = self.relative(resolved)?;
+        beneath::open_dir(handle, relative, Parents::MustExist)
+            .map_err(|failure| self.failure(resolved, failure))
+    }
+
+    fn display(&self, path: &Path) -> String {
+        Workspace::display(self, path)
+    }
 }

@@ -18,7 +18,6 @@ pub mod image_fit;
 pub mod notebook;
 pub mod notebook_edit;
 pub mod output;
-mod parallel_walk;
 pub mod process;
 pub mod read_file;
 pub mod registry;

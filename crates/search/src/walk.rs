@@ -3,7 +3,7 @@
 //! results come back in no particular order: callers sort them, so what a tool shows does not
 //! depend on which thread finished first.
 
-use crate::Workspace;
+use crate::Tree;
 use ignore::{DirEntry, WalkBuilder, WalkState};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// What one visit says.
-pub(crate) enum Visit<T> {
+pub enum Visit<T> {
     /// Nothing to keep.
     Skip,
     /// Keep this result.
@@ -23,10 +23,7 @@ pub(crate) enum Visit<T> {
 /// Walks `builder`'s tree on every core, calling `make_visitor()` once per thread and the visitor
 /// once per file (directories and errors are skipped); returns what the visits kept and whether
 /// one of them stopped the walk early.
-pub(crate) fn files<T, V>(
-    mut builder: WalkBuilder,
-    make_visitor: impl Fn() -> V + Sync,
-) -> (Vec<T>, bool)
+pub fn files<T, V>(mut builder: WalkBuilder, make_visitor: impl Fn() -> V + Sync) -> (Vec<T>, bool)
 where
     T: Send,
     V: FnMut(DirEntry) -> Visit<T> + Send,
@@ -76,11 +73,11 @@ where
     (found, stopped.into_inner())
 }
 
-/// The directories one thread is looking into, opened beneath the workspace's root handle: the
+/// The directories one thread is looking into, opened by the [`Tree`] (beneath the workspace's root handle): the
 /// last few only (the walker interleaves a directory's files with other work), so a thread holds
 /// a handful of descriptors however many directories it visits.
 #[derive(Default)]
-pub(crate) struct DirHandle {
+pub struct DirHandle {
     open: Vec<(PathBuf, Option<OwnedFd>)>,
 }
 
@@ -90,7 +87,7 @@ const KEPT_DIRS: usize = 8;
 impl DirHandle {
     /// The handle of `dir` (opened now unless it is kept), or `None` when it cannot be opened
     /// beneath the root (it left the workspace, or is gone).
-    pub(crate) fn open(&mut self, workspace: &Workspace, dir: &Path) -> Option<&OwnedFd> {
+    pub fn open(&mut self, tree: &dyn Tree, dir: &Path) -> Option<&OwnedFd> {
         match self.open.iter().position(|(path, _)| path == dir) {
             Some(0) => {}
             Some(at) => {
@@ -99,7 +96,7 @@ impl DirHandle {
             }
             None => {
                 self.open.truncate(KEPT_DIRS - 1);
-                let handle = workspace.open_dir_beneath(dir).ok();
+                let handle = tree.open_dir(dir).ok();
                 self.open.insert(0, (dir.to_path_buf(), handle));
             }
         }
