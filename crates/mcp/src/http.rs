@@ -21,6 +21,9 @@ const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const LAST_EVENT_ID: &str = "last-event-id";
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
+/// How much of an error answer's body an error message keeps (as rmcp did).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
 /// Headers the transport sets itself, which a configured header may not replace.
 const RESERVED: [&str; 3] = ["accept", SESSION_ID, LAST_EVENT_ID];
 
@@ -197,13 +200,18 @@ impl Inner {
         if !status.is_success() {
             let body = response.text().await.unwrap_or_default();
             // A JSON-RPC error answering the request is the request's answer.
-            if let Ok(message) = serde_json::from_str::<Value>(&body) {
-                if message.get("error").is_some() && message.get("id").is_some() {
+            if let (Some(id), Ok(message)) = (&id, serde_json::from_str::<Value>(&body)) {
+                if message.get("error").is_some() && streams::answers(&message, id) {
                     self.deliver(message);
                     return Ok(());
                 }
             }
-            return Err(format!("{status}: {}", body.trim()));
+            let body = body.trim();
+            let end = (0..=body.len().min(MAX_ERROR_BODY))
+                .rev()
+                .find(|at| body.is_char_boundary(*at))
+                .unwrap_or(0);
+            return Err(format!("{status}: {}", &body[..end]));
         }
         if kind.starts_with("text/event-stream") {
             let inner = self.clone();

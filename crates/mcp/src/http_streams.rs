@@ -116,7 +116,7 @@ pub(super) fn stream_message(event: &Event) -> Option<Value> {
 }
 
 /// Whether `message` (or a message of a batch) is the response to request `id`.
-fn answers(message: &Value, id: &Value) -> bool {
+pub(super) fn answers(message: &Value, id: &Value) -> bool {
     match message {
         Value::Array(batch) => batch.iter().any(|m| answers(m, id)),
         _ => message.get("method").is_none() && message.get("id") == Some(id),

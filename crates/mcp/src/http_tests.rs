@@ -62,6 +62,7 @@ async fn answer(socket: TcpStream, seen: mpsc::UnboundedSender<Seen>, script: &S
     let id = body["id"].clone();
     let expired = script.first_expired.load(Ordering::SeqCst)
         && headers.get(SESSION_ID).map(String::as_str) == Some("s1");
+    let refused = headers.contains_key("x-refuse");
     seen.send(Seen {
         method: method.clone(),
         headers,
@@ -73,6 +74,13 @@ async fn answer(socket: TcpStream, seen: mpsc::UnboundedSender<Seen>, script: &S
         format!("HTTP/1.1 {status}\r\ncontent-type: {kind}\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
     };
     let text = match (method.as_str(), rpc.as_str()) {
+        ("POST", _) if refused => reply(
+            "400 Bad Request",
+            "application/json",
+            "",
+            &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "Bad Request: no"}})
+                .to_string(),
+        ),
         ("POST", _) if expired => reply("404 Not Found", "text/plain", "", "no such session"),
         ("GET", _) if expired => reply("404 Not Found", "text/plain", "", ""),
         ("POST", "initialize") => reply(
@@ -224,4 +232,21 @@ async fn an_expired_session_is_started_again_and_the_message_sent_again() {
     }
     assert_eq!(initializes, 2);
     assert_eq!(calls, [Some("s1".to_string()), Some("s2".to_string())]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_error_answer_fails_the_request_with_its_status_and_body() {
+    crate::connection::install_crypto();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (tx, _seen) = mpsc::unbounded_channel();
+    tokio::spawn(serve(listener, tx, Arc::default()));
+    let headers = BTreeMap::from([("X-Refuse".to_string(), "1".to_string())]);
+    let session = Session::new(link(&url, &headers).unwrap(), Default::default());
+    let err = tokio::time::timeout(Duration::from_secs(5), session.initialize())
+        .await
+        .expect("the error answer was waited past")
+        .unwrap_err();
+    assert!(err.starts_with("400 Bad Request: {"), "{err}");
+    assert!(err.contains("Bad Request: no"), "{err}");
 }
