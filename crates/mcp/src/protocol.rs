@@ -116,7 +116,7 @@ impl Session {
             "capabilities": {},
             "clientInfo": {"name": "troupe", "version": env!("CARGO_PKG_VERSION")},
         });
-        let info = match self.request("initialize", Some(params)).await {
+        let info = match self.request_uncancelled("initialize", Some(params)).await {
             Ok(result) => parse::<ServerInfo>(result)
                 .map_err(|e| format!("the initialize result is not one: {e}"))?,
             Err(RpcError::Send(why)) => {

@@ -124,6 +124,17 @@ impl Session {
     /// Sends request `method` with `params` and waits for its result. Dropping the future after
     /// the request went out tells the server it was cancelled.
     pub(crate) async fn request(&self, method: &str, params: Option<Value>) -> Answer {
+        self.exchange(method, params, true).await
+    }
+
+    /// `initialize`, which the protocol never cancels: dropped, it is only forgotten.
+    pub(crate) async fn request_uncancelled(&self, method: &str, params: Option<Value>) -> Answer {
+        self.exchange(method, params, false).await
+    }
+
+    /// Sends a request and waits for its answer; `cancel`: a drop sends
+    /// `notifications/cancelled`.
+    async fn exchange(&self, method: &str, params: Option<Value>, cancel: bool) -> Answer {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
@@ -133,18 +144,17 @@ impl Session {
             }
             pending.waiting.insert(id, tx);
         }
-        let mut guard = Waiting {
-            shared: &self.shared,
-            id,
-            sent: false,
-            done: false,
-        };
         let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if let Some(params) = params {
             message["params"] = params;
         }
         // From here on the server may have it, even if the caller gives up half-way.
-        guard.sent = true;
+        let mut guard = Waiting {
+            shared: &self.shared,
+            id,
+            cancel,
+            done: false,
+        };
         if let Err(why) = self.shared.outgoing.send(message).await {
             lock(&self.shared.pending).waiting.remove(&id);
             guard.done = true;
@@ -170,11 +180,13 @@ impl Session {
 }
 
 /// A request waiting for its answer: dropped before it (its caller gave up), it leaves the
-/// pending requests and, when it had gone out, the server is told.
+/// pending requests and, unless it is `initialize`, the server is told.
 struct Waiting<'a> {
     shared: &'a Arc<Shared>,
     id: u64,
-    sent: bool,
+    /// Whether a drop sends `notifications/cancelled`.
+    cancel: bool,
+    /// Set once the request has its answer (or could not be sent).
     done: bool,
 }
 
@@ -187,7 +199,7 @@ impl Drop for Waiting<'_> {
             .waiting
             .remove(&self.id)
             .is_some();
-        if !(unanswered && self.sent) {
+        if !(unanswered && self.cancel) {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {

@@ -143,6 +143,16 @@ async fn a_dropped_request_is_cancelled_on_the_server() {
 }
 
 #[tokio::test]
+async fn a_dropped_initialize_is_only_forgotten() {
+    let (session, _, mut server) = session();
+    let init = tokio::time::timeout(Duration::from_millis(50), session.initialize()).await;
+    assert!(init.is_err());
+    assert_eq!(server.next_sent().await["method"], "initialize");
+    let more = tokio::time::timeout(Duration::from_millis(100), server.sent.recv()).await;
+    assert!(more.is_err(), "sent after initialize was dropped: {more:?}");
+}
+
+#[tokio::test]
 async fn a_list_change_is_counted_before_the_response_behind_it() {
     let (session, signals, mut server) = session();
     let call = tokio::spawn({
