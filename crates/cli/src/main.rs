@@ -190,14 +190,14 @@ fn version_only(mut args: impl Iterator<Item = std::ffi::OsString>) -> bool {
 }
 
 /// Warnings go to stderr; `TROUPE_LOG=debug` (or any filter) or `--debug [targets]` turns on
-/// more detail. The MCP
-/// SDK's own messages (a server without an SSE stream, a closed pipe) are left out by default:
-/// what they mean reaches the user as a server's status or a call's error result.
+/// more detail. The MCP client's transport details (a server without an event stream, a
+/// closed pipe) are debug messages: what they mean reaches the user as a server's status or a
+/// call's error result.
 fn init_logging(debug: Option<&str>, quiet: bool, to_file: bool) {
-    let default = if quiet { "off" } else { "warn,rmcp=off" };
+    let default = if quiet { "off" } else { "warn" };
     let filter = match debug {
         // `--debug` alone, or `--debug api,hooks`-style target lists.
-        Some("debug") => "debug,rmcp=info".to_string(),
+        Some("debug") => "debug".to_string(),
         Some(targets) => targets
             .split(',')
             .map(|t| format!("{}=debug", t.trim()))

@@ -5,8 +5,8 @@
 //! ways, in alternating blocks so drift hits both alike:
 //! - raw: a minimal client writes the `tools/call` line to the server's stdin and reads the
 //!   answer line — the server's own time plus the pipe, the floor any client pays;
-//! - troupe: the `mcp__fx__echo` tool's `call`, the path the agent loop takes (rmcp session,
-//!   timeout, result conversion and output budget).
+//! - troupe: the `mcp__fx__echo` tool's `call`, the path the agent loop takes (the JSON-RPC
+//!   session, timeout, result conversion and output budget).
 //!
 //! The overhead is the difference of the medians. Run:
 //! `cargo bench -p troupe-mcp --bench call_overhead [-- --calls 2000]`.

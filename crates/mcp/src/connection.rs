@@ -1,92 +1,24 @@
-//! One live MCP session with a server, on rmcp: the transport (a child's pipes, streamable
-//! HTTP, legacy SSE or the SDK's channel), the `initialize` handshake, and a watch on what arrives — a `tools/list_changed`
-//! notification is counted the moment it is read, before any response behind it is delivered,
-//! so the call that changed the list is followed by a model call that sees the new list.
+//! One live MCP session with a server: the transport (a child's pipes, streamable HTTP,
+//! legacy SSE or the SDK's channel), the `initialize` handshake, and what the session saw
+//! (its [`Signals`]: a `tools/list_changed` notification is counted the moment it is read,
+//! before any response behind it is delivered, so the call that changed the list is followed
+//! by a model call that sees the new list).
 
 use crate::config::{ServerConfig, TransportConfig};
 use crate::options::McpOptions;
-use crate::sdk_transport::SdkTransport;
-use crate::sse::SseTransport;
+use crate::protocol::ServerInfo;
+use crate::rpc::{Link, Session};
 use crate::stdio::{self, ServerProcess, Slots};
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, ServerNotification,
-};
-use rmcp::service::{RoleClient, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, Transport};
-use rmcp::{ClientHandler, Peer, ServiceExt};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// What a connection has seen of its server.
-#[derive(Debug, Default)]
-pub(crate) struct Signals {
-    /// `tools/list_changed` notifications received.
-    pub(crate) list_changes: AtomicU64,
-    /// Set when the server's side of the transport ended (the process exited, the stream closed).
-    pub(crate) closed: AtomicBool,
-}
-
-/// troupe's side of the session: it answers nothing the server could ask (no sampling, roots or
-/// elicitation are offered), and says who it is.
-#[derive(Debug, Clone)]
-pub(crate) struct Client;
-
-impl ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("troupe", env!("CARGO_PKG_VERSION")),
-        )
-    }
-}
-
-/// A transport that reports list changes and its end as it reads them.
-struct Watched<T> {
-    inner: T,
-    signals: Arc<Signals>,
-}
-
-impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
-    type Error = T::Error;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(item)
-    }
-
-    fn receive(
-        &mut self,
-    ) -> impl std::future::Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        let signals = self.signals.clone();
-        let next = self.inner.receive();
-        async move {
-            let message = next.await;
-            match &message {
-                None => signals.closed.store(true, Ordering::SeqCst),
-                Some(JsonRpcMessage::Notification(n)) => {
-                    if let ServerNotification::ToolListChangedNotification(_) = n.notification {
-                        signals.list_changes.fetch_add(1, Ordering::SeqCst);
-                    }
-                }
-                Some(_) => {}
-            }
-            message
-        }
-    }
-
-    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
-        self.inner.close()
-    }
-}
+pub(crate) use crate::rpc::Signals;
 
 /// A connected server.
 pub(crate) struct Connection {
-    service: RunningService<RoleClient, Client>,
+    session: Session,
+    /// What the server said of itself in `initialize`.
+    info: ServerInfo,
     /// The stdio server's process (none over HTTP); dropping it kills the process group.
     process: tokio::sync::Mutex<Option<ServerProcess>>,
     pub(crate) signals: Arc<Signals>,
@@ -101,19 +33,15 @@ impl Connection {
         slots: &Slots,
     ) -> Result<Connection, String> {
         let (workspace, log_dir) = (options.workspace.as_path(), options.log_dir.as_path());
-        let signals = Arc::new(Signals::default());
         match &config.transport {
             TransportConfig::Stdio { command, args, env } => {
                 let (mut process, stdout, stdin) =
                     stdio::spawn(&config.name, command, args, env, workspace, log_dir, slots)
                         .await?;
-                let transport = Watched {
-                    inner: AsyncRwTransport::<RoleClient, _, _>::new_client(stdout, stdin),
-                    signals: signals.clone(),
-                };
-                match Client.serve(transport).await {
-                    Ok(service) => Ok(Connection {
-                        service,
+                match start(crate::lines::link(stdout, stdin)).await {
+                    Ok((session, info, signals)) => Ok(Connection {
+                        session,
+                        info,
                         process: tokio::sync::Mutex::new(Some(process)),
                         signals,
                     }),
@@ -124,7 +52,7 @@ impl Connection {
                                 "`{command}` exited ({status}) before it finished initialize; see {}",
                                 stdio::log_path(log_dir, &config.name).display()
                             ),
-                            None => format!("initialize failed: {}", init_error(&e)),
+                            None => format!("initialize failed: {e}"),
                         })
                     }
                 }
@@ -133,41 +61,56 @@ impl Connection {
                 let bridge = options.sdk.as_ref().ok_or(
                     "an in-process SDK server (`\"type\": \"sdk\"`) is reached only through the Agent SDK's control protocol: run troupe with --input-format stream-json from the SDK",
                 )?;
-                let transport = Watched {
-                    inner: SdkTransport::new(&config.name, bridge),
-                    signals: signals.clone(),
-                };
-                let service = Client
-                    .serve(transport)
+                let link = crate::sdk_transport::link(&config.name, bridge);
+                let (session, info, signals) = start(link)
                     .await
                     .map_err(|e| format!("initialize through the SDK failed: {e}"))?;
-                Ok(Connection {
-                    service,
-                    process: tokio::sync::Mutex::new(None),
-                    signals,
-                })
+                Ok(Connection::remote(session, info, signals))
             }
             TransportConfig::Sse { url, headers } => {
                 install_crypto();
-                let inner = SseTransport::connect(url, headers)
+                let link = crate::sse::connect(url, headers)
                     .await
                     .map_err(|e| format!("{url}: {e}"))?;
-                serve_remote(inner, signals, url).await
+                let (session, info, signals) = start(link)
+                    .await
+                    .map_err(|e| format!("initialize at {url} failed: {e}"))?;
+                Ok(Connection::remote(session, info, signals))
             }
             TransportConfig::Http { url, headers } => {
-                serve_remote(http_transport(url, headers)?, signals, url).await
+                install_crypto();
+                let link = crate::http::link(url, headers)?;
+                let (session, info, signals) = start(link)
+                    .await
+                    .map_err(|e| format!("initialize at {url} failed: {e}"))?;
+                Ok(Connection::remote(session, info, signals))
             }
         }
     }
 
+    /// A connection without a process of its own.
+    fn remote(session: Session, info: ServerInfo, signals: Arc<Signals>) -> Connection {
+        Connection {
+            session,
+            info,
+            process: tokio::sync::Mutex::new(None),
+            signals,
+        }
+    }
+
     /// The session's request side.
-    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
-        self.service.peer()
+    pub(crate) fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// What the server said of itself in `initialize`.
+    pub(crate) fn info(&self) -> &ServerInfo {
+        &self.info
     }
 
     /// Whether the server's side has ended.
     pub(crate) fn is_closed(&self) -> bool {
-        self.signals.closed.load(Ordering::SeqCst) || self.service.is_closed()
+        self.signals.closed.load(Ordering::SeqCst) || self.session.is_closed()
     }
 
     /// How the server process ended, waiting briefly for it (its pipe usually closes a moment
@@ -182,84 +125,24 @@ impl Connection {
     }
 }
 
-/// An initialize failure in words: the transport's own error and what it was doing, never the
-/// transport's Rust type name (rmcp's `Transport [<type>] error: …`).
-fn init_error(e: &rmcp::service::ClientInitializeError) -> String {
-    match e {
-        rmcp::service::ClientInitializeError::TransportError { error, context } => {
-            // The HTTP client's error keeps its causes (refused, DNS, TLS) to itself in rmcp's
-            // wrapper: asked for directly.
-            type HttpError =
-                rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
-            let why = match error.error.downcast_ref::<HttpError>() {
-                Some(HttpError::Client(e)) => causes(e),
-                _ => causes(&*error.error),
-            };
-            format!("{why} (while trying to {context})")
-        }
-        other => other.to_string(),
-    }
-}
-
-/// An error and its sources, `outer: inner: innermost`, repeats left out.
-fn causes(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = vec![e.to_string()];
-    let mut source = e.source();
-    while let Some(inner) = source {
-        let text = inner.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = inner.source();
-    }
-    parts.join(": ")
+/// A session over `link`, initialized.
+async fn start(link: Link) -> Result<(Session, ServerInfo, Arc<Signals>), String> {
+    let signals = Arc::new(Signals::default());
+    let session = Session::new(link, signals.clone());
+    let info = session.initialize().await?;
+    tracing::debug!(
+        server = %info.server_info,
+        version = info.protocol_version,
+        "MCP session initialized"
+    );
+    Ok((session, info, signals))
 }
 
 /// How long a message about a closed server waits for its exit status.
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// The streamable HTTP transport for `url` with `headers` on every request.
-fn http_transport(
-    url: &str,
-    headers: &std::collections::BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    install_crypto();
-    let mut custom = HashMap::with_capacity(headers.len());
-    for (name, value) in headers {
-        let name = http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|e| format!("header {name:?}: {e}"))?;
-        let value =
-            http::HeaderValue::from_str(value).map_err(|e| format!("header {name}: {e}"))?;
-        custom.insert(name, value);
-    }
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
-    Ok(StreamableHttpClientTransport::from_config(config))
-}
-
 /// rustls needs one process-wide crypto provider: ring, which troupe's model client already
 /// builds. Installing it again is a no-op.
-fn install_crypto() {
+pub(crate) fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
-/// Initialises a server reached over the network at `url` through `inner`, watched by
-/// `signals`.
-async fn serve_remote<T>(inner: T, signals: Arc<Signals>, url: &str) -> Result<Connection, String>
-where
-    T: Transport<RoleClient> + Send + 'static,
-{
-    let transport = Watched {
-        inner,
-        signals: signals.clone(),
-    };
-    let service = Client
-        .serve(transport)
-        .await
-        .map_err(|e| format!("initialize at {url} failed: {}", init_error(&e)))?;
-    Ok(Connection {
-        service,
-        process: tokio::sync::Mutex::new(None),
-        signals,
-    })
 }

@@ -1,8 +1,9 @@
-//! troupe's MCP client, on the official Rust SDK (`rmcp`): the servers configured in Claude
-//! Code's format (`.mcp.json`, settings `mcpServers`, `--mcp-config`) are started in the
-//! background over stdio, streamable HTTP or legacy SSE (`sse.rs`, which rmcp lacks), and their tools join every agent's tool pool as
-//! `mcp__<server>__<tool>` once they are ready. One connection per server per process, shared by
-//! the agents in it.
+//! troupe's MCP client, a small JSON-RPC 2.0 client of its own (`rpc.rs`, `protocol.rs`;
+//! decision 0032): the servers configured in Claude Code's format (`.mcp.json`, settings
+//! `mcpServers`, `--mcp-config`) are started in the background over stdio (`lines.rs`),
+//! streamable HTTP (`http.rs`) or legacy SSE (`sse.rs`), and their tools join every agent's tool
+//! pool as `mcp__<server>__<tool>` once they are ready. One connection per server per process,
+//! shared by the agents in it.
 //!
 //! - [`McpConfig`]: entries by precedence, `${VAR}` expansion, errors naming the server.
 //! - [`McpManager`]: start-up, statuses, the tools on offer, `connect_mcp`, shutdown.
@@ -18,7 +19,13 @@ mod config;
 mod connect;
 #[cfg(feature = "client")]
 mod connection;
+#[cfg(feature = "client")]
+mod event_stream;
 mod expand;
+#[cfg(feature = "client")]
+mod http;
+#[cfg(feature = "client")]
+mod lines;
 #[cfg(feature = "client")]
 mod manager;
 // Without the client the manager keeps the configured servers' names to show them failed, and
@@ -30,7 +37,11 @@ pub mod names;
 mod options;
 mod prompts;
 #[cfg(feature = "client")]
+mod protocol;
+#[cfg(feature = "client")]
 mod result;
+#[cfg(feature = "client")]
+mod rpc;
 pub mod sdk;
 #[cfg(feature = "client")]
 mod sdk_transport;

@@ -4,7 +4,7 @@
 //! what the model is sent.
 
 #[cfg(feature = "client")]
-use rmcp::model::GetPromptResult;
+use crate::protocol::{GetPromptResult, RemotePrompt};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -35,7 +35,7 @@ pub struct PromptArgument {
 impl McpPrompt {
     /// The troupe view of `prompt` on `server`.
     #[cfg(feature = "client")]
-    pub(crate) fn new(server: &str, prompt: &rmcp::model::Prompt) -> McpPrompt {
+    pub(crate) fn new(server: &str, prompt: &RemotePrompt) -> McpPrompt {
         McpPrompt {
             name: crate::names::tool_name(server, &prompt.name),
             server: server.to_string(),
@@ -100,12 +100,12 @@ impl McpPrompt {
 /// resource's text too), in order, a blank line between them. Images and other binary content
 /// are left out.
 #[cfg(feature = "client")]
-pub fn prompt_text(result: &GetPromptResult) -> String {
+pub(crate) fn prompt_text(result: &GetPromptResult) -> String {
     result
         .messages
         .iter()
         .filter_map(|m| {
-            let content = serde_json::to_value(&m.content).ok()?;
+            let content = &m.content;
             content["text"]
                 .as_str()
                 .or_else(|| content["resource"]["text"].as_str())
@@ -117,18 +117,17 @@ pub fn prompt_text(result: &GetPromptResult) -> String {
 
 #[cfg(all(test, feature = "client"))]
 mod tests {
+    #![allow(clippy::unwrap_used)] // test code may panic on a broken fixture
     use super::*;
-    use rmcp::model::{Prompt, PromptMessage, Role};
+    use serde_json::json;
 
     fn weather() -> McpPrompt {
-        let prompt = Prompt::new(
-            "args-prompt",
-            Some("Weather"),
-            Some(vec![
-                rmcp::model::PromptArgument::new("city").with_required(true),
-                rmcp::model::PromptArgument::new("state"),
-            ]),
-        );
+        let prompt: RemotePrompt = serde_json::from_value(json!({
+            "name": "args-prompt",
+            "description": "Weather",
+            "arguments": [{"name": "city", "required": true}, {"name": "state"}],
+        }))
+        .unwrap();
         McpPrompt::new("everything", &prompt)
     }
 
@@ -151,10 +150,12 @@ mod tests {
 
     #[test]
     fn the_messages_text_is_joined() {
-        let result = GetPromptResult::new(vec![
-            PromptMessage::new_text(Role::User, "first"),
-            PromptMessage::new_text(Role::Assistant, "second"),
-        ]);
+        let result: GetPromptResult = serde_json::from_value(json!({"messages": [
+            {"role": "user", "content": {"type": "text", "text": "first"}},
+            {"role": "assistant", "content": {"type": "image", "data": "", "mimeType": "image/png"}},
+            {"role": "assistant", "content": {"type": "resource", "resource": {"uri": "a", "text": "second"}}},
+        ]}))
+        .unwrap();
         assert_eq!(prompt_text(&result), "first\n\nsecond");
     }
 }

@@ -1,81 +1,69 @@
-//! rmcp's client transport over an [`SdkChannel`] (part of the client: see [`crate::sdk`]).
+//! The client's transport over an [`SdkChannel`] (part of the client: see [`crate::sdk`]):
+//! each message is handed to the channel, and the answer to a request comes back as the
+//! message the session reads.
 
+use crate::rpc::{Link, Outgoing};
 use crate::sdk::{SdkBridge, SdkChannel};
-use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::Transport;
+use async_trait::async_trait;
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-/// Why a message could not be carried.
-#[derive(Debug, thiserror::Error)]
-#[error("SDK MCP server `{server}`: {message}")]
-pub struct SdkError {
-    server: String,
-    message: String,
-}
-
-/// rmcp's client transport over an [`SdkChannel`].
-pub(crate) struct SdkTransport {
+/// The sending half: the channel, and where its answers go.
+struct SdkTransport {
     server: String,
     channel: Arc<dyn SdkChannel>,
-    answers: mpsc::UnboundedSender<RxJsonRpcMessage<RoleClient>>,
-    incoming: mpsc::UnboundedReceiver<RxJsonRpcMessage<RoleClient>>,
+    answers: mpsc::UnboundedSender<Value>,
 }
 
-impl SdkTransport {
-    pub(crate) fn new(server: &str, bridge: &SdkBridge) -> SdkTransport {
-        let (answers, incoming) = mpsc::unbounded_channel();
-        SdkTransport {
-            server: server.to_string(),
-            channel: bridge.0.clone(),
-            answers,
-            incoming,
-        }
-    }
+/// The transport to `server` through `bridge`.
+pub(crate) fn link(server: &str, bridge: &SdkBridge) -> Link {
+    let (answers, incoming) = mpsc::unbounded_channel();
+    let outgoing = Arc::new(SdkTransport {
+        server: server.to_string(),
+        channel: bridge.0.clone(),
+        answers,
+    });
+    Link { outgoing, incoming }
 }
 
-impl Transport<RoleClient> for SdkTransport {
-    type Error = SdkError;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+#[async_trait]
+impl Outgoing for SdkTransport {
+    /// Carries `message` in a task of its own: a caller giving up (a timeout) does not cut the
+    /// exchange with the controlling process off half-way.
+    async fn send(&self, message: Value) -> Result<(), String> {
         let (server, channel, answers) = (
             self.server.clone(),
             self.channel.clone(),
             self.answers.clone(),
         );
-        async move {
-            let fail = |message: String| SdkError {
-                server: server.clone(),
-                message,
-            };
-            let message = serde_json::to_value(&item)
-                .map_err(|e| fail(format!("cannot encode the message: {e}")))?;
-            let is_request = message.get("id").is_some() && message.get("method").is_some();
-            let answer = channel.message(&server, message).await.map_err(&fail)?;
-            // A notification's acknowledgement (no id) is not a message for the client.
-            if !is_request || answer.get("id").is_none_or(Value::is_null) {
-                return Ok(());
-            }
-            let parsed: RxJsonRpcMessage<RoleClient> = serde_json::from_value(answer)
-                .map_err(|e| fail(format!("its answer is not a JSON-RPC response: {e}")))?;
-            answers
-                .send(parsed)
-                .map_err(|_| fail("the session has ended".to_string()))
-        }
+        tokio::spawn(carry(server, channel, answers, message))
+            .await
+            .map_err(|e| format!("the message was lost: {e}"))?
     }
+}
 
-    fn receive(
-        &mut self,
-    ) -> impl std::future::Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        self.incoming.recv()
+/// Hands `message` to `channel` and passes a request's answer on to `answers`.
+async fn carry(
+    server: String,
+    channel: Arc<dyn SdkChannel>,
+    answers: mpsc::UnboundedSender<Value>,
+    message: Value,
+) -> Result<(), String> {
+    let server = &server;
+    let fail = |message: String| format!("SDK MCP server `{server}`: {message}");
+    let is_request = message.get("id").is_some() && message.get("method").is_some();
+    let answer = channel.message(server, message).await.map_err(fail)?;
+    // A notification's acknowledgement (no id) is not a message for the client.
+    if !is_request || answer.get("id").is_none_or(Value::is_null) {
+        return Ok(());
     }
-
-    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
-        self.incoming.close();
-        std::future::ready(Ok(()))
+    if !answer.is_object() || (answer.get("result").is_none() && answer.get("error").is_none()) {
+        return Err(fail(format!(
+            "its answer is not a JSON-RPC response: {answer}"
+        )));
     }
+    answers
+        .send(answer)
+        .map_err(|_| fail("the session has ended".to_string()))
 }

@@ -8,13 +8,13 @@ use crate::connection::Connection;
 use crate::names::tool_name;
 use crate::options::{secs, McpOptions};
 use crate::prompts::{prompt_text, McpPrompt};
+use crate::protocol::RemoteTool;
 use crate::result::to_output;
+use crate::rpc::RpcError;
 use crate::status::{ServerStatus, Status};
 use crate::stdio::{log_path, Slots};
 use crate::tool::McpTool;
-use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, JsonObject};
-use rmcp::ServiceError;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::watch;
@@ -244,7 +244,7 @@ impl Server {
     async fn list(self: &Arc<Self>, conn: &Connection) -> Result<(u64, Vec<DynTool>), String> {
         let listed = conn.signals.list_changes.load(Ordering::SeqCst);
         let remote = conn
-            .peer()
+            .session()
             .list_all_tools()
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?;
@@ -255,20 +255,22 @@ impl Server {
                 tracing::warn!(server = self.name(), tool = %tool.name, "two tools map to {name}; keeping the first");
                 continue;
             }
-            let description = tool
-                .description
-                .as_deref()
-                .map(str::to_string)
-                .unwrap_or_else(|| {
-                    format!("Tool `{}` of MCP server `{}`.", tool.name, self.name())
-                });
+            let read_only = tool.read_only();
+            let RemoteTool {
+                name: remote,
+                description,
+                input_schema,
+                ..
+            } = tool;
+            let description = description
+                .unwrap_or_else(|| format!("Tool `{remote}` of MCP server `{}`.", self.name()));
             tools.push(Arc::new(McpTool::new(
                 Arc::downgrade(self),
                 name,
-                tool.name.to_string(),
+                remote,
                 description,
-                Value::Object((*tool.input_schema).clone()),
-                read_only_hint(&tool),
+                Value::Object(input_schema),
+                read_only,
             )));
         }
         Ok((listed, tools))
@@ -277,14 +279,10 @@ impl Server {
     /// The server's prompts, when it declares the prompts capability; a listing that fails is
     /// a warning and no prompts, never a failed start.
     async fn list_prompts(&self, conn: &Connection) -> Vec<McpPrompt> {
-        let declared = conn
-            .peer()
-            .peer_info()
-            .is_some_and(|info| info.capabilities.prompts.is_some());
-        if !declared {
+        if !conn.info().has_prompts() {
             return Vec::new();
         }
-        match conn.peer().list_all_prompts().await {
+        match conn.session().list_all_prompts().await {
             Ok(prompts) => {
                 let mut listed: Vec<McpPrompt> = Vec::with_capacity(prompts.len());
                 for prompt in &prompts {
@@ -316,19 +314,19 @@ impl Server {
     pub(crate) async fn get_prompt(
         self: &Arc<Self>,
         prompt: &McpPrompt,
-        arguments: JsonObject,
+        arguments: Map<String, Value>,
     ) -> Result<String, String> {
         let conn = self.ready().await?;
-        let params = GetPromptRequestParams::new(prompt.remote.clone()).with_arguments(arguments);
         let timeout = self.options.tool_timeout;
-        match tokio::time::timeout(timeout, conn.peer().get_prompt(params)).await {
+        let get = conn.session().get_prompt(&prompt.remote, arguments);
+        match tokio::time::timeout(timeout, get).await {
             Err(_) => Err(format!(
                 "/{}: the server did not answer prompts/get within {} (setting mcp_tool_timeout)",
                 prompt.name,
                 secs(timeout)
             )),
-            Ok(Err(ServiceError::McpError(data))) => {
-                Err(format!("/{} failed: {}", prompt.name, data.message))
+            Ok(Err(RpcError::Server { message, .. })) => {
+                Err(format!("/{} failed: {message}", prompt.name))
             }
             Ok(Err(other)) => Err(format!("/{} failed: {other}", prompt.name)),
             Ok(Ok(result)) => Ok(prompt_text(&result)),
@@ -385,25 +383,19 @@ impl Server {
         let Value::Object(arguments) = input else {
             return ToolOutput::error(format!("invalid input for {tool}: expected a JSON object"));
         };
-        let params = CallToolRequestParams::new(remote.to_string()).with_arguments(arguments);
         // Dropping the call (its timeout, or Ctrl-C dropping the turn) sends
         // `notifications/cancelled` to the server.
         let timeout = self.options.tool_timeout;
-        match tokio::time::timeout(timeout, conn.peer().call_tool(params)).await {
+        let call = conn.session().call_tool(remote, arguments);
+        match tokio::time::timeout(timeout, call).await {
             Err(_) => ToolOutput::error(format!(
                 "{tool} did not answer within {} and was cancelled (setting mcp_tool_timeout)",
                 secs(timeout)
             )),
-            Ok(Ok(result)) => match serde_json::to_value(&result) {
-                Ok(value) => to_output(&value),
-                Err(e) => ToolOutput::error(format!("{tool}: unreadable result: {e}")),
-            },
+            Ok(Ok(result)) if result.is_object() => to_output(&result),
+            Ok(Ok(result)) => ToolOutput::error(format!("{tool}: unreadable result: {result}")),
             Ok(Err(err)) => {
-                let gone = matches!(
-                    err,
-                    ServiceError::TransportClosed | ServiceError::TransportSend(_)
-                );
-                if gone || conn.is_closed() {
+                if err.is_gone() || conn.is_closed() {
                     let why = self.crashed(&conn).await;
                     ToolOutput::error(format!(
                         "MCP server `{}` stopped while running {tool} ({why}). troupe restarts it on the next call of its tools (at most {} times){}",
@@ -413,8 +405,8 @@ impl Server {
                     ))
                 } else {
                     match err {
-                        ServiceError::McpError(data) => {
-                            ToolOutput::error(format!("{tool} failed: {}", data.message))
+                        RpcError::Server { message, .. } => {
+                            ToolOutput::error(format!("{tool} failed: {message}"))
                         }
                         other => ToolOutput::error(format!("{tool} failed: {other}")),
                     }
@@ -549,14 +541,4 @@ impl Drop for Unfinished<'_> {
         }
         server.changed();
     }
-}
-
-/// Whether the server marks `tool` as not modifying its environment (`readOnlyHint`): its calls
-/// may then run side by side with the response's other read-only calls. Only scheduling takes
-/// the hint; permissions still treat every MCP call as a side effect.
-fn read_only_hint(tool: &rmcp::model::Tool) -> bool {
-    tool.annotations
-        .as_ref()
-        .and_then(|a| a.read_only_hint)
-        .unwrap_or(false)
 }

@@ -153,8 +153,8 @@ pub(crate) fn build_client(base_url: &str) -> Result<reqwest::Client, ModelError
     })
 }
 
-/// reqwest is built without a bundled crypto provider (`rustls-no-provider`, as rmcp's
-/// transport, so one reqwest serves both): rustls takes one process-wide provider, ring.
+/// reqwest is built without a bundled crypto provider (`rustls-no-provider`; the MCP client's
+/// HTTP transports share this reqwest): rustls takes one process-wide provider, ring.
 /// Installing it again is a no-op.
 pub(crate) fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
