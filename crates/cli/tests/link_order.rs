@@ -6,12 +6,14 @@
 //!
 //! The list spells the names of a release build, whose hashes differ from a debug build's (each
 //! crate's hash covers the profile; LTO adds `.llvm.N` suffixes), so two checks:
-//! - by name without the hashes: at most 5 % of the list may be missing (inlined in a debug
+//! - by name without the hashes: at most 10 % of the list may be missing (inlined in a debug
 //!   build, or gone). A function renamed, moved or removed on the start-up or headless path
-//!   shows here.
+//!   shows here. The list names even the smallest functions a run executes (6–8 % of them are
+//!   inlined everywhere in a debug build, whose dependencies are built at opt-level 1).
 //! - exactly, for the standard library's own functions (`_RNv…` without a suffix, compiled
-//!   once by the toolchain, so the same in every profile): at most 5 % missing. A toolchain
-//!   upgrade renames them all.
+//!   once by the toolchain, so the same in every profile): at most 30 % missing (a debug build
+//!   links only those it calls; about a fifth of a release run's are not). A toolchain upgrade
+//!   renames them all.
 //!
 //! What neither catches: a dependency bumped or added changes the hash in every name of the
 //! crates above it, which only a release build shows. So the script also writes the digest of
@@ -24,8 +26,11 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::Command;
 
-/// The share of the list that may be missing.
-const MISSING: f64 = 0.05;
+/// The share of the list that may be missing by name.
+const MISSING: f64 = 0.10;
+
+/// The share of the standard library's functions that may be missing exactly.
+const MISSING_STD: f64 = 0.30;
 
 /// A symbol without what changes between builds of the same code: the legacy mangling's hash
 /// (`17h<16 hex>E`), v0's crate disambiguators (`Cs<base62>_`) and LTO's suffixes (`.llvm.<N>`,
@@ -165,7 +170,7 @@ fn the_link_order_list_names_functions_that_exist() {
     let exact: HashSet<&str> = symbols.iter().map(String::as_str).collect();
     let loose: HashSet<String> = symbols.iter().map(|s| unhashed(s)).collect();
 
-    let report = |what: &str, names: &[&str], missing: &[&str]| {
+    let report = |what: &str, names: &[&str], missing: &[&str], allowed: f64| {
         let share = missing.len() as f64 / names.len().max(1) as f64;
         eprintln!(
             "{what}: {} of {} missing ({:.1} %)",
@@ -174,13 +179,13 @@ fn the_link_order_list_names_functions_that_exist() {
             share * 100.0
         );
         assert!(
-            share <= MISSING,
+            share <= allowed,
             "{what}: {} of the {} functions in {} are not in the binary (more than {:.0} %), \
              e.g. {:?}. Regenerate the list: python3 scripts/link-order.py",
             missing.len(),
             names.len(),
             list_path.display(),
-            MISSING * 100.0,
+            allowed * 100.0,
             &missing[..missing.len().min(10)]
         );
     };
@@ -189,7 +194,7 @@ fn the_link_order_list_names_functions_that_exist() {
         .copied()
         .filter(|name| !loose.contains(&unhashed(name)))
         .collect();
-    report("by name", &listed, &missing);
+    report("by name", &listed, &missing, MISSING);
 
     let std_own: Vec<&str> = listed
         .iter()
@@ -201,5 +206,10 @@ fn the_link_order_list_names_functions_that_exist() {
         .copied()
         .filter(|name| !exact.contains(name))
         .collect();
-    report("the standard library's, exactly", &std_own, &missing);
+    report(
+        "the standard library's, exactly",
+        &std_own,
+        &missing,
+        MISSING_STD,
+    );
 }
