@@ -1,8 +1,9 @@
 //! The glob tool's walk: the regular files a walker yields, with their modification times,
 //! each looked at in its directory's handle without following a link.
 
-use crate::walk::{self, DirHandle, Visit};
+use crate::walk::{self, DirHandle, KeepFile, Visit};
 use crate::Tree;
+use globset::GlobMatcher;
 use ignore::WalkBuilder;
 use rustix::fs::{AtFlags, FileType};
 use std::ffi::OsStr;
@@ -10,6 +11,28 @@ use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
+
+/// Keeps the files whose path relative to `base` matches `matcher`. Matched where the walker
+/// reads each directory, before a file is handed to a thread as work (as ripgrep's `-g` does):
+/// the files it does not match, most of a tree, cost no more than their directory entry.
+pub fn matching(base: &Path, matcher: GlobMatcher) -> KeepFile {
+    let base = base.as_os_str().as_bytes().to_vec();
+    Box::new(move |path: &Path| {
+        relative(path.as_os_str().as_bytes(), &base)
+            .is_some_and(|rel| matcher.is_match(Path::new(OsStr::from_bytes(rel))))
+    })
+}
+
+/// `path` relative to `base` (both absolute, as bytes), if it lies beneath it.
+fn relative<'a>(path: &'a [u8], base: &[u8]) -> Option<&'a [u8]> {
+    let rest = path.strip_prefix(base)?;
+    match rest.first() {
+        None => Some(rest),
+        Some(b'/') => Some(&rest[1..]),
+        Some(_) if base.ends_with(b"/") => Some(rest),
+        Some(_) => None,
+    }
+}
 
 /// The regular files `builder` yields in `tree`, the `shown` newest first (see
 /// [`newest_first`]).
@@ -72,6 +95,15 @@ pub fn newest_first(found: &mut [(SystemTime, PathBuf)], shown: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_paths_are_found_on_whole_components() {
+        assert_eq!(relative(b"/ws/src/a.rs", b"/ws"), Some(&b"src/a.rs"[..]));
+        assert_eq!(relative(b"/ws", b"/ws"), Some(&b""[..]));
+        assert_eq!(relative(b"/wsx/a.rs", b"/ws"), None);
+        assert_eq!(relative(b"/a.rs", b"/"), Some(&b"a.rs"[..]));
+        assert_eq!(relative(b"/other/a.rs", b"/ws"), None);
+    }
 
     #[test]
     fn the_newest_come_first_and_ties_go_by_path() {

@@ -5,10 +5,52 @@
 
 use crate::Tree;
 use ignore::{DirEntry, WalkBuilder, WalkState};
+use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+
+/// Which files (anything not a directory) a walk yields, by path; directories are entered
+/// whatever it says.
+pub type KeepFile = Box<dyn Fn(&Path) -> bool + Send + Sync>;
+
+/// What a walk must neither yield nor enter, by path.
+pub type Hidden = Box<dyn Fn(&Path) -> bool + Send + Sync>;
+
+/// A gitignore-aware walker over `base` that also sees dot-files but never enters the
+/// directories named in `skipped` (below `base`), and does not need a git repository for
+/// .gitignore to count; it yields only the files `keep` takes (if given) and neither yields nor
+/// enters what `hidden` says (if given). Built here, so that the test it runs on every entry
+/// is compiled with the walks.
+///
+/// It never follows symlinks (`follow_links(false)`: a symlink is yielded as a symlink and not
+/// descended into), but it lists directories by path, so a directory swapped for a symlink
+/// mid-walk can still be listed through it: the walks open every entry in its directory's
+/// handle ([`DirHandle`]).
+pub fn walker(
+    base: &Path,
+    skipped: &'static [&'static str],
+    keep: Option<KeepFile>,
+    hidden: Option<Hidden>,
+) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(base);
+    builder
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(move |entry| {
+            let dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let skip = match dir {
+                true => {
+                    entry.depth() > 0 && skipped.iter().any(|n| entry.file_name() == OsStr::new(n))
+                }
+                false => keep.as_ref().is_some_and(|keep| !keep(entry.path())),
+            };
+            !skip && !hidden.as_ref().is_some_and(|hidden| hidden(entry.path()))
+        });
+    builder
+}
 
 /// What one visit says.
 pub enum Visit<T> {

@@ -8,11 +8,10 @@ use ignore::WalkBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use troupe_search::glob::newest_files;
+use troupe_search::walk::{Hidden, KeepFile};
 
 /// Most paths one call returns.
 pub const MAX_RESULTS: usize = 1_000;
@@ -85,15 +84,8 @@ impl Tool for GlobTool {
         let workspace = Arc::clone(&ctx.workspace);
         let concealed = ctx.concealed.clone();
         let found = tokio::task::spawn_blocking(move || {
-            // The pattern is matched where the walker reads each directory, before a file is
-            // handed to a thread as work (as ripgrep's `-g` does): the files it does not match,
-            // most of a tree, cost no more than their directory entry.
-            let base_bytes = walk_base.as_os_str().as_bytes().to_vec();
-            let keep = move |path: &Path| {
-                relative(path.as_os_str().as_bytes(), &base_bytes)
-                    .is_some_and(|rel| matcher.is_match(Path::new(OsStr::from_bytes(rel))))
-            };
-            let builder = walker_keeping(&walk_base, &workspace, concealed, Some(Box::new(keep)));
+            let keep = troupe_search::glob::matching(&walk_base, matcher);
+            let builder = walker_keeping(&walk_base, &workspace, concealed, Some(keep));
             newest_files(builder, &*workspace, MAX_RESULTS)
         })
         .await;
@@ -122,17 +114,6 @@ impl Tool for GlobTool {
     }
 }
 
-/// `path` relative to `base` (both absolute, as bytes), if it lies beneath it.
-fn relative<'a>(path: &'a [u8], base: &[u8]) -> Option<&'a [u8]> {
-    let rest = path.strip_prefix(base)?;
-    match rest.first() {
-        None => Some(rest),
-        Some(b'/') => Some(&rest[1..]),
-        Some(_) if base.ends_with(b"/") => Some(rest),
-        Some(_) => None,
-    }
-}
-
 /// Resolves an optional search directory; absent or empty means the workspace root.
 pub(crate) fn search_root(
     workspace: &Workspace,
@@ -144,21 +125,15 @@ pub(crate) fn search_root(
     }
 }
 
-/// A gitignore-aware walker over `base` that also sees dot-files but never enters `.git` or
-/// `.troupe`, and does not need a git repository for .gitignore to count.
+/// A gitignore-aware walker over `base` ([`troupe_search::walk::walker`]) that never enters
+/// `.git` or `.troupe` and neither lists nor enters what `concealed` covers.
 ///
-/// It never follows symlinks (`follow_links(false)`: a symlink is yielded as a symlink and not
-/// descended into), but it lists directories by path, so a directory swapped for a symlink
-/// mid-walk can still be listed through it. That is why glob and grep never trust an entry: each
-/// is opened beneath the workspace root's handle before it is reported or read, and one that
-/// now leads outside is dropped. What `concealed` covers is neither listed nor entered.
+/// The walker lists directories by path, so glob and grep never trust an entry: each is
+/// opened beneath the workspace root's handle before it is reported or read, and one that now
+/// leads outside is dropped.
 pub(crate) fn walker(base: &Path, workspace: &Workspace, concealed: Concealed) -> WalkBuilder {
     walker_keeping(base, workspace, concealed, None)
 }
-
-/// Which files (anything not a directory) a walk yields, by path; directories are entered
-/// whatever it says.
-pub(crate) type KeepFile = Box<dyn Fn(&Path) -> bool + Send + Sync>;
 
 /// [`walker`], yielding only the files `keep` takes, if given.
 pub(crate) fn walker_keeping(
@@ -167,38 +142,8 @@ pub(crate) fn walker_keeping(
     concealed: Concealed,
     keep: Option<KeepFile>,
 ) -> WalkBuilder {
-    let mut builder = WalkBuilder::new(base);
     let root = workspace.root().to_path_buf();
-    builder
-        .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(move |entry| {
-            let dir = entry.file_type().is_some_and(|t| t.is_dir());
-            let skipped = match dir {
-                true => {
-                    entry.depth() > 0
-                        && SKIPPED_DIRS
-                            .iter()
-                            .any(|name| entry.file_name() == std::ffi::OsStr::new(name))
-                }
-                false => keep.as_ref().is_some_and(|keep| !keep(entry.path())),
-            };
-            !skipped && !concealed.hides(entry.path(), &root)
-        });
-    builder
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_paths_are_found_on_whole_components() {
-        assert_eq!(relative(b"/ws/src/a.rs", b"/ws"), Some(&b"src/a.rs"[..]));
-        assert_eq!(relative(b"/ws", b"/ws"), Some(&b""[..]));
-        assert_eq!(relative(b"/wsx/a.rs", b"/ws"), None);
-        assert_eq!(relative(b"/a.rs", b"/"), Some(&b"a.rs"[..]));
-        assert_eq!(relative(b"/other/a.rs", b"/ws"), None);
-    }
+    let hidden = (!concealed.is_empty())
+        .then(|| Box::new(move |path: &Path| concealed.hides(path, &root)) as Hidden);
+    troupe_search::walk::walker(base, SKIPPED_DIRS, keep, hidden)
 }
