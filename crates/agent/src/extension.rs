@@ -263,13 +263,17 @@ impl Approver for RefuseApprover {
 }
 
 /// A gate in the tool layer (the plan gate): may refuse a call before permissions are asked.
+/// Async, so a gate that asks the store awaits it: a gate that blocked a runtime thread for it
+/// (`block_in_place`) took a blocking-pool thread per call, and a thousand teammates checking
+/// at once could take the whole pool and leave none for the store calls they waited for.
+#[async_trait]
 pub trait ToolGate: Send + Sync {
     /// `Some(message)` refuses the call with that message.
-    fn check(&self, tool: &str, effect: Effect, input: &Value) -> Option<String>;
+    async fn check(&self, tool: &str, effect: Effect, input: &Value) -> Option<String>;
 
     /// Whether the gate let the call pass only because its effect is read-only, so it must run
     /// in the read-only sandbox whatever the permission mode says (the plan gate before approval).
-    fn confines(&self, _tool: &str, _effect: Effect, _input: &Value) -> bool {
+    async fn confines(&self, _tool: &str, _effect: Effect, _input: &Value) -> bool {
         false
     }
 }

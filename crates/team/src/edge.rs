@@ -1,6 +1,7 @@
 //! The one place synchronous code of the team waits for the async store: hooks the agent
-//! calls synchronously (its tool gates, its restatement after a compaction, its transcript
-//! mirror, which runs inside the agent's own synchronous file sync). Everything else awaits.
+//! calls synchronously (its restatement after a compaction, its transcript mirror, which runs
+//! inside the agent's own synchronous file sync). Everything else awaits; the tool gates do
+//! too, since a wait here takes a blocking-pool thread for as long as it lasts.
 
 /// Waits for `fut` from synchronous code that may run on a tokio worker: on a multi-threaded
 /// runtime's worker the worker is handed off first (its queued tasks move to other workers),

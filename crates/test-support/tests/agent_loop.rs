@@ -77,8 +77,9 @@ impl Tool for Ping {
 /// Refuses every bash call.
 struct NoBash;
 
+#[async_trait::async_trait]
 impl ToolGate for NoBash {
-    fn check(&self, tool: &str, _effect: Effect, _input: &Value) -> Option<String> {
+    async fn check(&self, tool: &str, _effect: Effect, _input: &Value) -> Option<String> {
         (tool == "bash").then(|| "the test extension refuses bash".to_string())
     }
 }

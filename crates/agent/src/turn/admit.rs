@@ -40,7 +40,7 @@ impl Agent {
         input: &serde_json::Value,
         hook: Option<&CallDecision>,
     ) -> ToolOutput {
-        let admitted = match self.admit(id, name, input, hook) {
+        let admitted = match self.admit(id, name, input, hook).await {
             Ok(admitted) => admitted,
             Err(refused) => return refused,
         };
@@ -61,13 +61,14 @@ impl Agent {
     ) -> Result<ToolOutput, String> {
         let admitted = self
             .admit(id, name, input, None)
+            .await
             .map_err(|out| out.content)?;
         let admitted = self.ask(id, admitted).await.map_err(|out| out.content)?;
         Ok(self.execute(id, admitted).await)
     }
 
     /// The call past its gates and permission rules, or the error output that refuses it.
-    pub(super) fn admit(
+    pub(super) async fn admit(
         &self,
         id: &str,
         name: &str,
@@ -88,14 +89,17 @@ impl Agent {
         }
         let effect = tool.effect(input);
         for gate in &self.gates {
-            if let Some(refusal) = gate.check(name, effect, input) {
+            if let Some(refusal) = gate.check(name, effect, input).await {
                 return Err(ToolOutput::error(refusal));
             }
         }
-        let gate_confines = self
-            .gates
-            .iter()
-            .any(|gate| gate.confines(name, effect, input));
+        let mut gate_confines = false;
+        for gate in &self.gates {
+            if gate.confines(name, effect, input).await {
+                gate_confines = true;
+                break;
+            }
+        }
         let call = CallInfo {
             tool: name,
             effect,
@@ -189,7 +193,7 @@ impl Agent {
                 return Err(ToolOutput::error(why));
             }
             Approval::AllowWith(updated) if updated != admitted.input => {
-                if let Err(why) = self.recheck(name, &updated) {
+                if let Err(why) = self.recheck(name, &updated).await {
                     self.record_denial((id, name, &updated), None, &why);
                     return Err(ToolOutput::error(why));
                 }
@@ -220,7 +224,7 @@ impl Agent {
 
     /// An input the approver rewrote, judged again: the gates and the deny rules (its question
     /// was answered, so an ask stands as allowed).
-    fn recheck(&self, name: &str, input: &serde_json::Value) -> Result<(), String> {
+    async fn recheck(&self, name: &str, input: &serde_json::Value) -> Result<(), String> {
         if !input.is_object() {
             return Err(format!(
                 "the permission answer's input for {name} is not a JSON object: {input}"
@@ -231,7 +235,7 @@ impl Agent {
         };
         let effect = tool.effect(input);
         for gate in &self.gates {
-            if let Some(refusal) = gate.check(name, effect, input) {
+            if let Some(refusal) = gate.check(name, effect, input).await {
                 return Err(refusal);
             }
         }

@@ -141,7 +141,7 @@ impl Agent {
                 continue;
             }
             let input = before.input.as_ref().unwrap_or(input);
-            let work = self.admit(id, name, input, before.decision.as_ref());
+            let work = self.admit(id, name, input, before.decision.as_ref()).await;
             let asks = matches!(&work, Ok(admitted) if admitted.needs_question());
             if !asks && self.lane(name, input) == lane {
                 group.push(Pending {

@@ -290,11 +290,12 @@ impl PlanGate {
     }
 }
 
+#[async_trait::async_trait]
 impl ToolGate for PlanGate {
-    fn check(&self, tool: &str, effect: Effect, _input: &Value) -> Option<String> {
+    async fn check(&self, tool: &str, effect: Effect, _input: &Value) -> Option<String> {
         match effect {
             Effect::ReadOnly | Effect::Coordinate => None,
-            Effect::Edit | Effect::Execute if crate::edge::wait_for(self.approved_now()) => None,
+            Effect::Edit | Effect::Execute if self.approved_now().await => None,
             Effect::Edit | Effect::Execute => Some(format!(
                 "{tool} was refused: you are in plan mode and your plan has not been approved yet. \
 Submit your plan first with submit_plan{{plan}}, then wait for the lead's plan_approval_response; \
@@ -303,9 +304,9 @@ until it approves, only read-only tools work."
         }
     }
 
-    fn confines(&self, _tool: &str, _effect: Effect, _input: &Value) -> bool {
+    async fn confines(&self, _tool: &str, _effect: Effect, _input: &Value) -> bool {
         // Before approval only read-only calls pass, on the strength of the classifier alone.
-        !crate::edge::wait_for(self.approved_now())
+        !self.approved_now().await
     }
 }
 

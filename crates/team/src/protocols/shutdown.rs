@@ -470,10 +470,11 @@ impl StopGate {
     }
 }
 
+#[async_trait::async_trait]
 impl ToolGate for StopGate {
-    fn check(&self, tool: &str, _effect: Effect, _input: &Value) -> Option<String> {
+    async fn check(&self, tool: &str, _effect: Effect, _input: &Value) -> Option<String> {
         let ended = super::incarnation_ended(&*self.shared.store, &self.name, self.epoch);
-        if !crate::edge::wait_for(ended) {
+        if !ended.await {
             return None;
         }
         self.stop.store(true, Ordering::SeqCst);
