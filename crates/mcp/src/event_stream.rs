@@ -44,7 +44,7 @@ impl Events {
             match self.response.chunk().await {
                 Ok(Some(bytes)) => self.buffer.extend_from_slice(&bytes),
                 Ok(None) => return None,
-                Err(e) => return Some(Err(causes(&e))),
+                Err(e) => return Some(Err(troupe_protocol::error_chain(&e))),
             }
         }
     }
@@ -90,21 +90,6 @@ impl Parser {
         }
         None
     }
-}
-
-/// An error and its sources, `outer: inner`.
-pub(crate) fn causes(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        let part = inner.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = inner.source();
-    }
-    text
 }
 
 #[cfg(test)]

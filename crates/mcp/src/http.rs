@@ -6,15 +6,16 @@
 //! sends outside a request (a `tools/list_changed`); an expired session (404) is started again
 //! once; the session is deleted when the transport is dropped.
 
-use crate::event_stream::{causes, Events};
-use crate::rpc::{Link, Outgoing};
+use crate::event_stream::Events;
+use crate::rpc::{lock, Link, Outgoing};
 use async_trait::async_trait;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
+use troupe_protocol::error_chain;
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -80,12 +81,6 @@ pub(crate) fn link(url: &str, headers: &BTreeMap<String, String>) -> Result<Link
         outgoing: Arc::new(Http(inner)),
         incoming,
     })
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[async_trait]
@@ -161,28 +156,37 @@ impl Inner {
         Ok(())
     }
 
-    /// One `POST` of `message` with the session's headers; the session id it carried.
-    async fn send_post(
+    /// `request` with the configured headers, and the session's id and protocol version once
+    /// the server gave them; the session id it carries.
+    fn in_session(
         &self,
-        message: &Value,
-    ) -> Result<(reqwest::Response, Option<String>), String> {
+        request: reqwest::RequestBuilder,
+    ) -> (reqwest::RequestBuilder, Option<String>) {
         let (session, version) = {
             let state = lock(&self.state);
             (state.session.clone(), state.version.clone())
         };
-        let mut request = self
-            .http
-            .post(&self.url)
-            .headers(self.headers.clone())
-            .header(http::header::ACCEPT, ACCEPT_BOTH)
-            .json(message);
+        let mut request = request.headers(self.headers.clone());
         if let Some(session) = &session {
             request = request.header(SESSION_ID, session);
         }
         if let Some(version) = &version {
             request = request.header(PROTOCOL_VERSION, version);
         }
-        let response = request.send().await.map_err(|e| causes(&e))?;
+        (request, session)
+    }
+
+    /// One `POST` of `message` with the session's headers; the session id it carried.
+    async fn send_post(
+        &self,
+        message: &Value,
+    ) -> Result<(reqwest::Response, Option<String>), String> {
+        let post = self.http.post(&self.url);
+        let (request, session) = self.in_session(post);
+        let request = request
+            .header(http::header::ACCEPT, ACCEPT_BOTH)
+            .json(message);
+        let response = request.send().await.map_err(|e| error_chain(&e))?;
         Ok((response, session))
     }
 
@@ -220,7 +224,7 @@ impl Inner {
             }));
             return Ok(());
         }
-        let body = response.bytes().await.map_err(|e| causes(&e))?;
+        let body = response.bytes().await.map_err(|e| error_chain(&e))?;
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
@@ -299,7 +303,7 @@ impl Inner {
             false => response
                 .json::<Value>()
                 .await
-                .map_err(|e| format!("the new session's initialize: {}", causes(&e)))?,
+                .map_err(|e| format!("the new session's initialize: {}", error_chain(&e)))?,
         };
         let version = result["result"]["protocolVersion"]
             .as_str()

@@ -2,12 +2,14 @@
 //! sends outside a request, and a request's event-stream answer, each read until it ends and
 //! resumed (`Last-Event-ID`) when it breaks off early.
 
-use super::{content_type, lock, Inner, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
-use crate::event_stream::{causes, Event, Events};
+use super::{content_type, Inner, LAST_EVENT_ID};
+use crate::event_stream::{Event, Events};
+use crate::rpc::lock;
 use http::StatusCode;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use troupe_protocol::error_chain;
 
 impl Inner {
     /// Opens the stream of what the server sends outside a request, when it has sessions.
@@ -28,25 +30,13 @@ impl Inner {
     /// A `GET` for the session's event stream (resuming after `last`); `None` when the server
     /// has none (405, 404).
     async fn get(&self, last: Option<&str>) -> Result<Option<Events>, String> {
-        let (session, version) = {
-            let state = lock(&self.state);
-            (state.session.clone(), state.version.clone())
-        };
-        let mut request = self
-            .http
-            .get(&self.url)
-            .headers(self.headers.clone())
-            .header(http::header::ACCEPT, "text/event-stream, application/json");
-        if let Some(session) = &session {
-            request = request.header(SESSION_ID, session);
-        }
-        if let Some(version) = &version {
-            request = request.header(PROTOCOL_VERSION, version);
-        }
+        let (request, _) = self.in_session(self.http.get(&self.url));
+        let mut request =
+            request.header(http::header::ACCEPT, "text/event-stream, application/json");
         if let Some(last) = last {
             request = request.header(LAST_EVENT_ID, last);
         }
-        let response = request.send().await.map_err(|e| causes(&e))?;
+        let response = request.send().await.map_err(|e| error_chain(&e))?;
         let status = response.status();
         if status == StatusCode::METHOD_NOT_ALLOWED || status == StatusCode::NOT_FOUND {
             return Ok(None);

@@ -219,7 +219,9 @@ impl Drop for Waiting<'_> {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+/// A lock that a panic elsewhere does not poison: every update under the client's locks is
+/// one assignment or one map operation, so what they guard stays consistent.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

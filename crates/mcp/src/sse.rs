@@ -2,13 +2,14 @@
 //! opens an event stream whose first `endpoint` event names where to `POST` the client's
 //! messages; the server's messages come back as `message` events.
 
-use crate::event_stream::{causes, Events};
+use crate::event_stream::Events;
 use crate::rpc::{Link, Outgoing};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tokio::sync::mpsc;
+use troupe_protocol::error_chain;
 
 /// The sending half: posts to the endpoint the stream named.
 struct SsePoster {
@@ -38,7 +39,7 @@ pub(crate) async fn connect(url: &str, headers: &BTreeMap<String, String>) -> Re
         .header(http::header::ACCEPT, "text/event-stream")
         .send()
         .await
-        .map_err(|e| format!("cannot open the event stream: {}", causes(&e)))?;
+        .map_err(|e| format!("cannot open the event stream: {}", error_chain(&e)))?;
     if !response.status().is_success() {
         return Err(format!(
             "opening the event stream answered {}",
@@ -118,7 +119,7 @@ async fn post(request: reqwest::RequestBuilder, url: String) -> Result<(), Strin
     let response = request.send().await.map_err(|e| {
         format!(
             "SSE server at {url}: posting a message failed: {}",
-            causes(&e)
+            error_chain(&e)
         )
     })?;
     match response.status().is_success() {

@@ -3,6 +3,7 @@
 //! call's processes so it ends with troupe however troupe ends, and killed with its group when
 //! its connection is dropped.
 
+use crate::rpc::lock;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -62,12 +63,6 @@ fn running(pid: libc::pid_t) -> bool {
             .is_some_and(|state| state != 'Z' && state != 'X'),
         Err(_) => false,
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// What [`spawn`] hands back: the process and its two pipes.

@@ -213,21 +213,6 @@ pub(crate) fn error_body_message(body: &str) -> String {
     trimmed.chars().take(MAX_CHARS).collect()
 }
 
-/// An error and its chain of sources, joined with `: ` (reqwest's own text is terse).
-pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = cause.source();
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

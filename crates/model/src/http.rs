@@ -1,12 +1,12 @@
 //! The transport both clients share: POST a JSON body, read the event stream through a
 //! provider-specific assembler, and retry transient failures per the [`RetryPolicy`].
 
-use crate::error::error_chain;
 use crate::retry::{classify_status, parse_retry_after, Failure, RetryPolicy};
 use crate::sse::{SseEvent, SseParser};
 use crate::{ModelError, ModelResponse, StreamEvent};
 use futures_util::StreamExt;
 use std::time::Duration;
+use troupe_protocol::error_chain;
 
 /// How long establishing a connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

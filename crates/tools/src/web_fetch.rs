@@ -247,7 +247,12 @@ async fn fetch(mut url: Url, max_bytes: usize, timeout: Duration) -> Result<Fetc
             .timeout(timeout)
             .send()
             .await
-            .map_err(|e| format!("fetching {url} failed: {}", chain(&e)))?;
+            .map_err(|e| {
+                format!(
+                    "fetching {url} failed: {}",
+                    troupe_protocol::error_chain(&e)
+                )
+            })?;
         let status = response.status();
         if status.is_redirection() {
             let location = response
@@ -304,7 +309,7 @@ async fn read_body(
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| chain(&e))?;
+        let chunk = chunk.map_err(|e| troupe_protocol::error_chain(&e))?;
         let room = max_bytes - body.len();
         if chunk.len() > room {
             body.extend_from_slice(&chunk[..room]);
@@ -325,18 +330,6 @@ fn is_binary(content_type: &str) -> bool {
         || essence.contains("javascript")
         || essence.contains("markdown");
     !textual
-}
-
-/// An error with its causes, one after another (reqwest's own message hides the cause).
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
