@@ -12,8 +12,10 @@
 //! must derive what it does from its argument and reset whatever it reports on each call.
 //!
 //! The traits are async (the `async-trait` convention, see docs/decisions/0003-async-store.md):
-//! callers await every call, and no call blocks a runtime thread. A backend that must block
-//! (the file backend takes `flock`s and fsyncs) does so on tokio's blocking pool itself.
+//! callers await every call, and no call waits on a runtime thread. A backend that must wait
+//! (the file backend takes `flock`s and fsyncs) does so on tokio's blocking pool itself; the
+//! file backend's reads that take no lock, and its presence writes, run on the caller's task,
+//! since they cost less than the hand-off (docs/decisions/0034-file-store-reads-in-place.md).
 //! A closure a store applies runs on the caller's task (on a multi-threaded runtime the file
 //! store's roster writes run in place, inside `block_in_place`), never on a blocking thread.
 //!

@@ -1,5 +1,8 @@
-//! The async store traits on the file backend: each call runs its synchronous operation
-//! (`sync`) on tokio's blocking pool, so no lock wait, read or fsync holds a runtime thread.
+//! The async store traits on the file backend: each call that writes, waits for a lock or reads
+//! a record that grows without bound (a transcript, the event log) runs its synchronous
+//! operation (`sync`) on tokio's blocking pool, so no lock wait or fsync holds a runtime
+//! thread; the other reads (a roster, a mailbox, a request, a task, presence, a lease's probe)
+//! take no lock and run on the caller's task (decision 0034).
 //! A caller's closure (an update) cannot go to the blocking pool with it — it borrows from
 //! the caller — so the operation asks for it: the blocking thread sends what the closure is
 //! to see back to the caller's task, which applies the closure there and answers.
@@ -99,6 +102,13 @@ fn on_worker_in_place() -> bool {
 }
 
 impl FileStore {
+    /// Runs `op` on the caller's task: a read that takes no lock and opens a few small files,
+    /// or a presence write (a few bytes written in place, no lock, no sync), costs less than
+    /// the blocking pool's two thread hand-offs (decision 0034).
+    async fn here<R>(&self, op: impl FnOnce(&FileStore) -> R) -> R {
+        op(self)
+    }
+
     /// Runs `op` on a clone of this store on the blocking pool.
     async fn off<R, F>(&self, op: F) -> R
     where
@@ -113,7 +123,7 @@ impl FileStore {
 #[async_trait]
 impl crate::RosterStore for FileStore {
     async fn roster(&self) -> Result<Roster, StoreError> {
-        self.off(SyncRoster::roster).await
+        self.here(SyncRoster::roster).await
     }
 
     async fn update_roster(&self, f: crate::RosterUpdate<'_>) -> Result<Roster, StoreError> {
@@ -138,8 +148,7 @@ impl crate::RosterStore for FileStore {
     }
 
     async fn member(&self, name: &str) -> Result<Option<Member>, StoreError> {
-        let name = name.to_string();
-        self.off(move |s| SyncRoster::member(s, &name)).await
+        self.here(|s| SyncRoster::member(s, name)).await
     }
 
     async fn update_member(
@@ -214,8 +223,7 @@ impl crate::MailboxStore for FileStore {
     }
 
     async fn peek(&self, agent: &str) -> Result<Batch, StoreError> {
-        let agent = agent.to_string();
-        self.off(move |s| SyncMailbox::peek(s, &agent)).await
+        self.here(|s| SyncMailbox::peek(s, agent)).await
     }
 
     async fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {
@@ -257,8 +265,7 @@ impl crate::EventLog for FileStore {
 #[async_trait]
 impl crate::TranscriptStore for FileStore {
     async fn transcript_len(&self, agent: &str) -> Result<u64, StoreError> {
-        let agent = agent.to_string();
-        self.off(move |s| SyncTranscripts::transcript_len(s, &agent))
+        self.here(|s| SyncTranscripts::transcript_len(s, agent))
             .await
     }
 
@@ -294,8 +301,7 @@ impl crate::RequestStore for FileStore {
     }
 
     async fn get_request(&self, id: &str) -> Result<Option<Request>, StoreError> {
-        let id = id.to_string();
-        self.off(move |s| SyncRequests::get_request(s, &id)).await
+        self.here(|s| SyncRequests::get_request(s, id)).await
     }
 
     async fn update_request(
@@ -321,32 +327,28 @@ impl crate::RequestStore for FileStore {
     }
 
     async fn list_requests(&self, filter: &RequestFilter) -> Result<Vec<Request>, StoreError> {
-        let filter = filter.clone();
-        self.off(move |s| SyncRequests::list_requests(s, &filter))
-            .await
+        self.here(|s| SyncRequests::list_requests(s, filter)).await
     }
 }
 
 #[async_trait]
 impl crate::PresenceStore for FileStore {
     async fn set_doing(&self, agent: &str, doing: Option<&str>) -> Result<(), StoreError> {
-        let (agent, doing) = (agent.to_string(), doing.map(str::to_string));
-        self.off(move |s| SyncPresence::set_doing(s, &agent, doing.as_deref()))
+        self.here(|s| SyncPresence::set_doing(s, agent, doing))
             .await
     }
 
     async fn doing(&self) -> Result<BTreeMap<String, String>, StoreError> {
-        self.off(SyncPresence::doing).await
+        self.here(SyncPresence::doing).await
     }
 
     async fn set_usage(&self, agent: &str, usage: &AgentUsage) -> Result<(), StoreError> {
-        let (agent, usage) = (agent.to_string(), usage.clone());
-        self.off(move |s| SyncPresence::set_usage(s, &agent, &usage))
+        self.here(|s| SyncPresence::set_usage(s, agent, usage))
             .await
     }
 
     async fn usages(&self) -> Result<BTreeMap<String, AgentUsage>, StoreError> {
-        self.off(SyncPresence::usages).await
+        self.here(SyncPresence::usages).await
     }
 }
 
@@ -365,8 +367,7 @@ impl crate::LivenessStore for FileStore {
     }
 
     async fn probe_lease(&self, agent: &str) -> Result<crate::LeaseState, StoreError> {
-        let agent = agent.to_string();
-        self.off(move |s| crate::live::probe_lease(s.dir(), &agent))
+        self.here(|s| crate::live::probe_lease(s.dir(), agent))
             .await
     }
 }
@@ -379,12 +380,11 @@ impl crate::TaskStore for FileStore {
     }
 
     async fn get_task(&self, id: TaskId) -> Result<Task, StoreError> {
-        self.off(move |s| SyncTasks::get_task(s, id)).await
+        self.here(|s| SyncTasks::get_task(s, id)).await
     }
 
     async fn list_tasks(&self, filter: &TaskFilter) -> Result<TaskList, StoreError> {
-        let filter = filter.clone();
-        self.off(move |s| SyncTasks::list_tasks(s, &filter)).await
+        self.here(|s| SyncTasks::list_tasks(s, filter)).await
     }
 
     async fn update_task(&self, id: TaskId, f: TaskUpdate<'_>) -> Result<Task, StoreError> {

@@ -6,7 +6,8 @@
 //!                                           roster.json is read, then migrated. The lock
 //!                                           file holds the log's index: `roster_index`)
 //!              inbox/<agent>.jsonl  inbox/<agent>.cursor (fixed width, written in place)
-//!              inbox/<agent>.wake (socket)
+//!              inbox/<agent>.wake (a socket, only while another listener holds the
+//!                                  agent's abstract wake name: see `wake`)
 //!              requests/<id>.json   requests/.lock-<0..15>
 //!              tasks/<id>.json      tasks/.next  tasks/.lock  tasks/.<id>.lock
 //!              transcripts/<agent>.jsonl
