@@ -241,8 +241,8 @@ impl Transcript {
         Ok(())
     }
 
-    /// Syncs what was written since the last sync to disk, then hands it to the mirror if
-    /// there is one; nothing to do when nothing was written.
+    /// Syncs what was written since the last sync to disk; nothing to do when nothing was
+    /// written. A mirror gets the lines at the next [`Transcript::flush_mirror`].
     pub fn sync(&mut self) -> Result<(), TranscriptError> {
         if self.synced < self.written {
             let covers = self.written;
@@ -252,17 +252,28 @@ impl Transcript {
             commit::global().sync(self.handle()?, &self.path, SyncKind::Data)?;
             self.synced = self.synced.max(covers);
         }
-        match self
-            .mirror
-            .as_mut()
-            .map(crate::transcript_mirror::Pending::flush)
-        {
-            Some(Err(source)) => Err(TranscriptError::Mirror {
+        Ok(())
+    }
+
+    /// Syncs what was written (as [`Transcript::sync`]), then hands every synced line the
+    /// mirror has not kept yet to it, if there is one.
+    pub async fn sync_and_mirror(&mut self) -> Result<(), TranscriptError> {
+        self.sync()?;
+        let Some(pending) = self.mirror.as_mut() else {
+            return Ok(());
+        };
+        pending
+            .flush()
+            .await
+            .map_err(|source| TranscriptError::Mirror {
                 path: self.path.clone(),
                 source,
-            }),
-            _ => Ok(()),
-        }
+            })
+    }
+
+    /// Whether the lines go to a mirror too.
+    pub fn is_mirrored(&self) -> bool {
+        self.mirror.is_some()
     }
 
     /// Hands what was written so far to the group commit without waiting for the sync: the
@@ -270,7 +281,8 @@ impl Transcript {
     /// to [`Transcript::finish_sync`]. Until then the lines count as not durable, so a
     /// [`Transcript::sync`] meanwhile (or after the started one was dropped) covers them
     /// again. `None` when there is nothing to sync, or when a mirror waits for the lines: the
-    /// transcript is then synced at once, as [`Transcript::sync`].
+    /// transcript is then synced at once, as [`Transcript::sync`], and the caller hands the
+    /// lines to the mirror ([`Transcript::sync_and_mirror`]).
     pub fn start_sync(&mut self) -> Result<Option<StartedSync>, TranscriptError> {
         if self.mirror.is_some() || self.synced == self.written {
             self.sync()?;

@@ -6,12 +6,16 @@
 //! copied: the transcript file is the only copy.
 
 /// Receives every line of a transcript once it is synced to the local file, in order.
+#[async_trait::async_trait]
 pub trait TranscriptMirror: Send + Sync {
     /// Makes `lines` durable beyond the local file: one or more whole JSON lines, each ending
-    /// with a newline, exactly as they were written to the file. Called after the file's sync,
-    /// from the agent's loop (it may block, as the sync does). On error the same lines, with
-    /// any written later, are handed over again at the next sync, so a failure loses nothing.
-    fn mirror(&self, lines: &[u8]) -> Result<(), MirrorError>;
+    /// with a newline, exactly as they were written to the file. Awaited by the agent's loop
+    /// after the file's sync (at the end of each model round, before a mailbox is acknowledged,
+    /// at the end of a turn); lines synced outside the loop (a repair when a transcript is
+    /// opened, a rewind, a compaction's) go with the next of those. On error the same lines,
+    /// with any written later, are handed over again at the next one, so a failure loses
+    /// nothing.
+    async fn mirror(&self, lines: &[u8]) -> Result<(), MirrorError>;
 }
 
 /// A mirror that could not keep the lines: what it tried and why it failed.
@@ -47,11 +51,11 @@ impl Pending {
     }
 
     /// Hands what was kept to the mirror; kept for the next try when it fails.
-    pub(crate) fn flush(&mut self) -> Result<(), MirrorError> {
+    pub(crate) async fn flush(&mut self) -> Result<(), MirrorError> {
         if self.lines.is_empty() {
             return Ok(());
         }
-        self.mirror.mirror(&self.lines)?;
+        self.mirror.mirror(&self.lines).await?;
         self.lines.clear();
         Ok(())
     }

@@ -334,7 +334,7 @@ impl Agent {
         if let Err(error) = &outcome {
             self.turn_failed(error).await;
         }
-        let synced = self.sync_transcript();
+        let synced = self.sync_and_mirror().await;
         let outcome = outcome?;
         synced?;
         Ok(outcome)
@@ -476,7 +476,7 @@ impl Agent {
             text.push_str("</inbox>");
             self.push(ChatMessage::user_text(text.clone()), &ids)?;
             // Durable before the mailbox forgets it.
-            self.sync_transcript()?;
+            self.sync_and_mirror().await?;
             self.delivered.extend(ids);
             observe(AgentEvent::MailInjected {
                 count: fresh.len(),

@@ -17,8 +17,11 @@ use troupe_store::{Lease, StoreError};
 use troupe_team::protocols::permission::Answerer;
 use troupe_team::{LeadExtension, NoticeSink, Team, TeammateMode, LEAD};
 
-/// The lead runtime's blocking threads at most (tokio's default is 512).
-const BLOCKING_THREADS: usize = 32;
+/// The lead runtime's blocking threads at most (tokio's default is 512). Nothing an agent does
+/// waits on this pool for a call that needs the pool again (the tool gates and the transcript
+/// mirror await the store; the file store's reads run in place), so a thousand teammates fit
+/// (docs/internals/store.md, "A thousand teammates").
+const BLOCKING_THREADS: usize = 16;
 
 /// The runtime every process that runs agents (a lead, a teammate process) runs them on.
 pub fn agent_runtime() -> Result<tokio::runtime::Runtime> {

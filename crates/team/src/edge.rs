@@ -1,7 +1,7 @@
-//! The one place synchronous code of the team waits for the async store: hooks the agent
-//! calls synchronously (its restatement after a compaction, its transcript mirror, which runs
-//! inside the agent's own synchronous file sync). Everything else awaits; the tool gates do
-//! too, since a wait here takes a blocking-pool thread for as long as it lasts.
+//! The one place synchronous code of the team waits for the async store: the hook the agent
+//! calls synchronously after a compaction (its restatement). Everything else awaits; the tool
+//! gates and the transcript mirror do too, since a wait here takes a blocking-pool thread for
+//! as long as it lasts.
 
 /// Waits for `fut` from synchronous code that may run on a tokio worker: on a multi-threaded
 /// runtime's worker the worker is handed off first (its queued tasks move to other workers),
@@ -22,7 +22,7 @@ pub(crate) fn wait_for<T: Send>(fut: impl std::future::Future<Output = T> + Send
                 })
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                .unwrap_or_else(|e| panic!("cannot start a runtime for the transcript mirror: {e}"))
+                .unwrap_or_else(|e| panic!("cannot start a runtime for the restatement: {e}"))
         }),
     }
 }

@@ -99,39 +99,36 @@ impl StoreMirror {
     }
 }
 
+#[async_trait::async_trait]
 impl TranscriptMirror for StoreMirror {
-    fn mirror(&self, lines: &[u8]) -> Result<(), MirrorError> {
-        // The agent calls this from its synchronous transcript sync (which fsyncs the file on
-        // the same thread): the store's async calls are waited for here, as the sync is.
-        crate::edge::wait_for(async {
-            let mut state = self.state.lock().await;
-            let fail = |e: StoreError| {
-                MirrorError(format!(
-                    "{e} (the lines are kept here and handed over at the next sync)"
-                ))
-            };
-            let mut skip = 0;
-            if state.dirty {
-                // What a failed append stored already is not appended twice.
-                let now = self.store.transcript_len(&self.agent).await.map_err(fail)?;
-                skip = usize::try_from(now.saturating_sub(state.end))
-                    .unwrap_or(usize::MAX)
-                    .min(lines.len());
+    async fn mirror(&self, lines: &[u8]) -> Result<(), MirrorError> {
+        let mut state = self.state.lock().await;
+        let fail = |e: StoreError| {
+            MirrorError(format!(
+                "{e} (the lines are kept here and handed over at the next sync)"
+            ))
+        };
+        let mut skip = 0;
+        if state.dirty {
+            // What a failed append stored already is not appended twice.
+            let now = self.store.transcript_len(&self.agent).await.map_err(fail)?;
+            skip = usize::try_from(now.saturating_sub(state.end))
+                .unwrap_or(usize::MAX)
+                .min(lines.len());
+        }
+        match self
+            .store
+            .append_transcript_lines(&self.agent, &lines[skip..])
+            .await
+        {
+            Ok(end) => {
+                *state = State { end, dirty: false };
+                Ok(())
             }
-            match self
-                .store
-                .append_transcript_lines(&self.agent, &lines[skip..])
-                .await
-            {
-                Ok(end) => {
-                    *state = State { end, dirty: false };
-                    Ok(())
-                }
-                Err(e) => {
-                    state.dirty = true;
-                    Err(fail(e))
-                }
+            Err(e) => {
+                state.dirty = true;
+                Err(fail(e))
             }
-        })
+        }
     }
 }

@@ -28,13 +28,24 @@ impl Agent {
         reply
     }
 
-    /// Syncs whatever this agent wrote to its transcript and is not durable yet: before a
-    /// mailbox is acknowledged, when a repair was written, and when a turn ends.
+    /// Syncs whatever this agent wrote to its transcript and is not durable yet: when a
+    /// repair was written (its mirror, if any, gets the lines at the next
+    /// [`Agent::sync_and_mirror`]).
     pub(super) fn sync_transcript(&mut self) -> Result<(), TranscriptError> {
         // A started round sync is covered by this one.
         self.round_sync = None;
         match self.transcript.as_mut() {
             Some(t) => t.sync(),
+            None => Ok(()),
+        }
+    }
+
+    /// Syncs the transcript as [`Agent::sync_transcript`] and hands the synced lines to its
+    /// mirror: before a mailbox is acknowledged, and when a turn ends.
+    pub(super) async fn sync_and_mirror(&mut self) -> Result<(), TranscriptError> {
+        self.round_sync = None;
+        match self.transcript.as_mut() {
+            Some(t) => t.sync_and_mirror().await,
             None => Ok(()),
         }
     }

@@ -108,6 +108,9 @@ impl Agent {
         // beside the next model call (see `beside`).
         if let Some(t) = self.transcript.as_mut() {
             self.round_sync = t.start_sync()?;
+            if t.is_mirrored() {
+                t.sync_and_mirror().await?;
+            }
         }
         observe(AgentEvent::ToolResults(&results));
         Ok(halt.or(round.halt))
