@@ -379,6 +379,12 @@ pub fn adopt_lease(team_dir: &Path, agent: &str, handoff: &str) -> Result<Lease,
 pub fn probe_lease(team_dir: &Path, agent: &str) -> Result<LeaseState, StoreError> {
     check_agent(agent)?;
     let path = lease_path(team_dir, agent);
+    if let Some(file) = held_file(&path) {
+        // This process holds it: no need to open the file (an open and a close of a locked
+        // file) to ask the kernel, which would not show this process's own lock through the
+        // file description holding it anyway.
+        return Ok(LeaseState::Held(read_holder(&file)));
+    }
     let file = match File::open(&path) {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(LeaseState::Free),

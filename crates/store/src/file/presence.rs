@@ -94,8 +94,13 @@ impl FileStore {
         let dir = self.inner.dir.join(LIVE);
         let mut values = BTreeMap::new();
         for (agent, path) in files_in(&dir, SUFFIX)? {
-            let Ok(file) = File::open(&path) else {
-                continue; // removed since it was listed
+            // A member file this process holds is read through its open handle.
+            let file = match crate::live::held_file(&path) {
+                Some(file) => file,
+                None => match File::open(&path) {
+                    Ok(file) => std::sync::Arc::new(file),
+                    Err(_) => continue, // removed since it was listed
+                },
             };
             if let Some(value) = member_file::read(&file, at) {
                 values.insert(agent, value);
