@@ -88,8 +88,9 @@ pub trait Extension: Send + Sync {
     /// Text that re-states who the agent is and what it is working on, put at the head of the
     /// conversation each time it is compacted: what the summary must not blur and the system
     /// prompt may no longer say truly (a teammate's task and worktree, the team's roster now).
-    /// Asked at each compaction, so it may read current state; it must answer quickly.
-    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
+    /// Asked at each compaction, so it may read current state (the loop awaits it); it must
+    /// answer quickly.
+    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<Restatement> {
         None
     }
 
@@ -181,6 +182,10 @@ pub struct MailBatch {
     /// Opaque position to acknowledge (a mailbox byte offset); `None` when nothing was read.
     pub ack_token: Option<u64>,
 }
+
+/// An extension's re-statement after a compaction (see [`Extension::restate`]), awaited by the
+/// loop.
+pub type Restatement = futures_util::future::BoxFuture<'static, String>;
 
 /// What an inbox's operations return: a future the agent loop awaits on its worker. A source
 /// backed by a store does its waiting there (a server's answer, the blocking pool), so no

@@ -39,8 +39,8 @@ pub use compact::{CompactReason, Compaction, ContextReport};
 pub use effective_policy::{effective_policy, policy_warnings, PermissionFlags, PolicyError};
 pub use extension::{
     Approval, Approver, BindingError, Extension, ExtensionContext, InboxError, InboxFuture,
-    InboxSource, MailBatch, MailItem, Question, RefuseApprover, ToolGate, ToolSource, Watcher,
-    WorkspaceBinding, WorkspaceSource,
+    InboxSource, MailBatch, MailItem, Question, RefuseApprover, Restatement, ToolGate, ToolSource,
+    Watcher, WorkspaceBinding, WorkspaceSource,
 };
 pub use lifecycle::{
     BeforeTool, CallDecision, CompactTrigger, Compacted, Expansion, InstructionFile, Instructions,

@@ -14,7 +14,9 @@ use crate::worktree::bind::WorktreeSource;
 use crate::worktree::WorktreeRecord;
 use std::path::PathBuf;
 use std::sync::Arc;
-use troupe_agent::{Extension, ExtensionContext, InboxSource, ToolGate, Watcher, WorkspaceSource};
+use troupe_agent::{
+    Extension, ExtensionContext, InboxSource, Restatement, ToolGate, Watcher, WorkspaceSource,
+};
 use troupe_tools::DynTool;
 
 /// What leading a team adds to the lead agent.
@@ -65,10 +67,9 @@ impl Extension for LeadExtension {
         )))
     }
 
-    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
-        Some(crate::edge::wait_for(crate::restate::lead(
-            self.team.shared(),
-        )))
+    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<Restatement> {
+        let shared = self.team.shared().clone();
+        Some(Box::pin(async move { crate::restate::lead(&shared).await }))
     }
 
     fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {
@@ -192,13 +193,12 @@ impl Extension for TeammateExtension {
         )))
     }
 
-    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<String> {
-        let own = self.own_worktree.as_ref().map(|(r, _)| r.name.as_str());
-        Some(crate::edge::wait_for(crate::restate::teammate(
-            &self.shared,
-            &self.spec,
-            own,
-        )))
+    fn restate(&self, _cx: &ExtensionContext<'_>) -> Option<Restatement> {
+        let own = self.own_worktree.as_ref().map(|(r, _)| r.name.clone());
+        let (shared, spec) = (self.shared.clone(), self.spec.clone());
+        Some(Box::pin(async move {
+            crate::restate::teammate(&shared, &spec, own.as_deref()).await
+        }))
     }
 
     fn watcher(&self, _cx: &ExtensionContext<'_>) -> Option<Arc<dyn Watcher>> {

@@ -5,7 +5,6 @@
 //! the terminal. Agents are built through the agent crate's builder.
 
 pub mod board;
-mod edge;
 pub mod error;
 pub mod extension;
 pub mod inbox;

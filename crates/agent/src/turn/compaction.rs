@@ -122,7 +122,7 @@ impl Agent {
         let text = self
             .summary_text(cut, &todos, &instructions, observe)
             .await?;
-        let restated = self.restated();
+        let restated = self.restated().await;
         let history = self.history_note();
         let head = summary::head_message(&text, &restated, &todos, &history);
         let mut compacted = Vec::with_capacity(self.messages.len() - cut + 1);
@@ -269,7 +269,7 @@ impl Agent {
     }
 
     /// What the extensions re-state after a compaction (identity, team, task).
-    fn restated(&self) -> Vec<String> {
+    async fn restated(&self) -> Vec<String> {
         let path = self.transcript.as_ref().map(|t| t.path().to_path_buf());
         let cx = ExtensionContext {
             agent: &self.config.name,
@@ -279,10 +279,16 @@ impl Agent {
             dirs: None,
             transcript: path.as_deref(),
         };
-        self.extensions
+        let pending: Vec<_> = self
+            .extensions
             .iter()
             .filter_map(|e| e.restate(&cx))
-            .collect()
+            .collect();
+        let mut restated = Vec::with_capacity(pending.len());
+        for text in pending {
+            restated.push(text.await);
+        }
+        restated
     }
 
     /// Where the full history is, for the compacted conversation's first message.
