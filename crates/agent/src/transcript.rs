@@ -242,7 +242,7 @@ impl Transcript {
     }
 
     /// Syncs what was written since the last sync to disk; nothing to do when nothing was
-    /// written. A mirror gets the lines at the next [`Transcript::flush_mirror`].
+    /// written. A mirror gets the lines at the next [`Transcript::sync_and_mirror`].
     pub fn sync(&mut self) -> Result<(), TranscriptError> {
         if self.synced < self.written {
             let covers = self.written;

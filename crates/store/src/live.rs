@@ -385,15 +385,21 @@ pub fn probe_lease(team_dir: &Path, agent: &str) -> Result<LeaseState, StoreErro
         // file description holding it anyway.
         return Ok(LeaseState::Held(read_holder(&file)));
     }
-    let file = match File::open(&path) {
+    probe_by_file(&path)
+}
+
+/// Asks the kernel whether the lease file at `path` is locked, through a file description of
+/// its own (so any holder's lock shows, another process's or one of this process's).
+fn probe_by_file(path: &Path) -> Result<LeaseState, StoreError> {
+    let file = match File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(LeaseState::Free),
-        Err(e) => return Err(StoreError::io("open lease file", &path)(e)),
+        Err(e) => return Err(StoreError::io("open lease file", path)(e)),
     };
     let mut query = whole_file(libc::F_WRLCK);
     // SAFETY: F_OFD_GETLK reads and writes only the flock struct we own; it takes no lock.
     if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut query) } != 0 {
-        return Err(StoreError::io("probe the lock on", &path)(
+        return Err(StoreError::io("probe the lock on", path)(
             io::Error::last_os_error(),
         ));
     }
@@ -494,6 +500,27 @@ fn team_name(team_dir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_held_lease_is_answered_from_its_handle_as_the_kernel_answers() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let team = dir.path().join("teams").join("blue");
+        let lease = acquire_lease(&team, "bob").unwrap_or_else(|e| panic!("{e}"));
+        let path = lease_path(&team, "bob");
+        let held = LeaseState::Held(Some(lease.holder().clone()));
+        assert!(held_file(&path).is_some());
+        assert_eq!(
+            probe_lease(&team, "bob").unwrap_or_else(|e| panic!("{e}")),
+            held
+        );
+        assert_eq!(probe_by_file(&path).unwrap_or_else(|e| panic!("{e}")), held);
+        drop(lease);
+        assert!(held_file(&path).is_none());
+        assert_eq!(
+            probe_lease(&team, "bob").unwrap_or_else(|e| panic!("{e}")),
+            LeaseState::Free
+        );
+    }
 
     #[test]
     fn a_second_holder_is_refused_with_the_first_ones_pid_until_it_lets_go() {

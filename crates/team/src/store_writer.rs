@@ -126,13 +126,9 @@ async fn apply(store: &SharedStore, batch: Vec<Write>) {
         }
     }
     // The batch's events as one append with one sync: written one by one, each paid a sync
-    // of its own, since nothing else writes the log from this thread meanwhile. A batch of
-    // presence alone asks nothing of the log (the file store would still have handed the empty
-    // append to a blocking thread).
-    if !events.is_empty() {
-        if let Err(e) = store.record_many(&events).await {
-            tracing::warn!(error = %e, events = events.len(), "could not record events");
-        }
+    // of its own, since nothing else writes the log from this thread meanwhile.
+    if let Err(e) = store.record_many(&events).await {
+        tracing::warn!(error = %e, events = events.len(), "could not record events");
     }
     for (name, d) in doing {
         if let Err(e) = store.set_doing(&name, d.as_deref()).await {

@@ -248,6 +248,10 @@ impl crate::EventLog for FileStore {
     }
 
     async fn record_many(&self, events: &[Event]) -> Result<(), StoreError> {
+        if events.is_empty() {
+            // Nothing to append or sync: no hand-off to the blocking pool.
+            return Ok(());
+        }
         let events = events.to_vec();
         self.off(move |s| SyncEvents::record_many(s, &events)).await
     }
