@@ -1,26 +1,29 @@
 //! Leases: an agent is alive while a live process holds its lease. [`Lease`] is the
 //! backend-neutral handle (a backend keeps what it needs in a boxed [`LeaseGuard`]); the rest of
-//! this module is the file backend's lease, an exclusive lock on `live/<agent>.lock` in the
-//! team's directory. The kernel drops the lock when the process ends, however it ends, so a
-//! crashed agent never blocks its successor, and no pid is ever probed (`kill(pid, 0)` is fooled
-//! by zombies and reused pids). The holder writes its pid and start time into the file, so
-//! whoever is refused can be told who holds it. The file is the member's one file: its
-//! presence records live in it too (`file::member_file` has the layout); the lock covers it
-//! whole and takes nothing from them.
+//! this module is the file backend's lease, an exclusive lock on the first byte of the member's
+//! slot in the team's member table, `live/members` (`file::slots`). The kernel drops the lock
+//! when the process ends, however it ends, so a crashed agent never blocks its successor, and
+//! no pid is ever probed (`kill(pid, 0)` is fooled by zombies and reused pids). The holder
+//! writes its pid and start time into its slot, so whoever is refused can be told who holds it;
+//! the member's presence records live in the slot too (`file::records` has the layout).
 //!
 //! The lock is an open-file-description lock (Linux `F_OFD_SETLK`), not `flock`, because
-//! liveness must be *asked about* without being taken. `F_OFD_GETLK` reports a conflicting lock
-//! and takes nothing; with `flock` the only question is a try-lock, which holds the lock for a
-//! moment, and a process taking its lease in that moment (a supervisor restarting a killed
-//! teammate) would be refused as "already running". OFD locks also belong to the open file
-//! description rather than the process, unlike classic POSIX locks: closing some other
-//! descriptor of the file (a probe's) never drops them; two descriptions conflict even within
-//! one process (the lead holds each in-process teammate's lease next to its own); and a
-//! description a child inherits keeps the lock for the child, which is how the lead hands a
-//! teammate process its lease with no moment when nobody holds it ([`Lease::pass_to_child`]).
+//! liveness must be *asked about* without being taken, and because one file holds every
+//! member's lease. `F_OFD_GETLK` reports a conflicting lock and takes nothing; with `flock` the
+//! only question is a try-lock, which holds the lock for a moment, and a process taking its
+//! lease in that moment (a supervisor restarting a killed teammate) would be refused as "already
+//! running". OFD locks also belong to the open file description rather than the process, unlike
+//! classic POSIX locks: each lease opens the table for itself, so closing some other descriptor
+//! of it (a probe's) never drops a lease; two descriptions conflict even within one process (the
+//! lead holds each in-process teammate's lease next to its own); and a description a child
+//! inherits keeps the lock for the child, which is how the lead hands a teammate process its
+//! lease with no moment when nobody holds it ([`Lease::pass_to_child`]).
+//!
+//! An older troupe locked a file of the member's own, `live/<agent>.lock`; while such a file
+//! exists, a probe and a taker ask its lock too, so a member an older process still runs is
+//! not taken for gone.
 
 use crate::error::check_agent;
-use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
@@ -28,13 +31,14 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError};
 use troupe_protocol::now_ms;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
-use crate::file::member_file;
+use crate::file::records;
+use crate::file::slots::{self, Table};
 
 /// Who holds a lease, as the holder recorded itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,38 +227,45 @@ impl Lease {
     }
 }
 
-/// Lease files this process holds open, by path: the member's other records (presence, the
-/// roster index) are written through them instead of opening the file again each time.
-static HELD: Mutex<Option<HashMap<PathBuf, Weak<File>>>> = Mutex::new(None);
-
-fn held() -> MutexGuard<'static, Option<HashMap<PathBuf, Weak<File>>>> {
-    HELD.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The lease file at `path`, when this process holds it open.
-pub(crate) fn held_file(path: &Path) -> Option<Arc<File>> {
-    held().as_ref()?.get(path)?.upgrade()
-}
-
-/// Forgets `file` as the open lease file at `path` (unless another took its place).
-fn forget_held(path: &Path, file: &Arc<File>) {
-    if let Some(map) = held().as_mut() {
-        if map
-            .get(path)
-            .is_some_and(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(file)))
-        {
-            map.remove(path);
-        }
-    }
-}
-
-/// The file backend's hold on a lease: the open lock file.
+/// The file backend's hold on a lease: the member table's lock for the member's slot, taken
+/// through the table's description (this process's leases) or a description of its own (a
+/// lease inherited from the process that started this one).
 #[derive(Debug)]
 struct FileLease {
-    file: Arc<File>,
-    path: PathBuf,
+    table: Arc<Table>,
+    base: u64,
+    own: Option<File>,
+    /// The description a child inherits the lease through, once `pass_to_child` made it.
+    for_child: Mutex<Option<File>>,
     /// Set by `hand_over`: a child holds the lock now, so dropping must not unlock it.
     handed_over: bool,
+}
+
+impl FileLease {
+    /// The descriptor a child inherits the lease through: this lease's own description, or
+    /// one made for the child that holds the lease beside this process's hold.
+    fn child_fd(&self) -> RawFd {
+        if let Some(own) = &self.own {
+            return own.as_raw_fd();
+        }
+        let mut for_child = self
+            .for_child
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if for_child.is_none() {
+            let made = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(self.table.path())
+                .and_then(|file| self.table.hold_handed(&file, self.base).map(|()| file));
+            match made {
+                Ok(file) => *for_child = Some(file),
+                // The child's adoption then fails, saying the descriptor is not the table.
+                Err(e) => tracing::warn!(error = %e, "cannot hand the lease to a child"),
+            }
+        }
+        for_child.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
 }
 
 impl LeaseGuard for FileLease {
@@ -265,7 +276,7 @@ impl LeaseGuard for FileLease {
     }
 
     fn pass_to_child(&self, cmd: &mut Command) -> String {
-        let fd = self.file.as_raw_fd();
+        let fd = self.child_fd();
         // libc in the forked child: async-signal-safe calls on a raw descriptor number (a
         // rustix BorrowedFd would need an unsafe borrow of it all the same).
         let keep_open = move || {
@@ -290,10 +301,15 @@ impl LeaseGuard for FileLease {
         // The holder record names the child from now on (the child rewrites it when it adopts
         // the lease), so nobody takes this process for the agent's in the meantime.
         let holder = LeaseHolder::for_pid(child_pid);
-        if let Err(e) = write_holder(&self.file, &self.path, &holder) {
+        if let Err(e) = write_holder(&self.table, self.base, &holder) {
             tracing::debug!(error = %e, "could not record the lease's new holder");
         }
-        forget_held(&self.path, &self.file);
+        // The child's description holds it now; this process's hold goes.
+        if self.own.is_none() {
+            if let Err(e) = self.table.let_go(self.base) {
+                tracing::debug!(error = %e, "could not let go of a lease handed over");
+            }
+        }
         self.handed_over = true;
     }
 }
@@ -301,19 +317,32 @@ impl LeaseGuard for FileLease {
 impl Drop for FileLease {
     fn drop(&mut self) {
         if self.handed_over {
-            return; // closing our descriptor leaves the child's lock alone
+            return; // closing our descriptors leaves the child's lock alone
         }
-        forget_held(&self.path, &self.file);
-        // Closing the file releases the lock too, unless a process forked at this moment still
-        // shares the descriptor until its exec; unlocking first makes the release immediate.
-        // An unlock error cannot be acted on here.
-        let _ = ofd_lock(&self.file, libc::F_OFD_SETLK, libc::F_UNLCK);
+        // Closing a description releases its locks too, unless a process forked at this moment
+        // still shares it until its exec; unlocking first makes the release immediate. An
+        // unlock error cannot be acted on here.
+        let for_child = self
+            .for_child
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        for file in self.own.iter().chain(for_child.iter()) {
+            let _ = self.table.let_go_handed(file, self.base);
+        }
+        if self.own.is_none() {
+            let _ = self.table.let_go(self.base);
+        }
     }
 }
 
-/// The lock file of `agent`'s lease in a team directory.
-pub fn lease_path(team_dir: &Path, agent: &str) -> PathBuf {
-    team_dir.join("live").join(format!("{agent}.lock"))
+/// The team's member table, which holds every member's lease (`team_dir/live/members`).
+pub fn members_path(team_dir: &Path) -> PathBuf {
+    team_dir.join(slots::LIVE).join(slots::FILE)
+}
+
+/// An older troupe's lock file of `agent`'s lease.
+fn legacy_path(team_dir: &Path, agent: &str) -> PathBuf {
+    team_dir.join(slots::LIVE).join(format!("{agent}.lock"))
 }
 
 /// Takes `agent`'s lease in the team directory `team_dir` (`.troupe/teams/<team>`), without
@@ -321,24 +350,36 @@ pub fn lease_path(team_dir: &Path, agent: &str) -> PathBuf {
 /// naming that process.
 pub fn acquire_lease(team_dir: &Path, agent: &str) -> Result<Lease, StoreError> {
     check_agent(agent)?;
-    let dir = team_dir.join("live");
-    fs::create_dir_all(&dir).map_err(StoreError::io("create directory", &dir))?;
-    let path = lease_path(team_dir, agent);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(StoreError::io("open lease file", &path))?;
-    take(file, path, agent, team_dir)
+    let legacy = legacy_path(team_dir, agent);
+    if let LeaseState::Held(holder) = probe_legacy(&legacy)? {
+        return Err(StoreError::LeaseHeld {
+            agent: agent.to_string(),
+            team: team_name(team_dir),
+            holder: holder.map(Box::new),
+            place: legacy.display().to_string(),
+        });
+    }
+    let path = members_path(team_dir);
+    let table = slots::open(team_dir, true)?
+        .ok_or_else(|| StoreError::io("open", &path)(ErrorKind::NotFound.into()))?;
+    let base = table
+        .slot(agent, true)?
+        .ok_or_else(|| StoreError::io("claim a slot in", &path)(ErrorKind::NotFound.into()))?;
+    let taken = table
+        .take(base)
+        .map_err(StoreError::io("lock", table.path()))?;
+    if !taken {
+        return Err(held_by_another(&table, base, agent, team_dir));
+    }
+    hold(table, base, None, agent)
 }
 
 /// Takes over the lease of `agent` that this process inherited as descriptor `handoff` (its
-/// number, as [`Lease::pass_to_child`] returned it) from the process that started it. The descriptor must be that inherited
-/// one, owned by nothing else in this process; it is checked to be `agent`'s lock file before
-/// it is used, and closed on exec from now on, so the tools this process starts never hold
-/// the lease. The holder record is rewritten with this process's pid.
+/// number, as [`Lease::pass_to_child`] returned it) from the process that started it. The
+/// descriptor must be that inherited one, owned by nothing else in this process; it is checked
+/// to be the team's member table before it is used, and closed on exec from now on, so the tools
+/// this process starts never hold the lease. The holder record is rewritten with this process's
+/// pid.
 pub fn adopt_lease(team_dir: &Path, agent: &str, handoff: &str) -> Result<Lease, StoreError> {
     check_agent(agent)?;
     let not_it = |reason: String| StoreError::LeaseNotInherited {
@@ -349,7 +390,7 @@ pub fn adopt_lease(team_dir: &Path, agent: &str, handoff: &str) -> Result<Lease,
     let fd: RawFd = handoff
         .parse()
         .map_err(|_| not_it("it is not a descriptor number".into()))?;
-    let path = lease_path(team_dir, agent);
+    let path = members_path(team_dir);
     let expected = fs::metadata(&path).map_err(StoreError::io("read", &path))?;
     // Not rustix's fstat: it takes a BorrowedFd, which promises that the number is an open
     // descriptor — the very thing asked here.
@@ -365,38 +406,59 @@ pub fn adopt_lease(team_dir: &Path, agent: &str, handoff: &str) -> Result<Lease,
     if stat.st_dev != expected.dev() || stat.st_ino != expected.ino() {
         return Err(not_it(format!("it is not {}", path.display())));
     }
-    // SAFETY: the descriptor is open and is the lease file (checked above); by this function's
-    // contract it was inherited for this purpose and nothing else in the process owns it.
+    let table = slots::open(team_dir, false)?
+        .ok_or_else(|| not_it(format!("{} is gone", path.display())))?;
+    let base = table
+        .slot(agent, false)?
+        .ok_or_else(|| not_it(format!("{agent} has no slot in {}", path.display())))?;
+    // SAFETY: the descriptor is open and is the member table (checked above); by this
+    // function's contract it was inherited for this purpose and nothing else in the process
+    // owns it.
     let file = unsafe { File::from_raw_fd(fd) };
     if let Err(e) = rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::CLOEXEC) {
         return Err(StoreError::io("set close-on-exec on", &path)(e.into()));
     }
-    take(file, path, agent, team_dir)
+    // The inherited description holds the lease already, and taking it again is a no-op; one
+    // that does not is refused while anyone else holds it.
+    match table.hold_handed(&file, base) {
+        Ok(()) => {}
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) => {
+            return Err(held_by_another(&table, base, agent, team_dir))
+        }
+        Err(e) => return Err(StoreError::io("lock", table.path())(e)),
+    }
+    hold(table, base, Some(file), agent)
 }
 
 /// Whether `agent`'s lease is held, asked without taking it: a process acquiring the lease at
-/// the same moment is never disturbed. No file is created for an agent that never held one.
+/// the same moment is never disturbed. Nothing is created for an agent that never held one.
 pub fn probe_lease(team_dir: &Path, agent: &str) -> Result<LeaseState, StoreError> {
     check_agent(agent)?;
-    let path = lease_path(team_dir, agent);
-    if let Some(file) = held_file(&path) {
-        // This process holds it: no need to open the file (an open and a close of a locked
-        // file) to ask the kernel, which would not show this process's own lock through the
-        // file description holding it anyway.
-        return Ok(LeaseState::Held(read_holder(&file)));
+    if let Some(table) = slots::open(team_dir, false)? {
+        if let Some(base) = table.slot(agent, false)? {
+            let locked = table
+                .is_held(base)
+                .map_err(StoreError::io("probe the lock in", table.path()))?;
+            if locked {
+                return Ok(LeaseState::Held(read_holder(&table, base)));
+            }
+        }
     }
-    probe_by_file(&path)
+    probe_legacy(&legacy_path(team_dir, agent))
 }
 
-/// Asks the kernel whether the lease file at `path` is locked, through a file description of
-/// its own (so any holder's lock shows, another process's or one of this process's).
-fn probe_by_file(path: &Path) -> Result<LeaseState, StoreError> {
+/// Asks the kernel whether an older troupe's lease file at `path` is locked.
+fn probe_legacy(path: &Path) -> Result<LeaseState, StoreError> {
     let file = match File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(LeaseState::Free),
         Err(e) => return Err(StoreError::io("open lease file", path)(e)),
     };
-    let mut query = whole_file(libc::F_WRLCK);
+    // SAFETY: flock is plain old data; all-zero is a valid value (l_pid must be 0 for OFD
+    // locks), and l_len 0 asks about the whole file.
+    let mut query: libc::flock = unsafe { std::mem::zeroed() };
+    query.l_type = libc::F_WRLCK as libc::c_short;
+    query.l_whence = libc::SEEK_SET as libc::c_short;
     // SAFETY: F_OFD_GETLK reads and writes only the flock struct we own; it takes no lock.
     if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut query) } != 0 {
         return Err(StoreError::io("probe the lock on", path)(
@@ -404,89 +466,66 @@ fn probe_by_file(path: &Path) -> Result<LeaseState, StoreError> {
         ));
     }
     if i32::from(query.l_type) == libc::F_UNLCK {
-        Ok(LeaseState::Free)
-    } else {
-        Ok(LeaseState::Held(read_holder(&file)))
+        return Ok(LeaseState::Free);
+    }
+    // The older file's holder: a record at its start, or a JSON line before that.
+    let holder = records::read(&file, 0, records::LEGACY_HOLDER).or_else(|| {
+        let mut line = [0u8; 512];
+        let n = file.read_at(&mut line, 0).ok()?;
+        let end = line[..n].iter().position(|b| *b == b'\n')?;
+        Some(line[..end].to_vec())
+    });
+    Ok(LeaseState::Held(
+        holder.and_then(|json| serde_json::from_slice(&json).ok()),
+    ))
+}
+
+/// Where `agent`'s lease is kept, for people.
+fn place(table: &Table, agent: &str) -> String {
+    format!("{} ({agent}'s slot)", table.path().display())
+}
+
+/// The refusal of `agent`'s lease, which another holds.
+fn held_by_another(table: &Table, base: u64, agent: &str, team_dir: &Path) -> StoreError {
+    StoreError::LeaseHeld {
+        agent: agent.to_string(),
+        team: team_name(team_dir),
+        holder: read_holder(table, base).map(Box::new),
+        place: place(table, agent),
     }
 }
 
-/// Locks `file` (its whole length) for `agent` and records this process as the holder.
-fn take(file: File, path: PathBuf, agent: &str, team_dir: &Path) -> Result<Lease, StoreError> {
-    match ofd_lock(&file, libc::F_OFD_SETLK, libc::F_WRLCK) {
-        Ok(()) => {}
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) => {
-            return Err(StoreError::LeaseHeld {
-                agent: agent.to_string(),
-                team: team_name(team_dir),
-                holder: read_holder(&file).map(Box::new),
-                place: path.display().to_string(),
-            })
-        }
-        Err(e) => return Err(StoreError::io("lock", &path)(e)),
-    }
+/// The lease of `agent`, just taken (through `own`, or the table): records this process as
+/// the holder.
+fn hold(table: Arc<Table>, base: u64, own: Option<File>, agent: &str) -> Result<Lease, StoreError> {
     let holder = LeaseHolder::this_process();
     // A previous holder's record may still be there (it died); ours replaces it.
-    write_holder(&file, &path, &holder)?;
-    let place = path.display().to_string();
-    let file = Arc::new(file);
-    held()
-        .get_or_insert_with(HashMap::new)
-        .insert(path.clone(), Arc::downgrade(&file));
     let guard = FileLease {
-        file,
-        path,
+        table,
+        base,
+        own,
+        for_child: Mutex::new(None),
         handed_over: false,
     };
+    write_holder(&guard.table, base, &holder)?;
+    let place = place(&guard.table, agent);
     Ok(Lease::new(agent, place, holder, Box::new(guard)))
 }
 
-/// Replaces the holder record in the lock file, in place (the member's presence records
-/// follow it). No fsync: the record matters only while the lock is held, and readers share the
-/// page cache.
-fn write_holder(file: &File, path: &Path, holder: &LeaseHolder) -> Result<(), StoreError> {
+/// Replaces the holder record in the member's slot, in place. No fsync: the record matters
+/// only while the lock is held, and readers share the page cache.
+fn write_holder(table: &Table, base: u64, holder: &LeaseHolder) -> Result<(), StoreError> {
     let json = serde_json::to_vec(holder).map_err(|source| StoreError::Serialize {
         what: "lease holder",
         source,
     })?;
-    member_file::write(file, path, member_file::HOLDER_AT, &json)
+    table.write(base, records::HOLDER, &json)
 }
 
-/// A lock request of type `kind` over the whole file, however long it grows.
-///
-/// The lease's locks are libc's `fcntl`: rustix's `fcntl_lock` takes process-associated locks
-/// (`F_SETLK`), which a child cannot inherit and which any close in the process drops, and it
-/// cannot ask who holds a lock (`F_OFD_GETLK`); a lease needs open-file-description locks.
-fn whole_file(kind: libc::c_int) -> libc::flock {
-    // SAFETY: flock is plain old data; all-zero is a valid value (l_pid must be 0 for OFD locks).
-    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
-    // The lock types are 0..=2, so the narrowing cannot lose anything.
-    lock.l_type = kind as libc::c_short;
-    lock.l_whence = libc::SEEK_SET as libc::c_short;
-    lock.l_start = 0;
-    lock.l_len = 0;
-    lock
-}
-
-/// `fcntl(file, cmd, whole_file(kind))` for the OFD lock commands that do not report back.
-fn ofd_lock(file: &File, cmd: libc::c_int, kind: libc::c_int) -> io::Result<()> {
-    let lock = whole_file(kind);
-    // SAFETY: the OFD lock commands read only the flock struct, which outlives the call.
-    if unsafe { libc::fcntl(file.as_raw_fd(), cmd, &lock) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// The holder recorded in a lease file; `None` when it cannot be read (the holder is still
-/// writing it, or it is damaged). An older version wrote only the holder's JSON line.
-fn read_holder(file: &File) -> Option<LeaseHolder> {
-    if let Some(json) = member_file::read(file, member_file::HOLDER_AT) {
-        return serde_json::from_slice(&json).ok();
-    }
-    let mut line = [0u8; 512];
-    let n = file.read_at(&mut line, 0).ok()?;
-    let end = line[..n].iter().position(|b| *b == b'\n')?;
-    serde_json::from_slice(&line[..end]).ok()
+/// The holder recorded in the slot at `base`; `None` when it cannot be read (the holder is
+/// still writing it, or it is damaged).
+fn read_holder(table: &Table, base: u64) -> Option<LeaseHolder> {
+    serde_json::from_slice(&table.read(base, records::HOLDER)?).ok()
 }
 
 /// The team's name: the last component of its directory.
@@ -502,20 +541,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_held_lease_is_answered_from_its_handle_as_the_kernel_answers() {
+    fn a_held_lease_is_told_by_the_table_in_this_process_too_and_free_once_dropped() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let team = dir.path().join("teams").join("blue");
+        assert_eq!(
+            probe_lease(&team, "bob").unwrap_or_else(|e| panic!("{e}")),
+            LeaseState::Free
+        );
+        assert!(!members_path(&team).exists(), "a probe creates nothing");
         let lease = acquire_lease(&team, "bob").unwrap_or_else(|e| panic!("{e}"));
-        let path = lease_path(&team, "bob");
         let held = LeaseState::Held(Some(lease.holder().clone()));
-        assert!(held_file(&path).is_some());
         assert_eq!(
             probe_lease(&team, "bob").unwrap_or_else(|e| panic!("{e}")),
             held
         );
-        assert_eq!(probe_by_file(&path).unwrap_or_else(|e| panic!("{e}")), held);
+        assert_eq!(
+            probe_lease(&team, "amy").unwrap_or_else(|e| panic!("{e}")),
+            LeaseState::Free
+        );
         drop(lease);
-        assert!(held_file(&path).is_none());
         assert_eq!(
             probe_lease(&team, "bob").unwrap_or_else(|e| panic!("{e}")),
             LeaseState::Free
@@ -528,9 +572,12 @@ mod tests {
         let team = dir.path().join("teams").join("blue");
         let first = acquire_lease(&team, "lead").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(first.holder().pid, std::process::id());
-        assert_eq!(
-            first.place(),
-            team.join("live/lead.lock").display().to_string()
+        assert!(
+            first
+                .place()
+                .starts_with(&members_path(&team).display().to_string()),
+            "{}",
+            first.place()
         );
         // OFD locks conflict between open file descriptions, so a second acquisition in the
         // same process stands in for a second process here.
@@ -552,6 +599,43 @@ mod tests {
         let again = acquire_lease(&team, "lead").unwrap_or_else(|e| panic!("{e}"));
         assert!(again.holder().started_ms > 0);
         drop((other, again));
+    }
+
+    #[test]
+    fn a_member_an_older_troupe_runs_is_held_and_not_taken() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let team = dir.path().join("teams").join("blue");
+        let old = legacy_path(&team, "bob");
+        fs::create_dir_all(team.join(slots::LIVE)).unwrap_or_else(|e| panic!("{e}"));
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&old)
+            .unwrap_or_else(|e| panic!("{e}"));
+        file.write_all_at(b"{\"pid\":4242,\"started_ms\":1}\n", 0)
+            .unwrap_or_else(|e| panic!("{e}"));
+        // The older troupe's lock: the whole file.
+        // SAFETY: as in `probe_legacy`; F_OFD_SETLK reads only the struct.
+        let locked = unsafe {
+            let mut lock: libc::flock = std::mem::zeroed();
+            lock.l_type = libc::F_WRLCK as libc::c_short;
+            libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &lock) == 0
+        };
+        assert!(locked);
+        let state = probe_lease(&team, "bob").unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            matches!(&state, LeaseState::Held(Some(h)) if h.pid == 4242),
+            "{state:?}"
+        );
+        match acquire_lease(&team, "bob") {
+            Err(StoreError::LeaseHeld { place, .. }) => assert!(place.ends_with("bob.lock")),
+            other => panic!("expected the lease to be held: {other:?}"),
+        }
+        drop(file);
+        let lease = acquire_lease(&team, "bob").unwrap_or_else(|e| panic!("{e}"));
+        drop(lease);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! What a teammate start costs the file store, counted: the lead adds it to the roster, it takes
 //! its lease, publishes what it is doing and its usage, and is marked working — for many
-//! teammates at once, each with a store handle of its own (as processes have). A start leaves one
-//! file of its own (its member file: lease, presence and the roster index) and syncs at most
-//! twice, the group commit sharing the roster's syncs between teammates. Counts, not time; the
+//! teammates at once, each with a store handle of its own (as processes have). A start makes no
+//! file of its own (its lease, presence and roster index are a slot of the team's one member
+//! table, `live/members`) and syncs at most twice, the group commit sharing the roster's syncs between teammates. Counts, not time; the
 //! whole process's syncs are counted, so this binary holds this one test.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 
@@ -28,7 +28,7 @@ fn files_under(dir: &Path) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_teammate_start_leaves_one_file_and_syncs_at_most_twice() {
+async fn a_teammate_start_makes_no_file_of_its_own_and_syncs_at_most_twice() {
     let dir = tempfile::tempdir().unwrap();
     let open = || troupe_store::file::open_with(dir.path(), "blue", Durability::Fsync).unwrap();
     let lead = open();
@@ -72,8 +72,8 @@ async fn a_teammate_start_leaves_one_file_and_syncs_at_most_twice() {
     );
     assert_eq!(
         files.len() - files_before,
-        TEAMMATES,
-        "one file per teammate: {files:#?}"
+        1,
+        "one member table for them all, no file per teammate: {files:#?}"
     );
     let roster = lead.roster().await.unwrap();
     assert_eq!(roster.members.len(), TEAMMATES);

@@ -12,11 +12,12 @@
 //!              tasks/<id>.json      tasks/.next  tasks/.lock  tasks/.<id>.lock
 //!              transcripts/<agent>.jsonl
 //!              events.jsonl
-//!              live/<agent>.lock    (the member's one file: the lock its live process holds,
-//!                                    see `crate::live`, with its lease holder, usage and
-//!                                    doing as volatile records, see `member_file`. An older
-//!                                    version's presence/<agent>.{doing,usage} are read, then
-//!                                    removed)
+//!              live/members         (the member table: a slot per member, whose first byte's
+//!                                    lock its live process holds, see `crate::live`, with its
+//!                                    name, lease holder, roster place, usage and doing as
+//!                                    volatile records: `slots`, `records`. An older version's
+//!                                    live/<agent>.lock and presence/<agent>.{doing,usage} are
+//!                                    read; the presence folder is then removed)
 //! ```
 //!
 //! Every durable write goes through the process's group commit (`commit`): the write is made,
@@ -29,12 +30,13 @@ mod adapter;
 mod changes;
 mod events;
 mod mailbox;
-pub(crate) mod member_file;
 mod presence;
+pub(crate) mod records;
 mod requests;
 mod roster;
 mod roster_index;
 mod roster_join;
+pub(crate) mod slots;
 mod sync;
 mod tasks;
 mod transcripts;
@@ -151,9 +153,26 @@ struct Inner {
     /// Set once this instance has removed an older version's `presence/` folder (or found
     /// none to remove); from then on it is not read either.
     legacy_presence_gone: AtomicBool,
+    /// The team's member table, once this instance opened it.
+    members: std::sync::OnceLock<Arc<slots::Table>>,
 }
 
 impl FileStore {
+    /// The team's member table (`slots`); when it does not exist yet, made if `create`, else
+    /// `None`.
+    pub(crate) fn member_table(
+        &self,
+        create: bool,
+    ) -> Result<Option<Arc<slots::Table>>, StoreError> {
+        if let Some(table) = self.inner.members.get() {
+            return Ok(Some(Arc::clone(table)));
+        }
+        let Some(table) = slots::open(&self.inner.dir, create)? else {
+            return Ok(None);
+        };
+        Ok(Some(Arc::clone(self.inner.members.get_or_init(|| table))))
+    }
+
     /// Opens (creating as needed) the store of `team` under `troupe_dir` (the `.troupe`
     /// directory), with fsync durability.
     pub fn open(troupe_dir: &Path, team: &str) -> Result<FileStore, StoreError> {
@@ -210,6 +229,7 @@ impl FileStore {
                 roster_lock: Mutex::default(),
                 roster_writers: tokio::sync::Mutex::const_new(()),
                 legacy_presence_gone: AtomicBool::new(false),
+                members: std::sync::OnceLock::new(),
             }),
         })
     }

@@ -1,72 +1,48 @@
 //! Presence: what each agent is doing and its running token usage, volatile and best-effort.
-//! Both are records in the member's one file, `live/<agent>.lock` (see `member_file`), beside
-//! its lease: rewritten in place, never synced (presence changes many times a round; syncing it
-//! would cost more than the data is worth, and it is only a hint for the dashboard), and no
-//! file of its own (at a thousand members, the file system's inode allocation showed up in
-//! profiles).
+//! Both are records in the member's slot of the team's member table, `live/members` (see
+//! `slots` and `records`), beside its lease: rewritten in place, never synced (presence changes
+//! many times a round; syncing it would cost more than the data is worth, and it is only a hint
+//! for the dashboard), and no file of its own (at a thousand members, the file system's inode
+//! allocation showed up in profiles).
 //!
-//! Migration: an older troupe kept presence in `presence/<agent>.{doing,usage}`, one record
-//! each. While that folder exists its values are read too (a member's own file wins); the first
-//! presence write of a store instance removes it.
+//! Migration: an older troupe kept each member's records in `live/<agent>.lock`, and one before
+//! it in `presence/<agent>.{doing,usage}`. Their values are read too (a member's slot wins); the
+//! first presence write of a store instance removes the `presence/` folder.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
-use super::member_file::{self, DOING_AT, USAGE_AT};
+use super::records::{self, Region, DOING, HEADER_MAX, LEGACY_DOING, LEGACY_USAGE, USAGE};
+use super::slots::LIVE;
 use super::sync::SyncPresence;
 use super::{check_agent, FileStore};
 use crate::error::StoreError;
 use troupe_protocol::AgentUsage;
 
-/// The members' files, relative to the team directory.
-const LIVE: &str = "live";
-/// Their suffix.
+/// An older version's member files' suffix.
 const SUFFIX: &str = ".lock";
 /// An older version's presence folder and its files' suffixes.
 const LEGACY: &str = "presence";
-const LEGACY_DOING: &str = ".doing";
-const LEGACY_USAGE: &str = ".usage";
+const LEGACY_DOING_SUFFIX: &str = ".doing";
+const LEGACY_USAGE_SUFFIX: &str = ".usage";
+
+/// `text` cut (at a character's boundary) to what a record in `region` holds.
+fn fit(text: &str, region: Region) -> &str {
+    let room = (region.end - region.start - HEADER_MAX) as usize;
+    if text.len() <= room {
+        return text;
+    }
+    let mut end = room;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
 
 impl FileStore {
-    pub(super) fn member_file_path(&self, agent: &str) -> PathBuf {
-        self.inner.dir.join(LIVE).join(format!("{agent}{SUFFIX}"))
-    }
-
-    /// `agent`'s file for a presence write: the lease's when this process holds it, else
-    /// opened (creating it, and its folder, when `create`); `None` when it does not exist and
-    /// `create` is false.
-    fn open_member_file(&self, agent: &str, create: bool) -> Result<Option<Arc<File>>, StoreError> {
-        let path = self.member_file_path(agent);
-        if let Some(file) = crate::live::held_file(&path) {
-            self.forget_legacy_presence();
-            return Ok(Some(file));
-        }
-        // Never truncated: the other records and the lease live in it.
-        let open = || {
-            OpenOptions::new()
-                .write(true)
-                .create(create)
-                .truncate(false)
-                .open(&path)
-        };
-        let file = match open() {
-            Err(e) if e.kind() == ErrorKind::NotFound && !create => return Ok(None),
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                let dir = self.inner.dir.join(LIVE);
-                fs::create_dir_all(&dir).map_err(StoreError::io("create directory", &dir))?;
-                open()
-            }
-            other => other,
-        }
-        .map_err(StoreError::io("open", &path))?;
-        self.forget_legacy_presence();
-        Ok(Some(Arc::new(file)))
-    }
-
     /// Removes an older version's presence folder, once per store instance.
     fn forget_legacy_presence(&self) {
         if self
@@ -84,36 +60,42 @@ impl FileStore {
         }
     }
 
-    /// Every member's record at `at`, by name, with an older version's values (files ending in
-    /// `legacy`) for members that have none.
+    /// Every member's record in `region`, by name, with an older version's values for members
+    /// that have none: its member file's record in `legacy_region`, or its file ending in
+    /// `legacy_suffix` in the older presence folder.
     fn read_presence(
         &self,
-        at: u64,
-        legacy: &str,
+        region: Region,
+        legacy_region: Region,
+        legacy_suffix: &str,
     ) -> Result<BTreeMap<String, Vec<u8>>, StoreError> {
-        let dir = self.inner.dir.join(LIVE);
         let mut values = BTreeMap::new();
-        for (agent, path) in files_in(&dir, SUFFIX)? {
-            // A member file this process holds is read through its open handle.
-            let file = match crate::live::held_file(&path) {
-                Some(file) => file,
-                None => match File::open(&path) {
-                    Ok(file) => std::sync::Arc::new(file),
-                    Err(_) => continue, // removed since it was listed
-                },
+        if let Some(table) = self.member_table(false)? {
+            for (agent, base) in table.members() {
+                if let Some(value) = table.read(base, region) {
+                    values.insert(agent, value);
+                }
+            }
+        }
+        for (agent, path) in files_in(&self.inner.dir.join(LIVE), SUFFIX)? {
+            if values.contains_key(&agent) {
+                continue;
+            }
+            let Ok(file) = File::open(&path) else {
+                continue; // removed since it was listed
             };
-            if let Some(value) = member_file::read(&file, at) {
+            if let Some(value) = records::read(&file, 0, legacy_region) {
                 values.insert(agent, value);
             }
         }
         if !self.inner.legacy_presence_gone.load(Ordering::Relaxed) {
-            for (agent, path) in files_in(&self.inner.dir.join(LEGACY), legacy)? {
+            for (agent, path) in files_in(&self.inner.dir.join(LEGACY), legacy_suffix)? {
                 if values.contains_key(&agent) {
                     continue;
                 }
                 let value = fs::read(&path)
                     .ok()
-                    .and_then(|bytes| member_file::decode(&bytes).map(<[u8]>::to_vec));
+                    .and_then(|bytes| records::decode(&bytes).map(<[u8]>::to_vec));
                 if let Some(value) = value {
                     values.insert(agent, value);
                 }
@@ -143,22 +125,25 @@ fn files_in(dir: &Path, suffix: &str) -> Result<Vec<(String, PathBuf)>, StoreErr
 impl SyncPresence for FileStore {
     fn set_doing(&self, agent: &str, doing: Option<&str>) -> Result<(), StoreError> {
         check_agent(agent)?;
-        // Nothing to clear when there never was a file.
-        let Some(file) = self.open_member_file(agent, doing.is_some())? else {
+        // Nothing to clear when there never was a slot.
+        let claim = doing.is_some();
+        let Some(table) = self.member_table(claim)? else {
             return Ok(());
         };
-        let text = doing.unwrap_or_default();
-        member_file::write(
-            &file,
-            &self.member_file_path(agent),
-            DOING_AT,
-            text.as_bytes(),
+        let Some(base) = table.slot(agent, claim)? else {
+            return Ok(());
+        };
+        self.forget_legacy_presence();
+        table.write(
+            base,
+            DOING,
+            fit(doing.unwrap_or_default(), DOING).as_bytes(),
         )
     }
 
     fn doing(&self) -> Result<BTreeMap<String, String>, StoreError> {
         Ok(self
-            .read_presence(DOING_AT, LEGACY_DOING)?
+            .read_presence(DOING, LEGACY_DOING, LEGACY_DOING_SUFFIX)?
             .into_iter()
             .filter(|(_, value)| !value.is_empty())
             .map(|(agent, value)| (agent, String::from_utf8_lossy(&value).into_owned()))
@@ -167,20 +152,23 @@ impl SyncPresence for FileStore {
 
     fn set_usage(&self, agent: &str, usage: &AgentUsage) -> Result<(), StoreError> {
         check_agent(agent)?;
-        let path = self.member_file_path(agent);
         let text = serde_json::to_vec(usage).map_err(|e| {
-            StoreError::io("encode", &path)(std::io::Error::new(ErrorKind::InvalidData, e))
+            StoreError::io("encode usage of", agent)(std::io::Error::new(ErrorKind::InvalidData, e))
         })?;
-        let Some(file) = self.open_member_file(agent, true)? else {
+        let Some(table) = self.member_table(true)? else {
             return Ok(());
         };
-        member_file::write(&file, &path, USAGE_AT, &text)
+        let Some(base) = table.slot(agent, true)? else {
+            return Ok(());
+        };
+        self.forget_legacy_presence();
+        table.write(base, USAGE, &text)
     }
 
     fn usages(&self) -> Result<BTreeMap<String, AgentUsage>, StoreError> {
         // A value that does not parse (a foreign file) is skipped.
         Ok(self
-            .read_presence(USAGE_AT, LEGACY_USAGE)?
+            .read_presence(USAGE, LEGACY_USAGE, LEGACY_USAGE_SUFFIX)?
             .into_iter()
             .filter_map(|(agent, value)| Some((agent, serde_json::from_slice(&value).ok()?)))
             .collect())

@@ -1,5 +1,5 @@
-//! Presence records: in the member's one file, rewritten in place; an older version's files
-//! are read, then removed.
+//! Presence records: in the member's slot, rewritten in place; an older version's files are
+//! read, and its presence folder then removed.
 
 use super::*;
 
@@ -15,37 +15,79 @@ fn ok<T>(r: Result<T, StoreError>) -> T {
 }
 
 #[test]
-fn presence_is_rewritten_in_place_in_the_members_file_and_cleared_without_removing_it() {
+fn presence_is_rewritten_in_place_in_the_members_slot_and_cleared_without_removing_it() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let store = ok(FileStore::open_with(
         dir.path(),
         "team",
         crate::Durability::OsBuffered,
     ));
-    // Clearing what was never set makes no file.
+    // Clearing what was never set makes nothing.
     ok(store.set_doing("bob", None));
-    let path = store.member_file_path("bob");
+    let path = crate::live::members_path(store.dir());
     assert!(!path.exists());
     ok(store.set_doing("bob", Some("a much longer description of the work")));
     let first = inode(&path);
     ok(store.set_doing("bob", Some("short")));
     let usage = AgentUsage::default();
     ok(store.set_usage("bob", &usage));
+    ok(store.set_doing("amy", Some("reading")));
     let doing = ok(store.doing());
     assert_eq!(doing.get("bob").map(String::as_str), Some("short"));
+    assert_eq!(doing.get("amy").map(String::as_str), Some("reading"));
     assert_eq!(inode(&path), first, "rewritten in place, not replaced");
     ok(store.set_doing("bob", None));
-    assert!(ok(store.doing()).is_empty());
+    assert_eq!(ok(store.doing()).keys().collect::<Vec<_>>(), ["amy"]);
     assert_eq!(inode(&path), first);
     assert_eq!(ok(store.usages()).keys().collect::<Vec<_>>(), ["bob"]);
-    // The member's one file: nothing else was made for its presence.
+    // One file for the team: nothing else was made for its members' presence.
     let entries = fs::read_dir(store.dir().join(LIVE)).map_or(0, Iterator::count);
     assert_eq!(entries, 1);
     assert!(!store.dir().join(LEGACY).exists());
+    // Work described at length is cut to fit its place, at a character's boundary.
+    let long = "é".repeat(3000);
+    ok(store.set_doing("amy", Some(&long)));
+    let cut = ok(store.doing()).remove("amy").unwrap_or_default();
+    assert!(
+        cut.len() < long.len() && long.starts_with(&cut),
+        "{}",
+        cut.len()
+    );
     // A file troupe did not write is skipped, not an error.
-    ok(fs::write(store.member_file_path("eve"), "{}")
+    ok(fs::write(store.dir().join(LIVE).join("eve.lock"), "{}")
         .map_err(|e| StoreError::io("write", &path)(e)));
     assert_eq!(ok(store.usages()).keys().collect::<Vec<_>>(), ["bob"]);
+}
+
+#[test]
+fn an_older_versions_member_files_are_read_and_a_slot_wins() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let store = ok(FileStore::open_with(
+        dir.path(),
+        "team",
+        crate::Durability::OsBuffered,
+    ));
+    let live = store.dir().join(LIVE);
+    let file = |name: &str, usage: &[u8], doing: &[u8]| {
+        let mut bytes = vec![0u8; 4096];
+        let record = records::encode(usage);
+        bytes[1024..1024 + record.len()].copy_from_slice(&record);
+        bytes.extend_from_slice(&records::encode(doing));
+        ok(fs::create_dir_all(&live)
+            .and_then(|()| fs::write(live.join(format!("{name}.lock")), bytes))
+            .map_err(|e| StoreError::io("write", &live)(e)));
+    };
+    let usage = serde_json::to_vec(&AgentUsage::default()).unwrap_or_default();
+    file("amy", &usage, b"reading the old layout");
+    file("bob", &usage, b"stale");
+    ok(store.set_doing("bob", Some("fresh")));
+    let doing = ok(store.doing());
+    assert_eq!(
+        doing.get("amy").map(String::as_str),
+        Some("reading the old layout")
+    );
+    assert_eq!(doing.get("bob").map(String::as_str), Some("fresh"));
+    assert_eq!(ok(store.usages()).len(), 2);
 }
 
 #[test]
@@ -59,7 +101,7 @@ fn an_older_versions_presence_is_read_until_the_first_write_removes_it() {
     let legacy = store.dir().join(LEGACY);
     let write = |name: &str, value: &[u8]| {
         ok(fs::create_dir_all(&legacy)
-            .and_then(|()| fs::write(legacy.join(name), member_file::encode(value)))
+            .and_then(|()| fs::write(legacy.join(name), records::encode(value)))
             .map_err(|e| StoreError::io("write", &legacy)(e)));
     };
     write("amy.doing", b"reading the old layout");

@@ -5,14 +5,14 @@
 //! team quadratic; with the index an update costs the same at any team size, as on NATS.
 //!
 //! Two records, volatile (written in place under the roster lock, never synced, each a
-//! checksummed `member_file` record) and bound to this boot (a power cut may lose them while
+//! checksummed record, see `records`) and bound to this boot (a power cut may lose them while
 //! the log's synced records survive; a record of another boot is ignored):
 //! - `roster.lock` holds the log's identity (device, inode and a generation that every rewrite
 //!   of the log changes), its *barrier* — the offset of its last record that was not one
 //!   member's (the whole roster, or several members at once) — and the length past which the
 //!   log may need compacting (`compact_at`).
-//! - each member's file (`live/<agent>.lock`) holds the place of its newest record: the log's
-//!   identity, the record's offset, length and checksum.
+//! - each member's slot in the member table (`live/members`, see `slots`) holds the place of its
+//!   newest record: the log's identity, the record's offset, length and checksum.
 //!
 //! A writer records a place *before* it appends there: the index may point where a record was
 //! never written (a writer died in between), which the checksum refuses, but never to an older
@@ -30,8 +30,10 @@ use std::sync::{Arc, OnceLock};
 
 use troupe_protocol::Member;
 
+use super::records::{self, LOG_INFO, ROSTER};
 use super::roster::{compact_limit, only_volatile_differs, Record, RecordRef, RosterCache, Weight};
-use super::{jsonl, member_file, to_line, FileStore};
+use super::slots::Table;
+use super::{jsonl, to_line, FileStore};
 use crate::error::StoreError;
 
 /// First word of both records' values.
@@ -106,7 +108,7 @@ impl LogInfo {
     /// What `lock` (the open `roster.lock`) says, when it says it for this boot.
     pub fn read(lock: &File) -> Option<LogInfo> {
         let [dev, ino, generation, barrier, compact_at] =
-            numbers(&member_file::read(lock, member_file::HOLDER_AT)?)?;
+            numbers(&records::read(lock, 0, LOG_INFO)?)?;
         Some(LogInfo {
             id: LogId {
                 dev,
@@ -123,17 +125,16 @@ impl LogInfo {
         let id = self.id;
         let numbers = [id.dev, id.ino, id.generation, self.barrier, self.compact_at];
         match value(&numbers) {
-            Some(v) => member_file::write(lock, path, member_file::HOLDER_AT, &v),
+            Some(v) => records::write(lock, path, 0, LOG_INFO, &v),
             None => Ok(()),
         }
     }
 }
 
 impl Place {
-    /// The place recorded in a member's file.
-    pub fn read(member: &File) -> Option<Place> {
-        let [dev, ino, generation, offset, len, sum] =
-            numbers(&member_file::read(member, member_file::ROSTER_AT)?)?;
+    /// The place recorded in the member's slot at `base` of `table`.
+    pub fn read(table: &Table, base: u64) -> Option<Place> {
+        let [dev, ino, generation, offset, len, sum] = numbers(&table.read(base, ROSTER)?)?;
         Some(Place {
             id: LogId {
                 dev,
@@ -146,8 +147,8 @@ impl Place {
         })
     }
 
-    /// Records this in a member's file.
-    pub fn write(&self, member: &File, path: &Path) -> Result<(), StoreError> {
+    /// Records this in the member's slot at `base` of `table`.
+    pub fn write(&self, table: &Table, base: u64) -> Result<(), StoreError> {
         let id = self.id;
         let numbers = [
             id.dev,
@@ -158,7 +159,7 @@ impl Place {
             self.sum,
         ];
         match value(&numbers) {
-            Some(v) => member_file::write(member, path, member_file::ROSTER_AT, &v),
+            Some(v) => table.write(base, ROSTER, &v),
             None => Ok(()),
         }
     }
@@ -205,34 +206,19 @@ pub(super) fn fresh_generation() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// A member's file for reading and writing its place: the lease's when this process holds it,
-/// else opened, creating it (and its folder).
-pub(super) fn open_member(path: &Path) -> Result<Arc<File>, StoreError> {
-    if let Some(file) = crate::live::held_file(path) {
-        return Ok(file);
-    }
-    let open = || {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-    };
-    match open() {
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(StoreError::io("create directory", dir))?;
-            }
-            open()
-        }
-        other => other,
-    }
-    .map(Arc::new)
-    .map_err(StoreError::io("open", path))
-}
-
 impl FileStore {
+    /// The member table and where `name`'s slot starts; one is claimed for it if `claim`.
+    fn member_slot(
+        &self,
+        name: &str,
+        claim: bool,
+    ) -> Result<Option<(Arc<Table>, u64)>, StoreError> {
+        let Some(table) = self.member_table(claim)? else {
+            return Ok(None);
+        };
+        Ok(table.slot(name, claim)?.map(|base| (table, base)))
+    }
+
     /// The index of the log as `cache` read it (`lock` is the open `roster.lock`): the
     /// generation `lock` records for this log, or a new one.
     fn index_for(&self, lock: &File, cache: &RosterCache) -> Option<LogInfo> {
@@ -272,14 +258,19 @@ impl FileStore {
             return Ok(());
         };
         let placed = one.is_some_and(|name| {
-            let path = self.member_file_path(name);
             let place = Place {
                 id: info.id,
                 offset: cache.offset,
                 len: line.len() as u64,
                 sum: checksum(line),
             };
-            match open_member(&path).and_then(|file| place.write(&file, &path)) {
+            let written = self.member_slot(name, true).and_then(|slot| match slot {
+                Some((table, base)) => place.write(&table, base),
+                None => Err(StoreError::io("claim a slot for", name)(
+                    ErrorKind::NotFound.into(),
+                )),
+            });
+            match written {
                 Ok(()) => true,
                 Err(e) => {
                     tracing::debug!(error = %e, "cannot index a roster record; moving the barrier");
@@ -308,14 +299,21 @@ impl FileStore {
         };
         info.id.generation = fresh_generation();
         for (member, &(offset, len, sum)) in cache.roster.members.iter().zip(places) {
-            let path = self.member_file_path(&member.name);
             let place = Place {
                 id: info.id,
                 offset,
                 len,
                 sum,
             };
-            if let Err(e) = open_member(&path).and_then(|file| place.write(&file, &path)) {
+            let written = self
+                .member_slot(&member.name, true)
+                .and_then(|slot| match slot {
+                    Some((table, base)) => place.write(&table, base),
+                    None => Err(StoreError::io("claim a slot for", &member.name)(
+                        ErrorKind::NotFound.into(),
+                    )),
+                });
+            if let Err(e) = written {
                 tracing::debug!(error = %e, "cannot index the compacted roster");
                 return;
             }
@@ -348,15 +346,10 @@ impl FileStore {
         if id != info.id || len >= info.compact_at || !ends_whole(&log, len) {
             return Ok(None);
         }
-        let member_path = self.member_file_path(name);
-        let member_file = match crate::live::held_file(&member_path) {
-            Some(file) => file,
-            None => match OpenOptions::new().read(true).write(true).open(&member_path) {
-                Ok(file) => Arc::new(file),
-                Err(_) => return Ok(None),
-            },
+        let Ok(Some((table, base))) = self.member_slot(name, false) else {
+            return Ok(None);
         };
-        let Some(place) = Place::read(&member_file) else {
+        let Some(place) = Place::read(&table, base) else {
             return Ok(None);
         };
         let Some(bytes) = place.record(&info, &log, len) else {
@@ -386,7 +379,7 @@ impl FileStore {
             len: line.len() as u64,
             sum: checksum(&line),
         };
-        next.write(&member_file, &member_path)?;
+        next.write(&table, base)?;
         (&log)
             .write_all(&line)
             .map_err(StoreError::io("append to", &path))?;

@@ -337,13 +337,13 @@ fn a_member_update_reads_its_own_record_by_the_index_and_never_an_older_one() {
         .map_err(|e| StoreError::io("open", a.roster_path(LOCK))(e)));
     let info = super::super::roster_index::LogInfo::read(&lock);
     assert!(info.is_some(), "the lock file holds the index");
-    let member_path = a.member_file_path("carol");
-    let member = ok(super::super::roster_index::open_member(&member_path));
-    let Some(mut place) = super::super::roster_index::Place::read(&member) else {
+    let table = ok(a.member_table(false)).unwrap_or_else(|| panic!("a member table"));
+    let base = ok(table.slot("carol", false)).unwrap_or_else(|| panic!("carol has a slot"));
+    let Some(mut place) = super::super::roster_index::Place::read(&table, base) else {
         panic!("carol has a place");
     };
     place.offset = fs::metadata(a.dir().join(LOG)).map_or(0, |m| m.len());
-    ok(place.write(&member, &member_path));
+    ok(place.write(&table, base));
     ok(open(dir.path()).update_member("carol", &mut |m| m.epoch = 40));
     let roster = ok(open(dir.path()).roster());
     assert_eq!(roster.get("carol").map(|m| m.epoch), Some(40));
