@@ -109,7 +109,7 @@ fn two_processes_on_one_workspace_fire_each_job_once() {
                 .unwrap()
         })
         .collect();
-    let lease = |team: &str| ws.path().join(format!(".troupe/teams/{team}/live/members"));
+    let lease = |team: &str| ws.path().join(format!(".troupe/teams/{team}/members"));
     assert!(eventually(
         || lease("default").exists() && lease("other").exists()
     ));

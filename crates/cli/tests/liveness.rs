@@ -249,7 +249,7 @@ async fn a_second_live_teammate_of_one_name_is_refused_naming_the_first() {
     assert!(
         err.contains("teammate 'bob' of team 'default' is already running")
             && err.contains(&format!("pid {}", bob.id()))
-            && err.contains("live/members (bob's slot)"),
+            && err.contains("default/members (bob's slot)"),
         "{err}"
     );
     // The first is untouched: it still holds the lease and the roster entry.

@@ -1,7 +1,7 @@
 //! Leases: an agent is alive while a live process holds its lease. [`Lease`] is the
 //! backend-neutral handle (a backend keeps what it needs in a boxed [`LeaseGuard`]); the rest of
 //! this module is the file backend's lease, an exclusive lock on the first byte of the member's
-//! slot in the team's member table, `live/members` (`file::slots`). The kernel drops the lock
+//! slot in the team's member table, `members` in its folder (`file::slots`). The kernel drops the lock
 //! when the process ends, however it ends, so a crashed agent never blocks its successor, and
 //! no pid is ever probed (`kill(pid, 0)` is fooled by zombies and reused pids). The holder
 //! writes its pid and start time into its slot, so whoever is refused can be told who holds it;
@@ -335,14 +335,16 @@ impl Drop for FileLease {
     }
 }
 
-/// The team's member table, which holds every member's lease (`team_dir/live/members`).
+/// The team's member table, which holds every member's lease (`team_dir/members`).
 pub fn members_path(team_dir: &Path) -> PathBuf {
-    team_dir.join(slots::LIVE).join(slots::FILE)
+    team_dir.join(slots::FILE)
 }
 
 /// An older troupe's lock file of `agent`'s lease.
 fn legacy_path(team_dir: &Path, agent: &str) -> PathBuf {
-    team_dir.join(slots::LIVE).join(format!("{agent}.lock"))
+    team_dir
+        .join(slots::LEGACY_LIVE)
+        .join(format!("{agent}.lock"))
 }
 
 /// Takes `agent`'s lease in the team directory `team_dir` (`.troupe/teams/<team>`), without
@@ -606,7 +608,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let team = dir.path().join("teams").join("blue");
         let old = legacy_path(&team, "bob");
-        fs::create_dir_all(team.join(slots::LIVE)).unwrap_or_else(|e| panic!("{e}"));
+        fs::create_dir_all(team.join(slots::LEGACY_LIVE)).unwrap_or_else(|e| panic!("{e}"));
         let file = File::options()
             .read(true)
             .write(true)

@@ -30,10 +30,7 @@ async fn a_probe_says_free_held_and_free_again_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
     assert_eq!(s.probe_lease("bob").await.unwrap(), LeaseState::Free);
-    assert!(
-        !s.dir().join("live/members").exists(),
-        "a probe creates no file"
-    );
+    assert!(!s.dir().join("members").exists(), "a probe creates no file");
     let lease = s.acquire_lease("bob").await.unwrap();
     // Another handle on the store, as another process would have.
     let other = store(dir.path());
@@ -163,7 +160,7 @@ async fn adopting_a_descriptor_that_is_not_the_lease_is_refused_and_leaves_it_op
     let other = std::fs::File::create(dir.path().join("other")).unwrap();
     match s.adopt_lease("bob", &other.as_raw_fd().to_string()).await {
         Err(e @ StoreError::LeaseNotInherited { .. }) => {
-            assert!(e.to_string().contains("live/members"), "{e}");
+            assert!(e.to_string().contains("blue/members"), "{e}");
         }
         other => panic!("expected a refusal: {other:?}"),
     }

@@ -2,7 +2,7 @@
 //! its lease, publishes what it is doing and its usage, and is marked working — for many
 //! teammates at once, each with a store handle of its own (as processes have). A start makes no
 //! file of its own (its lease, presence and roster index are a slot of the team's one member
-//! table, `live/members`) and syncs at most twice, the group commit sharing the roster's syncs between teammates. Counts, not time; the
+//! table, `members`) and syncs at most twice, the group commit sharing the roster's syncs between teammates. Counts, not time; the
 //! whole process's syncs are counted, so this binary holds this one test.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on a broken fixture
 

@@ -53,7 +53,7 @@ fn area_of(team_dir: &Path, path: &Path) -> Areas {
         "transcripts" => Areas::TRANSCRIPTS,
         // The member table (each lease opens it for writing and closes it when let go), and an
         // older version's member files: leases and presence records.
-        "live" => Areas::LIVENESS | Areas::PRESENCE,
+        "members" | "live" => Areas::LIVENESS | Areas::PRESENCE,
         // The temporary file of a compaction becomes roster.jsonl by a rename, which is
         // reported on its own.
         name if name.starts_with(".roster.json") => Areas::NONE,
@@ -203,7 +203,7 @@ mod tests {
             ("tasks/3.json", Areas::TASKS),
             ("presence/bob.doing", Areas::PRESENCE),
             ("transcripts/bob.jsonl", Areas::TRANSCRIPTS),
-            ("live/members", Areas::LIVENESS | Areas::PRESENCE),
+            ("members", Areas::LIVENESS | Areas::PRESENCE),
             ("live/bob.lock", Areas::LIVENESS | Areas::PRESENCE),
             (".roster.json.tmp-1-2", Areas::NONE),
             ("notes.txt", Areas::NONE),

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use troupe_protocol::Envelope;
 
 use super::sync::{SyncEvents, SyncMailbox};
-use super::{check_agent, jsonl, now_ms, to_line, wake, FileStore, SyncKind};
+use super::{check_agent, jsonl, now_ms, to_line, wake, FileStore, Folder, SyncKind};
 use crate::error::StoreError;
 use crate::{AckToken, Batch, CorruptLine, Watch};
 use troupe_durable::lock::LockGuard;
@@ -57,6 +57,7 @@ impl FileStore {
     /// because its new file's directory entry was not synced reads as 0: re-delivery, which
     /// ids make harmless.
     fn write_cursor(&self, agent: &str, offset: u64) -> Result<(), StoreError> {
+        self.folder(Folder::Inbox)?;
         let path = self.cursor_path(agent);
         let file = OpenOptions::new()
             .write(true)
@@ -128,6 +129,7 @@ impl SyncMailbox for FileStore {
     fn append(&self, envelope: &Envelope) -> Result<(), StoreError> {
         check_agent(&envelope.to)?;
         let line = to_line("mail envelope", envelope)?;
+        self.folder(Folder::Inbox)?;
         let path = self.log_path(&envelope.to);
         let file = jsonl::write_lines(&path, &line)?;
         let ticket = self.sync_later(file, &path, SyncKind::Data);
@@ -149,6 +151,9 @@ impl SyncMailbox for FileStore {
                 .extend_from_slice(&line);
         }
         // Every recipient's lines are written first and synced in one group commit.
+        if !by_recipient.is_empty() {
+            self.folder(Folder::Inbox)?;
+        }
         let mut tickets = Vec::with_capacity(by_recipient.len());
         for (agent, bytes) in &by_recipient {
             let path = self.log_path(agent);

@@ -5,6 +5,12 @@
 //! teams/<team>/roster.jsonl  roster.lock   (the roster log; see `roster`. An older version's
 //!                                           roster.json is read, then migrated. The lock
 //!                                           file holds the log's index: `roster_index`)
+//!              members              (the member table: a slot per member, with its lease,
+//!                                    a lock its live process holds, see `crate::live`, and its
+//!                                    name, lease holder, roster place, usage and doing as
+//!                                    volatile records: `slots`, `records`. An older version's
+//!                                    live/<agent>.lock and presence/<agent>.{doing,usage} are
+//!                                    read; the presence folder is then removed)
 //!              inbox/<agent>.jsonl  inbox/<agent>.cursor (fixed width, written in place)
 //!              inbox/<agent>.wake (a socket, only while another listener holds the
 //!                                  agent's abstract wake name: see `wake`)
@@ -12,13 +18,10 @@
 //!              tasks/<id>.json      tasks/.next  tasks/.lock  tasks/.<id>.lock
 //!              transcripts/<agent>.jsonl
 //!              events.jsonl
-//!              live/members         (the member table: a slot per member, whose first byte's
-//!                                    lock its live process holds, see `crate::live`, with its
-//!                                    name, lease holder, roster place, usage and doing as
-//!                                    volatile records: `slots`, `records`. An older version's
-//!                                    live/<agent>.lock and presence/<agent>.{doing,usage} are
-//!                                    read; the presence folder is then removed)
 //! ```
+//!
+//! The folders `inbox/`, `requests/` and `transcripts/` are made on first use ([`Folder`]): a
+//! run that sends no mail, makes no request and keeps no transcript makes none of them.
 //!
 //! Every durable write goes through the process's group commit (`commit`): the write is made,
 //! then its sync is shared with every other write to the same file waiting at that moment, and
@@ -155,6 +158,26 @@ struct Inner {
     legacy_presence_gone: AtomicBool,
     /// The team's member table, once this instance opened it.
     members: std::sync::OnceLock<Arc<slots::Table>>,
+    /// Which of the folders made on first use this instance knows are there.
+    folders: [AtomicBool; 3],
+}
+
+/// A folder of the team made on first use.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Folder {
+    Inbox = 0,
+    Requests = 1,
+    Transcripts = 2,
+}
+
+impl Folder {
+    fn name(self) -> &'static str {
+        match self {
+            Folder::Inbox => "inbox",
+            Folder::Requests => "requests",
+            Folder::Transcripts => "transcripts",
+        }
+    }
 }
 
 impl FileStore {
@@ -185,12 +208,8 @@ impl FileStore {
         team: &str,
         durability: Durability,
     ) -> Result<FileStore, StoreError> {
-        FileStore::open_dirs(
-            troupe_dir,
-            team,
-            durability,
-            &["inbox", "requests", "transcripts"],
-        )
+        // The other folders are made on first use (`folder`).
+        FileStore::open_dirs(troupe_dir, team, durability, &[])
     }
 
     /// The local transcript files of a team whose state lives elsewhere (a server): only
@@ -211,6 +230,7 @@ impl FileStore {
     ) -> Result<FileStore, StoreError> {
         check_name("team", team)?;
         let dir = troupe_dir.join("teams").join(team);
+        fs::create_dir_all(&dir).map_err(StoreError::io("create directory", &dir))?;
         for sub in subs {
             let path = dir.join(sub);
             fs::create_dir_all(&path).map_err(StoreError::io("create directory", &path))?;
@@ -230,6 +250,7 @@ impl FileStore {
                 roster_writers: tokio::sync::Mutex::const_new(()),
                 legacy_presence_gone: AtomicBool::new(false),
                 members: std::sync::OnceLock::new(),
+                folders: Default::default(),
             }),
         })
     }
@@ -275,6 +296,32 @@ impl FileStore {
     /// Makes `file`, just written at `path`, durable (as the store's durability asks).
     fn sync(&self, file: File, path: &Path, kind: SyncKind) -> Result<(), StoreError> {
         Ok(self.sync_later(file, path, kind).wait()?)
+    }
+
+    /// The team's folder `which`, made unless this instance has seen it. A folder made here is
+    /// synced into the team's directory, so that what is then written durably inside it stays
+    /// found after a crash.
+    pub(crate) fn folder(&self, which: Folder) -> Result<PathBuf, StoreError> {
+        let path = self.inner.dir.join(which.name());
+        let seen = &self.inner.folders[which as usize];
+        if seen.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(path);
+        }
+        match fs::create_dir(&path) {
+            Ok(()) => {
+                let dir = &self.inner.dir;
+                let handle = File::open(dir).map_err(StoreError::io("open directory", dir))?;
+                self.sync(handle, dir, SyncKind::All)?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            // The team's own directory is gone (removed under a running store): made again.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(&path).map_err(StoreError::io("create directory", &path))?;
+            }
+            Err(e) => return Err(StoreError::io("create directory", &path)(e)),
+        }
+        seen.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(path)
     }
 
     /// Appends whole lines to a log and returns once they are durable.

@@ -1,5 +1,5 @@
 //! Presence: what each agent is doing and its running token usage, volatile and best-effort.
-//! Both are records in the member's slot of the team's member table, `live/members` (see
+//! Both are records in the member's slot of the team's member table, `members` (see
 //! `slots` and `records`), beside its lease: rewritten in place, never synced (presence changes
 //! many times a round; syncing it would cost more than the data is worth, and it is only a hint
 //! for the dashboard), and no file of its own (at a thousand members, the file system's inode
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use super::records::{self, Region, DOING, HEADER_MAX, LEGACY_DOING, LEGACY_USAGE, USAGE};
-use super::slots::LIVE;
+use super::slots::LEGACY_LIVE;
 use super::sync::SyncPresence;
 use super::{check_agent, FileStore};
 use crate::error::StoreError;
@@ -77,7 +77,7 @@ impl FileStore {
                 }
             }
         }
-        for (agent, path) in files_in(&self.inner.dir.join(LIVE), SUFFIX)? {
+        for (agent, path) in files_in(&self.inner.dir.join(LEGACY_LIVE), SUFFIX)? {
             if values.contains_key(&agent) {
                 continue;
             }

@@ -1,5 +1,5 @@
 //! Volatile records at fixed places of a file: a member's slot in the team's member table
-//! (`slots`, `live/members`), and the roster log's index in `roster.lock` (`roster_index`).
+//! (`slots`, `members`), and the roster log's index in `roster.lock` (`roster_index`).
 //! Each is written in place by its own writer and never synced (they matter only while the
 //! member lives, or only for this boot, and readers share the page cache). A member's slot:
 //!

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use troupe_protocol::{Event, Request, RequestError};
 
 use super::sync::{SyncEvents, SyncRequests};
-use super::FileStore;
+use super::{FileStore, Folder};
 use crate::error::StoreError;
 use crate::RequestFilter;
 use troupe_durable::lock::LockFile;
@@ -45,9 +45,8 @@ impl FileStore {
             (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
         });
         let stripe = hash % STRIPES;
-        Ok(LockFile::acquire(
-            &self.requests_dir().join(format!(".lock-{stripe}")),
-        )?)
+        let dir = self.folder(Folder::Requests)?;
+        Ok(LockFile::acquire(&dir.join(format!(".lock-{stripe}")))?)
     }
 
     fn load_request(&self, id: &str) -> Result<Option<Request>, StoreError> {
@@ -91,7 +90,12 @@ impl FileStore {
 
     fn all_requests(&self) -> Result<Vec<Request>, StoreError> {
         let dir = self.requests_dir();
-        let entries = fs::read_dir(&dir).map_err(StoreError::io("list", &dir))?;
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            // Made with the first request.
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StoreError::io("list", &dir)(e)),
+        };
         let mut out = Vec::new();
         for entry in entries {
             let entry = entry.map_err(StoreError::io("list", &dir))?;

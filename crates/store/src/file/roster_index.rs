@@ -11,7 +11,7 @@
 //!   of the log changes), its *barrier* — the offset of its last record that was not one
 //!   member's (the whole roster, or several members at once) — and the length past which the
 //!   log may need compacting (`compact_at`).
-//! - each member's slot in the member table (`live/members`, see `slots`) holds the place of its
+//! - each member's slot in the member table (`members`, see `slots`) holds the place of its
 //!   newest record: the log's identity, the record's offset, length and checksum.
 //!
 //! A writer records a place *before* it appends there: the index may point where a record was

@@ -1,4 +1,4 @@
-//! The team's member table, `live/members`: one slot of `records::SLOT` bytes per member, at
+//! The team's member table, `members` in the team's folder: one slot of `records::SLOT` bytes per member, at
 //! `slot × SLOT`, holding the member's volatile records (`records` has the layout). A member
 //! claims its slot the first time it takes a lease or writes presence, and keeps it: a slot is
 //! never given to another name, so a process may remember where each name is for as long as it
@@ -36,9 +36,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use super::records::{self, Found, Region, NAME, SLOT};
 use crate::error::StoreError;
 
-/// The table, relative to the team directory.
-pub(crate) const LIVE: &str = "live";
+/// The table, in the team directory.
 pub(crate) const FILE: &str = "members";
+/// An older troupe's folder of member files (`live/<agent>.lock`).
+pub(crate) const LEGACY_LIVE: &str = "live";
 /// Where the leases' bytes are (see the module's doc), past any slot a team will have.
 const LEASE_AT: i64 = 1 << 40;
 const HANDED_AT: i64 = 1 << 41;
@@ -76,7 +77,7 @@ pub(crate) fn open(team_dir: &Path, create: bool) -> Result<Option<Arc<Table>>, 
     if let Some(table) = tables.get(team_dir).and_then(Weak::upgrade) {
         return Ok(Some(table));
     }
-    let path = team_dir.join(LIVE).join(FILE);
+    let path = team_dir.join(FILE);
     let open = || {
         OpenOptions::new()
             .read(true)
@@ -89,8 +90,7 @@ pub(crate) fn open(team_dir: &Path, create: bool) -> Result<Option<Arc<Table>>, 
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound && !create => return Ok(None),
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            let dir = team_dir.join(LIVE);
-            fs::create_dir_all(&dir).map_err(StoreError::io("create directory", &dir))?;
+            fs::create_dir_all(team_dir).map_err(StoreError::io("create directory", team_dir))?;
             open().map_err(StoreError::io("open", &path))?
         }
         Err(e) => return Err(StoreError::io("open", &path)(e)),
@@ -381,7 +381,7 @@ mod tests {
             ]
         );
         // One file, whatever the number of members.
-        let files = fs::read_dir(dir.path().join(LIVE)).map_or(0, Iterator::count);
+        let files = fs::read_dir(dir.path()).map_or(0, Iterator::count);
         assert_eq!(files, 1);
     }
 

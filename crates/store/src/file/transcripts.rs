@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::sync::SyncTranscripts;
-use super::{check_agent, jsonl, FileStore};
+use super::{check_agent, jsonl, FileStore, Folder};
 use crate::error::StoreError;
 use crate::{TranscriptBytes, TranscriptRead};
 
@@ -29,6 +29,7 @@ impl SyncTranscripts for FileStore {
 
     fn append_transcript_lines(&self, agent: &str, lines: &[u8]) -> Result<u64, StoreError> {
         let path = self.transcript_file(agent)?;
+        self.folder(Folder::Transcripts)?;
         self.append_durably(&path, lines)?;
         self.transcript_len(agent)
     }

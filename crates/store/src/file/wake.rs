@@ -92,7 +92,10 @@ fn remove_stale(path: &Path) -> Result<(), StoreError> {
 /// Binds the agent's socket file at `path`, replacing a stale one.
 fn bind_file(inbox_dir: &Path, path: &Path) -> Result<UnixDatagram, StoreError> {
     if let Some(parent) = path.parent() {
-        if !parent.starts_with(inbox_dir) {
+        if parent.starts_with(inbox_dir) {
+            // The inbox folder is made on first use: maybe not yet.
+            fs::create_dir_all(parent).map_err(StoreError::io("create directory", parent))?;
+        } else {
             // The fallback directory is shared /tmp: keep it private to this user.
             fs::DirBuilder::new()
                 .recursive(true)
