@@ -2,8 +2,8 @@
 """Writes crates/cli/link/hot-functions.txt: the functions of the release `troupe` binary that
 `troupe --version`, headless runs (`troupe -p "list the files here"` against the try-it fake
 model: one bash call and two model calls; in the default and the bypass permission modes, text
-and JSON output) and a lead spawning three in-process teammates (the team_rss bench's scripted
-server) execute, in the order they first run. crates/cli/build.rs hands it to the linker
+and JSON output) and a lead spawning a team of in-process teammates (the team_rss bench's
+scripted server, `TEAMMATES` of them) execute, in the order they first run. crates/cli/build.rs hands it to the linker
 (`--symbol-ordering-file`), which places those functions together at the start of .text. Why:
 the kernel maps a binary's code in blocks around each page touched, so code scattered over 20
 MB of .text made ~12 MB of it resident in a 30 ms run. Beside it, the digest of
@@ -98,8 +98,14 @@ def entry_point(binary):
     raise SystemExit("no entry point in " + binary)
 
 
+# Enough teammates that a team's code under load runs (the group commit with writers waiting,
+# the blocking pool growing, mail arriving while the lead works): three ran too little of it,
+# and at a thousand teammates the cold code it left out made 4.8 of the 6.8 MiB of code resident.
+TEAMMATES = 30
+
+
 def team_server():
-    """The team_rss bench's scripted server for three teammates, kept up by `--serve`."""
+    """The team_rss bench's scripted server for `TEAMMATES` teammates, kept up by `--serve`."""
     out = subprocess.run(["cargo", "bench", "-p", "troupe-cli", "--bench", "team_rss", "--profile",
                           "dev", "--no-run", "--message-format", "json"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
@@ -109,7 +115,7 @@ def team_server():
             bench = json.loads(line).get("executable") or bench
     if not bench:
         raise SystemExit("cargo built no team_rss bench")
-    proc = subprocess.Popen([bench, "--teammates", "3", "--serve", "900"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([bench, "--teammates", str(TEAMMATES), "--serve", "900"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
     m = re.search(r"ANTHROPIC_BASE_URL=(\S+)", line)
@@ -186,7 +192,7 @@ def main():
             addrs += superblocks(binary, args, env)
     finally:
         server.kill()
-    # Last, a lead spawning three in-process teammates (the team_rss bench's scripted server):
+    # Last, a lead spawning its teammates (the team_rss bench's scripted server):
     # a team's code follows the headless run's, so a plain run's pages do not change and a
     # team's hot code is not scattered over the cold rest.
     team = team_server()

@@ -260,7 +260,7 @@ impl FileLease {
                 .and_then(|file| self.table.hold_handed(&file, self.base).map(|()| file));
             match made {
                 Ok(file) => *for_child = Some(file),
-                // The child's adoption then fails, saying the descriptor is not the table.
+                // The child then fails to start: the descriptor it is to keep is not open.
                 Err(e) => tracing::warn!(error = %e, "cannot hand the lease to a child"),
             }
         }
