@@ -32,6 +32,7 @@
 mod adapter;
 mod changes;
 mod events;
+pub(crate) mod lease;
 mod mailbox;
 mod presence;
 pub(crate) mod records;
