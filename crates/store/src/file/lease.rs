@@ -1,7 +1,7 @@
-//! The file backend's lease: an exclusive lock on the first byte of the member's slot in the
-//! team's member table, `members` in its folder (`slots`). The holder writes its pid and start
-//! time into its slot; the member's presence records live in the slot too (`records` has the
-//! layout).
+//! The file backend's lease: an exclusive lock on the member's byte of the team's member table,
+//! `members` in its folder (`slots` says which byte, and why a process takes all of its leases
+//! through one description). The holder writes its pid and start time into the member's slot,
+//! where its presence records live too (`records` has the layout).
 //!
 //! The lock is an open-file-description lock (Linux `F_OFD_SETLK`), not `flock`, because
 //! liveness must be *asked about* without being taken, and because one file holds every

@@ -1,10 +1,10 @@
-//! The team's member table, `members` in the team's folder: one slot of `records::SLOT` bytes per member, at
-//! `slot × SLOT`, holding the member's volatile records (`records` has the layout). A member
+//! The team's member table, `members` in the team's folder: one slot of `records::SLOT` bytes
+//! per member, at `slot × SLOT`, holding its volatile records (`records` has the layout). A member
 //! claims its slot the first time it takes a lease or writes presence, and keeps it: a slot is
 //! never given to another name, so a process may remember where each name is for as long as it
 //! runs.
 //!
-//! The member's lease (`crate::live`) is an open-file-description lock on one of two bytes far
+//! The member's lease (`lease`) is an open-file-description lock on one of two bytes far
 //! past the slots: `LEASE_AT + n` for slot `n`, which a process locks through the table's one
 //! description for every member it runs, or `HANDED_AT + n`, which a description of its own
 //! holds once the lease was handed to a child process. One description per process, on
