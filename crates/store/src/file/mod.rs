@@ -20,7 +20,7 @@
 //!              events.jsonl
 //! ```
 //!
-//! The folders `inbox/`, `requests/` and `transcripts/` are made on first use ([`Folder`]): a
+//! The folders `inbox/`, `requests/` and `transcripts/` are made on first use (`Folder`): a
 //! run that sends no mail, makes no request and keeps no transcript makes none of them.
 //!
 //! Every durable write goes through the process's group commit (`commit`): the write is made,
