@@ -387,3 +387,35 @@ fn to_line<T: serde::Serialize>(what: &'static str, value: &T) -> Result<Vec<u8>
     line.push(b'\n');
     Ok(line)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_instances_on_one_team_folder_share_one_roster_turn() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let open = |team: &str| {
+            FileStore::open_with(dir.path(), team, Durability::OsBuffered)
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let (a, b, other) = (open("blue"), open("blue"), open("green"));
+        assert!(Arc::ptr_eq(
+            &a.inner.roster_writers,
+            &b.inner.roster_writers
+        ));
+        assert!(!Arc::ptr_eq(
+            &a.inner.roster_writers,
+            &other.inner.roster_writers
+        ));
+        // While one instance holds the turn, another instance's writer waits for it.
+        let held = a
+            .inner
+            .roster_writers
+            .try_lock()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(b.inner.roster_writers.try_lock().is_err());
+        drop(held);
+        assert!(b.inner.roster_writers.try_lock().is_ok());
+    }
+}

@@ -14,14 +14,26 @@ fn ok<T>(r: Result<T, StoreError>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A store of the team `team` under `dir`, writing without syncs.
+fn store_in(dir: &Path) -> FileStore {
+    ok(FileStore::open_with(
+        dir,
+        "team",
+        crate::Durability::OsBuffered,
+    ))
+}
+
+/// Writes `bytes` to `dir/name`, making `dir`.
+fn put(dir: &Path, name: &str, bytes: &[u8]) {
+    ok(fs::create_dir_all(dir)
+        .and_then(|()| fs::write(dir.join(name), bytes))
+        .map_err(|e| StoreError::io("write", dir)(e)));
+}
+
 #[test]
 fn presence_is_rewritten_in_place_in_the_members_slot_and_cleared_without_removing_it() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = ok(FileStore::open_with(
-        dir.path(),
-        "team",
-        crate::Durability::OsBuffered,
-    ));
+    let store = store_in(dir.path());
     // Clearing what was never set makes nothing.
     ok(store.set_doing("bob", None));
     let path = crate::live::members_path(store.dir());
@@ -54,30 +66,22 @@ fn presence_is_rewritten_in_place_in_the_members_slot_and_cleared_without_removi
         cut.len()
     );
     // A file troupe did not write is skipped, not an error.
-    let live = store.dir().join(LEGACY_LIVE);
-    ok(fs::create_dir_all(&live)
-        .and_then(|()| fs::write(live.join("eve.lock"), "{}"))
-        .map_err(|e| StoreError::io("write", &path)(e)));
+    put(&store.dir().join(LEGACY_LIVE), "eve.lock", b"{}");
     assert_eq!(ok(store.usages()).keys().collect::<Vec<_>>(), ["bob"]);
 }
 
 #[test]
 fn an_older_versions_member_files_are_read_and_a_slot_wins() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = ok(FileStore::open_with(
-        dir.path(),
-        "team",
-        crate::Durability::OsBuffered,
-    ));
+    let store = store_in(dir.path());
     let live = store.dir().join(LEGACY_LIVE);
     let file = |name: &str, usage: &[u8], doing: &[u8]| {
-        let mut bytes = vec![0u8; 4096];
+        let (at, end) = (LEGACY_USAGE.start as usize, LEGACY_DOING.start as usize);
+        let mut bytes = vec![0u8; end];
         let record = records::encode(usage);
-        bytes[1024..1024 + record.len()].copy_from_slice(&record);
+        bytes[at..at + record.len()].copy_from_slice(&record);
         bytes.extend_from_slice(&records::encode(doing));
-        ok(fs::create_dir_all(&live)
-            .and_then(|()| fs::write(live.join(format!("{name}.lock")), bytes))
-            .map_err(|e| StoreError::io("write", &live)(e)));
+        put(&live, &format!("{name}.lock"), &bytes);
     };
     let usage = serde_json::to_vec(&AgentUsage::default()).unwrap_or_default();
     file("amy", &usage, b"reading the old layout");
@@ -95,25 +99,13 @@ fn an_older_versions_member_files_are_read_and_a_slot_wins() {
 #[test]
 fn an_older_versions_presence_is_read_until_the_first_write_removes_it() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = ok(FileStore::open_with(
-        dir.path(),
-        "team",
-        crate::Durability::OsBuffered,
-    ));
+    let store = store_in(dir.path());
     let legacy = store.dir().join(LEGACY);
-    let write = |name: &str, value: &[u8]| {
-        ok(fs::create_dir_all(&legacy)
-            .and_then(|()| fs::write(legacy.join(name), records::encode(value)))
-            .map_err(|e| StoreError::io("write", &legacy)(e)));
-    };
+    let write = |name: &str, value: &[u8]| put(&legacy, name, &records::encode(value));
     write("amy.doing", b"reading the old layout");
     write("amy.usage", b"{}");
     write("bob.doing", b"stale");
-    let reader = ok(FileStore::open_with(
-        dir.path(),
-        "team",
-        crate::Durability::OsBuffered,
-    ));
+    let reader = store_in(dir.path());
     // Read by an instance that has not written yet; a member's own file wins.
     ok(store.set_doing("bob", Some("fresh")));
     assert!(!legacy.exists(), "the first write removed the old folder");
