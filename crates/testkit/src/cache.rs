@@ -55,27 +55,44 @@ pub(crate) struct Block {
     pub(crate) tokens: u64,
     /// The block's breakpoint lifetime, when it carries `cache_control`.
     pub(crate) breakpoint: Option<Duration>,
-    /// The block's JSON without `cache_control`, as hashed.
+    /// The block's JSON without `cache_control`, as hashed; empty where only the keys were
+    /// asked for ([`keys`]).
     pub(crate) text: String,
 }
 
-/// The prompt of an Anthropic request body as blocks, in caching order.
+/// The prompt of an Anthropic request body as blocks, in caching order, with their text.
 pub(crate) fn blocks(body: &Value) -> Vec<Block> {
+    walk(body, true)
+}
+
+/// The blocks as [`Cache::apply`] needs them: keys, tokens and breakpoints, without building
+/// each block's text (the fake server prices every request this way, so it stays cheap).
+fn keys(body: &Value) -> Vec<Block> {
+    walk(body, false)
+}
+
+fn walk(body: &Value, keep_text: bool) -> Vec<Block> {
     let model = body.get("model").and_then(Value::as_str).unwrap_or("");
-    let mut hasher = DefaultHasher::new();
-    model.hash(&mut hasher);
+    let mut hasher = HashWriter::default();
+    model.hash(&mut hasher.hasher);
     let mut bytes = 0u64;
     let mut out = Vec::new();
     let mut push = |value: &Value, lead: &str, out: &mut Vec<Block>| {
-        let (text, breakpoint) = strip(value);
-        lead.hash(&mut hasher);
-        text.hash(&mut hasher);
-        bytes += (lead.len() + text.len()) as u64;
+        lead.hash(&mut hasher.hasher);
+        let before = hasher.bytes;
+        // Writing to a hasher cannot fail, nor can serializing a `Value`.
+        let _ = serde_json::to_writer(&mut hasher, &Unmarked(value));
+        hasher.hasher.write_u8(0xff);
+        bytes += (lead.len() + hasher.bytes - before) as u64;
         out.push(Block {
-            key: hasher.finish(),
+            key: hasher.hasher.finish(),
             tokens: bytes.div_ceil(BYTES_PER_TOKEN),
-            breakpoint,
-            text,
+            breakpoint: breakpoint(value),
+            text: if keep_text {
+                serde_json::to_string(&Unmarked(value)).unwrap_or_default()
+            } else {
+                String::new()
+            },
         });
     };
     for tool in body
@@ -112,6 +129,44 @@ pub(crate) fn blocks(body: &Value) -> Vec<Block> {
     out
 }
 
+/// A hasher fed through `io::Write`, counting what it was fed.
+#[derive(Default)]
+struct HashWriter {
+    hasher: DefaultHasher,
+    bytes: usize,
+}
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.hasher.write(buf);
+        self.bytes += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A block's JSON without its `cache_control` key, serialized in place (no copy of the block).
+struct Unmarked<'a>(&'a Value);
+
+impl serde::Serialize for Unmarked<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            Value::Object(map) => {
+                let mut out = s.serialize_map(None)?;
+                for (k, v) in map.iter().filter(|(k, _)| k.as_str() != "cache_control") {
+                    out.serialize_entry(k, v)?;
+                }
+                out.end()
+            }
+            other => other.serialize(s),
+        }
+    }
+}
+
 /// The bytes of a body's `cache_control` markers (`,"cache_control":{…}` each): not prompt,
 /// so not counted as tokens.
 pub fn marker_bytes(body: &Value) -> usize {
@@ -139,17 +194,13 @@ fn text_block(text: &Value) -> Value {
     serde_json::json!({"type": "text", "text": text})
 }
 
-/// The block's JSON without its `cache_control`, and the breakpoint's lifetime if it had one.
-fn strip(value: &Value) -> (String, Option<Duration>) {
-    let mut value = value.clone();
-    let control = value
-        .as_object_mut()
-        .and_then(|map| map.remove("cache_control"));
-    let breakpoint = control.map(|c| match c.get("ttl").and_then(Value::as_str) {
+/// The lifetime of the breakpoint a block carries, if it carries `cache_control`.
+fn breakpoint(value: &Value) -> Option<Duration> {
+    let control = value.get("cache_control")?;
+    Some(match control.get("ttl").and_then(Value::as_str) {
         Some("1h") => ONE_HOUR,
         _ => FIVE_MINUTES,
-    });
-    (value.to_string(), breakpoint)
+    })
 }
 
 /// What a request read from and wrote to the cache, in tokens.
@@ -175,7 +226,7 @@ impl Cache {
     /// Prices one request at `now`, reading and writing entries; an error message (a 400) when
     /// it carries too many breakpoints.
     pub(crate) fn apply(&mut self, body: &Value, now: Instant) -> Result<CacheUse, String> {
-        let blocks = blocks(body);
+        let blocks = keys(body);
         let marked: Vec<usize> = (0..blocks.len())
             .filter(|&i| blocks[i].breakpoint.is_some())
             .collect();

@@ -156,14 +156,11 @@ impl Recorded {
 
     /// The names of the tools offered to the model.
     pub fn tool_names(&self) -> Vec<String> {
-        let tools = self
-            .body
+        self.body
             .get("tools")
             .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        tools
-            .iter()
+            .into_iter()
+            .flatten()
             .filter_map(|t| match self.wire {
                 Wire::Anthropic | Wire::Responses => t.get("name"),
                 Wire::OpenAi => t.get("function").and_then(|f| f.get("name")),

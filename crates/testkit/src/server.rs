@@ -45,7 +45,8 @@ struct Shared {
 struct State {
     queues: HashMap<String, VecDeque<Step>>,
     fallback: Option<Arc<Fallback>>,
-    journal: Vec<Recorded>,
+    /// Shared with the requests' own handlers: journaling a request copies no body.
+    journal: Vec<Arc<Recorded>>,
     /// Requests above this many tokens are refused as too long (see `set_context_limit`).
     context_limit: Option<u64>,
     /// How the OpenAI-compatible side departs from OpenAI (see `set_openai_quirks`).
@@ -192,7 +193,8 @@ impl FakeServer {
 
     /// Every model request received, in arrival order (faulted ones included).
     pub fn journal(&self) -> Vec<Recorded> {
-        self.shared.state().journal.clone()
+        let state = self.shared.state();
+        state.journal.iter().map(|r| Recorded::clone(r)).collect()
     }
 
     /// The requests received from `agent`, in arrival order.
@@ -202,7 +204,7 @@ impl FakeServer {
             .journal
             .iter()
             .filter(|r| r.agent == agent)
-            .cloned()
+            .map(|r| Recorded::clone(r))
             .collect()
     }
 
@@ -339,21 +341,24 @@ async fn handle(
         rejected_too_long: false,
     };
 
-    let (step, fallback, used) = {
+    let (rec, step, fallback, used) = {
         let mut state = shared.state();
         if let Some(limit) = state.context_limit.filter(|limit| rec.tokens() > *limit) {
             rec.rejected_too_long = true;
-            state.journal.push(rec.clone());
-            return Ok(respond(render::too_long(wire, rec.tokens(), limit)));
+            let tokens = rec.tokens();
+            state.journal.push(Arc::new(rec));
+            return Ok(respond(render::too_long(wire, tokens, limit)));
         }
-        state.journal.push(rec.clone());
+        let received = Arc::new(rec);
+        state.journal.push(Arc::clone(&received));
         let quirks = state.quirks;
-        if let Some(answer) = quirks.answer(&rec) {
+        if let Some(answer) = quirks.answer(&received) {
             return Ok(respond(answer));
         }
-        if let Some(shown) = quirks.shown(&rec) {
-            rec = shown;
-        }
+        let rec = match quirks.shown(&received) {
+            Some(shown) => Arc::new(shown),
+            None => received,
+        };
         let used = match wire {
             Wire::Anthropic => match state.cache.apply(&rec.body, Instant::now()) {
                 Ok(used) => used,
@@ -365,7 +370,7 @@ async fn handle(
             .queues
             .get_mut(&rec.agent)
             .and_then(VecDeque::pop_front);
-        (step, state.fallback.clone(), used)
+        (rec, step, state.fallback.clone(), used)
     };
     let step = match (step, fallback) {
         (Some(step), _) => Ok(step),
