@@ -109,6 +109,30 @@ impl FileStore {
         op(self)
     }
 
+    /// Syncs a roster write's log on the blocking pool, when the write left one to sync (a
+    /// roster with no members yet is not synced: nothing goes to the pool then).
+    async fn sync_roster_off(&self, written: Option<std::fs::File>) -> Result<(), StoreError> {
+        match written {
+            Some(file) => self.off(move |s| s.sync_roster(Some(file))).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Runs `op` right here inside `block_in_place` on a multi-threaded runtime (see
+    /// [`on_worker_in_place`]), else on a clone of this store on the blocking pool: for work
+    /// that may wait on a lock briefly held by another process, such as taking a lease.
+    async fn in_place<R, F>(&self, op: F) -> R
+    where
+        R: Send + 'static,
+        F: FnOnce(&FileStore) -> R + Send + 'static,
+    {
+        if on_worker_in_place() {
+            tokio::task::block_in_place(|| op(self))
+        } else {
+            self.off(op).await
+        }
+    }
+
     /// Runs `op` on a clone of this store on the blocking pool.
     async fn off<R, F>(&self, op: F) -> R
     where
@@ -143,7 +167,7 @@ impl crate::RosterStore for FileStore {
         };
         // The next writer goes on while this one waits for its sync, and joins it.
         drop(turn);
-        self.off(move |s| s.sync_roster(written)).await?;
+        self.sync_roster_off(written).await?;
         Ok(roster)
     }
 
@@ -171,7 +195,7 @@ impl crate::RosterStore for FileStore {
             .await?
         };
         drop(turn);
-        self.off(move |s| s.sync_roster(written)).await?;
+        self.sync_roster_off(written).await?;
         Ok(member)
     }
 
@@ -196,7 +220,7 @@ impl crate::RosterStore for FileStore {
         drop(turn);
         match joined {
             Joined::Written(member, written) => {
-                self.off(move |s| s.sync_roster(written)).await?;
+                self.sync_roster_off(written).await?;
                 Ok(member.map(|m| *m))
             }
             Joined::Whole => crate::join_member_in_roster(self, name, f).await,
@@ -218,8 +242,19 @@ impl crate::MailboxStore for FileStore {
     }
 
     async fn fetch(&self, agent: &str) -> Result<Batch, StoreError> {
-        let agent = agent.to_string();
-        self.off(move |s| SyncMailbox::fetch(s, &agent)).await
+        // Reading takes no lock (as `peek`): only corrupt lines, recorded as events, are
+        // written, and that on the blocking pool.
+        let batch = self.here(|s| SyncMailbox::peek(s, agent)).await?;
+        if !batch.corrupt.is_empty() {
+            let (agent, corrupt) = (agent.to_string(), batch.corrupt.clone());
+            self.off(move |s| {
+                for bad in &corrupt {
+                    s.report_corrupt(&agent, bad);
+                }
+            })
+            .await;
+        }
+        Ok(batch)
     }
 
     async fn peek(&self, agent: &str) -> Result<Batch, StoreError> {
@@ -360,13 +395,13 @@ impl crate::PresenceStore for FileStore {
 impl crate::LivenessStore for FileStore {
     async fn acquire_lease(&self, agent: &str) -> Result<crate::Lease, StoreError> {
         let agent = agent.to_string();
-        self.off(move |s| crate::live::acquire_lease(s.dir(), &agent))
+        self.in_place(move |s| crate::live::acquire_lease(s.dir(), &agent))
             .await
     }
 
     async fn adopt_lease(&self, agent: &str, handoff: &str) -> Result<crate::Lease, StoreError> {
         let (agent, handoff) = (agent.to_string(), handoff.to_string());
-        self.off(move |s| crate::live::adopt_lease(s.dir(), &agent, &handoff))
+        self.in_place(move |s| crate::live::adopt_lease(s.dir(), &agent, &handoff))
             .await
     }
 

@@ -23,13 +23,6 @@ use troupe_durable::lock::LockGuard;
 /// Digits of a cursor (`u64::MAX` has 20).
 const CURSOR_DIGITS: usize = 20;
 
-/// Whether a read is a delivery (with reporting side effects) or an inspection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ReadMode {
-    Fetch,
-    Peek,
-}
-
 impl FileStore {
     fn log_path(&self, agent: &str) -> PathBuf {
         self.inbox_dir().join(format!("{agent}.jsonl"))
@@ -80,7 +73,9 @@ impl FileStore {
         self.sync(file, &path, SyncKind::Data)
     }
 
-    fn read_mailbox(&self, agent: &str, mode: ReadMode) -> Result<Batch, StoreError> {
+    /// The mail past `agent`'s cursor, read without a lock; corrupt lines are returned, not
+    /// reported (a delivery reports them: see the adapter's `fetch`).
+    fn read_mailbox(&self, agent: &str) -> Result<Batch, StoreError> {
         check_agent(agent)?;
         let path = self.log_path(agent);
         let cursor = self.read_cursor(agent)?;
@@ -98,20 +93,15 @@ impl FileStore {
         }
         let (messages, corrupt) = jsonl::parse_chunk::<Envelope>(&chunk);
         let end = chunk.end();
-        let batch = Batch {
+        Ok(Batch {
             messages,
             ack: (end != chunk.start).then_some(AckToken::from_backend(end)),
             corrupt,
-        };
-        if mode == ReadMode::Fetch {
-            for bad in &batch.corrupt {
-                self.report_corrupt(agent, bad);
-            }
-        }
-        Ok(batch)
+        })
     }
 
-    fn report_corrupt(&self, agent: &str, bad: &CorruptLine) {
+    /// Records a corrupt line of `agent`'s inbox as an event (and logs it), once delivered.
+    pub(super) fn report_corrupt(&self, agent: &str, bad: &CorruptLine) {
         tracing::warn!(agent, offset = bad.offset, error = %bad.error, "skipping corrupt mailbox line");
         let place = format!("line at byte {} of inbox/{agent}.jsonl", bad.offset);
         let event = crate::record::corrupt_mail(agent, &place, bad, now_ms());
@@ -167,12 +157,8 @@ impl SyncMailbox for FileStore {
         Ok(())
     }
 
-    fn fetch(&self, agent: &str) -> Result<Batch, StoreError> {
-        self.read_mailbox(agent, ReadMode::Fetch)
-    }
-
     fn peek(&self, agent: &str) -> Result<Batch, StoreError> {
-        self.read_mailbox(agent, ReadMode::Peek)
+        self.read_mailbox(agent)
     }
 
     fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError> {

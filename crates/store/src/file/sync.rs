@@ -35,7 +35,6 @@ pub(crate) trait SyncRoster {
 pub(crate) trait SyncMailbox {
     fn append(&self, envelope: &Envelope) -> Result<(), StoreError>;
     fn append_many(&self, envelopes: &[Envelope]) -> Result<(), StoreError>;
-    fn fetch(&self, agent: &str) -> Result<Batch, StoreError>;
     fn peek(&self, agent: &str) -> Result<Batch, StoreError>;
     fn ack(&self, agent: &str, token: AckToken) -> Result<(), StoreError>;
 }
