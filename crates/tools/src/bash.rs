@@ -422,7 +422,9 @@ async fn run(
     };
     let (mut child, mut receiver) = spawned?;
     let mut collected = HeadTail::new(DEFAULT_OUTPUT_BUDGET);
-    let mut buf = vec![0u8; 64 * 1024];
+    // Filled through its spare capacity: a buffer zeroed up front would touch (and fault in)
+    // all its pages for a command that prints a line.
+    let mut buf = Vec::with_capacity(64 * 1024);
     let mut eof = false;
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
@@ -444,13 +446,14 @@ async fn run(
     tokio::pin!(handover);
     let ending = loop {
         tokio::select! {
-            read = receiver.read(&mut buf), if !eof => match read {
+            read = receiver.read_buf(&mut buf), if !eof => match read {
                 Ok(0) => eof = true,
-                Ok(n) => {
-                    collected.push(&buf[..n]);
+                Ok(_) => {
+                    collected.push(&buf);
                     if let Some(progress) = &ctx.progress {
-                        progress.output(&buf[..n]);
+                        progress.output(&buf);
                     }
+                    buf.clear();
                 }
                 Err(err) => {
                     tracing::debug!(error = %err, "reading command output");
@@ -494,9 +497,12 @@ async fn run(
     let removed = guard.end().await;
     let drained = tokio::time::timeout(DRAIN_GRACE, async {
         while !eof {
-            match receiver.read(&mut buf).await {
+            match receiver.read_buf(&mut buf).await {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => collected.push(&buf[..n]),
+                Ok(_) => {
+                    collected.push(&buf);
+                    buf.clear();
+                }
             }
         }
     })
