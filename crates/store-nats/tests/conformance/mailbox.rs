@@ -40,10 +40,12 @@ both!(
 );
 
 /// `fetch_async`/`ack_async` (the agent loop's, every round) deliver and consume as `fetch` and
-/// `ack` do, and neither holds the thread it is awaited on: on a runtime of one thread, a task
+/// `ack` do, and neither holds the thread it is awaited on where it waits on something: a task
 /// beside the operation runs while it is still under way. (A synchronous call made inside the
 /// first poll is always done by then; an async one is done by then only when the machine
-/// happened to finish it first, so of ten tries at least one must see it under way.)
+/// happened to finish it first, so of ten tries at least one must see it under way.) The file
+/// backend's `fetch` reads a cursor and a log without a lock, in place like its `peek`
+/// (decision 0034): only NATS's, a round trip to the server, is held to being under way.
 async fn async_fetch_and_ack_hold_no_thread_and_deliver_as_the_sync_ones(b: Backend) {
     use std::sync::atomic::{AtomicBool, Ordering};
     const TRIES: u64 = 10;
@@ -79,10 +81,12 @@ async fn async_fetch_and_ack_hold_no_thread_and_deliver_as_the_sync_ones(b: Back
             acks_under_way += u32::from(under_way);
             assert!(ok(s.fetch("alice").await).is_empty());
         }
-        assert!(
-            fetches_under_way > 0,
-            "fetch_async held the thread every time"
-        );
+        if b != Backend::File {
+            assert!(
+                fetches_under_way > 0,
+                "fetch_async held the thread every time"
+            );
+        }
         assert!(acks_under_way > 0, "ack_async held the thread every time");
     }
     .await;
