@@ -1,5 +1,6 @@
 //! Command-line flags and subcommands (Claude Code's names where they exist).
 
+use crate::args_defer::Deferred;
 use crate::mcp_files::McpScope;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -152,33 +153,33 @@ pub enum OutputFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Look at or talk to a team from another terminal.
-    Team(TeamArgs),
+    Team(Deferred<TeamArgs>),
     /// Run one teammate as its own process on the team's store (joins, or rejoins after a crash).
-    Teammate(TeammateArgs),
+    Teammate(Deferred<TeammateArgs>),
     /// The OS sandbox bash commands run under.
-    Sandbox(SandboxArgs),
+    Sandbox(Deferred<SandboxArgs>),
     /// Which settings files are read here and what they add up to (rules, hooks, MCP servers,
     /// memory, skills, agent definitions).
-    Config(ConfigArgs),
+    Config(Deferred<ConfigArgs>),
     /// The team's task board from another terminal: list, show, create, claim, update, complete.
-    Task(TaskArgs),
+    Task(Deferred<TaskArgs>),
     /// The workspace's git worktrees (.troupe/worktrees/<name>, branch wt/<name>).
-    Worktree(WorktreeArgs),
+    Worktree(Deferred<WorktreeArgs>),
     /// The MCP servers this workspace configures.
-    Mcp(McpArgs),
+    Mcp(Deferred<McpArgs>),
     /// Scheduled prompts (.troupe/cron.json): list, add, remove — from any terminal.
-    Cron(CronArgs),
+    Cron(Deferred<CronArgs>),
     /// The lead's sessions here, newest first: id, start, first prompt, turns, cost
     /// (`troupe --resume <id>` goes on with one).
-    Sessions(SessionsArgs),
+    Sessions(Deferred<SessionsArgs>),
     /// Is everything ready here? The settings files parse, the model answers, the sandbox
     /// works, the team store is writable — each with a fix (exit 0 when all pass).
-    Doctor(DoctorArgs),
+    Doctor(Deferred<DoctorArgs>),
     /// Whether this folder is trusted and what it would run (hooks, MCP servers, statusLine,
     /// environment, loosening settings); `--yes` trusts it, `--revoke` forgets the answer.
-    Trust(TrustArgs),
+    Trust(Deferred<TrustArgs>),
     /// Plugins of local marketplaces: list, install, enable, disable (`enabledPlugins`).
-    Plugin(crate::args_plugin::PluginArgs),
+    Plugin(Deferred<crate::args_plugin::PluginArgs>),
 }
 
 /// `troupe trust`

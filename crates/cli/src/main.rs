@@ -8,6 +8,7 @@ mod api_key_helper;
 mod args;
 mod args_claude;
 mod args_contract;
+mod args_defer;
 mod args_plugin;
 mod args_rules;
 mod args_sdk;

@@ -2,7 +2,7 @@
 //! teammate process, an MCP command that starts servers, the dashboard, or a subcommand. Every
 //! start-up decision (signals, pipes, logging) and the run itself hang off it.
 
-use crate::args::{Cli, Command, TeamArgs, TeamCommand};
+use crate::args::{Cli, Command, TeamCommand};
 use crate::signals::CtrlC;
 use anyhow::Result;
 
@@ -53,10 +53,7 @@ impl<'a> Mode<'a> {
     pub fn quiet(&self) -> bool {
         matches!(
             self,
-            Mode::Command(Command::Team(TeamArgs {
-                command: TeamCommand::Watch,
-                ..
-            }))
+            Mode::Command(Command::Team(team)) if matches!(team.command, TeamCommand::Watch)
         )
     }
 
