@@ -317,6 +317,10 @@ pub fn lead(
         .map_err(|e: String| anyhow::anyhow!("teammate permissions: {e}"))?;
     // The lead's runtime, from the start: its store is opened and its lease taken on it.
     let runtime = agent_runtime()?;
+    // The model's connection is opened while the lead is built: the first request finds it
+    // ready instead of waiting for its handshakes.
+    let client = run.client.clone();
+    runtime.spawn(async move { client.preconnect().await });
     let store = runtime
         .block_on(crate::store::open(&run.store, &troupe_dir, &team_name))
         .with_context(|| {

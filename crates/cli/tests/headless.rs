@@ -57,6 +57,37 @@ fn two_turn_tool_loop(wire: Wire) {
     assert_eq!(transcript.lines().count(), 4, "{transcript}");
 }
 
+/// The model's connection is opened while the lead is built (a `HEAD` of the base URL, as
+/// Claude Code does), and the run's requests use it.
+#[test]
+fn the_model_connection_is_opened_ahead_of_the_first_request() {
+    let ws = TempWorkspace::new();
+    let server = common::lead_server([
+        Step::tool("bash", json!({"command": "true"})),
+        Step::reply(Reply::text("done")),
+    ]);
+    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
+        "-p",
+        "go",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(result_json(&out)["result"], "done");
+    // One HEAD of the base URL; the two model requests as usual.
+    assert_eq!(server.head_requests(), ["/"]);
+    assert_eq!(server.requests_for("lead").len(), 2);
+    // The head's connection stays open for the requests: one connection, or a second when
+    // the first request was ready before the head's answer (a loaded machine).
+    assert!(
+        (1..=2).contains(&server.connections()),
+        "{}",
+        server.connections()
+    );
+}
+
 #[test]
 fn two_turn_tool_loop_anthropic() {
     two_turn_tool_loop(Wire::Anthropic);

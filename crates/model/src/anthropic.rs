@@ -89,6 +89,10 @@ impl Model for AnthropicClient {
         "anthropic"
     }
 
+    async fn preconnect(&self) {
+        self.endpoint.preconnect().await;
+    }
+
     async fn stream(
         &self,
         request: &ModelRequest,

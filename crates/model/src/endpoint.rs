@@ -49,6 +49,26 @@ impl Endpoint {
 }
 
 /// The settings every client takes the same way.
+/// How long a connection opened ahead of the first request may take (a `HEAD` of the base
+/// URL): past it the first request opens its own.
+const PRECONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Endpoint {
+    /// Opens a connection to the base URL by asking for its `HEAD`, without a key; whatever the
+    /// answer (a 404 is usual), the connection stays in the client's pool for the first
+    /// request. Claude Code does the same at start-up. A failure is only logged.
+    pub(crate) async fn preconnect(&self) {
+        let head = self
+            .http
+            .head(&self.base_url)
+            .timeout(PRECONNECT_TIMEOUT)
+            .send();
+        if let Err(e) = head.await {
+            tracing::debug!(error = %e, url = %self.base_url, "could not connect ahead of the first request");
+        }
+    }
+}
+
 pub trait Configure: Sized {
     /// The client's endpoint.
     fn endpoint_mut(&mut self) -> &mut Endpoint;

@@ -190,6 +190,11 @@ pub trait Model: Send + Sync {
         request: &ModelRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ModelError>;
+
+    /// Opens a connection to the provider ahead of the first request, so that the request
+    /// finds one ready (its TCP and TLS handshakes done); nothing when there is no
+    /// connection to open. Its failure is nobody's concern: the request reports its own.
+    async fn preconnect(&self) {}
 }
 
 #[cfg(test)]

@@ -69,6 +69,10 @@ impl Model for Limited {
         self.inner.provider()
     }
 
+    async fn preconnect(&self) {
+        self.inner.preconnect().await;
+    }
+
     async fn stream(
         &self,
         request: &ModelRequest,

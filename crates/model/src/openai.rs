@@ -86,6 +86,10 @@ impl Model for OpenAiClient {
         "openai"
     }
 
+    async fn preconnect(&self) {
+        self.endpoint.preconnect().await;
+    }
+
     async fn stream(
         &self,
         request: &ModelRequest,

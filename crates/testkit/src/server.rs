@@ -55,6 +55,11 @@ struct State {
     cache: crate::cache::Cache,
     /// The model ids `GET /v1/models` lists (see `set_served_models`).
     served_models: Vec<String>,
+    /// The paths of the `HEAD` requests received (a client connecting ahead of its first
+    /// request asks for one); not model requests, so not journaled.
+    heads: Vec<String>,
+    /// Connections accepted so far.
+    connections: usize,
 }
 
 impl Shared {
@@ -191,6 +196,17 @@ impl FakeServer {
         self.shared.state().served_models = ids.iter().map(|id| id.to_string()).collect();
     }
 
+    /// The paths of the `HEAD` requests received, in arrival order (answered 404, as the real
+    /// APIs answer their base URL; they are not model requests and not journaled).
+    pub fn head_requests(&self) -> Vec<String> {
+        self.shared.state().heads.clone()
+    }
+
+    /// How many connections the server has accepted.
+    pub fn connections(&self) -> usize {
+        self.shared.state().connections
+    }
+
     /// Every model request received, in arrival order (faulted ones included).
     pub fn journal(&self) -> Vec<Recorded> {
         let state = self.shared.state();
@@ -262,6 +278,7 @@ async fn serve(
                 };
                 // Small SSE writes must leave at once rather than wait for Nagle.
                 let _ = stream.set_nodelay(true);
+                shared.state().connections += 1;
                 let shared = Arc::clone(&shared);
                 tokio::spawn(async move {
                     let service = service_fn(move |req| handle(Arc::clone(&shared), req));
@@ -279,6 +296,10 @@ async fn handle(
     req: Request<Incoming>,
 ) -> Result<Response<ScriptedBody>, Infallible> {
     let path = req.uri().path().to_string();
+    if req.method() == hyper::Method::HEAD {
+        shared.state().heads.push(path);
+        return Ok(respond(Answer::json(404, &serde_json::json!({}))));
+    }
     if req.method() == hyper::Method::GET && path.ends_with("/models") {
         let data: Vec<Value> = shared
             .state()
