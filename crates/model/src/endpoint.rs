@@ -27,6 +27,10 @@ pub struct Endpoint {
     pub(crate) reasoning: Reasoning,
 }
 
+/// How long a connection opened ahead of the first request may take (a `HEAD` of the base
+/// URL): past it the first request opens its own.
+const PRECONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl Endpoint {
     /// `base_url` (a trailing `/` dropped) with `api_key`, the default retry policy and idle
     /// deadline.
@@ -46,14 +50,7 @@ impl Endpoint {
             reasoning: Reasoning::default(),
         })
     }
-}
 
-/// The settings every client takes the same way.
-/// How long a connection opened ahead of the first request may take (a `HEAD` of the base
-/// URL): past it the first request opens its own.
-const PRECONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-impl Endpoint {
     /// Opens a connection to the base URL by asking for its `HEAD`, without a key; whatever the
     /// answer (a 404 is usual), the connection stays in the client's pool for the first
     /// request. Claude Code does the same at start-up. A failure is only logged.
@@ -69,6 +66,7 @@ impl Endpoint {
     }
 }
 
+/// The settings every client takes the same way.
 pub trait Configure: Sized {
     /// The client's endpoint.
     fn endpoint_mut(&mut self) -> &mut Endpoint;
