@@ -66,14 +66,7 @@ fn the_model_connection_is_opened_ahead_of_the_first_request() {
         Step::tool("bash", json!({"command": "true"})),
         Step::reply(Reply::text("done")),
     ]);
-    let out = run(troupe(ws.path(), &server, Wire::Anthropic).args([
-        "-p",
-        "go",
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "bypassPermissions",
-    ]));
+    let out = common::headless_bypass(ws.path(), &server, "go", &[]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(result_json(&out)["result"], "done");
     // One HEAD of the base URL; the two model requests as usual.
