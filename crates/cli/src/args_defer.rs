@@ -25,20 +25,22 @@ impl<T: Args> Args for Deferred<T> {
     }
 }
 
-/// `T`'s flags added to `cmd`, its descriptions left as they were: the subcommand's own (its
-/// variant's doc comment, set once `augment_args` returned), which the doc comment of `T`
-/// would otherwise replace, being added last now.
+/// `T`'s flags added to `cmd` (see [`keeping_about`]).
 fn augmented<T: Args>(cmd: Command) -> Command {
-    let (about, long) = (cmd.get_about().cloned(), cmd.get_long_about().cloned());
-    T::augment_args(cmd)
-        .about(Resettable::from(about))
-        .long_about(Resettable::from(long))
+    keeping_about(cmd, T::augment_args)
 }
 
 /// [`augmented`] for `update_from_arg_matches`.
 fn augmented_for_update<T: Args>(cmd: Command) -> Command {
+    keeping_about(cmd, T::augment_args_for_update)
+}
+
+/// `augment(cmd)` with `cmd`'s descriptions left as they were: the subcommand's own (its
+/// variant's doc comment, set once `augment_args` returned), which the doc comment of the
+/// flags' type would otherwise replace, being added last now.
+fn keeping_about(cmd: Command, augment: fn(Command) -> Command) -> Command {
     let (about, long) = (cmd.get_about().cloned(), cmd.get_long_about().cloned());
-    T::augment_args_for_update(cmd)
+    augment(cmd)
         .about(Resettable::from(about))
         .long_about(Resettable::from(long))
 }

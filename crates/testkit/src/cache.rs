@@ -67,13 +67,16 @@ pub(crate) fn blocks(body: &Value) -> Vec<Block> {
 
 /// The blocks as [`Cache::apply`] needs them: keys, tokens and breakpoints, without building
 /// each block's text (the fake server prices every request this way, so it stays cheap).
-fn keys(body: &Value) -> Vec<Block> {
+pub(crate) fn keys(body: &Value) -> Vec<Block> {
     walk(body, false)
 }
 
 fn walk(body: &Value, keep_text: bool) -> Vec<Block> {
     let model = body.get("model").and_then(Value::as_str).unwrap_or("");
-    let mut hasher = HashWriter::default();
+    let mut hasher = HashWriter {
+        kept: keep_text.then(Vec::new),
+        ..HashWriter::default()
+    };
     model.hash(&mut hasher.hasher);
     let mut bytes = 0u64;
     let mut out = Vec::new();
@@ -88,11 +91,7 @@ fn walk(body: &Value, keep_text: bool) -> Vec<Block> {
             key: hasher.hasher.finish(),
             tokens: bytes.div_ceil(BYTES_PER_TOKEN),
             breakpoint: breakpoint(value),
-            text: if keep_text {
-                serde_json::to_string(&Unmarked(value)).unwrap_or_default()
-            } else {
-                String::new()
-            },
+            text: hasher.take_kept(),
         });
     };
     for tool in body
@@ -129,17 +128,31 @@ fn walk(body: &Value, keep_text: bool) -> Vec<Block> {
     out
 }
 
-/// A hasher fed through `io::Write`, counting what it was fed.
+/// A hasher fed through `io::Write`, counting what it was fed (and keeping it, when asked).
 #[derive(Default)]
 struct HashWriter {
     hasher: DefaultHasher,
     bytes: usize,
+    kept: Option<Vec<u8>>,
+}
+
+impl HashWriter {
+    /// What was fed since the last call, as text; empty when nothing is kept.
+    fn take_kept(&mut self) -> String {
+        self.kept
+            .as_mut()
+            .map(|kept| String::from_utf8_lossy(&std::mem::take(kept)).into_owned())
+            .unwrap_or_default()
+    }
 }
 
 impl std::io::Write for HashWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.hasher.write(buf);
         self.bytes += buf.len();
+        if let Some(kept) = &mut self.kept {
+            kept.extend_from_slice(buf);
+        }
         Ok(buf.len())
     }
 

@@ -44,7 +44,7 @@ impl Recorded {
 
     /// How many blocks carry `cache_control` (Anthropic).
     pub fn breakpoints(&self) -> usize {
-        crate::cache::blocks(&self.body)
+        crate::cache::keys(&self.body)
             .iter()
             .filter(|b| b.breakpoint.is_some())
             .count()
