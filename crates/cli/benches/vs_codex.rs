@@ -13,6 +13,11 @@
 //! when the machine is busy; each side's runs wait (up to a minute) for the CPU pressure to
 //! fall to 1 % first, and the pressure they started with is printed.
 //!
+//! The server plays an instantaneous model: each answer leaves in one write, as a server that
+//! has all its events ready would send it, not flushed event by event (each flush costs the
+//! server a write and the client a wake, about 0.5 ms of troupe's two calls and the same for
+//! Codex's).
+//!
 //! Run: `cargo bench -p troupe-cli --bench vs_codex [-- --runs 20] [-- --codex PATH]`.
 //! Codex is found at `--codex PATH`, else `$TROUPE_CODEX`, else `codex` on `PATH`; without it
 //! the bench says so and exits 0. Install the pinned version with
@@ -250,6 +255,7 @@ fn main() -> Result<(), String> {
     };
     let runs = support::arg_value("--runs").unwrap_or(20).max(5);
     let server = FakeServer::start();
+    server.set_whole_answers(true);
     script(&server);
     // Each side starts on a quiet machine: Codex's runs load both cores, and a burst that
     // lands on troupe's runs (under a second in all) moves its median by half.

@@ -16,6 +16,7 @@ fn main() {
         }
     };
     let server = FakeServer::start_on(port);
+    server.set_whole_answers(std::env::var_os("FAKE_MODEL_WHOLE_ANSWERS").is_some());
     troupe_testkit::try_it::install(&server);
     for (key, value) in server.env(Wire::Anthropic) {
         println!("export {key}={value}");

@@ -34,6 +34,8 @@ pub(crate) struct Answer {
     pub headers: Vec<(&'static str, String)>,
     /// The body, in order.
     pub body: Vec<Chunk>,
+    /// Sent chunked, as a stream, even when the body is one piece.
+    pub streamed: bool,
 }
 
 impl Answer {
@@ -43,6 +45,7 @@ impl Answer {
             status,
             headers: vec![("content-type", "application/json".to_string())],
             body: vec![Chunk::Data(Bytes::from(value.to_string()))],
+            streamed: false,
         }
     }
 
@@ -58,6 +61,7 @@ impl Answer {
                 ("cache-control", "no-cache".to_string()),
             ],
             body,
+            streamed: true,
         }
     }
 
@@ -80,6 +84,28 @@ impl Answer {
     /// Adds a header.
     pub fn with_header(mut self, name: &'static str, value: String) -> Answer {
         self.headers.push((name, value));
+        self
+    }
+
+    /// The same answer in one piece when nothing in it waits: its data joined, its flushes
+    /// dropped (an abort stays last, after a flush). An answer with a pause is left as it is.
+    pub fn whole(mut self) -> Answer {
+        if self.body.iter().any(|c| matches!(c, Chunk::Sleep(_))) {
+            return self;
+        }
+        let mut data = Vec::new();
+        let mut abort = false;
+        for chunk in &self.body {
+            match chunk {
+                Chunk::Data(b) => data.extend_from_slice(b),
+                Chunk::Abort => abort = true,
+                Chunk::Flush | Chunk::Sleep(_) => {}
+            }
+        }
+        self.body = vec![Chunk::Data(Bytes::from(data))];
+        if abort {
+            self.body.extend([Chunk::Flush, Chunk::Abort]);
+        }
         self
     }
 
@@ -174,10 +200,11 @@ impl std::fmt::Debug for ScriptedBody {
 }
 
 impl ScriptedBody {
-    /// A body playing `chunks`; a single data chunk gets a Content-Length, anything else is
-    /// sent chunked, like a real stream.
-    pub fn new(chunks: Vec<Chunk>) -> ScriptedBody {
+    /// A body playing `chunks`; a single data chunk that is not `streamed` gets a
+    /// Content-Length, anything else is sent chunked, like a real stream.
+    pub fn new(chunks: Vec<Chunk>, streamed: bool) -> ScriptedBody {
         let exact_len = match chunks.as_slice() {
+            _ if streamed => None,
             [Chunk::Data(b)] => Some(b.len() as u64),
             [] => Some(0),
             _ => None,

@@ -60,6 +60,8 @@ struct State {
     heads: Vec<String>,
     /// Connections accepted so far.
     connections: usize,
+    /// Unpaced answers go out in one write (see `set_whole_answers`).
+    whole_answers: bool,
 }
 
 impl Shared {
@@ -125,6 +127,14 @@ impl FakeServer {
             shutdown: Some(tx),
             thread: Some(thread),
         }
+    }
+
+    /// Writes each answer that has no pause in it in one piece, as an instantaneous model's
+    /// server would have it all ready, rather than flushing after every event (the default,
+    /// so that a client sees a stream arrive event by event). The benches use it: the flushes
+    /// cost both the server and its client a write and a wake per event.
+    pub fn set_whole_answers(&self, whole: bool) {
+        self.shared.state().whole_answers = whole;
     }
 
     /// The socket address it listens on.
@@ -362,7 +372,7 @@ async fn handle(
         rejected_too_long: false,
     };
 
-    let (rec, step, fallback, used) = {
+    let (rec, step, fallback, used, whole) = {
         let mut state = shared.state();
         if let Some(limit) = state.context_limit.filter(|limit| rec.tokens() > *limit) {
             rec.rejected_too_long = true;
@@ -391,7 +401,7 @@ async fn handle(
             .queues
             .get_mut(&rec.agent)
             .and_then(VecDeque::pop_front);
-        (rec, step, state.fallback.clone(), used)
+        (rec, step, state.fallback.clone(), used, state.whole_answers)
     };
     let step = match (step, fallback) {
         (Some(step), _) => Ok(step),
@@ -415,7 +425,10 @@ async fn handle(
         }
         Err(answer) => answer,
     };
-    Ok(respond(answer))
+    Ok(respond(match whole {
+        true => answer.whole(),
+        false => answer,
+    }))
 }
 
 /// Plays one step (waiting out delays) into an answer.
@@ -454,7 +467,7 @@ async fn play(
 
 /// The hyper response for an answer.
 fn respond(answer: Answer) -> Response<ScriptedBody> {
-    let mut resp = Response::new(ScriptedBody::new(answer.body));
+    let mut resp = Response::new(ScriptedBody::new(answer.body, answer.streamed));
     *resp.status_mut() =
         StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     for (name, value) in answer.headers {

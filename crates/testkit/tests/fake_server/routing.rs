@@ -283,8 +283,8 @@ async fn a_hundred_agents_at_once_each_get_their_own_answers() {
 }
 
 /// Reads one HTTP/1.1 response with a chunked body from a blocking stream; returns
-/// (status line, body).
-fn read_chunked_response(reader: &mut BufReader<TcpStream>) -> (String, String) {
+/// (status line, body, how many data chunks it came in).
+fn read_chunked_response(reader: &mut BufReader<TcpStream>) -> (String, String, usize) {
     let mut status = String::new();
     reader.read_line(&mut status).unwrap();
     let mut chunked = false;
@@ -298,6 +298,7 @@ fn read_chunked_response(reader: &mut BufReader<TcpStream>) -> (String, String) 
     }
     assert!(chunked, "streams are sent chunked");
     let mut body = Vec::new();
+    let mut chunks = 0;
     loop {
         let mut size = String::new();
         reader.read_line(&mut size).unwrap();
@@ -307,9 +308,21 @@ fn read_chunked_response(reader: &mut BufReader<TcpStream>) -> (String, String) 
         if n == 0 {
             break;
         }
+        chunks += 1;
         body.extend_from_slice(&chunk[..n]);
     }
-    (status, String::from_utf8(body).unwrap())
+    (status, String::from_utf8(body).unwrap(), chunks)
+}
+
+/// Sends one Anthropic request on `writer` (it plays the lead's next step).
+fn send_request(writer: &mut TcpStream) {
+    let body = request(Wire::Anthropic, true, "hi").to_string();
+    write!(
+        writer,
+        "POST /v1/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
 }
 
 /// A plain (non-async) test: two requests on one keep-alive connection, the second sent only
@@ -322,18 +335,43 @@ fn keep_alive_serves_several_requests_on_one_connection() {
     let mut writer = stream.try_clone().unwrap();
     let mut reader = BufReader::new(stream);
     for expected in ["first", "second"] {
-        let body = request(Wire::Anthropic, true, "hi").to_string();
-        write!(
-            writer,
-            "POST /v1/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let (status, text) = read_chunked_response(&mut reader);
+        send_request(&mut writer);
+        let (status, text, chunks) = read_chunked_response(&mut reader);
         assert!(status.starts_with("HTTP/1.1 200"), "{status}");
         assert_eq!(anthropic_text(&text), expected);
+        assert!(
+            chunks > 1,
+            "each event is flushed on its own: {chunks} chunk(s)"
+        );
     }
     assert_eq!(server.journal().len(), 2);
+}
+
+/// With whole answers, a stream still comes chunked, but in one piece; a paced one still
+/// comes event by event.
+#[test]
+fn whole_answers_come_in_one_chunk_unless_paced() {
+    let server = FakeServer::start();
+    server.set_whole_answers(true);
+    server.script(
+        "lead",
+        [
+            Step::text("at once"),
+            Step::Paced(Duration::from_millis(1), Box::new(Step::text("paced"))),
+        ],
+    );
+    let stream = TcpStream::connect(server.addr()).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    send_request(&mut writer);
+    let (status, text, chunks) = read_chunked_response(&mut reader);
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert_eq!(anthropic_text(&text), "at once");
+    assert_eq!(chunks, 1);
+    send_request(&mut writer);
+    let (_, text, chunks) = read_chunked_response(&mut reader);
+    assert_eq!(anthropic_text(&text), "paced");
+    assert!(chunks > 1, "a paced answer keeps its pieces: {chunks}");
 }
 
 #[test]
