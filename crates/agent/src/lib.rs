@@ -55,3 +55,15 @@ pub use turn::{
     Agent, AgentConfig, AgentError, AgentEvent, PermissionDenial, TurnEnd, TurnOutcome,
     MAX_READS_AT_ONCE,
 };
+
+mod tool_schemas;
+
+#[cfg(test)]
+mod tool_schemas_check {
+    #[test]
+    fn tool_schemas_are_current() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tool_schemas.rs");
+        let checked = troupe_tools::schema::check(super::tool_schemas::ALL, &file, "troupe-agent");
+        assert_eq!(checked, Ok(()));
+    }
+}

@@ -94,6 +94,10 @@ it to ask whether a plan is ready: that is exit_plan_mode."
     fn input_schema(&self) -> Value {
         schema_of::<AskInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::ASK.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }
@@ -185,6 +189,10 @@ explore and design; exit_plan_mode then presents the plan to the user for approv
     fn input_schema(&self) -> Value {
         schema_of::<EnterInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::ENTER.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }
@@ -238,6 +246,10 @@ feedback. Only for planning the implementation of a change, not for research."
     }
     fn input_schema(&self) -> Value {
         schema_of::<ExitInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::EXIT.text)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

@@ -82,7 +82,7 @@ fn intern(specs: Vec<ToolSpec>) -> Arc<SpecSet> {
         .iter()
         .map(|spec| {
             (spec.name.len() + spec.description.len()) as u64
-                + crate::compact::meter::json_bytes(&spec.input_schema)
+                + crate::compact::meter::schema_bytes(&spec.input_schema)
         })
         .sum();
     let made = Arc::new(SpecSet {
@@ -101,7 +101,7 @@ mod tests {
         ToolSpec {
             name: name.into(),
             description: "d".into(),
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
         }
     }
 

@@ -164,6 +164,10 @@ impl Tool for TodoWrite {
     fn input_schema(&self) -> Value {
         schema_of::<TodoWriteInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::TODO_WRITE.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         // It changes nothing outside the agent: allowed in every mode, plan mode included.
         Effect::ReadOnly

@@ -109,3 +109,16 @@ pub(crate) fn write_under(root: &Path, rel: &str, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
+
+mod tool_schemas;
+
+#[cfg(test)]
+mod tool_schemas_check {
+    #[test]
+    fn tool_schemas_are_current() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tool_schemas.rs");
+        let checked =
+            troupe_tools::schema::check(super::tool_schemas::ALL, &file, "troupe-catalog");
+        assert_eq!(checked, Ok(()));
+    }
+}

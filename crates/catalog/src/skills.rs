@@ -154,6 +154,10 @@ impl Tool for LoadSkill {
     fn input_schema(&self) -> Value {
         schema_of::<LoadSkillInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::LOAD_SKILL.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
     }

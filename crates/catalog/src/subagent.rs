@@ -104,6 +104,10 @@ impl Tool for TaskTool {
     fn input_schema(&self) -> Value {
         schema_of::<TaskInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::TASK.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         // Delegating changes nothing by itself: every call the subagent makes is judged by its
         // own permission rules, sandbox and approver.

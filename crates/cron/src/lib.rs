@@ -27,3 +27,15 @@ pub use tools::{CancelCronTool, CronExtension, ListCronsTool, ScheduleCronTool};
 
 /// Milliseconds since the Unix epoch (troupe's one clock).
 pub use troupe_protocol::now_ms;
+
+mod tool_schemas;
+
+#[cfg(test)]
+mod tool_schemas_check {
+    #[test]
+    fn tool_schemas_are_current() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tool_schemas.rs");
+        let checked = troupe_tools::schema::check(super::tool_schemas::ALL, &file, "troupe-cron");
+        assert_eq!(checked, Ok(()));
+    }
+}

@@ -103,6 +103,10 @@ running fires at the next start, marked late. list_crons shows jobs, cancel_cron
         schema_of::<ScheduleInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::SCHEDULE.text)
+    }
+
     fn effect(&self, _input: &Value) -> Effect {
         // Harness state under .troupe, not the workspace's files.
         Effect::Coordinate
@@ -174,6 +178,10 @@ impl Tool for ListCronsTool {
         schema_of::<ListInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::LIST.text)
+    }
+
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
     }
@@ -237,6 +245,10 @@ impl Tool for CancelCronTool {
 
     fn input_schema(&self) -> Value {
         schema_of::<CancelInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::CANCEL.text)
     }
 
     fn effect(&self, _input: &Value) -> Effect {

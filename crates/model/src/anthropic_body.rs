@@ -6,7 +6,6 @@
 use crate::body::{object_with, ToolsJson};
 use crate::cache::{plan, system_pieces, Breakpoints, CacheTtl, PromptCache};
 use crate::reasoning::Reasoning;
-use crate::schema::clean_schema;
 use crate::ModelRequest;
 use bytes::Bytes;
 use serde::ser::{Error as _, SerializeSeq};
@@ -196,17 +195,7 @@ pub(crate) fn request_body(
 /// The `tools` array of a request, serialised once per shared tool set.
 fn tools_array(request: &ModelRequest, tools_json: &ToolsJson) -> Result<Bytes, serde_json::Error> {
     tools_json.get(&request.tools, |tools| {
-        let tools: Vec<Value> = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": clean_schema(&tool.input_schema),
-                })
-            })
-            .collect();
-        serde_json::to_vec(&tools)
+        crate::input_schema::tools_array(tools, "{", "input_schema", "}")
     })
 }
 

@@ -238,7 +238,7 @@ fn request_body_has_the_messages_api_shape() {
         tools: vec![ToolSpec {
             name: "bash".into(),
             description: "run".into(),
-            input_schema: json!({"$schema": "x", "title": "BashInput", "type": "object", "properties": {"command": {"type": "string"}}}),
+            input_schema: json!({"$schema": "x", "title": "BashInput", "type": "object", "properties": {"command": {"type": "string"}}}).into(),
         }].into(),
         max_tokens: 1024,
         agent: "lead".into(),

@@ -8,7 +8,7 @@ fn spec(name: &str) -> ToolSpec {
     ToolSpec {
         name: name.into(),
         description: format!("the {name} tool"),
-        input_schema: json!({"type": "object"}),
+        input_schema: json!({"type": "object"}).into(),
     }
 }
 

@@ -61,6 +61,14 @@ pub fn messages_tokens(messages: &[ChatMessage]) -> u64 {
     messages.iter().map(message_tokens).sum()
 }
 
+/// The bytes of a tool's input schema as [`json_bytes`] counts them (a built one's text).
+pub fn schema_bytes(schema: &crate::InputSchema) -> u64 {
+    match schema {
+        crate::InputSchema::Built(text) => text.len() as u64,
+        crate::InputSchema::Given(value) => json_bytes(value),
+    }
+}
+
 /// The length of a JSON value's compact text, counted without writing it out (quotes and
 /// separators included; escapes and numbers approximated).
 pub fn json_bytes(value: &Value) -> u64 {
@@ -85,7 +93,7 @@ pub fn request_tokens(request: &ModelRequest) -> u64 {
     let tools: u64 = request
         .tools
         .iter()
-        .map(|t| (t.name.len() + t.description.len()) as u64 + json_bytes(&t.input_schema))
+        .map(|t| (t.name.len() + t.description.len()) as u64 + schema_bytes(&t.input_schema))
         .sum();
     text_tokens(&request.system)
         + tools.div_ceil(BYTES_PER_TOKEN)
@@ -126,7 +134,7 @@ mod tests {
             tools: vec![ToolSpec {
                 name: "bash".into(),
                 description: "d".repeat(36),
-                input_schema: json!({}),
+                input_schema: json!({}).into(),
             }]
             .into(),
             max_tokens: 10,

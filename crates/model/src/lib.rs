@@ -13,6 +13,7 @@ pub mod endpoint;
 pub mod error;
 pub mod estimate;
 mod http;
+mod input_schema;
 mod kind;
 pub mod limit;
 pub mod openai;
@@ -32,6 +33,7 @@ pub use anthropic::AnthropicClient;
 pub use cache::{CacheMarks, CacheTtl, PromptCache};
 pub use endpoint::Configure;
 pub use error::{ModelError, PromptSizes};
+pub use input_schema::InputSchema;
 pub use limit::{Limited, DEFAULT_MAX_CONCURRENT_CALLS};
 pub use openai::OpenAiClient;
 pub use provider::{Auth, ConfigError, ModelConfig, Provider, CUSTOM_HEADERS_VAR};
@@ -84,7 +86,7 @@ pub struct ToolSpec {
     /// What the tool does and when to use it.
     pub description: String,
     /// JSON Schema of the tool's input object.
-    pub input_schema: Value,
+    pub input_schema: InputSchema,
 }
 
 /// Everything one model call needs.

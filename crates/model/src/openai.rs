@@ -6,7 +6,6 @@ use crate::endpoint::{Configure, Endpoint};
 use crate::http::{
     call_with_retries, first_content_deadline, Assembler, Call, Emit, Fault, Flow, Reading,
 };
-use crate::schema::clean_schema;
 use crate::sse::SseEvent;
 use crate::tool_choice::ToolChoice;
 use crate::{
@@ -217,20 +216,12 @@ pub(crate) fn request_body(
         return object_with(&head, &[]);
     }
     let tools = tools_json.get(&request.tools, |tools| {
-        let tools: Vec<Value> = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": clean_schema(&tool.input_schema),
-                    }
-                })
-            })
-            .collect();
-        serde_json::to_vec(&tools)
+        crate::input_schema::tools_array(
+            tools,
+            r#"{"type":"function","function":{"#,
+            "parameters",
+            "}}",
+        )
     })?;
     if let (true, Some(marks)) = (cache_key, request.cache) {
         head["prompt_cache_key"] = json!(prompt_cache_key(&tools, &request.system, marks));

@@ -145,7 +145,7 @@ fn with_tools() -> OpenAiAssembler {
         tools: vec![ToolSpec {
             name: "bash".into(),
             description: "run".into(),
-            input_schema: json!({}),
+            input_schema: json!({}).into(),
         }]
         .into(),
         max_tokens: 10,
@@ -329,8 +329,11 @@ fn request_body_asks_for_a_stream_with_usage_and_function_tools() {
         tools: vec![ToolSpec {
             name: "glob".into(),
             description: "find files".into(),
-            input_schema: json!({"title": "G", "properties": {"n": {"type": "integer", "format": "uint32"}}}),
-        }].into(),
+            input_schema:
+                json!({"title": "G", "properties": {"n": {"type": "integer", "format": "uint32"}}})
+                    .into(),
+        }]
+        .into(),
         max_tokens: 300,
         agent: "alice".into(),
         cache: None,
@@ -374,7 +377,7 @@ fn a_required_tool_choice_is_sent_with_the_tools_only() {
         tools: vec![ToolSpec {
             name: "bash".into(),
             description: "run".into(),
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
         }]
         .into(),
         max_tokens: 10,

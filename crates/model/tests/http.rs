@@ -31,7 +31,8 @@ fn request() -> ModelRequest {
         tools: vec![ToolSpec {
             name: "bash".into(),
             description: "Run a command".into(),
-            input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+            input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}})
+                .into(),
         }]
         .into(),
         max_tokens: 512,

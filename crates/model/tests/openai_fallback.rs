@@ -33,7 +33,8 @@ fn request(tools: bool) -> ModelRequest {
             vec![ToolSpec {
                 name: "bash".into(),
                 description: "Run a command".into(),
-                input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+                input_schema:
+                    json!({"type": "object", "properties": {"command": {"type": "string"}}}).into(),
             }]
             .into()
         } else {

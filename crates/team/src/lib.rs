@@ -39,3 +39,15 @@ pub use notice::{Notice, NoticeSink};
 pub use runtime::Team;
 pub use settle::SettleState;
 pub use spec::{Isolation, MemberSpec, SpawnRequest, TeamConfig, TeammateMode, LEAD};
+
+mod tool_schemas;
+
+#[cfg(test)]
+mod tool_schemas_check {
+    #[test]
+    fn tool_schemas_are_current() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tool_schemas.rs");
+        let checked = troupe_tools::schema::check(super::tool_schemas::ALL, &file, "troupe-team");
+        assert_eq!(checked, Ok(()));
+    }
+}

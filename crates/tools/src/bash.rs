@@ -80,6 +80,10 @@ impl Tool for BashTool {
         schema_of::<BashInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::BASH.text)
+    }
+
     fn runs_programs(&self) -> bool {
         true
     }

@@ -54,6 +54,10 @@ impl Tool for EditFileTool {
         schema_of::<EditFileInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::EDIT_FILE.text)
+    }
+
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Edit
     }

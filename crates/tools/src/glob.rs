@@ -52,6 +52,10 @@ impl Tool for GlobTool {
         schema_of::<GlobInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::GLOB.text)
+    }
+
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
     }

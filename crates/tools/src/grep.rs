@@ -73,6 +73,10 @@ impl Tool for GrepTool {
         schema_of::<GrepInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::GREP.text)
+    }
+
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
     }

@@ -3,6 +3,9 @@
 //! Must not know: agents, permissions policy, teams or the model. A tool says what a call would
 //! do ([`Effect`], [`Tool::reads_only`]); whether it may run is the agent loop's decision.
 
+// The generated `tool_schemas.rs` names this crate as every other crate with tools does.
+extern crate self as troupe_tools;
+
 pub mod background;
 pub mod bash;
 mod beneath;
@@ -22,6 +25,7 @@ pub mod process;
 pub mod read_file;
 pub mod registry;
 pub mod sandbox;
+pub mod schema;
 pub mod secrets;
 pub mod shell;
 pub mod summary;
@@ -43,13 +47,13 @@ pub use output::{truncate_middle, DEFAULT_OUTPUT_BUDGET};
 pub use read_file::ReadFileTool;
 pub use registry::Registry;
 pub use sandbox::{Sandbox, SandboxConfig, SandboxMode};
+pub use schema::schema_of;
 pub use summary::summarize_input;
 pub use web_fetch::{Summarizer, WebFetchTool};
 pub use web_search::WebSearchTool;
 pub use write_file::WriteFileTool;
 
 use async_trait::async_trait;
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
@@ -204,6 +208,12 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON Schema of the input object, generated from a Rust type.
     fn input_schema(&self) -> Value;
+    /// The input schema as built-in JSON text, in the form the providers take, when the tool
+    /// has one (a built-in tool: see [`schema`]); requests then carry it as it is. `None`
+    /// (the default): [`Tool::input_schema`] is generated and cleaned when a request needs it.
+    fn built_schema(&self) -> Option<&'static str> {
+        None
+    }
     /// What this particular call would do (bash inspects its command).
     fn effect(&self, input: &Value) -> Effect;
     /// Whether the call runs programs, which the OS sandbox must then confine. When it cannot
@@ -247,28 +257,20 @@ pub struct PersonQuestion {
 /// A shared, dynamically typed tool.
 pub type DynTool = Arc<dyn Tool>;
 
-/// JSON Schema of a tool's input type: subschemas inlined, no `$schema`/`title`/root description
-/// (the tool has its own), optional fields given their plain type (providers choke on
-/// `["string", "null"]` unions) and unit enums as a plain `enum` list.
-pub fn schema_of<T: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|settings| {
-            settings.inline_subschemas = true;
-            settings.meta_schema = None;
-        })
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
-    if let Value::Object(root) = &mut schema {
-        root.remove("title");
-        root.remove("$schema");
-        root.remove("description");
-    }
-    troupe_protocol::schema::plain_optionals(&mut schema);
-    schema
-}
-
 /// Deserializes a tool's input, turning a malformed one into an error output naming the problem.
 pub fn parse_input<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolOutput> {
     serde_json::from_value(input)
         .map_err(|err| ToolOutput::error(format!("Invalid input for {tool}: {err}")))
+}
+
+mod tool_schemas;
+
+#[cfg(test)]
+mod tool_schemas_check {
+    #[test]
+    fn tool_schemas_are_current() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tool_schemas.rs");
+        let checked = troupe_tools::schema::check(super::tool_schemas::ALL, &file, "troupe-tools");
+        assert_eq!(checked, Ok(()));
+    }
 }

@@ -64,6 +64,10 @@ impl Tool for NotebookEditTool {
         schema_of::<NotebookEditInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::NOTEBOOK_EDIT.text)
+    }
+
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Edit
     }

@@ -59,6 +59,10 @@ impl Tool for ReadFileTool {
         schema_of::<ReadFileInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::READ_FILE.text)
+    }
+
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
     }

@@ -94,6 +94,10 @@ impl Tool for WebFetchTool {
         schema_of::<WebFetchInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::WEB_FETCH.text)
+    }
+
     /// Network access: asked about in default mode unless a `WebFetch` rule allows it.
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Execute

@@ -78,6 +78,10 @@ impl Tool for WebSearchTool {
         schema_of::<WebSearchInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::WEB_SEARCH.text)
+    }
+
     /// Network access: asked about in default mode unless a `WebSearch` rule allows it.
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Execute

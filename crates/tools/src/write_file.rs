@@ -39,6 +39,10 @@ impl Tool for WriteFileTool {
         schema_of::<WriteFileInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::WRITE_FILE.text)
+    }
+
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Edit
     }

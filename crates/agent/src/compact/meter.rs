@@ -5,7 +5,8 @@
 use troupe_protocol::{ChatMessage, Usage};
 
 pub use troupe_model::estimate::{
-    block_tokens, json_bytes, message_tokens, messages_tokens, text_tokens, BYTES_PER_TOKEN,
+    block_tokens, json_bytes, message_tokens, messages_tokens, schema_bytes, text_tokens,
+    BYTES_PER_TOKEN,
 };
 
 /// What the provider counted at the last reply: the conversation's first `messages` messages

@@ -65,6 +65,10 @@ impl Tool for CompactTool {
     fn input_schema(&self) -> Value {
         schema_of::<CompactInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::COMPACT.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         // It changes nothing outside the agent's own context: allowed in every mode.
         Effect::ReadOnly

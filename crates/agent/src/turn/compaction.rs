@@ -82,7 +82,7 @@ impl Agent {
             .iter()
             .map(|t| {
                 (t.name().len() + t.description().len()) as u64
-                    + crate::compact::meter::json_bytes(&t.input_schema())
+                    + crate::compact::meter::schema_bytes(&super::wire::input_schema_of(t.as_ref()))
             })
             .sum();
         (self.system.len() as u64).div_ceil(crate::compact::meter::BYTES_PER_TOKEN)

@@ -1,8 +1,8 @@
 //! The conversation as the provider is sent it.
 
-use troupe_model::ToolSpec;
+use troupe_model::{InputSchema, ToolSpec};
 use troupe_protocol::ChatMessage;
-use troupe_tools::Registry;
+use troupe_tools::{Registry, Tool};
 
 /// The conversation as sent: consecutive messages of one role merged (a user message can be
 /// followed by injected mail; providers want roles to alternate).
@@ -27,7 +27,32 @@ pub(super) fn tool_specs_of(tools: &Registry) -> Vec<ToolSpec> {
         .map(|t| ToolSpec {
             name: t.name().to_string(),
             description: t.description().to_string(),
-            input_schema: t.input_schema(),
+            input_schema: input_schema_of(t.as_ref()),
         })
         .collect()
+}
+
+/// A tool's input schema as requests carry it: its built-in text when it has one, else its
+/// generated schema. A debug build checks the text against the schema it was written from.
+pub(super) fn input_schema_of(tool: &dyn Tool) -> InputSchema {
+    match tool.built_schema() {
+        Some(text) => {
+            #[cfg(debug_assertions)]
+            check_built(tool, text);
+            InputSchema::Built(text)
+        }
+        None => InputSchema::Given(tool.input_schema()),
+    }
+}
+
+/// Panics when a built-in schema text is not its tool's schema, cleaned and printed.
+#[cfg(debug_assertions)]
+fn check_built(tool: &dyn Tool, text: &str) {
+    let generated = troupe_model::schema::clean_schema(&tool.input_schema()).to_string();
+    assert!(
+        generated == text,
+        "{}'s built-in input schema is stale: {}",
+        tool.name(),
+        troupe_tools::schema::REWRITE
+    );
 }

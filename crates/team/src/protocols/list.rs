@@ -106,6 +106,10 @@ impl Tool for ListRequests {
     fn input_schema(&self) -> Value {
         schema_of::<ListRequestsInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::LIST_REQUESTS.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
     }

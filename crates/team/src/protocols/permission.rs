@@ -379,6 +379,10 @@ impl Tool for ReviewPermission {
     fn input_schema(&self) -> Value {
         schema_of::<ReviewPermissionInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::REVIEW_PERMISSION.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }

@@ -355,6 +355,10 @@ impl Tool for SubmitPlan {
     fn input_schema(&self) -> Value {
         schema_of::<SubmitPlanInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::SUBMIT_PLAN.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }
@@ -410,6 +414,10 @@ impl Tool for ReviewPlan {
     }
     fn input_schema(&self) -> Value {
         schema_of::<ReviewPlanInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::REVIEW_PLAN.text)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

@@ -333,6 +333,10 @@ impl Tool for ShutdownRequest {
     fn input_schema(&self) -> Value {
         schema_of::<ShutdownRequestInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::SHUTDOWN_REQUEST.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }
@@ -413,6 +417,10 @@ impl Tool for ShutdownResponse {
     }
     fn input_schema(&self) -> Value {
         schema_of::<ShutdownResponseInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::SHUTDOWN_RESPONSE.text)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

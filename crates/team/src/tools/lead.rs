@@ -43,6 +43,10 @@ impl Tool for Broadcast {
     fn input_schema(&self) -> Value {
         schema_of::<BroadcastInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::BROADCAST.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }
@@ -87,6 +91,10 @@ impl Tool for ListTeammates {
     }
     fn input_schema(&self) -> Value {
         schema_of::<ListTeammatesInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::LIST_TEAMMATES.text)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
@@ -196,6 +204,10 @@ impl Tool for SpawnTeammate {
     }
     fn input_schema(&self) -> Value {
         schema_of::<SpawnTeammateInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::SPAWN_TEAMMATE.text)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

@@ -41,6 +41,10 @@ impl Tool for SendMessage {
     fn input_schema(&self) -> Value {
         schema_of::<SendMessageInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::SEND_MESSAGE.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }
@@ -96,6 +100,10 @@ impl Tool for ReadInbox {
     }
     fn input_schema(&self) -> Value {
         schema_of::<ReadInboxInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::READ_INBOX.text)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

@@ -98,6 +98,10 @@ impl Tool for UpdateTask {
     fn input_schema(&self) -> Value {
         schema_of::<UpdateTaskInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::UPDATE_TASK.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }
@@ -208,6 +212,10 @@ impl Tool for CompleteTask {
     }
     fn input_schema(&self) -> Value {
         schema_of::<CompleteTaskInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::COMPLETE_TASK.text)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

@@ -69,6 +69,10 @@ impl Tool for CreateTask {
     fn input_schema(&self) -> Value {
         schema_of::<CreateTaskInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::CREATE_TASK.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }
@@ -139,6 +143,10 @@ impl Tool for ListTasks {
     fn input_schema(&self) -> Value {
         schema_of::<ListTasksInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::LIST_TASKS.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
     }
@@ -201,6 +209,10 @@ impl Tool for GetTask {
     fn input_schema(&self) -> Value {
         schema_of::<TaskIdInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::TASK_ID.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
     }
@@ -236,6 +248,10 @@ impl Tool for ClaimTask {
     }
     fn input_schema(&self) -> Value {
         schema_of::<TaskIdInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::TASK_ID.text)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

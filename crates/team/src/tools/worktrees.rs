@@ -75,6 +75,10 @@ session moves into it: bash and the file tools work there until exit_worktree. M
     fn input_schema(&self) -> Value {
         schema_of::<CreateWorktreeInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::CREATE_WORKTREE.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }
@@ -174,6 +178,10 @@ uncommitted changes or unmerged commits unless discard_changes: true. Outside su
     fn input_schema(&self) -> Value {
         schema_of::<ExitWorktreeInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::EXIT_WORKTREE.text)
+    }
     fn effect(&self, input: &Value) -> Effect {
         match input.get("discard_changes").and_then(Value::as_bool) {
             Some(true) => Effect::Execute,
@@ -264,6 +272,10 @@ impl Tool for RemoveWorktree {
     fn input_schema(&self) -> Value {
         schema_of::<RemoveWorktreeInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::REMOVE_WORKTREE.text)
+    }
     fn effect(&self, input: &Value) -> Effect {
         // Throwing work away is as consequential as any command: the permission rules judge it.
         match input.get("discard").and_then(Value::as_bool) {
@@ -337,6 +349,10 @@ impl Tool for KeepWorktree {
     fn input_schema(&self) -> Value {
         schema_of::<KeepWorktreeInput>()
     }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::KEEP_WORKTREE.text)
+    }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
     }
@@ -383,6 +399,10 @@ impl Tool for ListWorktrees {
     }
     fn input_schema(&self) -> Value {
         schema_of::<ListWorktreesInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::LIST_WORKTREES.text)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly

@@ -21,7 +21,7 @@ pub use render::describe_age;
 pub(crate) use render::moved;
 pub use status::{JobError, JobRead, JobSnapshot, JobStatus, Notification};
 pub(crate) use tools::start_output;
-pub use tools::{BashOutputTool, KillBackgroundTool};
+pub use tools::{BashOutputTool, JobInput, KillBackgroundTool};
 
 use crate::ToolContext;
 use std::path::{Path, PathBuf};

@@ -75,6 +75,10 @@ you are notified when it finishes, so there is no need to poll in a loop."
         schema_of::<JobInput>()
     }
 
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::JOB.text)
+    }
+
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
     }
@@ -108,6 +112,10 @@ process it started, and waits until they are gone."
 
     fn input_schema(&self) -> Value {
         schema_of::<JobInput>()
+    }
+
+    fn built_schema(&self) -> Option<&'static str> {
+        Some(crate::tool_schemas::JOB.text)
     }
 
     fn effect(&self, _input: &Value) -> Effect {
