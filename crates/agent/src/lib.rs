@@ -60,10 +60,22 @@ mod tool_schemas;
 
 #[cfg(test)]
 mod tool_schemas_check {
+    use super::tool_schemas;
+    use troupe_tools::schema::Built;
+
     #[test]
     fn tool_schemas_are_current() {
+        let all = [
+            Built::new::<crate::compact::tool::CompactInput>("COMPACT", tool_schemas::COMPACT),
+            Built::new::<crate::session_tools::AskInput>("ASK", tool_schemas::ASK),
+            Built::new::<crate::session_tools::EnterInput>("ENTER", tool_schemas::ENTER),
+            Built::new::<crate::session_tools::ExitInput>("EXIT", tool_schemas::EXIT),
+            Built::new::<crate::todo::TodoWriteInput>("TODO_WRITE", tool_schemas::TODO_WRITE),
+        ];
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tool_schemas.rs");
-        let checked = troupe_tools::schema::check(super::tool_schemas::ALL, &file, "troupe-agent");
-        assert_eq!(checked, Ok(()));
+        assert_eq!(
+            troupe_tools::schema::check(&all, &file, "troupe-agent"),
+            Ok(())
+        );
     }
 }

@@ -96,7 +96,7 @@ it to ask whether a plan is ready: that is exit_plan_mode."
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::ASK.text)
+        Some(crate::tool_schemas::ASK)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
@@ -191,7 +191,7 @@ explore and design; exit_plan_mode then presents the plan to the user for approv
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::ENTER.text)
+        Some(crate::tool_schemas::ENTER)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
@@ -249,7 +249,7 @@ feedback. Only for planning the implementation of a change, not for research."
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::EXIT.text)
+        Some(crate::tool_schemas::EXIT)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

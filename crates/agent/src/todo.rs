@@ -166,7 +166,7 @@ impl Tool for TodoWrite {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::TODO_WRITE.text)
+        Some(crate::tool_schemas::TODO_WRITE)
     }
     fn effect(&self, _input: &Value) -> Effect {
         // It changes nothing outside the agent: allowed in every mode, plan mode included.

@@ -114,11 +114,19 @@ mod tool_schemas;
 
 #[cfg(test)]
 mod tool_schemas_check {
+    use super::tool_schemas;
+    use troupe_tools::schema::Built;
+
     #[test]
     fn tool_schemas_are_current() {
+        let all = [
+            Built::new::<crate::skills::LoadSkillInput>("LOAD_SKILL", tool_schemas::LOAD_SKILL),
+            Built::new::<crate::subagent::TaskInput>("TASK", tool_schemas::TASK),
+        ];
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tool_schemas.rs");
-        let checked =
-            troupe_tools::schema::check(super::tool_schemas::ALL, &file, "troupe-catalog");
-        assert_eq!(checked, Ok(()));
+        assert_eq!(
+            troupe_tools::schema::check(&all, &file, "troupe-catalog"),
+            Ok(())
+        );
     }
 }

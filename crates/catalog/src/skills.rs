@@ -156,7 +156,7 @@ impl Tool for LoadSkill {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::LOAD_SKILL.text)
+        Some(crate::tool_schemas::LOAD_SKILL)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly

@@ -106,7 +106,7 @@ impl Tool for TaskTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::TASK.text)
+        Some(crate::tool_schemas::TASK)
     }
     fn effect(&self, _input: &Value) -> Effect {
         // Delegating changes nothing by itself: every call the subagent makes is judged by its

@@ -2,7 +2,5 @@
 //! `troupe_tools::schema`). `TROUPE_WRITE_SCHEMAS=1 cargo test -p troupe-catalog tool_schemas`
 //! rewrites it; that test fails when a schema changed without it.
 
-troupe_tools::built_schemas! {
-    LOAD_SKILL: crate::skills::LoadSkillInput = r#"{"type":"object","properties":{"name":{"type":"string","description":"The skill's name, as the catalog lists it."}},"required":["name"]}"#,
-    TASK: crate::subagent::TaskInput = r#"{"type":"object","properties":{"description":{"type":"string","description":"A short (3–5 word) description of the task."},"prompt":{"type":"string","description":"The whole task for the subagent: it sees nothing else of this conversation."},"subagent_type":{"type":"string","description":"Which agent definition to use; omit for a general-purpose agent."}},"required":["description","prompt"]}"#,
-}
+pub(crate) const LOAD_SKILL: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"The skill's name, as the catalog lists it."}},"required":["name"]}"#;
+pub(crate) const TASK: &str = r#"{"type":"object","properties":{"description":{"type":"string","description":"A short (3–5 word) description of the task."},"prompt":{"type":"string","description":"The whole task for the subagent: it sees nothing else of this conversation."},"subagent_type":{"type":"string","description":"Which agent definition to use; omit for a general-purpose agent."}},"required":["description","prompt"]}"#;

@@ -104,7 +104,7 @@ running fires at the next start, marked late. list_crons shows jobs, cancel_cron
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::SCHEDULE.text)
+        Some(crate::tool_schemas::SCHEDULE)
     }
 
     fn effect(&self, _input: &Value) -> Effect {
@@ -179,7 +179,7 @@ impl Tool for ListCronsTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::LIST.text)
+        Some(crate::tool_schemas::LIST)
     }
 
     fn effect(&self, _input: &Value) -> Effect {
@@ -248,7 +248,7 @@ impl Tool for CancelCronTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::CANCEL.text)
+        Some(crate::tool_schemas::CANCEL)
     }
 
     fn effect(&self, _input: &Value) -> Effect {

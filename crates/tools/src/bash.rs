@@ -81,7 +81,7 @@ impl Tool for BashTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::BASH.text)
+        Some(crate::tool_schemas::BASH)
     }
 
     fn runs_programs(&self) -> bool {

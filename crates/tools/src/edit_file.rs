@@ -55,7 +55,7 @@ impl Tool for EditFileTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::EDIT_FILE.text)
+        Some(crate::tool_schemas::EDIT_FILE)
     }
 
     fn effect(&self, _input: &Value) -> Effect {

@@ -53,7 +53,7 @@ impl Tool for GlobTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::GLOB.text)
+        Some(crate::tool_schemas::GLOB)
     }
 
     fn effect(&self, _input: &Value) -> Effect {

@@ -74,7 +74,7 @@ impl Tool for GrepTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::GREP.text)
+        Some(crate::tool_schemas::GREP)
     }
 
     fn effect(&self, _input: &Value) -> Effect {

@@ -65,7 +65,7 @@ impl Tool for NotebookEditTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::NOTEBOOK_EDIT.text)
+        Some(crate::tool_schemas::NOTEBOOK_EDIT)
     }
 
     fn effect(&self, _input: &Value) -> Effect {

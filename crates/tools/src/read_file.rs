@@ -60,7 +60,7 @@ impl Tool for ReadFileTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::READ_FILE.text)
+        Some(crate::tool_schemas::READ_FILE)
     }
 
     fn effect(&self, _input: &Value) -> Effect {

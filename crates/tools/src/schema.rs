@@ -1,8 +1,10 @@
 //! Input schemas: generated from a tool's input type ([`schema_of`]), and built into troupe as
-//! JSON text for the built-in tools ([`built_schemas!`]), so that a run's requests carry them
-//! as they are. Each crate with tools keeps the texts in a generated `src/tool_schemas.rs`; its
-//! test ([`check`]) fails when one is stale and rewrites the file when asked ([`REWRITE`]),
-//! and a debug build checks each text against its tool's schema when it is first offered.
+//! JSON text for the built-in tools ([`crate::Tool::built_schema`]), so that a run's requests
+//! carry them as they are. Each crate with tools keeps the texts in a generated
+//! `src/tool_schemas.rs` (constants only, so it imports nothing); its test ([`check`], given
+//! each text with its input type) fails when one is stale and rewrites the file when asked
+//! ([`REWRITE`]), and a debug build checks each text against its tool's schema when the tool
+//! is first offered.
 
 use schemars::JsonSchema;
 use serde_json::Value;
@@ -37,54 +39,33 @@ pub fn built_text(schema: &Value) -> String {
     troupe_protocol::schema::clean_schema(schema).to_string()
 }
 
-/// One built-in schema: its name in the generated file, its input type and its text.
+/// One built-in schema, for a crate's check: its name in the generated file, its input type
+/// and its text there.
 #[derive(Debug)]
 pub struct Built {
     name: &'static str,
-    path: &'static str,
-    /// The schema's JSON text (see [`built_text`]).
-    pub text: &'static str,
+    text: &'static str,
     generate: fn() -> Value,
 }
 
 impl Built {
-    /// `T`'s schema, named `name` and written `path` in the generated file, with `text`.
-    pub const fn new<T: JsonSchema>(
-        name: &'static str,
-        path: &'static str,
-        text: &'static str,
-    ) -> Built {
+    /// `T`'s schema, named `name` in the generated file, where it reads `text`.
+    pub fn new<T: JsonSchema>(name: &'static str, text: &'static str) -> Built {
         Built {
             name,
-            path,
             text,
             generate: schema_of::<T>,
         }
     }
 }
 
-/// Declares built-in schemas: `NAME: InputType = "text"`, each a `static` [`Built`], and
-/// `ALL`, every one of them, for the crate's [`check`].
-#[macro_export]
-macro_rules! built_schemas {
-    ($($name:ident: $ty:ty = $text:expr,)*) => {
-        $(
-            pub(crate) static $name: $crate::schema::Built =
-                $crate::schema::Built::new::<$ty>(stringify!($name), stringify!($ty), $text);
-        )*
-        /// Every built-in schema of the crate, for its check.
-        #[allow(dead_code)]
-        pub(crate) static ALL: &[&$crate::schema::Built] = &[$(&$name),*];
-    };
-}
-
 /// Checks the built-in schemas of a crate (`all`, declared in `file`) against their types:
 /// `Ok` when every text is current; with `TROUPE_WRITE_SCHEMAS` set, `file` is rewritten
 /// first. `Err` names the stale ones.
-pub fn check(all: &[&Built], file: &Path, krate: &str) -> Result<(), String> {
+pub fn check(all: &[Built], file: &Path, krate: &str) -> Result<(), String> {
     let current: Vec<(&Built, String)> = all
         .iter()
-        .map(|b| (*b, built_text(&(b.generate)())))
+        .map(|b| (b, built_text(&(b.generate)())))
         .collect();
     if std::env::var_os("TROUPE_WRITE_SCHEMAS").is_some() {
         std::fs::write(file, generated_file(&current, krate))
@@ -111,18 +92,15 @@ fn generated_file(current: &[(&Built, String)], krate: &str) -> String {
     let mut out = format!(
         "//! Generated from the tools' input types: each one's schema as requests carry it (see\n\
          //! `troupe_tools::schema`). `TROUPE_WRITE_SCHEMAS=1 cargo test -p {krate} tool_schemas`\n\
-         //! rewrites it; that test fails when a schema changed without it.\n\n\
-         troupe_tools::built_schemas! {{\n"
+         //! rewrites it; that test fails when a schema changed without it.\n\n"
     );
     for (built, text) in current {
         let hashes = "#".repeat(raw_hashes(text));
-        let path = built.path.replace(' ', "");
         out.push_str(&format!(
-            "    {}: {path} = r{hashes}\"{text}\"{hashes},\n",
+            "pub(crate) const {}: &str = r{hashes}\"{text}\"{hashes};\n",
             built.name
         ));
     }
-    out.push_str("}\n");
     out
 }
 
@@ -147,18 +125,19 @@ mod tests {
 
     #[test]
     fn a_stale_text_is_named_and_a_rewritten_file_holds_the_current_one() {
-        static STALE: Built = Built::new::<Example>("EXAMPLE", "crate :: Example", "{}");
+        let stale = Built::new::<Example>("EXAMPLE", "{}");
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("tool_schemas.rs");
-        let err = check(&[&STALE], &file, "troupe-tools").unwrap_err();
+        let err = check(&[stale], &file, "troupe-tools").unwrap_err();
         assert!(
             err.contains("EXAMPLE") && err.contains("TROUPE_WRITE_SCHEMAS"),
             "{err}"
         );
         let text = built_text(&schema_of::<Example>());
-        let written = generated_file(&[(&STALE, text.clone())], "troupe-tools");
+        let stale = Built::new::<Example>("EXAMPLE", "{}");
+        let written = generated_file(&[(&stale, text.clone())], "troupe-tools");
         assert!(
-            written.contains("    EXAMPLE: crate::Example = r##\""),
+            written.contains("pub(crate) const EXAMPLE: &str = r##\""),
             "{written}"
         );
         assert!(written.contains(&text));

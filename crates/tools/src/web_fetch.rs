@@ -95,7 +95,7 @@ impl Tool for WebFetchTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::WEB_FETCH.text)
+        Some(crate::tool_schemas::WEB_FETCH)
     }
 
     /// Network access: asked about in default mode unless a `WebFetch` rule allows it.

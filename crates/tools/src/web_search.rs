@@ -79,7 +79,7 @@ impl Tool for WebSearchTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::WEB_SEARCH.text)
+        Some(crate::tool_schemas::WEB_SEARCH)
     }
 
     /// Network access: asked about in default mode unless a `WebSearch` rule allows it.

@@ -40,7 +40,7 @@ impl Tool for WriteFileTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::WRITE_FILE.text)
+        Some(crate::tool_schemas::WRITE_FILE)
     }
 
     fn effect(&self, _input: &Value) -> Effect {

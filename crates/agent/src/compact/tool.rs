@@ -67,7 +67,7 @@ impl Tool for CompactTool {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::COMPACT.text)
+        Some(crate::tool_schemas::COMPACT)
     }
     fn effect(&self, _input: &Value) -> Effect {
         // It changes nothing outside the agent's own context: allowed in every mode.

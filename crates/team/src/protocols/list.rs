@@ -108,7 +108,7 @@ impl Tool for ListRequests {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::LIST_REQUESTS.text)
+        Some(crate::tool_schemas::LIST_REQUESTS)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly

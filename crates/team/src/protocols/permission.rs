@@ -381,7 +381,7 @@ impl Tool for ReviewPermission {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::REVIEW_PERMISSION.text)
+        Some(crate::tool_schemas::REVIEW_PERMISSION)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

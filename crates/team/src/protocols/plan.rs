@@ -357,7 +357,7 @@ impl Tool for SubmitPlan {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::SUBMIT_PLAN.text)
+        Some(crate::tool_schemas::SUBMIT_PLAN)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
@@ -417,7 +417,7 @@ impl Tool for ReviewPlan {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::REVIEW_PLAN.text)
+        Some(crate::tool_schemas::REVIEW_PLAN)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

@@ -335,7 +335,7 @@ impl Tool for ShutdownRequest {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::SHUTDOWN_REQUEST.text)
+        Some(crate::tool_schemas::SHUTDOWN_REQUEST)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
@@ -420,7 +420,7 @@ impl Tool for ShutdownResponse {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::SHUTDOWN_RESPONSE.text)
+        Some(crate::tool_schemas::SHUTDOWN_RESPONSE)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

@@ -45,7 +45,7 @@ impl Tool for Broadcast {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::BROADCAST.text)
+        Some(crate::tool_schemas::BROADCAST)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
@@ -94,7 +94,7 @@ impl Tool for ListTeammates {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::LIST_TEAMMATES.text)
+        Some(crate::tool_schemas::LIST_TEAMMATES)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
@@ -207,7 +207,7 @@ impl Tool for SpawnTeammate {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::SPAWN_TEAMMATE.text)
+        Some(crate::tool_schemas::SPAWN_TEAMMATE)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

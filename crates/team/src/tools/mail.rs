@@ -43,7 +43,7 @@ impl Tool for SendMessage {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::SEND_MESSAGE.text)
+        Some(crate::tool_schemas::SEND_MESSAGE)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
@@ -103,7 +103,7 @@ impl Tool for ReadInbox {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::READ_INBOX.text)
+        Some(crate::tool_schemas::READ_INBOX)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

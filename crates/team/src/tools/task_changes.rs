@@ -100,7 +100,7 @@ impl Tool for UpdateTask {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::UPDATE_TASK.text)
+        Some(crate::tool_schemas::UPDATE_TASK)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
@@ -215,7 +215,7 @@ impl Tool for CompleteTask {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::COMPLETE_TASK.text)
+        Some(crate::tool_schemas::COMPLETE_TASK)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

@@ -71,7 +71,7 @@ impl Tool for CreateTask {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::CREATE_TASK.text)
+        Some(crate::tool_schemas::CREATE_TASK)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
@@ -145,7 +145,7 @@ impl Tool for ListTasks {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::LIST_TASKS.text)
+        Some(crate::tool_schemas::LIST_TASKS)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
@@ -211,7 +211,7 @@ impl Tool for GetTask {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::TASK_ID.text)
+        Some(crate::tool_schemas::TASK_ID)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly
@@ -251,7 +251,7 @@ impl Tool for ClaimTask {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::TASK_ID.text)
+        Some(crate::tool_schemas::TASK_ID)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate

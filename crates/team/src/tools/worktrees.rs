@@ -77,7 +77,7 @@ session moves into it: bash and the file tools work there until exit_worktree. M
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::CREATE_WORKTREE.text)
+        Some(crate::tool_schemas::CREATE_WORKTREE)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
@@ -180,7 +180,7 @@ uncommitted changes or unmerged commits unless discard_changes: true. Outside su
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::EXIT_WORKTREE.text)
+        Some(crate::tool_schemas::EXIT_WORKTREE)
     }
     fn effect(&self, input: &Value) -> Effect {
         match input.get("discard_changes").and_then(Value::as_bool) {
@@ -274,7 +274,7 @@ impl Tool for RemoveWorktree {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::REMOVE_WORKTREE.text)
+        Some(crate::tool_schemas::REMOVE_WORKTREE)
     }
     fn effect(&self, input: &Value) -> Effect {
         // Throwing work away is as consequential as any command: the permission rules judge it.
@@ -351,7 +351,7 @@ impl Tool for KeepWorktree {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::KEEP_WORKTREE.text)
+        Some(crate::tool_schemas::KEEP_WORKTREE)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::Coordinate
@@ -402,7 +402,7 @@ impl Tool for ListWorktrees {
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::LIST_WORKTREES.text)
+        Some(crate::tool_schemas::LIST_WORKTREES)
     }
     fn effect(&self, _input: &Value) -> Effect {
         Effect::ReadOnly

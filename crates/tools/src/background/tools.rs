@@ -76,7 +76,7 @@ you are notified when it finishes, so there is no need to poll in a loop."
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::JOB.text)
+        Some(crate::tool_schemas::JOB)
     }
 
     fn effect(&self, _input: &Value) -> Effect {
@@ -115,7 +115,7 @@ process it started, and waits until they are gone."
     }
 
     fn built_schema(&self) -> Option<&'static str> {
-        Some(crate::tool_schemas::JOB.text)
+        Some(crate::tool_schemas::JOB)
     }
 
     fn effect(&self, _input: &Value) -> Effect {
