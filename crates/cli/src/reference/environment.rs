@@ -137,6 +137,7 @@ pub const VARIABLES: &[Variable] = &[
     var("TROUPE_MCP_NODE_DIR", Tests, "Where the tests' npm MCP servers are installed (default `.ci/node`)."),
     var("TROUPE_TEST_TEAMMATE_LOG", Tests, "A file the NATS tests' teammate processes write their stderr to, for debugging a failure."),
     var("TROUPE_WRITE_BASELINE", Tests, "Rewrites the system-call and allocation baselines of `crates/cli/tests/syscall_budget.rs`."),
+    var("TROUPE_WRITE_SCHEMAS", Tests, "Rewrites the built-in tools' input schemas (each crate's `src/tool_schemas.rs`) instead of checking them."),
     var("README_CHECK_SHOW", Tests, "The README check prints what every command printed."),
     var("TROUPE_SANDBOX_FORCE_UNSUPPORTED", Tests, "`1`: the sandbox probe reports Landlock missing, to exercise the fail-closed paths."),
     var("TROUPE_SANDBOX_FORCE_NO_NAMESPACE", Tests, "`1`: the namespace probe fails, to exercise the fail-closed path."),
