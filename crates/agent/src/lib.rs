@@ -72,9 +72,8 @@ mod tool_schemas_check {
             Built::new::<crate::session_tools::ExitInput>("EXIT", tool_schemas::EXIT),
             Built::new::<crate::todo::TodoWriteInput>("TODO_WRITE", tool_schemas::TODO_WRITE),
         ];
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tool_schemas.rs");
         assert_eq!(
-            troupe_tools::schema::check(&all, &file, "troupe-agent"),
+            troupe_tools::schema::check(&all, env!("CARGO_MANIFEST_DIR"), "troupe-agent"),
             Ok(())
         );
     }

@@ -123,9 +123,8 @@ mod tool_schemas_check {
             Built::new::<crate::skills::LoadSkillInput>("LOAD_SKILL", tool_schemas::LOAD_SKILL),
             Built::new::<crate::subagent::TaskInput>("TASK", tool_schemas::TASK),
         ];
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tool_schemas.rs");
         assert_eq!(
-            troupe_tools::schema::check(&all, &file, "troupe-catalog"),
+            troupe_tools::schema::check(&all, env!("CARGO_MANIFEST_DIR"), "troupe-catalog"),
             Ok(())
         );
     }

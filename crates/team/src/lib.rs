@@ -129,9 +129,8 @@ mod tool_schemas_check {
                 tool_schemas::LIST_WORKTREES,
             ),
         ];
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tool_schemas.rs");
         assert_eq!(
-            troupe_tools::schema::check(&all, &file, "troupe-team"),
+            troupe_tools::schema::check(&all, env!("CARGO_MANIFEST_DIR"), "troupe-team"),
             Ok(())
         );
     }

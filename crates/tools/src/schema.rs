@@ -59,16 +59,17 @@ impl Built {
     }
 }
 
-/// Checks the built-in schemas of a crate (`all`, declared in `file`) against their types:
-/// `Ok` when every text is current; with `TROUPE_WRITE_SCHEMAS` set, `file` is rewritten
-/// first. `Err` names the stale ones.
-pub fn check(all: &[Built], file: &Path, krate: &str) -> Result<(), String> {
+/// Checks the built-in schemas of the crate `krate` at `manifest_dir` (`all`, declared in its
+/// `src/tool_schemas.rs`) against their types: `Ok` when every text is current; with
+/// `TROUPE_WRITE_SCHEMAS` set, the file is rewritten first. `Err` names the stale ones.
+pub fn check(all: &[Built], manifest_dir: &str, krate: &str) -> Result<(), String> {
+    let file = Path::new(manifest_dir).join("src/tool_schemas.rs");
     let current: Vec<(&Built, String)> = all
         .iter()
         .map(|b| (b, built_text(&(b.generate)())))
         .collect();
     if std::env::var_os("TROUPE_WRITE_SCHEMAS").is_some() {
-        std::fs::write(file, generated_file(&current, krate))
+        std::fs::write(&file, generated_file(&current, krate))
             .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         return Ok(());
     }
@@ -127,8 +128,7 @@ mod tests {
     fn a_stale_text_is_named_and_a_rewritten_file_holds_the_current_one() {
         let stale = Built::new::<Example>("EXAMPLE", "{}");
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("tool_schemas.rs");
-        let err = check(&[stale], &file, "troupe-tools").unwrap_err();
+        let err = check(&[stale], &dir.path().to_string_lossy(), "troupe-tools").unwrap_err();
         assert!(
             err.contains("EXAMPLE") && err.contains("TROUPE_WRITE_SCHEMAS"),
             "{err}"
