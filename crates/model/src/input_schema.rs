@@ -107,4 +107,49 @@ mod tests {
         assert_eq!(built.value()["properties"]["a"]["type"], "string");
         assert_eq!(serde_json::to_value(&built).unwrap(), built.value());
     }
+
+    #[test]
+    fn a_tools_array_is_the_same_bytes_whether_its_schemas_are_built_or_given() {
+        let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        let text: &'static str = Box::leak(clean_schema(&schema).to_string().into_boxed_str());
+        let spec = |input_schema| crate::ToolSpec {
+            name: "read_file".into(),
+            description: "Reads a \"file\".".into(),
+            input_schema,
+        };
+        let given = tools_array(
+            &[spec(InputSchema::Given(schema.clone()))],
+            "{",
+            "input_schema",
+            "}",
+        )
+        .unwrap();
+        let built =
+            tools_array(&[spec(InputSchema::Built(text))], "{", "input_schema", "}").unwrap();
+        assert_eq!(
+            String::from_utf8(given.clone()).unwrap(),
+            String::from_utf8(built).unwrap()
+        );
+        let parsed: Value = serde_json::from_slice(&given).unwrap();
+        assert_eq!(
+            parsed,
+            json!([{"name": "read_file", "description": "Reads a \"file\".", "input_schema": clean_schema(&schema)}])
+        );
+        let openai = tools_array(
+            &[
+                spec(InputSchema::Built(text)),
+                spec(InputSchema::Given(schema)),
+            ],
+            r#"{"type":"function","function":{"#,
+            "parameters",
+            "}}",
+        )
+        .unwrap();
+        let parsed: Value = serde_json::from_slice(&openai).unwrap();
+        assert_eq!(
+            parsed[1]["function"]["parameters"],
+            parsed[0]["function"]["parameters"]
+        );
+        assert_eq!(parsed[0]["type"], "function");
+    }
 }

@@ -48,7 +48,7 @@ pub(super) fn input_schema_of(tool: &dyn Tool) -> InputSchema {
 /// Panics when a built-in schema text is not its tool's schema, cleaned and printed.
 #[cfg(debug_assertions)]
 fn check_built(tool: &dyn Tool, text: &str) {
-    let generated = troupe_model::schema::clean_schema(&tool.input_schema()).to_string();
+    let generated = troupe_tools::schema::built_text(&tool.input_schema());
     assert!(
         generated == text,
         "{}'s built-in input schema is stale: {}",
